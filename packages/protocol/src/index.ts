@@ -1,0 +1,2 @@
+export * from './stored.ts';
+export * from './ledger.ts';

@@ -1,0 +1,99 @@
+/**
+ * Ledger entries: the rows of `store.db` `transcript_entries.entry` and what
+ * the gateway's `openAgent` and event stream return (grok-bot-format.md §7).
+ * The UI renders one bubble per entry, branching on `kind`.
+ *
+ * The box writes only the kinds below with `message` + `role` (C12). Readers
+ * parse loosely and must tolerate kinds they do not know.
+ */
+import { z } from 'zod';
+import { storedMessageSchema } from './stored.ts';
+
+const base = {
+  id: z.string(),
+  timestampMs: z.number(),
+  seq: z.number().optional(),
+};
+
+export const messageEntrySchema = z.looseObject({
+  ...base,
+  kind: z.literal('message'),
+  role: z.enum(['user', 'assistant']),
+  content: z.string(),
+  isStreaming: z.boolean().optional(),
+  clientNonce: z.string().optional(),
+  replyTo: z.string().optional(),
+  /** The id of the send (widget or secret-request) this user message answers. */
+  respondedValue: z.string().optional(),
+  /** True for a user-role message the UI never shows (hidden prompts, injected guidance). */
+  hidden: z.boolean().optional(),
+});
+
+export const sendMessageEntrySchema = z.looseObject({
+  ...base,
+  kind: z.literal('send-message'),
+  message: storedMessageSchema,
+  streaming: z.boolean().optional(),
+  /** Set once the user answered a widget or secret-request: the UI disables the control. */
+  answered: z.boolean().optional(),
+});
+
+export const userAttachmentEntrySchema = z.looseObject({
+  ...base,
+  kind: z.literal('user-attachment'),
+  file_name: z.string(),
+  file_path: z.string(),
+  batchId: z.string().optional(),
+  clientNonce: z.string().optional(),
+  width: z.number().optional(),
+  height: z.number().optional(),
+  byteSize: z.number().optional(),
+  media_type: z.string().optional(),
+  sha256: z.string().optional(),
+});
+
+export const toolCallEntrySchema = z.looseObject({
+  ...base,
+  kind: z.literal('tool-call'),
+  name: z.string(),
+  status: z.enum(['running', 'success', 'failure', 'error']).or(z.string()),
+  summary: z.string().optional(),
+});
+
+export const noticeEntrySchema = z.looseObject({
+  ...base,
+  kind: z.literal('notice'),
+  text: z.string(),
+});
+
+/** Private assistant text: recorded, hidden in the UI behind the thinking toggle (C1). */
+export const thinkingEntrySchema = z.looseObject({
+  ...base,
+  kind: z.literal('thinking'),
+  text: z.string(),
+});
+
+export const turnEndedEntrySchema = z.looseObject({
+  ...base,
+  kind: z.literal('turn-ended'),
+});
+
+export const ledgerEntrySchema = z.discriminatedUnion('kind', [
+  messageEntrySchema,
+  sendMessageEntrySchema,
+  userAttachmentEntrySchema,
+  toolCallEntrySchema,
+  noticeEntrySchema,
+  thinkingEntrySchema,
+  turnEndedEntrySchema,
+]);
+
+export type MessageEntry = z.infer<typeof messageEntrySchema>;
+export type SendMessageEntry = z.infer<typeof sendMessageEntrySchema>;
+export type UserAttachmentEntry = z.infer<typeof userAttachmentEntrySchema>;
+export type ToolCallEntry = z.infer<typeof toolCallEntrySchema>;
+export type NoticeEntry = z.infer<typeof noticeEntrySchema>;
+export type ThinkingEntry = z.infer<typeof thinkingEntrySchema>;
+export type TurnEndedEntry = z.infer<typeof turnEndedEntrySchema>;
+export type LedgerEntry = z.infer<typeof ledgerEntrySchema>;
+export type LedgerKind = LedgerEntry['kind'];

@@ -1,0 +1,90 @@
+/**
+ * The three layers every harness implements, smallest first:
+ * a text codec (native text <-> native records, pure, lossless),
+ * a codec (native records <-> Common, pure), and a store (the real backend).
+ */
+import type { Transcript } from '../model/common.ts';
+
+/** A problem that did not stop the command: a skipped line, an unreadable dir. */
+export interface Warning {
+  /** File path, endpoint or other locator the problem is in. */
+  source: string;
+  /** 1-based line number, when the source is line-oriented. */
+  line?: number;
+  message: string;
+}
+
+export interface Parsed<R> {
+  records: R;
+  warnings: Warning[];
+}
+
+export interface TextCodec<R> {
+  /** Native text to records. Never throws on a bad line: it is kept and reported. */
+  parse(text: string, source?: string): Parsed<R>;
+  /** Records to native text. render(parse(t).records) === t for any text t. */
+  render(records: R): string;
+}
+
+export interface CodecContext {
+  /** The session id, used for synthetic ids and as Common meta.id when the native form has none. */
+  sessionId: string;
+  /** Fallback session timestamp (RFC 3339) when the native form has none. */
+  timestamp?: string;
+}
+
+export interface Codec<R> {
+  toCommon(records: R, ctx: CodecContext): Transcript;
+  fromCommon(transcript: Transcript): R;
+}
+
+export interface SessionSummary {
+  id: string;
+  harness: string;
+  title?: string;
+  messageCount?: number;
+  /** RFC 3339 UTC of the last activity seen. */
+  lastActivity?: string;
+  /** Where the session lives (a file or folder path, or a URL). */
+  locator: string;
+  /** The parent session, for subagent transcripts. */
+  parentId?: string;
+}
+
+export interface DiscoverResult {
+  sessions: SessionSummary[];
+  warnings: Warning[];
+}
+
+export interface LoadResult {
+  transcript: Transcript;
+  /** Which source the conversation came from, e.g. a JSONL path, `store.db`, or a gateway URL. */
+  source: string;
+  warnings: Warning[];
+}
+
+export interface SaveResult {
+  id: string;
+  locator: string;
+}
+
+export interface DiscoverOptions {
+  /** Called with progress while scanning; the CLI shows it on stderr after a second. */
+  onProgress?: (done: number, total: number) => void;
+}
+
+export interface Store {
+  discover(options?: DiscoverOptions): Promise<DiscoverResult>;
+  load(id: string): Promise<LoadResult>;
+  save?(transcript: Transcript): Promise<SaveResult>;
+}
+
+export interface Harness<R = unknown> {
+  /** Canonical id, e.g. `grok_bot`. */
+  id: string;
+  aliases: readonly string[];
+  text: TextCodec<R>;
+  codec: Codec<R>;
+  /** Harnesses with a managed location (not `simple`) have a store. */
+  store?: (env?: NodeJS.ProcessEnv) => Store;
+}
