@@ -23,7 +23,10 @@ export const messageEntrySchema = z.looseObject({
   isStreaming: z.boolean().optional(),
   clientNonce: z.string().optional(),
   replyTo: z.string().optional(),
-  /** The id of the send (widget or secret-request) this user message answers. */
+  /**
+   * The id of the send (widget or secret-request) this user message answers.
+   * The UI marks that control answered from this, so the ledger never rewrites an entry.
+   */
   respondedValue: z.string().optional(),
   /** True for a user-role message the UI never shows (hidden prompts, injected guidance). */
   hidden: z.boolean().optional(),
@@ -34,8 +37,6 @@ export const sendMessageEntrySchema = z.looseObject({
   kind: z.literal('send-message'),
   message: storedMessageSchema,
   streaming: z.boolean().optional(),
-  /** Set once the user answered a widget or secret-request: the UI disables the control. */
-  answered: z.boolean().optional(),
 });
 
 export const userAttachmentEntrySchema = z.looseObject({
