@@ -1,0 +1,102 @@
+/**
+ * The contract between the host runtime (agents, turns, files) and what
+ * drives it (the HTTP gateway, tests, the CLI). The runtime implements
+ * `AgentHost`; the gateway only calls these methods and forwards events.
+ */
+import type { LedgerEntry } from '@sendbox/protocol';
+
+export type TurnState = 'idle' | 'working' | 'awaiting-user';
+
+/** One row of `listAgents` (grok-bot-format.md §9, the captured v4 roster row). */
+export interface RosterRow {
+  id: string;
+  name: string;
+  description: string;
+  harness: string;
+  /** Epoch ms. */
+  updatedAt: number;
+  lastActivityAt: number;
+  lastEntry: { kind: string; text: string } | null;
+  unreadCount: number;
+  hasUnread: boolean;
+  awaitingUserResponse: boolean;
+  /** sendbox extension: the live turn state, for the working indicator. */
+  state: TurnState;
+  /** sendbox extension: true for agents the user cannot prompt (the no-model demo). */
+  readOnly: boolean;
+}
+
+export interface CreateAgentInput {
+  name: string;
+  description?: string;
+  /** `box` for agents created through the gateway. */
+  harness?: string;
+}
+
+/** A ledger entry as stored: always carries its `seq`. */
+export type SequencedEntry = LedgerEntry & { seq: number };
+
+export type HostEvent =
+  | { type: 'entry'; agentId: string; entry: SequencedEntry }
+  | { type: 'state'; agentId: string; state: TurnState }
+  | { type: 'roster'; agentId: string; change: 'created' | 'deleted' | 'updated' };
+
+export interface ModelStatus {
+  configured: boolean;
+  /** e.g. `xai`, `openai-compatible`, `scripted`. */
+  provider: string | null;
+  model: string | null;
+  /** Exact steps to configure a model, shown in the terminal and the UI when not configured. */
+  howToConfigure: string;
+}
+
+export interface UploadInput {
+  agentId: string;
+  fileName: string;
+  bytes: Uint8Array;
+  clientNonce?: string;
+}
+
+/** Errors the host raises for bad requests; the gateway maps `status` onto HTTP. */
+export class HostError extends Error {
+  constructor(
+    message: string,
+    readonly status: 400 | 403 | 404 | 409 | 413 | 423,
+  ) {
+    super(message);
+    this.name = 'HostError';
+  }
+}
+
+export interface AgentHost {
+  readonly dataDir: string;
+  modelStatus(): ModelStatus;
+  createAgent(input: CreateAgentInput): Promise<RosterRow>;
+  listAgents(): Promise<RosterRow[]>;
+  /** Focuses the agent (takes its store lock, releasing the previous one), marks it read, returns its ledger. */
+  openAgent(id: string): Promise<SequencedEntry[]>;
+  /** Entries with seq > afterSeq, for resuming an event stream. */
+  entriesAfter(id: string, afterSeq: number): Promise<SequencedEntry[]>;
+  deleteAgent(id: string): Promise<void>;
+  duplicateAgent(id: string): Promise<RosterRow>;
+  /** Starts a turn; idempotent per clientNonce (a repeat returns the first result without a second turn). */
+  sendPrompt(input: {
+    agentId: string;
+    prompt: string;
+    clientNonce: string;
+  }): Promise<{ accepted: true; duplicate: boolean }>;
+  /** Answers a widget send by its message id; accepted once. */
+  answerWidget(input: {
+    agentId: string;
+    messageId: string;
+    answer: string | string[];
+  }): Promise<{ accepted: true }>;
+  /** Answers a secret-request by its message id; the value goes to the secret store only. Accepted once. */
+  submitSecret(input: { agentId: string; messageId: string; value: string }): Promise<{ saved: true }>;
+  /** Stages a user file into the agent's sandbox folder and records a `user-attachment` entry. */
+  uploadFile(input: UploadInput): Promise<SequencedEntry>;
+  /** Subscribes to host events; returns the unsubscribe function. */
+  subscribe(listener: (event: HostEvent) => void): () => void;
+  /** Waits for running turns to settle and closes every database. */
+  close(): Promise<void>;
+}
