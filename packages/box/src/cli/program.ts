@@ -1,0 +1,86 @@
+/** The `sendbox` command line: `serve` (the default command). */
+import { Command, InvalidArgumentError, Option } from '@commander-js/extra-typings';
+import pc from 'picocolors';
+import { DEFAULT_GATEWAY_HOST, DEFAULT_GATEWAY_PORT } from '../gateway/index.ts';
+import { boxVersion, defaultDataDir, serve } from './serve.ts';
+import type { OpenHost, RunningBox, Terminal } from './serve.ts';
+
+function parsePort(value: string): number {
+  const port = Number(value);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new InvalidArgumentError('expected a port number from 0 to 65535 (0 picks a free one)');
+  }
+  return port;
+}
+
+export const processTerminal: Terminal = {
+  out: (line) => process.stdout.write(`${line}\n`),
+  err: (line) => process.stderr.write(`${line}\n`),
+};
+
+/** Stops the box on SIGINT/SIGTERM; a second signal exits at once. */
+function stopOnSignals(box: RunningBox, terminal: Terminal): void {
+  let received = false;
+  const onSignal = (signal: NodeJS.Signals): void => {
+    if (received) {
+      terminal.err(`${signal} again: exiting without waiting for running turns.`);
+      process.exit(130);
+    }
+    received = true;
+    terminal.err(`${signal}: stopping (waiting for running turns; press Ctrl+C again to force)…`);
+    box.stop().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        terminal.err(
+          pc.red(`error while stopping: ${error instanceof Error ? error.message : String(error)}`),
+        );
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+}
+
+export function sendboxProgram(openHost: OpenHost, terminal: Terminal = processTerminal) {
+  const program = new Command()
+    .name('sendbox')
+    .description('An open, Grok-Bot-compatible agent box: runs agents and serves their web UI on loopback.')
+    .version(boxVersion());
+
+  program
+    .command('serve', { isDefault: true })
+    .description('start the box: the gateway (HTTP API + web UI) on 127.0.0.1')
+    .addOption(
+      new Option('--host <address>', 'loopback address to listen on (127.0.0.1, ::1, localhost)').default(
+        DEFAULT_GATEWAY_HOST,
+      ),
+    )
+    .addOption(
+      new Option('--port <port>', 'port to listen on').argParser(parsePort).default(DEFAULT_GATEWAY_PORT),
+    )
+    .addOption(
+      new Option('--data-dir <dir>', 'where agents live (Grok Bot layout)').default(
+        defaultDataDir(),
+        '$HOME/agent-data',
+      ),
+    )
+    .option('--no-build', 'do not build the web UI, even if it is missing or stale')
+    .option('--verbose', 'log one line per request (never bodies or headers)', false)
+    .action(async (options) => {
+      const box = await serve(
+        {
+          host: options.host,
+          port: options.port,
+          dataDir: options.dataDir,
+          build: options.build,
+          verbose: options.verbose,
+        },
+        openHost,
+        terminal,
+      );
+      stopOnSignals(box, terminal);
+    });
+
+  return program;
+}

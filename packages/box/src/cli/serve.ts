@@ -1,0 +1,101 @@
+/**
+ * `sendbox serve`: build the UI if needed, open the host on the data dir,
+ * start the gateway, say where it is and which model runs (or how to set one
+ * up), and shut down cleanly on SIGINT/SIGTERM.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import pc from 'picocolors';
+import { agentFiles, boxAgentFolders, startGateway } from '../gateway/index.ts';
+import type { RunningGateway } from '../gateway/index.ts';
+import type { AgentHost } from '../host/types.ts';
+import { ensureWebBuild, WEB_DIST_DIR } from './web-build.ts';
+
+export interface ServeOptions {
+  host: string;
+  port: number;
+  dataDir: string;
+  /** Build the web UI when missing or stale (default true). */
+  build: boolean;
+  /** Log one line per request (never bodies). */
+  verbose: boolean;
+}
+
+export interface Terminal {
+  out(line: string): void;
+  err(line: string): void;
+}
+
+/** Opens the runtime on a data dir; the CLI's one seam to the host runtime. */
+export type OpenHost = (dataDir: string) => Promise<AgentHost>;
+
+export interface RunningBox {
+  gateway: RunningGateway;
+  host: AgentHost;
+  /** Stops the gateway (no new requests, streams ended), then lets running turns settle and closes the host. */
+  stop(): Promise<void>;
+}
+
+export function defaultDataDir(env: NodeJS.ProcessEnv = process.env): string {
+  return path.join(env.HOME ?? os.homedir(), 'agent-data');
+}
+
+export function boxVersion(): string {
+  const manifest = JSON.parse(fs.readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+    version?: string;
+  };
+  return manifest.version ?? '0.0.0';
+}
+
+export async function serve(
+  options: ServeOptions,
+  openHost: OpenHost,
+  terminal: Terminal,
+): Promise<RunningBox> {
+  const dataDir = path.resolve(options.dataDir);
+  if (options.build) await ensureWebBuild((line) => terminal.err(pc.dim(line)));
+
+  const host = await openHost(dataDir);
+  let gateway: RunningGateway;
+  try {
+    gateway = await startGateway({
+      host,
+      files: agentFiles(host, boxAgentFolders(dataDir)),
+      dataDir,
+      webRoot: WEB_DIST_DIR,
+      version: boxVersion(),
+      bindHost: options.host,
+      port: options.port,
+      ...(options.verbose ? { logRequest: (line: string) => terminal.err(pc.dim(line)) } : {}),
+      logError: (message) => terminal.err(pc.red(message)),
+    });
+  } catch (error) {
+    await host.close();
+    throw error;
+  }
+
+  const status = host.modelStatus();
+  terminal.out(`sendbox is running at ${pc.bold(gateway.url)}`);
+  terminal.out(`data dir: ${dataDir}`);
+  if (status.configured) {
+    terminal.out(`model: ${status.provider ?? 'unknown'} ${status.model ?? ''}`.trimEnd());
+  } else {
+    terminal.out(pc.yellow(status.howToConfigure));
+    terminal.out('Until then the UI shows a read-only demo agent.');
+  }
+  terminal.out(pc.dim('Press Ctrl+C to stop.'));
+
+  let stopping: Promise<void> | null = null;
+  return {
+    gateway,
+    host,
+    stop: () => {
+      stopping ??= (async () => {
+        await gateway.close();
+        await host.close();
+      })();
+      return stopping;
+    },
+  };
+}

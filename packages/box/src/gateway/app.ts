@@ -1,0 +1,228 @@
+/**
+ * The gateway's routes (docs/gateway.md). Order matters: security headers on
+ * everything, then the Host/Origin guard on everything (the HTML page holds the
+ * token), then the bearer check on `/api/*`, then the method table.
+ */
+import { Hono } from 'hono';
+import type { Context } from 'hono';
+import { z } from 'zod';
+import type { AgentHost } from '../host/types.ts';
+import { readCappedBody, readJsonBody, UPLOAD_LIMIT } from './body.ts';
+import { describeZodError, errorResponse, GatewayError, respondWithError } from './errors.ts';
+import { EventStreams, openEventStream } from './events.ts';
+import { fileResponse } from './file-response.ts';
+import type { AgentFiles } from './files.ts';
+import { bearerAuth, hostAndOriginGuard } from './guards.ts';
+import { agentIdSchema, isJsonMethod, jsonMethods, otherRoutes } from './methods.ts';
+import type { JsonMethodName, MethodContext } from './methods.ts';
+import { StaticUi } from './static-ui.ts';
+
+export interface GatewayAppOptions {
+  host: AgentHost;
+  token: string;
+  /** The `Host` header values the gateway answers to (see `loopbackAuthorities`). */
+  authorities: () => ReadonlySet<string>;
+  /** The built web UI (`packages/web/dist`). */
+  webRoot: string;
+  files: AgentFiles;
+  version: string;
+  /** One line per request: verb, path (no query), status, duration. Never headers or bodies. */
+  logRequest?: (line: string) => void;
+  /** Unexpected failures (500s). */
+  logError: (message: string) => void;
+}
+
+export interface GatewayApp {
+  app: Hono;
+  streams: EventStreams;
+}
+
+function methodNotAllowed(c: Context, allowed: string): Response {
+  c.header('Allow', allowed);
+  return errorResponse(c, 405, `${c.req.method} ${c.req.path} is not allowed; use ${allowed}`);
+}
+
+const afterSchema = z.coerce.number().int('expected a whole seq number').min(0, 'expected a seq number >= 0');
+
+export function createGatewayApp(options: GatewayAppOptions): GatewayApp {
+  const { host, version, files } = options;
+  const app = new Hono();
+  const streams = new EventStreams();
+  const ui = new StaticUi(options.webRoot, options.token);
+  const fail = (c: Context, error: unknown): Response => respondWithError(c, error, options.logError);
+
+  app.use('*', async (c, next) => {
+    const started = performance.now();
+    await next();
+    c.res.headers.set('X-Content-Type-Options', 'nosniff');
+    c.res.headers.set('Referrer-Policy', 'no-referrer');
+    c.res.headers.set('X-Frame-Options', 'DENY');
+    options.logRequest?.(
+      `${c.req.method} ${c.req.path} ${c.res.status} ${(performance.now() - started).toFixed(1)}ms`,
+    );
+  });
+  app.use('*', hostAndOriginGuard(options.authorities));
+  app.use('/api/*', bearerAuth(options.token));
+
+  async function runJsonMethod(c: Context, name: JsonMethodName): Promise<Response> {
+    try {
+      const body = await readJsonBody(c.req.raw, name);
+      const spec = jsonMethods[name];
+      const parsed = spec.input.safeParse(body);
+      if (!parsed.success) throw new GatewayError(describeZodError(name, parsed.error), 400);
+      // The table pairs each schema with its own handler; TypeScript cannot follow the pairing through the index.
+      const run = spec.run as (ctx: MethodContext, input: unknown) => Promise<unknown>;
+      return c.json(await run({ host, version }, parsed.data));
+    } catch (error) {
+      return fail(c, error);
+    }
+  }
+
+  async function uploadFile(c: Context): Promise<Response> {
+    try {
+      const agentId = agentIdSchema.safeParse(c.req.header('x-agent-id') ?? '');
+      if (!agentId.success)
+        throw new GatewayError(describeZodError('uploadFile: X-Agent-Id', agentId.error), 400);
+      const fileName = uploadFileName(c.req.header('x-file-name'));
+      const clientNonce = c.req.header('x-client-nonce');
+      const bytes = await readCappedBody(c.req.raw, UPLOAD_LIMIT, 'uploadFile');
+      const entry = await host.uploadFile({
+        agentId: agentId.data,
+        fileName,
+        bytes,
+        ...(clientNonce === undefined || clientNonce === '' ? {} : { clientNonce }),
+      });
+      return c.json({ entry });
+    } catch (error) {
+      return fail(c, error);
+    }
+  }
+
+  async function events(c: Context): Promise<Response> {
+    try {
+      const agentIdRaw = c.req.query('agentId');
+      const agentId =
+        agentIdRaw === undefined || agentIdRaw === '' ? null : agentIdSchema.safeParse(agentIdRaw);
+      if (agentId !== null && !agentId.success) {
+        throw new GatewayError(describeZodError('events: agentId', agentId.error), 400);
+      }
+      const afterRaw = c.req.query('after') ?? c.req.header('last-event-id');
+      const after = afterRaw === undefined || afterRaw === '' ? 0 : afterSchema.safeParse(afterRaw);
+      if (typeof after !== 'number' && !after.success) {
+        throw new GatewayError(describeZodError('events: after', after.error), 400);
+      }
+      const body = await openEventStream(
+        host,
+        {
+          agentId: agentId === null ? null : agentId.data,
+          after: typeof after === 'number' ? after : after.data,
+        },
+        streams,
+      );
+      return new Response(body, {
+        status: 200,
+        headers: {
+          'Content-Type': 'text/event-stream; charset=utf-8',
+          'Cache-Control': 'no-store',
+          'X-Accel-Buffering': 'no',
+        },
+      });
+    } catch (error) {
+      return fail(c, error);
+    }
+  }
+
+  async function attachment(c: Context): Promise<Response> {
+    try {
+      const query = z
+        .object({
+          agentId: agentIdSchema,
+          sha256: z.string().regex(/^[0-9a-f]{64}$/, 'expected 64 lower-case hex digits'),
+        })
+        .safeParse({ agentId: c.req.query('agentId'), sha256: c.req.query('sha256') });
+      if (!query.success) throw new GatewayError(describeZodError('attachment', query.error), 400);
+      const file = await files.attachment(query.data.agentId, query.data.sha256);
+      return await fileResponse(file.path, file.mediaType, attachmentHeaders(file.fileName));
+    } catch (error) {
+      return fail(c, error);
+    }
+  }
+
+  async function upload(c: Context): Promise<Response> {
+    try {
+      const query = z
+        .object({ agentId: agentIdSchema, entryId: z.string().min(1).max(200) })
+        .safeParse({ agentId: c.req.query('agentId'), entryId: c.req.query('entryId') });
+      if (!query.success) throw new GatewayError(describeZodError('upload', query.error), 400);
+      const file = await files.upload(query.data.agentId, query.data.entryId);
+      return await fileResponse(file.path, file.mediaType, attachmentHeaders(file.fileName));
+    } catch (error) {
+      return fail(c, error);
+    }
+  }
+
+  const routes: Record<string, (c: Context) => Promise<Response>> = {
+    uploadFile,
+    events,
+    attachment,
+    upload,
+  };
+
+  app.all('/api/:method', async (c) => {
+    const name = c.req.param('method');
+    if (isJsonMethod(name)) {
+      return c.req.method === 'POST' ? runJsonMethod(c, name) : methodNotAllowed(c, 'POST');
+    }
+    const verb = Object.hasOwn(otherRoutes, name) ? otherRoutes[name] : undefined;
+    const handler = routes[name];
+    if (verb === undefined || handler === undefined) {
+      return errorResponse(
+        c,
+        404,
+        `unknown method ${JSON.stringify(name)}; docs/gateway.md lists the methods`,
+      );
+    }
+    const allowed = verb === 'GET' ? ['GET', 'HEAD'] : [verb];
+    return allowed.includes(c.req.method) ? handler(c) : methodNotAllowed(c, verb);
+  });
+
+  app.get('/', (c) => ui.page(c));
+  app.get('/index.html', (c) => ui.page(c));
+  app.get('/assets/*', (c) => ui.asset(c, c.req.path));
+  app.all('/', (c) => methodNotAllowed(c, 'GET'));
+
+  app.notFound((c) => errorResponse(c, 404, `nothing at ${c.req.path}`));
+  app.onError((error, c) => fail(c, error));
+
+  return { app, streams };
+}
+
+/** `X-File-Name` is percent-encoded so any Unicode name fits in a header. */
+function uploadFileName(header: string | undefined): string {
+  if (header === undefined || header === '') {
+    throw new GatewayError('uploadFile: missing X-File-Name header (the percent-encoded file name)', 400);
+  }
+  let name: string;
+  try {
+    name = decodeURIComponent(header);
+  } catch {
+    throw new GatewayError('uploadFile: X-File-Name is not valid percent-encoding', 400);
+  }
+  // A name, not a path: the host stages it inside the agent's folder.
+  if (/[/\\\0]/.test(name) || name === '.' || name === '..' || name.trim() === '' || name.length > 255) {
+    throw new GatewayError(
+      `uploadFile: X-File-Name ${JSON.stringify(name)} is not a plain file name (no "/", "\\", NUL, "." or "..")`,
+      400,
+    );
+  }
+  return name;
+}
+
+/** Served files are shown inline but never sniffed or run as a page of this origin. */
+function attachmentHeaders(fileName: string): Record<string, string> {
+  return {
+    'Content-Disposition': `inline; filename*=UTF-8''${encodeURIComponent(fileName)}`,
+    'Content-Security-Policy': "default-src 'none'; img-src 'self' data:; style-src 'unsafe-inline'; sandbox",
+    'Cache-Control': 'private, max-age=3600',
+  };
+}

@@ -1,0 +1,148 @@
+/**
+ * `GET /api/events`: the ledger and live host events as server-sent events.
+ *
+ * Resuming must lose nothing and repeat nothing. The stream subscribes to the
+ * host first and buffers, then reads the backlog (`entriesAfter`), then flushes
+ * the buffer minus the entries the backlog already held, then goes live. An
+ * entry committed during the backlog read is therefore in the backlog, in the
+ * buffer, or both, never in neither.
+ */
+import type { AgentHost, HostEvent, SequencedEntry } from '../host/types.ts';
+
+export const PING_INTERVAL_MS = 15_000;
+/**
+ * A client that stops reading would make the queue grow without bound; past
+ * this many queued bytes the stream is closed and the client resumes from its
+ * last seq (`Last-Event-ID`), which costs nothing but a reconnect.
+ */
+const MAX_QUEUED_BYTES = 8 * 1024 * 1024;
+
+export interface EventStreamRequest {
+  /** Entries of this agent are streamed; without it, only `state` and `roster` events. */
+  agentId: string | null;
+  after: number;
+}
+
+/** The open streams of one gateway, so shutdown can end them (a server does not close while they run). */
+export class EventStreams {
+  readonly #open = new Set<() => void>();
+
+  get size(): number {
+    return this.#open.size;
+  }
+
+  add(close: () => void): () => void {
+    this.#open.add(close);
+    return () => this.#open.delete(close);
+  }
+
+  closeAll(): void {
+    for (const close of [...this.#open]) close();
+  }
+}
+
+const encoder = new TextEncoder();
+
+function frame(event: string, data: unknown, id?: number): string {
+  // JSON.stringify never emits a raw newline, so one `data:` line holds the whole payload.
+  return `${id === undefined ? '' : `id: ${id}\n`}event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
+}
+
+function entryFrame(entry: SequencedEntry): string {
+  return frame('entry', entry, entry.seq);
+}
+
+/**
+ * Opens the stream. Resolves once the backlog is read (so an unknown agent is a
+ * plain JSON error, not a broken stream); rejects with the host's error otherwise.
+ */
+export async function openEventStream(
+  host: AgentHost,
+  request: EventStreamRequest,
+  streams: EventStreams,
+): Promise<ReadableStream<Uint8Array>> {
+  const { agentId } = request;
+  let buffered: HostEvent[] | null = [];
+  let forward: ((event: HostEvent) => void) | null = null;
+  const unsubscribe = host.subscribe((event) => {
+    if (buffered !== null) buffered.push(event);
+    else forward?.(event);
+  });
+
+  let backlog: SequencedEntry[];
+  try {
+    backlog = agentId === null ? [] : await host.entriesAfter(agentId, request.after);
+  } catch (error) {
+    unsubscribe();
+    throw error;
+  }
+  backlog.sort((a, b) => a.seq - b.seq);
+  /** The highest seq sent: entries go out in seq order, each once, whichever path brought them. */
+  let lastSeq = request.after;
+
+  /** The frame for an event, or null when this stream does not carry it. */
+  const render = (event: HostEvent): string | null => {
+    switch (event.type) {
+      case 'entry':
+        if (event.agentId !== agentId || event.entry.seq <= lastSeq) return null;
+        lastSeq = event.entry.seq;
+        return entryFrame(event.entry);
+      case 'state':
+        return frame('state', { agentId: event.agentId, state: event.state });
+      case 'roster':
+        return frame('roster', { agentId: event.agentId, change: event.change });
+    }
+  };
+
+  let closed = false;
+  let ping: ReturnType<typeof setInterval> | undefined;
+  let forget = (): void => undefined;
+  const teardown = (): void => {
+    if (closed) return;
+    closed = true;
+    unsubscribe();
+    clearInterval(ping);
+    forget();
+  };
+
+  return new ReadableStream<Uint8Array>(
+    {
+      start(controller) {
+        const send = (text: string): void => {
+          if (closed) return;
+          controller.enqueue(encoder.encode(text));
+          if ((controller.desiredSize ?? 0) < -MAX_QUEUED_BYTES) end();
+        };
+        const end = (): void => {
+          if (closed) return;
+          teardown();
+          controller.close();
+        };
+        forget = streams.add(end);
+
+        // Comment line first: flushes headers so the client knows the stream is open.
+        send(': sendbox events\n\n');
+        for (const entry of backlog) {
+          if (entry.seq <= lastSeq) continue;
+          lastSeq = entry.seq;
+          send(entryFrame(entry));
+        }
+        // The buffer may repeat entries the backlog already held; render() drops those by seq.
+        const pending = buffered ?? [];
+        buffered = null;
+        forward = (event) => {
+          const text = render(event);
+          if (text !== null) send(text);
+        };
+        for (const event of pending) forward(event);
+        ping = setInterval(() => send(': ping\n\n'), PING_INTERVAL_MS);
+        ping.unref();
+      },
+      cancel() {
+        // The client went away.
+        teardown();
+      },
+    },
+    new ByteLengthQueuingStrategy({ highWaterMark: 64 * 1024 }),
+  );
+}

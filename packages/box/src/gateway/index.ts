@@ -1,0 +1,21 @@
+export { createGatewayApp, type GatewayApp, type GatewayAppOptions } from './app.ts';
+export {
+  descriptorPath,
+  gatewayDescriptorSchema,
+  readGatewayDescriptor,
+  removeGatewayDescriptor,
+  writeGatewayDescriptor,
+  type GatewayDescriptor,
+} from './descriptor.ts';
+export { agentFiles, boxAgentFolders, type AgentFiles, type AgentFolders, type ServedFile } from './files.ts';
+export { CONTENT_SECURITY_POLICY, TOKEN_PLACEHOLDER } from './static-ui.ts';
+export {
+  DEFAULT_GATEWAY_HOST,
+  DEFAULT_GATEWAY_PORT,
+  GatewayStartError,
+  loopbackBindAddress,
+  startGateway,
+  type GatewayOptions,
+  type RunningGateway,
+} from './server.ts';
+export { mintToken, tokenMatches } from './token.ts';

@@ -1,0 +1,92 @@
+/**
+ * The JSON methods: `POST /api/<method>`, one Zod schema and one host call each
+ * (docs/gateway.md, "Methods"). The table reads like the API document.
+ */
+import { z } from 'zod';
+import { AGENT_ID_PATTERN } from '../host/layout.ts';
+import type { AgentHost } from '../host/types.ts';
+
+/**
+ * Agent ids name folders on disk (`agents/<id>/`). The host checks them too;
+ * refusing anything but a plain name here keeps a path out of every call.
+ */
+export const agentIdSchema = z
+  .string()
+  .regex(AGENT_ID_PATTERN, 'expected an agent id (letters, digits, "-" and "_", at most 128)');
+
+const messageIdSchema = z.string().min(1).max(200);
+
+export interface MethodContext {
+  host: AgentHost;
+  version: string;
+}
+
+interface JsonMethod<S extends z.ZodType> {
+  input: S;
+  run: (ctx: MethodContext, input: z.output<S>) => Promise<unknown>;
+}
+
+function method<S extends z.ZodType>(input: S, run: JsonMethod<S>['run']): JsonMethod<S> {
+  return { input, run };
+}
+
+const empty = z.object({});
+const byId = z.object({ id: agentIdSchema });
+
+export const jsonMethods = {
+  getStatus: method(empty, ({ host, version }) => Promise.resolve({ model: host.modelStatus(), version })),
+  createAgent: method(
+    z.object({
+      name: z.string().trim().min(1, 'the agent needs a name').max(200),
+      description: z.string().max(4000).optional(),
+      harness: z.string().min(1).max(64).optional(),
+    }),
+    async ({ host }, input) => ({ agent: await host.createAgent(input) }),
+  ),
+  listAgents: method(empty, ({ host }) => host.listAgents()),
+  openAgent: method(byId, async ({ host }, { id }) => ({ entries: await host.openAgent(id) })),
+  deleteAgent: method(byId, async ({ host }, { id }) => {
+    await host.deleteAgent(id);
+    return { deleted: true };
+  }),
+  duplicateAgent: method(byId, async ({ host }, { id }) => ({ agent: await host.duplicateAgent(id) })),
+  sendPrompt: method(
+    z.object({
+      agentId: agentIdSchema,
+      prompt: z.string().refine((prompt) => prompt.trim() !== '', 'the prompt is empty'),
+      clientNonce: z.string().min(1).max(200),
+    }),
+    ({ host }, input) => host.sendPrompt(input),
+  ),
+  answerWidget: method(
+    z.object({
+      agentId: agentIdSchema,
+      messageId: messageIdSchema,
+      answer: z.union([z.string(), z.array(z.string()).min(1, 'choose at least one option')]),
+    }),
+    ({ host }, input) => host.answerWidget(input),
+  ),
+  submitSecret: method(
+    z.object({
+      agentId: agentIdSchema,
+      messageId: messageIdSchema,
+      // The message names the field only: Zod never echoes the value.
+      value: z.string().min(1, 'the secret is empty'),
+    }),
+    ({ host }, input) => host.submitSecret(input),
+  ),
+} satisfies Record<string, JsonMethod<z.ZodType>>;
+
+export type JsonMethodName = keyof typeof jsonMethods;
+
+/** Methods served with another verb or body shape than JSON POST, and the verb they take. */
+export const otherRoutes: Record<string, 'GET' | 'POST'> = {
+  uploadFile: 'POST',
+  events: 'GET',
+  attachment: 'GET',
+  upload: 'GET',
+};
+
+export function isJsonMethod(name: string): name is JsonMethodName {
+  return Object.hasOwn(jsonMethods, name);
+}

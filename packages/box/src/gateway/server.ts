@@ -1,0 +1,143 @@
+/**
+ * Starting and stopping the gateway: bind loopback only, mint the token,
+ * write `gateway.json`, and on shutdown stop accepting, end event streams and
+ * take the descriptor away.
+ */
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import net from 'node:net';
+import { createAdaptorServer } from '@hono/node-server';
+import type { AgentHost } from '../host/types.ts';
+import { createGatewayApp } from './app.ts';
+import { removeGatewayDescriptor, writeGatewayDescriptor } from './descriptor.ts';
+import type { AgentFiles } from './files.ts';
+import { loopbackAuthorities } from './guards.ts';
+import { mintToken } from './token.ts';
+
+export const DEFAULT_GATEWAY_HOST = '127.0.0.1';
+export const DEFAULT_GATEWAY_PORT = 1340;
+
+export class GatewayStartError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'GatewayStartError';
+  }
+}
+
+export interface GatewayOptions {
+  host: AgentHost;
+  files: AgentFiles;
+  /** Where `gateway.json` goes (normally the host's data dir). */
+  dataDir: string;
+  webRoot: string;
+  version: string;
+  /** Default 127.0.0.1. Only loopback addresses are accepted. */
+  bindHost?: string;
+  /** Default 1340; 0 picks a free port. */
+  port?: number;
+  logRequest?: (line: string) => void;
+  logError?: (message: string) => void;
+}
+
+export interface RunningGateway {
+  /** `http://127.0.0.1:1340/` */
+  readonly url: string;
+  readonly bindHost: string;
+  readonly port: number;
+  readonly token: string;
+  readonly descriptorPath: string;
+  /** Stops accepting, ends event streams, waits for in-flight requests, removes `gateway.json`. Idempotent. */
+  close(): Promise<void>;
+}
+
+/**
+ * The address to bind, or an error saying why not. The token travels in clear
+ * HTTP and the page that holds it is served to whoever asks, so the gateway
+ * never listens beyond this machine; remote use goes through an SSH tunnel.
+ */
+export function loopbackBindAddress(requested: string): string {
+  const name = requested.trim().replace(/^\[(.*)\]$/, '$1');
+  if (name.toLowerCase() === 'localhost') return '127.0.0.1';
+  const family = net.isIP(name);
+  const loopback = (family === 4 && name.startsWith('127.')) || (family === 6 && name === '::1');
+  if (!loopback) {
+    throw new GatewayStartError(
+      `refusing to listen on ${JSON.stringify(requested)}: the gateway binds loopback addresses only ` +
+        '(127.0.0.1, ::1, localhost), because anyone who can reach it can read the page that holds its token. ' +
+        'To use it from another machine, forward the port over SSH: ssh -L 1340:127.0.0.1:1340 <this host>.',
+    );
+  }
+  return name;
+}
+
+function listen(server: Server, host: string, port: number): Promise<AddressInfo> {
+  return new Promise((resolve, reject) => {
+    const onError = (error: NodeJS.ErrnoException): void => {
+      server.off('listening', onListening);
+      if (error.code === 'EADDRINUSE') {
+        reject(
+          new GatewayStartError(
+            `port ${port} on ${host} is already in use (another sendbox? its address is in <data-dir>/gateway.json); ` +
+              'stop it or pass --port <another port>',
+            { cause: error },
+          ),
+        );
+      } else {
+        reject(new GatewayStartError(`cannot listen on ${host}:${port}: ${error.message}`, { cause: error }));
+      }
+    };
+    const onListening = (): void => {
+      server.off('error', onError);
+      resolve(server.address() as AddressInfo);
+    };
+    server.once('error', onError);
+    server.once('listening', onListening);
+    server.listen(port, host);
+  });
+}
+
+export async function startGateway(options: GatewayOptions): Promise<RunningGateway> {
+  const bindHost = loopbackBindAddress(options.bindHost ?? DEFAULT_GATEWAY_HOST);
+  const token = mintToken();
+  let authorities: ReadonlySet<string> = new Set();
+  const { app, streams } = createGatewayApp({
+    host: options.host,
+    token,
+    authorities: () => authorities,
+    webRoot: options.webRoot,
+    files: options.files,
+    version: options.version,
+    ...(options.logRequest ? { logRequest: options.logRequest } : {}),
+    logError: options.logError ?? ((message) => console.error(message)),
+  });
+  const server = createAdaptorServer({ fetch: app.fetch }) as Server;
+  const address = await listen(server, bindHost, options.port ?? DEFAULT_GATEWAY_PORT);
+  const port = address.port;
+  authorities = loopbackAuthorities(bindHost, port);
+
+  const urlHost = bindHost.includes(':') ? `[${bindHost}]` : bindHost;
+  let descriptorPath: string;
+  try {
+    descriptorPath = await writeGatewayDescriptor(options.dataDir, { host: bindHost, port, token });
+  } catch (error) {
+    server.close();
+    throw new GatewayStartError(`cannot write gateway.json in ${options.dataDir}: ${String(error)}`, {
+      cause: error,
+    });
+  }
+
+  let closing: Promise<void> | null = null;
+  const close = (): Promise<void> => {
+    closing ??= (async () => {
+      const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
+      streams.closeAll();
+      // Keep-alive sockets with no request in flight would hold close() open.
+      server.closeIdleConnections();
+      await stopped;
+      await removeGatewayDescriptor(options.dataDir, token);
+    })();
+    return closing;
+  };
+
+  return { url: `http://${urlHost}:${port}/`, bindHost, port, token, descriptorPath, close };
+}
