@@ -1,0 +1,422 @@
+/**
+ * Grok Bot codec: native JSONL records <-> Common.
+ *
+ * Rules (grok-bot-format.md §2–§5, §11, sendbox decisions C1–C6, C10, C17):
+ * - `user` -> user message, `assistant` -> assistant message, `tool` -> user
+ *   message carrying tool results; unknown roles, blank and malformed lines
+ *   stay in the native records and are left out of Common.
+ * - A record whose blocks all come out empty yields no message.
+ * - The leading address tag of user text is stripped (C6) and not regenerated.
+ * - `shell` -> Bash (`timeout` -> `timeout_ms`), `read` -> Read (`path` ->
+ *   `file_path`), typed only when exact; everything else, `send_message`
+ *   included (C1), is Raw.
+ * - Tool-call ids: `input.toolCallId`, then block-level ids (C2); synthetic
+ *   UUIDv5 otherwise. Results pair by id, else FIFO by tool name, else orphan (C3).
+ * - `is_error` per C4; a result's Common content is its whole `result` JSON.
+ */
+import type {
+  Artifact,
+  Block,
+  ImageSource,
+  JsonObject,
+  JsonValue,
+  Message,
+  StopReason,
+  Tool,
+  Transcript,
+  Usage,
+} from '../../model/common.ts';
+import { jsonEqual } from '../../model/json.ts';
+import { toolFromCanonical, toolToCanonical } from '../../model/tool.ts';
+import { uuidV5 } from '../../model/uuid.ts';
+import type { Codec, CodecContext } from '../types.ts';
+import { isJsonObject as isObject, recordLine } from './text.ts';
+import type { GrokBotRecords } from './text.ts';
+
+/** Namespace of every synthetic Grok Bot id (UUIDv5). */
+export const GROK_BOT_ID_NAMESPACE = '0b07a9e7-4c2d-5f18-9a3b-6e1c8d4f2a70';
+
+/** The session timestamp when neither the records nor the caller give one. */
+export const UNIX_EPOCH = '1970-01-01T00:00:00.000Z';
+
+/** Synthetic id of a tool call that carries none: `{session}:{recordIndex}:{blockIndex}:{name}`. */
+export function syntheticCallId(session: string, recordIndex: number, blockIndex: number, name: string): string {
+  return uuidV5(GROK_BOT_ID_NAMESPACE, `${session}:${recordIndex}:${blockIndex}:${name}`);
+}
+
+/** Id of a result that matches no call: `{session}:{recordIndex}:{blockIndex}:orphan:{name}`. */
+export function orphanResultId(session: string, recordIndex: number, blockIndex: number, name: string): string {
+  return uuidV5(GROK_BOT_ID_NAMESPACE, `${session}:${recordIndex}:${blockIndex}:orphan:${name}`);
+}
+
+/** Name written on a result whose call is not in the transcript (the native name is unknown). */
+export const ORPHAN_RESULT_NAME = 'unknown';
+
+/** Block-level id keys, in the order they are read (C2). */
+const BLOCK_ID_KEYS = ['toolCallId', 'tool_call_id', 'tool_use_id'] as const;
+
+// C6: `[t` + base-36 turn (+ optional letter, already inside [0-9a-z]+) + `]`, then one separator.
+const ADDRESS_TAG = /^\[t[0-9a-z]+\](?:\r\n|\n| )?/;
+
+/** Remove a leading `[tNu]`-style address tag and one following newline or space (C6). */
+export function stripAddressTag(text: string): string {
+  if (!text.startsWith('[t')) return text;
+  const m = ADDRESS_TAG.exec(text);
+  return m === null ? text : text.slice(m[0].length);
+}
+
+// C4: every envelope key but `success` marks an error; MCP also flags success.isError.
+const ERROR_KEYS = ['failure', 'rejected', 'error', 'spawnError'] as const;
+const ENVELOPE_KEYS = ['success', ...ERROR_KEYS] as const;
+
+/** Whether a native `result` is an error (sendbox decision C4). */
+export function isErrorResult(result: JsonValue): boolean {
+  if (!isObject(result)) return false;
+  for (const k of ERROR_KEYS) if (Object.hasOwn(result, k)) return true;
+  const success = result.success;
+  return isObject(success) && success.isError === true;
+}
+
+function isEnvelope(result: JsonValue): boolean {
+  return isObject(result) && ENVELOPE_KEYS.some((k) => Object.hasOwn(result, k));
+}
+
+const RFC3339_UTC = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z$/;
+const EPOCH_MS = /^-?\d+$/;
+
+/**
+ * A record-level timestamp as RFC 3339 UTC (C10: epoch-ms string, number or
+ * ISO string). RFC 3339 UTC strings are kept verbatim; unusable values are ignored.
+ */
+export function normalizeTimestamp(value: JsonValue | undefined): string | undefined {
+  let ms: number;
+  if (typeof value === 'number') ms = value;
+  else if (typeof value === 'string') {
+    if (RFC3339_UTC.test(value) && !Number.isNaN(Date.parse(value))) return value;
+    ms = EPOCH_MS.test(value) ? Number(value) : Date.parse(value);
+  } else return undefined;
+  if (!Number.isFinite(ms)) return undefined;
+  const date = new Date(ms);
+  return Number.isNaN(date.getTime()) ? undefined : date.toISOString();
+}
+
+function renameKey(input: JsonValue, from: string, to: string): JsonValue | undefined {
+  if (!isObject(input)) return undefined;
+  if (!Object.hasOwn(input, from)) return input;
+  if (Object.hasOwn(input, to)) return undefined;
+  const out: JsonObject = {};
+  for (const [k, v] of Object.entries(input)) out[k === from ? to : k] = v;
+  return out;
+}
+
+/** Native tool name and input -> Common tool (typed only when the native form comes back exactly). */
+export function toolFromNative(name: string, input: JsonValue): Tool {
+  const raw: Tool = { name: 'Raw', tool_name: name, input };
+  let typed: Tool | undefined;
+  if (name === 'shell') {
+    const renamed = renameKey(input, 'timeout', 'timeout_ms');
+    if (renamed !== undefined) typed = toolFromCanonical('Bash', renamed);
+  } else if (name === 'read') {
+    const renamed = renameKey(input, 'path', 'file_path');
+    if (renamed !== undefined) typed = toolFromCanonical('Read', renamed);
+  } else if (name !== 'Bash' && name !== 'Read') {
+    // Canonical names from other harnesses (Write, Edit, /command ...) keep their typing;
+    // native Grok Bot names are lower_snake and always stay Raw.
+    return toolFromCanonical(name, input);
+  }
+  if (typed === undefined || typed.name === 'Raw') return raw;
+  const back = toolToNative(typed);
+  return back.name === name && jsonEqual(back.input, input) ? typed : raw;
+}
+
+/** Common tool -> native name and input (inverse of toolFromNative). */
+export function toolToNative(tool: Tool): { name: string; input: JsonValue } {
+  const { name, input } = toolToCanonical(tool);
+  if (tool.name === 'Bash') return { name: 'shell', input: renameKey(input, 'timeout_ms', 'timeout') ?? input };
+  if (tool.name === 'Read') return { name: 'read', input: renameKey(input, 'file_path', 'path') ?? input };
+  return { name, input };
+}
+
+function withoutKey(o: JsonObject, key: string): JsonObject {
+  const out: JsonObject = {};
+  for (const [k, v] of Object.entries(o)) if (k !== key) out[k] = v;
+  return out;
+}
+
+/** The id a native tool_use carries, and its input with `toolCallId` removed (C2). */
+function nativeCallId(block: JsonObject): { id: string | undefined; input: JsonValue } {
+  const input = block.input === undefined ? {} : block.input;
+  if (isObject(input) && typeof input.toolCallId === 'string') {
+    return { id: input.toolCallId, input: withoutKey(input, 'toolCallId') };
+  }
+  return { id: blockLevelId(block), input };
+}
+
+function blockLevelId(block: JsonObject): string | undefined {
+  for (const k of BLOCK_ID_KEYS) {
+    const v = block[k];
+    if (typeof v === 'string') return v;
+  }
+  return undefined;
+}
+
+function imageSource(v: JsonValue | undefined): ImageSource | undefined {
+  if (!isObject(v)) return undefined;
+  const { type, media_type, data } = v;
+  if (typeof type !== 'string' || typeof media_type !== 'string' || typeof data !== 'string') return undefined;
+  return { type, media_type, data };
+}
+
+function artifact(v: JsonValue | undefined): Artifact | undefined {
+  if (!isObject(v) || typeof v.id !== 'string' || typeof v.name !== 'string') return undefined;
+  const s = v.source;
+  if (!isObject(s)) return undefined;
+  const media = typeof s.media_type === 'string' ? { media_type: s.media_type } : {};
+  let source: Artifact['source'];
+  if (s.type === 'text' && typeof s.text === 'string') source = { type: 'text', text: s.text, ...media };
+  else if (s.type === 'base64' && typeof s.data === 'string') source = { type: 'base64', data: s.data, ...media };
+  else if (s.type === 'path' && typeof s.path === 'string') source = { type: 'path', path: s.path, ...media };
+  else return undefined;
+  return { id: v.id, name: v.name, source };
+}
+
+function stopReason(v: JsonValue | undefined): StopReason | undefined {
+  const plain = ['end_turn', 'tool_use', 'max_tokens', 'stop_sequence', 'aborted', 'error'] as const;
+  if (typeof v === 'string') return (plain as readonly string[]).includes(v) ? (v as StopReason) : { other: v };
+  if (isObject(v) && typeof v.other === 'string' && Object.keys(v).length === 1) return { other: v.other };
+  return undefined;
+}
+
+function usage(v: JsonValue | undefined): Usage | undefined {
+  if (!isObject(v) || typeof v.input_tokens !== 'number' || typeof v.output_tokens !== 'number') return undefined;
+  const u: Usage = { input_tokens: v.input_tokens, output_tokens: v.output_tokens };
+  if (typeof v.cache_read_input_tokens === 'number') u.cache_read_input_tokens = v.cache_read_input_tokens;
+  if (typeof v.cache_creation_input_tokens === 'number') {
+    u.cache_creation_input_tokens = v.cache_creation_input_tokens;
+  }
+  return u;
+}
+
+/** Tool calls waiting for a result: FIFO per native name, plus ids already answered by an explicit id. */
+class PendingCalls {
+  private readonly byName = new Map<string, string[]>();
+  private readonly answered = new Set<string>();
+
+  add(name: string, id: string): void {
+    const queue = this.byName.get(name);
+    if (queue === undefined) this.byName.set(name, [id]);
+    else queue.push(id);
+  }
+
+  /** The oldest unanswered call of this name, without taking it. */
+  peek(name: string): string | undefined {
+    const queue = this.byName.get(name);
+    if (queue === undefined) return undefined;
+    while (queue.length > 0 && this.answered.has(queue[0]!)) queue.shift();
+    return queue[0];
+  }
+
+  answer(id: string): void {
+    this.answered.add(id);
+  }
+}
+
+function firstRecordTimestamp(records: GrokBotRecords): string | undefined {
+  for (const line of records) {
+    if (line.kind !== 'record') continue;
+    const ts = normalizeTimestamp(line.json.timestamp);
+    if (ts !== undefined) return ts;
+  }
+  return undefined;
+}
+
+/** Native records -> Common. Pure; never throws on odd records (they are left out). */
+export function grokBotToCommon(records: GrokBotRecords, ctx: CodecContext): Transcript {
+  const session = ctx.sessionId;
+  const metaTimestamp = firstRecordTimestamp(records) ?? ctx.timestamp ?? UNIX_EPOCH;
+  let current = metaTimestamp;
+  const pending = new PendingCalls();
+  const messages: Message[] = [];
+  // recordIndex counts JSON-object lines only: blank and malformed lines do not shift synthetic ids.
+  let recordIndex = -1;
+  for (const line of records) {
+    if (line.kind !== 'record') continue;
+    recordIndex++;
+    const rec = line.json;
+    const ts = normalizeTimestamp(rec.timestamp);
+    if (ts !== undefined) current = ts;
+    const role = rec.role;
+    if (role !== 'user' && role !== 'assistant' && role !== 'tool') continue;
+    const envelope = rec.message;
+    if (!isObject(envelope)) continue;
+    const nativeBlocks: JsonValue[] =
+      typeof envelope.content === 'string'
+        ? [{ type: 'text', text: envelope.content }]
+        : Array.isArray(envelope.content)
+          ? envelope.content
+          : [];
+    const content: Block[] = [];
+    let firstText = true;
+    for (let b = 0; b < nativeBlocks.length; b++) {
+      const block = nativeBlocks[b];
+      if (!isObject(block)) continue;
+      switch (block.type) {
+        case 'text': {
+          if (typeof block.text !== 'string') break;
+          const text = role === 'user' && firstText ? stripAddressTag(block.text) : block.text;
+          firstText = false;
+          if (text !== '') content.push({ type: 'text', text });
+          break;
+        }
+        case 'thinking': {
+          const text =
+            typeof block.thinking === 'string' ? block.thinking : typeof block.text === 'string' ? block.text : '';
+          const signature = typeof block.signature === 'string' ? block.signature : undefined;
+          const encrypted = typeof block.encrypted === 'string' ? block.encrypted : undefined;
+          if (text === '' && signature === undefined && encrypted === undefined) break;
+          content.push({
+            type: 'thinking',
+            text,
+            ...(signature !== undefined ? { signature } : {}),
+            ...(encrypted !== undefined ? { encrypted } : {}),
+          });
+          break;
+        }
+        case 'tool_use': {
+          if (typeof block.name !== 'string') break;
+          const { id: explicit, input } = nativeCallId(block);
+          const id = explicit ?? syntheticCallId(session, recordIndex, b, block.name);
+          pending.add(block.name, id);
+          content.push({ type: 'tool_use', id, tool: toolFromNative(block.name, input) });
+          break;
+        }
+        case 'tool_result': {
+          const name = typeof block.name === 'string' ? block.name : '';
+          const result = block.result === undefined ? null : block.result;
+          let id = blockLevelId(block);
+          if (id === undefined) id = pending.peek(name) ?? orphanResultId(session, recordIndex, b, name);
+          pending.answer(id);
+          content.push({
+            type: 'tool_result',
+            tool_use_id: id,
+            content: result,
+            ...(isErrorResult(result) ? { is_error: true } : {}),
+          });
+          break;
+        }
+        case 'image': {
+          // sendbox extension: Grok Bot has no observed image slot (format doc §3).
+          const source = imageSource(block.source);
+          if (source !== undefined) content.push({ type: 'image', source });
+          break;
+        }
+        case 'artifact': {
+          const a = artifact(block.artifact);
+          if (a !== undefined) content.push({ type: 'artifact', artifact: a });
+          break;
+        }
+        default:
+          break;
+      }
+    }
+    if (content.length === 0) continue;
+    const message: Message = { role: role === 'assistant' ? 'assistant' : 'user', content, timestamp: current };
+    if (typeof rec.model === 'string') message.model = rec.model;
+    const stop = stopReason(rec.stop_reason);
+    if (stop !== undefined) message.stop_reason = stop;
+    const u = usage(rec.usage);
+    if (u !== undefined) message.usage = u;
+    messages.push(message);
+  }
+  return { meta: { id: session, timestamp: metaTimestamp }, messages };
+}
+
+function artifactToJson(a: Artifact): JsonObject {
+  const source: JsonObject = { ...a.source };
+  if (a.source.media_type === undefined) delete source.media_type;
+  return { id: a.id, name: a.name, source };
+}
+
+function resultToNative(content: JsonValue, isError: boolean): JsonValue {
+  // Content read from Grok Bot is already the envelope; anything else gets one, so files stay Grok-shaped.
+  if (isEnvelope(content) && isErrorResult(content) === isError) return content;
+  return isError ? { failure: content } : { success: content };
+}
+
+/**
+ * Common -> native records, one record per message (the native round trip
+ * `toCommon(fromCommon(c))` gives `c` back for representable transcripts; see
+ * docs/formats/grok-bot.md). Ids are written only where re-reading would not
+ * recover them: a synthetic call id is omitted, a result id is omitted when
+ * FIFO-by-name pairing finds the same call.
+ */
+export function grokBotFromCommon(transcript: Transcript): GrokBotRecords {
+  const session = transcript.meta.id;
+  const nativeNameOf = new Map<string, string>();
+  for (const m of transcript.messages) {
+    for (const b of m.content) if (b.type === 'tool_use') nativeNameOf.set(b.id, toolToNative(b.tool).name);
+  }
+  const pending = new PendingCalls();
+  const out: GrokBotRecords = [];
+  // A transcript that never had a time (all Unix epoch, as read from plain Grok Bot files) gets none written.
+  const timeless =
+    transcript.meta.timestamp === UNIX_EPOCH && transcript.messages.every((m) => m.timestamp === UNIX_EPOCH);
+  let previous: string | undefined = timeless ? UNIX_EPOCH : undefined;
+  transcript.messages.forEach((message, recordIndex) => {
+    const content: JsonValue[] = message.content.map((block, b): JsonValue => {
+      switch (block.type) {
+        case 'text':
+          return { type: 'text', text: block.text };
+        case 'thinking':
+          return {
+            type: 'thinking',
+            thinking: block.text,
+            ...(block.signature !== undefined ? { signature: block.signature } : {}),
+            ...(block.encrypted !== undefined ? { encrypted: block.encrypted } : {}),
+          };
+        case 'tool_use': {
+          const { name, input } = toolToNative(block.tool);
+          pending.add(name, block.id);
+          const native: JsonObject = { type: 'tool_use', name, input };
+          if (block.id === syntheticCallId(session, recordIndex, b, name)) return native;
+          // C2: the box's placement is inside the input; a non-object input can only carry it on the block.
+          if (isObject(input) && !Object.hasOwn(input, 'toolCallId')) native.input = { ...input, toolCallId: block.id };
+          else native.toolCallId = block.id;
+          return native;
+        }
+        case 'tool_result': {
+          const name = nativeNameOf.get(block.tool_use_id) ?? ORPHAN_RESULT_NAME;
+          const native: JsonObject = {
+            type: 'tool_result',
+            name,
+            result: resultToNative(block.content, block.is_error === true),
+          };
+          const fifo = nativeNameOf.has(block.tool_use_id) ? pending.peek(name) : undefined;
+          if (fifo !== block.tool_use_id) native.toolCallId = block.tool_use_id;
+          pending.answer(block.tool_use_id);
+          return native;
+        }
+        case 'image':
+          return { type: 'image', source: { ...block.source } };
+        case 'artifact':
+          return { type: 'artifact', artifact: artifactToJson(block.artifact) };
+      }
+    });
+    const onlyResults = content.length > 0 && message.content.every((b) => b.type === 'tool_result');
+    const role = message.role === 'assistant' ? 'assistant' : onlyResults ? 'tool' : 'user';
+    const rec: JsonObject = { role, message: { content } };
+    // The first record always carries the time (it is the session's); later ones only when it changes.
+    if (message.timestamp !== previous) rec.timestamp = message.timestamp;
+    previous = message.timestamp;
+    if (message.model !== undefined) rec.model = message.model;
+    if (message.stop_reason !== undefined) rec.stop_reason = message.stop_reason;
+    if (message.usage !== undefined) rec.usage = { ...message.usage };
+    out.push(recordLine(rec));
+  });
+  return out;
+}
+
+export const grokBotCodec: Codec<GrokBotRecords> = {
+  toCommon: grokBotToCommon,
+  fromCommon: grokBotFromCommon,
+};

@@ -1,0 +1,453 @@
+/**
+ * Session discovery (sendbox decision C8): the union of
+ * `agents/<id>/profile.json` and `agent-transcripts/<id>/<id>.jsonl` whose
+ * first non-blank record is an envelope.
+ *
+ * Listing must stay fast on boxes with thousands of agents, so nothing here
+ * parses a whole transcript: a JSONL file is streamed once in chunks, only the
+ * first line (envelope check), the first few user records (title) and, when
+ * subagent folders exist, the lines mentioning `sand-subagent-` (C7 parent
+ * link) are decoded; everything else is a newline count. Profile-only agents
+ * cost one cheap query on their ledger.
+ */
+import type { Dirent } from 'node:fs';
+import { open, readdir, readFile, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { z } from 'zod';
+import type { JsonValue } from '../../model/common.ts';
+import type { DiscoverOptions, DiscoverResult, SessionSummary, Warning } from '../types.ts';
+import { openLedgerReadOnly } from './ledger-db.ts';
+import { realPathInside, isSafeSessionId } from './roots.ts';
+import type { GrokBotRoots } from './roots.ts';
+import { isJsonObject as isObject } from './text.ts';
+import { titleFromUserText } from './title.ts';
+
+export const GROK_BOT_HARNESS_ID = 'grok_bot';
+const SUBAGENT_PREFIX = 'sand-subagent-';
+const SUBAGENT_MARKER = Buffer.from(SUBAGENT_PREFIX);
+const CHUNK_BYTES = 256 * 1024;
+/** Non-blank lines searched for a title before giving up. */
+const TITLE_SCAN_LINES = 200;
+const DEFAULT_CONCURRENCY = 32;
+
+export interface GrokBotDiscoverOptions extends DiscoverOptions {
+  /** Folders scanned at once. Default 32. */
+  concurrency?: number;
+}
+
+/** What one streaming pass over a JSONL file learns. */
+export interface JsonlScan {
+  /** The first non-blank line is a `{role: user|assistant|tool, message}` envelope. */
+  envelope: boolean;
+  title?: string;
+  /** Non-blank lines (records, including unknown roles and malformed lines). */
+  lineCount: number;
+  /** `success.agentId` values of `task` results naming a `sand-subagent-*` session. */
+  subagentIds: string[];
+  mtimeMs: number;
+}
+
+const ENVELOPE_ROLES = new Set(['user', 'assistant', 'tool']);
+
+function isEnvelope(v: unknown): boolean {
+  return isObject(v as JsonValue) && ENVELOPE_ROLES.has((v as { role?: unknown }).role as string) && 'message' in (v as object);
+}
+
+function userTitle(rec: unknown): string | undefined {
+  if (!isObject(rec as JsonValue)) return undefined;
+  const r = rec as { role?: unknown; message?: unknown };
+  if (r.role !== 'user' || !isObject(r.message as JsonValue)) return undefined;
+  const content = (r.message as { content?: unknown }).content;
+  const blocks = typeof content === 'string' ? [{ type: 'text', text: content }] : Array.isArray(content) ? content : [];
+  for (const b of blocks as unknown[]) {
+    if (!isObject(b as JsonValue)) continue;
+    const block = b as { type?: unknown; text?: unknown };
+    if (block.type !== 'text' || typeof block.text !== 'string') continue;
+    const title = titleFromUserText(block.text);
+    if (title !== undefined) return title;
+  }
+  return undefined;
+}
+
+/** C7: a parent's `task` result names its child session in `success.agentId`. */
+function taskChildIds(rec: unknown, into: string[]): void {
+  const content = (rec as { message?: { content?: unknown } } | undefined)?.message?.content;
+  if (!Array.isArray(content)) return;
+  for (const b of content as unknown[]) {
+    const block = b as { type?: unknown; name?: unknown; result?: { success?: { agentId?: unknown } } } | null;
+    if (block === null || typeof block !== 'object' || block.type !== 'tool_result' || block.name !== 'task') continue;
+    const agentId = block.result?.success?.agentId;
+    if (typeof agentId === 'string' && agentId.startsWith(SUBAGENT_PREFIX)) into.push(agentId);
+  }
+}
+
+function isBlankByte(c: number): boolean {
+  // JSON whitespace, plus the bytes of a UTF-8 byte-order mark.
+  return c === 0x20 || c === 0x09 || c === 0x0d || c === 0x0a || c === 0xef || c === 0xbb || c === 0xbf;
+}
+
+/** Stream a JSONL file once; see JsonlScan. Stops early when the first line is not an envelope. */
+export async function scanJsonl(path: string, wantSubagentIds: boolean): Promise<JsonlScan> {
+  const handle = await open(path, 'r');
+  try {
+    const info = await handle.stat();
+    const scan: JsonlScan = { envelope: false, lineCount: 0, subagentIds: [], mtimeMs: info.mtimeMs };
+    let firstSeen = false;
+    let stop = false;
+    let titleDone = false;
+
+    const handleLine = (parts: Buffer[], data: Buffer, start: number, end: number, hasMarker: boolean): void => {
+      // Blank check without copying: find the first non-whitespace byte.
+      let blank = true;
+      const pieces = parts.length > 0 ? [...parts, data.subarray(start, end)] : undefined;
+      if (pieces === undefined) {
+        for (let i = start; i < end; i++) {
+          if (!isBlankByte(data[i]!)) {
+            blank = false;
+            break;
+          }
+        }
+      } else {
+        outer: for (const p of pieces) {
+          for (let i = 0; i < p.length; i++) {
+            if (!isBlankByte(p[i]!)) {
+              blank = false;
+              break outer;
+            }
+          }
+        }
+      }
+      if (blank) return;
+      scan.lineCount++;
+      const wantTitle = !titleDone && scan.lineCount <= TITLE_SCAN_LINES;
+      if (firstSeen && !wantTitle && !hasMarker) return;
+      const text = pieces === undefined ? data.toString('utf8', start, end) : Buffer.concat(pieces).toString('utf8');
+      let rec: unknown;
+      try {
+        rec = JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
+      } catch {
+        rec = undefined;
+      }
+      if (!firstSeen) {
+        firstSeen = true;
+        scan.envelope = isEnvelope(rec);
+        if (!scan.envelope) {
+          stop = true;
+          return;
+        }
+      }
+      if (wantTitle) {
+        const title = userTitle(rec);
+        if (title !== undefined) {
+          scan.title = title;
+          titleDone = true;
+        }
+      }
+      if (hasMarker) taskChildIds(rec, scan.subagentIds);
+    };
+
+    // Bytes of a line that started in an earlier chunk (lines may be longer than a chunk).
+    let pending: Buffer[] = [];
+    const spansMarker = (parts: Buffer[], data: Buffer, end: number): boolean =>
+      wantSubagentIds && Buffer.concat([...parts, data.subarray(0, end)]).indexOf(SUBAGENT_MARKER) !== -1;
+    for (;;) {
+      const chunk = Buffer.allocUnsafe(CHUNK_BYTES);
+      const { bytesRead } = await handle.read(chunk, 0, CHUNK_BYTES, null);
+      if (bytesRead === 0) break;
+      const data = chunk.subarray(0, bytesRead);
+      let pos = 0;
+      let marker = wantSubagentIds ? data.indexOf(SUBAGENT_MARKER) : -1;
+      for (;;) {
+        const nl = data.indexOf(0x0a, pos);
+        if (nl === -1) break;
+        let hasMarker: boolean;
+        if (pending.length > 0) hasMarker = spansMarker(pending, data, nl);
+        else {
+          if (marker !== -1 && marker < pos) marker = data.indexOf(SUBAGENT_MARKER, pos);
+          hasMarker = marker !== -1 && marker < nl;
+        }
+        handleLine(pending, data, pos, nl, hasMarker);
+        if (stop) return scan;
+        pending = [];
+        pos = nl + 1;
+      }
+      if (pos < data.length) pending.push(data.subarray(pos));
+    }
+    if (pending.length > 0) {
+      const last = Buffer.concat(pending);
+      handleLine([], last, 0, last.length, spansMarker([], last, last.length));
+    }
+    return scan;
+  } finally {
+    await handle.close();
+  }
+}
+
+const profileSchema = z.looseObject({
+  name: z.string().optional(),
+  title: z.string().optional(),
+  description: z.string().optional(),
+});
+
+interface AgentScan {
+  id: string;
+  dir: string;
+  name?: string;
+  messageCount: number;
+  lastActivityMs?: number;
+  title?: string;
+}
+
+function errnoCode(e: unknown): string | undefined {
+  return typeof e === 'object' && e !== null && 'code' in e && typeof e.code === 'string' ? e.code : undefined;
+}
+
+function describe(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
+
+async function listDir(path: string, warnings: Warning[]): Promise<Dirent[]> {
+  try {
+    return await readdir(path, { withFileTypes: true });
+  } catch (e) {
+    if (errnoCode(e) !== 'ENOENT') warnings.push({ source: path, message: `cannot list folder: ${describe(e)}` });
+    return [];
+  }
+}
+
+/** Bounded-concurrency map that keeps input order. */
+async function mapPool<T, R>(
+  items: readonly T[],
+  limit: number,
+  f: (item: T) => Promise<R>,
+  onDone: () => void,
+): Promise<R[]> {
+  const out = new Array<R>(items.length);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await f(items[i]!);
+      onDone();
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, worker));
+  return out;
+}
+
+function toMs(v: JsonValue | undefined): number | undefined {
+  if (typeof v === 'number' && Number.isFinite(v)) return v;
+  if (typeof v === 'string') {
+    const n = /^\d+$/.test(v) ? Number(v) : Date.parse(v);
+    return Number.isFinite(n) ? n : undefined;
+  }
+  return undefined;
+}
+
+/** Ledger facts for the list: row count, last activity, and a title when the profile has no name. */
+function ledgerFacts(
+  path: string,
+  needTitle: boolean,
+): { count: number; lastActivityMs?: number; title?: string } | undefined {
+  let ledger;
+  try {
+    ledger = openLedgerReadOnly(path, { busyTimeoutMs: 200 });
+  } catch (e) {
+    if (e instanceof Error && 'code' in e && (e.code === 'SQLITE_CANTOPEN' || e.code === 'ENOENT')) return undefined;
+    throw e;
+  }
+  try {
+    const count = ledger.countEntries();
+    const last = count > 0 ? ledger.lastEntry()?.entry.timestampMs : undefined;
+    const unread = ledger.getKv('unreadState');
+    const unreadAt = isObject(unread) ? toMs(unread.lastActivityAt) : undefined;
+    const lastActivityMs =
+      last !== undefined || unreadAt !== undefined ? Math.max(last ?? -Infinity, unreadAt ?? -Infinity) : undefined;
+    let title: string | undefined;
+    if (needTitle && count > 0) {
+      for (const { entry } of ledger.readLedgerEntries(50).rows) {
+        const text =
+          entry.kind === 'message' && entry.role === 'user'
+            ? entry.hidden === true
+              ? undefined
+              : entry.content
+            : entry.kind === 'user-message'
+              ? (entry.content ?? entry.text ?? entry.prompt)
+              : undefined;
+        title = text === undefined ? undefined : titleFromUserText(text);
+        if (title !== undefined) break;
+      }
+    }
+    return { count, ...(lastActivityMs !== undefined ? { lastActivityMs } : {}), ...(title ? { title } : {}) };
+  } finally {
+    ledger.close();
+  }
+}
+
+async function scanAgent(
+  roots: GrokBotRoots,
+  entry: Dirent,
+  hasJsonl: boolean,
+  warnings: Warning[],
+): Promise<AgentScan | undefined> {
+  const id = entry.name;
+  if (!isSafeSessionId(id)) return undefined;
+  const dir = join(roots.agents, id);
+  if (entry.isSymbolicLink()) {
+    try {
+      await realPathInside(roots.agents, dir);
+    } catch (e) {
+      warnings.push({ source: dir, message: `skipped: ${describe(e)}` });
+      return undefined;
+    }
+  } else if (!entry.isDirectory()) return undefined;
+  const profilePath = join(dir, 'profile.json');
+  let profileText: string;
+  let profileMtime: number | undefined;
+  try {
+    profileText = await readFile(profilePath, 'utf8');
+  } catch (e) {
+    const code = errnoCode(e);
+    if (code !== 'ENOENT' && code !== 'ENOTDIR') {
+      warnings.push({ source: profilePath, message: `cannot read profile: ${describe(e)}` });
+    }
+    return undefined;
+  }
+  const scan: AgentScan = { id, dir, messageCount: 0 };
+  try {
+    const parsed = profileSchema.safeParse(JSON.parse(profileText));
+    if (parsed.success) {
+      if (parsed.data.name !== undefined && parsed.data.name.trim() !== '') scan.name = parsed.data.name.trim();
+    } else warnings.push({ source: profilePath, message: `unexpected profile shape: ${parsed.error.issues[0]?.message}` });
+  } catch (e) {
+    warnings.push({ source: profilePath, message: `profile is not valid JSON: ${describe(e)}` });
+  }
+  if (hasJsonl) return scan; // the transcript gives count, activity and (without a name) the title
+  try {
+    const facts = ledgerFacts(join(dir, 'store.db'), scan.name === undefined);
+    if (facts !== undefined) {
+      scan.messageCount = facts.count;
+      if (facts.lastActivityMs !== undefined) scan.lastActivityMs = facts.lastActivityMs;
+      if (facts.title !== undefined) scan.title = facts.title;
+    }
+  } catch (e) {
+    warnings.push({ source: join(dir, 'store.db'), message: `ledger not read: ${describe(e)}` });
+  }
+  if (scan.lastActivityMs === undefined) {
+    try {
+      profileMtime = (await stat(profilePath)).mtimeMs;
+      scan.lastActivityMs = profileMtime;
+    } catch {
+      // the profile was readable a moment ago; without a time the row still lists
+    }
+  }
+  return scan;
+}
+
+interface TranscriptScan extends JsonlScan {
+  id: string;
+  path: string;
+}
+
+async function scanTranscriptDir(
+  roots: GrokBotRoots,
+  entry: Dirent,
+  wantSubagentIds: boolean,
+  warnings: Warning[],
+): Promise<TranscriptScan | undefined> {
+  const id = entry.name;
+  const dir = join(roots.transcripts, id);
+  if (!isSafeSessionId(id)) return undefined;
+  if (entry.isSymbolicLink()) {
+    try {
+      await realPathInside(roots.transcripts, dir);
+    } catch (e) {
+      const message = errnoCode(e) === 'ENOENT' ? 'broken symlink; skipped' : `skipped: ${describe(e)}`;
+      warnings.push({ source: dir, message });
+      return undefined;
+    }
+  } else if (!entry.isDirectory()) {
+    warnings.push({ source: dir, message: 'not a session folder (expected a directory); skipped' });
+    return undefined;
+  }
+  const path = join(dir, `${id}.jsonl`);
+  try {
+    const scan = await scanJsonl(path, wantSubagentIds);
+    if (!scan.envelope) return undefined; // TX-a/b/c: not a transcript
+    return { ...scan, id, path };
+  } catch (e) {
+    const code = errnoCode(e);
+    if (code === 'ENOENT') return undefined; // a folder without its JSONL (only sidecars) is no session
+    warnings.push({ source: code === 'EACCES' ? dir : path, message: `unreadable; skipped: ${describe(e)}` });
+    return undefined;
+  }
+}
+
+function iso(ms: number | undefined): string | undefined {
+  if (ms === undefined || !Number.isFinite(ms)) return undefined;
+  return new Date(ms).toISOString();
+}
+
+/** List every Grok Bot session under the roots. Never throws for one bad folder. */
+export async function discoverGrokBot(
+  roots: GrokBotRoots,
+  options: GrokBotDiscoverOptions = {},
+): Promise<DiscoverResult> {
+  const warnings: Warning[] = [];
+  const concurrency = options.concurrency ?? DEFAULT_CONCURRENCY;
+  const [transcriptDirs, agentDirs] = await Promise.all([
+    listDir(roots.transcripts, warnings),
+    listDir(roots.agents, warnings),
+  ]);
+  const total = transcriptDirs.length + agentDirs.length;
+  let done = 0;
+  const progress = (): void => {
+    done++;
+    options.onProgress?.(done, total);
+  };
+  const wantSubagentIds = transcriptDirs.some((d) => d.name.startsWith(SUBAGENT_PREFIX));
+  const transcripts = (
+    await mapPool(transcriptDirs, concurrency, (d) => scanTranscriptDir(roots, d, wantSubagentIds, warnings), progress)
+  ).filter((t): t is TranscriptScan => t !== undefined);
+  const withJsonl = new Set(transcripts.map((t) => t.id));
+  const agents = (
+    await mapPool(agentDirs, concurrency, (d) => scanAgent(roots, d, withJsonl.has(d.name), warnings), progress)
+  ).filter((a): a is AgentScan => a !== undefined);
+
+  const parentOf = new Map<string, string>();
+  for (const t of transcripts) for (const child of t.subagentIds) if (!parentOf.has(child)) parentOf.set(child, t.id);
+  const agentById = new Map(agents.map((a) => [a.id, a]));
+
+  const sessions: SessionSummary[] = [];
+  for (const t of transcripts) {
+    const agent = agentById.get(t.id);
+    const title = agent?.name ?? t.title;
+    const parentId = parentOf.get(t.id);
+    sessions.push({
+      id: t.id,
+      harness: GROK_BOT_HARNESS_ID,
+      ...(title !== undefined ? { title } : {}),
+      messageCount: t.lineCount,
+      ...(iso(t.mtimeMs) !== undefined ? { lastActivity: iso(t.mtimeMs) } : {}),
+      locator: t.path,
+      ...(parentId !== undefined ? { parentId } : {}),
+    });
+  }
+  for (const a of agents) {
+    if (withJsonl.has(a.id)) continue;
+    const title = a.name ?? a.title;
+    const lastActivity = iso(a.lastActivityMs);
+    sessions.push({
+      id: a.id,
+      harness: GROK_BOT_HARNESS_ID,
+      ...(title !== undefined ? { title } : {}),
+      messageCount: a.messageCount,
+      ...(lastActivity !== undefined ? { lastActivity } : {}),
+      locator: a.dir,
+    });
+  }
+  sessions.sort(
+    (x, y) => (y.lastActivity ?? '').localeCompare(x.lastActivity ?? '') || x.id.localeCompare(y.id),
+  );
+  return { sessions, warnings };
+}

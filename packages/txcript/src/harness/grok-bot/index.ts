@@ -1,0 +1,75 @@
+/**
+ * The `grok_bot` harness: Grok Bot's `agent-transcripts` JSONL, its per-agent
+ * `store.db` UI ledger and its local gateway. See docs/formats/grok-bot.md.
+ */
+import type { Harness } from '../types.ts';
+import { grokBotCodec } from './codec.ts';
+import { GROK_BOT_HARNESS_ID } from './discover.ts';
+import { createGrokBotStore } from './store.ts';
+import { grokBotText } from './text.ts';
+import type { GrokBotRecords } from './text.ts';
+
+export const grokBot: Harness<GrokBotRecords> = {
+  id: GROK_BOT_HARNESS_ID,
+  aliases: ['grok-bot', 'grokbot'],
+  text: grokBotText,
+  codec: grokBotCodec,
+  store: (env?: NodeJS.ProcessEnv) => createGrokBotStore(env),
+};
+
+export {
+  decodeJsonlBytes,
+  grokBotText,
+  parseGrokBotJsonl,
+  recordLine,
+  renderGrokBotJsonl,
+} from './text.ts';
+export type {
+  GrokBotBlankLine,
+  GrokBotLine,
+  GrokBotMalformedLine,
+  GrokBotRecordLine,
+  GrokBotRecords,
+  LineEnd,
+} from './text.ts';
+export {
+  GROK_BOT_ID_NAMESPACE,
+  ORPHAN_RESULT_NAME,
+  UNIX_EPOCH,
+  grokBotCodec,
+  grokBotFromCommon,
+  grokBotToCommon,
+  isErrorResult,
+  normalizeTimestamp,
+  orphanResultId,
+  stripAddressTag,
+  syntheticCallId,
+  toolFromNative,
+  toolToNative,
+} from './codec.ts';
+export { LEDGER_DDL, LedgerError, openLedgerForWrite, openLedgerReadOnly, readLedgerFile } from './ledger-db.ts';
+export type { LedgerOpenOptions, LedgerRead, LedgerReader, LedgerRow, LedgerWriter } from './ledger-db.ts';
+export { parseLedgerEntries, parseLedgerEntry } from './ledger-entry.ts';
+export type { ForeignLedgerEntry, LegacyLedgerEntry, ReadLedgerEntry } from './ledger-entry.ts';
+export { ledgerToCommon } from './ledger-to-common.ts';
+export type { LedgerConversion, LedgerToCommonContext } from './ledger-to-common.ts';
+export { assertSafeSessionId, grokBotRoots, isSafeSessionId, realPathInside, UnsafePathError } from './roots.ts';
+export type { GrokBotRoots } from './roots.ts';
+export {
+  DEFAULT_GATEWAY_TIMEOUT_MS,
+  GatewayClient,
+  GatewayError,
+  readGatewayConfig,
+} from './gateway.ts';
+export type { GatewayClientOptions, GatewayConfig, GatewayErrorKind } from './gateway.ts';
+export { GROK_BOT_HARNESS_ID, discoverGrokBot, scanJsonl } from './discover.ts';
+export type { GrokBotDiscoverOptions, JsonlScan } from './discover.ts';
+export {
+  FileExistsError,
+  GrokBotLoadError,
+  createGrokBotStore,
+  gatewayEntries,
+  writeNewFileAtomically,
+} from './store.ts';
+export type { GrokBotStore, GrokBotStoreOptions, LoadAttempt } from './store.ts';
+export { isHiddenOrWake, titleFromUserText } from './title.ts';

@@ -1,0 +1,358 @@
+/**
+ * The per-agent `store.db` UI ledger (grok-bot-format.md §7).
+ *
+ * One module owns this file: txcript reads it (read-only, tolerating the
+ * looser txcript DDL and a missing table, C11) and the box writes it (the
+ * canonical host DDL: STRICT tables, `id` UNIQUE, `blobs`, both partial
+ * indexes, WAL, 5 s busy timeout, file 0600, new folders 0700).
+ */
+import { chmodSync, closeSync, fchmodSync, mkdirSync, openSync } from 'node:fs';
+import { dirname, relative, sep } from 'node:path';
+import { ledgerEntrySchema } from '@sendbox/protocol';
+import type { LedgerEntry } from '@sendbox/protocol';
+import Database from 'better-sqlite3';
+import type { JsonValue } from '../../model/common.ts';
+import type { Warning } from '../types.ts';
+import { parseLedgerEntry } from './ledger-entry.ts';
+import type { ReadLedgerEntry } from './ledger-entry.ts';
+
+/** The canonical host DDL (IX-57401764333; sendbox decision C11). */
+export const LEDGER_DDL = `
+CREATE TABLE IF NOT EXISTS kv (
+  key TEXT PRIMARY KEY,
+  value TEXT NOT NULL
+) STRICT;
+CREATE TABLE IF NOT EXISTS blobs (
+  id TEXT PRIMARY KEY,
+  data BLOB NOT NULL
+) STRICT;
+CREATE TABLE IF NOT EXISTS transcript_entries (
+  seq INTEGER PRIMARY KEY,
+  id TEXT NOT NULL UNIQUE,
+  entry TEXT NOT NULL
+) STRICT;
+CREATE INDEX IF NOT EXISTS idx_transcript_window
+  ON transcript_entries(seq, entry)
+  WHERE json_extract(entry, '$.kind') != 'tool-call'
+    AND COALESCE(json_extract(entry, '$.branched'), 0) != 1;
+CREATE INDEX IF NOT EXISTS idx_transcript_branched
+  ON transcript_entries(seq, entry)
+  WHERE COALESCE(json_extract(entry, '$.branched'), 0) = 1;
+`;
+
+/** A failure to open, read or write a ledger; the message names the file. */
+export class LedgerError extends Error {
+  override readonly name = 'LedgerError';
+  constructor(
+    message: string,
+    readonly path: string,
+    /** The SQLite error code, when SQLite raised it (e.g. `SQLITE_BUSY`). */
+    readonly code?: string,
+  ) {
+    super(message);
+  }
+}
+
+export interface LedgerRow {
+  seq: number;
+  /** The row's `id` column (the entry's id). */
+  id: string;
+  entry: ReadLedgerEntry;
+}
+
+export interface LedgerRead {
+  rows: LedgerRow[];
+  /** Rows skipped: bad JSON, unknown kind, invalid shape (source = path, message names the seq). */
+  warnings: Warning[];
+}
+
+export interface LedgerReader {
+  readonly path: string;
+  /** Every entry (or the first `limit`), ordered by seq. A missing `transcript_entries` table is an empty ledger. */
+  readLedgerEntries(limit?: number): LedgerRead;
+  /** Entries with seq greater than `seq` (at most `limit`), ordered by seq. */
+  readEntriesAfter(seq: number, limit?: number): LedgerRead;
+  /** Row count (cheap; no JSON is parsed). */
+  countEntries(): number;
+  /** The row with the highest seq, if it parses. */
+  lastEntry(): LedgerRow | undefined;
+  /** A `kv` value decoded from JSON (the raw text when it is not JSON); undefined when absent. */
+  getKv(key: string): JsonValue | undefined;
+  close(): void;
+}
+
+export interface LedgerWriter extends LedgerReader {
+  /** Validate and append entries in ONE transaction: all or nothing. Returns their seqs. */
+  appendEntries(entries: readonly LedgerEntry[]): number[];
+  appendEntry(entry: LedgerEntry): number;
+  /** Upsert a `kv` row holding `JSON.stringify(value)`. */
+  setKv(key: string, value: JsonValue): void;
+}
+
+export interface LedgerOpenOptions {
+  /** How long to wait on a lock before failing with SQLITE_BUSY. Read default 2000 ms; write default 5000 ms. */
+  busyTimeoutMs?: number;
+}
+
+function sqliteCode(e: unknown): string | undefined {
+  if (e instanceof Database.SqliteError) return e.code;
+  if (typeof e === 'object' && e !== null && 'code' in e && typeof e.code === 'string') return e.code;
+  return undefined;
+}
+
+/** Translate a SQLite failure into an error that names the file and says what to do. */
+function ledgerError(e: unknown, path: string, doing: string): LedgerError {
+  if (e instanceof LedgerError) return e;
+  const code = sqliteCode(e);
+  const detail = e instanceof Error ? e.message : String(e);
+  let message: string;
+  switch (code) {
+    case 'SQLITE_BUSY':
+    case 'SQLITE_LOCKED':
+      message = `${path}: the ledger database is locked by another connection (${code}) while ${doing}; retry when the box is idle`;
+      break;
+    case 'SQLITE_NOTADB':
+      message = `${path}: not a SQLite database (${code}) while ${doing}`;
+      break;
+    case 'SQLITE_CORRUPT':
+      message = `${path}: the ledger database is corrupt (${code}) while ${doing}`;
+      break;
+    case 'SQLITE_CANTOPEN':
+    case 'ENOENT':
+      message = `${path}: cannot open the ledger database (${code}) while ${doing}: ${detail}`;
+      break;
+    default:
+      message = `${path}: ${doing} failed${code !== undefined ? ` (${code})` : ''}: ${detail}`;
+  }
+  return new LedgerError(message, path, code);
+}
+
+interface RawRow {
+  seq: number | bigint;
+  id: unknown;
+  entry: unknown;
+}
+
+class LedgerDb implements LedgerWriter {
+  private readonly selectFrom: string;
+  private readonly hasEntries: boolean;
+  private readonly hasKv: boolean;
+
+  constructor(
+    private readonly db: Database.Database,
+    readonly path: string,
+  ) {
+    const tables = new Set(
+      (db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table'`).all() as { name: string }[]).map(
+        (r) => r.name,
+      ),
+    );
+    this.hasKv = tables.has('kv');
+    this.hasEntries = tables.has('transcript_entries');
+    let selectFrom = '';
+    if (this.hasEntries) {
+      // C11: tolerate the looser variants; only `entry` is essential.
+      const columns = new Set(
+        (db.prepare(`PRAGMA table_info(transcript_entries)`).all() as { name: string }[]).map((c) => c.name),
+      );
+      if (!columns.has('entry')) {
+        throw new LedgerError(`${path}: table transcript_entries has no \`entry\` column`, path);
+      }
+      const seq = columns.has('seq') ? 'seq' : 'rowid';
+      const id = columns.has('id') ? 'id' : 'NULL';
+      selectFrom = `SELECT ${seq} AS seq, ${id} AS id, entry FROM transcript_entries`;
+    }
+    this.selectFrom = selectFrom;
+  }
+
+  private run<T>(doing: string, f: () => T): T {
+    try {
+      return f();
+    } catch (e) {
+      throw ledgerError(e, this.path, doing);
+    }
+  }
+
+  private toRows(raw: RawRow[]): LedgerRead {
+    const rows: LedgerRow[] = [];
+    const warnings: Warning[] = [];
+    for (const r of raw) {
+      const seq = Number(r.seq);
+      const rowId = typeof r.id === 'string' ? r.id : undefined;
+      let value: unknown;
+      try {
+        value = typeof r.entry === 'string' ? JSON.parse(r.entry) : undefined;
+      } catch (e) {
+        const why = e instanceof Error ? e.message : String(e);
+        warnings.push({ source: this.path, message: `seq ${seq}: entry is not valid JSON (${why}); skipped` });
+        continue;
+      }
+      const parsed = parseLedgerEntry(value, rowId);
+      if (!parsed.ok) {
+        warnings.push({ source: this.path, message: `seq ${seq}: ${parsed.problem}` });
+        continue;
+      }
+      rows.push({ seq, id: rowId ?? parsed.entry.id, entry: parsed.entry });
+    }
+    return { rows, warnings };
+  }
+
+  readLedgerEntries(limit?: number): LedgerRead {
+    return this.readEntriesAfter(Number.MIN_SAFE_INTEGER, limit);
+  }
+
+  readEntriesAfter(seq: number, limit?: number): LedgerRead {
+    if (!this.hasEntries) return { rows: [], warnings: [] };
+    const sql = `${this.selectFrom} WHERE seq > ? ORDER BY seq${limit !== undefined ? ' LIMIT ?' : ''}`;
+    const params = limit !== undefined ? [seq, Math.max(0, Math.trunc(limit))] : [seq];
+    return this.run('reading transcript_entries', () =>
+      this.toRows(this.db.prepare(sql).all(...params) as RawRow[]),
+    );
+  }
+
+  countEntries(): number {
+    if (!this.hasEntries) return 0;
+    return this.run('counting transcript_entries', () => {
+      const row = this.db.prepare(`SELECT count(*) AS n FROM transcript_entries`).get() as { n: number };
+      return row.n;
+    });
+  }
+
+  lastEntry(): LedgerRow | undefined {
+    if (!this.hasEntries) return undefined;
+    return this.run('reading the last transcript entry', () => {
+      const raw = this.db.prepare(`${this.selectFrom} ORDER BY seq DESC LIMIT 1`).all() as RawRow[];
+      return this.toRows(raw).rows[0];
+    });
+  }
+
+  getKv(key: string): JsonValue | undefined {
+    if (!this.hasKv) return undefined;
+    return this.run(`reading kv "${key}"`, () => {
+      const row = this.db.prepare(`SELECT value FROM kv WHERE key = ?`).get(key) as { value: unknown } | undefined;
+      if (row === undefined || typeof row.value !== 'string') return undefined;
+      try {
+        return JSON.parse(row.value) as JsonValue;
+      } catch {
+        return row.value;
+      }
+    });
+  }
+
+  appendEntries(entries: readonly LedgerEntry[]): number[] {
+    entries.forEach((entry, i) => {
+      const r = ledgerEntrySchema.safeParse(entry);
+      if (!r.success) {
+        const issue = r.error.issues[0];
+        const where = issue === undefined || issue.path.length === 0 ? '(entry)' : issue.path.join('.');
+        const id = typeof (entry as { id?: unknown }).id === 'string' ? ` (id ${(entry as { id: string }).id})` : '';
+        throw new LedgerError(
+          `${this.path}: entry ${i}${id} is not a valid ledger entry: ${where}: ${issue?.message ?? 'invalid'}; nothing was written`,
+          this.path,
+        );
+      }
+    });
+    const insert = this.db.prepare(`INSERT INTO transcript_entries (id, entry) VALUES (?, ?)`);
+    const appendAll = this.db.transaction((list: readonly LedgerEntry[]) =>
+      list.map((e) => {
+        try {
+          return Number(insert.run(e.id, JSON.stringify(e)).lastInsertRowid);
+        } catch (err) {
+          if (sqliteCode(err)?.startsWith('SQLITE_CONSTRAINT') === true) {
+            throw new LedgerError(
+              `${this.path}: an entry with id "${e.id}" already exists (ids are unique); nothing was written`,
+              this.path,
+              sqliteCode(err),
+            );
+          }
+          throw err;
+        }
+      }),
+    );
+    return this.run('appending entries', () => appendAll(entries));
+  }
+
+  appendEntry(entry: LedgerEntry): number {
+    return this.appendEntries([entry])[0]!;
+  }
+
+  setKv(key: string, value: JsonValue): void {
+    this.run(`writing kv "${key}"`, () => {
+      this.db
+        .prepare(`INSERT INTO kv (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`)
+        .run(key, JSON.stringify(value));
+    });
+  }
+
+  close(): void {
+    this.db.close();
+  }
+}
+
+/**
+ * Open a ledger for reading. Never creates or changes the file. A missing
+ * file, a lock held by another connection, a corrupt file or a file that is
+ * not a database throws a LedgerError naming the path.
+ */
+export function openLedgerReadOnly(path: string, options: LedgerOpenOptions = {}): LedgerReader {
+  let db: Database.Database | undefined;
+  try {
+    db = new Database(path, { readonly: true, fileMustExist: true, timeout: options.busyTimeoutMs ?? 2000 });
+    return new LedgerDb(db, path);
+  } catch (e) {
+    db?.close();
+    throw ledgerError(e, path, 'opening the ledger read-only');
+  }
+}
+
+/** Create the parent folders (0700) that do not exist yet. */
+function makeParentDirs(dir: string): void {
+  const first = mkdirSync(dir, { recursive: true, mode: 0o700 });
+  if (first === undefined) return;
+  // The umask may have narrowed the mode; make every folder created here exactly 0700.
+  const rel = relative(first, dir);
+  let current = first;
+  chmodSync(current, 0o700);
+  for (const part of rel === '' ? [] : rel.split(sep)) {
+    current = `${current}${sep}${part}`;
+    chmodSync(current, 0o700);
+  }
+}
+
+/**
+ * Open (creating when absent) a ledger for writing, with the canonical host
+ * DDL (C11). A new file is created with mode 0600 before SQLite touches it, so
+ * the WAL and shm files SQLite derives from it get the same mode.
+ */
+export function openLedgerForWrite(path: string, options: LedgerOpenOptions = {}): LedgerWriter {
+  let db: Database.Database | undefined;
+  try {
+    makeParentDirs(dirname(path));
+    try {
+      const fd = openSync(path, 'wx', 0o600);
+      fchmodSync(fd, 0o600);
+      closeSync(fd);
+    } catch (e) {
+      if (sqliteCode(e) !== 'EEXIST') throw e;
+    }
+    const timeout = options.busyTimeoutMs ?? 5000;
+    db = new Database(path, { fileMustExist: true, timeout });
+    db.pragma(`busy_timeout = ${Math.trunc(timeout)}`);
+    db.pragma('journal_mode = WAL');
+    db.exec(LEDGER_DDL);
+    return new LedgerDb(db, path);
+  } catch (e) {
+    db?.close();
+    throw ledgerError(e, path, 'opening the ledger for writing');
+  }
+}
+
+/** Open, read every entry, close. */
+export function readLedgerFile(path: string, options: LedgerOpenOptions = {}): LedgerRead {
+  const ledger = openLedgerReadOnly(path, options);
+  try {
+    return ledger.readLedgerEntries();
+  } finally {
+    ledger.close();
+  }
+}

@@ -1,0 +1,102 @@
+/**
+ * Reading ledger entries from outside (store.db rows, gateway responses).
+ *
+ * Readers are liberal (grok-bot-format.md §7, sendbox decision C12): the
+ * kinds sendbox writes are checked with the protocol schemas; the older kind
+ * names `user-message`, `receive-message`, `assistant` and `user` are
+ * accepted; `event` and `voice-call` are known Grok Bot kinds that carry no
+ * conversation text. Anything else is reported, and the rest is still read.
+ */
+import { ledgerEntrySchema } from '@sendbox/protocol';
+import type { LedgerEntry } from '@sendbox/protocol';
+import { z } from 'zod';
+import type { Warning } from '../types.ts';
+
+const PROTOCOL_KINDS = new Set<string>([
+  'message',
+  'send-message',
+  'user-attachment',
+  'tool-call',
+  'notice',
+  'thinking',
+  'turn-ended',
+]);
+
+export const LEGACY_KINDS = ['user-message', 'receive-message', 'assistant', 'user'] as const;
+export const FOREIGN_KINDS = ['event', 'voice-call'] as const;
+
+/** C12: kind names seen in collectors and test scripts instead of `message` + `role`. */
+export const legacyLedgerEntrySchema = z.looseObject({
+  id: z.string(),
+  kind: z.enum(LEGACY_KINDS),
+  timestampMs: z.number().optional(),
+  role: z.enum(['user', 'assistant']).optional(),
+  content: z.string().optional(),
+  text: z.string().optional(),
+  prompt: z.string().optional(),
+});
+
+/** Grok Bot kinds with no conversation content (name changes, calls). */
+export const foreignLedgerEntrySchema = z.looseObject({
+  id: z.string(),
+  kind: z.enum(FOREIGN_KINDS),
+  timestampMs: z.number().optional(),
+});
+
+export type LegacyLedgerEntry = z.infer<typeof legacyLedgerEntrySchema>;
+export type ForeignLedgerEntry = z.infer<typeof foreignLedgerEntrySchema>;
+/** Any entry a reader accepts. */
+export type ReadLedgerEntry = LedgerEntry | LegacyLedgerEntry | ForeignLedgerEntry;
+
+function describeIssues(error: z.ZodError): string {
+  return error.issues
+    .slice(0, 3)
+    .map((i) => `${i.path.length > 0 ? i.path.join('.') : '(entry)'}: ${i.message}`)
+    .join('; ');
+}
+
+/**
+ * Check one decoded entry. `fallbackId` fills a missing `id` (a store.db row
+ * always has one in its `id` column).
+ */
+export function parseLedgerEntry(
+  value: unknown,
+  fallbackId?: string,
+): { ok: true; entry: ReadLedgerEntry } | { ok: false; problem: string } {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    return { ok: false, problem: 'entry is not a JSON object' };
+  }
+  const obj = value as Record<string, unknown>;
+  const input = obj.id === undefined && fallbackId !== undefined ? { ...obj, id: fallbackId } : obj;
+  const kind = input.kind;
+  if (typeof kind !== 'string') return { ok: false, problem: 'entry has no string `kind`' };
+  const schema = PROTOCOL_KINDS.has(kind)
+    ? ledgerEntrySchema
+    : (LEGACY_KINDS as readonly string[]).includes(kind)
+      ? legacyLedgerEntrySchema
+      : (FOREIGN_KINDS as readonly string[]).includes(kind)
+        ? foreignLedgerEntrySchema
+        : undefined;
+  if (schema === undefined) return { ok: false, problem: `unknown entry kind "${kind}", entry skipped` };
+  const parsed = schema.safeParse(input);
+  if (!parsed.success) return { ok: false, problem: `invalid "${kind}" entry: ${describeIssues(parsed.error)}` };
+  return { ok: true, entry: parsed.data };
+}
+
+/**
+ * Check a list of decoded entries (e.g. a gateway response). Bad entries
+ * become warnings naming `source` and their position; the rest are returned.
+ */
+export function parseLedgerEntries(
+  values: readonly unknown[],
+  source: string,
+): { entries: ReadLedgerEntry[]; warnings: Warning[] } {
+  const entries: ReadLedgerEntry[] = [];
+  const warnings: Warning[] = [];
+  values.forEach((value, i) => {
+    const r = parseLedgerEntry(value);
+    if (r.ok) entries.push(r.entry);
+    else warnings.push({ source, message: `entry ${i}: ${r.problem}` });
+  });
+  return { entries, warnings };
+}

@@ -1,0 +1,146 @@
+/**
+ * UI ledger entries (store.db rows or a gateway `openAgent` response) -> Common.
+ *
+ * txcript keeps only text turns here (TX-c); sendbox keeps every kind that
+ * carries conversation (see docs/formats/grok-bot.md "Ledger reconstruction"):
+ * - `message` (and the C12 names) -> text of its role;
+ * - `send-message` of ANY type -> an assistant `send_message` Raw tool call
+ *   whose input is the typed stored form, then its result
+ *   `{success:{messageId, timestamp}}`: one uniform shape that loses no field
+ *   and keeps the "every bubble is a send_message call" structure;
+ * - `user-attachment` -> a user artifact block (path source);
+ * - `tool-call` -> a Raw tool call and, once finished, its result by status;
+ * - `thinking` -> an assistant thinking block;
+ * - `notice`, `turn-ended`, `event`, `voice-call` carry no turn: skipped.
+ * Entries marked `branched` belong to an abandoned branch and are skipped.
+ */
+import type { Block, JsonObject, Message, Role, Transcript } from '../../model/common.ts';
+import type { Warning } from '../types.ts';
+import { UNIX_EPOCH } from './codec.ts';
+import type { ReadLedgerEntry } from './ledger-entry.ts';
+
+export interface LedgerToCommonContext {
+  sessionId: string;
+  /** Session timestamp when no entry has a `timestampMs`. */
+  timestamp?: string;
+  /** Where the entries came from (store.db path or gateway URL), for warnings. */
+  source?: string;
+}
+
+export interface LedgerConversion {
+  transcript: Transcript;
+  warnings: Warning[];
+}
+
+function iso(ms: number | undefined): string | undefined {
+  if (ms === undefined || !Number.isFinite(ms)) return undefined;
+  const d = new Date(ms);
+  return Number.isNaN(d.getTime()) ? undefined : d.toISOString();
+}
+
+/** The Common tool_result content a `tool-call` entry's status stands for (C4 envelope keys). */
+function toolCallResult(status: string, summary: string | undefined): { content: JsonObject; isError: boolean } {
+  const body: JsonObject = { status, ...(summary !== undefined ? { summary } : {}) };
+  if (status === 'failure') return { content: { failure: body }, isError: true };
+  if (status === 'error') return { content: { error: body }, isError: true };
+  return { content: { success: body }, isError: false };
+}
+
+export function ledgerToCommon(entries: readonly ReadLedgerEntry[], ctx: LedgerToCommonContext): LedgerConversion {
+  const warnings: Warning[] = [];
+  let sessionTs: string | undefined;
+  for (const e of entries) {
+    sessionTs = iso(e.timestampMs);
+    if (sessionTs !== undefined) break;
+  }
+  sessionTs ??= ctx.timestamp ?? UNIX_EPOCH;
+  let current = sessionTs;
+  const messages: Message[] = [];
+  const push = (role: Role, content: Block[]): void => {
+    messages.push({ role, content, timestamp: current });
+  };
+  let branched = 0;
+  for (const entry of entries) {
+    current = iso(entry.timestampMs) ?? current;
+    if ((entry as { branched?: unknown }).branched === true || (entry as { branched?: unknown }).branched === 1) {
+      branched++;
+      continue;
+    }
+    switch (entry.kind) {
+      case 'message':
+        if (entry.content !== '') push(entry.role, [{ type: 'text', text: entry.content }]);
+        break;
+      case 'user-message':
+      case 'receive-message':
+      case 'user':
+      case 'assistant': {
+        // C12. `receive-message` is read as the agent receiving a user message (inferred from the name).
+        const role: Role = entry.role ?? (entry.kind === 'assistant' ? 'assistant' : 'user');
+        const text = entry.content ?? entry.text ?? entry.prompt ?? '';
+        if (text !== '') push(role, [{ type: 'text', text }]);
+        break;
+      }
+      case 'send-message': {
+        const timestamp = entry.timestampMs !== undefined ? String(entry.timestampMs) : undefined;
+        push('assistant', [
+          {
+            type: 'tool_use',
+            id: entry.id,
+            tool: { name: 'Raw', tool_name: 'send_message', input: entry.message as unknown as JsonObject },
+          },
+        ]);
+        push('user', [
+          {
+            type: 'tool_result',
+            tool_use_id: entry.id,
+            // C10: the box writes success.timestamp as an epoch-ms string.
+            content: { success: { messageId: entry.id, ...(timestamp !== undefined ? { timestamp } : {}) } },
+          },
+        ]);
+        break;
+      }
+      case 'user-attachment':
+        push('user', [
+          {
+            type: 'artifact',
+            artifact: {
+              id: entry.id,
+              name: entry.file_name,
+              source: {
+                type: 'path',
+                path: entry.file_path,
+                ...(entry.media_type !== undefined ? { media_type: entry.media_type } : {}),
+              },
+            },
+          },
+        ]);
+        break;
+      case 'tool-call': {
+        push('assistant', [{ type: 'tool_use', id: entry.id, tool: { name: 'Raw', tool_name: entry.name, input: {} } }]);
+        // A call still running has no result yet.
+        if (entry.status !== 'running') {
+          const { content, isError } = toolCallResult(entry.status, entry.summary);
+          push('user', [
+            { type: 'tool_result', tool_use_id: entry.id, content, ...(isError ? { is_error: true } : {}) },
+          ]);
+        }
+        break;
+      }
+      case 'thinking':
+        if (entry.text !== '') push('assistant', [{ type: 'thinking', text: entry.text }]);
+        break;
+      case 'notice':
+      case 'turn-ended':
+      case 'event':
+      case 'voice-call':
+        break;
+    }
+  }
+  if (branched > 0) {
+    warnings.push({
+      source: ctx.source ?? ctx.sessionId,
+      message: `${branched} entr${branched === 1 ? 'y' : 'ies'} of an abandoned branch skipped`,
+    });
+  }
+  return { transcript: { meta: { id: ctx.sessionId, timestamp: sessionTs }, messages }, warnings };
+}

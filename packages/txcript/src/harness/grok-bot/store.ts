@@ -1,0 +1,250 @@
+/**
+ * The Grok Bot store: discover, load and save against a box's real files.
+ *
+ * Load cascade (TX-b/c, grok-bot-format.md §7): the JSONL transcript, then the
+ * agent's `store.db` ledger (read-only), then the local gateway's `openAgent`.
+ * When all three fail, the error names each source and why it failed.
+ * Readers never modify a source; `save` writes a new session atomically and
+ * never overwrites one.
+ */
+import { randomBytes } from 'node:crypto';
+import { link, mkdir, open, readFile, stat, unlink } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import type { JsonValue, Transcript } from '../../model/common.ts';
+import type { LoadResult, SaveResult, Store } from '../types.ts';
+import { grokBotFromCommon, grokBotToCommon } from './codec.ts';
+import { discoverGrokBot } from './discover.ts';
+import type { GrokBotDiscoverOptions } from './discover.ts';
+import { DEFAULT_GATEWAY_TIMEOUT_MS, GatewayClient, readGatewayConfig } from './gateway.ts';
+import { openLedgerReadOnly } from './ledger-db.ts';
+import { parseLedgerEntries } from './ledger-entry.ts';
+import { ledgerToCommon } from './ledger-to-common.ts';
+import { assertSafeSessionId, grokBotRoots, realPathInside, UnsafePathError } from './roots.ts';
+import type { GrokBotRoots } from './roots.ts';
+import { decodeJsonlBytes, parseGrokBotJsonl, renderGrokBotJsonl } from './text.ts';
+
+export interface GrokBotStoreOptions {
+  /** Gateway call limit; default `TXCRIPT_GROK_BOT_TIMEOUT_MS` or 5000 ms. */
+  gatewayTimeoutMs?: number;
+  /** Discovery concurrency; default 32. */
+  concurrency?: number;
+}
+
+export interface GrokBotStore extends Store {
+  readonly roots: GrokBotRoots;
+  discover(options?: GrokBotDiscoverOptions): ReturnType<Store['discover']>;
+  save(transcript: Transcript): Promise<SaveResult>;
+}
+
+/** One source the load cascade tried, and why it gave nothing. */
+export interface LoadAttempt {
+  source: string;
+  reason: string;
+}
+
+/** No source had the session; `attempts` lists all three in order. */
+export class GrokBotLoadError extends Error {
+  override readonly name = 'GrokBotLoadError';
+  constructor(
+    readonly id: string,
+    readonly attempts: LoadAttempt[],
+  ) {
+    super(
+      `grok_bot session ${id}: no conversation found.\n` +
+        attempts.map((a, i) => `  ${i + 1}. ${a.source}: ${a.reason}`).join('\n'),
+    );
+  }
+}
+
+function errnoCode(e: unknown): string | undefined {
+  return typeof e === 'object' && e !== null && 'code' in e && typeof e.code === 'string' ? e.code : undefined;
+}
+
+function message(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
+
+/** The first non-blank line of parsed records must be an envelope (TX-a/b/c). */
+function startsWithEnvelope(records: ReturnType<typeof parseGrokBotJsonl>['records']): boolean {
+  for (const line of records) {
+    if (line.kind === 'blank') continue;
+    if (line.kind === 'malformed') return false;
+    const role = line.json.role;
+    return (role === 'user' || role === 'assistant' || role === 'tool') && Object.hasOwn(line.json, 'message');
+  }
+  return false;
+}
+
+/** The entries of an `openAgent` response: a bare array, or under `entries`, `messages` or `transcript` (TX-c). */
+export function gatewayEntries(body: JsonValue): unknown[] | undefined {
+  if (Array.isArray(body)) return body;
+  if (typeof body !== 'object' || body === null) return undefined;
+  for (const key of ['entries', 'messages', 'transcript'] as const) {
+    const v = body[key];
+    if (Array.isArray(v)) return v;
+  }
+  return undefined;
+}
+
+function timeoutFromEnv(env: NodeJS.ProcessEnv): number | undefined {
+  const v = env.TXCRIPT_GROK_BOT_TIMEOUT_MS;
+  if (v === undefined || !/^\d+$/.test(v)) return undefined;
+  return Number(v);
+}
+
+export function createGrokBotStore(
+  env: NodeJS.ProcessEnv = process.env,
+  options: GrokBotStoreOptions = {},
+): GrokBotStore {
+  const roots = grokBotRoots(env);
+  const gatewayTimeoutMs = options.gatewayTimeoutMs ?? timeoutFromEnv(env) ?? DEFAULT_GATEWAY_TIMEOUT_MS;
+
+  async function fromJsonl(id: string): Promise<LoadResult | string> {
+    const dir = join(roots.transcripts, id);
+    const path = join(dir, `${id}.jsonl`);
+    try {
+      await realPathInside(roots.transcripts, dir);
+    } catch (e) {
+      if (e instanceof UnsafePathError) throw e;
+      return errnoCode(e) === 'ENOENT' ? 'file missing' : `cannot open: ${message(e)}`;
+    }
+    let bytes: Buffer;
+    let birth: number;
+    try {
+      bytes = await readFile(path);
+      const info = await stat(path);
+      birth = info.birthtimeMs > 0 ? info.birthtimeMs : info.mtimeMs;
+    } catch (e) {
+      return errnoCode(e) === 'ENOENT' ? 'file missing' : `cannot read: ${message(e)}`;
+    }
+    const decoded = decodeJsonlBytes(bytes, path);
+    const parsed = parseGrokBotJsonl(decoded.text, path);
+    if (!startsWithEnvelope(parsed.records)) return 'first record is not a {role, message} envelope';
+    const transcript = grokBotToCommon(parsed.records, { sessionId: id, timestamp: new Date(birth).toISOString() });
+    return { transcript, source: path, warnings: [...decoded.warnings, ...parsed.warnings] };
+  }
+
+  function fromLedger(id: string): LoadResult | string {
+    const path = join(roots.agents, id, 'store.db');
+    let read;
+    try {
+      const ledger = openLedgerReadOnly(path);
+      try {
+        read = ledger.readLedgerEntries();
+      } finally {
+        ledger.close();
+      }
+    } catch (e) {
+      const code = errnoCode(e);
+      return code === 'SQLITE_CANTOPEN' || code === 'ENOENT' ? 'no store.db' : message(e);
+    }
+    if (read.rows.length === 0) {
+      return read.warnings.length > 0 ? `ledger has no readable entries (${read.warnings.length} skipped)` : 'ledger empty';
+    }
+    const { transcript, warnings } = ledgerToCommon(
+      read.rows.map((r) => r.entry),
+      { sessionId: id, source: path },
+    );
+    return { transcript, source: path, warnings: [...read.warnings, ...warnings] };
+  }
+
+  async function fromGateway(id: string): Promise<LoadResult | string> {
+    let client: GatewayClient;
+    try {
+      client = new GatewayClient({ ...(await readGatewayConfig(env)), timeoutMs: gatewayTimeoutMs });
+    } catch (e) {
+      return message(e);
+    }
+    let body: JsonValue;
+    try {
+      body = await client.call('openAgent', { id });
+    } catch (e) {
+      return message(e);
+    }
+    const endpoint = client.endpoint('openAgent');
+    const values = gatewayEntries(body);
+    if (values === undefined) {
+      return `POST ${endpoint}: unexpected response (expected an array, or {entries|messages|transcript})`;
+    }
+    const { entries, warnings } = parseLedgerEntries(values, endpoint);
+    if (entries.length === 0) return `POST ${endpoint}: no conversation entries in the response`;
+    const converted = ledgerToCommon(entries, { sessionId: id, source: endpoint });
+    return { transcript: converted.transcript, source: endpoint, warnings: [...warnings, ...converted.warnings] };
+  }
+
+  async function load(id: string): Promise<LoadResult> {
+    assertSafeSessionId(id);
+    const attempts: LoadAttempt[] = [];
+    const jsonl = await fromJsonl(id);
+    if (typeof jsonl !== 'string') return jsonl;
+    attempts.push({ source: join(roots.transcripts, id, `${id}.jsonl`), reason: jsonl });
+    const ledger = fromLedger(id);
+    if (typeof ledger !== 'string') return ledger;
+    attempts.push({ source: join(roots.agents, id, 'store.db'), reason: ledger });
+    const gateway = await fromGateway(id);
+    if (typeof gateway !== 'string') return gateway;
+    attempts.push({ source: 'gateway openAgent', reason: gateway });
+    throw new GrokBotLoadError(id, attempts);
+  }
+
+  async function save(transcript: Transcript): Promise<SaveResult> {
+    const id = transcript.meta.id;
+    assertSafeSessionId(id);
+    const dir = join(roots.transcripts, id);
+    const path = join(dir, `${id}.jsonl`);
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+    await realPathInside(roots.transcripts, dir);
+    const text = renderGrokBotJsonl(grokBotFromCommon(transcript));
+    await writeNewFileAtomically(path, text);
+    return { id, locator: path };
+  }
+
+  return {
+    roots,
+    discover: (discoverOptions = {}) =>
+      discoverGrokBot(roots, {
+        ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
+        ...discoverOptions,
+      }),
+    load,
+    save,
+  };
+}
+
+/** A file that already exists where a new one was to be written. */
+export class FileExistsError extends Error {
+  override readonly name = 'FileExistsError';
+}
+
+/**
+ * Write `text` to `path` only if no file is there: temp file in the same
+ * folder, fsync, then a hard link (which, unlike rename, refuses to replace),
+ * then fsync of the folder. A reader never sees a partial file.
+ */
+export async function writeNewFileAtomically(path: string, text: string): Promise<void> {
+  const dir = dirname(path);
+  const temp = join(dir, `.${randomBytes(6).toString('hex')}.tmp`);
+  const handle = await open(temp, 'wx', 0o600);
+  try {
+    await handle.writeFile(text, 'utf8');
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  try {
+    await link(temp, path);
+  } catch (e) {
+    if (errnoCode(e) === 'EEXIST') {
+      throw new FileExistsError(`${path} already exists; refusing to overwrite a session (choose another id)`);
+    }
+    throw e;
+  } finally {
+    await unlink(temp).catch(() => undefined);
+  }
+  const dirHandle = await open(dir, 'r');
+  try {
+    await dirHandle.sync();
+  } finally {
+    await dirHandle.close();
+  }
+}
