@@ -1,0 +1,404 @@
+/**
+ * Claude Code records <-> Common. Claude's `message` is already the
+ * Anthropic Messages shape Common is modelled on, so most of this is the
+ * envelope: one Common message per `user` / `assistant` record, in file
+ * order; other record types feed only the metadata.
+ */
+import { z } from 'zod';
+import type {
+  Block,
+  JsonObject,
+  JsonValue,
+  Message,
+  Meta,
+  ToolOutput,
+  Transcript,
+  Usage,
+} from '../../model/common.ts';
+import { uuidV5 } from '../../model/uuid.ts';
+import type { Codec, CodecContext, Warning } from '../types.ts';
+import { repairToolPairing } from '../orphans.ts';
+import { apiSafeId, apiSafeName } from './api-names.ts';
+import {
+  artifactText,
+  imageFromDataUrl,
+  normalizeTimestamp,
+  stopReasonFromString,
+  stopReasonToString,
+  titleFromText,
+} from './common-values.ts';
+import { builtLine, isJsonObject } from './jsonl.ts';
+import type { ClaudeEntry, ClaudeLine, ClaudeRecord } from './records.ts';
+import { sessionUuid } from './session-file.ts';
+import { claudeToolToCommon, commonToolToClaude } from './tools.ts';
+
+/** A codec context that can also collect warnings about content the codec skipped. */
+export interface WarningContext extends CodecContext {
+  onWarning?: (warning: Warning) => void;
+  /** Locator used in warnings (a file path). */
+  source?: string;
+}
+
+/** The `version` written when Common has no cli_version: a Claude Code release line that resumes. */
+export const DEFAULT_CLAUDE_VERSION = '2.0.0';
+
+const TextBlock = z.looseObject({ type: z.literal('text'), text: z.string() });
+const ThinkingBlock = z.looseObject({
+  type: z.literal('thinking'),
+  thinking: z.string(),
+  signature: z.string().optional(),
+});
+const ToolUseBlock = z.looseObject({
+  type: z.literal('tool_use'),
+  id: z.string(),
+  name: z.string(),
+  input: z.unknown().optional(),
+});
+const ToolResultBlock = z.looseObject({
+  type: z.literal('tool_result'),
+  tool_use_id: z.string(),
+  content: z.unknown().optional(),
+  is_error: z.boolean().nullable().optional(),
+});
+const ImageBlock = z.looseObject({
+  type: z.literal('image'),
+  source: z.looseObject({ type: z.string(), media_type: z.string(), data: z.string() }),
+});
+const UsageShape = z.looseObject({
+  input_tokens: z.number().int().nonnegative(),
+  output_tokens: z.number().int().nonnegative(),
+  cache_read_input_tokens: z.number().int().nonnegative().nullable().optional(),
+  cache_creation_input_tokens: z.number().int().nonnegative().nullable().optional(),
+});
+
+const blockSchemas = {
+  text: TextBlock,
+  thinking: ThinkingBlock,
+  tool_use: ToolUseBlock,
+  tool_result: ToolResultBlock,
+  image: ImageBlock,
+} as const;
+
+/** Tool result content: a string or an array of content blocks, as Claude writes it; anything else as its JSON text. */
+function resultContentToCommon(content: unknown): ToolOutput {
+  if (content === undefined || content === null) return '';
+  if (typeof content === 'string') return content;
+  if (
+    Array.isArray(content) &&
+    content.every((b) => isJsonObject(b as JsonValue) && typeof (b as JsonObject).type === 'string')
+  ) {
+    return content as JsonValue[];
+  }
+  return JSON.stringify(content);
+}
+
+function blockToCommon(raw: JsonObject, where: string, warn: (m: string) => void): Block | undefined {
+  const type = raw.type as string;
+  if (!(type in blockSchemas)) return undefined; // a block type with no Common form (kept natively)
+  const checked = blockSchemas[type as keyof typeof blockSchemas].safeParse(raw);
+  if (!checked.success) {
+    const issue = checked.error.issues[0];
+    warn(
+      `${where}: ${type} block ${issue ? `${issue.path.join('.')}: ${issue.message}` : 'is malformed'}; skipped`,
+    );
+    return undefined;
+  }
+  const b = checked.data;
+  switch (b.type) {
+    case 'text':
+      return { type: 'text', text: b.text };
+    case 'thinking':
+      return {
+        type: 'thinking',
+        text: b.thinking,
+        ...(b.signature !== undefined ? { signature: b.signature } : {}),
+      };
+    case 'tool_use':
+      return { type: 'tool_use', id: b.id, tool: claudeToolToCommon(b.name, (b.input ?? {}) as JsonValue) };
+    case 'tool_result':
+      return {
+        type: 'tool_result',
+        tool_use_id: b.tool_use_id,
+        content: resultContentToCommon(b.content),
+        ...(b.is_error === true ? { is_error: true } : {}),
+      };
+    case 'image':
+      return {
+        type: 'image',
+        source: { type: b.source.type, media_type: b.source.media_type, data: b.source.data },
+      };
+  }
+}
+
+function usageToCommon(u: unknown): Usage | undefined {
+  const checked = UsageShape.safeParse(u);
+  if (!checked.success) return undefined;
+  const { input_tokens, output_tokens, cache_read_input_tokens, cache_creation_input_tokens } = checked.data;
+  return {
+    input_tokens,
+    output_tokens,
+    ...(typeof cache_read_input_tokens === 'number' ? { cache_read_input_tokens } : {}),
+    ...(typeof cache_creation_input_tokens === 'number' ? { cache_creation_input_tokens } : {}),
+  };
+}
+
+/** Text that Claude Code writes for itself on user records (slash-command markup, reminders), never a title. */
+function isHarnessText(text: string): boolean {
+  return text.trimStart().startsWith('<') || text.startsWith('Caveat: ');
+}
+
+function entryToMessage(
+  entry: ClaudeEntry,
+  fallbackTs: string,
+  where: string,
+  warn: (m: string) => void,
+): Message | undefined {
+  const content = entry.message.content;
+  const blocks: Block[] = [];
+  if (typeof content === 'string') {
+    if (content !== '') blocks.push({ type: 'text', text: content });
+  } else {
+    content.forEach((raw, i) => {
+      const block = blockToCommon(raw as JsonObject, `${where} content[${i}]`, warn);
+      if (block !== undefined) blocks.push(block);
+    });
+  }
+  if (blocks.length === 0) return undefined;
+  const message: Message = {
+    role: entry.type,
+    content: blocks,
+    timestamp: normalizeTimestamp(entry.timestamp) ?? fallbackTs,
+  };
+  const m = entry.message;
+  if (entry.type === 'assistant') {
+    if (m.model !== undefined) message.model = m.model;
+    if (typeof m.stop_reason === 'string') message.stop_reason = stopReasonFromString(m.stop_reason);
+    const usage = usageToCommon(m.usage);
+    if (usage !== undefined) message.usage = usage;
+  }
+  return message;
+}
+
+function toCommon(records: ClaudeLine[], ctx: WarningContext): Transcript {
+  const source = ctx.source ?? 'claude_code';
+  let firstTs: string | undefined;
+  for (const line of records) {
+    if (line.kind === 'record' && line.record.kind === 'entry') {
+      const ts = normalizeTimestamp(line.record.json.timestamp);
+      if (ts !== undefined && (firstTs === undefined || ts < firstTs)) firstTs = ts;
+    }
+  }
+  const fallbackTs = ctx.timestamp ?? firstTs ?? new Date(0).toISOString();
+  const meta: Meta = { id: '', timestamp: firstTs ?? fallbackTs };
+  const messages: Message[] = [];
+  let summaryTitle: string | undefined;
+  let customTitle: string | undefined;
+  let agentName: string | undefined;
+  let firstUserText: string | undefined;
+
+  records.forEach((line, index) => {
+    if (line.kind !== 'record') return;
+    const r: ClaudeRecord = line.record;
+    if (r.kind === 'summary') {
+      summaryTitle ??= r.json.summary;
+      return;
+    }
+    if (r.kind === 'other') {
+      if (r.json.type === 'custom-title' && typeof r.json.customTitle === 'string')
+        customTitle = r.json.customTitle;
+      if (r.json.type === 'agent-name' && typeof r.json.agentName === 'string') agentName = r.json.agentName;
+      return;
+    }
+    const e = r.json;
+    if (meta.id === '' && e.sessionId) meta.id = e.sessionId;
+    if (meta.cwd === undefined && e.cwd) meta.cwd = e.cwd;
+    if (meta.git_branch === undefined && e.gitBranch) meta.git_branch = e.gitBranch;
+    if (meta.cli_version === undefined && e.version) meta.cli_version = e.version;
+    const warn = (message: string): void => ctx.onWarning?.({ source, line: index + 1, message });
+    const message = entryToMessage(e, fallbackTs, `line ${index + 1}`, warn);
+    if (message === undefined) return;
+    if (
+      message.role === 'assistant' &&
+      meta.model === undefined &&
+      message.model &&
+      message.model !== '<synthetic>'
+    ) {
+      meta.model = message.model;
+    }
+    if (firstUserText === undefined && message.role === 'user' && e.isMeta !== true) {
+      const text = message.content.find((b) => b.type === 'text');
+      if (text !== undefined && !isHarnessText(text.text)) firstUserText = text.text;
+    }
+    messages.push(message);
+  });
+
+  if (meta.id === '') meta.id = ctx.sessionId;
+  const title =
+    customTitle ??
+    agentName ??
+    summaryTitle ??
+    (firstUserText !== undefined ? titleFromText(firstUserText) : undefined);
+  if (title !== undefined && title !== '') meta.title = title;
+  return { meta, messages };
+}
+
+// ── fromCommon ─────────────────────────────────────────────────────────
+
+/** Namespace for record uuids, so fromCommon is a pure function of the transcript. */
+const ENTRY_NS = '1b0e3f4c-7a2d-4c59-8e61-0d9a5b7c3e28';
+
+/** Tool result content Claude accepts: a string or text/image blocks; Codex content items are translated. */
+function resultContentToClaude(content: ToolOutput): string | JsonObject[] {
+  if (typeof content === 'string') return content;
+  if (Array.isArray(content)) {
+    const out: JsonObject[] = [];
+    for (const item of content) {
+      if (!isJsonObject(item)) return JSON.stringify(content);
+      if (item.type === 'text' && typeof item.text === 'string') out.push(item);
+      else if (item.type === 'image' && isJsonObject(item.source)) out.push(item);
+      else if ((item.type === 'input_text' || item.type === 'output_text') && typeof item.text === 'string') {
+        out.push({ type: 'text', text: item.text });
+      } else if (item.type === 'input_image' && typeof item.image_url === 'string') {
+        const source = imageFromDataUrl(item.image_url);
+        if (source === undefined) return JSON.stringify(content);
+        out.push({ type: 'image', source: { ...source } });
+      } else return JSON.stringify(content);
+    }
+    return out;
+  }
+  return JSON.stringify(content);
+}
+
+function blockToClaude(block: Block): JsonObject | undefined {
+  switch (block.type) {
+    case 'text':
+      return { type: 'text', text: block.text };
+    case 'thinking':
+      // An unsigned empty thinking block (e.g. encrypted-only reasoning from Codex) carries nothing Claude can use.
+      if (block.text === '' && block.signature === undefined) return undefined;
+      return {
+        type: 'thinking',
+        thinking: block.text,
+        ...(block.signature !== undefined ? { signature: block.signature } : {}),
+      };
+    case 'tool_use': {
+      const { name, input } = commonToolToClaude(block.tool);
+      return { type: 'tool_use', id: block.id, name: apiSafeName(name), input };
+    }
+    case 'tool_result':
+      return {
+        type: 'tool_result',
+        tool_use_id: block.tool_use_id,
+        content: resultContentToClaude(block.content),
+        ...(block.is_error === true ? { is_error: true } : {}),
+      };
+    case 'image':
+      return {
+        type: 'image',
+        source: { type: block.source.type, media_type: block.source.media_type, data: block.source.data },
+      };
+    case 'artifact':
+      return { type: 'text', text: artifactText(block.artifact) };
+  }
+}
+
+function usageToClaude(u: Usage | undefined): JsonObject {
+  if (u === undefined) return { input_tokens: 0, output_tokens: 0 };
+  return {
+    input_tokens: u.input_tokens,
+    output_tokens: u.output_tokens,
+    ...(u.cache_read_input_tokens !== undefined
+      ? { cache_read_input_tokens: u.cache_read_input_tokens }
+      : {}),
+    ...(u.cache_creation_input_tokens !== undefined
+      ? { cache_creation_input_tokens: u.cache_creation_input_tokens }
+      : {}),
+  };
+}
+
+/** Ids from other harnesses may hold characters the Anthropic API refuses. */
+function withApiSafeIds(t: Transcript): Transcript {
+  const unsafe = (id: string): boolean => apiSafeId(id) !== id;
+  const needs = t.messages.some((m) =>
+    m.content.some(
+      (b) => (b.type === 'tool_use' && unsafe(b.id)) || (b.type === 'tool_result' && unsafe(b.tool_use_id)),
+    ),
+  );
+  if (!needs) return t;
+  return {
+    meta: t.meta,
+    messages: t.messages.map((m) => ({
+      ...m,
+      content: m.content.map((b): Block => {
+        if (b.type === 'tool_use') return { ...b, id: apiSafeId(b.id) };
+        if (b.type === 'tool_result') return { ...b, tool_use_id: apiSafeId(b.tool_use_id) };
+        return b;
+      }),
+    })),
+  };
+}
+
+function fromCommon(transcript: Transcript): ClaudeLine[] {
+  const t = repairToolPairing(withApiSafeIds(transcript));
+  const meta = t.meta;
+  const sessionId = sessionUuid(meta.id);
+  const envelope: JsonObject = {
+    isSidechain: false,
+    userType: 'external',
+    ...(meta.cwd !== undefined ? { cwd: meta.cwd } : {}),
+    sessionId,
+    version: meta.cli_version ?? DEFAULT_CLAUDE_VERSION,
+    ...(meta.git_branch !== undefined ? { gitBranch: meta.git_branch } : {}),
+  };
+  const lines: ClaudeLine[] = [];
+  let parentUuid: string | null = null;
+  t.messages.forEach((m, i) => {
+    const blocks = m.content.map(blockToClaude).filter((b): b is JsonObject => b !== undefined);
+    if (blocks.length === 0) return;
+    const uuid = uuidV5(ENTRY_NS, `${sessionId}:${i}`);
+    let message: JsonObject;
+    if (m.role === 'user') {
+      const only = blocks.length === 1 ? blocks[0] : undefined;
+      // Claude Code writes a typed prompt as a bare string.
+      message = { role: 'user', content: only?.type === 'text' ? (only.text as string) : blocks };
+    } else {
+      message = {
+        id: `msg_${uuid.replace(/-/g, '')}`,
+        type: 'message',
+        role: 'assistant',
+        ...(m.model !== undefined ? { model: m.model } : {}),
+        content: blocks,
+        stop_reason: m.stop_reason !== undefined ? stopReasonToString(m.stop_reason) : null,
+        stop_sequence: null,
+        usage: usageToClaude(m.usage),
+      };
+    }
+    const json = {
+      parentUuid,
+      ...envelope,
+      type: m.role,
+      message,
+      uuid,
+      timestamp: m.timestamp,
+    } as ClaudeEntry;
+    lines.push(builtLine<ClaudeRecord>({ kind: 'entry', json }));
+    parentUuid = uuid;
+  });
+  if (meta.title !== undefined && meta.title !== '' && parentUuid !== null) {
+    // A leading summary titles the session in `claude --resume`; its leafUuid must name a real record.
+    lines.unshift(
+      builtLine<ClaudeRecord>({
+        kind: 'summary',
+        json: { type: 'summary', summary: meta.title, leafUuid: parentUuid },
+      }),
+    );
+  }
+  return lines;
+}
+
+/** A Codec whose toCommon also accepts a warning sink (a WarningContext is a CodecContext). */
+export interface WarningCodec<R> extends Codec<R> {
+  toCommon(records: R, ctx: WarningContext): Transcript;
+}
+
+export const claudeCodeCodec: WarningCodec<ClaudeLine[]> = { toCommon, fromCommon };

@@ -1,0 +1,490 @@
+/**
+ * Codex rollout lines <-> Common. The conversation is read from the
+ * protocol log (`response_item`), one Common message per item; the display
+ * log (`event_msg`) mirrors it and is read only for usage (`token_count`).
+ * `turn_context` sets the model of the assistant items after it.
+ * fromCommon writes both logs, so `codex resume` can both continue the
+ * conversation and show it.
+ */
+import type {
+  Block,
+  ImageSource,
+  JsonObject,
+  JsonValue,
+  Message,
+  Meta,
+  ToolOutput,
+  Transcript,
+  Usage,
+} from '../../model/common.ts';
+import { uuidV5 } from '../../model/uuid.ts';
+import { apiSafeName } from '../claude-code/api-names.ts';
+import type { WarningCodec, WarningContext } from '../claude-code/codec.ts';
+import {
+  artifactText,
+  imageFromDataUrl,
+  imageToDataUrl,
+  normalizeTimestamp,
+  titleFromText,
+} from '../claude-code/common-values.ts';
+import { builtLine, isJsonObject } from '../claude-code/jsonl.ts';
+import { sessionUuid } from '../claude-code/session-file.ts';
+import { repairToolPairing } from '../orphans.ts';
+import type { CodexLine, CodexRecord, RolloutLine } from './records.ts';
+import { codexFunctionToCommon, codexLocalShellToCommon, commonToolToCodex } from './tools.ts';
+
+/** cli_version written when Common has none. */
+export const DEFAULT_CODEX_VERSION = '0.46.0';
+
+/** User messages Codex injects for itself: environment, instructions, policies. Never conversation. */
+const SCAFFOLDING_PREFIXES = [
+  '<environment_context>',
+  '<user_instructions>',
+  '# AGENTS.md instructions',
+  '<permissions instructions>',
+  '<collaboration_mode>',
+  '<sandbox_mode>',
+  '<approval_policy>',
+];
+
+function isScaffolding(text: string): boolean {
+  const t = text.trimStart();
+  return SCAFFOLDING_PREFIXES.some((p) => t.startsWith(p));
+}
+
+function str(o: JsonObject, key: string): string | undefined {
+  const v = o[key];
+  return typeof v === 'string' ? v : undefined;
+}
+
+function parseArguments(args: JsonValue | undefined): JsonValue {
+  if (typeof args !== 'string') return args ?? {};
+  try {
+    return JSON.parse(args) as JsonValue;
+  } catch {
+    return args;
+  }
+}
+
+/**
+ * A tool output and whether it failed. Codex keeps no error flag in the
+ * output item; failure shows as a non-zero exit code in the output text
+ * (`{"output":…,"metadata":{"exit_code":N}}` or `Exit code: N`), or as
+ * `success: false`, which this codec writes.
+ */
+function outputToCommon(payload: JsonObject): { content: ToolOutput; isError: boolean } {
+  const out = payload.output;
+  let content: ToolOutput;
+  let isError = payload.success === false;
+  if (typeof out === 'string') {
+    content = out;
+    const exit = /^Exit code: (-?\d+)/.exec(out);
+    if (exit !== null) isError ||= exit[1] !== '0';
+    else if (out.startsWith('{')) {
+      try {
+        const parsed: unknown = JSON.parse(out);
+        if (isJsonObject(parsed as JsonValue)) {
+          const code = (parsed as { metadata?: { exit_code?: unknown } }).metadata?.exit_code;
+          if (typeof code === 'number') isError ||= code !== 0;
+        }
+      } catch {
+        // plain text that starts with a brace
+      }
+    }
+  } else if (out === undefined || out === null) {
+    content = '';
+  } else if (isJsonObject(out) && typeof out.content === 'string') {
+    content = out.content;
+    isError ||= out.success === false;
+  } else {
+    content = out;
+  }
+  return { content, isError };
+}
+
+function usageFromTokenCount(payload: JsonObject): Usage | undefined {
+  const info = payload.info;
+  if (!isJsonObject(info) || !isJsonObject(info.last_token_usage)) return undefined;
+  const u = info.last_token_usage;
+  if (typeof u.input_tokens !== 'number' || typeof u.output_tokens !== 'number') return undefined;
+  const cached = typeof u.cached_input_tokens === 'number' ? u.cached_input_tokens : undefined;
+  // OpenAI counts cached tokens inside input_tokens; Common (Anthropic style) counts them apart.
+  return {
+    input_tokens: Math.max(0, u.input_tokens - (cached ?? 0)),
+    output_tokens: u.output_tokens,
+    ...(cached !== undefined ? { cache_read_input_tokens: cached } : {}),
+  };
+}
+
+function contentToBlocks(content: JsonValue | undefined): Block[] {
+  if (!Array.isArray(content)) return [];
+  const blocks: Block[] = [];
+  for (const part of content) {
+    if (!isJsonObject(part)) continue;
+    if ((part.type === 'input_text' || part.type === 'output_text') && typeof part.text === 'string') {
+      if (part.text !== '') blocks.push({ type: 'text', text: part.text });
+    } else if (part.type === 'input_image' && typeof part.image_url === 'string') {
+      const source = imageFromDataUrl(part.image_url);
+      if (source !== undefined) blocks.push({ type: 'image', source });
+    }
+  }
+  return blocks;
+}
+
+function reasoningToBlock(payload: JsonObject): Block | undefined {
+  const texts = (key: string, type: string): string[] => {
+    const arr = payload[key];
+    if (!Array.isArray(arr)) return [];
+    return arr.flatMap((p) =>
+      isJsonObject(p) && p.type === type && typeof p.text === 'string' ? [p.text] : [],
+    );
+  };
+  let parts = texts('summary', 'summary_text');
+  if (parts.length === 0) parts = texts('content', 'reasoning_text');
+  const text = parts.join('\n\n');
+  const encrypted = str(payload, 'encrypted_content');
+  if (text === '' && encrypted === undefined) return undefined;
+  return { type: 'thinking', text, ...(encrypted !== undefined ? { encrypted } : {}) };
+}
+
+function toCommon(records: CodexLine[], ctx: WarningContext): Transcript {
+  const rollouts: { json: RolloutLine; index: number }[] = [];
+  records.forEach((line, index) => {
+    if (line.kind === 'record' && line.record.kind === 'rollout')
+      rollouts.push({ json: line.record.json, index });
+  });
+  const sessionMeta = rollouts.find((r) => r.json.type === 'session_meta')?.json.payload as
+    JsonObject | undefined;
+  const firstTs = rollouts.map((r) => normalizeTimestamp(r.json.timestamp)).find((t) => t !== undefined);
+  const start =
+    normalizeTimestamp(sessionMeta !== undefined ? str(sessionMeta, 'timestamp') : undefined) ??
+    firstTs ??
+    ctx.timestamp;
+  const fallbackTs = start ?? new Date(0).toISOString();
+  const meta: Meta = {
+    id: (sessionMeta !== undefined ? str(sessionMeta, 'id') : undefined) ?? ctx.sessionId,
+    timestamp: fallbackTs,
+  };
+  if (sessionMeta !== undefined) {
+    const cwd = str(sessionMeta, 'cwd');
+    if (cwd) meta.cwd = cwd;
+    const version = str(sessionMeta, 'cli_version');
+    if (version) meta.cli_version = version;
+    const git = sessionMeta.git;
+    if (isJsonObject(git) && typeof git.branch === 'string' && git.branch !== '')
+      meta.git_branch = git.branch;
+    const model = str(sessionMeta, 'model');
+    if (model) meta.model = model;
+  }
+
+  const messages: Message[] = [];
+  let model: string | undefined;
+  /** Index of the last assistant message since the last token_count. */
+  let usageTarget: number | undefined;
+  let firstUserText: string | undefined;
+  let synthetic = 0;
+  const callId = (p: JsonObject): string =>
+    str(p, 'call_id') ??
+    str(p, 'id') ??
+    uuidV5('8d3b2a61-0f4e-4c7a-9b25-6e1f0c9d4a77', `${meta.id}:${synthetic++}`);
+
+  for (const { json } of rollouts) {
+    const payload = isJsonObject(json.payload as JsonValue) ? (json.payload as JsonObject) : undefined;
+    if (payload === undefined) continue;
+    const ts = normalizeTimestamp(json.timestamp) ?? fallbackTs;
+    const push = (role: 'user' | 'assistant', content: Block[]): void => {
+      const m: Message = { role, content, timestamp: ts };
+      if (role === 'assistant') {
+        if (model !== undefined) m.model = model;
+        usageTarget = messages.length;
+      }
+      messages.push(m);
+    };
+    if (json.type === 'turn_context') {
+      const m = str(payload, 'model');
+      if (m) {
+        model = m;
+        meta.model ??= m;
+      }
+      continue;
+    }
+    if (json.type === 'event_msg') {
+      if (payload.type === 'token_count' && usageTarget !== undefined) {
+        const usage = usageFromTokenCount(payload);
+        const target = messages[usageTarget];
+        if (usage !== undefined && target !== undefined && target.usage === undefined) target.usage = usage;
+        usageTarget = undefined;
+      }
+      continue;
+    }
+    if (json.type !== 'response_item') continue;
+    switch (payload.type) {
+      case 'message': {
+        const role = payload.role;
+        if (role !== 'user' && role !== 'assistant') break;
+        const blocks = contentToBlocks(payload.content);
+        if (blocks.length === 0) break;
+        if (role === 'user' && blocks.every((b) => b.type === 'text' && isScaffolding(b.text))) break;
+        if (role === 'user' && firstUserText === undefined) {
+          const text = blocks.find((b) => b.type === 'text');
+          if (text !== undefined && !text.text.trimStart().startsWith('<')) firstUserText = text.text;
+        }
+        push(role, blocks);
+        break;
+      }
+      case 'reasoning': {
+        const block = reasoningToBlock(payload);
+        if (block !== undefined) push('assistant', [block]);
+        break;
+      }
+      case 'function_call': {
+        const name = str(payload, 'name') ?? 'tool';
+        push('assistant', [
+          {
+            type: 'tool_use',
+            id: callId(payload),
+            tool: codexFunctionToCommon(name, parseArguments(payload.arguments)),
+          },
+        ]);
+        break;
+      }
+      case 'custom_tool_call': {
+        const name = str(payload, 'name') ?? 'custom_tool';
+        const input = payload.input ?? '';
+        push('assistant', [
+          { type: 'tool_use', id: callId(payload), tool: { name: 'Raw', tool_name: name, input } },
+        ]);
+        break;
+      }
+      case 'local_shell_call':
+        push('assistant', [
+          { type: 'tool_use', id: callId(payload), tool: codexLocalShellToCommon(payload.action ?? null) },
+        ]);
+        break;
+      case 'function_call_output':
+      case 'custom_tool_call_output': {
+        const id = str(payload, 'call_id');
+        if (id === undefined) {
+          ctx.onWarning?.({
+            source: ctx.source ?? 'codex',
+            message: `${payload.type} without call_id; skipped`,
+          });
+          break;
+        }
+        const { content, isError } = outputToCommon(payload);
+        push('user', [
+          { type: 'tool_result', tool_use_id: id, content, ...(isError ? { is_error: true } : {}) },
+        ]);
+        break;
+      }
+      default:
+        // web_search_call (server-side, no result item), compaction and other items have no Common form.
+        break;
+    }
+  }
+  if (firstUserText !== undefined) {
+    const title = titleFromText(firstUserText);
+    if (title !== undefined) meta.title = title;
+  }
+  return { meta, messages };
+}
+
+// ── fromCommon ─────────────────────────────────────────────────────────
+
+function line(timestamp: string, type: string, payload: JsonObject): CodexLine {
+  return builtLine<CodexRecord>({ kind: 'rollout', json: { timestamp, type, payload } });
+}
+
+function imagePart(source: ImageSource): JsonObject {
+  return { type: 'input_image', image_url: imageToDataUrl(source) };
+}
+
+/** Tool output Codex accepts: a string or content items; Claude text/image blocks are translated. */
+function outputToCodex(content: ToolOutput): string | JsonObject[] {
+  if (typeof content === 'string') return content;
+  if (Array.isArray(content)) {
+    const out: JsonObject[] = [];
+    for (const item of content) {
+      if (!isJsonObject(item)) return JSON.stringify(content);
+      if ((item.type === 'input_text' || item.type === 'output_text') && typeof item.text === 'string')
+        out.push(item);
+      else if (item.type === 'input_image' && typeof item.image_url === 'string') out.push(item);
+      else if (item.type === 'text' && typeof item.text === 'string')
+        out.push({ type: 'input_text', text: item.text });
+      else if (
+        item.type === 'image' &&
+        isJsonObject(item.source) &&
+        typeof item.source.media_type === 'string' &&
+        typeof item.source.data === 'string'
+      ) {
+        out.push({
+          type: 'input_image',
+          image_url: `data:${item.source.media_type};base64,${item.source.data}`,
+        });
+      } else return JSON.stringify(content);
+    }
+    return out;
+  }
+  return JSON.stringify(content);
+}
+
+function usageToCodex(u: Usage): JsonObject {
+  // Cache writes have no Codex field; they are input tokens, so they count there.
+  const cached = u.cache_read_input_tokens;
+  const input = u.input_tokens + (cached ?? 0) + (u.cache_creation_input_tokens ?? 0);
+  return {
+    input_tokens: input,
+    ...(cached !== undefined ? { cached_input_tokens: cached } : {}),
+    output_tokens: u.output_tokens,
+    reasoning_output_tokens: 0,
+    total_tokens: input + u.output_tokens,
+  };
+}
+
+function turnContext(ts: string, cwd: string, model: string): CodexLine {
+  return line(ts, 'turn_context', {
+    cwd,
+    approval_policy: 'on-request',
+    sandbox_policy: { type: 'read-only' },
+    model,
+    summary: 'auto',
+  });
+}
+
+function fromCommon(transcript: Transcript): CodexLine[] {
+  const t = repairToolPairing(transcript);
+  const meta = t.meta;
+  const id = sessionUuid(meta.id);
+  const cwd = meta.cwd ?? '';
+  const lines: CodexLine[] = [
+    line(meta.timestamp, 'session_meta', {
+      id,
+      timestamp: meta.timestamp,
+      cwd,
+      originator: 'codex_cli_rs',
+      cli_version: meta.cli_version ?? DEFAULT_CODEX_VERSION,
+      instructions: null,
+      source: 'cli',
+      // Resume resolves the provider by name; a missing one fails (public txcript doc).
+      model_provider: 'openai',
+      ...(meta.git_branch !== undefined ? { git: { branch: meta.git_branch } } : {}),
+    }),
+  ];
+  let model = meta.model;
+  if (model !== undefined) lines.push(turnContext(meta.timestamp, cwd, model));
+  const customCalls = new Set<string>();
+  const total = {
+    input_tokens: 0,
+    cached_input_tokens: 0,
+    output_tokens: 0,
+    reasoning_output_tokens: 0,
+    total_tokens: 0,
+  };
+
+  for (const m of t.messages) {
+    const ts = m.timestamp;
+    if (m.role === 'assistant' && m.model !== undefined && m.model !== model) {
+      model = m.model;
+      lines.push(turnContext(ts, cwd, model));
+    }
+    let parts: JsonObject[] = [];
+    let texts: string[] = [];
+    let images: string[] = [];
+    const flush = (): void => {
+      if (parts.length === 0) return;
+      lines.push(line(ts, 'response_item', { type: 'message', role: m.role, content: parts }));
+      if (m.role === 'user')
+        lines.push(line(ts, 'event_msg', { type: 'user_message', message: texts.join('\n\n'), images }));
+      else if (texts.length > 0)
+        lines.push(line(ts, 'event_msg', { type: 'agent_message', message: texts.join('\n\n') }));
+      parts = [];
+      texts = [];
+      images = [];
+    };
+    const textType = m.role === 'user' ? 'input_text' : 'output_text';
+    for (const block of m.content) {
+      switch (block.type) {
+        case 'text':
+          parts.push({ type: textType, text: block.text });
+          texts.push(block.text);
+          break;
+        case 'artifact': {
+          const text = artifactText(block.artifact);
+          parts.push({ type: textType, text });
+          texts.push(text);
+          break;
+        }
+        case 'image':
+          parts.push(imagePart(block.source));
+          images.push(imageToDataUrl(block.source));
+          break;
+        case 'thinking':
+          flush();
+          lines.push(
+            line(ts, 'response_item', {
+              type: 'reasoning',
+              summary: block.text === '' ? [] : [{ type: 'summary_text', text: block.text }],
+              content: null,
+              encrypted_content: block.encrypted ?? null,
+            }),
+          );
+          if (block.text !== '')
+            lines.push(line(ts, 'event_msg', { type: 'agent_reasoning', text: block.text }));
+          break;
+        case 'tool_use': {
+          flush();
+          const call = commonToolToCodex(block.tool);
+          if (call.item === 'custom_tool_call') {
+            customCalls.add(block.id);
+            lines.push(
+              line(ts, 'response_item', {
+                type: 'custom_tool_call',
+                status: 'completed',
+                call_id: block.id,
+                name: apiSafeName(call.name),
+                input: call.input,
+              }),
+            );
+          } else {
+            lines.push(
+              line(ts, 'response_item', {
+                type: 'function_call',
+                name: apiSafeName(call.name),
+                arguments: call.arguments,
+                call_id: block.id,
+              }),
+            );
+          }
+          break;
+        }
+        case 'tool_result':
+          flush();
+          lines.push(
+            line(ts, 'response_item', {
+              type: customCalls.has(block.tool_use_id) ? 'custom_tool_call_output' : 'function_call_output',
+              call_id: block.tool_use_id,
+              output: outputToCodex(block.content),
+              // Not read by Codex; keeps the error flag, which the output item has no field for.
+              ...(block.is_error === true ? { success: false } : {}),
+            }),
+          );
+          break;
+      }
+    }
+    flush();
+    if (m.role === 'assistant' && m.usage !== undefined) {
+      const last = usageToCodex(m.usage);
+      for (const k of Object.keys(total) as (keyof typeof total)[])
+        total[k] += typeof last[k] === 'number' ? last[k] : 0;
+      lines.push(
+        line(ts, 'event_msg', {
+          type: 'token_count',
+          info: { total_token_usage: { ...total }, last_token_usage: last },
+        }),
+      );
+    }
+  }
+  return lines;
+}
+
+export const codexCodec: WarningCodec<CodexLine[]> = { toCommon, fromCommon };

@@ -1,0 +1,26 @@
+/** The Codex harness (`codex`): `~/.codex/sessions/YYYY/MM/DD/rollout-<ts>-<uuid>.jsonl`. */
+import { resumeArgv } from '../claude-code/launch.ts';
+import type { Harness } from '../types.ts';
+import { codexCodec } from './codec.ts';
+import { codexText, type CodexLine } from './records.ts';
+import { codexStore } from './store.ts';
+
+export const codex: Harness<CodexLine[]> = {
+  id: 'codex',
+  aliases: ['codex-cli', 'openai-codex'],
+  text: codexText,
+  codec: codexCodec,
+  store: codexStore,
+};
+
+/** Env var holding a resume command template, e.g. `mytool --open {id}`. */
+export const CODEX_RESUME_ENV = 'TXCRIPT_CODEX_RESUME';
+
+/** argv that reopens a session: `codex resume <id>`, or the template in TXCRIPT_CODEX_RESUME. Run it in the session's cwd. */
+export function resumeCommand(id: string, env: NodeJS.ProcessEnv = process.env): string[] {
+  return resumeArgv(id, env, CODEX_RESUME_ENV, ['codex', 'resume'], 'codex');
+}
+
+export { codexCodec, DEFAULT_CODEX_VERSION } from './codec.ts';
+export { codexText, type CodexLine, type CodexRecord, type RolloutLine } from './records.ts';
+export { codexRoots, codexStore, rolloutFileName, type CodexRoots } from './store.ts';

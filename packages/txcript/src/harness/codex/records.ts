@@ -1,0 +1,63 @@
+/**
+ * Codex rollout records and the text codec. Every rollout line is the same
+ * envelope, `{timestamp, type, payload}`; the envelope is checked with Zod,
+ * and so are the payloads the codec relies on (`session_meta` needs an `id`,
+ * a `response_item` a `type`). A line that fails is kept whole as `other`
+ * with a warning. The kept JSON is the line's own object, never rebuilt.
+ */
+import { z } from 'zod';
+import type { JsonObject } from '../../model/common.ts';
+import { parseJsonl, renderJsonl, type Classified, type JsonlLine } from '../claude-code/jsonl.ts';
+import type { Parsed, TextCodec } from '../types.ts';
+
+export const RolloutLineSchema = z.looseObject({
+  timestamp: z.string().optional(),
+  type: z.string(),
+  payload: z.unknown().optional(),
+});
+
+const payloadChecks: Record<string, z.ZodType> = {
+  session_meta: z.looseObject({ id: z.string() }),
+  response_item: z.looseObject({ type: z.string() }),
+  event_msg: z.looseObject({ type: z.string() }),
+  turn_context: z.looseObject({}),
+};
+
+export type RolloutLine = z.infer<typeof RolloutLineSchema>;
+
+export type CodexRecord = { kind: 'rollout'; json: RolloutLine } | { kind: 'other'; json: JsonObject };
+
+export type CodexLine = JsonlLine<CodexRecord>;
+
+export function classifyCodexRecord(value: JsonObject): Classified<CodexRecord> {
+  const envelope = RolloutLineSchema.safeParse(value);
+  if (!envelope.success) {
+    const issue = envelope.error.issues[0];
+    return {
+      record: { kind: 'other', json: value },
+      problem: `not a rollout line (${issue ? `${issue.path.join('.') || '(record)'}: ${issue.message}` : 'bad envelope'}); kept verbatim, skipped in the conversation`,
+    };
+  }
+  const check = payloadChecks[envelope.data.type];
+  if (check !== undefined) {
+    const payload = check.safeParse(value.payload);
+    if (!payload.success) {
+      const issue = payload.error.issues[0];
+      return {
+        record: { kind: 'other', json: value },
+        problem: `${envelope.data.type} payload does not fit (${issue ? `payload.${issue.path.join('.')}: ${issue.message}` : 'bad payload'}); kept verbatim, skipped in the conversation`,
+      };
+    }
+  }
+  return { record: { kind: 'rollout', json: value as RolloutLine } };
+}
+
+export const codexText: TextCodec<CodexLine[]> = {
+  parse(text: string, source = '<codex text>'): Parsed<CodexLine[]> {
+    const { lines, warnings } = parseJsonl(text, source, classifyCodexRecord);
+    return { records: lines, warnings };
+  },
+  render(records: CodexLine[]): string {
+    return renderJsonl(records, (r) => r.json as JsonObject);
+  },
+};

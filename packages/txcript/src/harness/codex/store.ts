@@ -1,0 +1,207 @@
+/**
+ * Codex rollouts on disk: `<sessions>/YYYY/MM/DD/rollout-<YYYY-MM-DDThh-mm-ss>-<uuid>.jsonl`.
+ * The sessions folder is `$TXCRIPT_CODEX_ROOT`, else `$CODEX_HOME/sessions`,
+ * else `~/.codex/sessions`; rollouts archived by Codex sit flat in the
+ * sibling `archived_sessions` folder and are listed and loaded too.
+ */
+import { promises as fs } from 'node:fs';
+import path from 'node:path';
+import type { Transcript } from '../../model/common.ts';
+import { normalizeTimestamp, titleFromText } from '../claude-code/common-values.ts';
+import { isJsonObject, textLines, topLevelString } from '../claude-code/jsonl.ts';
+import {
+  assertSafeSessionId,
+  createFileAtomically,
+  envValue,
+  homeDir,
+  readDirSafe,
+  SessionExistsError,
+  sessionUuid,
+} from '../claude-code/session-file.ts';
+import type {
+  DiscoverOptions,
+  DiscoverResult,
+  LoadResult,
+  SaveResult,
+  SessionSummary,
+  Store,
+  Warning,
+} from '../types.ts';
+import { codexCodec } from './codec.ts';
+import { codexText } from './records.ts';
+
+const HARNESS = 'codex';
+
+export interface CodexRoots {
+  sessions: string;
+  /** Codex's archive folder, when the sessions folder is Codex's own. */
+  archived?: string;
+}
+
+export function codexRoots(env: NodeJS.ProcessEnv = process.env): CodexRoots {
+  const explicit = envValue(env, 'TXCRIPT_CODEX_ROOT');
+  if (explicit !== undefined) return { sessions: explicit };
+  const home = envValue(env, 'CODEX_HOME') ?? path.join(homeDir(env), '.codex');
+  return { sessions: path.join(home, 'sessions'), archived: path.join(home, 'archived_sessions') };
+}
+
+/** `rollout-2026-08-10T13-02-51-<uuid>.jsonl` for a session start (UTC) and id. */
+export function rolloutFileName(timestamp: string, id: string): string {
+  const stamp = new Date(timestamp).toISOString().slice(0, 19).replace(/:/g, '-');
+  return `rollout-${stamp}-${id}.jsonl`;
+}
+
+const ROLLOUT_RE = /^rollout-.*-([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.jsonl$/i;
+
+async function collectRollouts(dir: string, out: string[], depth = 0): Promise<void> {
+  for (const entry of await readDirSafe(dir)) {
+    const p = path.join(dir, entry.name);
+    // Dirent types do not follow symlinks, so a linked folder cannot loop the walk.
+    if (entry.isDirectory() && depth < 4) await collectRollouts(p, out, depth + 1);
+    else if (entry.isFile() && entry.name.startsWith('rollout-') && entry.name.endsWith('.jsonl'))
+      out.push(p);
+  }
+}
+
+async function allRollouts(roots: CodexRoots): Promise<string[]> {
+  const files: string[] = [];
+  await collectRollouts(roots.sessions, files);
+  if (roots.archived !== undefined) await collectRollouts(roots.archived, files);
+  return files;
+}
+
+const CONVERSATION_ITEMS = new Set([
+  'reasoning',
+  'function_call',
+  'function_call_output',
+  'custom_tool_call',
+  'custom_tool_call_output',
+  'local_shell_call',
+]);
+
+function payloadType(line: string): string | undefined {
+  const at = line.indexOf('"payload":');
+  if (at === -1) return undefined;
+  return /^\s*\{\s*"type"\s*:\s*"([A-Za-z_]+)"/.exec(line.slice(at + 10, at + 80))?.[1];
+}
+
+function parseObject(line: string): Record<string, unknown> | undefined {
+  try {
+    const v: unknown = JSON.parse(line);
+    return typeof v === 'object' && v !== null && !Array.isArray(v)
+      ? (v as Record<string, unknown>)
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * One rollout's summary without parsing the conversation: the first
+ * `session_meta` line is parsed for the id; other lines are classified by
+ * their `type` and payload `type` prefix; only user `event_msg`s are parsed,
+ * until one gives the title. The count is of protocol items (messages,
+ * reasoning, calls and outputs), Codex's own scaffolding messages included.
+ */
+async function summarize(file: string): Promise<SessionSummary | string> {
+  const text = await fs.readFile(file, 'utf8');
+  let id: string | undefined;
+  let count = 0;
+  let title: string | undefined;
+  let last: string | undefined;
+  for (const line of textLines(text)) {
+    const type = topLevelString(line, 'type');
+    if (type === undefined) continue;
+    last = line;
+    if (type === 'session_meta' && id === undefined) {
+      const payload = parseObject(line)?.payload;
+      if (isJsonObject(payload as never) && typeof (payload as { id?: unknown }).id === 'string')
+        id = (payload as { id: string }).id;
+    } else if (type === 'response_item') {
+      const item = payloadType(line);
+      if (
+        item === 'message' ? /"role"\s*:\s*"(user|assistant)"/.test(line) : CONVERSATION_ITEMS.has(item ?? '')
+      )
+        count++;
+    } else if (type === 'event_msg' && title === undefined && payloadType(line) === 'user_message') {
+      const payload = parseObject(line)?.payload as { message?: unknown } | undefined;
+      if (typeof payload?.message === 'string' && !payload.message.trimStart().startsWith('<'))
+        title = titleFromText(payload.message);
+    }
+  }
+  if (id === undefined) return 'no session_meta line with an id; not a Codex session, not listed';
+  const lastActivity = last !== undefined ? normalizeTimestamp(topLevelString(last, 'timestamp')) : undefined;
+  return {
+    id,
+    harness: HARNESS,
+    locator: file,
+    messageCount: count,
+    ...(title !== undefined ? { title } : {}),
+    ...(lastActivity !== undefined ? { lastActivity } : {}),
+  };
+}
+
+async function findRollout(roots: CodexRoots, id: string): Promise<string | undefined> {
+  const files = await allRollouts(roots);
+  return files.find((f) => ROLLOUT_RE.exec(path.basename(f))?.[1]?.toLowerCase() === id.toLowerCase());
+}
+
+export function codexStore(env: NodeJS.ProcessEnv = process.env): Store {
+  const roots = codexRoots(env);
+  return {
+    async discover(options?: DiscoverOptions): Promise<DiscoverResult> {
+      const files = await allRollouts(roots);
+      const sessions: SessionSummary[] = [];
+      const warnings: Warning[] = [];
+      let done = 0;
+      for (const file of files) {
+        try {
+          const s = await summarize(file);
+          if (typeof s === 'string') warnings.push({ source: file, message: s });
+          else sessions.push(s);
+        } catch (e) {
+          warnings.push({ source: file, message: `unreadable, skipped: ${(e as Error).message}` });
+        }
+        options?.onProgress?.(++done, files.length);
+      }
+      return { sessions, warnings };
+    },
+
+    async load(id: string): Promise<LoadResult> {
+      assertSafeSessionId(id, HARNESS);
+      const file = await findRollout(roots, id);
+      if (file === undefined) {
+        throw new Error(
+          `codex: no rollout for session ${id} under ${roots.sessions}${roots.archived ? ` or ${roots.archived}` : ''}; run \`txcript list\` to see the ids`,
+        );
+      }
+      const text = await fs.readFile(file, 'utf8');
+      const parsed = codexText.parse(text, file);
+      const warnings: Warning[] = [...parsed.warnings];
+      const transcript = codexCodec.toCommon(parsed.records, {
+        sessionId: id,
+        source: file,
+        onWarning: (w) => warnings.push(w),
+      });
+      return { transcript, source: file, warnings };
+    },
+
+    async save(transcript: Transcript): Promise<SaveResult> {
+      const id = sessionUuid(transcript.meta.id);
+      assertSafeSessionId(id, HARNESS);
+      const existing = await findRollout(roots, id);
+      if (existing !== undefined) throw new SessionExistsError(existing);
+      const when = new Date(transcript.meta.timestamp);
+      if (Number.isNaN(when.getTime())) {
+        throw new Error(
+          `codex: meta.timestamp ${JSON.stringify(transcript.meta.timestamp)} is not a date; rollouts are filed by start time`,
+        );
+      }
+      const iso = when.toISOString();
+      const dir = path.join(roots.sessions, iso.slice(0, 4), iso.slice(5, 7), iso.slice(8, 10));
+      const target = path.join(dir, rolloutFileName(iso, id));
+      await createFileAtomically(target, codexText.render(codexCodec.fromCommon(transcript)));
+      return { id, locator: target };
+    },
+  };
+}
