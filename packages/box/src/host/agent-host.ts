@@ -1,0 +1,375 @@
+/**
+ * `LocalAgentHost`: the `AgentHost` over a data dir (layout in `layout.ts`).
+ * It keeps one live `AgentSession` per agent it has touched, the focus (whose
+ * store.db holds the store lock), and the event subscribers.
+ */
+import { randomUUID } from 'node:crypto';
+import { copyFileSync } from 'node:fs';
+import { cp, mkdir, readdir, rm, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { LedgerEntry } from '@sendbox/protocol';
+import { openLedgerForWrite } from '@sendbox/txcript';
+import { DEFAULT_MAX_ATTACHMENT_BYTES } from '../attachments/store.ts';
+import { ensurePrivateDir } from '../fs/atomic.ts';
+import { providerFromEnv, statusOf } from '../providers/index.ts';
+import type { ModelProvider } from '../providers/types.ts';
+import { loadOrCreateSecretKey } from '../secrets/store.ts';
+import { shellTool, type ShellOptions } from '../tools/shell.ts';
+import { readTool } from '../tools/read.ts';
+import { writeTool } from '../tools/write.ts';
+import { updateTodosTool } from '../tools/update-todos.ts';
+import type { HostTool } from '../tools/types.ts';
+import { AgentSession, type SessionConfig } from './agent-session.ts';
+import { agentPaths, agentsRoot, isSafeAgentId } from './layout.ts';
+import { DEFAULT_SEND_REMINDER_EVERY } from './middleware/send-reminder.ts';
+import { writeProfile, type Profile } from './profile.ts';
+import {
+  HostError,
+  type AgentHost,
+  type CreateAgentInput,
+  type HostEvent,
+  type ModelStatus,
+  type RosterRow,
+  type SequencedEntry,
+  type UploadInput,
+} from './types.ts';
+
+export const DEFAULT_MAX_STEPS_PER_TURN = 50;
+
+export interface AgentHostOptions {
+  dataDir: string;
+  /** The model. `undefined`: chosen from the environment (`providerFromEnv`); `null`: no model. */
+  provider?: ModelProvider | null;
+  /** Environment for provider selection and defaults (default `process.env`). */
+  env?: NodeJS.ProcessEnv;
+  /** Consecutive non-send tool calls before a reminder (default 6, or `SENDBOX_SEND_REMINDER_EVERY`). */
+  sendReminderEvery?: number;
+  maxStepsPerTurn?: number;
+  maxAttachmentBytes?: number;
+  shell?: ShellOptions;
+  /** Clock (epoch ms), for tests. */
+  now?: () => number;
+}
+
+export async function createAgentHost(options: AgentHostOptions): Promise<LocalAgentHost> {
+  const dataDir = path.resolve(options.dataDir);
+  await ensurePrivateDir(agentsRoot(dataDir));
+  await ensurePrivateDir(path.join(dataDir, 'agent-transcripts'));
+  await ensurePrivateDir(path.join(dataDir, 'sandboxes'));
+  const key = await loadOrCreateSecretKey(dataDir);
+  return new LocalAgentHost(dataDir, key, options);
+}
+
+export class LocalAgentHost implements AgentHost {
+  private readonly sessions = new Map<string, Promise<AgentSession>>();
+  private readonly listeners = new Set<(event: HostEvent) => void>();
+  private readonly provider: ModelProvider | null;
+  private readonly status: ModelStatus;
+  private readonly config: SessionConfig;
+  private focused: string | null = null;
+  private closed = false;
+
+  constructor(
+    readonly dataDir: string,
+    secretKey: Buffer,
+    options: AgentHostOptions,
+  ) {
+    const env = options.env ?? process.env;
+    if (options.provider === undefined) {
+      const chosen = providerFromEnv(env);
+      this.provider = chosen.provider;
+      this.status = chosen.status;
+    } else {
+      this.provider = options.provider;
+      this.status = statusOf(options.provider);
+    }
+    const everyFromEnv = Number(env.SENDBOX_SEND_REMINDER_EVERY);
+    const tools: HostTool[] = [shellTool(options.shell), readTool, writeTool, updateTodosTool] as HostTool[];
+    this.config = {
+      dataDir,
+      provider: this.provider,
+      secretKey,
+      tools,
+      sendReminderEvery:
+        options.sendReminderEvery ??
+        (Number.isInteger(everyFromEnv) && everyFromEnv > 0 ? everyFromEnv : DEFAULT_SEND_REMINDER_EVERY),
+      maxStepsPerTurn: options.maxStepsPerTurn ?? DEFAULT_MAX_STEPS_PER_TURN,
+      maxAttachmentBytes: options.maxAttachmentBytes ?? DEFAULT_MAX_ATTACHMENT_BYTES,
+      toolEnv: toolEnvironment(env),
+      emit: (event) => this.emit(event),
+      now: options.now ?? Date.now,
+      isFocused: (id) => this.focused === id,
+    };
+  }
+
+  modelStatus(): ModelStatus {
+    return { ...this.status };
+  }
+
+  async createAgent(input: CreateAgentInput): Promise<RosterRow> {
+    const name = input.name.trim();
+    if (name === '') throw new HostError('createAgent: `name` must not be empty', 400);
+    const id = randomUUID();
+    const paths = agentPaths(this.dataDir, id);
+    await ensurePrivateDir(paths.agentDir);
+    const now = this.config.now();
+    const profile: Profile = {
+      name,
+      description: input.description ?? '',
+      harness: input.harness ?? 'box',
+      title: '',
+      createdAt: now,
+      updatedAt: now,
+    };
+    await writeProfile(paths.profile, profile);
+    const session = await this.session(id);
+    // Grok Bot leaves a created agent focused, its store locked (§9).
+    await this.focus(session);
+    this.emit({ type: 'roster', agentId: id, change: 'created' });
+    return this.rowOf(session);
+  }
+
+  async listAgents(): Promise<RosterRow[]> {
+    let names: string[];
+    try {
+      names = await readdir(agentsRoot(this.dataDir));
+    } catch {
+      return [];
+    }
+    const rows: RosterRow[] = [];
+    for (const id of names) {
+      if (!isSafeAgentId(id)) continue;
+      try {
+        await stat(agentPaths(this.dataDir, id).profile);
+      } catch {
+        continue;
+      }
+      try {
+        rows.push(this.rowOf(await this.session(id)));
+      } catch {
+        // An agent whose files cannot be read is left out of the roster rather than failing it.
+        this.sessions.delete(id);
+      }
+    }
+    return rows.sort((a, b) => b.lastActivityAt - a.lastActivityAt || a.name.localeCompare(b.name));
+  }
+
+  async openAgent(id: string): Promise<SequencedEntry[]> {
+    const session = await this.existing(id);
+    if (this.focused !== id) {
+      // Another writer may have changed the files while they were not locked.
+      await session.reload();
+    }
+    await this.focus(session);
+    session.markRead();
+    this.emit({ type: 'roster', agentId: id, change: 'updated' });
+    return session.entries();
+  }
+
+  async entriesAfter(id: string, afterSeq: number): Promise<SequencedEntry[]> {
+    return (await this.existing(id)).entries(afterSeq);
+  }
+
+  async deleteAgent(id: string): Promise<void> {
+    const session = await this.existing(id);
+    if (session.busy) throw new HostError(`agent ${id} is working; delete it when its turn has ended`, 409);
+    await session.close();
+    this.sessions.delete(id);
+    if (this.focused === id) this.focused = null;
+    const paths = agentPaths(this.dataDir, id);
+    await rm(paths.agentDir, { recursive: true, force: true });
+    await rm(paths.transcriptDir, { recursive: true, force: true });
+    await rm(paths.sandbox, { recursive: true, force: true });
+    this.emit({ type: 'roster', agentId: id, change: 'deleted' });
+  }
+
+  async duplicateAgent(id: string): Promise<RosterRow> {
+    const source = await this.existing(id);
+    await source.idle();
+    const from = source.paths;
+    const newId = randomUUID();
+    const to = agentPaths(this.dataDir, newId);
+    await ensurePrivateDir(to.agentDir);
+    await ensurePrivateDir(to.transcriptDir);
+    const now = this.config.now();
+    await writeProfile(to.profile, {
+      ...source.profile,
+      name: `${source.profile.name} (copy)`,
+      createdAt: now,
+      updatedAt: now,
+    });
+    // Attachments first, so entries that point at them never dangle.
+    await cp(from.attachments, to.attachments, { recursive: true, errorOnExist: false }).catch(ignoreMissing);
+    copyIfExists(from.jsonl, to.jsonl);
+    // Ledger entries: same ids and order; file URLs into the old attachment folder are pointed at the copy.
+    const oldPrefix = pathToFileURL(from.attachments).href;
+    const newPrefix = pathToFileURL(to.attachments).href;
+    const entries = source.entries().map(({ seq: _seq, ...entry }) => {
+      const text = JSON.stringify(entry)
+        .split(JSON.stringify(oldPrefix).slice(1, -1))
+        .join(JSON.stringify(newPrefix).slice(1, -1))
+        .split(JSON.stringify(from.attachments).slice(1, -1))
+        .join(JSON.stringify(to.attachments).slice(1, -1));
+      return JSON.parse(text) as LedgerEntry;
+    });
+    const ledger = openLedgerForWrite(to.storeDb);
+    try {
+      ledger.appendEntries(entries);
+      ledger.setKv('metadata', { agentId: newId, createdAt: now, duplicatedFrom: id });
+    } finally {
+      ledger.close();
+    }
+    await mkdir(to.sandbox, { recursive: true, mode: 0o700 });
+    const session = await this.session(newId);
+    this.emit({ type: 'roster', agentId: newId, change: 'created' });
+    return this.rowOf(session);
+  }
+
+  async sendPrompt(input: {
+    agentId: string;
+    prompt: string;
+    clientNonce: string;
+  }): Promise<{ accepted: true; duplicate: boolean }> {
+    if (input.clientNonce.trim() === '')
+      throw new HostError('sendPrompt: `clientNonce` must not be empty', 400);
+    const session = await this.existing(input.agentId);
+    return session.sendPrompt(input.prompt, input.clientNonce);
+  }
+
+  async answerWidget(input: {
+    agentId: string;
+    messageId: string;
+    answer: string | string[];
+  }): Promise<{ accepted: true }> {
+    return (await this.existing(input.agentId)).answerWidget(input.messageId, input.answer);
+  }
+
+  async submitSecret(input: { agentId: string; messageId: string; value: string }): Promise<{ saved: true }> {
+    return (await this.existing(input.agentId)).submitSecret(input.messageId, input.value);
+  }
+
+  async uploadFile(input: UploadInput): Promise<SequencedEntry> {
+    const fileName = input.fileName.trim();
+    if (fileName === '') throw new HostError('uploadFile: `fileName` must not be empty', 400);
+    return (await this.existing(input.agentId)).uploadFile(fileName, input.bytes, input.clientNonce);
+  }
+
+  subscribe(listener: (event: HostEvent) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Resolves when the agent has no queued or running turn (tests, CLI). */
+  async idle(id: string): Promise<void> {
+    await (await this.existing(id)).idle();
+  }
+
+  /** The live session of an agent (tests and the gateway's diagnostics). */
+  async sessionOf(id: string): Promise<AgentSession> {
+    return this.existing(id);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    const sessions = await Promise.allSettled([...this.sessions.values()]);
+    for (const result of sessions) if (result.status === 'fulfilled') await result.value.close();
+    this.sessions.clear();
+    this.listeners.clear();
+  }
+
+  // -------------------------------------------------------------------------
+
+  private emit(event: HostEvent): void {
+    for (const listener of this.listeners) {
+      try {
+        listener(event);
+      } catch {
+        // A subscriber's failure is its own; the host keeps going.
+      }
+    }
+  }
+
+  private async focus(session: AgentSession): Promise<void> {
+    if (this.focused && this.focused !== session.id) {
+      const previous = this.sessions.get(this.focused);
+      if (previous) (await previous).lock.release();
+    }
+    try {
+      session.lock.hold();
+    } catch (error) {
+      throw new HostError(
+        `agent ${session.id}: its store.db is locked by another writer (${(error as Error).message}); try again`,
+        423,
+      );
+    }
+    this.focused = session.id;
+  }
+
+  private session(id: string): Promise<AgentSession> {
+    if (this.closed) return Promise.reject(new Error('the agent host is closed'));
+    let pending = this.sessions.get(id);
+    if (!pending) {
+      pending = AgentSession.open(id, this.config);
+      this.sessions.set(id, pending);
+      pending.catch(() => this.sessions.delete(id));
+    }
+    return pending;
+  }
+
+  /** The session of an agent that must exist; 404 otherwise. */
+  private async existing(id: string): Promise<AgentSession> {
+    if (typeof id !== 'string' || !isSafeAgentId(id))
+      throw new HostError(`not a valid agent id: ${JSON.stringify(id)}`, 400);
+    if (!this.sessions.has(id)) {
+      try {
+        await stat(agentPaths(this.dataDir, id).profile);
+      } catch {
+        throw new HostError(`no agent with id ${id}`, 404);
+      }
+    }
+    return this.session(id);
+  }
+
+  private rowOf(session: AgentSession): RosterRow {
+    const unread = session.unread;
+    return {
+      id: session.id,
+      name: session.profile.name,
+      description: session.profile.description,
+      harness: session.profile.harness,
+      updatedAt: Math.max(session.profile.updatedAt ?? 0, unread.lastActivityAt),
+      lastActivityAt: unread.lastActivityAt || (session.profile.createdAt ?? 0),
+      lastEntry: session.lastEntry(),
+      unreadCount: unread.unreadCount,
+      hasUnread: unread.unreadCount > 0 || unread.isManuallyUnread,
+      awaitingUserResponse: session.awaitingUserResponse,
+      state: session.turnState,
+      readOnly: session.profile.readOnly === true || !this.provider,
+    };
+  }
+}
+
+/** What tool processes start from: enough to run programs, none of the host's keys. */
+function toolEnvironment(env: NodeJS.ProcessEnv): Record<string, string> {
+  const out: Record<string, string> = {
+    PATH: env.PATH ?? '/usr/local/bin:/usr/bin:/bin',
+    LANG: env.LANG ?? 'C.UTF-8',
+    TERM: 'dumb',
+  };
+  if (env.TZ) out.TZ = env.TZ;
+  return out;
+}
+
+function copyIfExists(from: string, to: string): void {
+  try {
+    copyFileSync(from, to);
+  } catch (error) {
+    ignoreMissing(error);
+  }
+}
+
+function ignoreMissing(error: unknown): void {
+  if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+}

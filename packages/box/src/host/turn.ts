@@ -1,0 +1,129 @@
+/**
+ * The turn loop, one model step at a time. Between steps sit the rules of
+ * the message mechanism: tool calls are dispatched by the host (the send gate
+ * included), a widget or secret-request ends the turn, the non-send reminder
+ * is injected after N consecutive tool calls without a send, and a turn that
+ * ends without any delivered send gets one reminder and then a notice.
+ */
+import { wrapSystemReminder } from '@sendbox/protocol';
+import type { ModelMessage, ModelStepResult, ModelToolCall } from '../providers/types.ts';
+import type { SendReminderCounter } from './middleware/send-reminder.ts';
+import { TextOnlyGuard } from './middleware/text-only.ts';
+import type { TurnStateMachine } from './turn-state.ts';
+
+export interface ToolCallReport {
+  /** What the model reads as this call's result. */
+  output: { type: 'text'; value: string } | { type: 'error-text'; value: string };
+  /** A send_message that reached the user. */
+  delivered: boolean;
+}
+
+/** What the loop needs from the agent: the model, tool dispatch, and the transcript. */
+export interface TurnDriver {
+  step(messages: readonly ModelMessage[]): Promise<ModelStepResult>;
+  /** Records the step's private text / reasoning (JSONL assistant record, ledger `thinking`). */
+  recordAssistant(step: ModelStepResult): void;
+  /** Records the call, runs it, records the result. Never throws for a tool's own failure. */
+  runToolCall(call: ModelToolCall): Promise<ToolCallReport>;
+  /** Records an injected reminder (a JSONL user record; never shown in the UI). */
+  recordReminder(text: string): void;
+  recordNotice(text: string): void;
+  recordTurnEnded(): void;
+}
+
+export interface TurnTexts {
+  nonSendReminder: (count: number) => string;
+  textOnlyReminder: string;
+  noReplyNotice: string;
+  modelFailedNotice: (message: string) => string;
+  stepLimitNotice: (steps: number) => string;
+}
+
+export interface TurnOptions {
+  maxSteps: number;
+  texts: TurnTexts;
+}
+
+/**
+ * Runs one turn. `history` already ends with the user message; it is
+ * extended in place with everything the model saw and did.
+ */
+export async function runTurn(
+  history: ModelMessage[],
+  driver: TurnDriver,
+  state: TurnStateMachine,
+  reminder: SendReminderCounter,
+  options: TurnOptions,
+): Promise<void> {
+  const textOnly = new TextOnlyGuard();
+  let delivered = 0;
+  let steps = 0;
+  try {
+    for (;;) {
+      if (steps >= options.maxSteps) {
+        driver.recordNotice(options.texts.stepLimitNotice(options.maxSteps));
+        break;
+      }
+      steps += 1;
+      let step: ModelStepResult;
+      try {
+        step = await driver.step(history);
+      } catch (error) {
+        driver.recordNotice(
+          options.texts.modelFailedNotice(error instanceof Error ? error.message : String(error)),
+        );
+        break;
+      }
+      driver.recordAssistant(step);
+      const assistantContent: Extract<ModelMessage, { role: 'assistant' }>['content'] = [];
+      if (step.text) assistantContent.push({ type: 'text', text: step.text });
+      for (const call of step.toolCalls) {
+        assistantContent.push({
+          type: 'tool-call',
+          toolCallId: call.id,
+          toolName: call.name,
+          input: call.parseError === undefined ? call.input : {},
+        });
+      }
+      if (assistantContent.length) history.push({ role: 'assistant', content: assistantContent });
+
+      if (step.toolCalls.length === 0) {
+        const verdict = textOnly.onTurnEnd(delivered);
+        if (verdict === 'remind') {
+          injectReminder(history, driver, options.texts.textOnlyReminder);
+          continue;
+        }
+        if (verdict === 'notice') driver.recordNotice(options.texts.noReplyNotice);
+        break;
+      }
+
+      const results: Extract<ModelMessage, { role: 'tool' }>['content'] = [];
+      for (const call of step.toolCalls) {
+        const report = await driver.runToolCall(call);
+        if (report.delivered) delivered += 1;
+        reminder.record(call.name, report.delivered);
+        results.push({
+          type: 'tool-result',
+          toolCallId: call.id,
+          toolName: call.name,
+          output: report.output,
+        });
+      }
+      history.push({ role: 'tool', content: results });
+
+      // A widget or secret-request ended the turn: wait for the user.
+      if (state.sendsBlocked) break;
+      if (reminder.takeReminder())
+        injectReminder(history, driver, options.texts.nonSendReminder(reminder.threshold));
+    }
+  } finally {
+    driver.recordTurnEnded();
+    state.endTurn();
+  }
+}
+
+function injectReminder(history: ModelMessage[], driver: TurnDriver, text: string): void {
+  const wrapped = wrapSystemReminder(text);
+  history.push({ role: 'user', content: [{ type: 'text', text: wrapped }] });
+  driver.recordReminder(wrapped);
+}

@@ -1,0 +1,59 @@
+/**
+ * The one small interface every model provider implements. The turn loop
+ * calls `step` once per model step, so the state machine, the middleware and
+ * the send gate sit between steps (the providers never execute tools).
+ */
+import type { ModelMessage } from 'ai';
+
+export type { ModelMessage };
+
+/** A tool as the model sees it: a name, a description and a JSON Schema of its input. */
+export interface ModelToolSpec {
+  name: string;
+  description: string;
+  inputSchema: Record<string, unknown>;
+}
+
+export interface ModelStepRequest {
+  system: string;
+  messages: readonly ModelMessage[];
+  tools: readonly ModelToolSpec[];
+  abortSignal?: AbortSignal;
+}
+
+export interface ModelToolCall {
+  id: string;
+  name: string;
+  /** The parsed arguments; `undefined` when they were not valid JSON (see `parseError`). */
+  input: unknown;
+  /** Set when the model's arguments could not be parsed: what was wrong, for the model to fix. */
+  parseError?: string;
+}
+
+export interface ModelStepResult {
+  /** Plain assistant text: private thinking in sendbox, never shown to the user. */
+  text: string;
+  /** Reasoning the provider returned separately, if any. */
+  reasoning: string;
+  toolCalls: ModelToolCall[];
+  finishReason: string;
+}
+
+export interface ModelProvider {
+  /** `xai`, `openai-compatible`, `scripted`. */
+  readonly provider: string;
+  readonly model: string;
+  step(request: ModelStepRequest): Promise<ModelStepResult>;
+}
+
+/** A model call that failed (HTTP error, timeout, bad response): the turn records a notice and ends. */
+export class ModelCallError extends Error {
+  constructor(
+    message: string,
+    readonly provider: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = 'ModelCallError';
+  }
+}

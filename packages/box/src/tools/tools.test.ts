@@ -1,0 +1,138 @@
+import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { noScrub, scrubberFor } from '../secrets/scrub.ts';
+import { readTool } from './read.ts';
+import { shellTool } from './shell.ts';
+import type { TodoItem, ToolContext } from './types.ts';
+import { updateTodosTool } from './update-todos.ts';
+import { writeTool } from './write.ts';
+
+let root: string;
+let sandbox: string;
+let ctx: ToolContext;
+beforeEach(async () => {
+  root = await mkdtemp(path.join(os.tmpdir(), 'sendbox-tools-'));
+  sandbox = path.join(root, 'sandbox');
+  await mkdir(sandbox);
+  ctx = {
+    sandboxDir: sandbox,
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+    scrub: noScrub,
+    todos: [] as TodoItem[],
+    now: () => 1000,
+  };
+});
+afterEach(async () => {
+  await rm(root, { recursive: true, force: true });
+});
+
+describe('shell', () => {
+  it('runs in the sandbox and returns {stdout, exitCode} on success', async () => {
+    const out = await shellTool().run({ command: 'pwd' }, ctx);
+    expect(out.envelope).toEqual({ success: { stdout: `${sandbox}\n`, exitCode: 0 } });
+  });
+
+  it('returns the failure envelope on a non-zero exit', async () => {
+    const out = await shellTool().run({ command: 'echo out; echo err >&2; exit 3' }, ctx);
+    expect(out.envelope).toMatchObject({
+      failure: {
+        command: 'echo out; echo err >&2; exit 3',
+        exitCode: 3,
+        stdout: 'out\n',
+        stderr: 'err\n',
+        workingDirectory: '.',
+      },
+    });
+  });
+
+  it('kills a command at its timeout', async () => {
+    const out = await shellTool().run({ command: 'sleep 20', timeout: 200 }, ctx);
+    expect(out.envelope).toMatchObject({ failure: { timedOut: true } });
+  });
+
+  it('caps output', async () => {
+    const out = await shellTool({ outputCapBytes: 100 }).run(
+      { command: 'head -c 100000 /dev/zero | tr "\\0" x' },
+      ctx,
+    );
+    const stdout = (out.envelope as { success: { stdout: string } }).success.stdout;
+    expect(stdout.startsWith('x'.repeat(100))).toBe(true);
+    expect(stdout).toContain('[output truncated: 100000 bytes');
+    expect(stdout.length).toBeLessThan(200);
+  });
+
+  it('gives secrets as environment variables and scrubs them from the output', async () => {
+    const secretCtx = {
+      ...ctx,
+      env: { ...ctx.env, API_TOKEN: 'tok-0123456789' },
+      scrub: scrubberFor(new Map([['API_TOKEN', 'tok-0123456789']])),
+    };
+    const out = await shellTool().run(
+      { command: 'echo "token=$API_TOKEN"; echo "$API_TOKEN" >&2; exit 1' },
+      secretCtx,
+    );
+    const text = JSON.stringify(out);
+    expect(text).not.toContain('tok-0123456789');
+    expect(text).toContain('token=[secret API_TOKEN redacted]');
+  });
+
+  it('refuses a working directory outside the sandbox', async () => {
+    const out = await shellTool().run({ command: 'ls', workingDirectory: '..' }, ctx);
+    expect(out.envelope).toMatchObject({ error: { error: expect.stringContaining('outside your sandbox') } });
+  });
+});
+
+describe('read and write', () => {
+  it('writes then reads a file, with a line window', async () => {
+    const wrote = await writeTool.run({ path: 'notes/a.txt', content: 'one\ntwo\nthree' }, ctx);
+    expect(wrote.envelope).toEqual({ success: { path: 'notes/a.txt', fileSize: 13 } });
+    expect(await readFile(path.join(sandbox, 'notes/a.txt'), 'utf8')).toBe('one\ntwo\nthree');
+    expect((await readTool.run({ path: 'notes/a.txt' }, ctx)).envelope).toEqual({
+      success: { content: 'one\ntwo\nthree' },
+    });
+    expect((await readTool.run({ path: 'notes/a.txt', offset: 2, limit: 1 }, ctx)).envelope).toEqual({
+      success: { content: 'two' },
+    });
+  });
+
+  it('refuses paths that leave the sandbox, by .. or by symlink', async () => {
+    await writeFile(path.join(root, 'outside.txt'), 'secret');
+    await symlink(path.join(root, 'outside.txt'), path.join(sandbox, 'link.txt'));
+    await symlink(root, path.join(sandbox, 'dirlink'));
+    for (const p of ['../outside.txt', 'link.txt', path.join(root, 'outside.txt')]) {
+      const out = await readTool.run({ path: p }, ctx);
+      expect(out.envelope, p).toMatchObject({ error: { error: expect.stringMatching(/outside/) } });
+    }
+    const out = await writeTool.run({ path: 'dirlink/new.txt', content: 'x' }, ctx);
+    expect(out.envelope).toMatchObject({ error: { error: expect.stringMatching(/outside/) } });
+  });
+
+  it('reports a missing file as an error envelope', async () => {
+    expect((await readTool.run({ path: 'nope.txt' }, ctx)).envelope).toMatchObject({
+      error: { error: expect.stringContaining('No file') },
+    });
+  });
+});
+
+describe('update_todos', () => {
+  it('replaces, then merges by id', async () => {
+    await updateTodosTool.run(
+      {
+        todos: [
+          { id: '1', content: 'a', status: 'pending' },
+          { id: '2', content: 'b', status: 'pending' },
+        ],
+      },
+      ctx,
+    );
+    const out = await updateTodosTool.run(
+      { merge: true, todos: [{ id: '1', content: 'a', status: 'completed' }] },
+      ctx,
+    );
+    expect(out.envelope).toMatchObject({ success: { wasMerge: true, totalCount: 2 } });
+    expect(ctx.todos.map((t) => t.status)).toEqual(['completed', 'pending']);
+    expect(out.summary).toBe('1/2 done');
+  });
+});

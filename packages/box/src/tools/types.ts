@@ -1,0 +1,79 @@
+/**
+ * What a host tool is: a name under Grok Bot's on-disk names, a model-facing
+ * description, a Zod input schema (the JSON Schema the model sees comes from
+ * it), and a `run` that returns the result envelope written to the JSONL.
+ */
+import { z } from 'zod';
+import type { Scrubber } from '../secrets/scrub.ts';
+
+export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
+
+/** The result envelopes on disk (grok-bot-format.md §5). */
+export type ToolEnvelope =
+  | { success: { [key: string]: JsonValue } }
+  | { failure: { [key: string]: JsonValue } }
+  | { error: { error: string } };
+
+export type ToolStatus = 'success' | 'failure' | 'error';
+
+export interface ToolOutcome {
+  envelope: ToolEnvelope;
+  /** A short line for the ledger's `tool-call` entry. */
+  summary: string;
+}
+
+export interface TodoItem {
+  id: string;
+  content: string;
+  status: 'pending' | 'in_progress' | 'completed' | 'cancelled';
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface ToolContext {
+  sandboxDir: string;
+  /** Environment variables for processes the tool runs (secrets included); never shown to the model. */
+  env: Readonly<Record<string, string>>;
+  /** Applied to every output before it leaves the tool. */
+  scrub: Scrubber;
+  /** The agent's todo list, kept by the host across turns. */
+  todos: TodoItem[];
+  signal?: AbortSignal;
+  now(): number;
+}
+
+export interface HostTool<S extends z.ZodType = z.ZodType> {
+  name: string;
+  description: string;
+  input: S;
+  run(input: z.output<S>, ctx: ToolContext): Promise<ToolOutcome>;
+}
+
+export function statusOf(envelope: ToolEnvelope): ToolStatus {
+  if ('success' in envelope) return 'success';
+  if ('failure' in envelope) return 'failure';
+  return 'error';
+}
+
+export function errorOutcome(message: string, summary = message): ToolOutcome {
+  return { envelope: { error: { error: message } }, summary: oneLine(summary) };
+}
+
+/** The first line of `text`, capped, for ledger summaries. */
+export function oneLine(text: string, max = 160): string {
+  const first = text.split('\n', 1)[0] ?? '';
+  return first.length > max ? `${first.slice(0, max - 1)}…` : first;
+}
+
+/** Model-readable text for a Zod failure: each issue with its field path. */
+export function describeZodError(tool: string, error: z.ZodError): string {
+  const issues = error.issues.map((issue) => {
+    const where = issue.path.length ? issue.path.join('.') : '(input)';
+    return `- ${where}: ${issue.message}`;
+  });
+  return `Invalid ${tool} input:\n${issues.join('\n')}\nFix these fields and call ${tool} again.`;
+}
+
+export function defineTool<S extends z.ZodType>(tool: HostTool<S>): HostTool<S> {
+  return tool;
+}

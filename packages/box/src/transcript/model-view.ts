@@ -1,0 +1,118 @@
+/**
+ * How tool results and transcript records read to the model. One place, so
+ * a live turn and a history rebuilt from the JSONL after a restart give the
+ * model the same text.
+ */
+import type { ModelMessage } from '../providers/types.ts';
+import type { JsonValue } from '../tools/types.ts';
+
+type JsonObject = { [key: string]: JsonValue };
+
+/** What the model sees for a tool result envelope. */
+export function modelOutputFor(
+  toolName: string,
+  envelope: JsonValue,
+): { type: 'text'; value: string } | { type: 'error-text'; value: string } {
+  if (isObject(envelope)) {
+    const success = envelope.success;
+    if (toolName === 'send_message' && isObject(success) && typeof success.messageId === 'string') {
+      return { type: 'text', value: `Message sent to user. (id: ${success.messageId})` };
+    }
+    const error = envelope.error;
+    if (isObject(error) && typeof error.error === 'string') return { type: 'error-text', value: error.error };
+    if (typeof error === 'string') return { type: 'error-text', value: error };
+  }
+  return { type: 'text', value: JSON.stringify(envelope) };
+}
+
+/**
+ * Rebuilds the model conversation from JSONL record objects (`{role,
+ * message:{content}}`), for an agent loaded after a restart. Records the box
+ * did not write (unknown roles, malformed lines) are skipped. A tool call
+ * whose result never landed (a crash mid-tool) gets an error result, so the
+ * conversation stays valid for the provider.
+ */
+export function historyFromRecords(records: readonly JsonObject[]): ModelMessage[] {
+  const out: ModelMessage[] = [];
+  let assistant: Extract<ModelMessage, { role: 'assistant' }> | null = null;
+  let tool: Extract<ModelMessage, { role: 'tool' }> | null = null;
+  let pending: Array<{ id: string; name: string }> = [];
+
+  const closeCalls = () => {
+    if (pending.length) {
+      tool ??= { role: 'tool', content: [] };
+      if (!out.includes(tool)) out.push(tool);
+      for (const call of pending) {
+        tool.content.push({
+          type: 'tool-result',
+          toolCallId: call.id,
+          toolName: call.name,
+          output: {
+            type: 'error-text',
+            value: 'This tool call was interrupted (the host restarted) and has no result.',
+          },
+        });
+      }
+      pending = [];
+    }
+    assistant = null;
+    tool = null;
+  };
+
+  for (const record of records) {
+    const role = record.role;
+    const message = record.message;
+    if (!isObject(message) || !Array.isArray(message.content)) continue;
+    const blocks = message.content.filter(isObject);
+    if (role === 'user') {
+      closeCalls();
+      const parts = blocks
+        .filter((b) => b.type === 'text' && typeof b.text === 'string')
+        .map((b) => ({ type: 'text' as const, text: b.text as string }));
+      if (parts.length) out.push({ role: 'user', content: parts });
+    } else if (role === 'assistant') {
+      if (tool) {
+        // A new assistant record after results starts the next exchange.
+        assistant = null;
+        tool = null;
+      }
+      if (!assistant) {
+        assistant = { role: 'assistant', content: [] };
+        out.push(assistant);
+      }
+      const content = assistant.content as Exclude<typeof assistant.content, string>;
+      for (const block of blocks) {
+        if (block.type === 'text' && typeof block.text === 'string') {
+          content.push({ type: 'text', text: block.text });
+        } else if (block.type === 'tool_use' && typeof block.name === 'string' && isObject(block.input)) {
+          const { toolCallId, ...input } = block.input;
+          const id = typeof toolCallId === 'string' ? toolCallId : `call_${out.length}_${content.length}`;
+          content.push({ type: 'tool-call', toolCallId: id, toolName: block.name, input });
+          pending.push({ id, name: block.name });
+        }
+      }
+    } else if (role === 'tool') {
+      for (const block of blocks) {
+        if (block.type !== 'tool_result' || typeof block.name !== 'string') continue;
+        const at = pending.findIndex((call) => call.name === block.name);
+        if (at < 0) continue;
+        const [call] = pending.splice(at, 1);
+        if (!call) continue;
+        tool ??= { role: 'tool', content: [] };
+        if (!out.includes(tool)) out.push(tool);
+        tool.content.push({
+          type: 'tool-result',
+          toolCallId: call.id,
+          toolName: call.name,
+          output: modelOutputFor(call.name, block.result ?? null),
+        });
+      }
+    }
+  }
+  closeCalls();
+  return out.filter((m) => m.role !== 'assistant' || (Array.isArray(m.content) && m.content.length > 0));
+}
+
+function isObject(value: unknown): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

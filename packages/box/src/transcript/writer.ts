@@ -1,0 +1,89 @@
+/**
+ * The transcript writer: the only place the box writes an agent's history.
+ * JSONL records go through txcript's grok_bot text codec and are appended to
+ * `agent-transcripts/<id>/<id>.jsonl`; ledger entries go through txcript's
+ * ledger module into `store.db`, each batch in one transaction. Both are
+ * append-only, so a crash at any point leaves files every reader accepts.
+ * Every record and entry is scrubbed of secret values first.
+ */
+import { closeSync, fstatSync, openSync, readSync, writeSync } from 'node:fs';
+import type { LedgerEntry } from '@sendbox/protocol';
+import { grokBot, type GrokBotRecords, type LedgerWriter } from '@sendbox/txcript';
+import type { SequencedEntry } from '../host/types.ts';
+import type { Scrubber } from '../secrets/scrub.ts';
+import type { JsonValue } from '../tools/types.ts';
+
+export type JsonObject = { [key: string]: JsonValue };
+
+/** One JSONL block, as the grok_bot codec reads it (grok-bot-format.md §3). */
+export type TranscriptBlock =
+  | { type: 'text'; text: string }
+  | { type: 'thinking'; thinking: string }
+  | { type: 'tool_use'; name: string; input: JsonObject }
+  | { type: 'tool_result'; name: string; result: JsonValue };
+
+export interface TranscriptRecord {
+  role: 'user' | 'assistant' | 'tool';
+  blocks: TranscriptBlock[];
+}
+
+export class TranscriptWriter {
+  private fd: number | null = null;
+
+  constructor(
+    readonly jsonlPath: string,
+    private readonly ledger: LedgerWriter,
+    private readonly scrub: () => Scrubber,
+    private readonly onEntries: (entries: SequencedEntry[]) => void,
+  ) {}
+
+  /** Appends records to the JSONL (one line each), through the grok_bot text codec. */
+  appendRecords(records: readonly TranscriptRecord[]): void {
+    if (records.length === 0) return;
+    const scrub = this.scrub();
+    const lines: GrokBotRecords = records.map((record) => ({
+      kind: 'record',
+      json: scrub.value({ role: record.role, message: { content: record.blocks } }) as JsonObject,
+      end: '\n',
+    }));
+    const text = grokBot.text.render(lines);
+    const fd = this.open();
+    const bytes = Buffer.from(text, 'utf8');
+    let offset = 0;
+    while (offset < bytes.length) offset += writeSync(fd, bytes, offset, bytes.length - offset);
+  }
+
+  /** Appends entries to the ledger in one transaction; returns them with their seq. */
+  appendEntries(entries: readonly LedgerEntry[]): SequencedEntry[] {
+    if (entries.length === 0) return [];
+    const scrub = this.scrub();
+    const clean = entries.map((entry) => scrub.value(entry));
+    const seqs = this.ledger.appendEntries(clean);
+    const out = clean.map((entry, i) => ({ ...entry, seq: seqs[i] ?? -1 }) as SequencedEntry);
+    this.onEntries(out);
+    return out;
+  }
+
+  close(): void {
+    if (this.fd !== null) closeSync(this.fd);
+    this.fd = null;
+  }
+
+  /**
+   * Opens the JSONL for appending. If a crash left a last line without its
+   * newline, one is added first, so the next record starts on its own line
+   * (the torn line stays and readers skip it, C17).
+   */
+  private open(): number {
+    if (this.fd !== null) return this.fd;
+    const fd = openSync(this.jsonlPath, 'a+', 0o600);
+    const size = fstatSync(fd).size;
+    if (size > 0) {
+      const last = Buffer.alloc(1);
+      readSync(fd, last, 0, 1, size - 1);
+      if (last[0] !== 0x0a) writeSync(fd, '\n');
+    }
+    this.fd = fd;
+    return fd;
+  }
+}
