@@ -1,6 +1,14 @@
-/** The runtime the CLI serves. */
+/**
+ * The runtime the CLI serves: the local host, its model chosen from the
+ * environment. Without a model, the demo agent is made first (by its own
+ * short-lived host, so the two never hold the data dir at once).
+ */
+import { createAgentHost } from '../host/agent-host.ts';
 import type { AgentHost } from '../host/types.ts';
+import { providerFromEnv } from '../providers/index.ts';
+import { ensureDemoAgent } from './demo-agent.ts';
 
-export function openBoxHost(_dataDir: string): Promise<AgentHost> {
-  return Promise.reject(new Error('the host runtime is not available yet'));
+export async function openBoxHost(dataDir: string, env: NodeJS.ProcessEnv = process.env): Promise<AgentHost> {
+  if (!providerFromEnv(env).status.configured) await ensureDemoAgent(dataDir);
+  return createAgentHost({ dataDir, env });
 }
