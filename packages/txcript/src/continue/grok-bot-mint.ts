@@ -1,0 +1,181 @@
+/**
+ * `txcript continue --with grok_bot`: mint a NEW box agent on the live local
+ * gateway and seed its history (seed 003 "Continue-into / write"):
+ *
+ *   1. preflight: the agents and transcripts roots exist and are writable;
+ *   2. `createAgent {name, description, harness: "box"}`;
+ *   3. unlock the new agent's store.db by opening another agent;
+ *   4. write `transcript_entries` and `kv unreadState` (one transaction);
+ *   5. write the agent-transcripts JSONL;
+ *   6. `openAgent` the new id so its history shows.
+ *
+ * A failure after step 2 deletes the half-made agent with `deleteAgent`
+ * (best effort: a delete error is reported through `onWarning` and ignored)
+ * and the ORIGINAL error is thrown. A successful mint deletes nothing.
+ */
+import { constants } from 'node:fs';
+import { access, mkdir, rm, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { JsonObject, JsonValue, Transcript } from '../model/common.ts';
+import { commonToLedger } from '../harness/grok-bot/common-to-ledger.ts';
+import { grokBotCodec } from '../harness/grok-bot/codec.ts';
+import { GatewayClient } from '../harness/grok-bot/gateway.ts';
+import { openLedgerForWrite } from '../harness/grok-bot/ledger-db.ts';
+import { assertSafeSessionId, grokBotRoots } from '../harness/grok-bot/roots.ts';
+import { FileExistsError, writeNewFileAtomically } from '../harness/grok-bot/store.ts';
+import { grokBotText } from '../harness/grok-bot/text.ts';
+import { metadataString } from './metadata.ts';
+
+export const DEFAULT_DESCRIPTION = 'Continued from another session by txcript';
+export const DEFAULT_NAME = 'txcript session';
+
+/** The steps after `createAgent`, in order; a fault hook can fail any of them in tests. */
+export const MINT_STEPS = ['unlock', 'ledger', 'jsonl', 'open'] as const;
+export type MintStep = (typeof MINT_STEPS)[number];
+
+export class MintError extends Error {
+  override name = 'MintError';
+}
+
+export interface MintOptions {
+  env?: NodeJS.ProcessEnv;
+  metadata?: JsonObject;
+  /** Gateway call timeout. */
+  timeoutMs?: number;
+  /** How long the ledger write waits on the box's store lock. */
+  busyTimeoutMs?: number;
+  onWarning?: (message: string) => void;
+  /** Called before each step after createAgent; throwing fails the mint there (fault injection in tests). */
+  beforeStep?: (step: MintStep) => void | Promise<void>;
+}
+
+export interface MintResult {
+  id: string;
+  name: string;
+  entries: number;
+  jsonlPath: string;
+  storePath: string;
+}
+
+async function preflight(dir: string, what: string, envNames: string): Promise<void> {
+  try {
+    const s = await stat(dir);
+    if (!s.isDirectory()) throw new Error('not a directory');
+    await access(dir, constants.W_OK);
+  } catch (error) {
+    throw new MintError(
+      `the Grok Bot ${what} folder ${dir} is missing or not writable (${(error as Error).message}); ` +
+        `start the box (npm start) or point ${envNames} at it, or use --out DIR for a JSONL-only export`,
+    );
+  }
+}
+
+function agentIdOf(response: JsonValue): string {
+  const agent =
+    typeof response === 'object' && response !== null && !Array.isArray(response)
+      ? response.agent
+      : undefined;
+  const id = typeof agent === 'object' && agent !== null && !Array.isArray(agent) ? agent.id : undefined;
+  if (typeof id !== 'string') {
+    throw new MintError(
+      `createAgent answered without an agent id: ${JSON.stringify(response).slice(0, 200)}`,
+    );
+  }
+  assertSafeSessionId(id);
+  return id;
+}
+
+function rosterIds(response: JsonValue): string[] {
+  const rows = Array.isArray(response)
+    ? response
+    : typeof response === 'object' && response !== null && Array.isArray(response.agents)
+      ? response.agents
+      : [];
+  return rows.flatMap((row) =>
+    typeof row === 'object' && row !== null && !Array.isArray(row) && typeof row.id === 'string'
+      ? [row.id]
+      : [],
+  );
+}
+
+export async function mintGrokBotAgent(
+  transcript: Transcript,
+  options: MintOptions = {},
+): Promise<MintResult> {
+  const env = options.env ?? process.env;
+  const metadata = options.metadata ?? {};
+  const warn = options.onWarning ?? ((m: string) => process.stderr.write(`txcript: ${m}\n`));
+  const roots = grokBotRoots(env);
+  await preflight(roots.agents, 'agents', 'TXCRIPT_GROK_BOT_AGENTS');
+  await preflight(roots.transcripts, 'agent-transcripts', 'TXCRIPT_GROK_BOT_ROOT (or GROK_BOT_TRANSCRIPTS)');
+
+  const name = metadataString(metadata, 'name') ?? transcript.meta.title?.trim() ?? DEFAULT_NAME;
+  const description = metadataString(metadata, 'description') ?? DEFAULT_DESCRIPTION;
+  const gateway = await GatewayClient.fromEnv(env, options.timeoutMs);
+  const id = agentIdOf(
+    await gateway.call('createAgent', { name: name || DEFAULT_NAME, description, harness: 'box' }),
+  );
+
+  const storePath = join(roots.agents, id, 'store.db');
+  const jsonlPath = join(roots.transcripts, id, `${id}.jsonl`);
+  const step = async (s: MintStep): Promise<void> => {
+    await options.beforeStep?.(s);
+  };
+  try {
+    await step('unlock');
+    const other = rosterIds(await gateway.call('listAgents', {})).find((candidate) => candidate !== id);
+    if (other === undefined) {
+      throw new MintError(
+        `cannot unlock the new agent's store: the box has no other agent to focus (create any agent in the box, then retry)`,
+      );
+    }
+    await gateway.call('openAgent', { id: other });
+
+    await step('ledger');
+    const seed = commonToLedger(transcript);
+    await mkdir(join(roots.agents, id), { recursive: true, mode: 0o700 });
+    const ledger = openLedgerForWrite(storePath, { busyTimeoutMs: options.busyTimeoutMs ?? 5000 });
+    try {
+      ledger.appendEntries(seed.entries);
+      ledger.setKv('unreadState', {
+        lastActivityAt: seed.lastActivityAt,
+        lastViewedAt: seed.lastActivityAt,
+        isManuallyUnread: false,
+        unreadCount: 0,
+      });
+    } finally {
+      ledger.close();
+    }
+
+    await step('jsonl');
+    await mkdir(join(roots.transcripts, id), { recursive: true, mode: 0o700 });
+    const text = grokBotText.render(
+      grokBotCodec.fromCommon({ ...transcript, meta: { ...transcript.meta, id } }),
+    );
+    await writeJsonl(jsonlPath, text);
+
+    await step('open');
+    await gateway.call('openAgent', { id });
+    return { id, name, entries: seed.entries.length, jsonlPath, storePath };
+  } catch (error) {
+    try {
+      await gateway.call('deleteAgent', { id });
+    } catch (deleteError) {
+      warn(`rollback: deleteAgent ${id} failed and was ignored: ${(deleteError as Error).message}`);
+    }
+    throw error;
+  }
+}
+
+/** Write the JSONL as a new file; an empty placeholder the box made for the agent may be replaced. */
+async function writeJsonl(path: string, text: string): Promise<void> {
+  try {
+    await writeNewFileAtomically(path, text);
+  } catch (error) {
+    if (!(error instanceof FileExistsError)) throw error;
+    const existing = await stat(path);
+    if (existing.size !== 0) throw error;
+    await rm(path);
+    await writeNewFileAtomically(path, text);
+  }
+}

@@ -1,0 +1,174 @@
+/**
+ * Common -> UI ledger entries, for seeding a minted agent's `store.db`
+ * (seed 003 "Continue-into / write" step 4). It goes further than txcript's
+ * text-only seeding, so a continued session looks in the UI as it did:
+ *
+ * - When the transcript speaks through `send_message` (a Grok Bot session),
+ *   each send becomes a `send-message` bubble of its stored type and plain
+ *   assistant text becomes private `thinking` (C1). Otherwise (a Claude Code
+ *   or Codex session) assistant text is the visible reply: a `message`.
+ * - User text becomes a `message`; hidden prompts and wakes are kept but
+ *   marked `hidden` (C5). Artifacts the user sent become `user-attachment`s.
+ * - Other tool calls become compact `tool-call` rows with the status of their
+ *   result; tool results themselves are not bubbles.
+ *
+ * Ids follow the host's patterns: `t<N>u` for user message N, `t<N>s<k>` for
+ * sends, `t<N>a<k>` for the other assistant rows, `t<N>ua<k>` for user
+ * attachments, with the boot turn (`tb…`) before the first user message.
+ */
+import {
+  assistantId,
+  BOOT_TURN,
+  decodeJsonlSendInput,
+  sendId,
+  userAttachmentId,
+  userMessageId,
+  type LedgerEntry,
+  type Turn,
+} from '@sendbox/protocol';
+import type { Block, JsonValue, Transcript } from '../../model/common.ts';
+import { toolToCanonical } from '../../model/tool.ts';
+import { isHiddenOrWake } from './title.ts';
+
+const SEND_MESSAGE = 'send_message';
+
+export interface LedgerSeed {
+  entries: LedgerEntry[];
+  /** Epoch ms of the last entry (or the session start), for `kv unreadState`. */
+  lastActivityAt: number;
+}
+
+function epochMs(iso: string): number {
+  const ms = Date.parse(iso);
+  return Number.isNaN(ms) ? 0 : ms;
+}
+
+function isSendMessage(block: Block): boolean {
+  return block.type === 'tool_use' && block.tool.name === 'Raw' && block.tool.tool_name === SEND_MESSAGE;
+}
+
+function oneLine(value: JsonValue, limit = 120): string {
+  const text = typeof value === 'string' ? value : JSON.stringify(value);
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length > limit ? `${flat.slice(0, limit - 1)}…` : flat;
+}
+
+/** A short human summary of a tool call's input: its command, path or first string. */
+function toolSummary(input: JsonValue): string | undefined {
+  if (typeof input === 'string') return oneLine(input);
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) return undefined;
+  for (const key of ['command', 'file_path', 'path', 'url', 'query', 'searchTerm', 'description']) {
+    const v = input[key];
+    if (typeof v === 'string' && v !== '') return oneLine(v);
+  }
+  return undefined;
+}
+
+export function commonToLedger(transcript: Transcript): LedgerSeed {
+  const speaksThroughSends = transcript.messages.some((m) => m.content.some(isSendMessage));
+  const status = new Map<string, 'success' | 'failure'>();
+  for (const m of transcript.messages) {
+    for (const b of m.content) {
+      if (b.type === 'tool_result') status.set(b.tool_use_id, b.is_error === true ? 'failure' : 'success');
+    }
+  }
+
+  const entries: LedgerEntry[] = [];
+  let turn: Turn = BOOT_TURN;
+  let nextUserTurn = 0;
+  let assistantK = 0;
+  let sendK = 0;
+  let lastActivityAt = epochMs(transcript.meta.timestamp);
+
+  for (const message of transcript.messages) {
+    const timestampMs = epochMs(message.timestamp);
+    lastActivityAt = Math.max(lastActivityAt, timestampMs);
+    if (message.role === 'user') {
+      const text = message.content
+        .flatMap((b) => (b.type === 'text' ? [b.text] : []))
+        .join('\n\n')
+        .trim();
+      const artifacts = message.content.flatMap((b) => (b.type === 'artifact' ? [b.artifact] : []));
+      if (text === '' && artifacts.length === 0) continue; // tool results only: no bubble
+      turn = nextUserTurn++;
+      assistantK = 0;
+      sendK = 0;
+      if (text !== '') {
+        entries.push({
+          id: userMessageId(turn),
+          kind: 'message',
+          role: 'user',
+          content: text,
+          timestampMs,
+          ...(isHiddenOrWake(text) ? { hidden: true } : {}),
+        });
+      }
+      artifacts.forEach((artifact, k) => {
+        const path = artifact.source.type === 'path' ? artifact.source.path : artifact.name;
+        entries.push({
+          id: userAttachmentId(turn as number, k),
+          kind: 'user-attachment',
+          file_name: artifact.name,
+          file_path: path,
+          timestampMs,
+          ...(artifact.source.media_type !== undefined ? { media_type: artifact.source.media_type } : {}),
+        });
+      });
+      continue;
+    }
+    for (const block of message.content) {
+      switch (block.type) {
+        case 'text':
+          if (block.text.trim() === '') break;
+          entries.push(
+            speaksThroughSends
+              ? { id: assistantId(turn, assistantK++), kind: 'thinking', text: block.text, timestampMs }
+              : {
+                  id: assistantId(turn, assistantK++),
+                  kind: 'message',
+                  role: 'assistant',
+                  content: block.text,
+                  timestampMs,
+                },
+          );
+          break;
+        case 'thinking':
+          if (block.text.trim() !== '') {
+            entries.push({
+              id: assistantId(turn, assistantK++),
+              kind: 'thinking',
+              text: block.text,
+              timestampMs,
+            });
+          }
+          break;
+        case 'tool_use': {
+          const { name, input } = toolToCanonical(block.tool);
+          if (isSendMessage(block)) {
+            const stored = decodeJsonlSendInput(input);
+            // A failed send was never shown to the user: it is not a bubble.
+            if (stored !== undefined && status.get(block.id) !== 'failure') {
+              entries.push({ id: sendId(turn, sendK++), kind: 'send-message', message: stored, timestampMs });
+            }
+            break;
+          }
+          const summary = toolSummary(input);
+          entries.push({
+            id: assistantId(turn, assistantK++),
+            kind: 'tool-call',
+            name,
+            status: status.get(block.id) ?? 'success',
+            timestampMs,
+            ...(summary !== undefined ? { summary } : {}),
+          });
+          break;
+        }
+        case 'tool_result':
+        case 'image':
+        case 'artifact':
+          break;
+      }
+    }
+  }
+  return { entries, lastActivityAt };
+}
