@@ -1,0 +1,213 @@
+/**
+ * `txcript list`: sessions newest first, subagents under their parent, as a
+ * table for people or a stable JSON array for programs (docs/cli.md).
+ */
+import type { SessionSummary } from '../harness/types.ts';
+import type { Colors } from './colors.ts';
+import type { CliContext } from './context.ts';
+import { type FoundSession, discoverSessions } from './sessions.ts';
+import { parseWhen } from './when.ts';
+
+export interface ListOptions {
+  from?: string;
+  json?: boolean;
+  limit?: number;
+  since?: string;
+  until?: string;
+}
+
+/** One row of `list --json`. Field names and types are a public contract (docs/cli.md). */
+export interface ListRow {
+  id: string;
+  harness: string;
+  title: string | null;
+  messages: number | null;
+  last_activity: string | null;
+  parent: string | null;
+  locator: string;
+}
+
+interface OrderedRow {
+  row: ListRow;
+  depth: number;
+}
+
+function activityMs(s: SessionSummary): number {
+  if (s.lastActivity === undefined) return -Infinity;
+  const t = Date.parse(s.lastActivity);
+  return Number.isNaN(t) ? -Infinity : t;
+}
+
+/** Newest first; sessions with no known activity last; ties by id so the order is stable. */
+function newestFirst(a: FoundSession, b: FoundSession): number {
+  const ta = activityMs(a.summary);
+  const tb = activityMs(b.summary);
+  if (ta !== tb) return tb > ta ? 1 : -1;
+  return a.summary.id < b.summary.id ? -1 : a.summary.id > b.summary.id ? 1 : 0;
+}
+
+function toRow(s: FoundSession): ListRow {
+  return {
+    id: s.summary.id,
+    harness: s.harness.id,
+    title: s.summary.title ?? null,
+    messages: s.summary.messageCount ?? null,
+    last_activity: s.summary.lastActivity ?? null,
+    parent: s.summary.parentId ?? null,
+    locator: s.summary.locator,
+  };
+}
+
+/**
+ * The rows to show: filtered by time, newest first, at most `limit`, then
+ * each subagent moved under its parent (when the parent is listed too).
+ */
+export function orderSessions(
+  sessions: readonly FoundSession[],
+  options: { since?: Date; until?: Date; limit?: number } = {},
+): OrderedRow[] {
+  const { since, until, limit } = options;
+  const kept = sessions
+    .filter((s) => {
+      if (since === undefined && until === undefined) return true;
+      const t = activityMs(s.summary);
+      if (t === -Infinity) return false;
+      return (since === undefined || t >= since.getTime()) && (until === undefined || t <= until.getTime());
+    })
+    .slice()
+    .sort(newestFirst)
+    .slice(0, limit);
+  const key = (s: FoundSession) => `${s.harness.id}\u0000${s.summary.id}`;
+  const listed = new Set(kept.map(key));
+  const children = new Map<string, FoundSession[]>();
+  const roots: FoundSession[] = [];
+  for (const s of kept) {
+    const parent = s.summary.parentId;
+    const parentKey = parent === undefined ? undefined : `${s.harness.id}\u0000${parent}`;
+    if (parentKey !== undefined && parentKey !== key(s) && listed.has(parentKey)) {
+      const list = children.get(parentKey) ?? [];
+      list.push(s);
+      children.set(parentKey, list);
+    } else roots.push(s);
+  }
+  // A family is as recent as its most recent member, so an active subagent lifts its parent.
+  const recency = new Map<string, number>();
+  const familyRecency = (s: FoundSession, path: Set<string>): number => {
+    const k = key(s);
+    const known = recency.get(k);
+    if (known !== undefined) return known;
+    if (path.has(k)) return activityMs(s.summary);
+    path.add(k);
+    const r = Math.max(activityMs(s.summary), ...(children.get(k) ?? []).map((c) => familyRecency(c, path)));
+    path.delete(k);
+    recency.set(k, r);
+    return r;
+  };
+  const byFamily = (a: FoundSession, b: FoundSession): number => {
+    const d = familyRecency(b, new Set()) - familyRecency(a, new Set());
+    return d > 0 ? 1 : d < 0 ? -1 : newestFirst(a, b);
+  };
+  const out: OrderedRow[] = [];
+  const seen = new Set<string>();
+  const visit = (s: FoundSession, depth: number): void => {
+    if (seen.has(key(s))) return;
+    seen.add(key(s));
+    out.push({ row: toRow(s), depth });
+    for (const c of (children.get(key(s)) ?? []).sort(byFamily)) visit(c, depth + 1);
+  };
+  for (const r of roots.sort(byFamily)) visit(r, 0);
+  // A parent cycle leaves its members unreached: list them at the top level.
+  for (const s of kept) visit(s, 0);
+  return out;
+}
+
+export function formatJson(rows: readonly OrderedRow[]): string {
+  return `${JSON.stringify(
+    rows.map((r) => r.row),
+    null,
+    2,
+  )}\n`;
+}
+
+const TITLE_WIDTH = 60;
+
+function pad2(n: number): string {
+  return String(n).padStart(2, '0');
+}
+
+/** A timestamp as local `YYYY-MM-DD HH:MM`. */
+export function formatLocalMinute(iso: string | null): string {
+  if (iso === null) return '';
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return iso;
+  return `${d.getFullYear()}-${pad2(d.getMonth() + 1)}-${pad2(d.getDate())} ${pad2(d.getHours())}:${pad2(d.getMinutes())}`;
+}
+
+function truncate(text: string, width: number): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length <= width ? flat : `${flat.slice(0, width - 1)}…`;
+}
+
+export function formatTable(rows: readonly OrderedRow[], c: Colors): string {
+  const cells = rows.map(({ row, depth }) => ({
+    id: depth === 0 ? row.id : `${'  '.repeat(depth - 1)}└ ${row.id}`,
+    depth,
+    harness: row.harness,
+    messages: row.messages === null ? '' : String(row.messages),
+    when: formatLocalMinute(row.last_activity),
+    title: row.title === null ? null : truncate(row.title, TITLE_WIDTH),
+  }));
+  const header = { id: 'ID', harness: 'HARNESS', messages: 'MSGS', when: 'LAST ACTIVITY', title: 'TITLE' };
+  const width = {
+    id: Math.max(header.id.length, ...cells.map((x) => x.id.length)),
+    harness: Math.max(header.harness.length, ...cells.map((x) => x.harness.length)),
+    messages: Math.max(header.messages.length, ...cells.map((x) => x.messages.length)),
+    when: Math.max(header.when.length, ...cells.map((x) => x.when.length)),
+  };
+  const line = (id: string, harness: string, messages: string, when: string, title: string): string =>
+    [id, harness, messages, when, title].join('  ').trimEnd();
+  const out = [
+    c.bold(
+      line(
+        header.id.padEnd(width.id),
+        header.harness.padEnd(width.harness),
+        header.messages.padStart(width.messages),
+        header.when.padEnd(width.when),
+        header.title,
+      ),
+    ),
+  ];
+  for (const x of cells) {
+    const id = x.id.padEnd(width.id);
+    out.push(
+      line(
+        x.depth === 0 ? id : c.dim(id),
+        c.cyan(x.harness.padEnd(width.harness)),
+        x.messages.padStart(width.messages),
+        x.when.padEnd(width.when),
+        x.title ?? c.dim('(untitled)'),
+      ),
+    );
+  }
+  return `${out.join('\n')}\n`;
+}
+
+export async function listCommand(ctx: CliContext, options: ListOptions): Promise<void> {
+  const now = ctx.io.now();
+  const since = options.since === undefined ? undefined : parseWhen(options.since, '--since', now);
+  const until = options.until === undefined ? undefined : parseWhen(options.until, '--until', now);
+  const { sessions, warnings } = await discoverSessions(ctx, options.from);
+  for (const w of warnings) ctx.warn(w);
+  const rows = orderSessions(sessions, { since, until, limit: options.limit });
+  if (options.json === true) {
+    ctx.io.stdout.write(formatJson(rows));
+    return;
+  }
+  if (rows.length === 0) {
+    ctx.io.stderr.write(
+      `txcript: no sessions found${sessions.length > 0 ? ` (${sessions.length} outside the time bounds)` : ''}\n`,
+    );
+    return;
+  }
+  ctx.io.stdout.write(formatTable(rows, ctx.out));
+}

@@ -1,0 +1,145 @@
+/**
+ * The `txcript` command line: commander wiring, and the mapping of every
+ * failure to one stderr line and an exit code (0 ok, 1 runtime, 2 usage).
+ * Command modules are imported when their command runs, so `--help` and
+ * small commands start fast.
+ */
+import { Command, CommanderError, InvalidArgumentError, Option } from '@commander-js/extra-typings';
+import { type CliIo, createContext } from './context.ts';
+import { CliError, EXIT_OK, EXIT_RUNTIME, EXIT_USAGE, formatError, oneLine } from './errors.ts';
+
+function positiveInt(value: string): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || n < 1) throw new InvalidArgumentError('expected a whole number of at least 1');
+  return n;
+}
+
+const RANGE_HELP = `
+Session ids: an exact id, an exact title, or an unambiguous id prefix.
+Ranges (1-based, the #N numbers view prints):
+  <id>#7      message 7
+  <id>#5-12   messages 5 to 12
+  <id>#5-     message 5 to the end
+  <id>#-10    the last 10 messages
+A range that would separate a tool call from its result is refused.`;
+
+function buildProgram(io: CliIo): Command {
+  const ctx = createContext(io);
+  const program = new Command()
+    .name('txcript')
+    .description('List, view, export and convert agent transcripts across harnesses.')
+    .showSuggestionAfterError()
+    .configureOutput({
+      writeOut: (s) => void io.stdout.write(s),
+      writeErr: (s) => void io.stderr.write(s),
+      // Commander's own usage errors, in our one-line shape.
+      outputError: (s, write) => {
+        const [first, ...rest] = s.trim().split('\n');
+        const what = (first ?? '').replace(/^error:\s*/, '');
+        const hint = rest
+          .map((r) => r.trim())
+          .filter((r) => r !== '')
+          .join(' ');
+        write(formatError({ what: hint === '' ? what : `${what} ${hint}`, todo: 'see "txcript --help"' }));
+      },
+    })
+    .exitOverride();
+
+  program
+    .command('list')
+    .description('list sessions, newest first; subagents are shown under their parent')
+    .option('--from <harness>', 'only this harness (e.g. grok_bot)')
+    .option(
+      '--json',
+      'print a JSON array (fields: id, harness, title, messages, last_activity, parent, locator)',
+    )
+    .addOption(new Option('-n, --limit <n>', 'at most N sessions').argParser(positiveInt))
+    .option('--since <time>', 'only sessions active at or after: RFC 3339, YYYY-MM-DD, or an age like 2h, 3d')
+    .option(
+      '--until <time>',
+      'only sessions active at or before: RFC 3339, YYYY-MM-DD, or an age like 2h, 3d',
+    )
+    .action(async (options) => {
+      const { listCommand } = await import('./list.ts');
+      await listCommand(ctx, options);
+    });
+
+  program
+    .command('view')
+    .description('print a session as compact, readable text')
+    .argument('<session>', 'session id, title or id prefix, optionally with #range')
+    .option('--from <harness>', 'look the session up in this harness only')
+    .addHelpText('after', RANGE_HELP)
+    .action(async (target, options) => {
+      const { viewCommand } = await import('./show.ts');
+      await viewCommand(ctx, target, options);
+    });
+
+  program
+    .command('export')
+    .description('write a session (or a range of it) as a Simple document')
+    .argument('<session>', 'session id, title or id prefix, optionally with #range')
+    .option('--from <harness>', 'look the session up in this harness only')
+    .option('--out <file>', 'write to this file (atomically) instead of stdout')
+    .addHelpText('after', RANGE_HELP)
+    .action(async (target, options) => {
+      const { exportCommand } = await import('./show.ts');
+      await exportCommand(ctx, target, options);
+    });
+
+  program
+    .command('convert')
+    .description("convert one harness's native session text into another's")
+    .argument('<file>', 'the input file, or - for stdin')
+    .requiredOption('--from <harness>', 'the harness the input is written in (e.g. simple, grok_bot)')
+    .requiredOption('--to <harness>', 'the harness to write')
+    .addHelpText('after', '\nThe result goes to stdout; warnings about the input go to stderr.')
+    .action(async (input, options) => {
+      const { convertCommand } = await import('./convert.ts');
+      await convertCommand(ctx, input, options);
+    });
+
+  return program;
+}
+
+/** Commander's codes for a command line that cannot work as written. */
+const USAGE_CODES = new Set([
+  'commander.unknownOption',
+  'commander.unknownCommand',
+  'commander.missingArgument',
+  'commander.missingMandatoryOptionValue',
+  'commander.optionMissingArgument',
+  'commander.invalidArgument',
+  'commander.excessArguments',
+  'commander.conflictingOption',
+]);
+
+/** Run `txcript` with `argv` (arguments after the program name); resolves to the exit code. */
+export async function run(argv: readonly string[], io: CliIo): Promise<number> {
+  const program = buildProgram(io);
+  try {
+    await program.parseAsync([...argv], { from: 'user' });
+    return EXIT_OK;
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version') return EXIT_OK;
+      // `txcript` alone prints the help to stderr: a usage error.
+      if (err.code === 'commander.help' || USAGE_CODES.has(err.code)) return EXIT_USAGE;
+      return err.exitCode === 0 ? EXIT_OK : EXIT_USAGE;
+    }
+    if (err instanceof CliError) {
+      io.stderr.write(
+        formatError({ what: err.message, where: err.where, todo: err.todo, details: err.details }),
+      );
+      return err.exitCode;
+    }
+    const message = err instanceof Error ? err.message : String(err);
+    io.stderr.write(
+      formatError({ what: oneLine(message), todo: 'this is a bug in txcript; please report it' }),
+    );
+    if (io.env.TXCRIPT_DEBUG !== undefined && err instanceof Error && err.stack !== undefined) {
+      io.stderr.write(`${err.stack}\n`);
+    }
+    return EXIT_RUNTIME;
+  }
+}

@@ -1,0 +1,86 @@
+/**
+ * `txcript view` and `txcript export`: find the session, load it, apply the
+ * range, and print it for people (view) or as a Simple document (export).
+ */
+import { commonToSimple, renderSimple } from '../harness/simple/index.ts';
+import type { Transcript } from '../model/common.ts';
+import { writeFileAtomic } from './atomic-write.ts';
+import type { CliContext } from './context.ts';
+import { CliError, EXIT_RUNTIME } from './errors.ts';
+import { type Selection, selectRange, splitTarget } from './range.ts';
+import { type FoundSession, discoverSessions, resolveSession } from './sessions.ts';
+import { renderView } from './view.ts';
+
+export interface OpenedSession {
+  found: FoundSession;
+  transcript: Transcript;
+  selection: Selection;
+}
+
+/** `<id>[#range]` → the loaded session and the messages the range picks. */
+export async function openSession(
+  ctx: CliContext,
+  target: string,
+  from: string | undefined,
+): Promise<OpenedSession> {
+  const { id, range } = splitTarget(target);
+  const { sessions, warnings } = await discoverSessions(ctx, from);
+  let found: FoundSession;
+  try {
+    found = resolveSession(id, sessions, from);
+  } catch (err) {
+    // Problems met while scanning other sessions are noise, unless they may explain a miss.
+    if (err instanceof CliError && err.exitCode === EXIT_RUNTIME) for (const w of warnings) ctx.warn(w);
+    throw err;
+  }
+  const store = found.harness.store!(ctx.io.env);
+  let loaded;
+  try {
+    loaded = await store.load(found.summary.id);
+  } catch (err) {
+    throw new CliError({
+      what: `could not load ${found.harness.id} session ${found.summary.id}: ${err instanceof Error ? err.message : String(err)}`,
+      where: found.summary.locator,
+      todo: 'check the files are readable; "txcript list" shows where each session lives',
+    });
+  }
+  for (const w of loaded.warnings) ctx.warn(w);
+  const selection = selectRange(range, loaded.transcript.messages);
+  return { found, transcript: loaded.transcript, selection };
+}
+
+export async function viewCommand(
+  ctx: CliContext,
+  target: string,
+  options: { from?: string },
+): Promise<void> {
+  const { found, transcript, selection } = await openSession(ctx, target, options.from);
+  ctx.io.stdout.write(renderView(transcript, { harness: found.harness.id, colors: ctx.out, selection }));
+}
+
+export async function exportCommand(
+  ctx: CliContext,
+  target: string,
+  options: { from?: string; out?: string },
+): Promise<void> {
+  const { transcript, selection } = await openSession(ctx, target, options.from);
+  const text = renderSimple(
+    commonToSimple({
+      meta: transcript.meta,
+      messages: transcript.messages.slice(selection.start, selection.end),
+    }),
+  );
+  if (options.out === undefined) {
+    ctx.io.stdout.write(text);
+    return;
+  }
+  try {
+    await writeFileAtomic(options.out, text);
+  } catch (err) {
+    throw new CliError({
+      what: `could not write the export: ${err instanceof Error ? err.message : String(err)}`,
+      where: options.out,
+      todo: 'check that the folder exists and is writable',
+    });
+  }
+}
