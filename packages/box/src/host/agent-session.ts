@@ -196,7 +196,7 @@ export class AgentSession {
     }
     this.nextTurn = maxTurn + 1;
     const last = [...this.questions.values()].sort((a, b) => b.seq - a.seq)[0];
-    if (last && !this.answered.has(last.id) && last.seq > lastUserSeq) this.state.to('awaiting-user');
+    if (last && !this.answered.has(last.id) && last.seq > lastUserSeq) this.state.restore('awaiting-user');
     // Uploads staged for the next turn before a restart.
     const prefix = `t${this.nextTurn}ua`;
     for (const row of this.ledger.readLedgerEntries().rows) {
@@ -209,7 +209,7 @@ export class AgentSession {
         this.pendingUploads.push({
           id: row.id,
           fileName: entry.file_name,
-          sandboxPath: String(entry.sandbox_path ?? entry.file_name),
+          sandboxPath: typeof entry.sandbox_path === 'string' ? entry.sandbox_path : entry.file_name,
         });
       }
     }
@@ -236,7 +236,7 @@ export class AgentSession {
     this.questions.clear();
     this.answered.clear();
     this.pendingUploads = [];
-    if (this.state.state !== 'idle') this.state.to('idle');
+    this.state.restore('idle');
     await this.load();
   }
 
@@ -638,10 +638,8 @@ export class AgentSession {
     this.writer.appendRecords([{ role: 'assistant', blocks: [{ type: 'tool_use', name, input }] }]);
   }
 
-  private recordResult(name: string, result: JsonObject | ToolOutcome['envelope']): void {
-    this.writer.appendRecords([
-      { role: 'tool', blocks: [{ type: 'tool_result', name, result: result as JsonObject }] },
-    ]);
+  private recordResult(name: string, result: JsonObject): void {
+    this.writer.appendRecords([{ role: 'tool', blocks: [{ type: 'tool_result', name, result }] }]);
   }
 
   // -------------------------------------------------------------------------
@@ -727,7 +725,7 @@ function summaryOf(message: Record<string, unknown>): string {
   if (isObject(message.widget) && typeof message.widget.prompt === 'string') return message.widget.prompt;
   if (isObject(message.secretRequest) && typeof message.secretRequest.label === 'string')
     return message.secretRequest.label;
-  return String(message.type ?? '');
+  return typeof message.type === 'string' ? message.type : '';
 }
 
 async function freeName(dir: string, name: string): Promise<string> {

@@ -40,6 +40,13 @@ export class TurnStateMachine {
     this.onChange(next);
   }
 
+  /** Sets the state read back from the files when an agent is loaded (no transition rules apply). */
+  restore(state: TurnState): void {
+    if (state === this.current) return;
+    this.current = state;
+    this.onChange(state);
+  }
+
   /** A prompt or an answer starts a turn, from idle or from awaiting-user. */
   startTurn(): void {
     this.to('working');

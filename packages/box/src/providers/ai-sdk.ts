@@ -54,7 +54,7 @@ export function aiSdkProvider(options: AiSdkProviderOptions): ModelProvider {
               parseError: describeError(call.error),
             };
           }
-          return { id: call.toolCallId, name: call.toolName, input: call.input };
+          return { id: call.toolCallId, name: call.toolName, input: call.input as unknown };
         });
         return {
           text: result.text,

@@ -66,7 +66,7 @@ export async function startOpenAiTestServer(): Promise<OpenAiTestServer> {
           id: `chatcmpl-${requests.length}`,
           object: 'chat.completion',
           created: Math.floor(Date.now() / 1000),
-          model: String(body.model ?? 'test-model'),
+          model: typeof body.model === 'string' ? body.model : 'test-model',
           choices: [
             {
               index: 0,

@@ -3,7 +3,7 @@
  * description, a Zod input schema (the JSON Schema the model sees comes from
  * it), and a `run` that returns the result envelope written to the JSONL.
  */
-import { z } from 'zod';
+import type { z } from 'zod';
 import type { Scrubber } from '../secrets/scrub.ts';
 
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };

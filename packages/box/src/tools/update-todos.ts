@@ -42,7 +42,7 @@ export const updateTodosTool = defineTool({
         success: {
           wasMerge: input.merge ?? false,
           totalCount: next.length,
-          todos: next.map((item) => ({ ...item }) as unknown as JsonValue),
+          todos: next.map((item): JsonValue => ({ ...item })),
         },
       },
       summary: `${done}/${next.length} done`,

@@ -1,0 +1,74 @@
+/** The host driving a real OpenAI-compatible provider against a loopback test server. */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { openAiCompatibleProvider } from '../providers/index.ts';
+import { hostFixture, type HostFixture } from '../testing/host-fixture.ts';
+import { startOpenAiTestServer, type OpenAiTestServer } from '../testing/openai-server.ts';
+
+let server: OpenAiTestServer;
+let fx: HostFixture | undefined;
+beforeEach(async () => {
+  server = await startOpenAiTestServer();
+});
+afterEach(async () => {
+  await fx?.dispose();
+  fx = undefined;
+  await server.close();
+});
+
+const provider = (timeoutMs = 2_000) =>
+  openAiCompatibleProvider({ baseURL: server.baseURL, model: 'local', timeoutMs, maxRetries: 0 });
+
+describe('host + OpenAI-compatible provider', () => {
+  it('answers a malformed tool-call JSON with a model-readable error, then delivers the retry', async () => {
+    server.reply(
+      {
+        kind: 'message',
+        toolCalls: [{ id: 'c1', name: 'send_message', arguments: '{"type":"text","content":"Hi' }],
+      },
+      {
+        kind: 'message',
+        toolCalls: [{ id: 'c2', name: 'send_message', arguments: '{"type":"text","content":"Hi"}' }],
+      },
+      { kind: 'message', content: 'done' },
+    );
+    fx = await hostFixture([], { provider: provider() });
+    await fx.prompt('hello');
+    const second = server.requests[1]!.body.messages as Array<{
+      role: string;
+      content: string;
+      tool_call_id?: string;
+    }>;
+    const toolMessage = second.at(-1)!;
+    expect(toolMessage).toMatchObject({ role: 'tool', tool_call_id: 'c1' });
+    expect(toolMessage.content).toContain('not valid JSON');
+    const third = server.requests[2]!.body.messages as Array<{ role: string; content: string }>;
+    expect(third.at(-1)!.content).toBe('Message sent to user. (id: t0s0)');
+    const entries = await fx.entries();
+    expect(entries.filter((e) => e.kind === 'send-message').map((e) => e.id)).toEqual(['t0s0']);
+    // The tools the model was offered, under Grok Bot's names.
+    const tools = server.requests[0]!.body.tools as Array<{ function: { name: string } }>;
+    expect(tools.map((t) => t.function.name)).toEqual([
+      'send_message',
+      'shell',
+      'read',
+      'write',
+      'update_todos',
+    ]);
+    // The guidance rides in the user turn, never in the system prompt.
+    const first = server.requests[0]!.body.messages as Array<{ role: string; content: unknown }>;
+    expect(JSON.stringify(first[0])).not.toContain('system_reminder');
+    expect(JSON.stringify(first.at(-1))).toContain('<system_reminder>');
+  });
+
+  it('records a notice on an HTTP 500 and on a timeout, and stays usable', async () => {
+    server.reply({ kind: 'status', status: 500, body: { error: { message: 'boom' } } }, { kind: 'hang' });
+    fx = await hostFixture([], { provider: provider(500) });
+    await fx.prompt('one');
+    await fx.prompt('two');
+    const notices = (await fx.entries()).filter((e) => e.kind === 'notice') as Array<{ text: string }>;
+    expect(notices).toHaveLength(2);
+    expect(notices[0]!.text).toContain('500');
+    expect(notices[1]!.text).toMatch(/abort|timeout|timed out/i);
+    expect((await fx.host.listAgents())[0]).toMatchObject({ state: 'idle' });
+  });
+});
