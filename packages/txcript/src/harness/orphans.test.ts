@@ -67,7 +67,7 @@ describe('repairToolPairing', () => {
       return b.type === 'tool_use'
         ? b.id
         : b.type === 'tool_result'
-          ? `${b.tool_use_id}<-${String(b.content)}`
+          ? `${b.tool_use_id}<-${typeof b.content === 'string' ? b.content : '?'}`
           : b.type;
     });
     expect(ids).toEqual(['a', 'a<-one', 'a_2', 'a_2<-two']);

@@ -4,10 +4,11 @@
  * no-clobber creation of a session file.
  */
 import { randomBytes } from 'node:crypto';
-import { promises as fs } from 'node:fs';
+import { promises as fs, type Dirent } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { uuidV5 } from '../../model/uuid.ts';
+import type { Store } from '../types.ts';
 
 /** Refuse ids that could escape a sessions folder: `/`, `\`, `..`, NUL, or empty. */
 export function assertSafeSessionId(id: string, harness: string): void {
@@ -47,6 +48,9 @@ const SESSION_NS = '5f0c1e7a-93a4-4f4e-9b1d-2f6c8d7e0a31';
 export function sessionUuid(commonId: string): string {
   return isUuid(commonId) ? commonId.toLowerCase() : uuidV5(SESSION_NS, commonId);
 }
+
+/** A store that can write: both harness stores save. */
+export type SavingStore = Store & Required<Pick<Store, 'save'>>;
 
 /** The file at `target` already holds a session; saving never replaces one. */
 export class SessionExistsError extends Error {
@@ -118,7 +122,7 @@ export async function exists(p: string): Promise<boolean> {
 }
 
 /** Entries of a folder, or none when it is missing or unreadable. */
-export async function readDirSafe(dir: string): Promise<import('node:fs').Dirent[]> {
+export async function readDirSafe(dir: string): Promise<Dirent[]> {
   try {
     return await fs.readdir(dir, { withFileTypes: true });
   } catch {

@@ -13,7 +13,6 @@ import type {
   LoadResult,
   SaveResult,
   SessionSummary,
-  Store,
   Warning,
 } from '../types.ts';
 import { claudeCodeCodec } from './codec.ts';
@@ -27,6 +26,7 @@ import {
   homeDir,
   readDirSafe,
   SessionExistsError,
+  type SavingStore,
   sessionUuid,
 } from './session-file.ts';
 
@@ -170,7 +170,7 @@ async function findSessionFile(root: string, id: string): Promise<{ file?: strin
   return { ...(hits[0] !== undefined ? { file: hits[0].file } : {}), warnings };
 }
 
-export function claudeCodeStore(env: NodeJS.ProcessEnv = process.env): Store {
+export function claudeCodeStore(env: NodeJS.ProcessEnv = process.env): SavingStore {
   const root = claudeProjectsRoot(env);
   return {
     async discover(options?: DiscoverOptions): Promise<DiscoverResult> {

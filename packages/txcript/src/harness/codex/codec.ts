@@ -83,7 +83,7 @@ function outputToCommon(payload: JsonObject): { content: ToolOutput; isError: bo
     else if (out.startsWith('{')) {
       try {
         const parsed: unknown = JSON.parse(out);
-        if (isJsonObject(parsed as JsonValue)) {
+        if (isJsonObject(parsed)) {
           const code = (parsed as { metadata?: { exit_code?: unknown } }).metadata?.exit_code;
           if (typeof code === 'number') isError ||= code !== 0;
         }
@@ -189,7 +189,7 @@ function toCommon(records: CodexLine[], ctx: WarningContext): Transcript {
     uuidV5('8d3b2a61-0f4e-4c7a-9b25-6e1f0c9d4a77', `${meta.id}:${synthetic++}`);
 
   for (const { json } of rollouts) {
-    const payload = isJsonObject(json.payload as JsonValue) ? (json.payload as JsonObject) : undefined;
+    const payload = isJsonObject(json.payload) ? json.payload : undefined;
     if (payload === undefined) continue;
     const ts = normalizeTimestamp(json.timestamp) ?? fallbackTs;
     const push = (role: 'user' | 'assistant', content: Block[]): void => {
@@ -218,7 +218,8 @@ function toCommon(records: CodexLine[], ctx: WarningContext): Transcript {
       continue;
     }
     if (json.type !== 'response_item') continue;
-    switch (payload.type) {
+    const itemType = str(payload, 'type') ?? '';
+    switch (itemType) {
       case 'message': {
         const role = payload.role;
         if (role !== 'user' && role !== 'assistant') break;
@@ -267,7 +268,7 @@ function toCommon(records: CodexLine[], ctx: WarningContext): Transcript {
         if (id === undefined) {
           ctx.onWarning?.({
             source: ctx.source ?? 'codex',
-            message: `${payload.type} without call_id; skipped`,
+            message: `${itemType} without call_id; skipped`,
           });
           break;
         }

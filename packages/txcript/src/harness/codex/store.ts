@@ -16,6 +16,7 @@ import {
   homeDir,
   readDirSafe,
   SessionExistsError,
+  type SavingStore,
   sessionUuid,
 } from '../claude-code/session-file.ts';
 import type {
@@ -24,7 +25,6 @@ import type {
   LoadResult,
   SaveResult,
   SessionSummary,
-  Store,
   Warning,
 } from '../types.ts';
 import { codexCodec } from './codec.ts';
@@ -115,8 +115,7 @@ async function summarize(file: string): Promise<SessionSummary | string> {
     last = line;
     if (type === 'session_meta' && id === undefined) {
       const payload = parseObject(line)?.payload;
-      if (isJsonObject(payload as never) && typeof (payload as { id?: unknown }).id === 'string')
-        id = (payload as { id: string }).id;
+      if (isJsonObject(payload) && typeof payload.id === 'string') id = payload.id;
     } else if (type === 'response_item') {
       const item = payloadType(line);
       if (
@@ -146,7 +145,7 @@ async function findRollout(roots: CodexRoots, id: string): Promise<string | unde
   return files.find((f) => ROLLOUT_RE.exec(path.basename(f))?.[1]?.toLowerCase() === id.toLowerCase());
 }
 
-export function codexStore(env: NodeJS.ProcessEnv = process.env): Store {
+export function codexStore(env: NodeJS.ProcessEnv = process.env): SavingStore {
   const roots = codexRoots(env);
   return {
     async discover(options?: DiscoverOptions): Promise<DiscoverResult> {
