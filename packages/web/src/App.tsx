@@ -1,0 +1,154 @@
+/**
+ * The page: the model banner, the agents sidebar, the open conversation, and the theme and
+ * bubble-style switches. The open agent is kept in the URL hash so a reload returns to it.
+ */
+import { useCallback, useEffect, useRef, useState } from 'react';
+import type { ApiClient } from './api/client.ts';
+import type { RosterRow, StatusResponse, TurnState } from './api/types.ts';
+import { Conversation } from './Conversation.tsx';
+import { useBubbleStyle, useTheme, type ThemeChoice } from './preferences.ts';
+import { Sidebar } from './Sidebar.tsx';
+
+const ROSTER_POLL_MS = 20_000;
+const NEXT_THEME: Record<ThemeChoice, ThemeChoice> = { system: 'light', light: 'dark', dark: 'system' };
+
+function agentFromHash(): string | null {
+  const match = /^#agent=(.+)$/.exec(window.location.hash);
+  return match ? decodeURIComponent(match[1]!) : null;
+}
+
+export function App({ client }: { client: ApiClient }) {
+  const [status, setStatus] = useState<StatusResponse | null>(null);
+  const [statusError, setStatusError] = useState<string | null>(null);
+  const [agents, setAgents] = useState<RosterRow[] | null>(null);
+  const [selectedId, setSelectedId] = useState<string | null>(agentFromHash);
+  const theme = useTheme();
+  const [bubbleStyle, setBubbleStyle] = useBubbleStyle();
+  const refreshTimer = useRef<ReturnType<typeof setTimeout> | null>(null);
+
+  const refreshRoster = useCallback(async () => {
+    try {
+      const rows = await client.listAgents();
+      setAgents(rows);
+      setStatusError(null);
+    } catch (cause) {
+      setStatusError(cause instanceof Error ? cause.message : String(cause));
+    }
+  }, [client]);
+
+  /** Coalesces bursts of roster events into one `listAgents`. */
+  const scheduleRosterRefresh = useCallback(() => {
+    if (refreshTimer.current) clearTimeout(refreshTimer.current);
+    refreshTimer.current = setTimeout(() => void refreshRoster(), 250);
+  }, [refreshRoster]);
+
+  useEffect(() => {
+    client.getStatus().then(setStatus, (cause: unknown) => setStatusError(String(cause)));
+    void refreshRoster();
+    const timer = setInterval(() => void refreshRoster(), ROSTER_POLL_MS);
+    return () => clearInterval(timer);
+  }, [client, refreshRoster]);
+
+  // Default to the most recent agent; drop a selection whose agent is gone.
+  useEffect(() => {
+    if (!agents) return;
+    if (selectedId && agents.some((agent) => agent.id === selectedId)) return;
+    const latest = [...agents].sort((a, b) => b.lastActivityAt - a.lastActivityAt)[0];
+    setSelectedId(latest?.id ?? null);
+  }, [agents, selectedId]);
+
+  useEffect(() => {
+    const hash = selectedId ? `#agent=${encodeURIComponent(selectedId)}` : '';
+    if (window.location.hash !== hash) history.replaceState(null, '', hash || window.location.pathname);
+  }, [selectedId]);
+
+  const onState = useCallback((agentId: string, state: TurnState) => {
+    setAgents(
+      (rows) =>
+        rows?.map((row) => (row.id === agentId && row.state !== state ? { ...row, state } : row)) ?? rows,
+    );
+  }, []);
+
+  const selected = agents?.find((agent) => agent.id === selectedId) ?? null;
+  const model = status?.model;
+
+  return (
+    <div className="app">
+      {model && !model.configured && (
+        <section className="banner" role="alert" data-testid="model-banner">
+          <strong>No model is configured.</strong> Agents cannot answer until one is. To set it up:
+          <pre>{model.howToConfigure}</pre>
+        </section>
+      )}
+      {statusError && (
+        <section className="banner error" role="alert" data-testid="gateway-error">
+          {statusError}
+        </section>
+      )}
+      <div className="layout">
+        <Sidebar
+          agents={agents ?? []}
+          selectedId={selectedId}
+          onSelect={setSelectedId}
+          onCreate={async (name) => {
+            const agent = await client.createAgent({ name });
+            setAgents((rows) => [agent, ...(rows ?? []).filter((row) => row.id !== agent.id)]);
+            setSelectedId(agent.id);
+          }}
+          onDuplicate={async (id) => {
+            const agent = await client.duplicateAgent(id);
+            setAgents((rows) => [agent, ...(rows ?? []).filter((row) => row.id !== agent.id)]);
+            setSelectedId(agent.id);
+          }}
+          onDelete={async (id) => {
+            await client.deleteAgent(id);
+            setAgents((rows) => rows?.filter((row) => row.id !== id) ?? rows);
+            if (selectedId === id) setSelectedId(null);
+          }}
+        />
+        <main className="main">
+          <div className="toolbar" role="toolbar" aria-label="Display">
+            <button
+              type="button"
+              onClick={() => setBubbleStyle(bubbleStyle === 'cards' ? 'plain' : 'cards')}
+              aria-label={`Bubble style: ${bubbleStyle}. Switch to ${bubbleStyle === 'cards' ? 'plain' : 'cards'}`}
+              data-testid="bubble-style-toggle"
+              data-style={bubbleStyle}
+            >
+              {bubbleStyle === 'cards' ? 'Cards' : 'Plain'}
+            </button>
+            <button
+              type="button"
+              onClick={() => theme.setChoice(NEXT_THEME[theme.choice])}
+              aria-label={`Theme: ${theme.choice}${theme.choice === 'system' ? ` (${theme.applied})` : ''}. Switch to ${NEXT_THEME[theme.choice]}`}
+              data-testid="theme-toggle"
+              data-theme-choice={theme.choice}
+            >
+              {theme.choice === 'system'
+                ? `Auto (${theme.applied})`
+                : theme.choice === 'light'
+                  ? 'Light'
+                  : 'Dark'}
+            </button>
+            {status && <span className="version">sendbox {status.version}</span>}
+          </div>
+          {selected ? (
+            <Conversation
+              key={selected.id}
+              client={client}
+              agent={selected}
+              bubbleStyle={bubbleStyle}
+              modelConfigured={model?.configured ?? true}
+              onState={onState}
+              onRosterChange={scheduleRosterRefresh}
+            />
+          ) : (
+            <p className="placeholder center">
+              {agents === null ? 'Loading agents…' : 'Pick an agent on the left, or create one.'}
+            </p>
+          )}
+        </main>
+      </div>
+    </div>
+  );
+}

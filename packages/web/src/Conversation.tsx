@@ -1,0 +1,271 @@
+/**
+ * The open agent: its ledger, live updates and the composer.
+ *
+ * Large ledgers: only the last `WINDOW_STEP` visible entries are mounted; scrolling to the top
+ * (or the "Show earlier" button) mounts the previous step while keeping the view still. Each
+ * bubble is memoized by entry, so a live entry renders itself and nothing else.
+ */
+import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
+import type { ApiClient } from './api/client.ts';
+import { followAgentEvents, type StreamStatus } from './api/events.ts';
+import type { RosterRow, TranscriptEntry, TurnState } from './api/types.ts';
+import { Bubble } from './bubbles/Bubble.tsx';
+import { Composer } from './Composer.tsx';
+import { ConversationContext, type ConversationContextValue } from './conversation-context.ts';
+import { Lightbox } from './Lightbox.tsx';
+import { NavigationContext, type Navigation } from './navigation.ts';
+import type { BubbleStyle } from './preferences.ts';
+import { deriveAnswers, isShown, lastSeq, mergeEntries } from './transcript.ts';
+
+export const WINDOW_STEP = 200;
+const NEAR_BOTTOM_PX = 120;
+
+export interface ConversationProps {
+  client: ApiClient;
+  agent: RosterRow;
+  bubbleStyle: BubbleStyle;
+  modelConfigured: boolean;
+  onState: (agentId: string, state: TurnState) => void;
+  onRosterChange: () => void;
+}
+
+export function Conversation({
+  client,
+  agent,
+  bubbleStyle,
+  modelConfigured,
+  onState,
+  onRosterChange,
+}: ConversationProps) {
+  const [entries, setEntries] = useState<readonly TranscriptEntry[]>([]);
+  const [loading, setLoading] = useState(true);
+  const [loadError, setLoadError] = useState<string | null>(null);
+  const [streamStatus, setStreamStatus] = useState<{ status: StreamStatus; detail?: string | undefined }>({
+    status: 'connecting',
+  });
+  const [showThinking, setShowThinking] = useState(false);
+  const [windowSize, setWindowSize] = useState(WINDOW_STEP);
+  const [lightbox, setLightbox] = useState<{ src: string; caption: string } | null>(null);
+  const [scrollRequest, setScrollRequest] = useState(0);
+  const scroller = useRef<HTMLDivElement>(null);
+  const composer = useRef<HTMLTextAreaElement>(null);
+  const atBottom = useRef(true);
+  const anchor = useRef<{ scrollHeight: number; scrollTop: number } | null>(null);
+  const pendingScrollTo = useRef<string | null>(null);
+  const onStateRef = useRef(onState);
+  const onRosterRef = useRef(onRosterChange);
+  onStateRef.current = onState;
+  onRosterRef.current = onRosterChange;
+
+  // Open the agent, then follow its events from the last seq held.
+  useEffect(() => {
+    const abort = new AbortController();
+    setEntries([]);
+    setLoading(true);
+    setLoadError(null);
+    setWindowSize(WINDOW_STEP);
+    atBottom.current = true;
+    void (async () => {
+      let initial: TranscriptEntry[];
+      try {
+        initial = await client.openAgent(agent.id);
+      } catch (cause) {
+        if (!abort.signal.aborted) {
+          setLoadError(cause instanceof Error ? cause.message : String(cause));
+          setLoading(false);
+        }
+        return;
+      }
+      if (abort.signal.aborted) return;
+      const sorted = [...initial].sort((a, b) => a.seq - b.seq);
+      setEntries(mergeEntries([], sorted));
+      setLoading(false);
+      onRosterRef.current();
+      await followAgentEvents(
+        client,
+        agent.id,
+        lastSeq(sorted),
+        {
+          onEntry: (entry) => setEntries((current) => mergeEntries(current, [entry])),
+          onState: (agentId, state) => onStateRef.current(agentId, state),
+          onRoster: () => onRosterRef.current(),
+          onStatus: (status, detail) => setStreamStatus({ status, detail }),
+        },
+        abort.signal,
+      );
+    })();
+    return () => abort.abort();
+  }, [client, agent.id]);
+
+  useEffect(() => {
+    if (!loading) composer.current?.focus();
+  }, [loading, agent.id]);
+
+  const visible = useMemo(
+    () => entries.filter((entry) => isShown(entry, showThinking)),
+    [entries, showThinking],
+  );
+  const answers = useMemo(() => deriveAnswers(entries), [entries]);
+  const start = Math.max(0, visible.length - windowSize);
+  const rows = visible.slice(start);
+  const lastRowId = rows[rows.length - 1]?.id;
+
+  // Keep the view pinned to the bottom as entries arrive, unless the user scrolled up to read;
+  // keep it still when earlier entries are mounted above.
+  useLayoutEffect(() => {
+    const element = scroller.current;
+    if (!element) return;
+    if (anchor.current) {
+      element.scrollTop = anchor.current.scrollTop + (element.scrollHeight - anchor.current.scrollHeight);
+      anchor.current = null;
+    } else if (atBottom.current) {
+      element.scrollTop = element.scrollHeight;
+    }
+    const target = pendingScrollTo.current;
+    if (target) {
+      pendingScrollTo.current = null;
+      const node = element.querySelector<HTMLElement>(`[data-entry-id="${CSS.escape(target)}"]`);
+      if (node) {
+        node.scrollIntoView({ block: 'center' });
+        node.classList.add('flash');
+        node.setAttribute('tabindex', '-1');
+        node.focus({ preventScroll: true });
+        setTimeout(() => node.classList.remove('flash'), 1600);
+      }
+    }
+  }, [lastRowId, rows.length, loading, scrollRequest]);
+
+  const showEarlier = useCallback(() => {
+    const element = scroller.current;
+    if (element) anchor.current = { scrollHeight: element.scrollHeight, scrollTop: element.scrollTop };
+    setWindowSize((size) => size + WINDOW_STEP);
+  }, []);
+
+  // Mount the previous step when the top sentinel scrolls into view.
+  const sentinel = useRef<HTMLDivElement>(null);
+  const hasEarlier = start > 0;
+  useEffect(() => {
+    const node = sentinel.current;
+    if (!node || !hasEarlier || loading) return;
+    const observer = new IntersectionObserver(
+      (records) => {
+        if (records.some((record) => record.isIntersecting) && !atBottom.current) showEarlier();
+      },
+      { root: scroller.current, rootMargin: '400px 0px 0px 0px' },
+    );
+    observer.observe(node);
+    return () => observer.disconnect();
+  }, [hasEarlier, loading, showEarlier, start]);
+
+  // Stable for the life of the conversation: a changing context value would re-render every
+  // Markdown bubble on each new entry.
+  const visibleRef = useRef(visible);
+  const windowRef = useRef(windowSize);
+  visibleRef.current = visible;
+  windowRef.current = windowSize;
+  const navigation = useMemo<Navigation>(
+    () => ({
+      scrollToEntry: (id) => {
+        const list = visibleRef.current;
+        const index = list.findIndex((entry) => entry.id === id);
+        if (index === -1) return;
+        pendingScrollTo.current = id;
+        atBottom.current = false;
+        const needed = list.length - index + 20;
+        // Mount it first if it is above the window; the layout effect then scrolls to it.
+        setWindowSize(Math.max(windowRef.current, needed));
+        setScrollRequest((n) => n + 1);
+      },
+    }),
+    [],
+  );
+
+  const context = useMemo<ConversationContextValue>(
+    () => ({ client, agentId: agent.id, readOnly: agent.readOnly, openLightbox: setLightbox }),
+    [client, agent.id, agent.readOnly],
+  );
+  const closeLightbox = useCallback(() => setLightbox(null), []);
+  const onUploaded = useCallback((entry: TranscriptEntry) => {
+    atBottom.current = true;
+    setEntries((current) => mergeEntries(current, [entry]));
+  }, []);
+
+  const disabledReason = agent.readOnly
+    ? 'This is a read-only demo agent: it replays a recorded conversation and cannot be prompted. Create an agent to chat.'
+    : !modelConfigured
+      ? 'No model is configured, so this agent cannot answer yet — see the steps at the top of the page.'
+      : null;
+
+  return (
+    <ConversationContext.Provider value={context}>
+      <NavigationContext.Provider value={navigation}>
+        <section className="conversation" aria-label={`Conversation with ${agent.name}`}>
+          <header className="conversation-head">
+            <div>
+              <h2>{agent.name}</h2>
+              {agent.description && <p className="description">{agent.description}</p>}
+            </div>
+            <div className="conversation-tools">
+              {streamStatus.status === 'reconnecting' && <span className="stream-status">Reconnecting…</span>}
+              {streamStatus.status === 'stopped' && streamStatus.detail && (
+                <span className="stream-status error" role="alert">
+                  Live updates stopped: {streamStatus.detail}
+                </span>
+              )}
+              <button
+                type="button"
+                aria-pressed={showThinking}
+                onClick={() => setShowThinking((on) => !on)}
+                data-testid="thinking-toggle"
+              >
+                {showThinking ? 'Hide thinking' : 'Show thinking'}
+              </button>
+            </div>
+          </header>
+          <div
+            ref={scroller}
+            className={`transcript transcript-${bubbleStyle}`}
+            data-testid="transcript"
+            data-bubble-style={bubbleStyle}
+            aria-busy={loading}
+            onScroll={(event) => {
+              const element = event.currentTarget;
+              atBottom.current =
+                element.scrollHeight - element.scrollTop - element.clientHeight < NEAR_BOTTOM_PX;
+            }}
+          >
+            <div ref={sentinel} className="sentinel" />
+            {hasEarlier && (
+              <button type="button" className="load-earlier" onClick={showEarlier} data-testid="load-earlier">
+                Show earlier messages ({start} more)
+              </button>
+            )}
+            {loading && <p className="placeholder">Loading the conversation…</p>}
+            {loadError && (
+              <p className="error" role="alert">
+                {loadError}
+              </p>
+            )}
+            {!loading && !loadError && visible.length === 0 && (
+              <p className="placeholder">No messages yet. Say hello below.</p>
+            )}
+            <div role="log" aria-live="polite" aria-relevant="additions" className="bubbles">
+              {rows.map((entry) => (
+                <Bubble key={entry.id} entry={entry} answer={answers.get(entry.id)} />
+              ))}
+            </div>
+          </div>
+          <Composer
+            ref={composer}
+            client={client}
+            agentId={agent.id}
+            disabledReason={disabledReason}
+            working={agent.state === 'working'}
+            onUploaded={onUploaded}
+          />
+        </section>
+        {lightbox && <Lightbox src={lightbox.src} caption={lightbox.caption} onClose={closeLightbox} />}
+      </NavigationContext.Provider>
+    </ConversationContext.Provider>
+  );
+}

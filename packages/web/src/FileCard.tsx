@@ -1,0 +1,191 @@
+/**
+ * A file in the conversation: name, size and media type, a download button, and a preview
+ * built in the page (images inline; PDF, Word and Excel on request, their libraries loaded
+ * only then). Other files can only be downloaded.
+ */
+import { lazy, memo, Suspense, useContext, useEffect, useState, type ComponentType } from 'react';
+import { ConversationContext } from './conversation-context.ts';
+import {
+  formatBytes,
+  loadBlob,
+  mediaTypeOf,
+  previewKindOf,
+  type FileSource,
+  type PreviewKind,
+} from './files.ts';
+
+type PreviewComponent = ComponentType<{ blob: Blob; fileName: string }>;
+
+const PREVIEWS: Record<Exclude<PreviewKind, 'image' | 'none'>, PreviewComponent> = {
+  pdf: lazy(() => import('./previews/pdf.tsx')),
+  docx: lazy(() => import('./previews/docx.tsx')),
+  xlsx: lazy(() => import('./previews/xlsx.tsx')),
+};
+
+const PREVIEW_LABEL: Record<PreviewKind, string> = {
+  image: 'image',
+  pdf: 'PDF',
+  docx: 'Word document',
+  xlsx: 'Excel workbook',
+  none: 'file',
+};
+
+type Fetchable = Extract<FileSource, { kind: 'attachment' | 'upload' }>;
+
+function isFetchable(source: FileSource): source is Fetchable {
+  return source.kind === 'attachment' || source.kind === 'upload';
+}
+
+/** Loads a source's bytes when `enabled`; errors are returned, not thrown. */
+function useBlob(source: FileSource, enabled: boolean): { blob: Blob | null; error: string | null } {
+  const context = useContext(ConversationContext);
+  const [state, setState] = useState<{ blob: Blob | null; error: string | null }>({
+    blob: null,
+    error: null,
+  });
+  const key = isFetchable(source) ? (source.kind === 'attachment' ? source.sha256 : source.entryId) : null;
+  useEffect(() => {
+    if (!enabled || !context || !isFetchable(source)) return;
+    let live = true;
+    loadBlob(context.client, context.agentId, source).then(
+      (blob) => live && setState({ blob, error: null }),
+      (error: unknown) =>
+        live && setState({ blob: null, error: error instanceof Error ? error.message : String(error) }),
+    );
+    return () => {
+      live = false;
+    };
+    // `key` identifies the source; the object itself is rebuilt on each render.
+  }, [enabled, context, key]);
+  return state;
+}
+
+export function useObjectUrl(blob: Blob | null): string | null {
+  const [url, setUrl] = useState<string | null>(null);
+  useEffect(() => {
+    if (!blob) return;
+    const made = URL.createObjectURL(blob);
+    setUrl(made);
+    return () => {
+      URL.revokeObjectURL(made);
+      setUrl(null);
+    };
+  }, [blob]);
+  return url;
+}
+
+export interface FileCardProps {
+  fileName: string;
+  size: number | undefined;
+  mediaType: string | undefined;
+  alt?: string | undefined;
+  source: FileSource;
+}
+
+export const FileCard = memo(function FileCard({ fileName, size, mediaType, alt, source }: FileCardProps) {
+  const context = useContext(ConversationContext);
+  const type = mediaTypeOf(mediaType, fileName);
+  const kind = previewKindOf(type);
+  const fetchable = isFetchable(source);
+  const [previewOpen, setPreviewOpen] = useState(false);
+  const [downloadRequested, setDownloadRequested] = useState(false);
+  const wantBytes = fetchable && (kind === 'image' || previewOpen || downloadRequested);
+  const { blob, error } = useBlob(source, wantBytes);
+  const objectUrl = useObjectUrl(blob);
+
+  // A download asked for before the bytes arrived completes once they do.
+  useEffect(() => {
+    if (!downloadRequested || !objectUrl) return;
+    const link = document.createElement('a');
+    link.href = objectUrl;
+    link.download = fileName;
+    link.click();
+    setDownloadRequested(false);
+  }, [downloadRequested, objectUrl, fileName]);
+
+  const Preview = kind === 'image' || kind === 'none' ? null : PREVIEWS[kind];
+  const imageSrc = kind === 'image' ? (source.kind === 'remote' ? source.url : objectUrl) : null;
+  const caption = alt ?? fileName;
+
+  return (
+    <div className="file-card" data-testid="file-card" data-media-type={type}>
+      <div className="file-card-head">
+        <span className="file-icon" aria-hidden="true">
+          {kind === 'pdf'
+            ? 'PDF'
+            : kind === 'docx'
+              ? 'DOC'
+              : kind === 'xlsx'
+                ? 'XLS'
+                : kind === 'image'
+                  ? 'IMG'
+                  : 'FILE'}
+        </span>
+        <div className="file-meta">
+          <span className="file-name" title={fileName}>
+            {fileName}
+          </span>
+          <span className="file-details">
+            {formatBytes(size)} · {type}
+          </span>
+        </div>
+        <div className="file-actions">
+          {Preview && fetchable && (
+            <button
+              type="button"
+              onClick={() => setPreviewOpen((open) => !open)}
+              aria-expanded={previewOpen}
+              aria-label={`${previewOpen ? 'Hide' : 'Show'} preview of ${PREVIEW_LABEL[kind]} ${fileName}`}
+              data-testid="file-preview-toggle"
+            >
+              {previewOpen ? 'Hide preview' : 'Preview'}
+            </button>
+          )}
+          {fetchable && (
+            <button
+              type="button"
+              onClick={() => setDownloadRequested(true)}
+              aria-label={`Download ${fileName}`}
+              data-testid="file-download"
+            >
+              Download
+            </button>
+          )}
+          {source.kind === 'remote' && (
+            <a className="button" href={source.url} target="_blank" rel="noopener noreferrer">
+              Open
+            </a>
+          )}
+        </div>
+      </div>
+      {source.kind === 'unavailable' && <p className="preview-note">Not available here: {source.reason}.</p>}
+      {error && (
+        <p className="preview-note error" role="alert">
+          {error}
+        </p>
+      )}
+      {imageSrc && (
+        <button
+          type="button"
+          className="image-button"
+          onClick={() => context?.openLightbox({ src: imageSrc, caption })}
+          aria-label={`View ${caption} full screen`}
+        >
+          <img
+            className="file-image"
+            src={imageSrc}
+            alt={caption}
+            title={caption}
+            referrerPolicy="no-referrer"
+          />
+        </button>
+      )}
+      {Preview && previewOpen && blob && (
+        <Suspense fallback={<p className="preview-note">Loading the previewer…</p>}>
+          <Preview blob={blob} fileName={fileName} />
+        </Suspense>
+      )}
+      {Preview && previewOpen && !blob && !error && <p className="preview-note">Fetching…</p>}
+    </div>
+  );
+});

@@ -1,0 +1,158 @@
+/**
+ * The gateway client (docs/gateway.md): `POST /api/<method>` with the Bearer token, every
+ * response checked with Zod. Errors name the method, the status and the gateway's message.
+ */
+import type { z } from 'zod';
+import {
+  acceptedResponseSchema,
+  agentResponseSchema,
+  deletedResponseSchema,
+  openAgentResponseSchema,
+  parseEntry,
+  rosterResponseSchema,
+  savedResponseSchema,
+  sendPromptResponseSchema,
+  statusResponseSchema,
+  uploadResponseSchema,
+  type RosterRow,
+  type StatusResponse,
+  type TranscriptEntry,
+} from './types.ts';
+
+export class ApiError extends Error {
+  constructor(
+    message: string,
+    /** HTTP status, or 0 when the gateway could not be reached. */
+    readonly status: number,
+    readonly endpoint: string,
+  ) {
+    super(message);
+    this.name = 'ApiError';
+  }
+}
+
+export interface ApiClientOptions {
+  token: string;
+  /** Defaults to the page's origin. */
+  baseUrl?: string;
+  fetch?: typeof fetch;
+}
+
+export type ApiClient = ReturnType<typeof createApiClient>;
+
+export function createApiClient(options: ApiClientOptions) {
+  const doFetch = options.fetch ?? globalThis.fetch.bind(globalThis);
+  const baseUrl = options.baseUrl ?? '';
+  const auth = { Authorization: `Bearer ${options.token}` };
+
+  async function request(endpoint: string, init: RequestInit): Promise<Response> {
+    let response: Response;
+    try {
+      response = await doFetch(`${baseUrl}${endpoint}`, {
+        ...init,
+        headers: { ...auth, ...(init.headers as Record<string, string> | undefined) },
+      });
+    } catch (cause) {
+      throw new ApiError(
+        `${endpoint}: the gateway is not reachable (${String(cause)}); check that sendbox is still running`,
+        0,
+        endpoint,
+      );
+    }
+    if (!response.ok) throw new ApiError(await errorText(endpoint, response), response.status, endpoint);
+    return response;
+  }
+
+  async function call<S extends z.ZodType>(method: string, body: object, schema: S): Promise<z.infer<S>> {
+    const endpoint = `/api/${method}`;
+    const response = await request(endpoint, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    return checked(endpoint, schema, await response.json());
+  }
+
+  async function blob(endpoint: string): Promise<Blob> {
+    return (await request(endpoint, { method: 'GET' })).blob();
+  }
+
+  return {
+    token: options.token,
+    baseUrl,
+    fetch: doFetch,
+    getStatus: (): Promise<StatusResponse> => call('getStatus', {}, statusResponseSchema),
+    listAgents: (): Promise<RosterRow[]> => call('listAgents', {}, rosterResponseSchema),
+    createAgent: async (input: { name: string; description?: string }): Promise<RosterRow> =>
+      (await call('createAgent', input, agentResponseSchema)).agent,
+    duplicateAgent: async (id: string): Promise<RosterRow> =>
+      (await call('duplicateAgent', { id }, agentResponseSchema)).agent,
+    deleteAgent: async (id: string): Promise<void> => {
+      await call('deleteAgent', { id }, deletedResponseSchema);
+    },
+    openAgent: async (id: string): Promise<TranscriptEntry[]> => {
+      const { entries } = await call('openAgent', { id }, openAgentResponseSchema);
+      return parseEntries(entries, 'openAgent');
+    },
+    sendPrompt: (input: { agentId: string; prompt: string; clientNonce: string }) =>
+      call('sendPrompt', input, sendPromptResponseSchema),
+    answerWidget: (input: { agentId: string; messageId: string; answer: string | string[] }) =>
+      call('answerWidget', input, acceptedResponseSchema),
+    /** The value goes into the request body only: never logged, never kept. */
+    submitSecret: (input: { agentId: string; messageId: string; value: string }) =>
+      call('submitSecret', input, savedResponseSchema),
+    uploadFile: async (input: { agentId: string; file: Blob; fileName: string; clientNonce?: string }) => {
+      const endpoint = '/api/uploadFile';
+      const headers: Record<string, string> = {
+        'Content-Type': 'application/octet-stream',
+        'X-Agent-Id': input.agentId,
+        'X-File-Name': encodeURIComponent(input.fileName),
+      };
+      if (input.clientNonce) headers['X-Client-Nonce'] = input.clientNonce;
+      const response = await request(endpoint, { method: 'POST', headers, body: input.file });
+      const { entry } = checked(endpoint, uploadResponseSchema, await response.json());
+      const parsed = parseEntry(entry);
+      if (!parsed) throw new ApiError(`${endpoint}: the response entry has no id or seq`, 500, endpoint);
+      return parsed;
+    },
+    attachment: (agentId: string, sha256: string): Promise<Blob> =>
+      blob(`/api/attachment?${new URLSearchParams({ agentId, sha256 }).toString()}`),
+    upload: (agentId: string, entryId: string): Promise<Blob> =>
+      blob(`/api/upload?${new URLSearchParams({ agentId, entryId }).toString()}`),
+  };
+}
+
+/** Parses a list of raw ledger entries, dropping (with a warning) any that lack an id or seq. */
+export function parseEntries(raw: readonly unknown[], where: string): TranscriptEntry[] {
+  const out: TranscriptEntry[] = [];
+  raw.forEach((item, index) => {
+    const entry = parseEntry(item);
+    if (entry) out.push(entry);
+    else console.warn(`${where}: entries[${index}] has no string id or numeric seq; skipped`);
+  });
+  return out;
+}
+
+function checked<S extends z.ZodType>(endpoint: string, schema: S, body: unknown): z.infer<S> {
+  const result = schema.safeParse(body);
+  if (result.success) return result.data;
+  const issue = result.error.issues[0];
+  const where = issue?.path.length ? issue.path.join('.') : '(body)';
+  throw new ApiError(
+    `${endpoint}: unexpected response at ${where}: ${issue?.message ?? 'invalid'}; the gateway and this page may be from different versions (reload the page)`,
+    500,
+    endpoint,
+  );
+}
+
+async function errorText(endpoint: string, response: Response): Promise<string> {
+  let detail = response.statusText;
+  try {
+    const body = (await response.json()) as { error?: unknown };
+    if (typeof body.error === 'string') detail = body.error;
+  } catch {
+    // Not JSON: keep the status text.
+  }
+  const hint = response.status === 401 ? ' (the page token is stale: reload the page from sendbox)' : '';
+  return `${endpoint} failed with ${response.status}: ${detail}${hint}`;
+}

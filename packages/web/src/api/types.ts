@@ -1,0 +1,107 @@
+/**
+ * What the gateway returns, checked with Zod where it enters the page.
+ *
+ * `RosterRow`, `ModelStatus` and `TurnState` mirror `packages/box/src/host/types.ts`
+ * (the web package depends on `@sendbox/protocol` only, so the shapes are restated here):
+ * keep the two in sync. Objects are loose so a newer gateway's extra keys pass through.
+ */
+import { ledgerEntrySchema, type LedgerEntry } from '@sendbox/protocol';
+import { z } from 'zod';
+
+// The page runs under a CSP without 'unsafe-eval': skip zod's `new Function` fast path (and its
+// probe, which the browser reports as a CSP violation even though zod catches it).
+z.config({ jitless: true });
+
+export const turnStateSchema = z.enum(['idle', 'working', 'awaiting-user']);
+export type TurnState = z.infer<typeof turnStateSchema>;
+
+export const rosterRowSchema = z.looseObject({
+  id: z.string(),
+  name: z.string(),
+  description: z.string().default(''),
+  harness: z.string().default('box'),
+  updatedAt: z.number(),
+  lastActivityAt: z.number(),
+  lastEntry: z.looseObject({ kind: z.string(), text: z.string() }).nullable().default(null),
+  unreadCount: z.number().default(0),
+  hasUnread: z.boolean().default(false),
+  awaitingUserResponse: z.boolean().default(false),
+  state: turnStateSchema.default('idle'),
+  readOnly: z.boolean().default(false),
+});
+export type RosterRow = z.infer<typeof rosterRowSchema>;
+
+export const modelStatusSchema = z.looseObject({
+  configured: z.boolean(),
+  provider: z.string().nullable(),
+  model: z.string().nullable(),
+  howToConfigure: z.string(),
+});
+export type ModelStatus = z.infer<typeof modelStatusSchema>;
+
+export const statusResponseSchema = z.looseObject({ model: modelStatusSchema, version: z.string() });
+export type StatusResponse = z.infer<typeof statusResponseSchema>;
+
+/** A ledger entry as stored: always carries its `seq`. */
+export type SequencedEntry = LedgerEntry & { seq: number };
+
+/**
+ * An entry this renderer does not understand (a kind or send type from a newer host, or a
+ * malformed row). Readers must tolerate those (ledger.ts), so it gets a compact bubble
+ * instead of breaking the conversation.
+ */
+export interface UnrecognizedEntry {
+  kind: '$unrecognized';
+  id: string;
+  seq: number;
+  timestampMs: number;
+  rawKind: string;
+  /** Which field failed, for the bubble's hover text. */
+  problem: string;
+}
+
+export type TranscriptEntry = SequencedEntry | UnrecognizedEntry;
+
+const entryEnvelopeSchema = z.looseObject({ id: z.string(), seq: z.number() });
+
+/**
+ * Checks one raw entry. Returns `null` only when it has no `id` or `seq` (nothing can place it
+ * in the conversation); any other failure becomes an `UnrecognizedEntry`.
+ */
+export function parseEntry(raw: unknown): TranscriptEntry | null {
+  const envelope = entryEnvelopeSchema.safeParse(raw);
+  if (!envelope.success) return null;
+  const parsed = ledgerEntrySchema.safeParse(raw);
+  if (parsed.success) return { ...parsed.data, seq: envelope.data.seq };
+  const kind = (raw as { kind?: unknown }).kind;
+  const sendType = (raw as { message?: { type?: unknown } }).message?.type;
+  const timestampMs = (raw as { timestampMs?: unknown }).timestampMs;
+  const issue = parsed.error.issues[0];
+  return {
+    kind: '$unrecognized',
+    id: envelope.data.id,
+    seq: envelope.data.seq,
+    timestampMs: typeof timestampMs === 'number' ? timestampMs : 0,
+    rawKind:
+      typeof kind !== 'string'
+        ? '(no kind)'
+        : kind === 'send-message' && typeof sendType === 'string'
+          ? `${kind} ${sendType}`
+          : kind,
+    problem: issue
+      ? `${issue.path.join('.') || '(entry)'}: ${issue.message}`
+      : 'does not match the ledger schema',
+  };
+}
+
+export const openAgentResponseSchema = z.looseObject({ entries: z.array(z.unknown()) });
+export const agentResponseSchema = z.looseObject({ agent: rosterRowSchema });
+export const rosterResponseSchema = z.array(rosterRowSchema);
+export const sendPromptResponseSchema = z.looseObject({ accepted: z.literal(true), duplicate: z.boolean() });
+export const acceptedResponseSchema = z.looseObject({ accepted: z.literal(true) });
+export const savedResponseSchema = z.looseObject({ saved: z.literal(true) });
+export const deletedResponseSchema = z.looseObject({ deleted: z.literal(true) });
+export const uploadResponseSchema = z.looseObject({ entry: z.unknown() });
+
+export const stateEventSchema = z.looseObject({ agentId: z.string(), state: turnStateSchema });
+export const rosterEventSchema = z.looseObject({ agentId: z.string(), change: z.string() });

@@ -1,0 +1,128 @@
+/**
+ * One bubble per ledger entry. The switch is exhaustive over entry kinds and send-message
+ * types (through `assertNever`), so a type added to the protocol does not compile until it
+ * has a bubble here. Bubbles are memoized: a new entry re-renders only itself (and a widget or
+ * secret request whose answer just arrived).
+ */
+import { assertNever } from '@sendbox/protocol';
+import { memo, type ReactNode } from 'react';
+import type { TranscriptEntry } from '../api/types.ts';
+import { bubbleKindFor, type BubbleKind } from '../transcript.ts';
+import { AttachmentBubble } from './AttachmentBubble.tsx';
+import { CursorAgentBubble } from './CursorAgentBubble.tsx';
+import { MessageBubble } from './MessageBubble.tsx';
+import { NoticeBubble } from './NoticeBubble.tsx';
+import { SecretRequestBubble } from './SecretRequestBubble.tsx';
+import { TextBubble } from './TextBubble.tsx';
+import { ThinkingBubble } from './ThinkingBubble.tsx';
+import { ToolCallBubble } from './ToolCallBubble.tsx';
+import { UnrecognizedBubble } from './UnrecognizedBubble.tsx';
+import { UserAttachmentBubble } from './UserAttachmentBubble.tsx';
+import { WidgetBubble } from './WidgetBubble.tsx';
+
+/** Which column a bubble sits in; presentation only. */
+const SIDE: Record<BubbleKind, 'user' | 'agent' | 'meta'> = {
+  'user-message': 'user',
+  'user-attachment': 'user',
+  'assistant-message': 'agent',
+  text: 'agent',
+  attachment: 'agent',
+  widget: 'agent',
+  'cursor-agent': 'agent',
+  'secret-request': 'agent',
+  'tool-call': 'meta',
+  notice: 'meta',
+  thinking: 'meta',
+  unrecognized: 'meta',
+};
+
+export interface BubbleProps {
+  entry: TranscriptEntry;
+  /** For widgets and secret requests: the recorded answer, if any (`deriveAnswers`). */
+  answer: string | undefined;
+}
+
+function body(entry: TranscriptEntry, answer: string | undefined): ReactNode {
+  switch (entry.kind) {
+    case 'message':
+      return <MessageBubble entry={entry} />;
+    case 'send-message': {
+      const message = entry.message;
+      switch (message.type) {
+        case 'text':
+          return <TextBubble message={message} />;
+        case 'attachment':
+          return <AttachmentBubble message={message} />;
+        case 'widget':
+          return <WidgetBubble sendId={entry.id} message={message} answer={answer} />;
+        case 'cursor-agent':
+          return <CursorAgentBubble message={message} />;
+        case 'secret-request':
+          return <SecretRequestBubble sendId={entry.id} message={message} answer={answer} />;
+        default:
+          return assertNever(message, 'send-message type');
+      }
+    }
+    case 'user-attachment':
+      return <UserAttachmentBubble entry={entry} />;
+    case 'tool-call':
+      return <ToolCallBubble entry={entry} />;
+    case 'notice':
+      return <NoticeBubble entry={entry} />;
+    case 'thinking':
+      return <ThinkingBubble entry={entry} />;
+    case 'turn-ended':
+      return null;
+    case '$unrecognized':
+      return <UnrecognizedBubble entry={entry} />;
+    default:
+      return assertNever(entry, 'ledger entry kind');
+  }
+}
+
+export const Bubble = memo(function Bubble({ entry, answer }: BubbleProps) {
+  const kind = bubbleKindFor(entry);
+  if (kind === null) return null;
+  const type = entry.kind === 'send-message' ? entry.message.type : undefined;
+  const role = entry.kind === 'message' ? entry.role : undefined;
+  return (
+    <article
+      className={`bubble bubble-${kind} side-${SIDE[kind]}`}
+      id={`msg-${entry.id}`}
+      data-testid="bubble"
+      data-entry-id={entry.id}
+      data-kind={entry.kind}
+      data-type={type}
+      data-role={role}
+      data-seq={entry.seq}
+      aria-label={ariaLabel(kind, entry)}
+    >
+      {body(entry, answer)}
+      {entry.timestampMs > 0 && SIDE[kind] !== 'meta' && (
+        <time className="bubble-time" dateTime={new Date(entry.timestampMs).toISOString()}>
+          {formatTime(entry.timestampMs)}
+        </time>
+      )}
+    </article>
+  );
+});
+
+function ariaLabel(kind: BubbleKind, entry: TranscriptEntry): string {
+  const who = SIDE[kind] === 'user' ? 'You' : SIDE[kind] === 'agent' ? 'Agent' : 'Activity';
+  return `${who}: ${kind.replace('-', ' ')} ${entry.id}`;
+}
+
+const timeFormat = new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit' });
+const dateTimeFormat = new Intl.DateTimeFormat(undefined, {
+  month: 'short',
+  day: 'numeric',
+  hour: '2-digit',
+  minute: '2-digit',
+});
+
+function formatTime(ms: number): string {
+  const date = new Date(ms);
+  return date.toDateString() === new Date().toDateString()
+    ? timeFormat.format(date)
+    : dateTimeFormat.format(date);
+}

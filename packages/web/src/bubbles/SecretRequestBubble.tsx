@@ -1,0 +1,106 @@
+/**
+ * A secret request: a masked field whose value is read from the form element on submit, sent
+ * with `submitSecret`, and cleared at once. It never enters React state, a log or the ledger;
+ * afterwards the bubble only says it was saved, with the label.
+ */
+import type { SecretTarget, StoredSecretRequest } from '@sendbox/protocol';
+import { assertNever } from '@sendbox/protocol';
+import { useContext, useId, useRef, useState, type FormEvent } from 'react';
+import { ApiError } from '../api/client.ts';
+import { ConversationContext } from '../conversation-context.ts';
+
+export function describeTarget(target: SecretTarget): string {
+  switch (target.kind) {
+    case 'env':
+      return `environment variable ${target.name}`;
+    case 'channel-credential':
+      return `${target.platform} ${target.field}`;
+    default:
+      return assertNever(target, 'secret target');
+  }
+}
+
+export function SecretRequestBubble({
+  sendId,
+  message,
+  answer,
+}: {
+  sendId: string;
+  message: StoredSecretRequest;
+  answer: string | undefined;
+}) {
+  const context = useContext(ConversationContext);
+  const request = message.secretRequest;
+  const [saved, setSaved] = useState(false);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const inFlight = useRef(false);
+  const inputId = useId();
+  const readOnly = !context || context.readOnly;
+
+  async function submit(event: FormEvent<HTMLFormElement>): Promise<void> {
+    event.preventDefault();
+    const input = event.currentTarget.elements.namedItem('secret');
+    if (!(input instanceof HTMLInputElement) || !context) return;
+    const value = input.value;
+    input.value = '';
+    if (value === '' || inFlight.current) return;
+    inFlight.current = true;
+    setBusy(true);
+    setError(null);
+    try {
+      await context.client.submitSecret({ agentId: context.agentId, messageId: sendId, value });
+      setSaved(true);
+    } catch (cause) {
+      if (cause instanceof ApiError && cause.status === 409) {
+        setSaved(true);
+      } else {
+        inFlight.current = false;
+        // The gateway never echoes the value; the message is safe to show.
+        setError(`${cause instanceof Error ? cause.message : String(cause)}. Enter it again to retry.`);
+      }
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  const done = saved || answer !== undefined;
+  return (
+    <div className="secret-request" data-testid="secret-request" data-saved={done}>
+      <span className="card-eyebrow">Secret requested · stored for {describeTarget(request.target)}</span>
+      {done ? (
+        <p className="secret-saved" role="status" data-testid="secret-saved">
+          <span aria-hidden="true">🔒 </span>Saved: {request.label}
+        </p>
+      ) : (
+        <form className="secret-form" onSubmit={(event) => void submit(event)} autoComplete="off">
+          <label htmlFor={inputId}>{request.label}</label>
+          {request.description && <p className="secret-description">{request.description}</p>}
+          <div className="secret-row">
+            <input
+              id={inputId}
+              name="secret"
+              type="password"
+              autoComplete="off"
+              spellCheck={false}
+              data-testid="secret-input"
+              disabled={busy || readOnly}
+              required
+            />
+            <button type="submit" data-testid="secret-submit" disabled={busy || readOnly}>
+              {busy ? 'Saving…' : 'Save'}
+            </button>
+          </div>
+          <p className="secret-hint">
+            Goes straight to sendbox’s secret store; it is never written to the conversation.
+          </p>
+        </form>
+      )}
+      {error && (
+        <p className="error" role="alert">
+          {error}
+        </p>
+      )}
+    </div>
+  );
+}

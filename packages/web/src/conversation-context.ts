@@ -1,0 +1,13 @@
+/** What every bubble of the open conversation shares: the client, the agent, the lightbox. */
+import { createContext } from 'react';
+import type { ApiClient } from './api/client.ts';
+
+export interface ConversationContextValue {
+  client: ApiClient;
+  agentId: string;
+  /** The demo agent: nothing in it can be answered. */
+  readOnly: boolean;
+  openLightbox: (image: { src: string; caption: string }) => void;
+}
+
+export const ConversationContext = createContext<ConversationContextValue | null>(null);

@@ -1,0 +1,96 @@
+/**
+ * Attachment bytes and what kind of preview a file gets. Bytes come from the gateway with the
+ * Bearer header (`/api/attachment` for ingested sends, `/api/upload` for user uploads) and are
+ * cached per agent so re-rendering a bubble never refetches.
+ */
+import type { ApiClient } from './api/client.ts';
+
+export type FileSource =
+  | { kind: 'attachment'; sha256: string }
+  | { kind: 'upload'; entryId: string }
+  /** An https URL the page can show as an image or link to, but not fetch (CSP connect-src 'self'). */
+  | { kind: 'remote'; url: string }
+  | { kind: 'unavailable'; reason: string };
+
+export type PreviewKind = 'image' | 'pdf' | 'docx' | 'xlsx' | 'none';
+
+const EXTENSION_TYPES: Readonly<Record<string, string>> = {
+  pdf: 'application/pdf',
+  docx: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
+  xlsx: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
+  png: 'image/png',
+  jpg: 'image/jpeg',
+  jpeg: 'image/jpeg',
+  gif: 'image/gif',
+  webp: 'image/webp',
+  avif: 'image/avif',
+  bmp: 'image/bmp',
+};
+
+/** The media type to use: the recorded one, else guessed from the file name's extension. */
+export function mediaTypeOf(mediaType: string | undefined, fileName: string): string {
+  if (mediaType) return mediaType.toLowerCase().split(';')[0]!.trim();
+  const extension = /\.([a-z0-9]+)$/i.exec(fileName)?.[1]?.toLowerCase() ?? '';
+  return EXTENSION_TYPES[extension] ?? 'application/octet-stream';
+}
+
+/** SVG is left out on purpose: it can carry script, so it downloads instead of rendering. */
+export function previewKindOf(mediaType: string): PreviewKind {
+  if (/^image\/(png|jpeg|gif|webp|avif|bmp)$/.test(mediaType)) return 'image';
+  if (mediaType === 'application/pdf') return 'pdf';
+  if (mediaType === EXTENSION_TYPES.docx) return 'docx';
+  if (mediaType === EXTENSION_TYPES.xlsx) return 'xlsx';
+  return 'none';
+}
+
+export function formatBytes(bytes: number | undefined): string {
+  if (bytes === undefined) return 'size unknown';
+  if (bytes < 1024) return `${bytes} B`;
+  const units = ['KB', 'MB', 'GB'];
+  let value = bytes / 1024;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  return `${value < 10 ? value.toFixed(1) : Math.round(value)} ${units[unit]}`;
+}
+
+/** Where an attachment's bytes are, from the fields a send or upload entry recorded. */
+export function sourceOf(fields: { url?: string; sha256?: string; uploadEntryId?: string }): FileSource {
+  if (fields.sha256 && /^[0-9a-f]{64}$/i.test(fields.sha256))
+    return { kind: 'attachment', sha256: fields.sha256 };
+  if (fields.uploadEntryId) return { kind: 'upload', entryId: fields.uploadEntryId };
+  if (fields.url && /^https:\/\//i.test(fields.url)) return { kind: 'remote', url: fields.url };
+  return {
+    kind: 'unavailable',
+    reason: 'the file was not ingested by the box, so its bytes cannot be fetched',
+  };
+}
+
+const MAX_CACHED = 24;
+const cache = new Map<string, Promise<Blob>>();
+
+/** Fetches (once) the bytes of a fetchable source. */
+export function loadBlob(
+  client: ApiClient,
+  agentId: string,
+  source: Extract<FileSource, { kind: 'attachment' | 'upload' }>,
+): Promise<Blob> {
+  const key = `${agentId}\n${source.kind}\n${source.kind === 'attachment' ? source.sha256 : source.entryId}`;
+  let pending = cache.get(key);
+  if (!pending) {
+    pending =
+      source.kind === 'attachment'
+        ? client.attachment(agentId, source.sha256)
+        : client.upload(agentId, source.entryId);
+    pending.catch(() => cache.delete(key)); // a failed fetch may be retried
+    cache.set(key, pending);
+    if (cache.size > MAX_CACHED) cache.delete(cache.keys().next().value!);
+  } else {
+    // Move to the newest position (least recently used goes first).
+    cache.delete(key);
+    cache.set(key, pending);
+  }
+  return pending;
+}

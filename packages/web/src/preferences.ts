@@ -1,0 +1,73 @@
+/**
+ * Presentation preferences kept in localStorage: the colour theme (follows the system until
+ * the user picks one) and the bubble style. Both only change CSS; neither changes what the
+ * conversation contains.
+ */
+import { useCallback, useEffect, useState } from 'react';
+
+export type ThemeChoice = 'system' | 'light' | 'dark';
+export type BubbleStyle = 'cards' | 'plain';
+
+const THEME_KEY = 'sendbox.theme';
+const BUBBLE_STYLE_KEY = 'sendbox.bubbleStyle';
+
+function read<T extends string>(key: string, allowed: readonly T[], fallback: T): T {
+  try {
+    const value = localStorage.getItem(key);
+    return allowed.includes(value as T) ? (value as T) : fallback;
+  } catch {
+    return fallback; // storage disabled: keep the default for this visit
+  }
+}
+
+function write(key: string, value: string): void {
+  try {
+    localStorage.setItem(key, value);
+  } catch {
+    // Storage disabled or full: the choice lasts for this visit only.
+  }
+}
+
+function usePersisted<T extends string>(
+  key: string,
+  allowed: readonly T[],
+  fallback: T,
+): [T, (value: T) => void] {
+  const [value, setValue] = useState<T>(() => read(key, allowed, fallback));
+  const update = useCallback(
+    (next: T) => {
+      setValue(next);
+      write(key, next);
+    },
+    [key],
+  );
+  return [value, update];
+}
+
+const darkQuery = () => window.matchMedia('(prefers-color-scheme: dark)');
+
+/** The theme choice, and the applied theme on `<html data-theme>`. */
+export function useTheme(): {
+  choice: ThemeChoice;
+  applied: 'light' | 'dark';
+  setChoice(choice: ThemeChoice): void;
+} {
+  const [choice, setChoice] = usePersisted<ThemeChoice>(THEME_KEY, ['system', 'light', 'dark'], 'system');
+  const [systemDark, setSystemDark] = useState(() => darkQuery().matches);
+  useEffect(() => {
+    const query = darkQuery();
+    const onChange = () => setSystemDark(query.matches);
+    query.addEventListener('change', onChange);
+    return () => query.removeEventListener('change', onChange);
+  }, []);
+  const applied = choice === 'system' ? (systemDark ? 'dark' : 'light') : choice;
+  useEffect(() => {
+    document.documentElement.dataset.theme = applied;
+    document.documentElement.style.colorScheme = applied;
+  }, [applied]);
+  return { choice, applied, setChoice };
+}
+
+export function useBubbleStyle(): [BubbleStyle, (style: BubbleStyle) => void] {
+  return usePersisted<BubbleStyle>(BUBBLE_STYLE_KEY, ['cards', 'plain'], 'cards');
+}
