@@ -6,7 +6,7 @@
  * canonical host DDL: STRICT tables, `id` UNIQUE, `blobs`, both partial
  * indexes, WAL, 5 s busy timeout, file 0600, new folders 0700).
  */
-import { chmodSync, closeSync, fchmodSync, mkdirSync, openSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, fchmodSync, mkdirSync, openSync } from 'node:fs';
 import { dirname, relative, sep } from 'node:path';
 import { ledgerEntrySchema } from '@sendbox/protocol';
 import type { LedgerEntry } from '@sendbox/protocol';
@@ -295,6 +295,9 @@ class LedgerDb implements LedgerWriter {
  * not a database throws a LedgerError naming the path.
  */
 export function openLedgerReadOnly(path: string, options: LedgerOpenOptions = {}): LedgerReader {
+  if (!existsSync(path)) {
+    throw new LedgerError(`${path}: cannot open the ledger database: no such file`, path, 'ENOENT');
+  }
   let db: Database.Database | undefined;
   try {
     db = new Database(path, { readonly: true, fileMustExist: true, timeout: options.busyTimeoutMs ?? 2000 });
