@@ -55,7 +55,14 @@ export async function viewCommand(
   options: { from?: string },
 ): Promise<void> {
   const { found, transcript, selection } = await openSession(ctx, target, options.from);
-  ctx.io.stdout.write(renderView(transcript, { harness: found.harness.id, colors: ctx.out, selection }));
+  ctx.io.stdout.write(
+    renderView(transcript, {
+      harness: found.harness.id,
+      colors: ctx.out,
+      selection,
+      ...(found.summary.title !== undefined && { title: found.summary.title }),
+    }),
+  );
 }
 
 export async function exportCommand(

@@ -1,0 +1,76 @@
+/**
+ * How long `txcript list` takes, end to end, on a box of 2,000 Grok Bot
+ * agents: 1,000 with a JSONL transcript (and a profile), 1,000 with a
+ * profile and a store.db ledger only. Runs the real CLI as a subprocess,
+ * five times, and prints the median. Target: under 1 s.
+ *
+ *   npx tsx bench/cli-list.ts [--agents N] [--runs N]
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { generateBox } from '../packages/txcript/test/fixtures/grok-bot/generate.ts';
+
+function flag(name: string, fallback: number): number {
+  const at = process.argv.indexOf(name);
+  const value = at < 0 ? undefined : Number(process.argv[at + 1]);
+  return value !== undefined && Number.isInteger(value) && value > 0 ? value : fallback;
+}
+
+const agents = flag('--agents', 2_000);
+const runs = flag('--runs', 5);
+const bin = fileURLToPath(new URL('../packages/txcript/bin/txcript.mjs', import.meta.url));
+const home = mkdtempSync(join(tmpdir(), 'txcript-bench-'));
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+try {
+  const built = performance.now();
+  generateBox(home, { agents, withJsonl: Math.floor(agents / 2) });
+  console.log(
+    `box: ${agents} agents (${Math.floor(agents / 2)} with JSONL) in ${Math.round(performance.now() - built)} ms`,
+  );
+
+  const env = { ...process.env, HOME: home, NO_COLOR: '1' };
+  const time = (args: string[]): { ms: number; rows: number } => {
+    const t0 = performance.now();
+    const r = spawnSync(process.execPath, [bin, ...args], {
+      env,
+      encoding: 'utf8',
+      maxBuffer: 64 * 1024 * 1024,
+    });
+    const ms = performance.now() - t0;
+    if (r.status !== 0) throw new Error(`txcript ${args.join(' ')} exited ${r.status}: ${r.stderr}`);
+    const rows = args.includes('--json')
+      ? (JSON.parse(r.stdout) as unknown[]).length
+      : r.stdout.split('\n').length - 2;
+    return { ms, rows };
+  };
+
+  // One untimed run warms tsx's transform cache and the page cache, as on a machine in use.
+  const warm = time(['list', '--json']);
+  if (warm.rows !== agents) throw new Error(`expected ${agents} sessions, listed ${warm.rows}`);
+
+  const startup: number[] = [];
+  for (let i = 0; i < runs; i++) startup.push(time(['--help']).ms);
+  const table: number[] = [];
+  const json: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    table.push(time(['list']).ms);
+    json.push(time(['list', '--json']).ms);
+  }
+  const fmt = (v: number[]) =>
+    `${Math.round(median(v))} ms (runs: ${v.map((x) => Math.round(x)).join(', ')})`;
+  console.log(`txcript --help       median ${fmt(startup)}`);
+  console.log(`txcript list         median ${fmt(table)}`);
+  console.log(`txcript list --json  median ${fmt(json)}`);
+  console.log(`target: list under 1000 ms — ${median(table) < 1000 ? 'met' : 'NOT met'}`);
+} finally {
+  rmSync(home, { recursive: true, force: true });
+}

@@ -1,0 +1,203 @@
+/**
+ * The real `txcript` process against a real Grok Bot box in a temp HOME:
+ * what the shell sees (exit codes, stdout vs stderr, colour, JSON). Each
+ * spawn costs a few hundred milliseconds, so behaviour is tested in-process
+ * (cli.test.ts) and only the process boundary here.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm, utimes } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  boxPaths,
+  conversation,
+  line,
+  writeJsonl,
+  writeProfile,
+} from '../../test/fixtures/grok-bot/generate.ts';
+
+const bin = fileURLToPath(new URL('../../bin/txcript.mjs', import.meta.url));
+const linked = fileURLToPath(new URL('../../../../node_modules/.bin/txcript', import.meta.url));
+
+interface Outcome {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+let home: string;
+
+function txcript(
+  args: string[],
+  options: { env?: Record<string, string>; stdin?: string; via?: string } = {},
+): Promise<Outcome> {
+  return new Promise((resolve, reject) => {
+    const command = options.via ?? process.execPath;
+    const argv = options.via === undefined ? [bin, ...args] : args;
+    // A clean environment: no inherited colour or CI settings, HOME at the temp box.
+    const child = spawn(command, argv, {
+      env: { PATH: process.env.PATH ?? '', HOME: home, TZ: 'UTC', ...options.env },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+    child.stdin.end(options.stdin ?? '');
+  });
+}
+
+const PARENT = 'agent-parent';
+const CHILD = 'sand-subagent-5e1f0a3c-2b9d-4c7e-8f60-1a2b3c4d5e6f';
+const SOLO = 'agent-solo';
+
+beforeAll(async () => {
+  home = await mkdtemp(join(tmpdir(), 'txcript-cli-'));
+  const p = boxPaths(home);
+  const parentFile = writeJsonl(
+    p,
+    PARENT,
+    [
+      ...conversation('delegate the report'),
+      line({
+        role: 'assistant',
+        message: {
+          content: [
+            {
+              type: 'tool_use',
+              name: 'task',
+              input: { description: 'write report', prompt: 'go', toolCallId: 'k1' },
+            },
+          ],
+        },
+      }),
+      line({
+        role: 'tool',
+        message: {
+          content: [{ type: 'tool_result', name: 'task', result: { success: { agentId: CHILD } } }],
+        },
+      }),
+    ].join('\n') + '\n',
+  );
+  writeProfile(p, PARENT, { name: 'Report desk', harness: 'box' });
+  const childFile = writeJsonl(p, CHILD, conversation('write the report').join('\n') + '\n');
+  const soloFile = writeJsonl(p, SOLO, conversation('what is the weather').join('\n') + '\n');
+  await utimes(parentFile, new Date('2026-09-10T10:00:00Z'), new Date('2026-09-10T10:00:00Z'));
+  await utimes(childFile, new Date('2026-09-10T11:00:00Z'), new Date('2026-09-10T11:00:00Z'));
+  await utimes(soloFile, new Date('2026-09-09T08:00:00Z'), new Date('2026-09-09T08:00:00Z'));
+});
+
+afterAll(async () => {
+  await rm(home, { recursive: true, force: true });
+});
+
+describe('txcript as a process', () => {
+  it('runs through the npm bin link and prints help with exit 0', async () => {
+    expect(existsSync(linked)).toBe(true);
+    const r = await txcript(['list', '--help'], { via: linked });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('Usage: txcript list [options]');
+    expect(r.stderr).toBe('');
+  });
+
+  it('exits 2 on an unknown option, with one line on stderr and nothing on stdout', async () => {
+    const r = await txcript(['list', '--bogus']);
+    expect(r).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: 'txcript: unknown option \'--bogus\' — see "txcript --help"\n',
+    });
+  });
+
+  it('prints stable JSON on stdout while progress goes to stderr', async () => {
+    const r = await txcript(['list', '--json'], { env: { TXCRIPT_PROGRESS_DELAY_MS: '0' } });
+    expect(r.code).toBe(0);
+    expect(r.stderr).toMatch(/^txcript: scanning sessions \d+\/\d+\n/);
+    const t = (iso: string) => new Date(iso).toISOString();
+    expect(JSON.parse(r.stdout)).toEqual([
+      {
+        id: PARENT,
+        harness: 'grok_bot',
+        title: 'Report desk',
+        messages: 6,
+        last_activity: t('2026-09-10T10:00:00Z'),
+        parent: null,
+        locator: join(home, 'agent-data', 'agent-transcripts', PARENT, `${PARENT}.jsonl`),
+      },
+      {
+        id: CHILD,
+        harness: 'grok_bot',
+        title: 'write the report',
+        messages: 4,
+        last_activity: t('2026-09-10T11:00:00Z'),
+        parent: PARENT,
+        locator: join(home, 'agent-data', 'agent-transcripts', CHILD, `${CHILD}.jsonl`),
+      },
+      {
+        id: SOLO,
+        harness: 'grok_bot',
+        title: 'what is the weather',
+        messages: 4,
+        last_activity: t('2026-09-09T08:00:00Z'),
+        parent: null,
+        locator: join(home, 'agent-data', 'agent-transcripts', SOLO, `${SOLO}.jsonl`),
+      },
+    ]);
+  });
+
+  it('colours with FORCE_COLOR and honours NO_COLOR over it', async () => {
+    const forced = await txcript(['list'], { env: { FORCE_COLOR: '1' } });
+    expect(forced.stdout).toContain('\u001b[');
+    const plain = await txcript(['list'], { env: { FORCE_COLOR: '1', NO_COLOR: '1' } });
+    expect(plain.code).toBe(0);
+    expect(plain.stdout).not.toContain('\u001b[');
+    expect(plain.stdout).toMatch(new RegExp(`^ID .*\\n${PARENT} .*Report desk\\n└ ${CHILD} `));
+  });
+
+  it('views a Grok Bot session by title with a range: replies visible, text as thinking', async () => {
+    const r = await txcript(['view', 'Report desk#1-4']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('── #1 · user · ');
+    expect(r.stdout).toContain('delegate the report');
+    expect(r.stdout).toContain('thinking: thinking it over');
+    expect(r.stdout).toContain('Re: delegate the report');
+    expect(r.stdout).not.toContain('── #5');
+  });
+
+  it('refuses a range that separates a tool call from its result, exit 2', async () => {
+    const r = await txcript(['view', `${PARENT}#1-5`]);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toBe(
+      'txcript: range #1-5 separates the tool call in #5 from its result in #6 — use #1-4 (narrower) or #1-6 (wider) to keep tool calls with their results\n',
+    );
+  });
+
+  it('converts a Simple document from stdin into Grok Bot JSONL', async () => {
+    const simple = JSON.stringify({
+      messages: [
+        { role: 'user', content: 'hello' },
+        { role: 'assistant', content: [{ type: 'tool_use', name: 'Bash', input: { command: 'ls' } }] },
+        { role: 'user', content: [{ type: 'tool_result', content: 'a.txt' }] },
+        { role: 'wizard', content: 'ignored' },
+      ],
+    });
+    const r = await txcript(['convert', '-', '--from', 'simple', '--to', 'grok-bot'], { stdin: simple });
+    expect(r.code).toBe(0);
+    const records = r.stdout
+      .trimEnd()
+      .split('\n')
+      .map(
+        (l) =>
+          JSON.parse(l) as { role: string; message: { content: Array<{ type: string; name?: string }> } },
+      );
+    expect(records.map((x) => x.role)).toEqual(['user', 'assistant', 'tool']);
+    expect(records[1]!.message.content[0]).toMatchObject({ type: 'tool_use', name: 'shell' });
+    expect(r.stderr).toContain('txcript: warning: messages[3].role: unknown role');
+  });
+});
