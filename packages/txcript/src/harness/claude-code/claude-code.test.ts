@@ -14,6 +14,7 @@ import {
   resumeCommand,
 } from './index.ts';
 import { renderJsonl, topLevelString } from './jsonl.ts';
+import { createFileAtomically, SessionExistsError } from './session-file.ts';
 
 const SID = '0b9f7a52-3c1e-4d6a-9f00-7e2d1c4b5a69';
 const env0 = `"isSidechain":false,"userType":"external","cwd":"/home/dev/app","sessionId":"${SID}","version":"2.0.14","gitBranch":"main"`;
@@ -312,6 +313,14 @@ describe('claude_code store', () => {
     delete t.meta.cwd;
     await expect(store.save(t)).rejects.toThrow(/no cwd/);
     await expect(store.load('missing')).rejects.toThrow(/no session missing/);
+  });
+
+  it('creates a file atomically and refuses to replace one that exists', async () => {
+    const target = path.join(dir, 'a', 's.jsonl');
+    await createFileAtomically(target, 'first\n');
+    await expect(createFileAtomically(target, 'second\n')).rejects.toBeInstanceOf(SessionExistsError);
+    expect(await fs.readFile(target, 'utf8')).toBe('first\n');
+    expect(await fs.readdir(path.dirname(target))).toEqual(['s.jsonl']);
   });
 
   it('maps a cwd to its project folder name', () => {
