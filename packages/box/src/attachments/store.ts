@@ -6,13 +6,17 @@
  * are kept once. A size cap stops the copy as soon as it is crossed.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { createReadStream } from 'node:fs';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { Readable, Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { open, readdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { ensurePrivateDir, syncDir } from '../fs/atomic.ts';
 import { extensionOf, mediaTypeOf } from './media-type.ts';
 
 export const DEFAULT_MAX_ATTACHMENT_BYTES = 512 * 1024 * 1024;
+/** Read size: large enough that per-chunk overhead is small next to hashing. */
+const CHUNK_BYTES = 1024 * 1024;
 
 export interface StoredFile {
   /** Absolute path of the stored copy. */
@@ -49,7 +53,7 @@ export class AttachmentStore {
     const info = await stat(source);
     if (!info.isFile()) throw new Error(`${fileName} is not a regular file`);
     if (info.size > this.maxBytes) throw new AttachmentTooLargeError(fileName, this.maxBytes);
-    return this.ingest(createReadStream(source, { highWaterMark: 1024 * 1024 }), fileName);
+    return this.ingest(createReadStream(source, { highWaterMark: CHUNK_BYTES }), fileName);
   }
 
   async ingestBytes(bytes: Uint8Array, fileName: string): Promise<StoredFile> {
@@ -57,30 +61,40 @@ export class AttachmentStore {
     return this.ingest([bytes], fileName);
   }
 
+  /**
+   * Streams chunks into a temp file while hashing them. The write stream
+   * works in libuv's thread pool, so the disk write of one chunk overlaps the
+   * hashing of the next: one pass over the bytes.
+   */
   async ingest(
-    chunks: AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
+    chunks: Readable | AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
     fileName: string,
   ): Promise<StoredFile> {
     await ensurePrivateDir(this.dir);
     const temp = path.join(this.dir, `.ingest-${randomBytes(8).toString('hex')}.tmp`);
     const hash = createHash('sha256');
     let size = 0;
-    const out = await open(temp, 'wx', 0o600);
-    try {
-      try {
-        for await (const chunk of chunks) {
-          size += chunk.byteLength;
-          if (size > this.maxBytes) throw new AttachmentTooLargeError(fileName, this.maxBytes);
-          hash.update(chunk);
-          let offset = 0;
-          while (offset < chunk.byteLength) {
-            const { bytesWritten } = await out.write(chunk, offset, chunk.byteLength - offset);
-            offset += bytesWritten;
-          }
+    const maxBytes = this.maxBytes;
+    const hashing = new Transform({
+      transform(chunk: Buffer, _encoding, done) {
+        size += chunk.byteLength;
+        if (size > maxBytes) {
+          done(new AttachmentTooLargeError(fileName, maxBytes));
+          return;
         }
-        await out.sync();
+        hash.update(chunk);
+        done(null, chunk);
+      },
+    });
+    try {
+      const out = createWriteStream(temp, { flags: 'wx', mode: 0o600, highWaterMark: 4 * CHUNK_BYTES });
+      const source = chunks instanceof Readable ? chunks : Readable.from(chunks, { objectMode: false });
+      await pipeline(source, hashing, out);
+      const handle = await open(temp, 'r');
+      try {
+        await handle.sync();
       } finally {
-        await out.close();
+        await handle.close();
       }
       const sha256 = hash.digest('hex');
       const existing = await this.find(sha256);

@@ -667,7 +667,10 @@ export class AgentSession {
       unreadCount: this.config.isFocused(this.id) ? 0 : this.unread.unreadCount + visible,
       ...(this.config.isFocused(this.id) ? { lastViewedAt: now } : {}),
     };
-    this.ledger.setKv('unreadState', this.unread);
+    // Persisted once per turn (and on open and upload), not per entry: one commit per send, not two.
+    if (entries.some((entry) => entry.kind === 'turn-ended' || entry.kind === 'user-attachment')) {
+      this.ledger.setKv('unreadState', this.unread);
+    }
     for (const entry of entries) this.config.emit({ type: 'entry', agentId: this.id, entry });
   }
 }
