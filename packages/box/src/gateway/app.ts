@@ -125,6 +125,8 @@ export function createGatewayApp(options: GatewayAppOptions): GatewayApp {
           'Content-Type': 'text/event-stream; charset=utf-8',
           'Cache-Control': 'no-store',
           'X-Accel-Buffering': 'no',
+          // The connection is the stream's alone; when the stream ends, so does the socket.
+          Connection: 'close',
         },
       });
     } catch (error) {

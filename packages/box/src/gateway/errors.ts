@@ -22,6 +22,8 @@ export class GatewayError extends Error {
 }
 
 export function errorResponse(c: Context, status: ContentfulStatusCode, message: string): Response {
+  // A refused body may still be arriving: the connection cannot be reused for another request.
+  if (status === 413) c.header('Connection', 'close');
   return c.json({ error: message }, status);
 }
 

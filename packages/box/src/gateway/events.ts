@@ -15,7 +15,7 @@ export const PING_INTERVAL_MS = 15_000;
  * this many queued bytes the stream is closed and the client resumes from its
  * last seq (`Last-Event-ID`), which costs nothing but a reconnect.
  */
-const MAX_QUEUED_BYTES = 8 * 1024 * 1024;
+export const MAX_QUEUED_BYTES = 8 * 1024 * 1024;
 
 export interface EventStreamRequest {
   /** Entries of this agent are streamed; without it, only `state` and `roster` events. */
@@ -60,6 +60,7 @@ export async function openEventStream(
   host: AgentHost,
   request: EventStreamRequest,
   streams: EventStreams,
+  maxQueuedBytes = MAX_QUEUED_BYTES,
 ): Promise<ReadableStream<Uint8Array>> {
   const { agentId } = request;
   let buffered: HostEvent[] | null = [];
@@ -111,7 +112,8 @@ export async function openEventStream(
         const send = (text: string): void => {
           if (closed) return;
           controller.enqueue(encoder.encode(text));
-          if ((controller.desiredSize ?? 0) < -MAX_QUEUED_BYTES) end();
+          // With a high-water mark of 0, -desiredSize is the number of bytes the client has not read.
+          if (-(controller.desiredSize ?? 0) > maxQueuedBytes) end();
         };
         const end = (): void => {
           if (closed) return;
@@ -143,6 +145,6 @@ export async function openEventStream(
         teardown();
       },
     },
-    new ByteLengthQueuingStrategy({ highWaterMark: 64 * 1024 }),
+    new ByteLengthQueuingStrategy({ highWaterMark: 0 }),
   );
 }

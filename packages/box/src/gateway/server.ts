@@ -16,6 +16,8 @@ import { mintToken } from './token.ts';
 
 export const DEFAULT_GATEWAY_HOST = '127.0.0.1';
 export const DEFAULT_GATEWAY_PORT = 1340;
+/** How long shutdown waits for in-flight requests (an upload, say) before closing their sockets. */
+export const SHUTDOWN_GRACE_MS = 10_000;
 
 export class GatewayStartError extends Error {
   constructor(message: string, options?: { cause?: unknown }) {
@@ -131,9 +133,17 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     closing ??= (async () => {
       const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
       streams.closeAll();
-      // Keep-alive sockets with no request in flight would hold close() open.
+      // Keep-alive sockets hold close() open until they time out: close each as soon as it is idle,
+      // and after a grace period cut requests that are still running.
+      const sweep = setInterval(() => server.closeIdleConnections(), 50);
+      const deadline = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
       server.closeIdleConnections();
-      await stopped;
+      try {
+        await stopped;
+      } finally {
+        clearInterval(sweep);
+        clearTimeout(deadline);
+      }
       await removeGatewayDescriptor(options.dataDir, token);
     })();
     return closing;

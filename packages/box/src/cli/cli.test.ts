@@ -1,0 +1,141 @@
+/**
+ * `sendbox serve` as a real process (the bin, through tsx), with no model
+ * configured: it starts, says how to configure a model, serves the demo
+ * agent, refuses a non-loopback address, and on SIGTERM stops cleanly and
+ * takes gateway.json away.
+ */
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ModelStatus, RosterRow, SequencedEntry } from '../host/types.ts';
+import { HOW_TO_CONFIGURE_MODEL } from '../providers/index.ts';
+import { DEMO_HARNESS } from './demo-agent.ts';
+
+const BIN = fileURLToPath(new URL('../../bin/sendbox.mjs', import.meta.url));
+
+/** The environment without any model configuration, so the box starts in demo mode. */
+function modelFreeEnv(home: string): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, HOME: home, NO_COLOR: '1' };
+  for (const key of Object.keys(env)) {
+    if (/^(XAI_|OPENAI_|SENDBOX_)/.test(key)) delete env[key];
+  }
+  return env;
+}
+
+interface Run {
+  child: ChildProcess;
+  stdout: () => string;
+  stderr: () => string;
+  exited: Promise<number | null>;
+}
+
+function run(args: string[], env: NodeJS.ProcessEnv): Run {
+  const child = spawn(process.execPath, [BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return { child, stdout: () => stdout, stderr: () => stderr, exited };
+}
+
+async function waitFor(
+  read: () => string,
+  pattern: RegExp,
+  exited: Promise<unknown>,
+): Promise<RegExpExecArray> {
+  let done = false;
+  void exited.then(() => (done = true));
+  for (;;) {
+    const match = pattern.exec(read());
+    if (match) return match;
+    if (done) throw new Error(`the process exited before printing ${String(pattern)}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+let home: string;
+let dataDir: string;
+let box: Run;
+let url: string;
+let token: string;
+
+async function call(method: string, body: unknown = {}): Promise<unknown> {
+  const response = await fetch(new URL(`api/${method}`, url), {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${token}` },
+    body: JSON.stringify(body),
+  });
+  expect(response.status, method).toBe(200);
+  return response.json();
+}
+
+beforeAll(async () => {
+  home = await fs.promises.mkdtemp(path.join(os.tmpdir(), 'sendbox-cli-'));
+  dataDir = path.join(home, 'agent-data');
+  box = run(['serve', '--port', '0', '--no-build'], modelFreeEnv(home));
+  const match = await waitFor(box.stdout, /sendbox is running at (http:\/\/127\.0\.0\.1:\d+\/)/, box.exited);
+  url = match[1]!;
+  const descriptor = JSON.parse(await fs.promises.readFile(path.join(dataDir, 'gateway.json'), 'utf8')) as {
+    token: string;
+    port: number;
+  };
+  token = descriptor.token;
+  expect(url).toBe(`http://127.0.0.1:${descriptor.port}/`);
+}, 60_000);
+
+afterAll(async () => {
+  if (box.child.exitCode === null) box.child.kill('SIGKILL');
+  await fs.promises.rm(home, { recursive: true, force: true });
+});
+
+describe('sendbox serve without a model', () => {
+  it('prints where it runs, the data dir (default $HOME/agent-data) and how to configure a model', () => {
+    const out = box.stdout();
+    expect(out).toContain(`data dir: ${dataDir}`);
+    expect(out).toContain(HOW_TO_CONFIGURE_MODEL);
+  });
+
+  it('reports the same instructions through getStatus', async () => {
+    const status = (await call('getStatus')) as { model: ModelStatus; version: string };
+    expect(status.model.configured).toBe(false);
+    expect(box.stdout()).toContain(status.model.howToConfigure);
+  });
+
+  it('serves the read-only demo agent with its attachment', async () => {
+    const rows = (await call('listAgents')) as RosterRow[];
+    const demo = rows.find((row) => row.harness === DEMO_HARNESS);
+    expect(demo).toMatchObject({ readOnly: true });
+    const { entries } = (await call('openAgent', { id: demo!.id })) as { entries: SequencedEntry[] };
+    const pdf = entries.find((entry) => entry.kind === 'send-message' && entry.message.type === 'attachment');
+    const sha256 =
+      pdf?.kind === 'send-message' && pdf.message.type === 'attachment' ? pdf.message.sha256 : '';
+    const file = await fetch(new URL(`api/attachment?agentId=${demo!.id}&sha256=${sha256}`, url), {
+      headers: { Authorization: `Bearer ${token}` },
+    });
+    expect(file.headers.get('content-type')).toBe('application/pdf');
+    expect((await file.text()).startsWith('%PDF-')).toBe(true);
+  });
+
+  it('stops on SIGTERM with exit code 0 and removes gateway.json', async () => {
+    box.child.kill('SIGTERM');
+    expect(await box.exited).toBe(0);
+    expect(fs.existsSync(path.join(dataDir, 'gateway.json'))).toBe(false);
+    expect(fs.existsSync(path.join(dataDir, 'agents'))).toBe(true);
+  });
+});
+
+describe('sendbox serve --host', () => {
+  it('refuses a non-loopback address with a clear error', async () => {
+    const refused = run(
+      ['serve', '--host', '0.0.0.0', '--port', '0', '--no-build', '--data-dir', dataDir],
+      modelFreeEnv(home),
+    );
+    expect(await refused.exited).toBe(1);
+    expect(refused.stderr()).toMatch(/refusing to listen on "0\.0\.0\.0".*ssh -L/s);
+  });
+});
