@@ -5,8 +5,7 @@
  * the refusal returned while the turn waits on the user. Our own words.
  *
  * `sendMessageFeature` is the one switch: the tool and its guidance are
- * offered together or not at all (seed 000: tool exposure and the prompt
- * text share a single switch).
+ * offered together or not at all (seed 000: one option gates both).
  */
 import { SEND_MESSAGE_TOOL_NAME, sendMessageTool, type SendMessageTool } from './tool.ts';
 
@@ -27,7 +26,7 @@ export function sendMessageGuidance(toolName: string = SEND_MESSAGE_TOOL_NAME): 
     '',
     'Pick the type for the content:',
     '- a file you made or a standalone media link: type attachment with its file:// or https:// URL; do not paste the file into text;',
-    '- a question with a few clear answers: type widget; it ends your turn and the answer comes back as the next user message;',
+    "- a question with a few clear answers: type widget; it ends your turn, and the pick arrives as the user's next message;",
     '- a password, token or API key: type secret-request only. Never ask the user to type a secret into the chat, and never repeat one back.',
   ].join('\n');
 }

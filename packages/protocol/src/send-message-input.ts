@@ -17,7 +17,7 @@ import { SEND_MESSAGE_TYPES, assertNever, type SecretTarget, type SendMessageTyp
 import { compact } from './compact.ts';
 import { listOr, quote } from './wording.ts';
 
-/** Labels are capped at 120 characters and descriptions at 400 (grok-bot-format.md §6, IX-69171645680). */
+/** Length limits: 120 for labels, 400 for descriptions (grok-bot-format.md §6, IX-69171645680). */
 export const LABEL_MAX_CHARS = 120;
 export const DESCRIPTION_MAX_CHARS = 400;
 /** A widget offers 1–6 options (grok-bot-format.md §6). */
@@ -247,7 +247,7 @@ function textIssues(input: SendMessageInput): Issue[] {
     if (problem !== undefined) {
       issues.push({
         path: ['images', index, 'url'],
-        message: `\`images[${index}].url\` ${problem}`,
+        message: `\`images[${index}].url\` needs a URL ${problem}`,
       });
     }
   });
@@ -284,7 +284,7 @@ function attachmentIssues(input: SendMessageInput): Issue[] {
 
 /**
  * What is wrong with an attachment or image URL, as the end of a sentence
- * ("... `url` <problem>"), or undefined when it is fine.
+ * ("... needs `url` <problem>"), or undefined when it is fine.
  */
 export function urlProblem(url: string): string | undefined {
   if (/\s/.test(url)) {
@@ -296,11 +296,11 @@ export function urlProblem(url: string): string | undefined {
   }
   if (scheme === 'file://' && !url.slice(scheme.length).startsWith('/')) {
     return (
-      `to hold an absolute path after file://; you sent ${quote(url)}. ` +
+      `with an absolute path after file://; you sent ${quote(url)}. ` +
       'Write three slashes before the path, as in file:///home/box/report.pdf.'
     );
   }
-  if (url.length === scheme.length) return `to name a file or host after ${scheme}; you sent ${quote(url)}.`;
+  if (url.length === scheme.length) return `with a file or host after ${scheme}; you sent ${quote(url)}.`;
   return undefined;
 }
 

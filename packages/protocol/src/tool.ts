@@ -18,8 +18,8 @@ const TYPE_USES: Record<SendMessageType, string> = {
   attachment:
     '- attachment: one real file or standalone media by `url` (file:///absolute/path for a file you made, or https://). It shows as a file card; never paste a file into text instead.',
   widget:
-    '- widget: a question with 1 to 6 clickable options (`widget`). It ends your turn; the choice comes back as the next user message.',
-  'cursor-agent': '- cursor-agent: a card that opens a Cursor cloud agent, by its `bcId`.',
+    "- widget: a question with 1 to 6 clickable options (`widget`). It ends your turn; the pick arrives as the user's next message.",
+  'cursor-agent': '- cursor-agent: a card that opens a Cursor cloud agent identified by `bcId`.',
   'secret-request':
     '- secret-request: a masked input that asks the user for a credential (`secret`) and stores it in an environment variable (`name`) or a connector field (`connector` + `field`). This is the only way to ask for a secret.',
 };
