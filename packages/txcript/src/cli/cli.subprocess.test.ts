@@ -110,7 +110,7 @@ describe('txcript as a process', () => {
     expect(r).toEqual({
       code: 2,
       stdout: '',
-      stderr: 'txcript: unknown option \'--bogus\' — see "txcript --help"\n',
+      stderr: 'txcript: unknown option \'--bogus\' — see "txcript list --help"\n',
     });
   });
 

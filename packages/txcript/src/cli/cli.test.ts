@@ -184,7 +184,7 @@ describe('txcript list', () => {
     const option = await cli(['list', '--jsn']);
     expect(option.code).toBe(2);
     expect(option.stderr).toBe(
-      'txcript: unknown option \'--jsn\' (Did you mean --json?) — see "txcript --help"\n',
+      'txcript: unknown option \'--jsn\' (Did you mean --json?) — see "txcript list --help"\n',
     );
   });
 
@@ -356,6 +356,15 @@ describe('txcript itself', () => {
       expect(h.stdout).toContain(`Usage: txcript ${command}`);
     }
     expect((await cli(['view', '--help'])).stdout).toContain('<id>#-10    the last 10 messages');
+  });
+
+  it('points a usage error at the help of the mistyped command', async () => {
+    const r = await cli(['view']);
+    expect(r).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: 'txcript: missing required argument \'session\' — see "txcript view --help"\n',
+    });
   });
 
   it('treats no command and an unknown command as usage errors', async () => {

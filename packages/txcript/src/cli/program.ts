@@ -5,6 +5,7 @@
  * small commands start fast.
  */
 import { Command, CommanderError, InvalidArgumentError, Option } from '@commander-js/extra-typings';
+import type { OutputConfiguration } from '@commander-js/extra-typings';
 import { type CliIo, createContext } from './context.ts';
 import { CliError, EXIT_OK, EXIT_RUNTIME, EXIT_USAGE, formatError, oneLine } from './errors.ts';
 
@@ -23,30 +24,38 @@ Ranges (1-based, the #N numbers view prints):
   <id>#-10    the last 10 messages
 A range that would separate a tool call from its result is refused.`;
 
+/**
+ * Where commander writes, and its own usage errors in our one-line shape,
+ * pointing at the help of the command that was mistyped.
+ */
+function outputFor(io: CliIo, command: string): OutputConfiguration {
+  return {
+    writeOut: (s) => void io.stdout.write(s),
+    writeErr: (s) => void io.stderr.write(s),
+    outputError: (s, write) => {
+      const [first, ...rest] = s.trim().split('\n');
+      const what = (first ?? '').replace(/^error:\s*/, '');
+      const hint = rest
+        .map((r) => r.trim())
+        .filter((r) => r !== '')
+        .join(' ');
+      write(formatError({ what: hint === '' ? what : `${what} ${hint}`, todo: `see "${command} --help"` }));
+    },
+  };
+}
+
 function buildProgram(io: CliIo): Command {
   const ctx = createContext(io);
   const program = new Command()
     .name('txcript')
     .description('List, view, export and convert agent transcripts across harnesses.')
     .showSuggestionAfterError()
-    .configureOutput({
-      writeOut: (s) => void io.stdout.write(s),
-      writeErr: (s) => void io.stderr.write(s),
-      // Commander's own usage errors, in our one-line shape.
-      outputError: (s, write) => {
-        const [first, ...rest] = s.trim().split('\n');
-        const what = (first ?? '').replace(/^error:\s*/, '');
-        const hint = rest
-          .map((r) => r.trim())
-          .filter((r) => r !== '')
-          .join(' ');
-        write(formatError({ what: hint === '' ? what : `${what} ${hint}`, todo: 'see "txcript --help"' }));
-      },
-    })
+    .configureOutput(outputFor(io, 'txcript'))
     .exitOverride();
 
   program
     .command('list')
+    .configureOutput(outputFor(io, 'txcript list'))
     .description('list sessions, newest first; subagents are shown under their parent')
     .option('--from <harness>', 'only this harness (e.g. grok_bot)')
     .option(
@@ -66,6 +75,7 @@ function buildProgram(io: CliIo): Command {
 
   program
     .command('view')
+    .configureOutput(outputFor(io, 'txcript view'))
     .description('print a session as compact, readable text')
     .argument('<session>', 'session id, title or id prefix, optionally with #range')
     .option('--from <harness>', 'look the session up in this harness only')
@@ -77,6 +87,7 @@ function buildProgram(io: CliIo): Command {
 
   program
     .command('export')
+    .configureOutput(outputFor(io, 'txcript export'))
     .description('write a session (or a range of it) as a Simple document')
     .argument('<session>', 'session id, title or id prefix, optionally with #range')
     .option('--from <harness>', 'look the session up in this harness only')
@@ -89,6 +100,7 @@ function buildProgram(io: CliIo): Command {
 
   program
     .command('convert')
+    .configureOutput(outputFor(io, 'txcript convert'))
     .description("convert one harness's native session text into another's")
     .argument('<file>', 'the input file, or - for stdin')
     .requiredOption('--from <harness>', 'the harness the input is written in (e.g. simple, grok_bot)')

@@ -174,3 +174,21 @@ describe('resolveSession', () => {
     }
   });
 });
+
+describe('the harness registry', () => {
+  it('finds harnesses by id and alias, ignoring case and - versus _', async () => {
+    const { findHarness } = await import('../harness/registry.ts');
+    for (const name of ['grok_bot', 'grok-bot', 'grokbot', 'grok_desktop', 'grok-desktop', 'Grok-Bot']) {
+      expect(findHarness(name).id).toBe('grok_bot');
+    }
+    expect(findHarness('simple').id).toBe('simple');
+  });
+  it('names the known ids when a name is unknown', async () => {
+    const { findHarness, harnesses, UnknownHarnessError } = await import('../harness/registry.ts');
+    expect(() => findHarness('grok')).toThrow(UnknownHarnessError);
+    expect(() => findHarness('grok')).toThrow(
+      `unknown harness "grok"; known harnesses: ${harnesses.map((h) => h.id).join(', ')}`,
+    );
+    expect(harnesses.map((h) => h.id)).toEqual(expect.arrayContaining(['grok_bot', 'simple']));
+  });
+});
