@@ -162,6 +162,7 @@ describe('txcript as a process', () => {
   it('views a Grok Bot session by title with a range: replies visible, text as thinking', async () => {
     const r = await txcript(['view', 'Report desk#1-4']);
     expect(r.code).toBe(0);
+    expect(r.stdout.split('\n')[0]).toBe('Report desk');
     expect(r.stdout).toContain('── #1 · user · ');
     expect(r.stdout).toContain('delegate the report');
     expect(r.stdout).toContain('thinking: thinking it over');

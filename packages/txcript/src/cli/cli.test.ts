@@ -16,7 +16,8 @@ const T = '2026-09-10T12:00:00Z';
 
 const sessions: Record<string, Transcript> = {
   a1b2c3: {
-    meta: { id: 'a1b2c3', timestamp: T, title: 'Pagination fix' },
+    // No title of its own: view and export take the store's list title.
+    meta: { id: 'a1b2c3', timestamp: T },
     messages: [
       { role: 'user', content: [{ type: 'text', text: 'fix it' }], timestamp: T },
       {
@@ -209,6 +210,7 @@ describe('txcript view', () => {
   it('renders a session found by title, with a range', async () => {
     const r = await cli(['view', 'Pagination fix#2-3']);
     expect(r.code).toBe(0);
+    expect(r.stdout.split('\n')[0]).toBe('Pagination fix');
     expect(r.stdout).toContain('showing #2-3 of 4');
     expect(r.stdout).toContain('── #2 · assistant · 2026-09-10T12:00:01Z ──\n→ Bash: npm test\n');
     expect(r.stdout).toContain('← 42 passed');
@@ -219,6 +221,7 @@ describe('txcript view', () => {
     const r = await cli(['view', 'a1f']);
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('sub task');
+    expect(r.stdout.split('\n')[0]).toBe('a1ffff');
   });
 
   it('refuses an ambiguous prefix with exit 2, listing candidates', async () => {

@@ -41,12 +41,17 @@ export async function openSession(
     throw new CliError({
       what: `could not load ${found.harness.id} session ${found.summary.id}: ${err instanceof Error ? err.message : String(err)}`,
       where: found.summary.locator,
-      todo: 'check the files are readable; "txcript list" shows where each session lives',
+      todo: 'the locator above is where the store looked; "txcript list --json" shows every session\'s',
     });
   }
   for (const w of loaded.warnings) ctx.warn(w);
   const selection = selectRange(range, loaded.transcript.messages);
-  return { found, transcript: loaded.transcript, selection };
+  // The store's list title (e.g. a Grok Bot profile name) names the session when the transcript has none.
+  const { meta } = loaded.transcript;
+  const title = meta.title ?? found.summary.title;
+  const transcript =
+    title === undefined ? loaded.transcript : { ...loaded.transcript, meta: { ...meta, title } };
+  return { found, transcript, selection };
 }
 
 export async function viewCommand(
@@ -55,14 +60,7 @@ export async function viewCommand(
   options: { from?: string },
 ): Promise<void> {
   const { found, transcript, selection } = await openSession(ctx, target, options.from);
-  ctx.io.stdout.write(
-    renderView(transcript, {
-      harness: found.harness.id,
-      colors: ctx.out,
-      selection,
-      ...(found.summary.title !== undefined && { title: found.summary.title }),
-    }),
-  );
+  ctx.io.stdout.write(renderView(transcript, { harness: found.harness.id, colors: ctx.out, selection }));
 }
 
 export async function exportCommand(

@@ -16,8 +16,6 @@ export interface ViewOptions {
   colors: Colors;
   /** The messages to show (default: all). Numbers stay those of the whole session. */
   selection?: Selection;
-  /** A title to show when the transcript has none (e.g. the store's list title). */
-  title?: string;
   /** How many lines of a tool result to show before `… N more lines` (default 5). */
   resultLines?: number;
 }
@@ -262,7 +260,7 @@ export function renderView(t: Transcript, options: ViewOptions): string {
   }
 
   const out: string[] = [];
-  out.push(c.bold(t.meta.title ?? options.title ?? t.meta.id));
+  out.push(c.bold(t.meta.title ?? t.meta.id));
   const facts = [
     t.meta.id,
     options.harness,
