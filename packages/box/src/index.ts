@@ -74,3 +74,5 @@ export type { HostTool, ToolContext, ToolEnvelope, ToolOutcome, TodoItem } from 
 
 export { TranscriptWriter, type TranscriptRecord, type TranscriptBlock } from './transcript/writer.ts';
 export { historyFromRecords, modelOutputFor } from './transcript/model-view.ts';
+
+export * from './gateway/index.ts';

@@ -18,8 +18,6 @@ import {
   nonSendReminder,
   userAttachmentId,
   userMessageId,
-  withAddressTag,
-  wrapSystemReminder,
   type LedgerEntry,
   type SecretTarget,
   type Widget,
@@ -49,6 +47,7 @@ import {
 import { historyFromRecords, modelOutputFor } from '../transcript/model-view.ts';
 import { TranscriptWriter, type TranscriptBlock } from '../transcript/writer.ts';
 import { agentPaths, type AgentPaths } from './layout.ts';
+import { userTurnBlocks, userTurnTexts } from './middleware/guidance.ts';
 import { SendReminderCounter } from './middleware/send-reminder.ts';
 import { readProfile, type Profile } from './profile.ts';
 import { StoreLock } from './store-lock.ts';
@@ -90,7 +89,7 @@ export const TURN_TEXTS: TurnTexts = {
   stepLimitNotice: (steps) => `The agent was stopped after ${steps} model steps in one turn.`,
 };
 
-const unreadStateSchema = z.looseObject({
+const unreadStateSchema = z.object({
   lastActivityAt: z.number().default(0),
   lastViewedAt: z.number().default(0),
   isManuallyUnread: z.boolean().default(false),
@@ -224,7 +223,7 @@ export class AgentSession {
     }
     const records = grokBot.text.parse(text, this.paths.jsonl).records;
     const objects: JsonObject[] = [];
-    for (const line of records) if (line.kind === 'record') objects.push(line.json as JsonObject);
+    for (const line of records) if (line.kind === 'record') objects.push(line.json);
     return historyFromRecords(objects);
   }
 
@@ -357,7 +356,7 @@ export class AgentSession {
   entries(afterSeq = Number.MIN_SAFE_INTEGER): SequencedEntry[] {
     return this.ledger
       .readEntriesAfter(afterSeq)
-      .rows.map((row) => ({ ...(row.entry as LedgerEntry), seq: row.seq }) as SequencedEntry);
+      .rows.map((row) => ({ ...(row.entry as LedgerEntry), seq: row.seq }));
   }
 
   lastEntry(): { kind: string; text: string } | null {
@@ -467,25 +466,12 @@ export class AgentSession {
   private async startTurn(turn: number, modelText: string, entry: LedgerEntry): Promise<void> {
     const provider = this.config.provider;
     this.state.startTurn();
-    const guidance = wrapSystemReminder(this.feature.guidance ?? '');
-    const tagged = withAddressTag(turn, modelText);
+    const texts = userTurnTexts(userTurnBlocks(turn, modelText, this.feature.guidance));
     this.writer.appendRecords([
-      {
-        role: 'user',
-        blocks: [
-          { type: 'text', text: tagged },
-          { type: 'text', text: guidance },
-        ],
-      },
+      { role: 'user', blocks: texts.map((text) => ({ type: 'text' as const, text })) },
     ]);
     this.writer.appendEntries([entry]);
-    this.history.push({
-      role: 'user',
-      content: [
-        { type: 'text', text: tagged },
-        { type: 'text', text: guidance },
-      ],
-    });
+    this.history.push({ role: 'user', content: texts.map((text) => ({ type: 'text' as const, text })) });
     if (!provider) {
       this.state.endTurn();
       return;

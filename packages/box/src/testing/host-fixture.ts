@@ -5,7 +5,7 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { grokBot, readLedgerFile, type GrokBotRecords } from '@sendbox/txcript';
+import { grokBot, readLedgerFile } from '@sendbox/txcript';
 import { createAgentHost, type AgentHostOptions, type LocalAgentHost } from '../host/agent-host.ts';
 import { agentPaths } from '../host/layout.ts';
 import type { HostEvent, SequencedEntry } from '../host/types.ts';
@@ -56,9 +56,7 @@ export async function hostFixture(
     jsonlText: () => readFile(paths.jsonl, 'utf8'),
     async records() {
       const parsed = grokBot.text.parse(await fixture.jsonlText(), paths.jsonl);
-      return (parsed.records as GrokBotRecords).flatMap((line) =>
-        line.kind === 'record' ? [line.json] : [],
-      );
+      return parsed.records.flatMap((line) => (line.kind === 'record' ? [line.json] : []));
     },
     async dispose() {
       await host.close();

@@ -43,7 +43,7 @@ export class TranscriptWriter {
     const scrub = this.scrub();
     const lines: GrokBotRecords = records.map((record) => ({
       kind: 'record',
-      json: scrub.value({ role: record.role, message: { content: record.blocks } }) as JsonObject,
+      json: scrub.value({ role: record.role, message: { content: record.blocks } }),
       end: '\n',
     }));
     const text = grokBot.text.render(lines);
@@ -59,7 +59,7 @@ export class TranscriptWriter {
     const scrub = this.scrub();
     const clean = entries.map((entry) => scrub.value(entry));
     const seqs = this.ledger.appendEntries(clean);
-    const out = clean.map((entry, i) => ({ ...entry, seq: seqs[i] ?? -1 }) as SequencedEntry);
+    const out = clean.map((entry, i) => ({ ...entry, seq: seqs[i] ?? -1 }));
     this.onEntries(out);
     return out;
   }
