@@ -38,14 +38,6 @@ function activityMs(s: SessionSummary): number {
   return Number.isNaN(t) ? -Infinity : t;
 }
 
-/** Newest first; sessions with no known activity last; ties by id so the order is stable. */
-function newestFirst(a: FoundSession, b: FoundSession): number {
-  const ta = activityMs(a.summary);
-  const tb = activityMs(b.summary);
-  if (ta !== tb) return tb > ta ? 1 : -1;
-  return a.summary.id < b.summary.id ? -1 : a.summary.id > b.summary.id ? 1 : 0;
-}
-
 function toRow(s: FoundSession): ListRow {
   return {
     id: s.summary.id,
@@ -58,66 +50,83 @@ function toRow(s: FoundSession): ListRow {
   };
 }
 
+/** A session with its sort facts computed once (a list may hold thousands). */
+interface Entry {
+  session: FoundSession;
+  key: string;
+  at: number;
+  /** The most recent activity in the session's family (itself and its listed subagents). */
+  familyAt: number;
+}
+
+/** Most recent first; no known activity last; ties by id so the order is stable. */
+function byTime(a: number, b: number, ea: Entry, eb: Entry): number {
+  if (a !== b) return b > a ? 1 : -1;
+  const ia = ea.session.summary.id;
+  const ib = eb.session.summary.id;
+  return ia < ib ? -1 : ia > ib ? 1 : 0;
+}
+
 /**
  * The rows to show: filtered by time, newest first, at most `limit`, then
- * each subagent moved under its parent (when the parent is listed too).
+ * each subagent moved under its parent (when the parent is listed too). A
+ * family sorts by its most recent member, so an active subagent lifts its parent.
  */
 export function orderSessions(
   sessions: readonly FoundSession[],
   options: { since?: Date; until?: Date; limit?: number } = {},
 ): OrderedRow[] {
-  const { since, until, limit } = options;
-  const kept = sessions
-    .filter((s) => {
-      if (since === undefined && until === undefined) return true;
-      const t = activityMs(s.summary);
-      if (t === -Infinity) return false;
-      return (since === undefined || t >= since.getTime()) && (until === undefined || t <= until.getTime());
+  const since = options.since?.getTime() ?? -Infinity;
+  const until = options.until?.getTime() ?? Infinity;
+  const bounded = options.since !== undefined || options.until !== undefined;
+  const keyOf = (harness: string, id: string) => `${harness}\u0000${id}`;
+  const kept: Entry[] = sessions
+    .map((session) => {
+      const at = activityMs(session.summary);
+      return { session, key: keyOf(session.harness.id, session.summary.id), at, familyAt: at };
     })
-    .slice()
-    .sort(newestFirst)
-    .slice(0, limit);
-  const key = (s: FoundSession) => `${s.harness.id}\u0000${s.summary.id}`;
-  const listed = new Set(kept.map(key));
-  const children = new Map<string, FoundSession[]>();
-  const roots: FoundSession[] = [];
-  for (const s of kept) {
-    const parent = s.summary.parentId;
-    const parentKey = parent === undefined ? undefined : `${s.harness.id}\u0000${parent}`;
-    if (parentKey !== undefined && parentKey !== key(s) && listed.has(parentKey)) {
+    .filter((e) => !bounded || (e.at !== -Infinity && e.at >= since && e.at <= until))
+    .sort((a, b) => byTime(a.at, b.at, a, b))
+    .slice(0, options.limit);
+
+  const listed = new Map(kept.map((e) => [e.key, e]));
+  const children = new Map<string, Entry[]>();
+  const roots: Entry[] = [];
+  for (const e of kept) {
+    const parent = e.session.summary.parentId;
+    const parentKey = parent === undefined ? undefined : keyOf(e.session.harness.id, parent);
+    if (parentKey !== undefined && parentKey !== e.key && listed.has(parentKey)) {
       const list = children.get(parentKey) ?? [];
-      list.push(s);
+      list.push(e);
       children.set(parentKey, list);
-    } else roots.push(s);
+    } else roots.push(e);
   }
-  // A family is as recent as its most recent member, so an active subagent lifts its parent.
-  const recency = new Map<string, number>();
-  const familyRecency = (s: FoundSession, path: Set<string>): number => {
-    const k = key(s);
-    const known = recency.get(k);
-    if (known !== undefined) return known;
-    if (path.has(k)) return activityMs(s.summary);
-    path.add(k);
-    const r = Math.max(activityMs(s.summary), ...(children.get(k) ?? []).map((c) => familyRecency(c, path)));
-    path.delete(k);
-    recency.set(k, r);
-    return r;
+  // Family recency, children before parents; `inProgress` stops a parent cycle.
+  const done = new Set<string>();
+  const inProgress = new Set<string>();
+  const settle = (e: Entry): number => {
+    if (done.has(e.key) || inProgress.has(e.key)) return e.familyAt;
+    inProgress.add(e.key);
+    for (const c of children.get(e.key) ?? []) e.familyAt = Math.max(e.familyAt, settle(c));
+    inProgress.delete(e.key);
+    done.add(e.key);
+    return e.familyAt;
   };
-  const byFamily = (a: FoundSession, b: FoundSession): number => {
-    const d = familyRecency(b, new Set()) - familyRecency(a, new Set());
-    return d > 0 ? 1 : d < 0 ? -1 : newestFirst(a, b);
-  };
+  for (const e of kept) settle(e);
+  const byFamily = (a: Entry, b: Entry): number =>
+    a.familyAt !== b.familyAt ? byTime(a.familyAt, b.familyAt, a, b) : byTime(a.at, b.at, a, b);
+
   const out: OrderedRow[] = [];
   const seen = new Set<string>();
-  const visit = (s: FoundSession, depth: number): void => {
-    if (seen.has(key(s))) return;
-    seen.add(key(s));
-    out.push({ row: toRow(s), depth });
-    for (const c of (children.get(key(s)) ?? []).sort(byFamily)) visit(c, depth + 1);
+  const visit = (e: Entry, depth: number): void => {
+    if (seen.has(e.key)) return;
+    seen.add(e.key);
+    out.push({ row: toRow(e.session), depth });
+    for (const c of (children.get(e.key) ?? []).sort(byFamily)) visit(c, depth + 1);
   };
   for (const r of roots.sort(byFamily)) visit(r, 0);
   // A parent cycle leaves its members unreached: list them at the top level.
-  for (const s of kept) visit(s, 0);
+  for (const e of kept) visit(e, 0);
   return out;
 }
 
