@@ -17,3 +17,4 @@ export {
   type SimpleDocument,
 } from './harness/simple/index.ts';
 export { UnknownHarnessError, findHarness, harnesses } from './harness/registry.ts';
+export * from './continue/index.ts';

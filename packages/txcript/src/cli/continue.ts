@@ -109,7 +109,11 @@ async function readDocument(
   } catch (err) {
     if (err instanceof SimpleFormatError) {
       const at = err.line === undefined ? err.source : `${err.source}:${err.line}:${err.column ?? 1}`;
-      throw new CliError({ what: err.problem, where: at, todo: `fix the document, or check --from ${codecHarness.id}` });
+      throw new CliError({
+        what: err.problem,
+        where: at,
+        todo: `fix the document, or check --from ${codecHarness.id}`,
+      });
     }
     throw new CliError({
       what: `could not read ${codecHarness.id} text: ${message(err)}`,
@@ -119,7 +123,10 @@ async function readDocument(
   }
   const selection = selectRange(range, transcript.messages);
   return {
-    transcript: { meta: transcript.meta, messages: transcript.messages.slice(selection.start, selection.end) },
+    transcript: {
+      meta: transcript.meta,
+      messages: transcript.messages.slice(selection.start, selection.end),
+    },
     ...(codecHarness.id !== 'simple' ? { harness: codecHarness } : {}),
     label: name,
   };
@@ -130,14 +137,21 @@ async function readSource(ctx: CliContext, arg: string, from: string | undefined
   if (kind.kind !== 'session') return readDocument(ctx, kind.path, kind.range, from);
   const { found, transcript, selection } = await openSession(ctx, arg, from);
   return {
-    transcript: { meta: transcript.meta, messages: transcript.messages.slice(selection.start, selection.end) },
+    transcript: {
+      meta: transcript.meta,
+      messages: transcript.messages.slice(selection.start, selection.end),
+    },
     harness: found.harness,
     label: `${found.harness.id} session ${found.summary.id}`,
   };
 }
 
 /** `--with`, or the source's own harness; a usage error when neither names a target. */
-async function targetHarness(ctx: CliContext, withName: string | undefined, source: Source): Promise<Harness> {
+async function targetHarness(
+  ctx: CliContext,
+  withName: string | undefined,
+  source: Source,
+): Promise<Harness> {
   const harness = withName !== undefined ? await ctx.findHarness(withName) : source.harness;
   if (harness === undefined) {
     throw usageError({
@@ -163,7 +177,10 @@ function metadataOf(args: readonly string[]): JsonObject {
     return parseMetadata(args);
   } catch (err) {
     if (err instanceof MetadataError) {
-      throw usageError({ what: err.message, todo: 'write --metadata key=value or --metadata \'{"key":"value"}\'' });
+      throw usageError({
+        what: err.message,
+        todo: 'write --metadata key=value or --metadata \'{"key":"value"}\'',
+      });
     }
     throw err;
   }
@@ -186,6 +203,16 @@ function report(ctx: CliContext, result: ContinueResult, source: Source, message
   if (result.out !== undefined) {
     out(`  use it:  ${result.out.variable}=${shellWord(result.out.dir)}`);
   }
+}
+
+/** What to suggest when writing the new session failed (a mint error already says it). */
+function failureAdvice(err: unknown, harness: Harness, out: string | undefined): { todo?: string } {
+  if (out !== undefined) return { todo: 'check that --out names a folder you can write' };
+  if (err instanceof MintError) return {};
+  if (harness.id === 'grok_bot') {
+    return { todo: 'is the box running ("sendbox serve")? or use --out DIR for a JSONL-only export' };
+  }
+  return { todo: `check that the ${harness.id} store is writable, or use --out DIR` };
 }
 
 /** Runs the command; resolves to the exit code (the resume command's own, when one ran). */
@@ -218,10 +245,8 @@ export async function continueCommand(
   } catch (err) {
     throw new CliError({
       what: `could not continue ${source.label} in ${harness.id}: ${message(err)}`,
-      ...(options.out !== undefined ? { where: options.out } : {}),
-      ...(err instanceof MintError && harness.id === 'grok_bot' && options.out === undefined
-        ? {}
-        : { todo: options.out === undefined ? 'check the target store is writable' : 'check that --out is a writable folder' }),
+      ...(options.out !== undefined ? { where: `--out ${options.out}` } : {}),
+      ...failureAdvice(err, harness, options.out),
     });
   }
   report(ctx, result, source, source.transcript.messages.length);
@@ -239,7 +264,7 @@ export async function continueCommand(
   ctx.io.stderr.write(`txcript: launching ${shellLine(argv)} (in ${result.cwd})\n`);
   let outcome;
   try {
-    outcome = await launch(argv, result.cwd, { env: { ...process.env, ...ctx.io.env } });
+    outcome = await launch(argv, result.cwd, { env: ctx.io.env });
   } catch (err) {
     throw new CliError({
       what: `could not start ${shellWord(argv[0] ?? '')}: ${message(err)}`,

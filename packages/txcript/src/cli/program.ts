@@ -44,7 +44,8 @@ function outputFor(io: CliIo, command: string): OutputConfiguration {
   };
 }
 
-function buildProgram(io: CliIo): Command {
+/** `setExitCode` lets a command end with a code of its own (continue: the resumed tool's). */
+function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
   const ctx = createContext(io);
   const program = new Command()
     .name('txcript')
@@ -111,6 +112,35 @@ function buildProgram(io: CliIo): Command {
       await convertCommand(ctx, input, options);
     });
 
+  program
+    .command('continue')
+    .configureOutput(outputFor(io, 'txcript continue'))
+    .description('continue a session as a new one in a harness (Grok Bot agent, Claude Code, Codex)')
+    .argument('<session>', 'session id, title or id prefix, a file, or - for stdin; optionally with #range')
+    .option(
+      '--with <harness>',
+      'where to continue: grok_bot, claude_code or codex (default: where it came from)',
+    )
+    .option(
+      '--from <harness>',
+      "the harness to find the session in, or a file's text format (default simple)",
+    )
+    .option(
+      '--out <dir>',
+      "write into DIR, laid out as the harness's store, instead of the live store; no launch",
+    )
+    .option('--no-resume', 'save the session but do not open it (always so for grok_bot)')
+    .addOption(
+      new Option('--metadata <entry>', 'key=value or a JSON object; repeatable, merged left to right')
+        .argParser((value: string, previous: string[]) => [...previous, value])
+        .default([] as string[]),
+    )
+    .addHelpText('after', RANGE_HELP)
+    .action(async (source, options) => {
+      const { continueCommand } = await import('./continue.ts');
+      setExitCode(await continueCommand(ctx, source, options));
+    });
+
   return program;
 }
 
@@ -128,10 +158,11 @@ const USAGE_CODES = new Set([
 
 /** Run `txcript` with `argv` (arguments after the program name); resolves to the exit code. */
 export async function run(argv: readonly string[], io: CliIo): Promise<number> {
-  const program = buildProgram(io);
+  let exitCode: number = EXIT_OK;
+  const program = buildProgram(io, (code) => (exitCode = code));
   try {
     await program.parseAsync([...argv], { from: 'user' });
-    return EXIT_OK;
+    return exitCode;
   } catch (err) {
     if (err instanceof CommanderError) {
       if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version') return EXIT_OK;

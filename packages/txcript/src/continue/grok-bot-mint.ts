@@ -12,10 +12,16 @@
  * A failure after step 2 deletes the half-made agent with `deleteAgent`
  * (best effort: a delete error is reported through `onWarning` and ignored)
  * and the ORIGINAL error is thrown. A successful mint deletes nothing.
+ *
+ * Everything that can be checked without the box (the ledger entries, the
+ * gateway config) is checked before `createAgent`, so a transcript that
+ * cannot be seeded never creates an agent at all.
  */
 import { constants } from 'node:fs';
 import { access, mkdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { ledgerEntrySchema } from '@sendbox/protocol';
 import type { JsonObject, JsonValue, Transcript } from '../model/common.ts';
 import { commonToLedger } from '../harness/grok-bot/common-to-ledger.ts';
 import { grokBotCodec } from '../harness/grok-bot/codec.ts';
@@ -28,10 +34,15 @@ import { metadataString } from './metadata.ts';
 
 export const DEFAULT_DESCRIPTION = 'Continued from another session by txcript';
 export const DEFAULT_NAME = 'txcript session';
+/** A name taken from a transcript title is cut to this many characters (a sidebar row, not a paragraph). */
+export const MAX_TITLE_NAME = 120;
 
 /** The steps after `createAgent`, in order; a fault hook can fail any of them in tests. */
 export const MINT_STEPS = ['unlock', 'ledger', 'jsonl', 'open'] as const;
 export type MintStep = (typeof MINT_STEPS)[number];
+
+/** Every timed phase of a mint, in order: the two before `createAgent` returns, then the steps. */
+export type MintPhase = 'preflight' | 'create' | MintStep;
 
 export class MintError extends Error {
   override name = 'MintError';
@@ -46,15 +57,37 @@ export interface MintOptions {
   busyTimeoutMs?: number;
   onWarning?: (message: string) => void;
   /** Called before each step after createAgent; throwing fails the mint there (fault injection in tests). */
-  beforeStep?: (step: MintStep) => void | Promise<void>;
+  beforeStep?: (step: MintStep, agentId: string) => void | Promise<void>;
 }
 
 export interface MintResult {
   id: string;
   name: string;
+  description: string;
+  /** Ledger entries written to `transcript_entries`. */
   entries: number;
   jsonlPath: string;
   storePath: string;
+  /** Wall time of each phase, in milliseconds. */
+  phaseMs: Record<MintPhase, number>;
+}
+
+/** The agent's display name and description from `--metadata`, with the seed's fallbacks. */
+export function agentIdentity(
+  transcript: Transcript,
+  metadata: JsonObject = {},
+): { name: string; description: string } {
+  const title = transcript.meta.title?.replace(/\s+/g, ' ').trim() ?? '';
+  const fromTitle =
+    title === ''
+      ? undefined
+      : title.length > MAX_TITLE_NAME
+        ? `${title.slice(0, MAX_TITLE_NAME - 1)}…`
+        : title;
+  return {
+    name: metadataString(metadata, 'name')?.trim() ?? fromTitle ?? DEFAULT_NAME,
+    description: metadataString(metadata, 'description') ?? DEFAULT_DESCRIPTION,
+  };
 }
 
 async function preflight(dir: string, what: string, envNames: string): Promise<void> {
@@ -98,28 +131,51 @@ function rosterIds(response: JsonValue): string[] {
   );
 }
 
+/** Refuse a seed the ledger would refuse, before any agent exists. */
+function assertValidEntries(entries: readonly unknown[]): void {
+  entries.forEach((entry, i) => {
+    const parsed = ledgerEntrySchema.safeParse(entry);
+    if (parsed.success) return;
+    const issue = parsed.error.issues[0];
+    const where = issue === undefined || issue.path.length === 0 ? '(entry)' : issue.path.join('.');
+    throw new MintError(
+      `ledger entry ${i} made from the transcript is not valid: ${where}: ${issue?.message ?? 'invalid'}; no agent was created`,
+    );
+  });
+}
+
 export async function mintGrokBotAgent(
   transcript: Transcript,
   options: MintOptions = {},
 ): Promise<MintResult> {
   const env = options.env ?? process.env;
-  const metadata = options.metadata ?? {};
-  const warn = options.onWarning ?? ((m: string) => process.stderr.write(`txcript: ${m}\n`));
+  const warn = options.onWarning ?? ((m: string) => process.stderr.write(`txcript: warning: ${m}\n`));
+  const phaseMs = {} as Record<MintPhase, number>;
+  let mark = performance.now();
+  const lap = (phase: MintPhase): void => {
+    const now = performance.now();
+    phaseMs[phase] = now - mark;
+    mark = now;
+  };
+
   const roots = grokBotRoots(env);
   await preflight(roots.agents, 'agents', 'TXCRIPT_GROK_BOT_AGENTS');
   await preflight(roots.transcripts, 'agent-transcripts', 'TXCRIPT_GROK_BOT_ROOT (or GROK_BOT_TRANSCRIPTS)');
-
-  const name = metadataString(metadata, 'name') ?? transcript.meta.title?.trim() ?? DEFAULT_NAME;
-  const description = metadataString(metadata, 'description') ?? DEFAULT_DESCRIPTION;
+  const { name, description } = agentIdentity(transcript, options.metadata);
+  const seed = commonToLedger(transcript);
+  assertValidEntries(seed.entries);
   const gateway = await GatewayClient.fromEnv(env, options.timeoutMs);
-  const id = agentIdOf(
-    await gateway.call('createAgent', { name: name || DEFAULT_NAME, description, harness: 'box' }),
-  );
+  lap('preflight');
+
+  const id = agentIdOf(await gateway.call('createAgent', { name, description, harness: 'box' }));
+  lap('create');
 
   const storePath = join(roots.agents, id, 'store.db');
   const jsonlPath = join(roots.transcripts, id, `${id}.jsonl`);
+  let current: MintStep = MINT_STEPS[0];
   const step = async (s: MintStep): Promise<void> => {
-    await options.beforeStep?.(s);
+    current = s;
+    await options.beforeStep?.(s, id);
   };
   try {
     await step('unlock');
@@ -130,9 +186,9 @@ export async function mintGrokBotAgent(
       );
     }
     await gateway.call('openAgent', { id: other });
+    lap('unlock');
 
     await step('ledger');
-    const seed = commonToLedger(transcript);
     await mkdir(join(roots.agents, id), { recursive: true, mode: 0o700 });
     const ledger = openLedgerForWrite(storePath, { busyTimeoutMs: options.busyTimeoutMs ?? 5000 });
     try {
@@ -146,6 +202,7 @@ export async function mintGrokBotAgent(
     } finally {
       ledger.close();
     }
+    lap('ledger');
 
     await step('jsonl');
     await mkdir(join(roots.transcripts, id), { recursive: true, mode: 0o700 });
@@ -153,15 +210,21 @@ export async function mintGrokBotAgent(
       grokBotCodec.fromCommon({ ...transcript, meta: { ...transcript.meta, id } }),
     );
     await writeJsonl(jsonlPath, text);
+    lap('jsonl');
 
     await step('open');
     await gateway.call('openAgent', { id });
-    return { id, name, entries: seed.entries.length, jsonlPath, storePath };
+    lap('open');
+    return { id, name, description, entries: seed.entries.length, jsonlPath, storePath, phaseMs };
   } catch (error) {
     try {
       await gateway.call('deleteAgent', { id });
+      warn(`the mint failed at step "${current}"; the new agent ${id} was deleted again`);
     } catch (deleteError) {
-      warn(`rollback: deleteAgent ${id} failed and was ignored: ${(deleteError as Error).message}`);
+      warn(
+        `the mint failed at step "${current}" and deleteAgent ${id} failed too (ignored: ${(deleteError as Error).message}); ` +
+          `the half-made agent "${name}" may still be in the box: delete it there`,
+      );
     }
     throw error;
   }

@@ -23,3 +23,18 @@ describe('parseMetadata', () => {
     expect(metadataString(m, 'description')).toBeUndefined();
   });
 });
+
+describe('parseMetadata keys', () => {
+  it('keeps __proto__ as a plain key, never a prototype', () => {
+    const m = parseMetadata(['{"__proto__":{"name":"Evil"}}', '__proto__=x']);
+    expect(Object.getPrototypeOf(m)).toBe(Object.prototype);
+    expect(metadataString(m, 'name')).toBeUndefined();
+    expect(Object.hasOwn(m, '__proto__')).toBe(true);
+  });
+  it('refuses an empty key', () => {
+    expect(() => parseMetadata([' =x'])).toThrow(/expected key=value/);
+  });
+  it('does not read inherited keys', () => {
+    expect(metadataString(parseMetadata([]), 'toString')).toBeUndefined();
+  });
+});

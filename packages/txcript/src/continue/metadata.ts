@@ -10,7 +10,8 @@ export class MetadataError extends Error {
 }
 
 export function parseMetadata(args: readonly string[]): JsonObject {
-  const merged: JsonObject = {};
+  // A Map, not an object: a key such as `__proto__` must stay a plain key.
+  const merged = new Map<string, JsonValue>();
   args.forEach((arg, index) => {
     const where = `--metadata #${index + 1}`;
     const trimmed = arg.trim();
@@ -26,22 +27,22 @@ export function parseMetadata(args: readonly string[]): JsonObject {
       if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
         throw new MetadataError(`${where} must be a JSON object or key=value`);
       }
-      Object.assign(merged, parsed as JsonObject);
+      for (const [key, value] of Object.entries(parsed as JsonObject)) merged.set(key, value);
       return;
     }
     const eq = arg.indexOf('=');
-    if (eq <= 0) {
+    if (eq < 0 || arg.slice(0, eq).trim() === '') {
       throw new MetadataError(
         `${where} is "${arg}": expected key=value (e.g. name='Relay bot') or a JSON object`,
       );
     }
-    merged[arg.slice(0, eq).trim()] = arg.slice(eq + 1);
+    merged.set(arg.slice(0, eq).trim(), arg.slice(eq + 1));
   });
-  return merged;
+  return Object.fromEntries(merged);
 }
 
 /** A string metadata value, or undefined when absent, empty or not a string. */
 export function metadataString(metadata: JsonObject, key: string): string | undefined {
-  const value: JsonValue | undefined = metadata[key];
+  const value: JsonValue | undefined = Object.hasOwn(metadata, key) ? metadata[key] : undefined;
   return typeof value === 'string' && value.trim() !== '' ? value : undefined;
 }

@@ -2,11 +2,13 @@
  * Every harness txcript knows, looked up by id or alias. Adding a harness is
  * one line in `harnesses`.
  */
+import { claudeCode } from './claude-code/index.ts';
+import { codex } from './codex/index.ts';
 import { grokBot } from './grok-bot/index.ts';
 import { simple } from './simple/index.ts';
 import type { Harness } from './types.ts';
 
-export const harnesses: readonly Harness[] = [grokBot, simple];
+export const harnesses: readonly Harness[] = [grokBot, claudeCode, codex, simple];
 
 /** Names users know a harness by that its module does not declare (Grok Bot is also "Grok desktop"). */
 const EXTRA_ALIASES: Readonly<Record<string, readonly string[]>> = {
