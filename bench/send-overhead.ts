@@ -35,6 +35,12 @@ const writer = new TranscriptWriter(
 );
 
 const samples = new Float64Array(SENDS);
+const parts = {
+  validate: new Float64Array(SENDS),
+  jsonl: new Float64Array(SENDS),
+  ledger: new Float64Array(SENDS),
+};
+const ms = (from: bigint, to: bigint) => Number(to - from) / 1e6;
 for (let i = 0; i < SENDS; i++) {
   const input = {
     type: 'text',
@@ -44,6 +50,7 @@ for (let i = 0; i < SENDS; i++) {
   const checked = validateSendMessage(input);
   if (!checked.ok) throw new Error(checked.message);
   const stored = toStoredMessage(checked.value);
+  const validated = process.hrtime.bigint();
   const messageId = sendId(Math.floor(i / 100), i % 100);
   const now = Date.now();
   writer.appendRecords([
@@ -62,8 +69,13 @@ for (let i = 0; i < SENDS; i++) {
       blocks: [{ type: 'tool_result', name: 'send_message', result: sendResultSuccess(messageId, now) }],
     },
   ]);
+  const appended = process.hrtime.bigint();
   writer.appendEntries([{ id: messageId, kind: 'send-message', message: stored, timestampMs: now }]);
-  samples[i] = Number(process.hrtime.bigint() - started) / 1e6;
+  const done = process.hrtime.bigint();
+  samples[i] = ms(started, done);
+  parts.validate[i] = ms(started, validated);
+  parts.jsonl[i] = ms(validated, appended);
+  parts.ledger[i] = ms(appended, done);
 }
 writer.close();
 ledger.close();
@@ -71,6 +83,7 @@ await rm(dir, { recursive: true, force: true });
 if (emitted !== SENDS) throw new Error(`expected ${SENDS} entries, saw ${emitted}`);
 
 const sorted = [...samples].sort((a, b) => a - b);
+const p99Of = (xs: Float64Array) => [...xs].sort((a, b) => a - b)[Math.floor(0.99 * xs.length)]!;
 const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
 const mean = sorted.reduce((a, b) => a + b, 0) / sorted.length;
 console.log(
@@ -79,6 +92,9 @@ console.log(
 console.log(`  p50  ${at(0.5).toFixed(3)} ms`);
 console.log(`  p90  ${at(0.9).toFixed(3)} ms`);
 console.log(`  p99  ${at(0.99).toFixed(3)} ms   (target < 2 ms: ${at(0.99) < 2 ? 'met' : 'NOT met'})`);
+console.log(
+  `  p99 by part: validate+encode ${p99Of(parts.validate).toFixed(3)} ms, JSONL append ${p99Of(parts.jsonl).toFixed(3)} ms, ledger insert ${p99Of(parts.ledger).toFixed(3)} ms`,
+);
 console.log(`  max  ${sorted.at(-1)!.toFixed(3)} ms, mean ${mean.toFixed(3)} ms`);
 console.log(
   `  (machine: ${os.cpus().length} cores, load average ${os

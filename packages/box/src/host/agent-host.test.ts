@@ -327,6 +327,23 @@ describe('attachments', () => {
   });
 });
 
+describe('tool environment', () => {
+  it("never hands the host's own environment (API keys) to a tool", async () => {
+    fx = await hostFixture(
+      [
+        { toolCalls: [shell('echo "key=${XAI_API_KEY:-none} home=$HOME"')] },
+        { toolCalls: [send({ type: 'text', content: 'ok' })] },
+        {},
+      ],
+      {
+        env: { XAI_API_KEY: 'xai-host-key-123', PATH: process.env.PATH ?? '/usr/bin:/bin' },
+      },
+    );
+    await fx.prompt('print it');
+    expect(lastToolOutputs(fx.model, 1)[0]).toContain(`key=none home=${fx.sandbox}`);
+  });
+});
+
 describe('secrets', () => {
   const SECRET = 'ghp_Sup3rS3cretValue42';
 

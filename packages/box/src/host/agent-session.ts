@@ -610,7 +610,7 @@ export class AgentSession {
     try {
       return await tool.run(input, {
         sandboxDir: this.paths.sandbox,
-        env: { ...this.config.toolEnv, ...Object.fromEntries(secrets) },
+        env: { ...this.config.toolEnv, HOME: this.paths.sandbox, ...Object.fromEntries(secrets) },
         scrub: this.scrubber,
         todos: this.todos,
         now: () => this.config.now(),
