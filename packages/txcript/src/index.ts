@@ -16,5 +16,6 @@ export {
   type SimpleCodecOptions,
   type SimpleDocument,
 } from './harness/simple/index.ts';
+export * from './harness/grok-bot/index.ts';
 export { UnknownHarnessError, findHarness, harnesses } from './harness/registry.ts';
 export * from './continue/index.ts';
