@@ -35,6 +35,7 @@ import type {
 } from '../providers/types.ts';
 import { scrubberFor, type Scrubber } from '../secrets/scrub.ts';
 import { SecretStore } from '../secrets/store.ts';
+import { isNotFound } from '../sandbox/paths.ts';
 import { handleSendMessage, type JsonObject } from '../tools/send-message.ts';
 import {
   describeZodError,
@@ -179,7 +180,8 @@ export class AgentSession {
   private deriveFromLedger(): void {
     let lastUserSeq = -1;
     let maxTurn = -1;
-    for (const row of this.ledger.readLedgerEntries().rows) {
+    const rows = this.ledger.readLedgerEntries().rows;
+    for (const row of rows) {
       const entry = row.entry as Record<string, unknown>;
       const turn = /^t(\d+)u$/.exec(row.id);
       if (turn) maxTurn = Math.max(maxTurn, Number(turn[1]));
@@ -198,7 +200,7 @@ export class AgentSession {
     if (last && !this.answered.has(last.id) && last.seq > lastUserSeq) this.state.restore('awaiting-user');
     // Uploads staged for the next turn before a restart.
     const prefix = `t${this.nextTurn}ua`;
-    for (const row of this.ledger.readLedgerEntries().rows) {
+    for (const row of rows) {
       const entry = row.entry as Record<string, unknown>;
       if (
         row.id.startsWith(prefix) &&
@@ -218,8 +220,9 @@ export class AgentSession {
     let text: string;
     try {
       text = await readFile(this.paths.jsonl, 'utf8');
-    } catch {
-      return [];
+    } catch (error) {
+      if (isNotFound(error)) return [];
+      throw error;
     }
     const records = grokBot.text.parse(text, this.paths.jsonl).records;
     const objects: JsonObject[] = [];
