@@ -107,7 +107,11 @@ describe('grok_bot codec: records to Common', () => {
   it('keeps a shell call that is not exactly Bash as Raw "shell" with its original input', () => {
     const input = { command: 'ls', workingDirectory: '/w', timeout: 5, isBackground: false };
     const t = common(assistant(use('shell', { ...input, toolCallId: 'c1' })));
-    expect(blocks(t)[0]).toEqual({ type: 'tool_use', id: 'c1', tool: { name: 'Raw', tool_name: 'shell', input } });
+    expect(blocks(t)[0]).toEqual({
+      type: 'tool_use',
+      id: 'c1',
+      tool: { name: 'Raw', tool_name: 'shell', input },
+    });
     const clash = common(assistant(use('shell', { command: 'ls', timeout: 1, timeout_ms: 2 })));
     expect(blocks(clash)[0]).toMatchObject({ tool: { name: 'Raw', tool_name: 'shell' } });
     // A native `timeout_ms` key would come back as `timeout`: not exact, so Raw.
@@ -140,7 +144,11 @@ describe('grok_bot codec: records to Common', () => {
 
   it('pairs results by explicit id, then FIFO by name; an orphan never takes a call of another name (C3)', () => {
     const t = common(
-      assistant(use('web_search', { q: 1 }), use('web_search', { q: 2 }), use('shell', { command: 'a', toolCallId: 's1' })),
+      assistant(
+        use('web_search', { q: 1 }),
+        use('web_search', { q: 2 }),
+        use('shell', { command: 'a', toolCallId: 's1' }),
+      ),
       tool(result('web_search', { success: 2 }, { toolCallId: 'nope' })),
       tool(result('web_search', { success: 1 })),
       tool(result('web_fetch', { success: 'orphan' })),
@@ -195,7 +203,11 @@ describe('grok_bot codec: records to Common', () => {
     const t: Transcript = {
       meta: { id: 's', timestamp: UNIX_EPOCH },
       messages: [
-        { role: 'assistant', timestamp: UNIX_EPOCH, content: [{ type: 'tool_use', id: 'a', tool: { name: 'Bash', command: 'x' } }] },
+        {
+          role: 'assistant',
+          timestamp: UNIX_EPOCH,
+          content: [{ type: 'tool_use', id: 'a', tool: { name: 'Bash', command: 'x' } }],
+        },
         {
           role: 'user',
           timestamp: UNIX_EPOCH,
@@ -212,7 +224,10 @@ describe('grok_bot codec: records to Common', () => {
 
   it('reads thinking from `thinking`, falling back to `text`, with its signature', () => {
     const t = common(
-      assistant({ type: 'thinking', thinking: 'hmm', signature: 'sig' }, { type: 'thinking', text: 'old form' }),
+      assistant(
+        { type: 'thinking', thinking: 'hmm', signature: 'sig' },
+        { type: 'thinking', text: 'old form' },
+      ),
     );
     expect(blocks(t)).toEqual([
       { type: 'thinking', text: 'hmm', signature: 'sig' },
@@ -240,7 +255,10 @@ describe('grok_bot codec: records to Common', () => {
       sessionId: 's',
       timestamp: '2026-01-01T00:00:00.000Z',
     });
-    expect([ctx.meta.timestamp, ctx.messages[0]!.timestamp]).toEqual(['2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z']);
+    expect([ctx.meta.timestamp, ctx.messages[0]!.timestamp]).toEqual([
+      '2026-01-01T00:00:00.000Z',
+      '2026-01-01T00:00:00.000Z',
+    ]);
     expect(common(user(text('a'))).meta).toEqual({ id: SESSION, timestamp: UNIX_EPOCH });
   });
 
@@ -280,7 +298,9 @@ describe('grok_bot codec: records to Common', () => {
     const results = (native[1]!.message as JsonObject).content as JsonObject[];
     expect(results[0]!.toolCallId).toBe('y');
     expect(results[1]!.toolCallId).toBeUndefined();
-    expect(native[0]!.message).toMatchObject({ content: [{ input: { toolCallId: 'x' } }, { input: { toolCallId: 'y' } }] });
+    expect(native[0]!.message).toMatchObject({
+      content: [{ input: { toolCallId: 'x' } }, { input: { toolCallId: 'y' } }],
+    });
     expect(grokBotToCommon(grokBotFromCommon(t), { sessionId: 's' })).toEqual(t);
   });
 });
@@ -292,7 +312,9 @@ const nonEmpty = fc.string({ minLength: 1, maxLength: 20 });
 const userText = nonEmpty.filter((s) => !/^\[t[0-9a-z]+\]/.test(s));
 const nat = fc.nat({ max: 100_000 });
 // JSON has no -0: normalise generated values the way a file would.
-const json: fc.Arbitrary<JsonValue> = fc.jsonValue({ maxDepth: 3 }).map((v) => JSON.parse(JSON.stringify(v)) as JsonValue);
+const json: fc.Arbitrary<JsonValue> = fc
+  .jsonValue({ maxDepth: 3 })
+  .map((v) => JSON.parse(JSON.stringify(v)) as JsonValue);
 
 const typedTool: fc.Arbitrary<Tool> = fc.oneof(
   fc
@@ -313,15 +335,26 @@ const typedTool: fc.Arbitrary<Tool> = fc.oneof(
   fc.record({ file_path: nonEmpty, content: fc.string() }).map((r): Tool => ({ name: 'Write', ...r })),
 );
 const rawInput: fc.Arbitrary<JsonValue> = fc.oneof(
-  fc.dictionary(fc.string().filter((k) => k !== 'toolCallId' && k !== '__proto__'), json, {
-    maxKeys: 4,
-  }),
+  fc.dictionary(
+    fc.string().filter((k) => k !== 'toolCallId' && k !== '__proto__'),
+    json,
+    {
+      maxKeys: 4,
+    },
+  ),
   fc.string(),
   fc.array(fc.integer(), { maxLength: 3 }),
 );
 const rawTool: fc.Arbitrary<Tool> = fc
   .record({
-    tool_name: fc.constantFrom('send_message', 'web_search', 'task', 'mcp', 'update_todos', 'communicate_update'),
+    tool_name: fc.constantFrom(
+      'send_message',
+      'web_search',
+      'task',
+      'mcp',
+      'update_todos',
+      'communicate_update',
+    ),
     input: rawInput,
   })
   .map((r): Tool => ({ name: 'Raw', ...r }));
@@ -330,7 +363,9 @@ type Draft = { role: 'user' | 'assistant'; kind: 'plain' | 'results'; blocks: Bl
 
 const assistantBlock: fc.Arbitrary<Block> = fc.oneof(
   nonEmpty.map((t): Block => ({ type: 'text', text: t })),
-  fc.record({ text: nonEmpty, signature: fc.string() }, { requiredKeys: ['text'] }).map((r): Block => ({ type: 'thinking', ...r })),
+  fc
+    .record({ text: nonEmpty, signature: fc.string() }, { requiredKeys: ['text'] })
+    .map((r): Block => ({ type: 'thinking', ...r })),
   fc.oneof(typedTool, rawTool).map((tool): Block => ({ type: 'tool_use', id: '', tool })),
 );
 const userBlock: fc.Arbitrary<Block> = fc.oneof(
@@ -340,12 +375,21 @@ const userBlock: fc.Arbitrary<Block> = fc.oneof(
     .map((s): Block => ({ type: 'image', source: { type: 'base64', ...s } })),
   fc
     .record({ id: nonEmpty, name: nonEmpty, path: nonEmpty })
-    .map((a): Block => ({ type: 'artifact', artifact: { id: a.id, name: a.name, source: { type: 'path', path: a.path } } })),
+    .map((a): Block => ({
+      type: 'artifact',
+      artifact: { id: a.id, name: a.name, source: { type: 'path', path: a.path } },
+    })),
 );
 const draft: fc.Arbitrary<Draft> = fc.oneof(
-  fc.array(assistantBlock, { minLength: 1, maxLength: 4 }).map((b): Draft => ({ role: 'assistant', kind: 'plain', blocks: b, resultCount: 0 })),
-  fc.array(userBlock, { minLength: 1, maxLength: 3 }).map((b): Draft => ({ role: 'user', kind: 'plain', blocks: b, resultCount: 0 })),
-  fc.integer({ min: 1, max: 3 }).map((n): Draft => ({ role: 'user', kind: 'results', blocks: [], resultCount: n })),
+  fc
+    .array(assistantBlock, { minLength: 1, maxLength: 4 })
+    .map((b): Draft => ({ role: 'assistant', kind: 'plain', blocks: b, resultCount: 0 })),
+  fc
+    .array(userBlock, { minLength: 1, maxLength: 3 })
+    .map((b): Draft => ({ role: 'user', kind: 'plain', blocks: b, resultCount: 0 })),
+  fc
+    .integer({ min: 1, max: 3 })
+    .map((n): Draft => ({ role: 'user', kind: 'results', blocks: [], resultCount: n })),
 );
 
 const transcriptArb: fc.Arbitrary<Transcript> = fc
@@ -385,7 +429,14 @@ const transcriptArb: fc.Arbitrary<Transcript> = fc
   });
 
 function synthetic(session: string, recordIndex: number, blockIndex: number, tool: Tool): string {
-  const name = tool.name === 'Bash' ? 'shell' : tool.name === 'Read' ? 'read' : tool.name === 'Raw' ? tool.tool_name : tool.name;
+  const name =
+    tool.name === 'Bash'
+      ? 'shell'
+      : tool.name === 'Read'
+        ? 'read'
+        : tool.name === 'Raw'
+          ? tool.tool_name
+          : tool.name;
   return uuidV5(GROK_BOT_ID_NAMESPACE, `${session}:${recordIndex}:${blockIndex}:${name}`);
 }
 
@@ -406,7 +457,9 @@ describe('grok_bot codec: properties', () => {
     fc.assert(
       fc.property(transcriptArb, (c) => {
         const text = renderGrokBotJsonl(grokBotFromCommon(c));
-        const again = grokBotFromCommon(grokBotToCommon(parseGrokBotJsonl(text).records, { sessionId: c.meta.id }));
+        const again = grokBotFromCommon(
+          grokBotToCommon(parseGrokBotJsonl(text).records, { sessionId: c.meta.id }),
+        );
         expect(renderGrokBotJsonl(again)).toBe(text);
       }),
       { numRuns: 200 },

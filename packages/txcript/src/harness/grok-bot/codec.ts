@@ -40,13 +40,28 @@ export const GROK_BOT_ID_NAMESPACE = '0b07a9e7-4c2d-5f18-9a3b-6e1c8d4f2a70';
 export const UNIX_EPOCH = '1970-01-01T00:00:00.000Z';
 
 /** Synthetic id of a tool call that carries none: `{session}:{recordIndex}:{blockIndex}:{name}`. */
-export function syntheticCallId(session: string, recordIndex: number, blockIndex: number, name: string): string {
+export function syntheticCallId(
+  session: string,
+  recordIndex: number,
+  blockIndex: number,
+  name: string,
+): string {
   return uuidV5(GROK_BOT_ID_NAMESPACE, `${session}:${recordIndex}:${blockIndex}:${name}`);
 }
 
 /** Id of a result that matches no call: `{session}:{recordIndex}:{blockIndex}:orphan:{name}`. */
-export function orphanResultId(session: string, recordIndex: number, blockIndex: number, name: string): string {
+export function orphanResultId(
+  session: string,
+  recordIndex: number,
+  blockIndex: number,
+  name: string,
+): string {
   return uuidV5(GROK_BOT_ID_NAMESPACE, `${session}:${recordIndex}:${blockIndex}:orphan:${name}`);
+}
+
+/** Cheap pre-check before hashing: a synthetic id is a version-5 UUID. */
+function looksSynthetic(id: string): boolean {
+  return id.length === 36 && id.charCodeAt(14) === 0x35 && id.charCodeAt(8) === 0x2d;
 }
 
 /** Name written on a result whose call is not in the transcript (the native name is unknown). */
@@ -132,7 +147,8 @@ export function toolFromNative(name: string, input: JsonValue): Tool {
 /** Common tool -> native name and input (inverse of toolFromNative). */
 export function toolToNative(tool: Tool): { name: string; input: JsonValue } {
   const { name, input } = toolToCanonical(tool);
-  if (tool.name === 'Bash') return { name: 'shell', input: renameKey(input, 'timeout_ms', 'timeout') ?? input };
+  if (tool.name === 'Bash')
+    return { name: 'shell', input: renameKey(input, 'timeout_ms', 'timeout') ?? input };
   if (tool.name === 'Read') return { name: 'read', input: renameKey(input, 'file_path', 'path') ?? input };
   return { name, input };
 }
@@ -163,7 +179,8 @@ function blockLevelId(block: JsonObject): string | undefined {
 function imageSource(v: JsonValue | undefined): ImageSource | undefined {
   if (!isObject(v)) return undefined;
   const { type, media_type, data } = v;
-  if (typeof type !== 'string' || typeof media_type !== 'string' || typeof data !== 'string') return undefined;
+  if (typeof type !== 'string' || typeof media_type !== 'string' || typeof data !== 'string')
+    return undefined;
   return { type, media_type, data };
 }
 
@@ -174,7 +191,8 @@ function artifact(v: JsonValue | undefined): Artifact | undefined {
   const media = typeof s.media_type === 'string' ? { media_type: s.media_type } : {};
   let source: Artifact['source'];
   if (s.type === 'text' && typeof s.text === 'string') source = { type: 'text', text: s.text, ...media };
-  else if (s.type === 'base64' && typeof s.data === 'string') source = { type: 'base64', data: s.data, ...media };
+  else if (s.type === 'base64' && typeof s.data === 'string')
+    source = { type: 'base64', data: s.data, ...media };
   else if (s.type === 'path' && typeof s.path === 'string') source = { type: 'path', path: s.path, ...media };
   else return undefined;
   return { id: v.id, name: v.name, source };
@@ -182,13 +200,15 @@ function artifact(v: JsonValue | undefined): Artifact | undefined {
 
 function stopReason(v: JsonValue | undefined): StopReason | undefined {
   const plain = ['end_turn', 'tool_use', 'max_tokens', 'stop_sequence', 'aborted', 'error'] as const;
-  if (typeof v === 'string') return (plain as readonly string[]).includes(v) ? (v as StopReason) : { other: v };
+  if (typeof v === 'string')
+    return (plain as readonly string[]).includes(v) ? (v as StopReason) : { other: v };
   if (isObject(v) && typeof v.other === 'string' && Object.keys(v).length === 1) return { other: v.other };
   return undefined;
 }
 
 function usage(v: JsonValue | undefined): Usage | undefined {
-  if (!isObject(v) || typeof v.input_tokens !== 'number' || typeof v.output_tokens !== 'number') return undefined;
+  if (!isObject(v) || typeof v.input_tokens !== 'number' || typeof v.output_tokens !== 'number')
+    return undefined;
   const u: Usage = { input_tokens: v.input_tokens, output_tokens: v.output_tokens };
   if (typeof v.cache_read_input_tokens === 'number') u.cache_read_input_tokens = v.cache_read_input_tokens;
   if (typeof v.cache_creation_input_tokens === 'number') {
@@ -260,7 +280,8 @@ export function grokBotToCommon(records: GrokBotRecords, ctx: CodecContext): Tra
     for (let b = 0; b < nativeBlocks.length; b++) {
       const block = nativeBlocks[b];
       if (!isObject(block)) continue;
-      switch (block.type) {
+      const type = typeof block.type === 'string' ? block.type : '';
+      switch (type) {
         case 'text': {
           if (typeof block.text !== 'string') break;
           const text = role === 'user' && firstText ? stripAddressTag(block.text) : block.text;
@@ -270,7 +291,11 @@ export function grokBotToCommon(records: GrokBotRecords, ctx: CodecContext): Tra
         }
         case 'thinking': {
           const text =
-            typeof block.thinking === 'string' ? block.thinking : typeof block.text === 'string' ? block.text : '';
+            typeof block.thinking === 'string'
+              ? block.thinking
+              : typeof block.text === 'string'
+                ? block.text
+                : '';
           const signature = typeof block.signature === 'string' ? block.signature : undefined;
           const encrypted = typeof block.encrypted === 'string' ? block.encrypted : undefined;
           if (text === '' && signature === undefined && encrypted === undefined) break;
@@ -320,7 +345,11 @@ export function grokBotToCommon(records: GrokBotRecords, ctx: CodecContext): Tra
       }
     }
     if (content.length === 0) continue;
-    const message: Message = { role: role === 'assistant' ? 'assistant' : 'user', content, timestamp: current };
+    const message: Message = {
+      role: role === 'assistant' ? 'assistant' : 'user',
+      content,
+      timestamp: current,
+    };
     if (typeof rec.model === 'string') message.model = rec.model;
     const stop = stopReason(rec.stop_reason);
     if (stop !== undefined) message.stop_reason = stop;
@@ -378,9 +407,11 @@ export function grokBotFromCommon(transcript: Transcript): GrokBotRecords {
           const { name, input } = toolToNative(block.tool);
           pending.add(name, block.id);
           const native: JsonObject = { type: 'tool_use', name, input };
-          if (block.id === syntheticCallId(session, recordIndex, b, name)) return native;
+          if (looksSynthetic(block.id) && block.id === syntheticCallId(session, recordIndex, b, name))
+            return native;
           // C2: the box's placement is inside the input; a non-object input can only carry it on the block.
-          if (isObject(input) && !Object.hasOwn(input, 'toolCallId')) native.input = { ...input, toolCallId: block.id };
+          if (isObject(input) && !Object.hasOwn(input, 'toolCallId'))
+            native.input = { ...input, toolCallId: block.id };
           else native.toolCallId = block.id;
           return native;
         }

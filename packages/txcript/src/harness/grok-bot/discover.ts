@@ -10,13 +10,14 @@
  * link) are decoded; everything else is a newline count. Profile-only agents
  * cost one cheap query on their ledger.
  */
+import { existsSync } from 'node:fs';
 import type { Dirent } from 'node:fs';
 import { open, readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import type { JsonValue } from '../../model/common.ts';
 import type { DiscoverOptions, DiscoverResult, SessionSummary, Warning } from '../types.ts';
-import { openLedgerReadOnly } from './ledger-db.ts';
+import { openLedgerReadOnly, readLedgerSummary } from './ledger-db.ts';
 import { realPathInside, isSafeSessionId } from './roots.ts';
 import type { GrokBotRoots } from './roots.ts';
 import { isJsonObject as isObject } from './text.ts';
@@ -50,7 +51,11 @@ export interface JsonlScan {
 const ENVELOPE_ROLES = new Set(['user', 'assistant', 'tool']);
 
 function isEnvelope(v: unknown): boolean {
-  return isObject(v as JsonValue) && ENVELOPE_ROLES.has((v as { role?: unknown }).role as string) && 'message' in (v as object);
+  return (
+    isObject(v as JsonValue) &&
+    ENVELOPE_ROLES.has((v as { role?: unknown }).role as string) &&
+    'message' in (v as object)
+  );
 }
 
 function userTitle(rec: unknown): string | undefined {
@@ -58,7 +63,8 @@ function userTitle(rec: unknown): string | undefined {
   const r = rec as { role?: unknown; message?: unknown };
   if (r.role !== 'user' || !isObject(r.message as JsonValue)) return undefined;
   const content = (r.message as { content?: unknown }).content;
-  const blocks = typeof content === 'string' ? [{ type: 'text', text: content }] : Array.isArray(content) ? content : [];
+  const blocks =
+    typeof content === 'string' ? [{ type: 'text', text: content }] : Array.isArray(content) ? content : [];
   for (const b of blocks as unknown[]) {
     if (!isObject(b as JsonValue)) continue;
     const block = b as { type?: unknown; text?: unknown };
@@ -74,8 +80,13 @@ function taskChildIds(rec: unknown, into: string[]): void {
   const content = (rec as { message?: { content?: unknown } } | undefined)?.message?.content;
   if (!Array.isArray(content)) return;
   for (const b of content as unknown[]) {
-    const block = b as { type?: unknown; name?: unknown; result?: { success?: { agentId?: unknown } } } | null;
-    if (block === null || typeof block !== 'object' || block.type !== 'tool_result' || block.name !== 'task') continue;
+    const block = b as {
+      type?: unknown;
+      name?: unknown;
+      result?: { success?: { agentId?: unknown } };
+    } | null;
+    if (block === null || typeof block !== 'object' || block.type !== 'tool_result' || block.name !== 'task')
+      continue;
     const agentId = block.result?.success?.agentId;
     if (typeof agentId === 'string' && agentId.startsWith(SUBAGENT_PREFIX)) into.push(agentId);
   }
@@ -96,7 +107,13 @@ export async function scanJsonl(path: string, wantSubagentIds: boolean): Promise
     let stop = false;
     let titleDone = false;
 
-    const handleLine = (parts: Buffer[], data: Buffer, start: number, end: number, hasMarker: boolean): void => {
+    const handleLine = (
+      parts: Buffer[],
+      data: Buffer,
+      start: number,
+      end: number,
+      hasMarker: boolean,
+    ): void => {
       // Blank check without copying: find the first non-whitespace byte.
       let blank = true;
       const pieces = parts.length > 0 ? [...parts, data.subarray(start, end)] : undefined;
@@ -121,7 +138,8 @@ export async function scanJsonl(path: string, wantSubagentIds: boolean): Promise
       scan.lineCount++;
       const wantTitle = !titleDone && scan.lineCount <= TITLE_SCAN_LINES;
       if (firstSeen && !wantTitle && !hasMarker) return;
-      const text = pieces === undefined ? data.toString('utf8', start, end) : Buffer.concat(pieces).toString('utf8');
+      const text =
+        pieces === undefined ? data.toString('utf8', start, end) : Buffer.concat(pieces).toString('utf8');
       let rec: unknown;
       try {
         rec = JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
@@ -150,10 +168,14 @@ export async function scanJsonl(path: string, wantSubagentIds: boolean): Promise
     let pending: Buffer[] = [];
     const spansMarker = (parts: Buffer[], data: Buffer, end: number): boolean =>
       wantSubagentIds && Buffer.concat([...parts, data.subarray(0, end)]).indexOf(SUBAGENT_MARKER) !== -1;
-    for (;;) {
-      const chunk = Buffer.allocUnsafe(CHUNK_BYTES);
-      const { bytesRead } = await handle.read(chunk, 0, CHUNK_BYTES, null);
+    // Read up to the size seen at open: no extra read to learn about EOF, and a file growing meanwhile stays consistent.
+    let remaining = info.size;
+    while (remaining > 0) {
+      const want = Math.min(CHUNK_BYTES, remaining);
+      const chunk = Buffer.allocUnsafe(want);
+      const { bytesRead } = await handle.read(chunk, 0, want, null);
       if (bytesRead === 0) break;
+      remaining -= bytesRead;
       const data = chunk.subarray(0, bytesRead);
       let pos = 0;
       let marker = wantSubagentIds ? data.indexOf(SUBAGENT_MARKER) : -1;
@@ -199,7 +221,9 @@ interface AgentScan {
 }
 
 function errnoCode(e: unknown): string | undefined {
-  return typeof e === 'object' && e !== null && 'code' in e && typeof e.code === 'string' ? e.code : undefined;
+  return typeof e === 'object' && e !== null && 'code' in e && typeof e.code === 'string'
+    ? e.code
+    : undefined;
 }
 
 function describe(e: unknown): string {
@@ -210,7 +234,8 @@ async function listDir(path: string, warnings: Warning[]): Promise<Dirent[]> {
   try {
     return await readdir(path, { withFileTypes: true });
   } catch (e) {
-    if (errnoCode(e) !== 'ENOENT') warnings.push({ source: path, message: `cannot list folder: ${describe(e)}` });
+    if (errnoCode(e) !== 'ENOENT')
+      warnings.push({ source: path, message: `cannot list folder: ${describe(e)}` });
     return [];
   }
 }
@@ -249,22 +274,19 @@ function ledgerFacts(
   path: string,
   needTitle: boolean,
 ): { count: number; lastActivityMs?: number; title?: string } | undefined {
-  let ledger;
-  try {
-    ledger = openLedgerReadOnly(path, { busyTimeoutMs: 200 });
-  } catch (e) {
-    if (e instanceof Error && 'code' in e && (e.code === 'SQLITE_CANTOPEN' || e.code === 'ENOENT')) return undefined;
-    throw e;
-  }
-  try {
-    const count = ledger.countEntries();
-    const last = count > 0 ? ledger.lastEntry()?.entry.timestampMs : undefined;
-    const unread = ledger.getKv('unreadState');
-    const unreadAt = isObject(unread) ? toMs(unread.lastActivityAt) : undefined;
-    const lastActivityMs =
-      last !== undefined || unreadAt !== undefined ? Math.max(last ?? -Infinity, unreadAt ?? -Infinity) : undefined;
-    let title: string | undefined;
-    if (needTitle && count > 0) {
+  if (!existsSync(path)) return undefined;
+  const summary = readLedgerSummary(path, { busyTimeoutMs: 200 });
+  const unread = summary.unreadState;
+  const unreadAt = isObject(unread) ? toMs(unread.lastActivityAt) : undefined;
+  const last = summary.lastTimestampMs;
+  const lastActivityMs =
+    last !== undefined || unreadAt !== undefined
+      ? Math.max(last ?? -Infinity, unreadAt ?? -Infinity)
+      : undefined;
+  let title: string | undefined;
+  if (needTitle && summary.count > 0) {
+    const ledger = openLedgerReadOnly(path, { busyTimeoutMs: 200 });
+    try {
       for (const { entry } of ledger.readLedgerEntries(50).rows) {
         const text =
           entry.kind === 'message' && entry.role === 'user'
@@ -277,11 +299,15 @@ function ledgerFacts(
         title = text === undefined ? undefined : titleFromUserText(text);
         if (title !== undefined) break;
       }
+    } finally {
+      ledger.close();
     }
-    return { count, ...(lastActivityMs !== undefined ? { lastActivityMs } : {}), ...(title ? { title } : {}) };
-  } finally {
-    ledger.close();
   }
+  return {
+    count: summary.count,
+    ...(lastActivityMs !== undefined ? { lastActivityMs } : {}),
+    ...(title ? { title } : {}),
+  };
 }
 
 async function scanAgent(
@@ -317,8 +343,13 @@ async function scanAgent(
   try {
     const parsed = profileSchema.safeParse(JSON.parse(profileText));
     if (parsed.success) {
-      if (parsed.data.name !== undefined && parsed.data.name.trim() !== '') scan.name = parsed.data.name.trim();
-    } else warnings.push({ source: profilePath, message: `unexpected profile shape: ${parsed.error.issues[0]?.message}` });
+      if (parsed.data.name !== undefined && parsed.data.name.trim() !== '')
+        scan.name = parsed.data.name.trim();
+    } else
+      warnings.push({
+        source: profilePath,
+        message: `unexpected profile shape: ${parsed.error.issues[0]?.message}`,
+      });
   } catch (e) {
     warnings.push({ source: profilePath, message: `profile is not valid JSON: ${describe(e)}` });
   }
@@ -407,15 +438,26 @@ export async function discoverGrokBot(
   };
   const wantSubagentIds = transcriptDirs.some((d) => d.name.startsWith(SUBAGENT_PREFIX));
   const transcripts = (
-    await mapPool(transcriptDirs, concurrency, (d) => scanTranscriptDir(roots, d, wantSubagentIds, warnings), progress)
+    await mapPool(
+      transcriptDirs,
+      concurrency,
+      (d) => scanTranscriptDir(roots, d, wantSubagentIds, warnings),
+      progress,
+    )
   ).filter((t): t is TranscriptScan => t !== undefined);
   const withJsonl = new Set(transcripts.map((t) => t.id));
   const agents = (
-    await mapPool(agentDirs, concurrency, (d) => scanAgent(roots, d, withJsonl.has(d.name), warnings), progress)
+    await mapPool(
+      agentDirs,
+      concurrency,
+      (d) => scanAgent(roots, d, withJsonl.has(d.name), warnings),
+      progress,
+    )
   ).filter((a): a is AgentScan => a !== undefined);
 
   const parentOf = new Map<string, string>();
-  for (const t of transcripts) for (const child of t.subagentIds) if (!parentOf.has(child)) parentOf.set(child, t.id);
+  for (const t of transcripts)
+    for (const child of t.subagentIds) if (!parentOf.has(child)) parentOf.set(child, t.id);
   const agentById = new Map(agents.map((a) => [a.id, a]));
 
   const sessions: SessionSummary[] = [];

@@ -44,7 +44,9 @@ describe('gateway config', () => {
   });
 
   it('says what is missing or malformed, naming the file', async () => {
-    await expect(readGatewayConfig({ HOME: home })).rejects.toThrow(/no gateway configured: .*gateway\.json does not exist/);
+    await expect(readGatewayConfig({ HOME: home })).rejects.toThrow(
+      /no gateway configured: .*gateway\.json does not exist/,
+    );
     await mkdir(join(home, 'agent-data'));
     await writeFile(join(home, 'agent-data', 'gateway.json'), JSON.stringify({ port: 1340 }));
     await expect(readGatewayConfig({ HOME: home })).rejects.toThrow(/gateway\.json: token: /);
@@ -72,7 +74,7 @@ describe('gateway client', () => {
 
   it('fails clearly on 401, other statuses, garbage, {error} bodies, timeouts and refused connections', async () => {
     const srv = await startServer((req, _body, res) => {
-      switch (req.url) {
+      switch (req.url ?? '') {
         case '/api/auth':
           res.statusCode = 401;
           res.end('no');
@@ -96,19 +98,29 @@ describe('gateway client', () => {
       const auth = await caught(client.call('auth', {}));
       expect([auth.kind, auth.status, auth.endpoint]).toEqual(['auth', 401, `${srv.url}/api/auth`]);
       expect(auth.message).toMatch(/rejected the token \(HTTP 401\)/);
-      expect((await caught(client.call('missing', {}))).message).toMatch(/api\/missing: HTTP 404: unknown method/);
+      expect((await caught(client.call('missing', {}))).message).toMatch(
+        /api\/missing: HTTP 404: unknown method/,
+      );
       expect((await caught(client.call('garbage', {}))).kind).toBe('bad-response');
       const err = await caught(client.call('err', {}));
-      expect([err.kind, err.message]).toEqual(['error-body', expect.stringContaining('agent not found') as string]);
+      expect([err.kind, err.message]).toEqual([
+        'error-body',
+        expect.stringContaining('agent not found') as string,
+      ]);
       const slow = await caught(client.call('slow', {}));
-      expect([slow.kind, slow.message]).toEqual(['timeout', `POST ${srv.url}/api/slow: no response within 150 ms`]);
+      expect([slow.kind, slow.message]).toEqual([
+        'timeout',
+        `POST ${srv.url}/api/slow: no response within 150 ms`,
+      ]);
     } finally {
       await srv.close();
     }
     // A port that was just free: nothing listens there any more.
     const gone = await startServer(() => undefined);
     await gone.close();
-    const down = await caught(new GatewayClient({ baseUrl: gone.url, token: 't' }).call('openAgent', { id: 'x' }));
+    const down = await caught(
+      new GatewayClient({ baseUrl: gone.url, token: 't' }).call('openAgent', { id: 'x' }),
+    );
     expect(down.kind).toBe('unreachable');
     expect(down.message).toMatch(/api\/openAgent: gateway unreachable \(ECONNREFUSED\)/);
   });

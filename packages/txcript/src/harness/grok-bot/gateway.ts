@@ -16,7 +16,8 @@ export interface GatewayConfig {
   source: string;
 }
 
-export type GatewayErrorKind = 'config' | 'unreachable' | 'timeout' | 'auth' | 'http' | 'bad-response' | 'error-body';
+export type GatewayErrorKind =
+  'config' | 'unreachable' | 'timeout' | 'auth' | 'http' | 'bad-response' | 'error-body';
 
 export class GatewayError extends Error {
   override readonly name = 'GatewayError';
@@ -53,7 +54,11 @@ export async function readGatewayConfig(env: NodeJS.ProcessEnv = process.env): P
   const envUrl = env.TXCRIPT_GROK_BOT_GATEWAY || undefined;
   const envToken = env.TXCRIPT_GROK_BOT_TOKEN || undefined;
   if (envUrl !== undefined && envToken !== undefined) {
-    return { baseUrl: trimSlash(envUrl), token: envToken, source: 'TXCRIPT_GROK_BOT_GATEWAY + TXCRIPT_GROK_BOT_TOKEN' };
+    return {
+      baseUrl: trimSlash(envUrl),
+      token: envToken,
+      source: 'TXCRIPT_GROK_BOT_GATEWAY + TXCRIPT_GROK_BOT_TOKEN',
+    };
   }
   let text: string;
   try {
@@ -183,7 +188,12 @@ export class GatewayClient {
     if (typeof json === 'object' && json !== null && !Array.isArray(json) && json.error !== undefined) {
       const err = json.error;
       const detail = typeof err === 'string' ? err : JSON.stringify(err);
-      throw new GatewayError(`${where}: the gateway answered with an error: ${detail}`, 'error-body', url, status);
+      throw new GatewayError(
+        `${where}: the gateway answered with an error: ${detail}`,
+        'error-body',
+        url,
+        status,
+      );
     }
     return json;
   }

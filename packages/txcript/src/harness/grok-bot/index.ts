@@ -17,13 +17,7 @@ export const grokBot: Harness<GrokBotRecords> = {
   store: (env?: NodeJS.ProcessEnv) => createGrokBotStore(env),
 };
 
-export {
-  decodeJsonlBytes,
-  grokBotText,
-  parseGrokBotJsonl,
-  recordLine,
-  renderGrokBotJsonl,
-} from './text.ts';
+export { decodeJsonlBytes, grokBotText, parseGrokBotJsonl, recordLine, renderGrokBotJsonl } from './text.ts';
 export type {
   GrokBotBlankLine,
   GrokBotLine,
@@ -47,20 +41,27 @@ export {
   toolFromNative,
   toolToNative,
 } from './codec.ts';
-export { LEDGER_DDL, LedgerError, openLedgerForWrite, openLedgerReadOnly, readLedgerFile } from './ledger-db.ts';
+export {
+  LEDGER_DDL,
+  LedgerError,
+  openLedgerForWrite,
+  openLedgerReadOnly,
+  readLedgerFile,
+} from './ledger-db.ts';
 export type { LedgerOpenOptions, LedgerRead, LedgerReader, LedgerRow, LedgerWriter } from './ledger-db.ts';
 export { parseLedgerEntries, parseLedgerEntry } from './ledger-entry.ts';
 export type { ForeignLedgerEntry, LegacyLedgerEntry, ReadLedgerEntry } from './ledger-entry.ts';
 export { ledgerToCommon } from './ledger-to-common.ts';
 export type { LedgerConversion, LedgerToCommonContext } from './ledger-to-common.ts';
-export { assertSafeSessionId, grokBotRoots, isSafeSessionId, realPathInside, UnsafePathError } from './roots.ts';
-export type { GrokBotRoots } from './roots.ts';
 export {
-  DEFAULT_GATEWAY_TIMEOUT_MS,
-  GatewayClient,
-  GatewayError,
-  readGatewayConfig,
-} from './gateway.ts';
+  assertSafeSessionId,
+  grokBotRoots,
+  isSafeSessionId,
+  realPathInside,
+  UnsafePathError,
+} from './roots.ts';
+export type { GrokBotRoots } from './roots.ts';
+export { DEFAULT_GATEWAY_TIMEOUT_MS, GatewayClient, GatewayError, readGatewayConfig } from './gateway.ts';
 export type { GatewayClientOptions, GatewayConfig, GatewayErrorKind } from './gateway.ts';
 export { GROK_BOT_HARNESS_ID, discoverGrokBot, scanJsonl } from './discover.ts';
 export type { GrokBotDiscoverOptions, JsonlScan } from './discover.ts';

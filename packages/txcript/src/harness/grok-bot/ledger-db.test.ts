@@ -25,7 +25,9 @@ const msg = (id: string, content: string, role: 'user' | 'assistant' = 'user'): 
 
 function looseLedger(path: string, rows: [number, string, string][], ddl?: string): void {
   const db = new Database(path);
-  db.exec(ddl ?? 'CREATE TABLE transcript_entries (seq INTEGER PRIMARY KEY, id TEXT NOT NULL, entry TEXT NOT NULL)');
+  db.exec(
+    ddl ?? 'CREATE TABLE transcript_entries (seq INTEGER PRIMARY KEY, id TEXT NOT NULL, entry TEXT NOT NULL)',
+  );
   const ins = db.prepare('INSERT INTO transcript_entries (seq, id, entry) VALUES (?, ?, ?)');
   for (const r of rows) ins.run(...r);
   db.close();
@@ -77,9 +79,19 @@ describe('ledger db: writing', () => {
     const ledger = openLedgerForWrite(path);
     expect(ledger.appendEntries([msg('t0u', 'hi'), msg('t0a0', 'yo', 'assistant')])).toEqual([1, 2]);
     expect(ledger.appendEntry(msg('t1u', 'again'))).toBe(3);
-    expect(() => ledger.appendEntries([msg('t2u', 'ok'), msg('t0u', 'dup')])).toThrow(/id "t0u" already exists/);
-    const bad = { id: 'x', kind: 'message', role: 'robot', content: 'c', timestampMs: 1 } as unknown as LedgerEntry;
-    expect(() => ledger.appendEntries([msg('t3u', 'ok'), bad])).toThrow(/entry 1 \(id x\) is not a valid ledger entry: role/);
+    expect(() => ledger.appendEntries([msg('t2u', 'ok'), msg('t0u', 'dup')])).toThrow(
+      /id "t0u" already exists/,
+    );
+    const bad = {
+      id: 'x',
+      kind: 'message',
+      role: 'robot',
+      content: 'c',
+      timestampMs: 1,
+    } as unknown as LedgerEntry;
+    expect(() => ledger.appendEntries([msg('t3u', 'ok'), bad])).toThrow(
+      /entry 1 \(id x\) is not a valid ledger entry: role/,
+    );
     expect(ledger.countEntries()).toBe(3);
     expect(ledger.readEntriesAfter(1).rows.map((r) => [r.seq, r.id])).toEqual([
       [2, 't0a0'],
@@ -105,13 +117,19 @@ describe('ledger db: reading', () => {
     const w = openLedgerForWrite(path);
     w.appendEntries([msg('a', '1'), msg('b', '2')]);
     w.close();
-    const before = createHash('sha256').update(await readFile(path)).digest('hex');
+    const before = createHash('sha256')
+      .update(await readFile(path))
+      .digest('hex');
     const read = readLedgerFile(path);
     expect(read.rows.map((r) => [r.seq, r.id, r.entry.kind])).toEqual([
       [1, 'a', 'message'],
       [2, 'b', 'message'],
     ]);
-    expect(createHash('sha256').update(await readFile(path)).digest('hex')).toBe(before);
+    expect(
+      createHash('sha256')
+        .update(await readFile(path))
+        .digest('hex'),
+    ).toBe(before);
   });
 
   it('tolerates the loose txcript DDL and a missing table (C11)', () => {

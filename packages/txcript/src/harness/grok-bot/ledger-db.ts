@@ -90,6 +90,8 @@ export interface LedgerWriter extends LedgerReader {
 }
 
 export interface LedgerOpenOptions {
+  /** Inspect the schema on first use instead of at open (internal: the list's one-statement summary). */
+  lazy?: boolean;
   /** How long to wait on a lock before failing with SQLITE_BUSY. Read default 2000 ms; write default 5000 ms. */
   busyTimeoutMs?: number;
 }
@@ -106,7 +108,7 @@ function ledgerError(e: unknown, path: string, doing: string): LedgerError {
   const code = sqliteCode(e);
   const detail = e instanceof Error ? e.message : String(e);
   let message: string;
-  switch (code) {
+  switch (code ?? '') {
     case 'SQLITE_BUSY':
     case 'SQLITE_LOCKED':
       message = `${path}: the ledger database is locked by another connection (${code}) while ${doing}; retry when the box is idle`;
@@ -134,23 +136,39 @@ interface RawRow {
 }
 
 class LedgerDb implements LedgerWriter {
-  private readonly selectFrom: string;
-  private readonly hasEntries: boolean;
-  private readonly hasKv: boolean;
+  private schema: { selectFrom: string; hasEntries: boolean; hasKv: boolean } | undefined;
 
   constructor(
     private readonly db: Database.Database,
     readonly path: string,
+    lazy = false,
   ) {
+    if (!lazy) this.inspect();
+  }
+
+  private get selectFrom(): string {
+    return this.inspect().selectFrom;
+  }
+  private get hasEntries(): boolean {
+    return this.inspect().hasEntries;
+  }
+  private get hasKv(): boolean {
+    return this.inspect().hasKv;
+  }
+
+  /** Learn which tables and columns exist (C11: loose variants, missing tables). */
+  private inspect(): { selectFrom: string; hasEntries: boolean; hasKv: boolean } {
+    if (this.schema !== undefined) return this.schema;
+    const { db, path } = this;
     const tables = new Set(
       (db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table'`).all() as { name: string }[]).map(
         (r) => r.name,
       ),
     );
-    this.hasKv = tables.has('kv');
-    this.hasEntries = tables.has('transcript_entries');
+    const hasKv = tables.has('kv');
+    const hasEntries = tables.has('transcript_entries');
     let selectFrom = '';
-    if (this.hasEntries) {
+    if (hasEntries) {
       // C11: tolerate the looser variants; only `entry` is essential.
       const columns = new Set(
         (db.prepare(`PRAGMA table_info(transcript_entries)`).all() as { name: string }[]).map((c) => c.name),
@@ -162,7 +180,8 @@ class LedgerDb implements LedgerWriter {
       const id = columns.has('id') ? 'id' : 'NULL';
       selectFrom = `SELECT ${seq} AS seq, ${id} AS id, entry FROM transcript_entries`;
     }
-    this.selectFrom = selectFrom;
+    this.schema = { selectFrom, hasEntries, hasKv };
+    return this.schema;
   }
 
   private run<T>(doing: string, f: () => T): T {
@@ -184,7 +203,10 @@ class LedgerDb implements LedgerWriter {
         value = typeof r.entry === 'string' ? JSON.parse(r.entry) : undefined;
       } catch (e) {
         const why = e instanceof Error ? e.message : String(e);
-        warnings.push({ source: this.path, message: `seq ${seq}: entry is not valid JSON (${why}); skipped` });
+        warnings.push({
+          source: this.path,
+          message: `seq ${seq}: entry is not valid JSON (${why}); skipped`,
+        });
         continue;
       }
       const parsed = parseLedgerEntry(value, rowId);
@@ -226,10 +248,52 @@ class LedgerDb implements LedgerWriter {
     });
   }
 
+  summary(): LedgerSummary {
+    let row: { n: number; last: unknown; unread: unknown } | undefined;
+    try {
+      // Fast path for the canonical and txcript shapes: one statement, no schema inspection.
+      row = this.db
+        .prepare(
+          `SELECT (SELECT count(*) FROM transcript_entries) AS n,
+                  (SELECT entry FROM transcript_entries ORDER BY seq DESC LIMIT 1) AS last,
+                  (SELECT value FROM kv WHERE key = 'unreadState') AS unread`,
+        )
+        .get() as { n: number; last: unknown; unread: unknown };
+    } catch (e) {
+      const detail = e instanceof Error ? e.message : '';
+      if (!/no such (table|column)/.test(detail)) throw ledgerError(e, this.path, 'summarising the ledger');
+    }
+    if (row === undefined) {
+      const count = this.countEntries();
+      const last = count > 0 ? this.lastEntry()?.entry.timestampMs : undefined;
+      const unreadState = this.getKv('unreadState');
+      return {
+        count,
+        ...(last !== undefined ? { lastTimestampMs: last } : {}),
+        ...(unreadState !== undefined ? { unreadState } : {}),
+      };
+    }
+    const out: LedgerSummary = { count: row.n };
+    const decode = (v: unknown): unknown => {
+      if (typeof v !== 'string') return undefined;
+      try {
+        return JSON.parse(v);
+      } catch {
+        return undefined;
+      }
+    };
+    const last = decode(row.last) as { timestampMs?: unknown } | undefined;
+    if (typeof last?.timestampMs === 'number') out.lastTimestampMs = last.timestampMs;
+    const unread = decode(row.unread);
+    if (unread !== undefined) out.unreadState = unread as JsonValue;
+    return out;
+  }
+
   getKv(key: string): JsonValue | undefined {
     if (!this.hasKv) return undefined;
     return this.run(`reading kv "${key}"`, () => {
-      const row = this.db.prepare(`SELECT value FROM kv WHERE key = ?`).get(key) as { value: unknown } | undefined;
+      const row = this.db.prepare(`SELECT value FROM kv WHERE key = ?`).get(key) as
+        { value: unknown } | undefined;
       if (row === undefined || typeof row.value !== 'string') return undefined;
       try {
         return JSON.parse(row.value) as JsonValue;
@@ -245,7 +309,8 @@ class LedgerDb implements LedgerWriter {
       if (!r.success) {
         const issue = r.error.issues[0];
         const where = issue === undefined || issue.path.length === 0 ? '(entry)' : issue.path.join('.');
-        const id = typeof (entry as { id?: unknown }).id === 'string' ? ` (id ${(entry as { id: string }).id})` : '';
+        const id =
+          typeof (entry as { id?: unknown }).id === 'string' ? ` (id ${(entry as { id: string }).id})` : '';
         throw new LedgerError(
           `${this.path}: entry ${i}${id} is not a valid ledger entry: ${where}: ${issue?.message ?? 'invalid'}; nothing was written`,
           this.path,
@@ -279,7 +344,9 @@ class LedgerDb implements LedgerWriter {
   setKv(key: string, value: JsonValue): void {
     this.run(`writing kv "${key}"`, () => {
       this.db
-        .prepare(`INSERT INTO kv (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`)
+        .prepare(
+          `INSERT INTO kv (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`,
+        )
         .run(key, JSON.stringify(value));
     });
   }
@@ -301,7 +368,7 @@ export function openLedgerReadOnly(path: string, options: LedgerOpenOptions = {}
   let db: Database.Database | undefined;
   try {
     db = new Database(path, { readonly: true, fileMustExist: true, timeout: options.busyTimeoutMs ?? 2000 });
-    return new LedgerDb(db, path);
+    return new LedgerDb(db, path, options.lazy === true);
   } catch (e) {
     db?.close();
     throw ledgerError(e, path, 'opening the ledger read-only');
@@ -347,6 +414,29 @@ export function openLedgerForWrite(path: string, options: LedgerOpenOptions = {}
   } catch (e) {
     db?.close();
     throw ledgerError(e, path, 'opening the ledger for writing');
+  }
+}
+
+/** What a session list needs from a ledger. */
+export interface LedgerSummary {
+  count: number;
+  /** `timestampMs` of the row with the highest seq. */
+  lastTimestampMs?: number;
+  /** `kv` `unreadState` decoded (it holds `lastActivityAt`). */
+  unreadState?: JsonValue;
+}
+
+/**
+ * Count rows and read the last entry's time and `unreadState` with ONE
+ * statement (listing thousands of agents must stay fast); falls back to the
+ * general reader when a table is missing or shaped differently (C11).
+ */
+export function readLedgerSummary(path: string, options: LedgerOpenOptions = {}): LedgerSummary {
+  const ledger = openLedgerReadOnly(path, { ...options, lazy: true }) as LedgerDb;
+  try {
+    return ledger.summary();
+  } finally {
+    ledger.close();
   }
 }
 

@@ -79,7 +79,8 @@ export function parseLedgerEntry(
         : undefined;
   if (schema === undefined) return { ok: false, problem: `unknown entry kind "${kind}", entry skipped` };
   const parsed = schema.safeParse(input);
-  if (!parsed.success) return { ok: false, problem: `invalid "${kind}" entry: ${describeIssues(parsed.error)}` };
+  if (!parsed.success)
+    return { ok: false, problem: `invalid "${kind}" entry: ${describeIssues(parsed.error)}` };
   return { ok: true, entry: parsed.data };
 }
 

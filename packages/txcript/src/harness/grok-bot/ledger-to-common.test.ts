@@ -43,9 +43,18 @@ describe('ledger -> Common', () => {
   it('keeps every send-message type as a send_message call with the stored form, and its result', () => {
     const widget = {
       type: 'widget',
-      widget: { prompt: 'Pick', options: [{ label: 'A' }, { label: 'B', style: 'primary' }], multiSelect: true },
+      widget: {
+        prompt: 'Pick',
+        options: [{ label: 'A' }, { label: 'B', style: 'primary' }],
+        multiSelect: true,
+      },
     };
-    const text = { type: 'text', content: 'see', images: [{ url: 'file:///a.png', alt: 'a' }], reply_to: 't0u' };
+    const text = {
+      type: 'text',
+      content: 'see',
+      images: [{ url: 'file:///a.png', alt: 'a' }],
+      reply_to: 't0u',
+    };
     const { transcript } = convert([
       { id: 't0s0', kind: 'send-message', message: text, timestampMs: T },
       { id: 't0s1', kind: 'send-message', message: widget, timestampMs: T + 1 },
@@ -54,7 +63,9 @@ describe('ledger -> Common', () => {
     expect(transcript.messages[0]).toEqual({
       role: 'assistant',
       timestamp: at(T),
-      content: [{ type: 'tool_use', id: 't0s0', tool: { name: 'Raw', tool_name: 'send_message', input: text } }],
+      content: [
+        { type: 'tool_use', id: 't0s0', tool: { name: 'Raw', tool_name: 'send_message', input: text } },
+      ],
     });
     expect(transcript.messages[1]!.content[0]).toEqual({
       type: 'tool_result',
@@ -66,13 +77,27 @@ describe('ledger -> Common', () => {
 
   it('turns a user attachment into an artifact with a path source', () => {
     const { transcript } = convert([
-      { id: 't0ua0', kind: 'user-attachment', file_name: 'a.pdf', file_path: '/att/ab.pdf', media_type: 'application/pdf', timestampMs: T },
+      {
+        id: 't0ua0',
+        kind: 'user-attachment',
+        file_name: 'a.pdf',
+        file_path: '/att/ab.pdf',
+        media_type: 'application/pdf',
+        timestampMs: T,
+      },
     ]);
     expect(transcript.messages[0]).toEqual({
       role: 'user',
       timestamp: at(T),
       content: [
-        { type: 'artifact', artifact: { id: 't0ua0', name: 'a.pdf', source: { type: 'path', path: '/att/ab.pdf', media_type: 'application/pdf' } } },
+        {
+          type: 'artifact',
+          artifact: {
+            id: 't0ua0',
+            name: 'a.pdf',
+            source: { type: 'path', path: '/att/ab.pdf', media_type: 'application/pdf' },
+          },
+        },
       ],
     });
   });
@@ -87,11 +112,20 @@ describe('ledger -> Common', () => {
     const blocks = transcript.messages.flatMap((m) => m.content);
     expect(blocks).toEqual([
       { type: 'tool_use', id: 'x1', tool: { name: 'Raw', tool_name: 'shell', input: {} } },
-      { type: 'tool_result', tool_use_id: 'x1', content: { success: { status: 'success', summary: 'ran ls' } } },
+      {
+        type: 'tool_result',
+        tool_use_id: 'x1',
+        content: { success: { status: 'success', summary: 'ran ls' } },
+      },
       { type: 'tool_use', id: 'x2', tool: { name: 'Raw', tool_name: 'web_fetch', input: {} } },
       { type: 'tool_result', tool_use_id: 'x2', content: { failure: { status: 'failure' } }, is_error: true },
       { type: 'tool_use', id: 'x3', tool: { name: 'Raw', tool_name: 'mcp', input: {} } },
-      { type: 'tool_result', tool_use_id: 'x3', content: { error: { status: 'error', summary: 'boom' } }, is_error: true },
+      {
+        type: 'tool_result',
+        tool_use_id: 'x3',
+        content: { error: { status: 'error', summary: 'boom' } },
+        is_error: true,
+      },
       { type: 'tool_use', id: 'x4', tool: { name: 'Raw', tool_name: 'shell', input: {} } },
     ]);
   });
@@ -105,7 +139,9 @@ describe('ledger -> Common', () => {
       { id: 'b', kind: 'message', role: 'user', content: 'old branch', branched: true, timestampMs: T },
       { id: 'u', kind: 'hologram', timestampMs: T },
     ]);
-    expect(transcript.messages).toEqual([{ role: 'assistant', content: [{ type: 'thinking', text: 'private' }], timestamp: at(T) }]);
+    expect(transcript.messages).toEqual([
+      { role: 'assistant', content: [{ type: 'thinking', text: 'private' }], timestamp: at(T) },
+    ]);
     expect(warnings.map((w) => w.message)).toEqual([
       'entry 5: unknown entry kind "hologram", entry skipped',
       '1 entry of an abandoned branch skipped',
@@ -115,7 +151,12 @@ describe('ledger -> Common', () => {
   it('gives a transcript that survives the JSONL codec', () => {
     const { transcript } = convert([
       { id: 't0u', kind: 'message', role: 'user', content: 'hi', timestampMs: T },
-      { id: 't0s0', kind: 'send-message', message: { type: 'attachment', url: 'file:///x.pdf' }, timestampMs: T + 1 },
+      {
+        id: 't0s0',
+        kind: 'send-message',
+        message: { type: 'attachment', url: 'file:///x.pdf' },
+        timestampMs: T + 1,
+      },
     ]);
     expect(grokBotToCommon(grokBotFromCommon(transcript), { sessionId: 'a1' })).toEqual(transcript);
   });

@@ -39,14 +39,20 @@ function iso(ms: number | undefined): string | undefined {
 }
 
 /** The Common tool_result content a `tool-call` entry's status stands for (C4 envelope keys). */
-function toolCallResult(status: string, summary: string | undefined): { content: JsonObject; isError: boolean } {
+function toolCallResult(
+  status: string,
+  summary: string | undefined,
+): { content: JsonObject; isError: boolean } {
   const body: JsonObject = { status, ...(summary !== undefined ? { summary } : {}) };
   if (status === 'failure') return { content: { failure: body }, isError: true };
   if (status === 'error') return { content: { error: body }, isError: true };
   return { content: { success: body }, isError: false };
 }
 
-export function ledgerToCommon(entries: readonly ReadLedgerEntry[], ctx: LedgerToCommonContext): LedgerConversion {
+export function ledgerToCommon(
+  entries: readonly ReadLedgerEntry[],
+  ctx: LedgerToCommonContext,
+): LedgerConversion {
   const warnings: Warning[] = [];
   let sessionTs: string | undefined;
   for (const e of entries) {
@@ -62,7 +68,10 @@ export function ledgerToCommon(entries: readonly ReadLedgerEntry[], ctx: LedgerT
   let branched = 0;
   for (const entry of entries) {
     current = iso(entry.timestampMs) ?? current;
-    if ((entry as { branched?: unknown }).branched === true || (entry as { branched?: unknown }).branched === 1) {
+    if (
+      (entry as { branched?: unknown }).branched === true ||
+      (entry as { branched?: unknown }).branched === 1
+    ) {
       branched++;
       continue;
     }
@@ -116,7 +125,9 @@ export function ledgerToCommon(entries: readonly ReadLedgerEntry[], ctx: LedgerT
         ]);
         break;
       case 'tool-call': {
-        push('assistant', [{ type: 'tool_use', id: entry.id, tool: { name: 'Raw', tool_name: entry.name, input: {} } }]);
+        push('assistant', [
+          { type: 'tool_use', id: entry.id, tool: { name: 'Raw', tool_name: entry.name, input: {} } },
+        ]);
         // A call still running has no result yet.
         if (entry.status !== 'running') {
           const { content, isError } = toolCallResult(entry.status, entry.summary);

@@ -28,7 +28,9 @@ export function grokBotRoots(env: NodeJS.ProcessEnv = process.env): GrokBotRoots
   return {
     agentData,
     transcripts:
-      nonEmpty(env.TXCRIPT_GROK_BOT_ROOT) ?? nonEmpty(env.GROK_BOT_TRANSCRIPTS) ?? join(agentData, 'agent-transcripts'),
+      nonEmpty(env.TXCRIPT_GROK_BOT_ROOT) ??
+      nonEmpty(env.GROK_BOT_TRANSCRIPTS) ??
+      join(agentData, 'agent-transcripts'),
     agents: nonEmpty(env.TXCRIPT_GROK_BOT_AGENTS) ?? join(agentData, 'agents'),
     gatewayFile: join(agentData, 'gateway.json'),
   };
@@ -36,7 +38,14 @@ export function grokBotRoots(env: NodeJS.ProcessEnv = process.env): GrokBotRoots
 
 /** A session id names one folder under a root: no separators, no `..`, no NUL, not empty. */
 export function isSafeSessionId(id: string): boolean {
-  return id !== '' && id !== '.' && !id.includes('/') && !id.includes('\\') && !id.includes('..') && !id.includes('\0');
+  return (
+    id !== '' &&
+    id !== '.' &&
+    !id.includes('/') &&
+    !id.includes('\\') &&
+    !id.includes('..') &&
+    !id.includes('\0')
+  );
 }
 
 /** A refused path or id. */

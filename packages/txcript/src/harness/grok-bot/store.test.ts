@@ -36,7 +36,10 @@ async function hashTree(dir: string): Promise<Record<string, string>> {
     for (const e of await readdir(d, { withFileTypes: true })) {
       const p = join(d, e.name);
       if (e.isDirectory()) await walk(p);
-      else if (e.isFile()) out[relative(dir, p)] = createHash('sha256').update(await readFile(p)).digest('hex');
+      else if (e.isFile())
+        out[relative(dir, p)] = createHash('sha256')
+          .update(await readFile(p))
+          .digest('hex');
     }
   };
   await walk(dir);
@@ -79,7 +82,10 @@ describe('grok_bot store: discover', () => {
     });
     expect(byId.get(FIXTURE.emptyLedger)).toMatchObject({ title: 'Marcus', messageCount: 0 });
     expect(byId.get(FIXTURE.noNameLedger)).toMatchObject({ title: 'ledger title text', messageCount: 2 });
-    expect(byId.get(FIXTURE.subagent)).toMatchObject({ title: 'subagent task prompt', parentId: FIXTURE.parent });
+    expect(byId.get(FIXTURE.subagent)).toMatchObject({
+      title: 'subagent task prompt',
+      parentId: FIXTURE.parent,
+    });
     expect(byId.get(FIXTURE.parent)!.parentId).toBeUndefined();
     expect(byId.get(FIXTURE.malformed)).toMatchObject({ title: 'malformed middle', messageCount: 5 });
     expect(byId.get(FIXTURE.crlf)).toMatchObject({ title: 'carriage returns', messageCount: 4 });
@@ -89,14 +95,22 @@ describe('grok_bot store: discover', () => {
     await mkdir(join(box.agents, 'agent-bad-profile', 'profile.json'), { recursive: true });
     const { sessions, warnings } = await createGrokBotStore(box.env).discover();
     const ids = sessions.map((s) => s.id);
-    for (const id of [FIXTURE.brokenLink, FIXTURE.fileNotDir, FIXTURE.escaping, FIXTURE.notEnvelope, 'agent-bad-profile']) {
+    for (const id of [
+      FIXTURE.brokenLink,
+      FIXTURE.fileNotDir,
+      FIXTURE.escaping,
+      FIXTURE.notEnvelope,
+      'agent-bad-profile',
+    ]) {
       expect(ids).not.toContain(id);
     }
     const bySource = new Map(warnings.map((w) => [w.source, w.message]));
     expect(bySource.get(join(box.transcripts, FIXTURE.brokenLink))).toBe('broken symlink; skipped');
     expect(bySource.get(join(box.transcripts, FIXTURE.fileNotDir))).toMatch(/not a session folder/);
     expect(bySource.get(join(box.transcripts, FIXTURE.escaping))).toMatch(/outside/);
-    expect(bySource.get(join(box.agents, 'agent-bad-profile', 'profile.json'))).toMatch(/cannot read profile: .*EISDIR/);
+    expect(bySource.get(join(box.agents, 'agent-bad-profile', 'profile.json'))).toMatch(
+      /cannot read profile: .*EISDIR/,
+    );
     // Sidecars are not sessions and not warnings.
     expect(warnings.some((w) => w.source.includes('journal-mode'))).toBe(false);
     if (process.getuid?.() !== 0) {
@@ -109,15 +123,25 @@ describe('grok_bot store: discover', () => {
     const seen: [number, number][] = [];
     await createGrokBotStore(box.env).discover({ onProgress: (d, t) => seen.push([d, t]) });
     expect(seen.at(-1)).toEqual([seen.length, seen.length]);
-    expect(await createGrokBotStore({ HOME: join(home, 'nowhere') }).discover()).toEqual({ sessions: [], warnings: [] });
+    expect(await createGrokBotStore({ HOME: join(home, 'nowhere') }).discover()).toEqual({
+      sessions: [],
+      warnings: [],
+    });
   });
 
   it('honours TXCRIPT_GROK_BOT_ROOT / GROK_BOT_TRANSCRIPTS and TXCRIPT_GROK_BOT_AGENTS', async () => {
-    const env = { HOME: join(home, 'nowhere'), GROK_BOT_TRANSCRIPTS: box.transcripts, TXCRIPT_GROK_BOT_AGENTS: box.agents };
+    const env = {
+      HOME: join(home, 'nowhere'),
+      GROK_BOT_TRANSCRIPTS: box.transcripts,
+      TXCRIPT_GROK_BOT_AGENTS: box.agents,
+    };
     const { sessions } = await createGrokBotStore(env).discover();
     expect(sessions.map((s) => s.id)).toContain(FIXTURE.ledgerOnly);
     expect(sessions.map((s) => s.id)).toContain(FIXTURE.crlf);
-    const only = await createGrokBotStore({ HOME: join(home, 'nowhere'), TXCRIPT_GROK_BOT_ROOT: box.transcripts }).discover();
+    const only = await createGrokBotStore({
+      HOME: join(home, 'nowhere'),
+      TXCRIPT_GROK_BOT_ROOT: box.transcripts,
+    }).discover();
     expect(only.sessions.map((s) => s.id)).not.toContain(FIXTURE.ledgerOnly);
   });
 
@@ -129,7 +153,14 @@ describe('grok_bot store: discover', () => {
       'agent-long-lines',
       [
         userRecord(`[t0u]\nlong ${big}`),
-        line({ role: 'tool', message: { content: [{ type: 'tool_result', name: 'task', result: { success: { agentId: child, pad: big } } }] } }),
+        line({
+          role: 'tool',
+          message: {
+            content: [
+              { type: 'tool_result', name: 'task', result: { success: { agentId: child, pad: big } } },
+            ],
+          },
+        }),
         '',
         line({ role: 'assistant', message: { content: [{ type: 'text', text: big }] } }),
       ].join('\n'),
@@ -160,9 +191,18 @@ describe('grok_bot store: load', () => {
     expect(r.warnings).toMatchObject([{ source: path, line: 3 }]);
     expect(r.transcript.messages).toHaveLength(4);
     const bad = writeJsonl(box, 'agent-latin1', '');
-    await writeFile(bad, Buffer.concat([Buffer.from(userRecord('caf').slice(0, -5)), Buffer.from([0xe9]), Buffer.from('"}]}}\n')]));
+    await writeFile(
+      bad,
+      Buffer.concat([
+        Buffer.from(userRecord('caf').slice(0, -5)),
+        Buffer.from([0xe9]),
+        Buffer.from('"}]}}\n'),
+      ]),
+    );
     const latin = await createGrokBotStore(box.env).load('agent-latin1');
-    expect(latin.warnings).toMatchObject([{ source: bad, message: expect.stringMatching(/invalid UTF-8/) as string }]);
+    expect(latin.warnings).toMatchObject([
+      { source: bad, message: expect.stringMatching(/invalid UTF-8/) as string },
+    ]);
     expect(latin.transcript.messages[0]!.content[0]).toEqual({ type: 'text', text: 'caf\ufffd' });
   });
 
@@ -200,7 +240,10 @@ describe('grok_bot store: load', () => {
       } else if (req.url === '/api/openAgent') res.end('not json at all');
     });
     const store = (token: string, timeoutMs = 5000) =>
-      createGrokBotStore({ ...box.env, TXCRIPT_GROK_BOT_GATEWAY: srv.url, TXCRIPT_GROK_BOT_TOKEN: token }, { gatewayTimeoutMs: timeoutMs });
+      createGrokBotStore(
+        { ...box.env, TXCRIPT_GROK_BOT_GATEWAY: srv.url, TXCRIPT_GROK_BOT_TOKEN: token },
+        { gatewayTimeoutMs: timeoutMs },
+      );
     const failure = async (p: Promise<unknown>): Promise<GrokBotLoadError> => {
       const e = await p.then(
         () => undefined,
@@ -216,7 +259,9 @@ describe('grok_bot store: load', () => {
         'ledger empty',
         expect.stringMatching(/rejected the token \(HTTP 401\)/),
       ]);
-      expect(unauthorized.message).toContain(join(box.transcripts, FIXTURE.emptyLedger, `${FIXTURE.emptyLedger}.jsonl`));
+      expect(unauthorized.message).toContain(
+        join(box.transcripts, FIXTURE.emptyLedger, `${FIXTURE.emptyLedger}.jsonl`),
+      );
       expect(unauthorized.message).toContain(join(box.agents, FIXTURE.emptyLedger, 'store.db'));
       const garbage = await failure(store('good').load(FIXTURE.notEnvelope));
       expect(garbage.attempts.map((a) => a.reason)).toEqual([
@@ -230,23 +275,36 @@ describe('grok_bot store: load', () => {
     const slowSrv = await startServer(() => undefined);
     try {
       const slow = await failure(
-        createGrokBotStore({ ...box.env, TXCRIPT_GROK_BOT_GATEWAY: slowSrv.url, TXCRIPT_GROK_BOT_TOKEN: 't' }, { gatewayTimeoutMs: 100 }).load('x1'),
+        createGrokBotStore(
+          { ...box.env, TXCRIPT_GROK_BOT_GATEWAY: slowSrv.url, TXCRIPT_GROK_BOT_TOKEN: 't' },
+          { gatewayTimeoutMs: 100 },
+        ).load('x1'),
       );
       expect(slow.attempts[2]!.reason).toMatch(/no response within 100 ms/);
     } finally {
       await slowSrv.close();
     }
-    const down = await failure(createGrokBotStore({ ...box.env, TXCRIPT_GROK_BOT_GATEWAY: slowSrv.url, TXCRIPT_GROK_BOT_TOKEN: 't' }).load('x1'));
+    const down = await failure(
+      createGrokBotStore({
+        ...box.env,
+        TXCRIPT_GROK_BOT_GATEWAY: slowSrv.url,
+        TXCRIPT_GROK_BOT_TOKEN: 't',
+      }).load('x1'),
+    );
     expect(down.attempts[2]!.reason).toMatch(/unreachable/);
     const none = await failure(createGrokBotStore(box.env).load('x1'));
-    expect(none.attempts[2]).toEqual({ source: 'gateway openAgent', reason: expect.stringMatching(/no gateway configured/) as string });
+    expect(none.attempts[2]).toEqual({
+      source: 'gateway openAgent',
+      reason: expect.stringMatching(/no gateway configured/) as string,
+    });
   });
 
   it('never modifies a source', async () => {
     const before = await hashTree(box.agentData);
     const store = createGrokBotStore(box.env);
     await store.discover();
-    for (const id of [FIXTURE.both, FIXTURE.jsonlOnly, FIXTURE.ledgerOnly, FIXTURE.malformed, FIXTURE.crlf]) await store.load(id);
+    for (const id of [FIXTURE.both, FIXTURE.jsonlOnly, FIXTURE.ledgerOnly, FIXTURE.malformed, FIXTURE.crlf])
+      await store.load(id);
     await store.load(FIXTURE.emptyLedger).catch(() => undefined);
     const after = await hashTree(box.agentData);
     // SQLite may add -wal/-shm sidecars next to a database it reads; the files themselves stay identical.
@@ -266,14 +324,19 @@ describe('grok_bot store: save', () => {
   it('writes a new JSONL session that loads back the same, and refuses to overwrite', async () => {
     const store = createGrokBotStore(box.env);
     const saved = await store.save(transcript);
-    expect(saved).toEqual({ id: 'saved-session', locator: join(box.transcripts, 'saved-session', 'saved-session.jsonl') });
+    expect(saved).toEqual({
+      id: 'saved-session',
+      locator: join(box.transcripts, 'saved-session', 'saved-session.jsonl'),
+    });
     expect((await store.load('saved-session')).transcript).toEqual(transcript);
     const bytes = await readFile(saved.locator);
     await expect(store.save({ ...transcript, messages: [] })).rejects.toThrow(FileExistsError);
     expect(await readFile(saved.locator)).toEqual(bytes);
     expect(await readdir(join(box.transcripts, 'saved-session'))).toEqual(['saved-session.jsonl']);
     expect((await stat(saved.locator)).mode & 0o777).toBe(0o600);
-    await expect(store.save({ ...transcript, meta: { ...transcript.meta, id: '../x' } })).rejects.toThrow(UnsafePathError);
+    await expect(store.save({ ...transcript, meta: { ...transcript.meta, id: '../x' } })).rejects.toThrow(
+      UnsafePathError,
+    );
     const listed = (await store.discover()).sessions.find((s) => s.id === 'saved-session');
     expect(listed).toMatchObject({ title: 'hello', messageCount: 2 });
     expect(conversation('x')).toHaveLength(4);

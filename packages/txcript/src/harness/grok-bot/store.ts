@@ -57,7 +57,9 @@ export class GrokBotLoadError extends Error {
 }
 
 function errnoCode(e: unknown): string | undefined {
-  return typeof e === 'object' && e !== null && 'code' in e && typeof e.code === 'string' ? e.code : undefined;
+  return typeof e === 'object' && e !== null && 'code' in e && typeof e.code === 'string'
+    ? e.code
+    : undefined;
 }
 
 function message(e: unknown): string {
@@ -70,7 +72,9 @@ function startsWithEnvelope(records: ReturnType<typeof parseGrokBotJsonl>['recor
     if (line.kind === 'blank') continue;
     if (line.kind === 'malformed') return false;
     const role = line.json.role;
-    return (role === 'user' || role === 'assistant' || role === 'tool') && Object.hasOwn(line.json, 'message');
+    return (
+      (role === 'user' || role === 'assistant' || role === 'tool') && Object.hasOwn(line.json, 'message')
+    );
   }
   return false;
 }
@@ -120,7 +124,10 @@ export function createGrokBotStore(
     const decoded = decodeJsonlBytes(bytes, path);
     const parsed = parseGrokBotJsonl(decoded.text, path);
     if (!startsWithEnvelope(parsed.records)) return 'first record is not a {role, message} envelope';
-    const transcript = grokBotToCommon(parsed.records, { sessionId: id, timestamp: new Date(birth).toISOString() });
+    const transcript = grokBotToCommon(parsed.records, {
+      sessionId: id,
+      timestamp: new Date(birth).toISOString(),
+    });
     return { transcript, source: path, warnings: [...decoded.warnings, ...parsed.warnings] };
   }
 
@@ -139,7 +146,9 @@ export function createGrokBotStore(
       return code === 'SQLITE_CANTOPEN' || code === 'ENOENT' ? 'no store.db' : message(e);
     }
     if (read.rows.length === 0) {
-      return read.warnings.length > 0 ? `ledger has no readable entries (${read.warnings.length} skipped)` : 'ledger empty';
+      return read.warnings.length > 0
+        ? `ledger has no readable entries (${read.warnings.length} skipped)`
+        : 'ledger empty';
     }
     const { transcript, warnings } = ledgerToCommon(
       read.rows.map((r) => r.entry),
@@ -169,7 +178,11 @@ export function createGrokBotStore(
     const { entries, warnings } = parseLedgerEntries(values, endpoint);
     if (entries.length === 0) return `POST ${endpoint}: no conversation entries in the response`;
     const converted = ledgerToCommon(entries, { sessionId: id, source: endpoint });
-    return { transcript: converted.transcript, source: endpoint, warnings: [...warnings, ...converted.warnings] };
+    return {
+      transcript: converted.transcript,
+      source: endpoint,
+      warnings: [...warnings, ...converted.warnings],
+    };
   }
 
   async function load(id: string): Promise<LoadResult> {
@@ -235,7 +248,9 @@ export async function writeNewFileAtomically(path: string, text: string): Promis
     await link(temp, path);
   } catch (e) {
     if (errnoCode(e) === 'EEXIST') {
-      throw new FileExistsError(`${path} already exists; refusing to overwrite a session (choose another id)`);
+      throw new FileExistsError(
+        `${path} already exists; refusing to overwrite a session (choose another id)`,
+      );
     }
     throw e;
   } finally {

@@ -36,7 +36,10 @@ describe('grok_bot text codec', () => {
   it('decodes records and keeps unknown roles and keys', () => {
     const { records, warnings } = parseGrokBotJsonl('{"role":"supervisor","note":"n","extra":{"k":true}}\n');
     expect(warnings).toEqual([]);
-    expect(records[0]).toMatchObject({ kind: 'record', json: { role: 'supervisor', note: 'n', extra: { k: true } } });
+    expect(records[0]).toMatchObject({
+      kind: 'record',
+      json: { role: 'supervisor', note: 'n', extra: { k: true } },
+    });
   });
 
   it('keeps a malformed line verbatim and warns with file and 1-based line (C17)', () => {
@@ -64,7 +67,9 @@ describe('grok_bot text codec', () => {
     const bytes = Buffer.concat([Buffer.from('{"a":"'), Buffer.from([0xff, 0xfe]), Buffer.from('"}\n')]);
     const { text, warnings } = decodeJsonlBytes(bytes, '/box/s.jsonl');
     expect(text).toBe('{"a":"\ufffd\ufffd"}\n');
-    expect(warnings).toEqual([{ source: '/box/s.jsonl', message: expect.stringMatching(/invalid UTF-8/) as string }]);
+    expect(warnings).toEqual([
+      { source: '/box/s.jsonl', message: expect.stringMatching(/invalid UTF-8/) as string },
+    ]);
     expect(decodeJsonlBytes(Buffer.from('{"a":"é"}'), 'x').warnings).toEqual([]);
   });
 
@@ -77,18 +82,18 @@ describe('grok_bot text codec', () => {
         })
         .map(({ role, text }) => JSON.stringify({ role, message: { content: [{ type: 'text', text }] } })),
       fc.string().map((note) => JSON.stringify({ role: 'supervisor', note })),
-      fc.jsonValue().map((v) => JSON.stringify({ role: 'assistant', message: { content: [{ type: 'x', v }] } })),
+      fc
+        .jsonValue()
+        .map((v) => JSON.stringify({ role: 'assistant', message: { content: [{ type: 'x', v }] } })),
       fc.json(),
       fc.string(), // mostly malformed
       fc.constantFrom('', '   ', '\t', '{', '{}', '{"role":"user"'),
     );
     const line = fc.tuple(record, fc.constantFrom('\n', '\r\n'));
-    const file = fc
-      .tuple(fc.array(line, { maxLength: 20 }), fc.boolean())
-      .map(([lines, finalNewline]) => {
-        const t = lines.map(([l, e]) => l.replace(/[\r\n]/g, ' ') + e).join('');
-        return finalNewline ? t : t.replace(/\r?\n$/, '');
-      });
+    const file = fc.tuple(fc.array(line, { maxLength: 20 }), fc.boolean()).map(([lines, finalNewline]) => {
+      const t = lines.map(([l, e]) => l.replace(/[\r\n]/g, ' ') + e).join('');
+      return finalNewline ? t : t.replace(/\r?\n$/, '');
+    });
     fc.assert(
       fc.property(file, (t) => roundTrip(t) === t),
       { numRuns: 300 },

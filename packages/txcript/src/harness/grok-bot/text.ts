@@ -128,7 +128,9 @@ export const grokBotText: TextCodec<GrokBotRecords> = {
  * and a warning names the file (the reader must not crash on one bad byte).
  */
 export function decodeJsonlBytes(bytes: Uint8Array, source: string): { text: string; warnings: Warning[] } {
-  const buffer = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const buffer = Buffer.isBuffer(bytes)
+    ? bytes
+    : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const text = buffer.toString('utf8');
   const warnings: Warning[] = isUtf8(buffer)
     ? []
