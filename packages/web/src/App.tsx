@@ -4,6 +4,7 @@
  */
 import { useCallback, useEffect, useRef, useState } from 'react';
 import type { ApiClient } from './api/client.ts';
+import { followAgentEvents } from './api/events.ts';
 import type { RosterRow, StatusResponse, TurnState } from './api/types.ts';
 import { Conversation } from './Conversation.tsx';
 import { useBubbleStyle, useTheme, type ThemeChoice } from './preferences.ts';
@@ -68,6 +69,21 @@ export function App({ client }: { client: ApiClient }) {
         rows?.map((row) => (row.id === agentId && row.state !== state ? { ...row, state } : row)) ?? rows,
     );
   }, []);
+
+  // While no agent is open, a roster-only stream keeps the sidebar live (an open agent's
+  // stream carries the same state and roster events).
+  useEffect(() => {
+    if (selectedId) return;
+    const abort = new AbortController();
+    void followAgentEvents(
+      client,
+      null,
+      0,
+      { onEntry: () => undefined, onState, onRoster: scheduleRosterRefresh, onStatus: () => undefined },
+      abort.signal,
+    );
+    return () => abort.abort();
+  }, [client, selectedId, onState, scheduleRosterRefresh]);
 
   const selected = agents?.find((agent) => agent.id === selectedId) ?? null;
   const model = status?.model;

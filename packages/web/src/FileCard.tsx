@@ -5,6 +5,7 @@
  */
 import { lazy, memo, Suspense, useContext, useEffect, useState, type ComponentType } from 'react';
 import { ConversationContext } from './conversation-context.ts';
+import { displayableImage } from './images.ts';
 import {
   formatBytes,
   loadBlob,
@@ -37,7 +38,7 @@ function isFetchable(source: FileSource): source is Fetchable {
 }
 
 /** Loads a source's bytes when `enabled`; errors are returned, not thrown. */
-function useBlob(source: FileSource, enabled: boolean): { blob: Blob | null; error: string | null } {
+export function useBlob(source: FileSource, enabled: boolean): { blob: Blob | null; error: string | null } {
   const context = useContext(ConversationContext);
   const [state, setState] = useState<{ blob: Blob | null; error: string | null }>({
     blob: null,
@@ -60,18 +61,35 @@ function useBlob(source: FileSource, enabled: boolean): { blob: Blob | null; err
   return state;
 }
 
-export function useObjectUrl(blob: Blob | null): string | null {
-  const [url, setUrl] = useState<string | null>(null);
+/** A `blob:` URL for an image's bytes (SVG rasterized first), revoked on unmount. */
+export function useImageUrl(
+  blob: Blob | null,
+  mediaType: string,
+): { url: string | null; error: string | null } {
+  const [state, setState] = useState<{ url: string | null; error: string | null }>({
+    url: null,
+    error: null,
+  });
   useEffect(() => {
     if (!blob) return;
-    const made = URL.createObjectURL(blob);
-    setUrl(made);
+    let made: string | null = null;
+    let live = true;
+    displayableImage(blob, mediaType).then(
+      (image) => {
+        if (!live) return;
+        made = URL.createObjectURL(image);
+        setState({ url: made, error: null });
+      },
+      (error: unknown) =>
+        live && setState({ url: null, error: `The image could not be shown (${String(error)}).` }),
+    );
     return () => {
-      URL.revokeObjectURL(made);
-      setUrl(null);
+      live = false;
+      if (made) URL.revokeObjectURL(made);
+      setState({ url: null, error: null });
     };
-  }, [blob]);
-  return url;
+  }, [blob, mediaType]);
+  return state;
 }
 
 export interface FileCardProps {
@@ -90,21 +108,25 @@ export const FileCard = memo(function FileCard({ fileName, size, mediaType, alt,
   const [previewOpen, setPreviewOpen] = useState(false);
   const [downloadRequested, setDownloadRequested] = useState(false);
   const wantBytes = fetchable && (kind === 'image' || previewOpen || downloadRequested);
-  const { blob, error } = useBlob(source, wantBytes);
-  const objectUrl = useObjectUrl(blob);
+  const { blob, error: fetchError } = useBlob(source, wantBytes);
+  const image = useImageUrl(kind === 'image' ? blob : null, type);
+  const error = fetchError ?? image.error;
 
-  // A download asked for before the bytes arrived completes once they do.
+  // A download asked for before the bytes arrived completes once they do. `download` saves
+  // the file; it never opens it in this origin.
   useEffect(() => {
-    if (!downloadRequested || !objectUrl) return;
+    if (!downloadRequested || !blob) return;
+    const url = URL.createObjectURL(blob);
     const link = document.createElement('a');
-    link.href = objectUrl;
+    link.href = url;
     link.download = fileName;
     link.click();
+    setTimeout(() => URL.revokeObjectURL(url), 10_000);
     setDownloadRequested(false);
-  }, [downloadRequested, objectUrl, fileName]);
+  }, [downloadRequested, blob, fileName]);
 
   const Preview = kind === 'image' || kind === 'none' ? null : PREVIEWS[kind];
-  const imageSrc = kind === 'image' ? (source.kind === 'remote' ? source.url : objectUrl) : null;
+  const imageSrc = kind === 'image' ? (source.kind === 'remote' ? source.url : image.url) : null;
   const caption = alt ?? fileName;
 
   return (

@@ -4,6 +4,7 @@
  * cached per agent so re-rendering a bubble never refetches.
  */
 import type { ApiClient } from './api/client.ts';
+import { sha256FromFileUrl } from './images.ts';
 
 export type FileSource =
   | { kind: 'attachment'; sha256: string }
@@ -25,6 +26,7 @@ const EXTENSION_TYPES: Readonly<Record<string, string>> = {
   webp: 'image/webp',
   avif: 'image/avif',
   bmp: 'image/bmp',
+  svg: 'image/svg+xml',
 };
 
 /** The media type to use: the recorded one, else guessed from the file name's extension. */
@@ -34,9 +36,9 @@ export function mediaTypeOf(mediaType: string | undefined, fileName: string): st
   return EXTENSION_TYPES[extension] ?? 'application/octet-stream';
 }
 
-/** SVG is left out on purpose: it can carry script, so it downloads instead of rendering. */
+/** SVG counts as an image: it is shown only after `displayableImage` rasterizes it. */
 export function previewKindOf(mediaType: string): PreviewKind {
-  if (/^image\/(png|jpeg|gif|webp|avif|bmp)$/.test(mediaType)) return 'image';
+  if (/^image\/(png|jpeg|gif|webp|avif|bmp|svg\+xml)$/.test(mediaType)) return 'image';
   if (mediaType === 'application/pdf') return 'pdf';
   if (mediaType === EXTENSION_TYPES.docx) return 'docx';
   if (mediaType === EXTENSION_TYPES.xlsx) return 'xlsx';
@@ -60,6 +62,9 @@ export function formatBytes(bytes: number | undefined): string {
 export function sourceOf(fields: { url?: string; sha256?: string; uploadEntryId?: string }): FileSource {
   if (fields.sha256 && /^[0-9a-f]{64}$/i.test(fields.sha256))
     return { kind: 'attachment', sha256: fields.sha256 };
+  // An ingested file's stored URL names its hash even where the entry has no `sha256` (text images).
+  const fromUrl = fields.url ? sha256FromFileUrl(fields.url) : null;
+  if (fromUrl) return { kind: 'attachment', sha256: fromUrl };
   if (fields.uploadEntryId) return { kind: 'upload', entryId: fields.uploadEntryId };
   if (fields.url && /^https:\/\//i.test(fields.url)) return { kind: 'remote', url: fields.url };
   return {

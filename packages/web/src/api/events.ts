@@ -109,13 +109,14 @@ export function backoffDelay(attempt: number): number {
 }
 
 /**
- * Follows one agent's events until `signal` aborts. `after` is the highest seq already held;
+ * Follows one agent's events until `signal` aborts (`agentId` null: only the `state` and
+ * `roster` events every stream carries, for the sidebar while no agent is open). `after` is the highest seq already held;
  * it advances with every entry so a reconnect resumes exactly where the stream broke.
  * Stops for good on 401/403/404 (retrying cannot help), with the reason in `onStatus`.
  */
 export async function followAgentEvents(
   client: ApiClient,
-  agentId: string,
+  agentId: string | null,
   after: number,
   handlers: AgentStreamHandlers,
   signal: AbortSignal,
@@ -124,7 +125,9 @@ export async function followAgentEvents(
   let attempt = 0;
   while (!signal.aborted) {
     handlers.onStatus(attempt === 0 ? 'connecting' : 'reconnecting');
-    const url = `${client.baseUrl}/api/events?${new URLSearchParams({ agentId, after: String(lastSeq) }).toString()}`;
+    const query = new URLSearchParams({ after: String(lastSeq) });
+    if (agentId !== null) query.set('agentId', agentId);
+    const url = `${client.baseUrl}/api/events?${query.toString()}`;
     try {
       const response = await client.fetch(url, {
         headers: { Authorization: `Bearer ${client.token}`, Accept: 'text/event-stream' },
@@ -148,7 +151,7 @@ export async function followAgentEvents(
       }
     } catch (error) {
       if (signal.aborted) break;
-      console.warn(`/api/events for ${agentId}: ${String(error)}; reconnecting`);
+      console.warn(`/api/events for ${agentId ?? 'the roster'}: ${String(error)}; reconnecting`);
     }
     if (signal.aborted) break;
     await sleep(backoffDelay(attempt++), signal);

@@ -8,6 +8,7 @@ import { assertNever } from '@sendbox/protocol';
 import { useContext, useId, useRef, useState, type FormEvent } from 'react';
 import { ApiError } from '../api/client.ts';
 import { ConversationContext } from '../conversation-context.ts';
+import { createSingleFlight } from '../single-flight.ts';
 
 export function describeTarget(target: SecretTarget): string {
   switch (target.kind) {
@@ -34,7 +35,7 @@ export function SecretRequestBubble({
   const [saved, setSaved] = useState(false);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
-  const inFlight = useRef(false);
+  const flight = useRef(createSingleFlight());
   const inputId = useId();
   const readOnly = !context || context.readOnly;
 
@@ -44,23 +45,23 @@ export function SecretRequestBubble({
     if (!(input instanceof HTMLInputElement) || !context) return;
     const value = input.value;
     input.value = '';
-    if (value === '' || inFlight.current) return;
-    inFlight.current = true;
-    setBusy(true);
+    if (value === '') return;
     setError(null);
     try {
-      await context.client.submitSecret({ agentId: context.agentId, messageId: sendId, value });
-      setSaved(true);
-    } catch (cause) {
-      if (cause instanceof ApiError && cause.status === 409) {
+      await flight.current.run(async () => {
+        setBusy(true);
+        try {
+          await context.client.submitSecret({ agentId: context.agentId, messageId: sendId, value });
+        } catch (cause) {
+          if (!(cause instanceof ApiError && cause.status === 409)) throw cause;
+        } finally {
+          setBusy(false);
+        }
         setSaved(true);
-      } else {
-        inFlight.current = false;
-        // The gateway never echoes the value; the message is safe to show.
-        setError(`${cause instanceof Error ? cause.message : String(cause)}. Enter it again to retry.`);
-      }
-    } finally {
-      setBusy(false);
+      });
+    } catch (cause) {
+      // The gateway never echoes the value, so its message is safe to show.
+      setError(`${cause instanceof Error ? cause.message : String(cause)}. Enter it again to retry.`);
     }
   }
 

@@ -8,6 +8,7 @@ import type { StoredWidget, WidgetOption } from '@sendbox/protocol';
 import { useContext, useId, useRef, useState, type FormEvent } from 'react';
 import { ApiError } from '../api/client.ts';
 import { ConversationContext } from '../conversation-context.ts';
+import { createSingleFlight } from '../single-flight.ts';
 
 export function optionValue(option: WidgetOption): string {
   return option.value ?? option.label;
@@ -33,7 +34,7 @@ export function WidgetBubble({
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const [ticked, setTicked] = useState<ReadonlySet<string>>(new Set());
-  const inFlight = useRef(false);
+  const flight = useRef(createSingleFlight());
   const ids = useId();
 
   const answered = answer ?? submitted;
@@ -42,23 +43,24 @@ export function WidgetBubble({
   const chosen = chosenValues(answered);
 
   async function send(value: string | string[]): Promise<void> {
-    if (!context || inFlight.current || answered !== null) return;
-    inFlight.current = true;
-    setBusy(true);
+    if (!context || answered !== null) return;
     setError(null);
     try {
-      await context.client.answerWidget({ agentId: context.agentId, messageId: sendId, answer: value });
-      setSubmitted(Array.isArray(value) ? value.join('\n') : value);
+      await flight.current.run(async () => {
+        setBusy(true);
+        try {
+          await context.client.answerWidget({ agentId: context.agentId, messageId: sendId, answer: value });
+          setSubmitted(Array.isArray(value) ? value.join('\n') : value);
+        } catch (cause) {
+          // Answered elsewhere (another tab): the ledger entry will show which answer.
+          if (cause instanceof ApiError && cause.status === 409) setSubmitted('');
+          else throw cause;
+        } finally {
+          setBusy(false);
+        }
+      });
     } catch (cause) {
-      if (cause instanceof ApiError && cause.status === 409) {
-        // Answered elsewhere (another tab): the ledger entry will show which answer.
-        setSubmitted('');
-      } else {
-        inFlight.current = false;
-        setError(cause instanceof Error ? cause.message : String(cause));
-      }
-    } finally {
-      setBusy(false);
+      setError(cause instanceof Error ? cause.message : String(cause));
     }
   }
 

@@ -1,0 +1,163 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ApiError, createApiClient } from './client.ts';
+
+interface Seen {
+  method: string;
+  url: string;
+  headers: IncomingMessage['headers'];
+  body: Buffer;
+}
+
+let server: Server | null = null;
+afterEach(async () => {
+  const running = server;
+  server = null;
+  if (running) await new Promise((resolve) => running.close(resolve));
+});
+
+async function gateway(
+  reply: (seen: Seen, res: ServerResponse) => void,
+): Promise<{ base: string; seen: Seen[] }> {
+  const seen: Seen[] = [];
+  server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const record = {
+        method: req.method ?? '',
+        url: req.url ?? '',
+        headers: req.headers,
+        body: Buffer.concat(chunks),
+      };
+      seen.push(record);
+      reply(record, res);
+    });
+  });
+  await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
+  return { base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen };
+}
+
+const json = (res: ServerResponse, status: number, body: unknown) =>
+  res.writeHead(status, { 'Content-Type': 'application/json' }).end(JSON.stringify(body));
+
+const row = {
+  id: 'a1',
+  name: 'Agent',
+  description: '',
+  harness: 'box',
+  updatedAt: 1,
+  lastActivityAt: 1,
+  lastEntry: null,
+  unreadCount: 0,
+  hasUnread: false,
+  awaitingUserResponse: false,
+  state: 'idle',
+  readOnly: false,
+};
+
+describe('createApiClient', () => {
+  it('posts JSON with the bearer token and checks the response', async () => {
+    const { base, seen } = await gateway((_seen, res) => json(res, 200, [row]));
+    const rows = await createApiClient({ token: 's3cret', baseUrl: base }).listAgents();
+    expect(rows).toEqual([row]);
+    expect(seen[0]).toMatchObject({ method: 'POST', url: '/api/listAgents' });
+    expect(seen[0]!.headers.authorization).toBe('Bearer s3cret');
+    expect(seen[0]!.headers['content-type']).toBe('application/json');
+    expect(JSON.parse(seen[0]!.body.toString())).toEqual({});
+  });
+
+  it("turns an error status into an ApiError carrying the gateway's message", async () => {
+    const { base } = await gateway((_seen, res) =>
+      json(res, 409, { error: 'that widget was already answered' }),
+    );
+    const failure = createApiClient({ token: 't', baseUrl: base }).answerWidget({
+      agentId: 'a1',
+      messageId: 't1s0',
+      answer: ['a', 'b'],
+    });
+    await expect(failure).rejects.toBeInstanceOf(ApiError);
+    await expect(failure).rejects.toMatchObject({
+      status: 409,
+      message: '/api/answerWidget failed with 409: that widget was already answered',
+    });
+  });
+
+  it('rejects a response of the wrong shape, naming the field', async () => {
+    const { base } = await gateway((_seen, res) =>
+      json(res, 200, { agent: { ...row, updatedAt: 'yesterday' } }),
+    );
+    await expect(createApiClient({ token: 't', baseUrl: base }).createAgent({ name: 'x' })).rejects.toThrow(
+      /\/api\/createAgent: unexpected response at agent\.updatedAt/,
+    );
+  });
+
+  it('parses openAgent entries, keeping unknown kinds as unrecognized and skipping id-less ones', async () => {
+    const { base } = await gateway((_seen, res) =>
+      json(res, 200, {
+        entries: [
+          { id: 'n1', seq: 1, kind: 'notice', text: 'hi', timestampMs: 5 },
+          { id: 'v1', seq: 2, kind: 'voice-call', timestampMs: 6 },
+          { kind: 'notice', text: 'no id' },
+        ],
+      }),
+    );
+    const entries = await createApiClient({ token: 't', baseUrl: base }).openAgent('a1');
+    expect(entries.map((e) => [e.id, e.kind])).toEqual([
+      ['n1', 'notice'],
+      ['v1', '$unrecognized'],
+    ]);
+  });
+
+  it('uploads raw bytes with the agent id and a percent-encoded file name', async () => {
+    const { base, seen } = await gateway((_seen, res) =>
+      json(res, 200, {
+        entry: {
+          id: 'u1',
+          seq: 9,
+          kind: 'user-attachment',
+          file_name: 'ré sumé.pdf',
+          file_path: 'p',
+          timestampMs: 1,
+        },
+      }),
+    );
+    const entry = await createApiClient({ token: 't', baseUrl: base }).uploadFile({
+      agentId: 'a1',
+      file: new Blob([new Uint8Array([1, 2, 3])]),
+      fileName: 'ré sumé.pdf',
+      clientNonce: 'n-1',
+    });
+    expect(entry).toMatchObject({ id: 'u1', seq: 9, kind: 'user-attachment' });
+    expect(seen[0]!.url).toBe('/api/uploadFile');
+    expect(seen[0]!.headers['content-type']).toBe('application/octet-stream');
+    expect(seen[0]!.headers['x-agent-id']).toBe('a1');
+    expect(seen[0]!.headers['x-file-name']).toBe('r%C3%A9%20sum%C3%A9.pdf');
+    expect(seen[0]!.headers['x-client-nonce']).toBe('n-1');
+    expect([...seen[0]!.body]).toEqual([1, 2, 3]);
+  });
+
+  it('fetches attachment bytes with GET and the bearer header', async () => {
+    const { base, seen } = await gateway((_seen, res) =>
+      res.writeHead(200, { 'Content-Type': 'image/png' }).end('PNG'),
+    );
+    const blob = await createApiClient({ token: 't', baseUrl: base }).attachment('a1', 'f'.repeat(64));
+    expect(await blob.text()).toBe('PNG');
+    expect(blob.type).toBe('image/png');
+    expect(seen[0]).toMatchObject({
+      method: 'GET',
+      url: `/api/attachment?agentId=a1&sha256=${'f'.repeat(64)}`,
+    });
+    expect(seen[0]!.headers.authorization).toBe('Bearer t');
+  });
+
+  it('reports an unreachable gateway with status 0', async () => {
+    const failing = createApiClient({
+      token: 't',
+      baseUrl: 'http://127.0.0.1:9',
+      fetch: () => Promise.reject(new Error('ECONNREFUSED')),
+    });
+    await expect(failing.getStatus()).rejects.toMatchObject({ status: 0 });
+  });
+});

@@ -1,0 +1,181 @@
+import { SEND_MESSAGE_TYPES } from '@sendbox/protocol';
+import { renderToStaticMarkup } from 'react-dom/server';
+import { describe, expect, it } from 'vitest';
+import { createApiClient } from '../api/client.ts';
+import { parseEntry, type TranscriptEntry } from '../api/types.ts';
+import { ConversationContext } from '../conversation-context.ts';
+import { Bubble } from './Bubble.tsx';
+
+const context = {
+  client: createApiClient({
+    token: 't',
+    baseUrl: 'http://127.0.0.1:9',
+    fetch: () => Promise.reject(new Error('offline')),
+  }),
+  agentId: 'a1',
+  readOnly: false,
+  openLightbox: () => undefined,
+};
+
+function entry(raw: Record<string, unknown>): TranscriptEntry {
+  const parsed = parseEntry({ timestampMs: 0, seq: 1, ...raw });
+  if (!parsed) throw new Error('bad fixture');
+  return parsed;
+}
+
+function render(e: TranscriptEntry, answer?: string, readOnly = false): string {
+  return renderToStaticMarkup(
+    <ConversationContext.Provider value={{ ...context, readOnly }}>
+      <Bubble entry={e} answer={answer} />
+    </ConversationContext.Provider>,
+  );
+}
+
+const text = (content: string, extra: Record<string, unknown> = {}) =>
+  entry({ id: 't1s0', kind: 'send-message', message: { type: 'text', content, ...extra } });
+
+const widget = (multiSelect = false) =>
+  entry({
+    id: 't1s1',
+    kind: 'send-message',
+    message: {
+      type: 'widget',
+      widget: {
+        prompt: 'Pick',
+        options: [{ label: 'Yes', value: 'y' }, { label: 'No' }],
+        allowCustom: true,
+        multiSelect,
+      },
+    },
+  });
+
+const secret = entry({
+  id: 't1s2',
+  kind: 'send-message',
+  message: {
+    type: 'secret-request',
+    secretRequest: { label: 'API key', target: { kind: 'env', name: 'API_KEY' } },
+  },
+});
+
+describe('Bubble', () => {
+  it('tags every bubble with its entry id, kind and send type', () => {
+    const samples: Record<string, Record<string, unknown>> = {
+      text: { type: 'text', content: 'hi' },
+      attachment: { type: 'attachment', url: 'https://example.com/a.pdf', file_name: 'a.pdf', size: 2048 },
+      widget: { type: 'widget', widget: { prompt: 'q', options: [{ label: 'a' }] } },
+      'cursor-agent': { type: 'cursor-agent', bcId: 'bc-9', title: 'Fix it' },
+      'secret-request': secret.kind === 'send-message' ? secret.message : {},
+    };
+    for (const type of SEND_MESSAGE_TYPES) {
+      const html = render(entry({ id: `s-${type}`, kind: 'send-message', message: samples[type] }));
+      expect(html).toContain(`data-entry-id="s-${type}"`);
+      expect(html).toContain('data-kind="send-message"');
+      expect(html).toContain(`data-type="${type}"`);
+    }
+  });
+
+  it('renders nothing for hidden user messages and turn ends', () => {
+    expect(
+      render(entry({ id: 'h', kind: 'message', role: 'user', content: 'secret guidance', hidden: true })),
+    ).toBe('');
+    expect(render(entry({ id: 'e', kind: 'turn-ended' }))).toBe('');
+  });
+
+  it('renders Markdown without raw HTML and with safe links only', () => {
+    const html = render(
+      text(
+        '**bold** <img src=x onerror=alert(1)> [ok](https://example.com) [bad](javascript:alert(1)) [back](sand-msg:t0u)',
+      ),
+    );
+    expect(html).toContain('<strong>bold</strong>');
+    expect(html).toContain('&lt;img src=x onerror=alert(1)&gt;');
+    expect(html).not.toContain('<img src="x"');
+    expect(html).toContain('<a href="https://example.com/" target="_blank" rel="noopener noreferrer">ok</a>');
+    expect(html).not.toContain('javascript:');
+    expect(html).toContain('<span class="link-blocked">bad</span>');
+    expect(html).toContain('href="#msg-t0u"');
+  });
+
+  it('shows text images as a grid with the alt text as hover text', () => {
+    const html = render(text('see', { images: [{ url: 'https://example.com/a.png', alt: 'A chart' }] }));
+    expect(html).toContain('data-testid="image-grid"');
+    expect(html).toMatch(/<img[^>]*alt="A chart"[^>]*title="A chart"/);
+  });
+
+  it('shows a file card with name, size and media type', () => {
+    const html = render(
+      entry({
+        id: 'att',
+        kind: 'send-message',
+        message: {
+          type: 'attachment',
+          url: 'file:///x/attachments/' + 'a'.repeat(64) + '.xlsx',
+          file_name: 'budget.xlsx',
+          size: 10_240,
+          sha256: 'a'.repeat(64),
+          media_type: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
+        },
+      }),
+    );
+    expect(html).toContain('budget.xlsx');
+    expect(html).toContain('10 KB');
+    expect(html).toContain('data-testid="file-preview-toggle"');
+    expect(html).toContain('data-testid="file-download"');
+  });
+
+  it('offers widget options until answered, then disables them and marks the choice', () => {
+    const open = render(widget());
+    expect(open.match(/data-testid="widget-option"/g)).toHaveLength(2);
+    expect(open).not.toMatch(/data-testid="widget-option"[^>]*disabled/);
+    expect(open).toContain('data-testid="widget-custom-input"');
+
+    const answered = render(widget(), 'y');
+    expect(answered.match(/<button[^>]*data-testid="widget-option"[^>]*disabled=""/g)).toHaveLength(2);
+    expect(answered).toMatch(/aria-pressed="true"[^>]*disabled=""[^>]*>Yes/);
+    expect(answered).toContain('Answered: y');
+    expect(answered).not.toContain('widget-custom-input');
+  });
+
+  it('renders multi-select widgets as checkboxes with a submit', () => {
+    const html = render(widget(true));
+    expect(html.match(/type="checkbox"/g)).toHaveLength(2);
+    expect(html).toContain('data-testid="widget-submit"');
+    const answered = render(widget(true), 'y\nNo');
+    expect(answered.match(/checked=""/g)).toHaveLength(2);
+  });
+
+  it('asks for a secret in a masked field with autocomplete off, and only says "Saved" after', () => {
+    const html = render(secret);
+    expect(html).toMatch(/<input[^>]*type="password"[^>]*autoComplete="off"[^>]*data-testid="secret-input"/i);
+    expect(html).not.toContain('value=');
+    expect(html).toContain('environment variable API_KEY');
+    const saved = render(secret, 'Secret saved');
+    expect(saved).toContain('Saved: API key');
+    expect(saved).not.toContain('secret-input');
+  });
+
+  it('disables answering in a read-only agent', () => {
+    expect(render(widget(), undefined, true)).toMatch(/data-testid="widget-option"[^>]*disabled=""/);
+    expect(render(secret, undefined, true)).toMatch(/data-testid="secret-input"[^>]*disabled=""/);
+  });
+
+  it('renders tool calls, notices, thinking and cursor-agent cards compactly', () => {
+    expect(
+      render(entry({ id: 'c', kind: 'tool-call', name: 'shell', status: 'success', summary: 'ls' })),
+    ).toContain('<code class="tool-name">shell</code>');
+    expect(render(entry({ id: 'n', kind: 'notice', text: 'Model switched' }))).toContain('Model switched');
+    expect(render(entry({ id: 'k', kind: 'thinking', text: 'hmm' }))).toContain('hmm');
+    const card = render(
+      entry({ id: 'ca', kind: 'send-message', message: { type: 'cursor-agent', bcId: 'bc-7', title: 'T' } }),
+    );
+    expect(card).toContain('bc-7');
+    expect(card).toContain('>T<');
+  });
+
+  it('shows user text as typed, never as Markdown', () => {
+    const html = render(entry({ id: 'u', kind: 'message', role: 'user', content: '**not bold** <b>x</b>' }));
+    expect(html).toContain('**not bold** &lt;b&gt;x&lt;/b&gt;');
+    expect(html).toContain('data-role="user"');
+  });
+});

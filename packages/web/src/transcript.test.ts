@@ -1,0 +1,121 @@
+import { ledgerEntrySchema, SEND_MESSAGE_TYPES, type StoredMessage } from '@sendbox/protocol';
+import { describe, expect, it } from 'vitest';
+import { parseEntry, type TranscriptEntry } from './api/types.ts';
+import { bubbleKindFor, deriveAnswers, isShown, lastSeq, mergeEntries } from './transcript.ts';
+
+function entry(raw: Record<string, unknown>): TranscriptEntry {
+  const parsed = parseEntry({ timestampMs: 1, ...raw });
+  if (!parsed) throw new Error('fixture entry lacks id or seq');
+  return parsed;
+}
+
+const notice = (seq: number, id = `n${seq}`) => entry({ id, seq, kind: 'notice', text: `notice ${seq}` });
+
+const SAMPLE_MESSAGES: Record<StoredMessage['type'], StoredMessage> = {
+  text: { type: 'text', content: 'hi' },
+  attachment: { type: 'attachment', url: 'https://example.com/a.pdf' },
+  widget: { type: 'widget', widget: { prompt: 'q', options: [{ label: 'a' }] } },
+  'cursor-agent': { type: 'cursor-agent', bcId: 'bc-1' },
+  'secret-request': {
+    type: 'secret-request',
+    secretRequest: { label: 'k', target: { kind: 'env', name: 'K' } },
+  },
+};
+
+describe('bubbleKindFor', () => {
+  it('has a bubble for every ledger kind the protocol defines (turn-ended and hidden excepted)', () => {
+    const kinds = ledgerEntrySchema.options.map((option) => option.shape.kind.value);
+    const samples: Record<string, Record<string, unknown>> = {
+      message: { role: 'user', content: 'x' },
+      'send-message': { message: SAMPLE_MESSAGES.text },
+      'user-attachment': { file_name: 'f', file_path: 'p' },
+      'tool-call': { name: 't', status: 'success' },
+      notice: { text: 'n' },
+      thinking: { text: 't' },
+      'turn-ended': {},
+    };
+    expect(Object.keys(samples).sort()).toEqual([...kinds].sort());
+    for (const kind of kinds) {
+      const bubble = bubbleKindFor(entry({ id: kind, seq: 1, kind, ...samples[kind] }));
+      if (kind === 'turn-ended') expect(bubble).toBeNull();
+      else expect(bubble, kind).not.toBeNull();
+    }
+  });
+
+  it('has a distinct bubble for every send-message type', () => {
+    const bubbles = SEND_MESSAGE_TYPES.map((type) =>
+      bubbleKindFor(entry({ id: type, seq: 1, kind: 'send-message', message: SAMPLE_MESSAGES[type] })),
+    );
+    expect(bubbles).toEqual(['text', 'attachment', 'widget', 'cursor-agent', 'secret-request']);
+  });
+
+  it('never shows a hidden user message; shows thinking only with the toggle on', () => {
+    const hidden = entry({
+      id: 'h',
+      seq: 1,
+      kind: 'message',
+      role: 'user',
+      content: 'guidance',
+      hidden: true,
+    });
+    const thinking = entry({ id: 't', seq: 2, kind: 'thinking', text: 'hmm' });
+    expect(isShown(hidden, true)).toBe(false);
+    expect(isShown(thinking, false)).toBe(false);
+    expect(isShown(thinking, true)).toBe(true);
+  });
+
+  it('turns entries it cannot read into an unrecognized bubble instead of dropping them', () => {
+    const future = entry({ id: 'v', seq: 3, kind: 'voice-call', call: {} });
+    const newType = entry({ id: 'c', seq: 4, kind: 'send-message', message: { type: 'connector' } });
+    expect(future).toMatchObject({ kind: '$unrecognized', rawKind: 'voice-call' });
+    expect(newType).toMatchObject({ kind: '$unrecognized', rawKind: 'send-message connector' });
+    expect(bubbleKindFor(future)).toBe('unrecognized');
+    expect(parseEntry({ kind: 'notice', text: 'no id or seq' })).toBeNull();
+  });
+});
+
+describe('deriveAnswers', () => {
+  it('maps a send id to the content of the message that answers it, first answer wins', () => {
+    const entries = [
+      entry({ id: 's1', seq: 1, kind: 'send-message', message: SAMPLE_MESSAGES.widget }),
+      entry({ id: 'u1', seq: 2, kind: 'message', role: 'user', content: 'a', respondedValue: 's1' }),
+      entry({ id: 'u2', seq: 3, kind: 'message', role: 'user', content: 'late', respondedValue: 's1' }),
+      entry({ id: 'u3', seq: 4, kind: 'message', role: 'user', content: 'plain' }),
+    ];
+    const answers = deriveAnswers(entries);
+    expect(answers.get('s1')).toBe('a');
+    expect(answers.size).toBe(1);
+  });
+});
+
+describe('mergeEntries', () => {
+  it('appends in seq order and returns the same array when nothing changed', () => {
+    const one = mergeEntries([], [notice(1), notice(2)]);
+    expect(one.map((e) => e.seq)).toEqual([1, 2]);
+    expect(mergeEntries(one, [one[1]!])).toBe(one);
+    expect(mergeEntries(one, [])).toBe(one);
+  });
+
+  it('drops a repeat of the same id or seq (stream and upload response racing)', () => {
+    const list = mergeEntries([], [notice(1), notice(2)]);
+    const again = mergeEntries(list, [notice(2)]);
+    expect(again.map((e) => e.id)).toEqual(['n1', 'n2']);
+    const sameSeq = mergeEntries(list, [notice(1, 'other-id')]);
+    expect(sameSeq.map((e) => e.id)).toEqual(['n1', 'n2']);
+  });
+
+  it('replaces an entry with the same id in place', () => {
+    const running = entry({ id: 'tc', seq: 2, kind: 'tool-call', name: 'shell', status: 'running' });
+    const done = entry({ id: 'tc', seq: 2, kind: 'tool-call', name: 'shell', status: 'success' });
+    const merged = mergeEntries(mergeEntries([], [notice(1), running, notice(3)]), [done]);
+    expect(merged.map((e) => e.id)).toEqual(['n1', 'tc', 'n3']);
+    expect(merged[1]).toBe(done);
+  });
+
+  it('inserts an out-of-order entry at its seq', () => {
+    const merged = mergeEntries(mergeEntries([], [notice(1), notice(5)]), [notice(3), notice(6), notice(4)]);
+    expect(merged.map((e) => e.seq)).toEqual([1, 3, 4, 5, 6]);
+    expect(lastSeq(merged)).toBe(6);
+    expect(lastSeq([])).toBe(0);
+  });
+});
