@@ -48,7 +48,14 @@ export {
   openLedgerReadOnly,
   readLedgerFile,
 } from './ledger-db.ts';
-export type { LedgerOpenOptions, LedgerRead, LedgerReader, LedgerRow, LedgerWriter } from './ledger-db.ts';
+export type {
+  LedgerOpenOptions,
+  LedgerRead,
+  LedgerReader,
+  LedgerRow,
+  LedgerSummary,
+  LedgerWriter,
+} from './ledger-db.ts';
 export { parseLedgerEntries, parseLedgerEntry } from './ledger-entry.ts';
 export type { ForeignLedgerEntry, LegacyLedgerEntry, ReadLedgerEntry } from './ledger-entry.ts';
 export { ledgerToCommon } from './ledger-to-common.ts';

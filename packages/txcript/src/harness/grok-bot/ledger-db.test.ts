@@ -1,11 +1,18 @@
 import { createHash } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { LedgerEntry } from '@sendbox/protocol';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { LedgerError, openLedgerForWrite, openLedgerReadOnly, readLedgerFile } from './ledger-db.ts';
+import {
+  LedgerError,
+  openLedgerForWrite,
+  openLedgerReadOnly,
+  readLedgerFile,
+  readLedgerSummary,
+} from './ledger-db.ts';
 
 let dir: string;
 beforeEach(async () => {
@@ -215,5 +222,29 @@ describe('ledger db: reading', () => {
     for (let i = 4096 + 8; i < bytes.length; i += 3) bytes[i] = 0xa5;
     await writeFile(path, bytes);
     expect(() => readLedgerFile(path)).toThrow(new RegExp(`${path}.*(corrupt|not a SQLite database)`));
+  });
+});
+
+describe('ledger db: summary for listing', () => {
+  it('counts rows and reads the last time and unreadState, for canonical, loose and table-less files', () => {
+    const path = join(dir, 'store.db');
+    const w = openLedgerForWrite(path);
+    w.appendEntries([msg('a', '1'), { ...msg('b', '2'), timestampMs: 1_788_485_409_000 }]);
+    w.setKv('unreadState', { lastActivityAt: 42 });
+    w.close();
+    expect(readLedgerSummary(path)).toEqual({
+      count: 2,
+      lastTimestampMs: 1_788_485_409_000,
+      unreadState: { lastActivityAt: 42 },
+    });
+    const loose = join(dir, 'loose.db');
+    looseLedger(loose, [[1, 'a', JSON.stringify(msg('a', '1'))]]);
+    expect(readLedgerSummary(loose)).toEqual({ count: 1, lastTimestampMs: 1_788_485_400_000 });
+    const none = join(dir, 'none.db');
+    new Database(none).exec('CREATE TABLE other (x)');
+    expect(readLedgerSummary(none)).toEqual({ count: 0 });
+    const text = join(dir, 'text.db');
+    writeFileSync(text, 'not a database at all\n'.repeat(100));
+    expect(() => readLedgerSummary(text)).toThrow(/not a SQLite database/);
   });
 });
