@@ -85,6 +85,10 @@ describe('grok_bot codec: records to Common', () => {
     expect(nativeJson(grokBotFromCommon(t))[0]).toMatchObject({ message: { content: [text('question')] } });
   });
 
+  it('reads a plain-string message content as one text block', () => {
+    expect(blocks(common(rec({ role: 'assistant', message: { content: 'plain' } })))).toEqual([text('plain')]);
+  });
+
   it('drops a user record whose only text is an address tag', () => {
     expect(common(user(text('[t4u]\n'))).messages).toEqual([]);
   });
