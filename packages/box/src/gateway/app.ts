@@ -42,7 +42,11 @@ function methodNotAllowed(c: Context, allowed: string): Response {
   return errorResponse(c, 405, `${c.req.method} ${c.req.path} is not allowed; use ${allowed}`);
 }
 
-const afterSchema = z.coerce.number().int('expected a whole seq number').min(0, 'expected a seq number >= 0');
+/** `after` comes from the query or, on a reconnect, from `Last-Event-ID`. */
+const eventsQuerySchema = z.object({
+  agentId: agentIdSchema.optional(),
+  after: z.coerce.number().int('expected a whole seq number').min(0, 'expected a seq number >= 0').default(0),
+});
 
 export function createGatewayApp(options: GatewayAppOptions): GatewayApp {
   const { host, version, files } = options;
@@ -81,8 +85,9 @@ export function createGatewayApp(options: GatewayAppOptions): GatewayApp {
   async function uploadFile(c: Context): Promise<Response> {
     try {
       const agentId = agentIdSchema.safeParse(c.req.header('x-agent-id') ?? '');
-      if (!agentId.success)
+      if (!agentId.success) {
         throw new GatewayError(describeZodError('uploadFile: X-Agent-Id', agentId.error), 400);
+      }
       const fileName = uploadFileName(c.req.header('x-file-name'));
       const clientNonce = c.req.header('x-client-nonce');
       const bytes = await readCappedBody(c.req.raw, UPLOAD_LIMIT, 'uploadFile');
@@ -100,23 +105,14 @@ export function createGatewayApp(options: GatewayAppOptions): GatewayApp {
 
   async function events(c: Context): Promise<Response> {
     try {
-      const agentIdRaw = c.req.query('agentId');
-      const agentId =
-        agentIdRaw === undefined || agentIdRaw === '' ? null : agentIdSchema.safeParse(agentIdRaw);
-      if (agentId !== null && !agentId.success) {
-        throw new GatewayError(describeZodError('events: agentId', agentId.error), 400);
-      }
-      const afterRaw = c.req.query('after') ?? c.req.header('last-event-id');
-      const after = afterRaw === undefined || afterRaw === '' ? 0 : afterSchema.safeParse(afterRaw);
-      if (typeof after !== 'number' && !after.success) {
-        throw new GatewayError(describeZodError('events: after', after.error), 400);
-      }
+      const query = eventsQuerySchema.safeParse({
+        agentId: c.req.query('agentId') || undefined,
+        after: c.req.query('after') || c.req.header('last-event-id') || undefined,
+      });
+      if (!query.success) throw new GatewayError(describeZodError('events', query.error), 400);
       const body = await openEventStream(
         host,
-        {
-          agentId: agentId === null ? null : agentId.data,
-          after: typeof after === 'number' ? after : after.data,
-        },
+        { agentId: query.data.agentId ?? null, after: query.data.after },
         streams,
       );
       return new Response(body, {
@@ -184,8 +180,7 @@ export function createGatewayApp(options: GatewayAppOptions): GatewayApp {
         `unknown method ${JSON.stringify(name)}; docs/gateway.md lists the methods`,
       );
     }
-    const allowed = verb === 'GET' ? ['GET', 'HEAD'] : [verb];
-    return allowed.includes(c.req.method) ? handler(c) : methodNotAllowed(c, verb);
+    return c.req.method === verb ? handler(c) : methodNotAllowed(c, verb);
   });
 
   app.get('/', (c) => ui.page(c));

@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { agentPaths } from '../host/layout.ts';
 import type { AgentHost } from '../host/types.ts';
 import { HostError } from '../host/types.ts';
-import { mediaTypeOf } from './static-ui.ts';
+import { mediaTypeOf } from '../attachments/media-type.ts';
 
 export interface ServedFile {
   path: string;

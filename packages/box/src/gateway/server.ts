@@ -18,6 +18,7 @@ export const DEFAULT_GATEWAY_HOST = '127.0.0.1';
 export const DEFAULT_GATEWAY_PORT = 1340;
 /** How long shutdown waits for in-flight requests (an upload, say) before closing their sockets. */
 export const SHUTDOWN_GRACE_MS = 10_000;
+const KEEP_ALIVE_TIMEOUT_MS = 65_000;
 
 export class GatewayStartError extends Error {
   constructor(message: string, options?: { cause?: unknown }) {
@@ -113,6 +114,10 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     logError: options.logError ?? ((message) => console.error(message)),
   });
   const server = createAdaptorServer({ fetch: app.fetch }) as Server;
+  // Node's 5 s keep-alive is shorter than browsers' (Chrome keeps idle sockets for minutes): a request sent
+  // on a socket the server is just closing fails with ECONNRESET. Outlive the client instead.
+  server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
+  server.headersTimeout = KEEP_ALIVE_TIMEOUT_MS + 1_000;
   const address = await listen(server, bindHost, options.port ?? DEFAULT_GATEWAY_PORT);
   const port = address.port;
   authorities = loopbackAuthorities(bindHost, port);
