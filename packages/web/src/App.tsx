@@ -92,7 +92,7 @@ export function App({ client }: { client: ApiClient }) {
     <div className="app">
       {model && !model.configured && (
         <section className="banner" role="alert" data-testid="model-banner">
-          <strong>No model is configured.</strong> Agents cannot answer until one is. To set it up:
+          <strong>Set up a model to chat.</strong> Until then agents are read-only. The exact steps:
           <pre>{model.howToConfigure}</pre>
         </section>
       )}

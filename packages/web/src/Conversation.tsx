@@ -190,10 +190,10 @@ export function Conversation({
     setEntries((current) => mergeEntries(current, [entry]));
   }, []);
 
-  const disabledReason = agent.readOnly
-    ? 'This is a read-only demo agent: it replays a recorded conversation and cannot be prompted. Create an agent to chat.'
-    : !modelConfigured
-      ? 'No model is configured, so this agent cannot answer yet — see the steps at the top of the page.'
+  const disabledReason = !modelConfigured
+    ? 'No model is configured, so agents cannot answer yet — see the steps at the top of the page.'
+    : agent.readOnly
+      ? 'This is a read-only demo agent: it replays a recorded conversation and cannot be prompted. Create an agent to chat.'
       : null;
 
   return (

@@ -1,4 +1,5 @@
 /** Entry point: reads the token the gateway injected into the page and mounts the app. */
+import './zod-config.ts';
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
 import { createApiClient } from './api/client.ts';

@@ -5,12 +5,9 @@
  * (the web package depends on `@sendbox/protocol` only, so the shapes are restated here):
  * keep the two in sync. Objects are loose so a newer gateway's extra keys pass through.
  */
+import '../zod-config.ts';
 import { ledgerEntrySchema, type LedgerEntry } from '@sendbox/protocol';
 import { z } from 'zod';
-
-// The page runs under a CSP without 'unsafe-eval': skip zod's `new Function` fast path (and its
-// probe, which the browser reports as a CSP violation even though zod catches it).
-z.config({ jitless: true });
 
 export const turnStateSchema = z.enum(['idle', 'working', 'awaiting-user']);
 export type TurnState = z.infer<typeof turnStateSchema>;
