@@ -10,11 +10,6 @@ import type { Harness } from './types.ts';
 
 export const harnesses: readonly Harness[] = [grokBot, claudeCode, codex, simple];
 
-/** Names users know a harness by that its module does not declare (Grok Bot is also "Grok desktop"). */
-const EXTRA_ALIASES: Readonly<Record<string, readonly string[]>> = {
-  grok_bot: ['grok-bot', 'grokbot', 'grok_desktop', 'grok-desktop'],
-};
-
 /** An id or alias no harness answers to. */
 export class UnknownHarnessError extends Error {
   override readonly name = 'UnknownHarnessError';
@@ -34,9 +29,7 @@ function normalise(name: string): string {
 /** The harness whose id or alias is `idOrAlias`, from `among` (default: all). */
 export function findHarness(idOrAlias: string, among: readonly Harness[] = harnesses): Harness {
   const wanted = normalise(idOrAlias);
-  const found = among.find((h) =>
-    [h.id, ...h.aliases, ...(EXTRA_ALIASES[h.id] ?? [])].some((name) => normalise(name) === wanted),
-  );
+  const found = among.find((h) => [h.id, ...h.aliases].some((name) => normalise(name) === wanted));
   if (found === undefined)
     throw new UnknownHarnessError(
       idOrAlias,

@@ -11,7 +11,7 @@ import type { GrokBotRecords } from './text.ts';
 
 export const grokBot: Harness<GrokBotRecords> = {
   id: GROK_BOT_HARNESS_ID,
-  aliases: ['grok-bot', 'grokbot'],
+  aliases: ['grok-bot', 'grokbot', 'grok_desktop', 'grok-desktop'],
   text: grokBotText,
   codec: grokBotCodec,
   store: (env?: NodeJS.ProcessEnv) => createGrokBotStore(env),

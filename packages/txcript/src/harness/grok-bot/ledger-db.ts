@@ -409,6 +409,9 @@ export function openLedgerForWrite(path: string, options: LedgerOpenOptions = {}
     db = new Database(path, { fileMustExist: true, timeout });
     db.pragma(`busy_timeout = ${Math.trunc(timeout)}`);
     db.pragma('journal_mode = WAL');
+    // In WAL mode NORMAL never corrupts the file; a power cut can lose only the
+    // last commits, not earlier ones. FULL would fsync on every commit (one per send).
+    db.pragma('synchronous = NORMAL');
     db.exec(LEDGER_DDL);
     return new LedgerDb(db, path);
   } catch (e) {
