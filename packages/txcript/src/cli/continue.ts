@@ -37,20 +37,14 @@ export interface ContinueCommandOptions {
   metadata: string[];
 }
 
-/** Hooks for tests and the benchmark; the CLI passes none. */
-export interface ContinueCommandHooks {
-  /** The folder the user is in (default: the process's). */
-  cwd?: string;
-  /** Fresh session ids. */
-  newId?: () => string;
-}
-
 interface Source {
   transcript: Transcript;
   /** The harness the session came from, when it names one (not a Simple document). */
   harness?: Harness;
   /** For messages: the file, `<stdin>`, or `<harness> session <id>`. */
   label: string;
+  /** Read from stdin: the terminal is not there for a resumed program. */
+  fromStdin: boolean;
 }
 
 function message(err: unknown): string {
@@ -129,6 +123,7 @@ async function readDocument(
     },
     ...(codecHarness.id !== 'simple' ? { harness: codecHarness } : {}),
     label: name,
+    fromStdin: path === '-',
   };
 }
 
@@ -143,6 +138,7 @@ async function readSource(ctx: CliContext, arg: string, from: string | undefined
     },
     harness: found.harness,
     label: `${found.harness.id} session ${found.summary.id}`,
+    fromStdin: false,
   };
 }
 
@@ -220,7 +216,6 @@ export async function continueCommand(
   ctx: CliContext,
   sourceArg: string,
   options: ContinueCommandOptions,
-  hooks: ContinueCommandHooks = {},
 ): Promise<number> {
   // The command line first: a usage error never waits for a scan or a read.
   const asked = options.with !== undefined ? await ctx.findHarness(options.with) : undefined;
@@ -238,8 +233,6 @@ export async function continueCommand(
       metadata,
       willLaunch,
       ...(options.out !== undefined ? { out: options.out } : {}),
-      ...(hooks.cwd !== undefined ? { cwd: hooks.cwd } : {}),
-      ...(hooks.newId !== undefined ? { newId: hooks.newId } : {}),
       mint: { onWarning: (m) => ctx.warn({ source: 'grok_bot', message: m }) },
     });
   } catch (err) {
@@ -261,6 +254,11 @@ export async function continueCommand(
     });
   }
   const byHand = `cd ${shellWord(result.cwd)} && ${shellLine(argv)}`;
+  if (source.fromStdin) {
+    // The session came through stdin, which is used up: an interactive program would read EOF.
+    ctx.io.stderr.write(`txcript: not launching (the session came from stdin); to open it, run: ${byHand}\n`);
+    return EXIT_OK;
+  }
   ctx.io.stderr.write(`txcript: launching ${shellLine(argv)} (in ${result.cwd})\n`);
   let outcome;
   try {

@@ -168,13 +168,13 @@ describe('txcript continue (in-process)', () => {
     await writeFile(doc, renderSimple(commonToSimple(conversation(dir))));
   });
 
-  async function txcript(args: string[], env: Record<string, string> = {}) {
+  async function txcript(args: string[], env: Record<string, string> = {}, stdin = '') {
     let stdout = '';
     let stderr = '';
     const code = await run(args, {
       stdout: { write: (s: string) => (stdout += s) },
       stderr: { write: (s: string) => (stderr += s) },
-      readStdin: () => Promise.resolve(''),
+      readStdin: () => Promise.resolve(stdin),
       env: { HOME: dir, NO_COLOR: '1', ...env },
       now: () => new Date(T),
     });
@@ -231,5 +231,24 @@ describe('txcript continue (in-process)', () => {
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     expect(r.stdout).toContain(`continued ${loose} (4 messages) into claude_code as a new session`);
+  });
+
+  it('a session read from stdin is saved but not launched (stdin is used up), with the command to run', async () => {
+    const record = join(dir, 'stdin-launch.json');
+    const r = await txcript(
+      ['continue', '-', '--with', 'codex'],
+      {
+        CODEX_HOME: join(dir, 'codex-stdin'),
+        TXCRIPT_CODEX_RESUME: `${process.execPath} -e "require('fs').writeFileSync(process.argv[1], 'ran')" ${record}`,
+      },
+      await readFile(doc, 'utf8'),
+    );
+    expect(r.code).toBe(0);
+    const id = /session: (\S+)/.exec(r.stdout)?.[1];
+    expect(r.stderr).toBe(
+      `txcript: not launching (the session came from stdin); to open it, run: cd ${dir} && ${process.execPath} -e ` +
+        `'require('\\''fs'\\'').writeFileSync(process.argv[1], '\\''ran'\\'')' ${record} ${id}\n`,
+    );
+    await expect(readFile(record, 'utf8')).rejects.toThrow(/ENOENT/);
   });
 });
