@@ -1,7 +1,10 @@
 #!/usr/bin/env node
-// The txcript CLI. The sources are TypeScript run without a build step:
-// register tsx's ESM loader, then load the entry point.
-import { register } from 'tsx/esm/api';
+// The txcript CLI (see run-entry.mjs for how the TypeScript sources are started).
+import { fileURLToPath } from 'node:url';
+import { runEntry } from './run-entry.mjs';
 
-register();
-await import('../src/cli/main.ts');
+await runEntry({
+  entry: fileURLToPath(new URL('../src/cli/main.ts', import.meta.url)),
+  bundle: fileURLToPath(new URL('../dist/cli/txcript.mjs', import.meta.url)),
+  packages: ['protocol', 'txcript'],
+});
