@@ -68,7 +68,10 @@ export function Conversation({
     void (async () => {
       let initial: TranscriptEntry[];
       try {
+        performance.mark('sendbox:open-agent');
         initial = await client.openAgent(agent.id);
+        // Marks for scripts/measure-paint.ts: fetch + JSON + validation, then first paint below.
+        performance.measure('sendbox:open-agent', 'sendbox:open-agent');
       } catch (cause) {
         if (!abort.signal.aborted) {
           setLoadError(cause instanceof Error ? cause.message : String(cause));
@@ -115,6 +118,9 @@ export function Conversation({
   useLayoutEffect(() => {
     const element = scroller.current;
     if (!element) return;
+    if (!loading && rows.length > 0 && performance.getEntriesByName('sendbox:first-rows').length === 0) {
+      performance.mark('sendbox:first-rows');
+    }
     if (anchor.current) {
       element.scrollTop = anchor.current.scrollTop + (element.scrollHeight - anchor.current.scrollHeight);
       anchor.current = null;
