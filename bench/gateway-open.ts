@@ -3,9 +3,12 @@
  * loopback, with the real host and a scripted model:
  *
  * - `openAgent` latency, 50 calls: on the focused agent, and switching from
- *   another agent (the store is re-read on focus). Target p99 < 100 ms.
+ *   another agent (the store is re-read on focus); plus the same call on the
+ *   host directly, so the gateway's share is the difference. Target p99 < 100 ms.
  * - send → entry-event latency: `sendPrompt`, then the model's one text
- *   message arriving on the agent's SSE stream; 200 sends. Target p99 < 50 ms.
+ *   message arriving on the agent's SSE stream; 200 sends, on the big agent
+ *   and on a fresh one. Target p99 < 50 ms. Also the gateway's own share:
+ *   from the host emitting the entry to the client having it.
  *
  * The ledger is seeded through the runtime itself: turns whose scripted model
  * sends 200 distinct text messages each, so JSONL and store.db agree.
@@ -77,13 +80,15 @@ function report(label: string, samples: number[], targetP99: number): void {
   const p99 = percentile(sorted, 99);
   const verdict = p99 < targetP99 ? 'ok' : 'OVER TARGET';
   console.log(
-    `${label.padEnd(44)} n=${String(samples.length).padStart(3)}  p50 ${p50.toFixed(2).padStart(7)} ms  ` +
+    `${label.padEnd(48)} n=${String(samples.length).padStart(3)}  p50 ${p50.toFixed(2).padStart(7)} ms  ` +
       `p99 ${p99.toFixed(2).padStart(7)} ms  max ${sorted.at(-1)!.toFixed(2).padStart(7)} ms  ` +
       `(target p99 < ${targetP99} ms: ${verdict})`,
   );
 }
 
-const dataDir = await mkdtemp(path.join(process.env.SENDBOX_BENCH_DIR ?? os.tmpdir(), 'sendbox-bench-gateway-'));
+const dataDir = await mkdtemp(
+  path.join(process.env.SENDBOX_BENCH_DIR ?? os.tmpdir(), 'sendbox-bench-gateway-'),
+);
 const host = await createAgentHost({ dataDir, provider: benchModel(), env: {} });
 const gateway = await startGateway({
   host,
@@ -107,10 +112,26 @@ async function call<T>(method: string, body: unknown): Promise<T> {
 }
 
 /** Sends `count` prompts one after another; each time, the latency until its send-message entry arrives on SSE. */
-async function measureSends(agentId: string, count: number): Promise<{ accept: number[]; sendToEvent: number[] }> {
+async function measureSends(
+  agentId: string,
+  count: number,
+): Promise<{ accept: number[]; sendToEvent: number[]; delivery: number[] }> {
+  // When the host emitted each entry (same process, same clock): the gateway's own share is emit → client.
+  const emittedAt = new Map<string, number>();
+  const unsubscribe = host.subscribe((event) => {
+    if (
+      event.type === 'entry' &&
+      event.entry.kind === 'send-message' &&
+      event.entry.message.type === 'text'
+    ) {
+      emittedAt.set(event.entry.message.content.replace(/^echo: /, ''), performance.now());
+    }
+  });
   // Resume after what the ledger holds now: the stream carries only what the sends add.
   const after = (await host.entriesAfter(agentId, 0)).at(-1)?.seq ?? 0;
-  const stream = await fetch(new URL(`api/events?agentId=${agentId}&after=${after}`, gateway.url), { headers });
+  const stream = await fetch(new URL(`api/events?agentId=${agentId}&after=${after}`, gateway.url), {
+    headers,
+  });
   if (!stream.ok || stream.body === null) throw new Error(`events: ${stream.status}`);
   const reader = stream.body.getReader();
   const decoder = new TextDecoder();
@@ -137,6 +158,7 @@ async function measureSends(agentId: string, count: number): Promise<{ accept: n
 
   const accept: number[] = [];
   const sendToEvent: number[] = [];
+  const delivery: number[] = [];
   for (let i = 0; i < count; i++) {
     const key = `${agentId.slice(0, 8)}-${i}`;
     const arrived = new Promise<number>((resolve, reject) => {
@@ -146,12 +168,15 @@ async function measureSends(agentId: string, count: number): Promise<{ accept: n
     const started = performance.now();
     await call('sendPrompt', { agentId, prompt: `say:${key}`, clientNonce: key });
     accept.push(performance.now() - started);
-    sendToEvent.push((await arrived) - started);
+    const at = await arrived;
+    sendToEvent.push(at - started);
+    delivery.push(at - (emittedAt.get(key) ?? NaN));
     waiting.delete(key);
     await host.idle(agentId);
   }
   await reader.cancel();
-  return { accept, sendToEvent };
+  unsubscribe();
+  return { accept, sendToEvent, delivery };
 }
 
 try {
@@ -165,7 +190,11 @@ try {
     const count = (await host.entriesAfter(agent.id, 0)).length;
     if (count >= ENTRIES) break;
     const sends = Math.min(SENDS_PER_SEED_TURN, Math.max(1, ENTRIES - count - 2));
-    await host.sendPrompt({ agentId: agent.id, prompt: `seed:${turn}:${sends}`, clientNonce: `seed-${turn}` });
+    await host.sendPrompt({
+      agentId: agent.id,
+      prompt: `seed:${turn}:${sends}`,
+      clientNonce: `seed-${turn}`,
+    });
     await host.idle(agent.id);
     turn += 1;
   }
@@ -183,7 +212,8 @@ try {
     const started = performance.now();
     const { entries } = await call<{ entries: SequencedEntry[] }>('openAgent', { id: agent.id });
     focused.push(performance.now() - started);
-    if (entries.length !== seeded) throw new Error(`openAgent returned ${entries.length} entries, not ${seeded}`);
+    if (entries.length !== seeded)
+      throw new Error(`openAgent returned ${entries.length} entries, not ${seeded}`);
   }
   // The same call on the host directly: what the gateway adds is the difference.
   const direct: number[] = [];
@@ -212,8 +242,10 @@ try {
   report(`openAgent over HTTP, switching (${seeded} entries)`, switching, 100);
   report(`sendPrompt accepted, ${seeded}-entry agent`, big.accept, 50);
   report(`send -> entry on SSE, ${seeded}-entry agent`, big.sendToEvent, 50);
+  report(`host emits entry -> client has it, ${seeded}-entry`, big.delivery, 50);
   report('sendPrompt accepted, fresh agent', small.accept, 50);
   report('send -> entry on SSE, fresh agent', small.sendToEvent, 50);
+  report('host emits entry -> client has it, fresh agent', small.delivery, 50);
 } finally {
   await gateway.close();
   await host.close();

@@ -5,8 +5,9 @@
  * folders; anything else is a 404, so a crafted entry cannot read the disk.
  */
 import path from 'node:path';
-import { readdir, realpath, stat } from 'node:fs/promises';
+import { realpath, stat } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
+import { AttachmentStore } from '../attachments/store.ts';
 import { agentPaths } from '../host/layout.ts';
 import type { AgentHost } from '../host/types.ts';
 import { HostError } from '../host/types.ts';
@@ -59,6 +60,16 @@ async function realInside(roots: string[], candidate: string): Promise<string | 
   return null;
 }
 
+/** A `file_path` as recorded: absolute, relative to the sandbox, or a `file://` URL. */
+function recordedPath(recorded: string, sandboxDir: string): string {
+  if (!recorded.startsWith('file:')) return path.resolve(sandboxDir, recorded);
+  try {
+    return fileURLToPath(recorded);
+  } catch {
+    return '';
+  }
+}
+
 function notFound(what: string): HostError {
   return new HostError(what, 404);
 }
@@ -66,13 +77,10 @@ function notFound(what: string): HostError {
 export function agentFiles(host: AgentHost, folders: AgentFolders): AgentFiles {
   return {
     async attachment(agentId, sha256) {
-      // Same layout as the attachment store: `<sha256>` or `<sha256>.<ext>`.
-      const dir = folders.attachmentsDir(agentId);
-      const names = await readdir(dir).catch(() => [] as string[]);
-      const name = names.find((n) => n === sha256 || n.startsWith(`${sha256}.`));
-      const file = name === undefined ? null : await realInside(folders.roots(agentId), path.join(dir, name));
+      const stored = await new AttachmentStore(folders.attachmentsDir(agentId)).find(sha256);
+      const file = stored === null ? null : await realInside(folders.roots(agentId), stored);
       if (file === null) throw notFound(`agent ${agentId} has no attachment ${sha256}`);
-      return { path: file, mediaType: mediaTypeOf(file), fileName: name ?? sha256 };
+      return { path: file, mediaType: mediaTypeOf(file), fileName: path.basename(file) };
     },
     async upload(agentId, entryId) {
       const entries = await host.entriesAfter(agentId, 0);
@@ -80,11 +88,13 @@ export function agentFiles(host: AgentHost, folders: AgentFolders): AgentFiles {
       if (entry === undefined || entry.kind !== 'user-attachment') {
         throw notFound(`agent ${agentId} has no upload entry ${entryId}`);
       }
-      const recorded = entry.file_path.startsWith('file:') ? fileURLToPath(entry.file_path) : entry.file_path;
-      const candidate = path.resolve(folders.sandboxDir(agentId), recorded);
-      const file = await realInside(folders.roots(agentId), candidate);
-      if (file === null)
+      const file = await realInside(
+        folders.roots(agentId),
+        recordedPath(entry.file_path, folders.sandboxDir(agentId)),
+      );
+      if (file === null) {
         throw notFound(`the file of upload ${entryId} is gone or outside agent ${agentId}'s folders`);
+      }
       return {
         path: file,
         mediaType: entry.media_type ?? mediaTypeOf(entry.file_name),

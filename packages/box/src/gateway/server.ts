@@ -114,8 +114,9 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     logError: options.logError ?? ((message) => console.error(message)),
   });
   const server = createAdaptorServer({ fetch: app.fetch }) as Server;
-  // Node's 5 s keep-alive is shorter than browsers' (Chrome keeps idle sockets for minutes): a request sent
-  // on a socket the server is just closing fails with ECONNRESET. Outlive the client instead.
+  // Node's 5 s keep-alive is far shorter than clients' (browsers and undici reuse idle sockets for longer):
+  // a request sent on a socket the server is just closing fails with ECONNRESET. A longer idle time
+  // makes that race rare.
   server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
   server.headersTimeout = KEEP_ALIVE_TIMEOUT_MS + 1_000;
   const address = await listen(server, bindHost, options.port ?? DEFAULT_GATEWAY_PORT);
