@@ -12,7 +12,9 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ModelStatus, RosterRow, SequencedEntry } from '../host/types.ts';
+import { SseReader } from '../gateway/test-support.ts';
 import { HOW_TO_CONFIGURE_MODEL } from '../providers/index.ts';
+import { startOpenAiTestServer } from '../testing/openai-server.ts';
 import { DEMO_HARNESS } from './demo-agent.ts';
 
 const BIN = fileURLToPath(new URL('../../bin/sendbox.mjs', import.meta.url));
@@ -64,14 +66,18 @@ let box: Run;
 let url: string;
 let token: string;
 
-async function call(method: string, body: unknown = {}): Promise<unknown> {
-  const response = await fetch(new URL(`api/${method}`, url), {
+async function callAt(at: string, bearer: string, method: string, body: unknown = {}): Promise<unknown> {
+  const response = await fetch(new URL(`api/${method}`, at), {
     method: 'POST',
-    headers: { Authorization: `Bearer ${token}` },
+    headers: { Authorization: `Bearer ${bearer}` },
     body: JSON.stringify(body),
   });
   expect(response.status, method).toBe(200);
   return response.json();
+}
+
+function call(method: string, body: unknown = {}): Promise<unknown> {
+  return callAt(url, token, method, body);
 }
 
 beforeAll(async () => {
@@ -137,5 +143,71 @@ describe('sendbox serve --host', () => {
     );
     expect(await refused.exited).toBe(1);
     expect(refused.stderr()).toMatch(/refusing to listen on "0\.0\.0\.0".*ssh -L/s);
+  });
+});
+
+describe('sendbox serve with an OpenAI-compatible model', () => {
+  it('runs agents on the configured model and makes no demo agent', async () => {
+    const model = await startOpenAiTestServer();
+    const modelHome = await fs.promises.mkdtemp(path.join(os.tmpdir(), 'sendbox-cli-model-'));
+    try {
+      model.reply(
+        {
+          kind: 'message',
+          toolCalls: [
+            {
+              id: 'call_1',
+              name: 'send_message',
+              arguments: JSON.stringify({ type: 'text', content: 'hello from the model' }),
+            },
+          ],
+        },
+        { kind: 'message', content: 'done' },
+      );
+      const env = {
+        ...modelFreeEnv(modelHome),
+        OPENAI_BASE_URL: model.baseURL,
+        OPENAI_API_KEY: 'test-key',
+        SENDBOX_MODEL: 'loopback-model',
+      };
+      const served = run(['serve', '--port', '0', '--no-build'], env);
+      try {
+        const at = (
+          await waitFor(served.stdout, /running at (http:\/\/127\.0\.0\.1:\d+\/)/, served.exited)
+        )[1]!;
+        expect(served.stdout()).toContain('model: openai-compatible loopback-model');
+        expect(served.stdout()).not.toContain('No model is configured');
+        const descriptor = JSON.parse(
+          await fs.promises.readFile(path.join(modelHome, 'agent-data', 'gateway.json'), 'utf8'),
+        ) as { token: string };
+
+        expect(await callAt(at, descriptor.token, 'listAgents')).toEqual([]);
+        const { agent } = (await callAt(at, descriptor.token, 'createAgent', { name: 'Live' })) as {
+          agent: RosterRow;
+        };
+        expect(agent.readOnly).toBe(false);
+        const stream = new SseReader(
+          await fetch(new URL(`api/events?agentId=${agent.id}`, at), {
+            headers: { Authorization: `Bearer ${descriptor.token}` },
+          }),
+        );
+        await callAt(at, descriptor.token, 'sendPrompt', {
+          agentId: agent.id,
+          prompt: 'hi',
+          clientNonce: 'live-1',
+        });
+        await stream.collect(
+          (event) => event.event === 'entry' && JSON.stringify(event.data).includes('hello from the model'),
+        );
+        await stream.cancel();
+        expect(model.requests[0]?.headers.authorization).toBe('Bearer test-key');
+      } finally {
+        served.child.kill('SIGTERM');
+        expect(await served.exited).toBe(0);
+      }
+    } finally {
+      await model.close();
+      await fs.promises.rm(modelHome, { recursive: true, force: true });
+    }
   });
 });
