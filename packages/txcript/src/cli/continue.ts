@@ -8,8 +8,7 @@
  * work itself is `continueSession` (src/continue/); this module reads the
  * source, reports what was done and launches the resume command.
  */
-import { readFile, stat } from 'node:fs/promises';
-import { formatUtc, sessionIdForFile, SimpleFormatError } from '../harness/simple/index.ts';
+import { stat } from 'node:fs/promises';
 import type { Harness } from '../harness/types.ts';
 import type { Transcript } from '../model/common.ts';
 import {
@@ -24,6 +23,7 @@ import { launch, shellLine, shellWord } from '../continue/launch.ts';
 import { MetadataError, parseMetadata } from '../continue/metadata.ts';
 import type { JsonObject } from '../model/common.ts';
 import type { CliContext } from './context.ts';
+import { documentLabel, errorMessage as message, readDocumentAsCommon } from './document.ts';
 import { CliError, EXIT_OK, EXIT_RUNTIME, usageError } from './errors.ts';
 import { type RangeSpec, selectRange, splitTarget } from './range.ts';
 import { openSession } from './show.ts';
@@ -45,10 +45,6 @@ interface Source {
   label: string;
   /** Read from stdin: the terminal is not there for a resumed program. */
   fromStdin: boolean;
-}
-
-function message(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }
 
 async function isFile(path: string): Promise<boolean> {
@@ -81,40 +77,10 @@ async function readDocument(
   from: string | undefined,
 ): Promise<Source> {
   const codecHarness = await ctx.findHarness(from ?? 'simple');
-  const name = path === '-' ? '<stdin>' : path;
-  let text: string;
-  try {
-    text = path === '-' ? await ctx.io.readStdin() : await readFile(path, 'utf8');
-  } catch (err) {
-    throw new CliError({
-      what: `could not read the session to continue: ${message(err)}`,
-      where: name,
-      todo: 'give a readable file, a session id ("txcript list" shows them), or - for stdin',
-    });
-  }
-  let transcript: Transcript;
-  try {
-    const parsed = codecHarness.text.parse(text, name);
-    for (const w of parsed.warnings) ctx.warn(w);
-    transcript = codecHarness.codec.toCommon(parsed.records, {
-      sessionId: sessionIdForFile(path),
-      timestamp: formatUtc(ctx.io.now()),
-    });
-  } catch (err) {
-    if (err instanceof SimpleFormatError) {
-      const at = err.line === undefined ? err.source : `${err.source}:${err.line}:${err.column ?? 1}`;
-      throw new CliError({
-        what: err.problem,
-        where: at,
-        todo: `fix the document, or check --from ${codecHarness.id}`,
-      });
-    }
-    throw new CliError({
-      what: `could not read ${codecHarness.id} text: ${message(err)}`,
-      where: name,
-      todo: `check that the input is ${codecHarness.id} text (--from)`,
-    });
-  }
+  const transcript = await readDocumentAsCommon(ctx, path, codecHarness, {
+    what: 'the session to continue',
+    todo: 'give a readable file, a session id ("txcript list" shows them), or - for stdin',
+  });
   const selection = selectRange(range, transcript.messages);
   return {
     transcript: {
@@ -122,7 +88,7 @@ async function readDocument(
       messages: transcript.messages.slice(selection.start, selection.end),
     },
     ...(codecHarness.id !== 'simple' ? { harness: codecHarness } : {}),
-    label: name,
+    label: documentLabel(path),
     fromStdin: path === '-',
   };
 }

@@ -1,46 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { sendMessageReply, splitHiddenText } from './grok-view.ts';
-
-describe('splitHiddenText', () => {
-  it('leaves ordinary text alone', () => {
-    expect(splitHiddenText('hello there')).toEqual([{ hidden: false, text: 'hello there' }]);
-  });
-  it('hides from a hidden-prompt marker to the end, naming the wake', () => {
-    expect(splitHiddenText('[SAND_HIDDEN_PROMPT][first run] boot')).toEqual([
-      { hidden: true, kind: 'first run', text: '[SAND_HIDDEN_PROMPT][first run] boot' },
-    ]);
-    expect(splitHiddenText('room says hi [SAND_HIDDEN_PROMPT]tail')).toEqual([
-      { hidden: false, text: 'room says hi' },
-      { hidden: true, kind: 'hidden prompt', text: '[SAND_HIDDEN_PROMPT]tail' },
-    ]);
-    expect(splitHiddenText('[SAND_HIDDEN_PROMPT]<<SAND_AGENT_PROFILE_UPDATE {}>>')[0]).toMatchObject({
-      kind: 'profile update',
-    });
-  });
-  it('hides whole wakes and only the bracket of prefix wakes', () => {
-    expect(splitHiddenText('[event]\nsomething happened')).toEqual([
-      { hidden: true, kind: 'event', text: '[event]\nsomething happened' },
-    ]);
-    expect(splitHiddenText('[Group chat: "ops" - with bot]\nParticipants: a')[0]).toMatchObject({
-      hidden: true,
-      kind: 'group chat',
-    });
-    expect(splitHiddenText('[inbound] deploy please')).toEqual([
-      { hidden: true, kind: 'inbound', text: '[inbound]' },
-      { hidden: false, text: 'deploy please' },
-    ]);
-  });
-  it('hides injected tags anywhere, including an unclosed one', () => {
-    expect(splitHiddenText('a <instructions_update>x</instructions_update> b')).toEqual([
-      { hidden: false, text: 'a' },
-      { hidden: true, kind: 'instructions_update', text: '<instructions_update>x</instructions_update>' },
-      { hidden: false, text: 'b' },
-    ]);
-    expect(splitHiddenText('<system_reminder>never closed')).toEqual([
-      { hidden: true, kind: 'system_reminder', text: '<system_reminder>never closed' },
-    ]);
-  });
-});
+import { sendMessageReply } from './grok-view.ts';
 
 describe('sendMessageReply', () => {
   it('reads encoder shapes and flat typed payloads', () => {

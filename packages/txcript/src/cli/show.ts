@@ -4,7 +4,7 @@
  */
 import { commonToSimple, renderSimple } from '../harness/simple/index.ts';
 import type { Transcript } from '../model/common.ts';
-import { writeFileAtomic } from './atomic-write.ts';
+import { writeFileAtomic } from '../fs/atomic.ts';
 import type { CliContext } from './context.ts';
 import { CliError, EXIT_RUNTIME } from './errors.ts';
 import { type Selection, selectRange, splitTarget } from './range.ts';

@@ -6,7 +6,8 @@
  */
 import type { Block, JsonValue, Message, Tool, ToolOutput, Transcript } from '../model/common.ts';
 import type { Colors } from './colors.ts';
-import { type ReplyPart, sendMessageReply, splitHiddenText } from './grok-view.ts';
+import { splitHiddenText } from '../harness/grok-bot/injected-text.ts';
+import { type ReplyPart, sendMessageReply } from './grok-view.ts';
 import type { Selection } from './range.ts';
 import { formatSelection } from './range.ts';
 

@@ -27,8 +27,9 @@ import { commonToLedger } from '../harness/grok-bot/common-to-ledger.ts';
 import { grokBotCodec } from '../harness/grok-bot/codec.ts';
 import { GatewayClient } from '../harness/grok-bot/gateway.ts';
 import { openLedgerForWrite } from '../harness/grok-bot/ledger-db.ts';
-import { assertSafeSessionId, grokBotRoots } from '../harness/grok-bot/roots.ts';
-import { FileExistsError, writeNewFileAtomically } from '../harness/grok-bot/store.ts';
+import { createFileAtomic, FileExistsError } from '../fs/atomic.ts';
+import { grokBotRoots } from '../harness/grok-bot/roots.ts';
+import { assertSafeSessionId } from '../harness/session-id.ts';
 import { grokBotText } from '../harness/grok-bot/text.ts';
 import { metadataString } from './metadata.ts';
 
@@ -233,12 +234,12 @@ export async function mintGrokBotAgent(
 /** Write the JSONL as a new file; an empty placeholder the box made for the agent may be replaced. */
 async function writeJsonl(path: string, text: string): Promise<void> {
   try {
-    await writeNewFileAtomically(path, text);
+    await createFileAtomic(path, text);
   } catch (error) {
     if (!(error instanceof FileExistsError)) throw error;
     const existing = await stat(path);
     if (existing.size !== 0) throw error;
     await rm(path);
-    await writeNewFileAtomically(path, text);
+    await createFileAtomic(path, text);
   }
 }

@@ -38,6 +38,18 @@ export interface Codec<R> {
   fromCommon(transcript: Transcript): R;
 }
 
+/** A codec context that can also collect warnings about content the codec skipped. */
+export interface WarningContext extends CodecContext {
+  onWarning?: (warning: Warning) => void;
+  /** Locator used in warnings (a file path). */
+  source?: string;
+}
+
+/** A Codec whose toCommon also accepts a warning sink (a WarningContext is a CodecContext). */
+export interface WarningCodec<R> extends Codec<R> {
+  toCommon(records: R, ctx: WarningContext): Transcript;
+}
+
 export interface SessionSummary {
   id: string;
   harness: string;
@@ -78,6 +90,9 @@ export interface Store {
   load(id: string): Promise<LoadResult>;
   save?(transcript: Transcript): Promise<SaveResult>;
 }
+
+/** A store that can write (every store with a managed location). */
+export type SavingStore = Store & Required<Pick<Store, 'save'>>;
 
 export interface Harness<R = unknown> {
   /** Canonical id, e.g. `grok_bot`. */

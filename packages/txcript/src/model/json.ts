@@ -1,4 +1,9 @@
-import type { JsonValue } from './common.ts';
+import type { JsonObject, JsonValue } from './common.ts';
+
+/** True for a JSON object (not null, not an array). */
+export function isJsonObject(v: unknown): v is JsonObject {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
 
 /** Structural equality of JSON values; object key order does not matter. */
 export function jsonEqual(a: JsonValue | undefined, b: JsonValue | undefined): boolean {

@@ -5,7 +5,7 @@
  * type or an explicit default all fall back to `Raw` and nothing is lost.
  */
 import type { JsonObject, JsonValue, Tool } from './common.ts';
-import { jsonEqual } from './json.ts';
+import { isJsonObject as isObject, jsonEqual } from './json.ts';
 
 type FieldKind = 'string' | 'integer' | 'boolean' | 'edits';
 interface ToolSchema {
@@ -31,10 +31,6 @@ const schemas: Record<'Read' | 'Write' | 'Edit' | 'MultiEdit' | 'Bash', ToolSche
     },
   },
 };
-
-function isObject(v: JsonValue | undefined): v is JsonObject {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 function fits(kind: FieldKind, v: JsonValue): boolean {
   switch (kind) {

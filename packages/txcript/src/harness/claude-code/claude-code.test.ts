@@ -13,8 +13,8 @@ import {
   claudeProjectDirName,
   resumeCommand,
 } from './index.ts';
-import { renderJsonl, topLevelString } from './jsonl.ts';
-import { createFileAtomically, SessionExistsError } from './session-file.ts';
+import { renderJsonl } from '../jsonl.ts';
+import { topLevelString } from '../jsonl-scan.ts';
 
 const SID = '0b9f7a52-3c1e-4d6a-9f00-7e2d1c4b5a69';
 const env0 = `"isSidechain":false,"userType":"external","cwd":"/home/dev/app","sessionId":"${SID}","version":"2.0.14","gitBranch":"main"`;
@@ -55,7 +55,7 @@ describe('claude_code text codec', () => {
   it('keeps a user record that fails the envelope schema, with a warning naming the field', () => {
     const bad = `{"type":"user","message":{"role":"user","content":"x"}}`;
     const parsed = claudeCodeText.parse(bad, 'f.jsonl');
-    expect(parsed.records[0]!.kind === 'record' && parsed.records[0]!.record.kind).toBe('other');
+    expect(parsed.records[0]!.kind === 'record' && parsed.records[0]!.shape).toBe('other');
     expect(parsed.warnings[0]!.message).toContain('uuid');
     expect(claudeCodeText.render(parsed.records)).toBe(bad);
   });
@@ -87,7 +87,7 @@ describe('claude_code text codec', () => {
   });
 
   it('stringifies built records', () => {
-    expect(renderJsonl([{ kind: 'record', record: { a: 1 }, eol: '\n' }], (r) => r)).toBe('{"a":1}\n');
+    expect(renderJsonl([{ kind: 'record', json: { a: 1 }, end: '\n' }])).toBe('{"a":1}\n');
   });
 });
 
@@ -168,7 +168,7 @@ describe('claude_code codec', () => {
 
   it('writes a resumable session: summary anchored to a real record, a parentUuid chain, fresh uuids', () => {
     const native = claudeCodeCodec.fromCommon(sampleConversation());
-    const json = native.map((l) => (l.kind === 'record' ? (l.record.json as Record<string, unknown>) : {}));
+    const json = native.map((l) => (l.kind === 'record' ? (l.json as Record<string, unknown>) : {}));
     const [summary, ...entries] = json;
     expect(summary).toMatchObject({ type: 'summary', summary: 'Fix the parser' });
     const uuids = entries.map((e) => e.uuid);
@@ -313,14 +313,6 @@ describe('claude_code store', () => {
     delete t.meta.cwd;
     await expect(store.save(t)).rejects.toThrow(/no cwd/);
     await expect(store.load('missing')).rejects.toThrow(/no session missing/);
-  });
-
-  it('creates a file atomically and refuses to replace one that exists', async () => {
-    const target = path.join(dir, 'a', 's.jsonl');
-    await createFileAtomically(target, 'first\n');
-    await expect(createFileAtomically(target, 'second\n')).rejects.toBeInstanceOf(SessionExistsError);
-    expect(await fs.readFile(target, 'utf8')).toBe('first\n');
-    expect(await fs.readdir(path.dirname(target))).toEqual(['s.jsonl']);
   });
 
   it('maps a cwd to its project folder name', () => {

@@ -16,9 +16,9 @@ import type {
   Usage,
 } from '../../model/common.ts';
 import { uuidV5 } from '../../model/uuid.ts';
-import type { Codec, CodecContext, Warning } from '../types.ts';
+import type { WarningCodec, WarningContext } from '../types.ts';
 import { repairToolPairing } from '../orphans.ts';
-import { apiSafeId, apiSafeName } from './api-names.ts';
+import { apiSafeId, apiSafeName } from '../api-names.ts';
 import {
   artifactText,
   imageFromDataUrl,
@@ -26,18 +26,12 @@ import {
   stopReasonFromString,
   stopReasonToString,
   titleFromText,
-} from './common-values.ts';
-import { builtLine, isJsonObject } from './jsonl.ts';
+} from '../common-values.ts';
+import { isJsonObject } from '../../model/json.ts';
+import { builtLine } from '../jsonl.ts';
 import type { ClaudeEntry, ClaudeLine, ClaudeRecord } from './records.ts';
-import { sessionUuid } from './session-file.ts';
+import { sessionUuid } from '../session-id.ts';
 import { claudeToolToCommon, commonToolToClaude } from './tools.ts';
-
-/** A codec context that can also collect warnings about content the codec skipped. */
-export interface WarningContext extends CodecContext {
-  onWarning?: (warning: Warning) => void;
-  /** Locator used in warnings (a file path). */
-  source?: string;
-}
 
 /** The `version` written when Common has no cli_version: a Claude Code release line that resumes. */
 export const DEFAULT_CLAUDE_VERSION = '2.0.0';
@@ -183,8 +177,8 @@ function toCommon(records: ClaudeLine[], ctx: WarningContext): Transcript {
   const source = ctx.source ?? 'claude_code';
   let firstTs: string | undefined;
   for (const line of records) {
-    if (line.kind === 'record' && line.record.kind === 'entry') {
-      const ts = normalizeTimestamp(line.record.json.timestamp);
+    if (line.kind === 'record' && line.shape === 'entry') {
+      const ts = normalizeTimestamp(line.json.timestamp);
       if (ts !== undefined && (firstTs === undefined || ts < firstTs)) firstTs = ts;
     }
   }
@@ -198,12 +192,12 @@ function toCommon(records: ClaudeLine[], ctx: WarningContext): Transcript {
 
   records.forEach((line, index) => {
     if (line.kind !== 'record') return;
-    const r: ClaudeRecord = line.record;
-    if (r.kind === 'summary') {
+    const r: ClaudeRecord = line;
+    if (r.shape === 'summary') {
       summaryTitle ??= r.json.summary;
       return;
     }
-    if (r.kind === 'other') {
+    if (r.shape === 'other') {
       if (r.json.type === 'custom-title' && typeof r.json.customTitle === 'string')
         customTitle = r.json.customTitle;
       if (r.json.type === 'agent-name' && typeof r.json.agentName === 'string') agentName = r.json.agentName;
@@ -381,24 +375,19 @@ function fromCommon(transcript: Transcript): ClaudeLine[] {
       uuid,
       timestamp: m.timestamp,
     } as ClaudeEntry;
-    lines.push(builtLine<ClaudeRecord>({ kind: 'entry', json }));
+    lines.push(builtLine<ClaudeRecord>({ shape: 'entry', json }));
     parentUuid = uuid;
   });
   if (meta.title !== undefined && meta.title !== '' && parentUuid !== null) {
     // A leading summary titles the session in `claude --resume`; its leafUuid must name a real record.
     lines.unshift(
       builtLine<ClaudeRecord>({
-        kind: 'summary',
+        shape: 'summary',
         json: { type: 'summary', summary: meta.title, leafUuid: parentUuid },
       }),
     );
   }
   return lines;
-}
-
-/** A Codec whose toCommon also accepts a warning sink (a WarningContext is a CodecContext). */
-export interface WarningCodec<R> extends Codec<R> {
-  toCommon(records: R, ctx: WarningContext): Transcript;
 }
 
 export const claudeCodeCodec: WarningCodec<ClaudeLine[]> = { toCommon, fromCommon };

@@ -1,7 +1,7 @@
 /** The Claude Code harness (`claude_code`): `~/.claude/projects/<project>/<session>.jsonl`. */
 import type { Harness } from '../types.ts';
 import { claudeCodeCodec } from './codec.ts';
-import { resumeArgv } from './launch.ts';
+import { resumeArgv } from '../resume-command.ts';
 import { claudeCodeText, type ClaudeLine } from './records.ts';
 import { claudeCodeStore } from './store.ts';
 
@@ -21,7 +21,8 @@ export function resumeCommand(id: string, env: NodeJS.ProcessEnv = process.env):
   return resumeArgv(id, env, CLAUDE_CODE_RESUME_ENV, ['claude', '--resume'], 'claude_code');
 }
 
-export { claudeCodeCodec, DEFAULT_CLAUDE_VERSION, type WarningContext } from './codec.ts';
+export { claudeCodeCodec, DEFAULT_CLAUDE_VERSION } from './codec.ts';
+export type { WarningContext } from '../types.ts';
 export {
   claudeCodeText,
   type ClaudeEntry,

@@ -8,7 +8,7 @@
 import { z } from 'zod';
 import type { JsonObject } from '../../model/common.ts';
 import type { Parsed, TextCodec } from '../types.ts';
-import { parseJsonl, renderJsonl, type Classified, type JsonlLine } from './jsonl.ts';
+import { parseJsonl, renderJsonl, type Classified, type JsonlLine } from '../jsonl.ts';
 
 const ContentBlockShape = z.looseObject({ type: z.string() });
 
@@ -45,10 +45,11 @@ export const ClaudeSummarySchema = z.looseObject({
 export type ClaudeEntry = z.infer<typeof ClaudeEntrySchema>;
 export type ClaudeSummary = z.infer<typeof ClaudeSummarySchema>;
 
+/** What a line's object is to the codec: a conversation entry, a summary, or anything else (kept whole). */
 export type ClaudeRecord =
-  | { kind: 'entry'; json: ClaudeEntry }
-  | { kind: 'summary'; json: ClaudeSummary }
-  | { kind: 'other'; json: JsonObject };
+  | { shape: 'entry'; json: ClaudeEntry }
+  | { shape: 'summary'; json: ClaudeSummary }
+  | { shape: 'other'; json: JsonObject };
 
 export type ClaudeLine = JsonlLine<ClaudeRecord>;
 
@@ -62,21 +63,21 @@ export function classifyClaudeRecord(value: JsonObject): Classified<ClaudeRecord
   const type = value.type;
   if (type === 'user' || type === 'assistant') {
     const checked = ClaudeEntrySchema.safeParse(value);
-    if (checked.success) return { record: { kind: 'entry', json: value as ClaudeEntry } };
+    if (checked.success) return { fields: { shape: 'entry', json: value as ClaudeEntry } };
     return {
-      record: { kind: 'other', json: value },
+      fields: { shape: 'other', json: value },
       problem: `${type} record does not fit the Claude Code envelope (${issueText(checked.error)}); kept verbatim, skipped in the conversation`,
     };
   }
   if (type === 'summary') {
     const checked = ClaudeSummarySchema.safeParse(value);
-    if (checked.success) return { record: { kind: 'summary', json: value as ClaudeSummary } };
+    if (checked.success) return { fields: { shape: 'summary', json: value as ClaudeSummary } };
     return {
-      record: { kind: 'other', json: value },
+      fields: { shape: 'other', json: value },
       problem: `summary record does not fit its schema (${issueText(checked.error)}); kept verbatim, not used as the title`,
     };
   }
-  return { record: { kind: 'other', json: value } };
+  return { fields: { shape: 'other', json: value } };
 }
 
 export const claudeCodeText: TextCodec<ClaudeLine[]> = {
@@ -85,6 +86,6 @@ export const claudeCodeText: TextCodec<ClaudeLine[]> = {
     return { records: lines, warnings };
   },
   render(records: ClaudeLine[]): string {
-    return renderJsonl(records, (r) => r.json as JsonObject);
+    return renderJsonl(records);
   },
 };

@@ -12,23 +12,20 @@ import type {
   DiscoverResult,
   LoadResult,
   SaveResult,
+  SavingStore,
   SessionSummary,
   Warning,
 } from '../types.ts';
+import { createFileAtomic, FileExistsError } from '../../fs/atomic.ts';
+import { readDirSafe } from '../../fs/dir.ts';
+import { isJsonObject } from '../../model/json.ts';
+import { normalizeTimestamp, titleFromText } from '../common-values.ts';
+import { envValue, homeDir } from '../env.ts';
+import { parseObjectLine, textLines, topLevelString } from '../jsonl-scan.ts';
+import { loadSessionFile, summarizeSessionFiles } from '../session-files.ts';
+import { assertSafeSessionId, sessionUuid } from '../session-id.ts';
 import { claudeCodeCodec } from './codec.ts';
-import { normalizeTimestamp, titleFromText } from './common-values.ts';
-import { isJsonObject, textLines, topLevelString } from './jsonl.ts';
 import { claudeCodeText } from './records.ts';
-import {
-  assertSafeSessionId,
-  createFileAtomically,
-  envValue,
-  homeDir,
-  readDirSafe,
-  SessionExistsError,
-  type SavingStore,
-  sessionUuid,
-} from './session-file.ts';
 
 const HARNESS = 'claude_code';
 
@@ -101,7 +98,7 @@ async function summarize(sf: SessionFile): Promise<SessionSummary> {
       count++;
       lastLine = line;
       if (type === 'user' && firstUser === undefined) {
-        const parsed = safeJson(line);
+        const parsed = parseObjectLine(line);
         const content =
           isJsonObject(parsed) && isJsonObject(parsed.message) ? parsed.message.content : undefined;
         if (typeof content === 'string' && parsed?.isMeta !== true && !content.trimStart().startsWith('<'))
@@ -111,10 +108,10 @@ async function summarize(sf: SessionFile): Promise<SessionSummary> {
         }
       }
     } else if (type === 'summary' && summary === undefined) {
-      const parsed = safeJson(line);
+      const parsed = parseObjectLine(line);
       if (isJsonObject(parsed) && typeof parsed.summary === 'string') summary = parsed.summary;
     } else if (type === 'custom-title') {
-      const parsed = safeJson(line);
+      const parsed = parseObjectLine(line);
       if (isJsonObject(parsed) && typeof parsed.customTitle === 'string') custom = parsed.customTitle;
     }
   }
@@ -132,17 +129,6 @@ async function summarize(sf: SessionFile): Promise<SessionSummary> {
     ...(lastTs !== undefined ? { lastActivity: lastTs } : {}),
     ...(parentId !== undefined ? { parentId } : {}),
   };
-}
-
-function safeJson(line: string): { [k: string]: unknown } | undefined {
-  try {
-    const v: unknown = JSON.parse(line);
-    return typeof v === 'object' && v !== null && !Array.isArray(v)
-      ? (v as { [k: string]: unknown })
-      : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 async function findSessionFile(root: string, id: string): Promise<{ file?: string; warnings: Warning[] }> {
@@ -175,18 +161,7 @@ export function claudeCodeStore(env: NodeJS.ProcessEnv = process.env): SavingSto
   return {
     async discover(options?: DiscoverOptions): Promise<DiscoverResult> {
       const files = await listSessionFiles(root);
-      const sessions: SessionSummary[] = [];
-      const warnings: Warning[] = [];
-      let done = 0;
-      for (const sf of files) {
-        try {
-          sessions.push(await summarize(sf));
-        } catch (e) {
-          warnings.push({ source: sf.file, message: `unreadable, skipped: ${(e as Error).message}` });
-        }
-        options?.onProgress?.(++done, files.length);
-      }
-      return { sessions, warnings };
+      return summarizeSessionFiles(files, (sf) => sf.file, summarize, options);
     },
 
     async load(id: string): Promise<LoadResult> {
@@ -197,15 +172,7 @@ export function claudeCodeStore(env: NodeJS.ProcessEnv = process.env): SavingSto
           `claude_code: no session ${id} under ${root} (looked for <project>/${id}.jsonl); run \`txcript list\` to see the ids`,
         );
       }
-      const text = await fs.readFile(file, 'utf8');
-      const parsed = claudeCodeText.parse(text, file);
-      warnings.push(...parsed.warnings);
-      const transcript = claudeCodeCodec.toCommon(parsed.records, {
-        sessionId: id,
-        source: file,
-        onWarning: (w) => warnings.push(w),
-      });
-      return { transcript, source: file, warnings };
+      return loadSessionFile(file, id, { text: claudeCodeText, codec: claudeCodeCodec }, warnings);
     },
 
     async save(transcript: Transcript): Promise<SaveResult> {
@@ -218,10 +185,10 @@ export function claudeCodeStore(env: NodeJS.ProcessEnv = process.env): SavingSto
       const id = sessionUuid(transcript.meta.id);
       assertSafeSessionId(id, HARNESS);
       const existing = await findSessionFile(root, id);
-      if (existing.file !== undefined) throw new SessionExistsError(existing.file);
+      if (existing.file !== undefined) throw new FileExistsError(existing.file);
       const target = path.join(root, claudeProjectDirName(cwd), `${id}.jsonl`);
       const text = claudeCodeText.render(claudeCodeCodec.fromCommon(transcript));
-      await createFileAtomically(target, text);
+      await createFileAtomic(target, text);
       return { id, locator: target };
     },
   };

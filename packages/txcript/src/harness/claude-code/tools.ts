@@ -7,7 +7,7 @@
  */
 import type { JsonObject, JsonValue, Tool } from '../../model/common.ts';
 import { toolFromCanonical, toolToCanonical } from '../../model/tool.ts';
-import { isJsonObject } from './jsonl.ts';
+import { isJsonObject } from '../../model/json.ts';
 
 export function claudeToolToCommon(name: string, input: JsonValue): Tool {
   if (name === 'Bash' && isJsonObject(input)) {

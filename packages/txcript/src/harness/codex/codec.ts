@@ -18,17 +18,18 @@ import type {
   Usage,
 } from '../../model/common.ts';
 import { uuidV5 } from '../../model/uuid.ts';
-import { apiSafeName } from '../claude-code/api-names.ts';
-import type { WarningCodec, WarningContext } from '../claude-code/codec.ts';
+import { apiSafeName } from '../api-names.ts';
+import type { WarningCodec, WarningContext } from '../types.ts';
 import {
   artifactText,
   imageFromDataUrl,
   imageToDataUrl,
   normalizeTimestamp,
   titleFromText,
-} from '../claude-code/common-values.ts';
-import { builtLine, isJsonObject } from '../claude-code/jsonl.ts';
-import { sessionUuid } from '../claude-code/session-file.ts';
+} from '../common-values.ts';
+import { isJsonObject } from '../../model/json.ts';
+import { builtLine } from '../jsonl.ts';
+import { sessionUuid } from '../session-id.ts';
 import { repairToolPairing } from '../orphans.ts';
 import type { CodexLine, CodexRecord, RolloutLine } from './records.ts';
 import { codexFunctionToCommon, codexLocalShellToCommon, commonToolToCodex } from './tools.ts';
@@ -150,8 +151,7 @@ function reasoningToBlock(payload: JsonObject): Block | undefined {
 function toCommon(records: CodexLine[], ctx: WarningContext): Transcript {
   const rollouts: { json: RolloutLine; index: number }[] = [];
   records.forEach((line, index) => {
-    if (line.kind === 'record' && line.record.kind === 'rollout')
-      rollouts.push({ json: line.record.json, index });
+    if (line.kind === 'record' && line.shape === 'rollout') rollouts.push({ json: line.json, index });
   });
   const sessionMeta = rollouts.find((r) => r.json.type === 'session_meta')?.json.payload as
     JsonObject | undefined;
@@ -293,7 +293,7 @@ function toCommon(records: CodexLine[], ctx: WarningContext): Transcript {
 // ── fromCommon ─────────────────────────────────────────────────────────
 
 function line(timestamp: string, type: string, payload: JsonObject): CodexLine {
-  return builtLine<CodexRecord>({ kind: 'rollout', json: { timestamp, type, payload } });
+  return builtLine<CodexRecord>({ shape: 'rollout', json: { timestamp, type, payload } });
 }
 
 function imagePart(source: ImageSource): JsonObject {

@@ -220,9 +220,7 @@ describe('codex codec', () => {
     const lines = codexCodec
       .fromCommon(common())
       .map((l) =>
-        l.kind === 'record'
-          ? (l.record.json as { type: string; payload: Record<string, unknown> })
-          : undefined,
+        l.kind === 'record' ? (l.json as { type: string; payload: Record<string, unknown> }) : undefined,
       );
     expect(lines[0]).toMatchObject({
       type: 'session_meta',

@@ -1,5 +1,5 @@
 /** The Codex harness (`codex`): `~/.codex/sessions/YYYY/MM/DD/rollout-<ts>-<uuid>.jsonl`. */
-import { resumeArgv } from '../claude-code/launch.ts';
+import { resumeArgv } from '../resume-command.ts';
 import type { Harness } from '../types.ts';
 import { codexCodec } from './codec.ts';
 import { codexText, type CodexLine } from './records.ts';

@@ -7,7 +7,7 @@
  */
 import { z } from 'zod';
 import type { JsonObject } from '../../model/common.ts';
-import { parseJsonl, renderJsonl, type Classified, type JsonlLine } from '../claude-code/jsonl.ts';
+import { parseJsonl, renderJsonl, type Classified, type JsonlLine } from '../jsonl.ts';
 import type { Parsed, TextCodec } from '../types.ts';
 
 export const RolloutLineSchema = z.looseObject({
@@ -25,7 +25,8 @@ const payloadChecks: Record<string, z.ZodType> = {
 
 export type RolloutLine = z.infer<typeof RolloutLineSchema>;
 
-export type CodexRecord = { kind: 'rollout'; json: RolloutLine } | { kind: 'other'; json: JsonObject };
+/** What a line's object is to the codec: a rollout line, or anything else (kept whole). */
+export type CodexRecord = { shape: 'rollout'; json: RolloutLine } | { shape: 'other'; json: JsonObject };
 
 export type CodexLine = JsonlLine<CodexRecord>;
 
@@ -34,7 +35,7 @@ export function classifyCodexRecord(value: JsonObject): Classified<CodexRecord> 
   if (!envelope.success) {
     const issue = envelope.error.issues[0];
     return {
-      record: { kind: 'other', json: value },
+      fields: { shape: 'other', json: value },
       problem: `not a rollout line (${issue ? `${issue.path.join('.') || '(record)'}: ${issue.message}` : 'bad envelope'}); kept verbatim, skipped in the conversation`,
     };
   }
@@ -44,12 +45,12 @@ export function classifyCodexRecord(value: JsonObject): Classified<CodexRecord> 
     if (!payload.success) {
       const issue = payload.error.issues[0];
       return {
-        record: { kind: 'other', json: value },
+        fields: { shape: 'other', json: value },
         problem: `${envelope.data.type} payload does not fit (${issue ? `payload.${issue.path.join('.')}: ${issue.message}` : 'bad payload'}); kept verbatim, skipped in the conversation`,
       };
     }
   }
-  return { record: { kind: 'rollout', json: value as RolloutLine } };
+  return { fields: { shape: 'rollout', json: value as RolloutLine } };
 }
 
 export const codexText: TextCodec<CodexLine[]> = {
@@ -58,6 +59,6 @@ export const codexText: TextCodec<CodexLine[]> = {
     return { records: lines, warnings };
   },
   render(records: CodexLine[]): string {
-    return renderJsonl(records, (r) => r.json as JsonObject);
+    return renderJsonl(records);
   },
 };

@@ -7,25 +7,21 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import type { Transcript } from '../../model/common.ts';
-import { normalizeTimestamp, titleFromText } from '../claude-code/common-values.ts';
-import { isJsonObject, textLines, topLevelString } from '../claude-code/jsonl.ts';
-import {
-  assertSafeSessionId,
-  createFileAtomically,
-  envValue,
-  homeDir,
-  readDirSafe,
-  SessionExistsError,
-  type SavingStore,
-  sessionUuid,
-} from '../claude-code/session-file.ts';
+import { normalizeTimestamp, titleFromText } from '../common-values.ts';
+import { isJsonObject } from '../../model/json.ts';
+import { parseObjectLine, textLines, topLevelString } from '../jsonl-scan.ts';
+import { loadSessionFile, summarizeSessionFiles } from '../session-files.ts';
+import { createFileAtomic, FileExistsError } from '../../fs/atomic.ts';
+import { readDirSafe } from '../../fs/dir.ts';
+import { envValue, homeDir } from '../env.ts';
+import { assertSafeSessionId, sessionUuid } from '../session-id.ts';
 import type {
   DiscoverOptions,
   DiscoverResult,
   LoadResult,
   SaveResult,
+  SavingStore,
   SessionSummary,
-  Warning,
 } from '../types.ts';
 import { codexCodec } from './codec.ts';
 import { codexText } from './records.ts';
@@ -85,17 +81,6 @@ function payloadType(line: string): string | undefined {
   return /^\s*\{\s*"type"\s*:\s*"([A-Za-z_]+)"/.exec(line.slice(at + 10, at + 80))?.[1];
 }
 
-function parseObject(line: string): Record<string, unknown> | undefined {
-  try {
-    const v: unknown = JSON.parse(line);
-    return typeof v === 'object' && v !== null && !Array.isArray(v)
-      ? (v as Record<string, unknown>)
-      : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 /**
  * One rollout's summary without parsing the conversation: the first
  * `session_meta` line is parsed for the id; other lines are classified by
@@ -114,7 +99,7 @@ async function summarize(file: string): Promise<SessionSummary | string> {
     if (type === undefined) continue;
     last = line;
     if (type === 'session_meta' && id === undefined) {
-      const payload = parseObject(line)?.payload;
+      const payload = parseObjectLine(line)?.payload;
       if (isJsonObject(payload) && typeof payload.id === 'string') id = payload.id;
     } else if (type === 'response_item') {
       const item = payloadType(line);
@@ -123,7 +108,7 @@ async function summarize(file: string): Promise<SessionSummary | string> {
       )
         count++;
     } else if (type === 'event_msg' && title === undefined && payloadType(line) === 'user_message') {
-      const payload = parseObject(line)?.payload as { message?: unknown } | undefined;
+      const payload = parseObjectLine(line)?.payload as { message?: unknown } | undefined;
       if (typeof payload?.message === 'string' && !payload.message.trimStart().startsWith('<'))
         title = titleFromText(payload.message);
     }
@@ -149,21 +134,7 @@ export function codexStore(env: NodeJS.ProcessEnv = process.env): SavingStore {
   const roots = codexRoots(env);
   return {
     async discover(options?: DiscoverOptions): Promise<DiscoverResult> {
-      const files = await allRollouts(roots);
-      const sessions: SessionSummary[] = [];
-      const warnings: Warning[] = [];
-      let done = 0;
-      for (const file of files) {
-        try {
-          const s = await summarize(file);
-          if (typeof s === 'string') warnings.push({ source: file, message: s });
-          else sessions.push(s);
-        } catch (e) {
-          warnings.push({ source: file, message: `unreadable, skipped: ${(e as Error).message}` });
-        }
-        options?.onProgress?.(++done, files.length);
-      }
-      return { sessions, warnings };
+      return summarizeSessionFiles(await allRollouts(roots), (file) => file, summarize, options);
     },
 
     async load(id: string): Promise<LoadResult> {
@@ -174,22 +145,14 @@ export function codexStore(env: NodeJS.ProcessEnv = process.env): SavingStore {
           `codex: no rollout for session ${id} under ${roots.sessions}${roots.archived ? ` or ${roots.archived}` : ''}; run \`txcript list\` to see the ids`,
         );
       }
-      const text = await fs.readFile(file, 'utf8');
-      const parsed = codexText.parse(text, file);
-      const warnings: Warning[] = [...parsed.warnings];
-      const transcript = codexCodec.toCommon(parsed.records, {
-        sessionId: id,
-        source: file,
-        onWarning: (w) => warnings.push(w),
-      });
-      return { transcript, source: file, warnings };
+      return loadSessionFile(file, id, { text: codexText, codec: codexCodec });
     },
 
     async save(transcript: Transcript): Promise<SaveResult> {
       const id = sessionUuid(transcript.meta.id);
       assertSafeSessionId(id, HARNESS);
       const existing = await findRollout(roots, id);
-      if (existing !== undefined) throw new SessionExistsError(existing);
+      if (existing !== undefined) throw new FileExistsError(existing);
       const when = new Date(transcript.meta.timestamp);
       if (Number.isNaN(when.getTime())) {
         throw new Error(
@@ -199,7 +162,7 @@ export function codexStore(env: NodeJS.ProcessEnv = process.env): SavingStore {
       const iso = when.toISOString();
       const dir = path.join(roots.sessions, iso.slice(0, 4), iso.slice(5, 7), iso.slice(8, 10));
       const target = path.join(dir, rolloutFileName(iso, id));
-      await createFileAtomically(target, codexText.render(codexCodec.fromCommon(transcript)));
+      await createFileAtomic(target, codexText.render(codexCodec.fromCommon(transcript)));
       return { id, locator: target };
     },
   };

@@ -15,7 +15,7 @@
  */
 import type { JsonObject, JsonValue, Tool } from '../../model/common.ts';
 import { toolFromCanonical, toolToCanonical } from '../../model/tool.ts';
-import { isJsonObject } from '../claude-code/jsonl.ts';
+import { isJsonObject } from '../../model/json.ts';
 
 type BashTool = Extract<Tool, { name: 'Bash' }>;
 

@@ -86,7 +86,9 @@ describe('grok_bot codec: records to Common', () => {
   });
 
   it('reads a plain-string message content as one text block', () => {
-    expect(blocks(common(rec({ role: 'assistant', message: { content: 'plain' } })))).toEqual([text('plain')]);
+    expect(blocks(common(rec({ role: 'assistant', message: { content: 'plain' } })))).toEqual([
+      text('plain'),
+    ]);
   });
 
   it('drops a user record whose only text is an address tag', () => {
@@ -377,12 +379,10 @@ const userBlock: fc.Arbitrary<Block> = fc.oneof(
   fc
     .record({ media_type: fc.constantFrom('image/png', 'image/jpeg'), data: fc.base64String() })
     .map((s): Block => ({ type: 'image', source: { type: 'base64', ...s } })),
-  fc
-    .record({ id: nonEmpty, name: nonEmpty, path: nonEmpty })
-    .map((a): Block => ({
-      type: 'artifact',
-      artifact: { id: a.id, name: a.name, source: { type: 'path', path: a.path } },
-    })),
+  fc.record({ id: nonEmpty, name: nonEmpty, path: nonEmpty }).map((a): Block => ({
+    type: 'artifact',
+    artifact: { id: a.id, name: a.name, source: { type: 'path', path: a.path } },
+  })),
 );
 const draft: fc.Arbitrary<Draft> = fc.oneof(
   fc

@@ -29,8 +29,10 @@ import type {
 import { jsonEqual } from '../../model/json.ts';
 import { toolFromCanonical, toolToCanonical } from '../../model/tool.ts';
 import { uuidV5 } from '../../model/uuid.ts';
+import { PendingCalls } from '../pending-calls.ts';
 import type { Codec, CodecContext } from '../types.ts';
-import { isJsonObject as isObject, recordLine } from './text.ts';
+import { isJsonObject as isObject } from '../../model/json.ts';
+import { recordLine } from './text.ts';
 import type { GrokBotRecords } from './text.ts';
 
 /** Namespace of every synthetic Grok Bot id (UUIDv5). */
@@ -215,30 +217,6 @@ function usage(v: JsonValue | undefined): Usage | undefined {
     u.cache_creation_input_tokens = v.cache_creation_input_tokens;
   }
   return u;
-}
-
-/** Tool calls waiting for a result: FIFO per native name, plus ids already answered by an explicit id. */
-class PendingCalls {
-  private readonly byName = new Map<string, string[]>();
-  private readonly answered = new Set<string>();
-
-  add(name: string, id: string): void {
-    const queue = this.byName.get(name);
-    if (queue === undefined) this.byName.set(name, [id]);
-    else queue.push(id);
-  }
-
-  /** The oldest unanswered call of this name, without taking it. */
-  peek(name: string): string | undefined {
-    const queue = this.byName.get(name);
-    if (queue === undefined) return undefined;
-    while (queue.length > 0 && this.answered.has(queue[0]!)) queue.shift();
-    return queue[0];
-  }
-
-  answer(id: string): void {
-    this.answered.add(id);
-  }
 }
 
 function firstRecordTimestamp(records: GrokBotRecords): string | undefined {

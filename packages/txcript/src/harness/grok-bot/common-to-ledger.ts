@@ -28,7 +28,7 @@ import {
 } from '@sendbox/protocol';
 import type { Block, JsonValue, Transcript } from '../../model/common.ts';
 import { toolToCanonical } from '../../model/tool.ts';
-import { isHiddenOrWake } from './title.ts';
+import { isHiddenOrWake } from './injected-text.ts';
 
 const SEND_MESSAGE = 'send_message';
 

@@ -18,9 +18,10 @@ import { z } from 'zod';
 import type { JsonValue } from '../../model/common.ts';
 import type { DiscoverOptions, DiscoverResult, SessionSummary, Warning } from '../types.ts';
 import { openLedgerReadOnly, readLedgerSummary } from './ledger-db.ts';
-import { realPathInside, isSafeSessionId } from './roots.ts';
+import { isSafeSessionId } from '../session-id.ts';
+import { realPathInside } from './roots.ts';
 import type { GrokBotRoots } from './roots.ts';
-import { isJsonObject as isObject } from './text.ts';
+import { isJsonObject as isObject } from '../../model/json.ts';
 import { titleFromUserText } from './title.ts';
 
 export const GROK_BOT_HARNESS_ID = 'grok_bot';
@@ -52,21 +53,19 @@ const ENVELOPE_ROLES = new Set(['user', 'assistant', 'tool']);
 
 function isEnvelope(v: unknown): boolean {
   return (
-    isObject(v as JsonValue) &&
-    ENVELOPE_ROLES.has((v as { role?: unknown }).role as string) &&
-    'message' in (v as object)
+    isObject(v) && ENVELOPE_ROLES.has((v as { role?: unknown }).role as string) && 'message' in (v as object)
   );
 }
 
 function userTitle(rec: unknown): string | undefined {
-  if (!isObject(rec as JsonValue)) return undefined;
+  if (!isObject(rec)) return undefined;
   const r = rec as { role?: unknown; message?: unknown };
-  if (r.role !== 'user' || !isObject(r.message as JsonValue)) return undefined;
+  if (r.role !== 'user' || !isObject(r.message)) return undefined;
   const content = (r.message as { content?: unknown }).content;
   const blocks =
     typeof content === 'string' ? [{ type: 'text', text: content }] : Array.isArray(content) ? content : [];
   for (const b of blocks as unknown[]) {
-    if (!isObject(b as JsonValue)) continue;
+    if (!isObject(b)) continue;
     const block = b as { type?: unknown; text?: unknown };
     if (block.type !== 'text' || typeof block.text !== 'string') continue;
     const title = titleFromUserText(block.text);

@@ -60,24 +60,19 @@ export { parseLedgerEntries, parseLedgerEntry } from './ledger-entry.ts';
 export type { ForeignLedgerEntry, LegacyLedgerEntry, ReadLedgerEntry } from './ledger-entry.ts';
 export { ledgerToCommon } from './ledger-to-common.ts';
 export type { LedgerConversion, LedgerToCommonContext } from './ledger-to-common.ts';
+export { grokBotRoots, realPathInside } from './roots.ts';
+export { assertSafeSessionId, isSafeSessionId, UnsafePathError } from '../session-id.ts';
 export {
-  assertSafeSessionId,
-  grokBotRoots,
-  isSafeSessionId,
-  realPathInside,
-  UnsafePathError,
-} from './roots.ts';
+  FileExistsError,
+  // The no-overwrite atomic write, under the name the package first exported it by.
+  createFileAtomic as writeNewFileAtomically,
+} from '../../fs/atomic.ts';
 export type { GrokBotRoots } from './roots.ts';
 export { DEFAULT_GATEWAY_TIMEOUT_MS, GatewayClient, GatewayError, readGatewayConfig } from './gateway.ts';
 export type { GatewayClientOptions, GatewayConfig, GatewayErrorKind } from './gateway.ts';
 export { GROK_BOT_HARNESS_ID, discoverGrokBot, scanJsonl } from './discover.ts';
 export type { GrokBotDiscoverOptions, JsonlScan } from './discover.ts';
-export {
-  FileExistsError,
-  GrokBotLoadError,
-  createGrokBotStore,
-  gatewayEntries,
-  writeNewFileAtomically,
-} from './store.ts';
+export { GrokBotLoadError, createGrokBotStore, gatewayEntries } from './store.ts';
 export type { GrokBotStore, GrokBotStoreOptions, LoadAttempt } from './store.ts';
-export { isHiddenOrWake, titleFromUserText } from './title.ts';
+export { titleFromUserText } from './title.ts';
+export { isHiddenOrWake, splitHiddenText, type TextSegment } from './injected-text.ts';

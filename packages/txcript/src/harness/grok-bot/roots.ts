@@ -3,8 +3,9 @@
  * path-safety rules every store operation applies before touching a session.
  */
 import { realpath } from 'node:fs/promises';
-import { homedir } from 'node:os';
 import { join, sep } from 'node:path';
+import { envValue, homeDir } from '../env.ts';
+import { UnsafePathError } from '../session-id.ts';
 
 export interface GrokBotRoots {
   /** `$HOME/agent-data`. */
@@ -17,48 +18,18 @@ export interface GrokBotRoots {
   gatewayFile: string;
 }
 
-function nonEmpty(v: string | undefined): string | undefined {
-  return v === undefined || v === '' ? undefined : v;
-}
-
 /** Resolve the roots from an environment (never the real HOME in tests: pass `env`). */
 export function grokBotRoots(env: NodeJS.ProcessEnv = process.env): GrokBotRoots {
-  const home = nonEmpty(env.HOME) ?? homedir();
-  const agentData = join(home, 'agent-data');
+  const agentData = join(homeDir(env), 'agent-data');
   return {
     agentData,
     transcripts:
-      nonEmpty(env.TXCRIPT_GROK_BOT_ROOT) ??
-      nonEmpty(env.GROK_BOT_TRANSCRIPTS) ??
+      envValue(env, 'TXCRIPT_GROK_BOT_ROOT') ??
+      envValue(env, 'GROK_BOT_TRANSCRIPTS') ??
       join(agentData, 'agent-transcripts'),
-    agents: nonEmpty(env.TXCRIPT_GROK_BOT_AGENTS) ?? join(agentData, 'agents'),
+    agents: envValue(env, 'TXCRIPT_GROK_BOT_AGENTS') ?? join(agentData, 'agents'),
     gatewayFile: join(agentData, 'gateway.json'),
   };
-}
-
-/** A session id names one folder under a root: no separators, no `..`, no NUL, not empty. */
-export function isSafeSessionId(id: string): boolean {
-  return (
-    id !== '' &&
-    id !== '.' &&
-    !id.includes('/') &&
-    !id.includes('\\') &&
-    !id.includes('..') &&
-    !id.includes('\0')
-  );
-}
-
-/** A refused path or id. */
-export class UnsafePathError extends Error {
-  override readonly name = 'UnsafePathError';
-}
-
-export function assertSafeSessionId(id: string): void {
-  if (!isSafeSessionId(id)) {
-    throw new UnsafePathError(
-      `refusing session id ${JSON.stringify(id)}: an id may not be empty or contain "/", "\\", ".." or NUL`,
-    );
-  }
 }
 
 /**

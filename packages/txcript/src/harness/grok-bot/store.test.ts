@@ -16,7 +16,7 @@ import type { BoxPaths } from '../../../test/fixtures/grok-bot/generate.ts';
 import type { Transcript } from '../../model/common.ts';
 import { startServer } from '../../../test/fixtures/grok-bot/http-server.ts';
 import { FileExistsError, GrokBotLoadError, createGrokBotStore, grokBot, scanJsonl } from './index.ts';
-import { UnsafePathError } from './roots.ts';
+import { UnsafePathError } from '../session-id.ts';
 
 let home: string;
 let box: BoxPaths;

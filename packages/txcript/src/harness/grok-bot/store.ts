@@ -7,9 +7,9 @@
  * Readers never modify a source; `save` writes a new session atomically and
  * never overwrites one.
  */
-import { randomBytes } from 'node:crypto';
-import { link, mkdir, open, readFile, stat, unlink } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { mkdir, readFile, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { createFileAtomic } from '../../fs/atomic.ts';
 import type { JsonValue, Transcript } from '../../model/common.ts';
 import type { LoadResult, SaveResult, Store } from '../types.ts';
 import { grokBotFromCommon, grokBotToCommon } from './codec.ts';
@@ -19,7 +19,8 @@ import { DEFAULT_GATEWAY_TIMEOUT_MS, GatewayClient, readGatewayConfig } from './
 import { openLedgerReadOnly } from './ledger-db.ts';
 import { parseLedgerEntries } from './ledger-entry.ts';
 import { ledgerToCommon } from './ledger-to-common.ts';
-import { assertSafeSessionId, grokBotRoots, realPathInside, UnsafePathError } from './roots.ts';
+import { assertSafeSessionId, UnsafePathError } from '../session-id.ts';
+import { grokBotRoots, realPathInside } from './roots.ts';
 import type { GrokBotRoots } from './roots.ts';
 import { decodeJsonlBytes, parseGrokBotJsonl, renderGrokBotJsonl } from './text.ts';
 
@@ -208,7 +209,7 @@ export function createGrokBotStore(
     await mkdir(dir, { recursive: true, mode: 0o700 });
     await realPathInside(roots.transcripts, dir);
     const text = renderGrokBotJsonl(grokBotFromCommon(transcript));
-    await writeNewFileAtomically(path, text);
+    await createFileAtomic(path, text);
     return { id, locator: path };
   }
 
@@ -222,44 +223,4 @@ export function createGrokBotStore(
     load,
     save,
   };
-}
-
-/** A file that already exists where a new one was to be written. */
-export class FileExistsError extends Error {
-  override readonly name = 'FileExistsError';
-}
-
-/**
- * Write `text` to `path` only if no file is there: temp file in the same
- * folder, fsync, then a hard link (which, unlike rename, refuses to replace),
- * then fsync of the folder. A reader never sees a partial file.
- */
-export async function writeNewFileAtomically(path: string, text: string): Promise<void> {
-  const dir = dirname(path);
-  const temp = join(dir, `.${randomBytes(6).toString('hex')}.tmp`);
-  const handle = await open(temp, 'wx', 0o600);
-  try {
-    await handle.writeFile(text, 'utf8');
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-  try {
-    await link(temp, path);
-  } catch (e) {
-    if (errnoCode(e) === 'EEXIST') {
-      throw new FileExistsError(
-        `${path} already exists; refusing to overwrite a session (choose another id)`,
-      );
-    }
-    throw e;
-  } finally {
-    await unlink(temp).catch(() => undefined);
-  }
-  const dirHandle = await open(dir, 'r');
-  try {
-    await dirHandle.sync();
-  } finally {
-    await dirHandle.close();
-  }
 }

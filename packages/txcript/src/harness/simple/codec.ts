@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { Block, JsonObject, Message, Meta, Transcript } from '../../model/common.ts';
 import { toolFromCanonical, toolToCanonical } from '../../model/tool.ts';
 import { uuidV5 } from '../../model/uuid.ts';
+import { PendingCalls } from '../pending-calls.ts';
 import type { Codec, CodecContext } from '../types.ts';
 import { type SimpleBlock, readMessage, readMeta } from './schema.ts';
 import type { SimpleDocument } from './text.ts';
@@ -80,8 +81,8 @@ export function simpleToCommon(
     ...(values.model !== undefined && { model: values.model }),
   };
 
-  // Calls not yet answered, oldest first: an id-less result takes the head (FIFO).
-  const pending: string[] = [];
+  // Calls not yet answered, oldest first: an id-less result takes the head (FIFO, any tool name).
+  const pending = new PendingCalls();
   const messages: Message[] = [];
   let previous = timestamp;
   doc.messages.forEach((raw, i) => {
@@ -95,15 +96,14 @@ export function simpleToCommon(
         () => syntheticToolId(id, i, j),
         (explicit) => {
           if (explicit !== undefined) {
-            const at = pending.indexOf(explicit);
-            if (at >= 0) pending.splice(at, 1);
+            pending.answer(explicit);
             return explicit;
           }
           // No preceding unanswered call: an orphan, with its own position's id.
-          return pending.shift() ?? syntheticToolId(id, i, j);
+          return pending.take('') ?? syntheticToolId(id, i, j);
         },
       );
-      if (block.type === 'tool_use') pending.push(block.id);
+      if (block.type === 'tool_use') pending.add('', block.id);
       content.push(block);
     });
     // A message with no timestamp inherits the previous message's, or the session's.

@@ -1,5 +1,5 @@
 /** Small conversions both codecs share: timestamps, stop reasons, data URLs, artifact text. */
-import type { Artifact, ImageSource, StopReason } from '../../model/common.ts';
+import type { Artifact, ImageSource, StopReason } from '../model/common.ts';
 
 /** RFC 3339 UTC with milliseconds, or undefined when `s` is not a date. */
 export function normalizeTimestamp(s: string | undefined): string | undefined {

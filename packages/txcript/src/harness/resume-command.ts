@@ -4,7 +4,7 @@
  * the template is split into argv here (quotes and backslashes as in a POSIX
  * shell, but no expansion of any kind) and is never run through a shell.
  */
-import { assertSafeSessionId } from './session-file.ts';
+import { assertSafeSessionId } from './session-id.ts';
 
 /** Split a command template into words: '…' literal, "…" with \" and \\ escapes, \x outside quotes. */
 export function splitCommandTemplate(template: string, origin: string): string[] {

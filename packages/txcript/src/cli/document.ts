@@ -1,0 +1,74 @@
+/**
+ * A native document named on the command line (a file, or `-` for stdin),
+ * read and converted to Common through one harness's text codec and codec.
+ * `convert` and `continue` both start here, so a bad input reads the same
+ * way in both: what was wrong, where (file:line:column when the format can
+ * say), and what to do.
+ */
+import { readFile } from 'node:fs/promises';
+import { formatUtc, sessionIdForFile, SimpleFormatError } from '../harness/simple/index.ts';
+import type { Harness, Warning } from '../harness/types.ts';
+import type { Transcript } from '../model/common.ts';
+import type { CliContext } from './context.ts';
+import { CliError } from './errors.ts';
+
+export function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** How a command names its input in the read error (`the input`, `the session to continue`). */
+export interface DocumentRole {
+  what: string;
+  /** What to do when the input cannot be read. */
+  todo: string;
+}
+
+/** `<stdin>` for `-`, else the path: how warnings and errors name the input. */
+export function documentLabel(path: string): string {
+  return path === '-' ? '<stdin>' : path;
+}
+
+/**
+ * Read `path` (`-`: stdin) and convert it with `harness`; warnings go to the
+ * context. A document with no time of its own is stamped with the time it is read.
+ */
+export async function readDocumentAsCommon(
+  ctx: CliContext,
+  path: string,
+  harness: Harness,
+  role: DocumentRole,
+): Promise<Transcript> {
+  const name = documentLabel(path);
+  let text: string;
+  try {
+    text = path === '-' ? await ctx.io.readStdin() : await readFile(path, 'utf8');
+  } catch (err) {
+    throw new CliError({
+      what: `could not read ${role.what}: ${errorMessage(err)}`,
+      where: name,
+      todo: role.todo,
+    });
+  }
+  try {
+    const parsed = harness.text.parse(text, name);
+    parsed.warnings.forEach((w: Warning) => ctx.warn(w));
+    return harness.codec.toCommon(parsed.records, {
+      sessionId: sessionIdForFile(path),
+      timestamp: formatUtc(ctx.io.now()),
+    });
+  } catch (err) {
+    if (err instanceof SimpleFormatError) {
+      const at = err.line === undefined ? err.source : `${err.source}:${err.line}:${err.column ?? 1}`;
+      throw new CliError({
+        what: err.problem,
+        where: at,
+        todo: `fix the document, or check --from ${harness.id}`,
+      });
+    }
+    throw new CliError({
+      what: `could not read ${harness.id} text: ${errorMessage(err)}`,
+      where: name,
+      todo: `check that the input is ${harness.id} text (--from)`,
+    });
+  }
+}

@@ -1,0 +1,92 @@
+/**
+ * Cheap scans of JSONL text for discovery, which must stay fast on big files:
+ * lines without terminators, and a top-level string value found without
+ * parsing the line.
+ */
+import type { JsonObject } from '../model/common.ts';
+import { isJsonObject } from '../model/json.ts';
+
+/**
+ * The string value of a top-level key of a JSON object line, found without
+ * parsing the line: a small scanner that tracks nesting and strings and stops
+ * at the first match. Used by discovery, which must stay cheap on big files.
+ * Returns undefined when the key is absent, not a string, or the line is
+ * not an object.
+ */
+export function topLevelString(line: string, key: string): string | undefined {
+  let i = 0;
+  const n = line.length;
+  while (i < n && line.charCodeAt(i) <= 32) i++;
+  if (line[i] !== '{') return undefined;
+  i++;
+  let depth = 1;
+  let expectKey = true;
+  while (i < n) {
+    const c = line[i];
+    if (c === '"') {
+      const end = stringEnd(line, i);
+      if (end === -1) return undefined;
+      if (depth === 1 && expectKey) {
+        const name = line.slice(i + 1, end);
+        let j = end + 1;
+        while (j < n && line.charCodeAt(j) <= 32) j++;
+        if (line[j] !== ':') return undefined;
+        j++;
+        while (j < n && line.charCodeAt(j) <= 32) j++;
+        if (name === key) {
+          if (line[j] !== '"') return undefined;
+          const vEnd = stringEnd(line, j);
+          if (vEnd === -1) return undefined;
+          const rawValue = line.slice(j, vEnd + 1);
+          return rawValue.includes('\\') ? (JSON.parse(rawValue) as string) : rawValue.slice(1, -1);
+        }
+        expectKey = false;
+        i = j;
+        continue;
+      }
+      i = end + 1;
+      continue;
+    }
+    if (c === '{' || c === '[') depth++;
+    else if (c === '}' || c === ']') {
+      depth--;
+      if (depth === 0) return undefined;
+    } else if (c === ',' && depth === 1) expectKey = true;
+    i++;
+  }
+  return undefined;
+}
+
+/** Index of the closing quote of the JSON string starting at `start`, or -1. */
+function stringEnd(s: string, start: number): number {
+  let i = start + 1;
+  for (;;) {
+    const q = s.indexOf('"', i);
+    if (q === -1) return -1;
+    let backslashes = 0;
+    for (let k = q - 1; k > start && s[k] === '\\'; k--) backslashes++;
+    if (backslashes % 2 === 0) return q;
+    i = q + 1;
+  }
+}
+
+/** Split text into lines (without terminators) lazily, for cheap scans. */
+export function* textLines(text: string): Generator<string> {
+  let start = 0;
+  while (start < text.length) {
+    const nl = text.indexOf('\n', start);
+    const end = nl === -1 ? text.length : nl;
+    yield text.slice(start, end > start && text.charCodeAt(end - 1) === 13 ? end - 1 : end);
+    start = end + 1;
+  }
+}
+
+/** A line's JSON object, or undefined when the line is not valid JSON or not an object. */
+export function parseObjectLine(line: string): JsonObject | undefined {
+  try {
+    const value: unknown = JSON.parse(line);
+    return isJsonObject(value) ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}
