@@ -13,7 +13,7 @@ import { EventStreams, openEventStream } from './events.ts';
 import { fileResponse } from './file-response.ts';
 import type { AgentFiles } from './files.ts';
 import { bearerAuth, hostAndOriginGuard } from './guards.ts';
-import { agentIdSchema, isJsonMethod, jsonMethods, otherRoutes } from './methods.ts';
+import { agentIdSchema, isJsonMethod, jsonMethods, otherRoutes, RawJson } from './methods.ts';
 import type { JsonMethodName, MethodContext } from './methods.ts';
 import { StaticUi } from './static-ui.ts';
 
@@ -76,7 +76,10 @@ export function createGatewayApp(options: GatewayAppOptions): GatewayApp {
       if (!parsed.success) throw new GatewayError(describeZodError(name, parsed.error), 400);
       // The table pairs each schema with its own handler; TypeScript cannot follow the pairing through the index.
       const run = spec.run as (ctx: MethodContext, input: unknown) => Promise<unknown>;
-      return c.json(await run({ host, version }, parsed.data));
+      const result = await run({ host, version }, parsed.data);
+      return result instanceof RawJson
+        ? c.body(result.text, 200, { 'Content-Type': 'application/json' })
+        : c.json(result);
     } catch (error) {
       return fail(c, error);
     }

@@ -83,8 +83,7 @@ export function agentFiles(host: AgentHost, folders: AgentFolders): AgentFiles {
       return { path: file, mediaType: mediaTypeOf(file), fileName: path.basename(file) };
     },
     async upload(agentId, entryId) {
-      const entries = await host.entriesAfter(agentId, 0);
-      const entry = entries.find((e) => e.id === entryId);
+      const entry = await host.entryById(agentId, entryId);
       if (entry === undefined || entry.kind !== 'user-attachment') {
         throw notFound(`agent ${agentId} has no upload entry ${entryId}`);
       }

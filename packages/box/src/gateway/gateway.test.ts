@@ -241,6 +241,29 @@ describe('methods', () => {
     const after = (await box.call('listAgents')).body as RosterRow[];
     expect(after.map((row) => row.id)).not.toContain(agent.id);
   });
+
+  it('openAgent answers JSON with every entry, the ones added since the last open included', async () => {
+    const agent = await createAgent('Open twice');
+    const openEntries = async (): Promise<SequencedEntry[]> => {
+      const response = await box.api('openAgent', { method: 'POST', body: JSON.stringify({ id: agent.id }) });
+      expect(response.status).toBe(200);
+      expect(response.headers.get('content-type')).toBe('application/json');
+      return ((await response.json()) as { entries: SequencedEntry[] }).entries;
+    };
+    for (const [turn, prompt] of ['one', 'two'].entries()) {
+      await box.call('sendPrompt', {
+        agentId: agent.id,
+        prompt: `say:${prompt}`,
+        clientNonce: `open-${prompt}`,
+      });
+      await vi.waitFor(async () =>
+        expect((await box.host.entryById(agent.id, `t${turn}e`))?.kind).toBe('turn-ended'),
+      );
+      const entries = await openEntries();
+      expect(entries).toEqual(await box.host.entriesAfter(agent.id, 0));
+      expect(JSON.stringify(entries)).toContain(`echo: ${prompt}`);
+    }
+  });
 });
 
 describe('static UI', () => {

@@ -16,6 +16,11 @@ export const agentIdSchema = z
 
 const messageIdSchema = z.string().min(1).max(200);
 
+/** A response body that is JSON text already (a large ledger is serialized once, not per request). */
+export class RawJson {
+  constructor(readonly text: string) {}
+}
+
 export interface MethodContext {
   host: AgentHost;
   version: string;
@@ -44,7 +49,10 @@ export const jsonMethods = {
     async ({ host }, input) => ({ agent: await host.createAgent(input) }),
   ),
   listAgents: method(empty, ({ host }) => host.listAgents()),
-  openAgent: method(byId, async ({ host }, { id }) => ({ entries: await host.openAgent(id) })),
+  openAgent: method(
+    byId,
+    async ({ host }, { id }) => new RawJson(`{"entries":${await host.openAgentJson(id)}}`),
+  ),
   deleteAgent: method(byId, async ({ host }, { id }) => {
     await host.deleteAgent(id);
     return { deleted: true };

@@ -156,19 +156,19 @@ export class LocalAgentHost implements AgentHost {
   }
 
   async openAgent(id: string): Promise<SequencedEntry[]> {
-    const session = await this.existing(id);
-    if (this.focused !== id) {
-      // Another writer may have changed the files while they were not locked.
-      await session.reload();
-    }
-    await this.focus(session);
-    session.markRead();
-    this.emit({ type: 'roster', agentId: id, change: 'updated' });
-    return session.entries();
+    return (await this.open(id)).entries();
+  }
+
+  async openAgentJson(id: string): Promise<string> {
+    return (await this.open(id)).entriesJson();
   }
 
   async entriesAfter(id: string, afterSeq: number): Promise<SequencedEntry[]> {
-    return (await this.existing(id)).entries(afterSeq);
+    return (await this.current(id)).entries(afterSeq);
+  }
+
+  async entryById(agentId: string, entryId: string): Promise<SequencedEntry | undefined> {
+    return (await this.current(agentId)).entryById(entryId);
   }
 
   async deleteAgent(id: string): Promise<void> {
@@ -187,6 +187,7 @@ export class LocalAgentHost implements AgentHost {
   async duplicateAgent(id: string): Promise<RosterRow> {
     const source = await this.existing(id);
     await source.idle();
+    if (this.focused !== id) await source.refresh();
     const from = source.paths;
     const newId = randomUUID();
     const to = agentPaths(this.dataDir, newId);
@@ -291,6 +292,15 @@ export class LocalAgentHost implements AgentHost {
     }
   }
 
+  /** Focuses the agent (caught up with its files first) and marks it read. */
+  private async open(id: string): Promise<AgentSession> {
+    const session = await this.current(id);
+    await this.focus(session);
+    session.markRead();
+    this.emit({ type: 'roster', agentId: id, change: 'updated' });
+    return session;
+  }
+
   private async focus(session: AgentSession): Promise<void> {
     if (this.focused && this.focused !== session.id) {
       const previous = this.sessions.get(this.focused);
@@ -316,6 +326,16 @@ export class LocalAgentHost implements AgentHost {
       pending.catch(() => this.sessions.delete(id));
     }
     return pending;
+  }
+
+  /**
+   * The session, caught up with its files: while an agent is not focused its store.db is not
+   * locked, so another writer may have added to it. (The focused agent's lock keeps writers out.)
+   */
+  private async current(id: string): Promise<AgentSession> {
+    const session = await this.existing(id);
+    if (this.focused !== id) await session.refresh();
+    return session;
   }
 
   /** The session of an agent that must exist; 404 otherwise. */

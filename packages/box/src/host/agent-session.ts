@@ -7,7 +7,8 @@
  * the JSONL), so a crash mid-turn costs nothing but that turn: the next
  * prompt continues the conversation.
  */
-import { access, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { statSync, type Stats } from 'node:fs';
+import { access, mkdir, open, writeFile } from 'node:fs/promises';
 import {
   answerMessage,
   assistantId,
@@ -22,7 +23,7 @@ import {
   type SecretTarget,
   type Widget,
 } from '@sendbox/protocol';
-import { grokBot, openLedgerForWrite, type LedgerWriter } from '@sendbox/txcript';
+import { grokBot, openLedgerForWrite, type LedgerRow, type LedgerWriter } from '@sendbox/txcript';
 import { z } from 'zod';
 import { AttachmentStore } from '../attachments/store.ts';
 import { ensurePrivateDir } from '../fs/atomic.ts';
@@ -46,8 +47,9 @@ import {
   type ToolOutcome,
 } from '../tools/types.ts';
 import { historyFromRecords, modelOutputFor } from '../transcript/model-view.ts';
-import { TranscriptWriter, type TranscriptBlock } from '../transcript/writer.ts';
+import { TranscriptWriter, type JsonlMark, type TranscriptBlock } from '../transcript/writer.ts';
 import { agentPaths, type AgentPaths } from './layout.ts';
+import { LedgerView } from './ledger-view.ts';
 import { userTurnBlocks, userTurnTexts } from './middleware/guidance.ts';
 import { SendReminderCounter } from './middleware/send-reminder.ts';
 import { readProfile, type Profile } from './profile.ts';
@@ -120,6 +122,14 @@ export class AgentSession {
   private readonly answered = new Set<string>();
   private queue: Promise<void> = Promise.resolve();
   private running = 0;
+  /** The ledger's entries in memory (see LedgerView); the last row of store.db, for the roster. */
+  private readonly view = new LedgerView();
+  private lastRow: Record<string, unknown> | null = null;
+  /** store.db's inode when the ledger was opened: another file in its place means a full reload. */
+  private storeIno = 0;
+  private profileMark: FileMark | null = null;
+  /** A refresh in progress: turns wait for it, so none writes while the files are re-read. */
+  private refreshing: Promise<void> = Promise.resolve();
   profile!: Profile;
   unread!: UnreadState;
 
@@ -156,8 +166,10 @@ export class AgentSession {
     await ensurePrivateDir(p.agentDir);
     await ensurePrivateDir(p.transcriptDir);
     await mkdir(p.sandbox, { recursive: true, mode: 0o700 });
+    this.profileMark = fileMark(p.profile);
     this.profile = await readProfile(p.profile);
     this.ledger = this.lockedLedger(openLedgerForWrite(p.storeDb));
+    this.storeIno = fileMark(p.storeDb)?.ino ?? 0;
     this.writer = new TranscriptWriter(
       p.jsonl,
       this.ledger,
@@ -172,17 +184,31 @@ export class AgentSession {
         createdAt: this.profile.createdAt ?? this.config.now(),
       });
     }
+    this.readLedger();
     this.deriveFromLedger();
-    this.history = await this.readHistory();
+    await this.readHistory();
+  }
+
+  /** Every row of store.db into the view: the one full, validated read of a session's ledger. */
+  private readLedger(): void {
+    const count = this.ledger.countEntries();
+    this.view.replace(this.ledger.readLedgerEntries().rows);
+    this.view.rowCount = count;
+    this.lastRow = lastRowOf(this.ledger.lastEntry());
   }
 
   /** Turn counter, nonces, questions and answers, and the state, from the ledger entries. */
   private deriveFromLedger(): void {
+    this.nonces.clear();
+    this.questions.clear();
+    this.answered.clear();
+    this.pendingUploads = [];
+    this.state.restore('idle');
     let lastUserSeq = -1;
     let maxTurn = -1;
-    const rows = this.ledger.readLedgerEntries().rows;
+    const rows = this.view.all();
     for (const row of rows) {
-      const entry = row.entry as Record<string, unknown>;
+      const entry = row as Record<string, unknown>;
       const turn = /^t(\d+)u$/.exec(row.id);
       if (turn) maxTurn = Math.max(maxTurn, Number(turn[1]));
       if (entry.kind === 'message' && entry.role === 'user') {
@@ -201,7 +227,7 @@ export class AgentSession {
     // Uploads staged for the next turn before a restart.
     const prefix = `t${this.nextTurn}ua`;
     for (const row of rows) {
-      const entry = row.entry as Record<string, unknown>;
+      const entry = row as Record<string, unknown>;
       if (
         row.id.startsWith(prefix) &&
         entry.kind === 'user-attachment' &&
@@ -216,30 +242,87 @@ export class AgentSession {
     }
   }
 
-  private async readHistory(): Promise<ModelMessage[]> {
-    let text: string;
+  /** The model conversation from the JSONL; the writer learns the size read, to notice another writer later. */
+  private async readHistory(): Promise<void> {
+    let bytes: Buffer;
+    let mark: JsonlMark;
     try {
-      text = await readFile(this.paths.jsonl, 'utf8');
+      // One handle for the size and the bytes, so the mark describes exactly what was read.
+      const handle = await open(this.paths.jsonl, 'r');
+      try {
+        const info = await handle.stat();
+        bytes = await handle.readFile();
+        mark = { ino: info.ino, size: bytes.length };
+      } finally {
+        await handle.close();
+      }
     } catch (error) {
-      if (isNotFound(error)) return [];
-      throw error;
+      if (!isNotFound(error)) throw error;
+      this.history = [];
+      this.writer.expect({ ino: null, size: 0 });
+      return;
     }
-    const records = grokBot.text.parse(text, this.paths.jsonl).records;
+    const records = grokBot.text.parse(bytes.toString('utf8'), this.paths.jsonl).records;
     const objects: JsonObject[] = [];
     for (const line of records) if (line.kind === 'record') objects.push(line.json);
-    return historyFromRecords(objects);
+    this.history = historyFromRecords(objects);
+    this.writer.expect(mark);
   }
 
-  /** Re-reads the files when no turn runs (another writer may have changed them while unfocused). */
+  /** Closes and re-reads every file when no turn runs. */
   async reload(): Promise<void> {
     if (this.busy) return;
-    this.closeFiles();
-    this.nonces.clear();
-    this.questions.clear();
-    this.answered.clear();
-    this.pendingUploads = [];
-    this.state.restore('idle');
-    await this.load();
+    await this.whileRefreshing(async () => {
+      this.closeFiles();
+      await this.load();
+    });
+  }
+
+  /**
+   * Catches up with another writer (txcript's mint seeds an agent, then opens it) when no turn
+   * runs. The ledger is append-only, so only rows after the last known seq are read; the JSONL and
+   * the profile are read again only when their size or inode changed. When nothing changed this
+   * costs a row count and three stats. A store.db replaced or shrunk is reloaded in full.
+   */
+  async refresh(): Promise<void> {
+    if (this.busy) return;
+    if (fileMark(this.paths.storeDb)?.ino !== this.storeIno) return this.reload();
+    const count = this.ledger.countEntries();
+    if (count < this.view.rowCount) return this.reload();
+    let ledgerChanged = false;
+    if (count > this.view.rowCount) {
+      const added = this.ledger.readEntriesAfter(this.view.lastSeq);
+      if (this.view.rowCount + added.rows.length + added.warnings.length < count) {
+        // Rows landed before the last seq held (another writer interleaved with ours): read all.
+        this.readLedger();
+      } else {
+        this.view.addRows(added.rows);
+        this.view.rowCount = Math.max(count, this.view.rowCount);
+        this.lastRow = lastRowOf(this.ledger.lastEntry());
+      }
+      ledgerChanged = true;
+      // The writer that added rows may have set the unread state with them (the mint does).
+      this.unread = unreadStateSchema.parse(this.ledger.getKv('unreadState') ?? {});
+    }
+    const jsonlChanged = !sameJsonl(this.writer.expected(), fileMark(this.paths.jsonl));
+    const profileMark = fileMark(this.paths.profile);
+    const profileChanged = !sameFile(this.profileMark, profileMark);
+    if (ledgerChanged) this.deriveFromLedger();
+    if (!jsonlChanged && !profileChanged) return;
+    await this.whileRefreshing(async () => {
+      if (profileChanged) {
+        this.profileMark = profileMark;
+        this.profile = await readProfile(this.paths.profile);
+      }
+      if (jsonlChanged) await this.readHistory();
+    });
+  }
+
+  /** Runs `work` with turns held back until it ends (a turn started meanwhile would write into files being re-read). */
+  private async whileRefreshing(work: () => Promise<void>): Promise<void> {
+    const done = this.refreshing.then(work);
+    this.refreshing = done.catch(() => undefined);
+    await done;
   }
 
   // -------------------------------------------------------------------------
@@ -356,16 +439,24 @@ export class AgentSession {
     this.ledger.setKv('unreadState', this.unread);
   }
 
+  /** Ledger entries with seq above `afterSeq`, from memory (shared objects: do not change them). */
   entries(afterSeq = Number.MIN_SAFE_INTEGER): SequencedEntry[] {
-    return this.ledger
-      .readEntriesAfter(afterSeq)
-      .rows.map((row) => ({ ...(row.entry as LedgerEntry), seq: row.seq }));
+    return this.view.after(afterSeq);
+  }
+
+  /** `JSON.stringify(this.entries())`, kept between calls (see LedgerView.json). */
+  entriesJson(): string {
+    return this.view.json();
+  }
+
+  /** The ledger entry with this id, from memory. */
+  entryById(entryId: string): SequencedEntry | undefined {
+    return this.view.byId(entryId);
   }
 
   lastEntry(): { kind: string; text: string } | null {
-    const row = this.ledger.lastEntry();
-    if (!row) return null;
-    const e = row.entry as Record<string, unknown>;
+    const e = this.lastRow;
+    if (!e) return null;
     const text =
       typeof e.content === 'string'
         ? e.content
@@ -439,6 +530,7 @@ export class AgentSession {
     this.running += 1;
     this.queue = this.queue
       .then(async () => {
+        await this.refreshing;
         const turn = this.nextTurn;
         this.nextTurn += 1;
         await start(turn);
@@ -660,8 +752,45 @@ export class AgentSession {
     if (entries.some((entry) => entry.kind === 'turn-ended' || entry.kind === 'user-attachment')) {
       this.ledger.setKv('unreadState', this.unread);
     }
+    this.view.addOwn(entries);
+    const last = entries.at(-1);
+    if (last) this.lastRow = last;
     for (const entry of entries) this.config.emit({ type: 'entry', agentId: this.id, entry });
   }
+}
+
+/** What tells one version of a file from another without reading it. */
+interface FileMark {
+  ino: number;
+  size: number;
+  mtimeMs: number;
+}
+
+function fileMark(file: string): FileMark | null {
+  let info: Stats | undefined;
+  try {
+    info = statSync(file, { throwIfNoEntry: false });
+  } catch {
+    return null;
+  }
+  return info ? { ino: info.ino, size: info.size, mtimeMs: info.mtimeMs } : null;
+}
+
+function sameFile(a: FileMark | null, b: FileMark | null): boolean {
+  if (a === null || b === null) return a === b;
+  return a.ino === b.ino && a.size === b.size && a.mtimeMs === b.mtimeMs;
+}
+
+/** The JSONL is unchanged when it has the size (and inode) the writer expects from its own appends. */
+function sameJsonl(expected: JsonlMark | null, actual: FileMark | null): boolean {
+  if (expected === null) return false;
+  if (actual === null) return expected.size === 0;
+  return actual.size === expected.size && (expected.ino === null || actual.ino === expected.ino);
+}
+
+/** The last row of store.db if it parses (a row readers skip leaves the roster without a last entry). */
+function lastRowOf(row: LedgerRow | undefined): Record<string, unknown> | null {
+  return row ? row.entry : null;
 }
 
 // ---------------------------------------------------------------------------

@@ -75,8 +75,12 @@ export interface AgentHost {
   listAgents(): Promise<RosterRow[]>;
   /** Focuses the agent (takes its store lock, releasing the previous one), marks it read, returns its ledger. */
   openAgent(id: string): Promise<SequencedEntry[]>;
+  /** `openAgent`, with the entries as the JSON text of the array (kept serialized between calls). */
+  openAgentJson(id: string): Promise<string>;
   /** Entries with seq > afterSeq, for resuming an event stream. */
   entriesAfter(id: string, afterSeq: number): Promise<SequencedEntry[]>;
+  /** The ledger entry with this id (undefined when the agent has none); 404 for an unknown agent. */
+  entryById(agentId: string, entryId: string): Promise<SequencedEntry | undefined>;
   deleteAgent(id: string): Promise<void>;
   duplicateAgent(id: string): Promise<RosterRow>;
   /** Starts a turn; idempotent per clientNonce (a repeat returns the first result without a second turn). */

@@ -27,8 +27,19 @@ export interface TranscriptRecord {
   blocks: TranscriptBlock[];
 }
 
+/** A JSONL file as a reader last saw it: its inode (null: it did not exist) and size in bytes. */
+export interface JsonlMark {
+  ino: number | null;
+  size: number;
+}
+
 export class TranscriptWriter {
   private fd: number | null = null;
+  /**
+   * What the JSONL is if only this writer appended since the session read it; null once the file
+   * was found otherwise (another writer), so the session knows to read it again.
+   */
+  private mark: JsonlMark | null = null;
 
   constructor(
     readonly jsonlPath: string,
@@ -51,6 +62,18 @@ export class TranscriptWriter {
     const bytes = Buffer.from(text, 'utf8');
     let offset = 0;
     while (offset < bytes.length) offset += writeSync(fd, bytes, offset, bytes.length - offset);
+    if (this.mark) this.mark.size += bytes.length;
+  }
+
+  /** Records what the session read (after a full read of the JSONL); closes the file so the next append reopens it. */
+  expect(mark: JsonlMark): void {
+    this.close();
+    this.mark = { ...mark };
+  }
+
+  /** The file as this writer expects it, or null when another writer was seen changing it. */
+  expected(): JsonlMark | null {
+    return this.mark && { ...this.mark };
   }
 
   /** Appends entries to the ledger in one transaction; returns them with their seq. */
@@ -77,11 +100,20 @@ export class TranscriptWriter {
   private open(): number {
     if (this.fd !== null) return this.fd;
     const fd = openSync(this.jsonlPath, 'a+', 0o600);
-    const size = fstatSync(fd).size;
+    const info = fstatSync(fd);
+    const size = info.size;
+    const mark = this.mark;
+    this.mark =
+      mark && size === mark.size && (mark.ino === null || mark.ino === info.ino)
+        ? { ino: info.ino, size }
+        : null;
     if (size > 0) {
       const last = Buffer.alloc(1);
       readSync(fd, last, 0, 1, size - 1);
-      if (last[0] !== 0x0a) writeSync(fd, '\n');
+      if (last[0] !== 0x0a) {
+        writeSync(fd, '\n');
+        if (this.mark) this.mark.size += 1;
+      }
     }
     this.fd = fd;
     return fd;
