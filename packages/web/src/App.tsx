@@ -1,28 +1,25 @@
 /**
  * The page: the model banner, the agents sidebar, the open conversation, and the theme and
- * bubble-style switches. The open agent is kept in the URL hash so a reload returns to it.
+ * bubble-style switches. The open agent is kept in the URL hash so a reload returns to it,
+ * and in localStorage so the next visit starts fetching its ledger at once (focused-agent.ts).
  */
 import { useCallback, useEffect, useRef, useState } from 'react';
 import type { ApiClient } from './api/client.ts';
 import { followAgentEvents } from './api/events.ts';
 import type { RosterRow, StatusResponse, TurnState } from './api/types.ts';
 import { Conversation } from './Conversation.tsx';
+import { noPrefetch, rememberAgentId, rememberedAgentId, type LedgerPrefetch } from './focused-agent.ts';
 import { useBubbleStyle, useTheme, type ThemeChoice } from './preferences.ts';
 import { Sidebar } from './Sidebar.tsx';
 
 const ROSTER_POLL_MS = 20_000;
 const NEXT_THEME: Record<ThemeChoice, ThemeChoice> = { system: 'light', light: 'dark', dark: 'system' };
 
-function agentFromHash(): string | null {
-  const match = /^#agent=(.+)$/.exec(window.location.hash);
-  return match ? decodeURIComponent(match[1]!) : null;
-}
-
-export function App({ client }: { client: ApiClient }) {
+export function App({ client, prefetch = noPrefetch }: { client: ApiClient; prefetch?: LedgerPrefetch }) {
   const [status, setStatus] = useState<StatusResponse | null>(null);
   const [statusError, setStatusError] = useState<string | null>(null);
   const [agents, setAgents] = useState<RosterRow[] | null>(null);
-  const [selectedId, setSelectedId] = useState<string | null>(agentFromHash);
+  const [selectedId, setSelectedId] = useState<string | null>(rememberedAgentId);
   const theme = useTheme();
   const [bubbleStyle, setBubbleStyle] = useBubbleStyle();
   const refreshTimer = useRef<ReturnType<typeof setTimeout> | null>(null);
@@ -61,7 +58,9 @@ export function App({ client }: { client: ApiClient }) {
   useEffect(() => {
     const hash = selectedId ? `#agent=${encodeURIComponent(selectedId)}` : '';
     if (window.location.hash !== hash) history.replaceState(null, '', hash || window.location.pathname);
-  }, [selectedId]);
+    // Only once the roster confirms it: a stale remembered id must not outlive its agent.
+    if (agents) rememberAgentId(selectedId);
+  }, [selectedId, agents]);
 
   const onState = useCallback((agentId: string, state: TurnState) => {
     setAgents(
@@ -157,6 +156,7 @@ export function App({ client }: { client: ApiClient }) {
               modelConfigured={model?.configured ?? true}
               onState={onState}
               onRosterChange={scheduleRosterRefresh}
+              prefetched={prefetch}
             />
           ) : (
             <p className="placeholder center">

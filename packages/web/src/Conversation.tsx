@@ -6,16 +6,17 @@
  * bubble is memoized by entry, so a live entry renders itself and nothing else.
  */
 import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
-import type { ApiClient } from './api/client.ts';
+import { parseEntries, parseNewest, type ApiClient } from './api/client.ts';
 import { followAgentEvents, type StreamStatus } from './api/events.ts';
 import type { RosterRow, TranscriptEntry, TurnState } from './api/types.ts';
 import { Bubble } from './bubbles/Bubble.tsx';
 import { Composer } from './Composer.tsx';
+import { noPrefetch, type LedgerPrefetch } from './focused-agent.ts';
 import { ConversationContext, type ConversationContextValue } from './conversation-context.ts';
 import { Lightbox } from './Lightbox.tsx';
 import { NavigationContext, type Navigation } from './navigation.ts';
 import type { BubbleStyle } from './preferences.ts';
-import { deriveAnswers, isShown, lastSeq, mergeEntries } from './transcript.ts';
+import { deriveAnswers, deriveDismissed, isShown, lastSeq, mergeEntries } from './transcript.ts';
 
 export const WINDOW_STEP = 200;
 const NEAR_BOTTOM_PX = 120;
@@ -27,6 +28,8 @@ export interface ConversationProps {
   modelConfigured: boolean;
   onState: (agentId: string, state: TurnState) => void;
   onRosterChange: () => void;
+  /** The ledger fetched at page start, if it was for this agent. */
+  prefetched?: LedgerPrefetch;
 }
 
 export function Conversation({
@@ -36,6 +39,7 @@ export function Conversation({
   modelConfigured,
   onState,
   onRosterChange,
+  prefetched = noPrefetch,
 }: ConversationProps) {
   const [entries, setEntries] = useState<readonly TranscriptEntry[]>([]);
   const [loading, setLoading] = useState(true);
@@ -47,6 +51,10 @@ export function Conversation({
   const [windowSize, setWindowSize] = useState(WINDOW_STEP);
   const [lightbox, setLightbox] = useState<{ src: string; caption: string } | null>(null);
   const [scrollRequest, setScrollRequest] = useState(0);
+  /** Raw entries older than those held, not checked yet (first paint of a long ledger). */
+  const [olderPending, setOlderPending] = useState(0);
+  const prefetchedRef = useRef(prefetched);
+  prefetchedRef.current = prefetched;
   const scroller = useRef<HTMLDivElement>(null);
   const composer = useRef<HTMLTextAreaElement>(null);
   const atBottom = useRef(true);
@@ -57,21 +65,21 @@ export function Conversation({
   onStateRef.current = onState;
   onRosterRef.current = onRosterChange;
 
-  // Open the agent, then follow its events from the last seq held.
+  // Open the agent (or take the ledger fetched at page start), paint its newest entries,
+  // check the older ones once that frame is out, and follow its events from the last seq held.
   useEffect(() => {
     const abort = new AbortController();
     setEntries([]);
     setLoading(true);
     setLoadError(null);
     setWindowSize(WINDOW_STEP);
+    setOlderPending(0);
     atBottom.current = true;
     void (async () => {
-      let initial: TranscriptEntry[];
+      let raw: readonly unknown[];
       try {
         performance.mark('sendbox:open-agent');
-        initial = await client.openAgent(agent.id);
-        // Marks for scripts/measure-paint.ts: fetch + JSON + validation, then first paint below.
-        performance.measure('sendbox:open-agent', 'sendbox:open-agent');
+        raw = await (prefetchedRef.current.take(agent.id) ?? client.openAgentRaw(agent.id));
       } catch (cause) {
         if (!abort.signal.aborted) {
           setLoadError(cause instanceof Error ? cause.message : String(cause));
@@ -80,14 +88,29 @@ export function Conversation({
         return;
       }
       if (abort.signal.aborted) return;
-      const sorted = [...initial].sort((a, b) => a.seq - b.seq);
-      setEntries(mergeEntries([], sorted));
+      // Enough checked entries to fill the mounted window; the rest after the first paint.
+      const { newest, older } = parseNewest(raw, WINDOW_STEP, 'openAgent');
+      // Marks for scripts/measure-paint.ts: fetch + JSON + checking the newest, then first paint.
+      performance.measure('sendbox:open-agent', 'sendbox:open-agent');
+      setEntries(mergeEntries([], newest));
+      setOlderPending(older.length);
       setLoading(false);
       onRosterRef.current();
+      if (older.length > 0) {
+        requestAnimationFrame(() =>
+          setTimeout(() => {
+            if (abort.signal.aborted) return;
+            const checked = parseEntries(older, 'openAgent');
+            // The held (newer, possibly live-updated) entries win over the older part.
+            setEntries((current) => mergeEntries(checked, current));
+            setOlderPending(0);
+          }),
+        );
+      }
       await followAgentEvents(
         client,
         agent.id,
-        lastSeq(sorted),
+        lastSeq(newest),
         {
           onEntry: (entry) => setEntries((current) => mergeEntries(current, [entry])),
           onState: (agentId, state) => onStateRef.current(agentId, state),
@@ -109,6 +132,7 @@ export function Conversation({
     [entries, showThinking],
   );
   const answers = useMemo(() => deriveAnswers(entries), [entries]);
+  const dismissed = useMemo(() => deriveDismissed(entries, answers), [entries, answers]);
   const start = Math.max(0, visible.length - windowSize);
   const rows = visible.slice(start);
   const lastRowId = rows[rows.length - 1]?.id;
@@ -149,7 +173,7 @@ export function Conversation({
 
   // Mount the previous step when the top sentinel scrolls into view.
   const sentinel = useRef<HTMLDivElement>(null);
-  const hasEarlier = start > 0;
+  const hasEarlier = start > 0 || olderPending > 0;
   useEffect(() => {
     const node = sentinel.current;
     if (!node || !hasEarlier || loading) return;
@@ -243,7 +267,7 @@ export function Conversation({
             <div ref={sentinel} className="sentinel" />
             {hasEarlier && (
               <button type="button" className="load-earlier" onClick={showEarlier} data-testid="load-earlier">
-                Show earlier messages ({start} more)
+                Show earlier messages{start > 0 ? ` (${start} more)` : ''}
               </button>
             )}
             {loading && <p className="placeholder">Loading the conversation…</p>}
@@ -257,7 +281,12 @@ export function Conversation({
             )}
             <div role="log" aria-live="polite" aria-relevant="additions" className="bubbles">
               {rows.map((entry) => (
-                <Bubble key={entry.id} entry={entry} answer={answers.get(entry.id)} />
+                <Bubble
+                  key={entry.id}
+                  entry={entry}
+                  answer={answers.get(entry.id)}
+                  dismissed={dismissed.has(entry.id)}
+                />
               ))}
             </div>
           </div>

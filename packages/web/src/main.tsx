@@ -4,6 +4,7 @@ import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
 import { createApiClient } from './api/client.ts';
 import { App } from './App.tsx';
+import { prefetchLedger, rememberedAgentId } from './focused-agent.ts';
 import { TOKEN_PLACEHOLDER } from './token.ts';
 import './styles.css';
 
@@ -14,10 +15,15 @@ function pageToken(): string | null {
 
 const root = createRoot(document.getElementById('root')!);
 const token = pageToken();
+const client = token ? createApiClient({ token }) : null;
+// The focused agent's ledger is the biggest answer the page waits for: ask for it now, while
+// React mounts and the roster loads.
+const focused = client ? rememberedAgentId() : null;
+const prefetch = client && focused ? prefetchLedger(client, focused) : undefined;
 root.render(
   <StrictMode>
-    {token ? (
-      <App client={createApiClient({ token })} />
+    {client ? (
+      <App client={client} prefetch={prefetch} />
     ) : (
       <p className="fatal" role="alert">
         This page has no access token. Open it from the address that <code>sendbox</code> prints when it

@@ -61,6 +61,40 @@ export function deriveAnswers(entries: readonly TranscriptEntry[]): ReadonlyMap<
   return answers;
 }
 
+/**
+ * Widget sends marked `dismissOnMoveOn` (grok-bot-format.md §6) that the user moved on from:
+ * a later user prompt (a visible user message that answers nothing) arrived while they were
+ * still unanswered. The bubble shows them dismissed instead of still asking. One pass from the
+ * end: a widget is dismissed when a prompt follows it and no answer to it exists.
+ */
+export function deriveDismissed(
+  entries: readonly TranscriptEntry[],
+  answers: ReadonlyMap<string, string>,
+): ReadonlySet<string> {
+  const dismissed = new Set<string>();
+  let promptFollows = false;
+  for (let i = entries.length - 1; i >= 0; i--) {
+    const entry = entries[i]!;
+    if (
+      entry.kind === 'message' &&
+      entry.role === 'user' &&
+      !entry.hidden &&
+      entry.respondedValue === undefined
+    ) {
+      promptFollows = true;
+    } else if (
+      promptFollows &&
+      entry.kind === 'send-message' &&
+      entry.message.type === 'widget' &&
+      entry.message.widget.dismissOnMoveOn === true &&
+      !answers.has(entry.id)
+    ) {
+      dismissed.add(entry.id);
+    }
+  }
+  return dismissed;
+}
+
 /** Every bubble the renderer draws; `BubbleKind` keys the component map in Bubble.tsx. */
 export type BubbleKind =
   | 'user-message'

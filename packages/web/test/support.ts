@@ -1,8 +1,9 @@
 /**
  * Browser-test support: the real gateway (the `sendbox serve` CLI in a child process on an
  * ephemeral loopback port, its own temp data dir), an OpenAI-compatible model server on
- * loopback whose replies the test scripts (the only fake), Debian's chromium, and a fresh
- * `dist/` build when the sources are newer.
+ * loopback whose replies the test scripts (the only fake), Debian's chromium, a fresh
+ * `dist/` build when the sources are newer, screenshots kept as test artifacts, and a
+ * ledger seeded through the runtime.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -12,12 +13,13 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Browser } from 'playwright-core';
+import { chromium, type Browser, type Page } from 'playwright-core';
 
 const WEB_DIR = fileURLToPath(new URL('..', import.meta.url));
 const REPO_ROOT = path.resolve(WEB_DIR, '..', '..');
 export const CHROMIUM = '/usr/bin/chromium';
-export const hasChromium = fs.existsSync(CHROMIUM);
+/** Screenshots of the browser tests (`test-artifacts/` is git-ignored; CI keeps it). */
+export const ARTIFACTS_DIR = path.join(REPO_ROOT, 'test-artifacts', 'web');
 
 function newestMtime(dir: string): number {
   let newest = 0;
@@ -48,7 +50,18 @@ export function ensureBuilt(): void {
   if (result.status !== 0) throw new Error(`vite build failed:\n${result.stdout}\n${result.stderr}`);
 }
 
+/**
+ * Debian's chromium, headless. Its absence is an error, never a reason to skip: the browser
+ * tests are part of the suite (`.ci/run` installs it).
+ */
 export function launchBrowser(): Promise<Browser> {
+  if (!fs.existsSync(CHROMIUM)) {
+    return Promise.reject(
+      new Error(
+        `${CHROMIUM} is missing, so the web UI tests cannot run. Install Debian's chromium: apt-get install -y chromium`,
+      ),
+    );
+  }
   return chromium.launch({
     executablePath: CHROMIUM,
     headless: true,
@@ -129,39 +142,53 @@ export async function startGateway(env: Record<string, string> = {}): Promise<Ru
   }
 }
 
+export interface ScriptedToolCall {
+  name: string;
+  arguments: Record<string, unknown>;
+}
+
+/** One model step: some tool calls (run in order by the runtime), or plain text. */
 export type ScriptedReply =
-  { toolCall: { name: string; arguments: Record<string, unknown> } } | { text: string };
+  { toolCall: ScriptedToolCall } | { toolCalls: ScriptedToolCall[] } | { text: string };
 
 export interface ModelServer {
   baseURL: string;
-  /** Queues replies for the next chat-completion calls, in order. */
+  /** Queues replies for the next chat-completion calls, in order; an empty queue answers `done`. */
   reply(...replies: ScriptedReply[]): void;
   calls(): number;
+  /** Replies queued and not yet taken. */
+  pending(): number;
+  /** The request bodies received so far (when started with `keepRequests`). */
+  requests(): readonly string[];
   close(): Promise<void>;
 }
 
 /** An OpenAI-compatible `/v1/chat/completions` on loopback answering from a script. */
-export async function startModelServer(): Promise<ModelServer> {
+export async function startModelServer(options: { keepRequests?: boolean } = {}): Promise<ModelServer> {
   const queue: ScriptedReply[] = [];
+  const requests: string[] = [];
   let calls = 0;
   const server: Server = createServer((req, res) => {
-    req.resume();
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => {
+      if (options.keepRequests) chunks.push(chunk);
+    });
     req.on('end', () => {
       calls++;
+      if (options.keepRequests) requests.push(Buffer.concat(chunks).toString('utf8'));
       const next = queue.shift() ?? { text: 'done' };
+      const toolCalls = 'toolCall' in next ? [next.toolCall] : 'toolCalls' in next ? next.toolCalls : [];
       const message =
         'text' in next
           ? { role: 'assistant', content: next.text }
           : {
               role: 'assistant',
               content: null,
-              tool_calls: [
-                {
-                  id: `call_${calls}`,
-                  type: 'function',
-                  function: { name: next.toolCall.name, arguments: JSON.stringify(next.toolCall.arguments) },
-                },
-              ],
+              tool_calls: toolCalls.map((call, index) => ({
+                id: `call_${calls}_${index}`,
+                type: 'function',
+                function: { name: call.name, arguments: JSON.stringify(call.arguments) },
+              })),
             };
       res.writeHead(200, { 'Content-Type': 'application/json' });
       res.end(
@@ -182,6 +209,8 @@ export async function startModelServer(): Promise<ModelServer> {
     baseURL: `http://127.0.0.1:${port}/v1`,
     reply: (...replies) => queue.push(...replies),
     calls: () => calls,
+    pending: () => queue.length,
+    requests: () => requests,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
@@ -190,6 +219,100 @@ export async function startModelServer(): Promise<ModelServer> {
   };
 }
 
-export const send = (args: Record<string, unknown>): ScriptedReply => ({
-  toolCall: { name: 'send_message', arguments: args },
+export const sendCall = (args: Record<string, unknown>): ScriptedToolCall => ({
+  name: 'send_message',
+  arguments: args,
 });
+export const send = (args: Record<string, unknown>): ScriptedReply => ({ toolCall: sendCall(args) });
+
+/** The environment that points `sendbox serve` at a `startModelServer` model. */
+export function modelEnv(model: ModelServer): Record<string, string> {
+  return { SENDBOX_PROVIDER: 'openai-compatible', OPENAI_BASE_URL: model.baseURL, SENDBOX_MODEL: 'local' };
+}
+
+/** One gateway method over HTTP, as the page calls it (Bearer token, JSON in and out). */
+export async function callGateway<T>(gateway: RunningGateway, method: string, body: object): Promise<T> {
+  const response = await fetch(new URL(`api/${method}`, gateway.url), {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${gateway.token}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  const text = await response.text();
+  if (!response.ok) throw new Error(`${method} failed with ${response.status}: ${text}`);
+  return JSON.parse(text) as T;
+}
+
+interface AgentRowLike {
+  id: string;
+  state: string;
+}
+
+/** Polls `listAgents` until `agentId` is idle and the model has taken `calls` calls in all. */
+async function waitIdle(gateway: RunningGateway, model: ModelServer, agentId: string, calls: number) {
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    if (model.calls() >= calls) {
+      const rows = await callGateway<AgentRowLike[]>(gateway, 'listAgents', {});
+      if (rows.find((row) => row.id === agentId)?.state === 'idle') return;
+    }
+    if (Date.now() > deadline) {
+      throw new Error(`agent ${agentId} did not go idle within 120 s:\n${gateway.output().slice(-4000)}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/**
+ * Fills an agent's ledger through the runtime, as a real conversation would: turns whose
+ * scripted model sends `perTurn` distinct text messages in one step, then ends. The JSONL and
+ * `store.db` are written by the host's own writers. Fewer, larger turns seed faster (each model
+ * call carries the whole history). Returns the ledger's entry count (at least `entries`).
+ */
+export async function seedLedger(
+  gateway: RunningGateway,
+  model: ModelServer,
+  agentId: string,
+  entries: number,
+  perTurn = 200,
+): Promise<number> {
+  let count = (await callGateway<{ entries: unknown[] }>(gateway, 'openAgent', { id: agentId })).entries
+    .length;
+  for (let turn = 0; count < entries; turn++) {
+    const sends = Math.max(1, Math.min(perTurn, entries - count - 3));
+    model.reply({
+      toolCalls: Array.from({ length: sends }, (_, i) =>
+        sendCall({ type: 'text', content: `Progress ${turn}.${i}: step **done**, moving on.` }),
+      ),
+    });
+    const calls = model.calls() + 2; // the sends, then the closing step ("done")
+    await callGateway(gateway, 'sendPrompt', {
+      agentId,
+      prompt: `Seed turn ${turn}`,
+      clientNonce: `seed-${agentId}-${turn}`,
+    });
+    await waitIdle(gateway, model, agentId, calls);
+    count = (await callGateway<{ entries: unknown[] }>(gateway, 'openAgent', { id: agentId })).entries.length;
+  }
+  return count;
+}
+
+/** `test-artifacts/web/<name>.png` (repo root), the name made file-safe; creates the folder. */
+export async function artifactPath(name: string): Promise<string> {
+  const slug = name
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-|-$/g, '')
+    .slice(0, 120);
+  await fsp.mkdir(ARTIFACTS_DIR, { recursive: true });
+  return path.join(ARTIFACTS_DIR, `${slug}.png`);
+}
+
+/**
+ * Saves a full-page PNG as `test-artifacts/web/<name>.png` and returns its path. Pass the
+ * test's own name (vitest's `task.name`) so each test's picture is findable.
+ */
+export async function saveScreenshot(page: Page, name: string): Promise<string> {
+  const file = await artifactPath(name);
+  await page.screenshot({ path: file, fullPage: true });
+  return file;
+}

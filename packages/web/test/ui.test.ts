@@ -1,23 +1,41 @@
 /**
  * The web UI in headless Chromium against the real gateway (`sendbox serve` in a child
- * process). Only the model is faked: an OpenAI-compatible server on loopback.
+ * process). Only the model is faked: an OpenAI-compatible server on loopback. A missing
+ * chromium fails these tests (launchBrowser says how to install it); each test leaves a
+ * full-page screenshot in `test-artifacts/web/`.
  */
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SAMPLE_DOCX_TEXT, SAMPLE_XLSX, sampleDocx, samplePdf, sampleXlsx } from './sample-files.ts';
 import {
+  callGateway,
   ensureBuilt,
-  hasChromium,
   launchBrowser,
+  modelEnv,
+  artifactPath,
+  saveScreenshot,
   send,
+  sendCall,
   startGateway,
   startModelServer,
   type ModelServer,
   type RunningGateway,
 } from './support.ts';
 
-if (!hasChromium) console.warn('web UI tests skipped: install Debian chromium (apt-get install -y chromium)');
-
 let browser: Browser;
+
+async function filesUnder(dir: string): Promise<string[]> {
+  const found: string[] = [];
+  for (const entry of await fs.readdir(dir, { withFileTypes: true })) {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) found.push(...(await filesUnder(full)));
+    else if (entry.isFile()) found.push(full);
+  }
+  return found;
+}
 
 /** A fresh page that records console errors and CSP violations. */
 async function openPage(context: BrowserContext, url: string): Promise<{ page: Page; problems: string[] }> {
@@ -39,7 +57,7 @@ async function openPage(context: BrowserContext, url: string): Promise<{ page: P
   return { page, problems };
 }
 
-describe.skipIf(!hasChromium)('web UI without a model (the demo agent)', () => {
+describe('web UI without a model (the demo agent)', () => {
   let gateway: RunningGateway;
   let context: BrowserContext;
 
@@ -55,7 +73,9 @@ describe.skipIf(!hasChromium)('web UI without a model (the demo agent)', () => {
     await gateway?.stop();
   });
 
-  it('renders every bubble type of the demo under the CSP, with the model banner and a disabled composer', async () => {
+  it('renders every bubble type of the demo under the CSP, with the model banner and a disabled composer', async ({
+    task,
+  }) => {
     const { page, problems } = await openPage(context, gateway.url);
     await page.waitForSelector('[data-testid="bubble"][data-type="secret-request"]');
     const banner = page.getByTestId('model-banner');
@@ -87,15 +107,21 @@ describe.skipIf(!hasChromium)('web UI without a model (the demo agent)', () => {
     const chosen = page.locator('[data-testid="widget-option"][aria-pressed="true"]');
     await expect.poll(() => chosen.textContent()).toContain('A secret request');
     expect(await page.locator('[data-testid="widget-option"]:not([disabled])').count()).toBe(0);
+    await saveScreenshot(page, task.name);
     expect(problems).toEqual([]);
   });
 
-  it('hides thinking until toggled; the bubble style switch changes classes only, and persists', async () => {
+  it('hides thinking until toggled; the bubble style switch changes classes only, and persists', async ({
+    task,
+  }) => {
     const { page, problems } = await openPage(context, gateway.url);
     await page.waitForSelector('[data-testid="bubble"][data-type="text"]');
     expect(await page.locator('[data-kind="thinking"]').count()).toBe(0);
     await page.getByTestId('thinking-toggle').click();
     await page.waitForSelector('[data-kind="thinking"]');
+    expect(await page.getByTestId('thinking-toggle').getAttribute('aria-pressed')).toBe('true');
+    expect(await page.locator('[data-kind="thinking"]').first().textContent()).toBeTruthy();
+    await saveScreenshot(page, `${task.name} (thinking shown)`);
     await page.getByTestId('thinking-toggle').click();
     await expect.poll(() => page.locator('[data-kind="thinking"]').count()).toBe(0);
 
@@ -114,27 +140,32 @@ describe.skipIf(!hasChromium)('web UI without a model (the demo agent)', () => {
     await page.reload();
     await page.waitForSelector('[data-testid="bubble"]');
     expect(await page.getByTestId('transcript').getAttribute('data-bubble-style')).toBe('plain');
+    await saveScreenshot(page, task.name);
     await page.getByTestId('bubble-style-toggle').click();
     expect(problems).toEqual([]);
   });
 
-  it('follows prefers-color-scheme until the theme toggle picks one, and remembers it', async () => {
+  it('follows prefers-color-scheme until the theme toggle picks one, and remembers it', async ({ task }) => {
     const dark = await browser.newContext({ colorScheme: 'dark' });
     try {
       const { page } = await openPage(dark, gateway.url);
       await page.waitForSelector('[data-testid="agent-row"]');
       expect(await page.evaluate(() => document.documentElement.dataset.theme)).toBe('dark');
+      await saveScreenshot(page, `${task.name} (dark)`);
       await page.getByTestId('theme-toggle').click(); // system -> light
       expect(await page.evaluate(() => document.documentElement.dataset.theme)).toBe('light');
       await page.reload();
       await page.waitForSelector('[data-testid="agent-row"]');
       expect(await page.evaluate(() => document.documentElement.dataset.theme)).toBe('light');
+      await saveScreenshot(page, task.name);
     } finally {
       await dark.close();
     }
   });
 
-  it('opens an image full screen with its alt as caption, closes on Esc, and previews the PDF', async () => {
+  it('opens an image full screen with its alt as caption, closes on Esc, and previews the PDF', async ({
+    task,
+  }) => {
     const { page, problems } = await openPage(context, gateway.url);
     const image = page.locator('[data-testid="image-grid"] img').first();
     await image.waitFor();
@@ -143,15 +174,18 @@ describe.skipIf(!hasChromium)('web UI without a model (the demo agent)', () => {
     const lightbox = page.getByTestId('lightbox');
     await lightbox.waitFor();
     expect(await lightbox.locator('figcaption').textContent()).toBe('A bar chart');
+    await saveScreenshot(page, `${task.name} (lightbox)`);
     await page.keyboard.press('Escape');
     await lightbox.waitFor({ state: 'detached' });
 
     await page.locator('[data-type="attachment"] [data-testid="file-preview-toggle"]').click();
     await page.waitForSelector('[data-testid="preview-pdf"] canvas', { timeout: 20_000 });
+    await page.locator('[data-testid="preview-pdf"]').scrollIntoViewIfNeeded();
+    await saveScreenshot(page, task.name);
     expect(problems).toEqual([]);
   });
 
-  it('creates, duplicates and deletes agents from the sidebar', async () => {
+  it('creates, duplicates and deletes agents from the sidebar', async ({ task }) => {
     const { page, problems } = await openPage(context, gateway.url);
     await page.waitForSelector('[data-testid="agent-row"]');
     await page.getByTestId('new-agent').click();
@@ -170,26 +204,20 @@ describe.skipIf(!hasChromium)('web UI without a model (the demo agent)', () => {
     await original.getByTestId('agent-delete').click();
     await original.getByTestId('agent-delete-confirm').click();
     await expect.poll(() => page.locator(`[data-agent-id="${id}"]`).count()).toBe(0);
+    await saveScreenshot(page, task.name);
     expect(problems).toEqual([]);
   });
 });
 
-describe.skipIf(!hasChromium)('web UI with a model', () => {
+describe('web UI with a model', () => {
   let gateway: RunningGateway;
   let model: ModelServer;
   let context: BrowserContext;
 
   beforeAll(async () => {
     ensureBuilt();
-    model = await startModelServer();
-    [browser, gateway] = await Promise.all([
-      launchBrowser(),
-      startGateway({
-        SENDBOX_PROVIDER: 'openai-compatible',
-        OPENAI_BASE_URL: model.baseURL,
-        SENDBOX_MODEL: 'local',
-      }),
-    ]);
+    model = await startModelServer({ keepRequests: true });
+    [browser, gateway] = await Promise.all([launchBrowser(), startGateway(modelEnv(model))]);
     context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   });
   afterAll(async () => {
@@ -199,7 +227,25 @@ describe.skipIf(!hasChromium)('web UI with a model', () => {
     await model?.close();
   });
 
-  it('sends with Enter, streams the reply live, answers a widget once and saves a secret without keeping it', async () => {
+  /** Waits until the agent's last turn has ended: idle, with `turn-ended` as its last entry. */
+  async function waitForTurnEnd(agentId: string): Promise<void> {
+    await expect
+      .poll(
+        async () => {
+          const rows = await callGateway<{ id: string; state: string }[]>(gateway, 'listAgents', {});
+          const { entries } = await callGateway<{ entries: { kind: string }[] }>(gateway, 'openAgent', {
+            id: agentId,
+          });
+          return `${rows.find((row) => row.id === agentId)?.state} ${entries.at(-1)?.kind}`;
+        },
+        { timeout: 20_000 },
+      )
+      .toBe('idle turn-ended');
+  }
+
+  it('sends with Enter, streams the reply live, answers a widget once and saves a secret without keeping it', async ({
+    task,
+  }) => {
     const { page, problems } = await openPage(context, gateway.url);
     const answerRequests: string[] = [];
     const secretBodies: string[] = [];
@@ -263,10 +309,149 @@ describe.skipIf(!hasChromium)('web UI with a model', () => {
     expect(await page.evaluate(() => JSON.stringify({ ...localStorage, ...sessionStorage }))).not.toContain(
       value,
     );
+    await saveScreenshot(page, task.name);
+
+    // Nor on disk or in any log once the turn the secret resumed has ended: not in the JSONL,
+    // the ledger (store.db and its WAL), any other file of the data dir (secrets.enc holds it
+    // encrypted), the gateway's output, or what the model was sent.
+    const agentId = await page
+      .locator('[data-testid="agent-row"]', { hasText: 'Live' })
+      .getAttribute('data-agent-id');
+    expect(agentId).toBeTruthy();
+    await waitForTurnEnd(agentId!);
+    const jsonl = path.join(gateway.dataDir, 'agent-transcripts', agentId!, `${agentId!}.jsonl`);
+    const storeDb = path.join(gateway.dataDir, 'agents', agentId!, 'store.db');
+    const [jsonlBytes, dbBytes, walBytes] = await Promise.all([
+      fs.readFile(jsonl),
+      fs.readFile(storeDb),
+      fs.readFile(`${storeDb}-wal`),
+    ]);
+    // The right files: they hold this conversation (the request is recorded by its label).
+    expect(jsonlBytes.includes('Deploy key')).toBe(true);
+    expect(Buffer.concat([dbBytes, walBytes]).includes('DEPLOY_KEY')).toBe(true);
+    for (const [name, bytes] of [
+      ['JSONL', jsonlBytes],
+      ['store.db', dbBytes],
+      ['store.db-wal', walBytes],
+    ] as const) {
+      expect(bytes.includes(value), `${name} holds the secret`).toBe(false);
+    }
+    expect(await fs.stat(path.join(gateway.dataDir, 'agents', agentId!, 'secrets.enc'))).toBeTruthy();
+    for (const file of await filesUnder(gateway.dataDir)) {
+      expect((await fs.readFile(file)).includes(value), `${file} holds the secret`).toBe(false);
+    }
+    expect(gateway.output()).not.toContain(value);
+    expect(model.requests().length).toBeGreaterThan(3);
+    expect(model.requests().some((body) => body.includes(value))).toBe(false);
     expect(problems).toEqual([]);
   });
 
-  it('uploads a file from the composer and shows it as a file card', async () => {
+  it('previews a PDF, a Word document and a workbook the agent attaches from its sandbox', async ({
+    task,
+  }) => {
+    const { page, problems } = await openPage(context, gateway.url);
+    await page.getByTestId('new-agent').click();
+    await page.getByTestId('new-agent-name').fill('Files');
+    await page.keyboard.press('Enter');
+    const row = page.locator('[data-testid="agent-row"]', { hasText: 'Files' });
+    await row.waitFor();
+    const agentId = await row.getAttribute('data-agent-id');
+    expect(agentId).toBeTruthy();
+
+    // The files the agent "made": written into its sandbox (layout.ts), attached by file:// URL.
+    const sandbox = path.join(gateway.dataDir, 'sandboxes', agentId!);
+    await fs.mkdir(path.join(sandbox, 'out'), { recursive: true });
+    const files = {
+      'report.pdf': samplePdf(),
+      'notes.docx': sampleDocx(),
+      'budget.xlsx': await sampleXlsx(),
+    };
+    for (const [name, bytes] of Object.entries(files))
+      await fs.writeFile(path.join(sandbox, 'out', name), bytes);
+    model.reply({
+      toolCalls: Object.keys(files).map((name) =>
+        sendCall({ type: 'attachment', url: pathToFileURL(path.join(sandbox, 'out', name)).href }),
+      ),
+    });
+    const input = page.getByTestId('composer-input');
+    await expect.poll(() => input.isEnabled()).toBe(true);
+    await input.fill('Send me the report, the notes and the budget.');
+    await page.keyboard.press('Enter');
+
+    const card = (name: string) =>
+      page.locator('[data-kind="send-message"][data-type="attachment"]', { hasText: name });
+    for (const [name, bytes] of Object.entries(files)) {
+      await card(name).waitFor();
+      expect(await card(name).getByTestId('file-card').textContent()).toContain(name);
+      expect(await card(name).getByTestId('file-card').textContent()).toContain(
+        bytes.length < 1024 ? `${bytes.length} B` : 'KB',
+      );
+    }
+
+    // PDF: pdf.js draws both pages; the first canvas has ink on it, not just a white page.
+    await card('report.pdf').getByTestId('file-preview-toggle').click();
+    const pdf = card('report.pdf').getByTestId('preview-pdf');
+    await expect.poll(() => pdf.textContent(), { timeout: 20_000 }).toContain('2 pages.');
+    expect(await pdf.locator('canvas').count()).toBe(2);
+    const ink = await pdf
+      .locator('canvas')
+      .first()
+      .evaluate((canvas: HTMLCanvasElement) => {
+        const { data } = canvas.getContext('2d')!.getImageData(0, 0, canvas.width, canvas.height);
+        let dark = 0;
+        let light = 0;
+        for (let i = 0; i < data.length; i += 4) {
+          if (data[i]! < 128 && data[i + 1]! < 128 && data[i + 2]! < 128 && data[i + 3]! > 0) dark++;
+          else light++;
+        }
+        return { dark, light, width: canvas.width, height: canvas.height };
+      });
+    expect(ink.width).toBeGreaterThan(100);
+    expect(ink.dark).toBeGreaterThan(200); // the glyphs of "Quarterly report" and its subtitle
+    expect(ink.light).toBeGreaterThan(ink.dark); // on a white page
+
+    // Word: the document's text, with its markup shown as text and never run.
+    await card('notes.docx').getByTestId('file-preview-toggle').click();
+    const docx = card('notes.docx').getByTestId('preview-docx');
+    await docx.waitFor({ timeout: 20_000 });
+    expect(await docx.locator('h1').textContent()).toBe(SAMPLE_DOCX_TEXT.heading);
+    const docxText = await docx.textContent();
+    for (const text of [SAMPLE_DOCX_TEXT.body, SAMPLE_DOCX_TEXT.inertMarkup, SAMPLE_DOCX_TEXT.bold]) {
+      expect(docxText).toContain(text);
+    }
+    expect(await docx.locator('strong').textContent()).toBe(SAMPLE_DOCX_TEXT.bold);
+    expect(await docx.locator('script').count()).toBe(0);
+
+    // Excel: the first sheet as a table, capped at 100 rows.
+    await card('budget.xlsx').getByTestId('file-preview-toggle').click();
+    const xlsx = card('budget.xlsx').getByTestId('preview-xlsx');
+    await xlsx.waitFor({ timeout: 20_000 });
+    expect(await xlsx.locator('caption').textContent()).toBe(SAMPLE_XLSX.sheet);
+    expect(await xlsx.locator('tr').first().locator('th').allTextContents()).toEqual([...SAMPLE_XLSX.header]);
+    expect(await xlsx.locator('tr').nth(1).locator('td').allTextContents()).toEqual([
+      'Line 1',
+      '10',
+      '12',
+      '22',
+    ]);
+    expect(await xlsx.locator('tr').nth(99).locator('td').allTextContents()).toEqual([
+      'Line 99',
+      '990',
+      '1188',
+      '2178',
+    ]);
+    expect(await xlsx.locator('tr').count()).toBe(100);
+    expect(await xlsx.textContent()).toContain(`First 100 of ${SAMPLE_XLSX.rows + 1} rows`);
+
+    await saveScreenshot(page, task.name);
+    for (const name of Object.keys(files)) {
+      await card(name).scrollIntoViewIfNeeded();
+      await card(name).screenshot({ path: await artifactPath(`${task.name} ${name}`) });
+    }
+    expect(problems).toEqual([]);
+  });
+
+  it('uploads a file from the composer and shows it as a file card', async ({ task }) => {
     const { page, problems } = await openPage(context, gateway.url);
     await page.waitForSelector('[data-testid="agent-row"]');
     await expect.poll(() => page.getByTestId('composer-input').isEnabled()).toBe(true);
@@ -280,6 +465,7 @@ describe.skipIf(!hasChromium)('web UI with a model', () => {
     });
     await card.waitFor();
     expect(await card.textContent()).toContain('19 B');
+    await saveScreenshot(page, task.name);
     expect(problems).toEqual([]);
   });
 });

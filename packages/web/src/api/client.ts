@@ -18,6 +18,7 @@ import {
   type StatusResponse,
   type TranscriptEntry,
 } from './types.ts';
+import { isShown } from '../transcript.ts';
 
 export class ApiError extends Error {
   constructor(
@@ -94,6 +95,9 @@ export function createApiClient(options: ApiClientOptions) {
       const { entries } = await call('openAgent', { id }, openAgentResponseSchema);
       return parseEntries(entries, 'openAgent');
     },
+    /** The ledger as sent, each entry still unchecked: validate with `parseNewest`/`parseEntries`. */
+    openAgentRaw: async (id: string): Promise<readonly unknown[]> =>
+      (await call('openAgent', { id }, openAgentResponseSchema)).entries,
     sendPrompt: (input: { agentId: string; prompt: string; clientNonce: string }) =>
       call('sendPrompt', input, sendPromptResponseSchema),
     answerWidget: (input: { agentId: string; messageId: string; answer: string | string[] }) =>
@@ -131,6 +135,48 @@ export function parseEntries(raw: readonly unknown[], where: string): Transcript
     else console.warn(`${where}: entries[${index}] has no string id or numeric seq; skipped`);
   });
   return out;
+}
+
+/**
+ * Splits a ledger (in seq order, as `openAgent` sends it) for the first paint: checks entries
+ * from the newest back until `shown` of them take a row (thinking hidden), and leaves the older
+ * ones unchecked for later (`parseEntries`). Checking 10,000 entries with Zod costs more than
+ * painting the 200 that are mounted. Out of seq order (not what the gateway sends), everything
+ * is checked and sorted at once.
+ */
+export function parseNewest(
+  raw: readonly unknown[],
+  shown: number,
+  where: string,
+): { newest: TranscriptEntry[]; older: readonly unknown[] } {
+  if (!inSeqOrder(raw)) {
+    return { newest: parseEntries(raw, where).sort((a, b) => a.seq - b.seq), older: [] };
+  }
+  const newest: TranscriptEntry[] = [];
+  let taken = 0;
+  let index = raw.length - 1;
+  for (; index >= 0 && taken < shown; index--) {
+    const entry = parseEntry(raw[index]);
+    if (!entry) {
+      console.warn(`${where}: entries[${index}] has no string id or numeric seq; skipped`);
+      continue;
+    }
+    newest.push(entry);
+    if (isShown(entry, false)) taken++;
+  }
+  return { newest: newest.reverse(), older: raw.slice(0, index + 1) };
+}
+
+/** Whether the seqs that are numbers only grow (entries without one are dropped later anyway). */
+function inSeqOrder(raw: readonly unknown[]): boolean {
+  let last = -Infinity;
+  for (const item of raw) {
+    const seq = typeof item === 'object' && item !== null ? (item as { seq?: unknown }).seq : undefined;
+    if (typeof seq !== 'number') continue;
+    if (seq <= last) return false;
+    last = seq;
+  }
+  return true;
 }
 
 function checked<S extends z.ZodType>(endpoint: string, schema: S, body: unknown): z.infer<S> {

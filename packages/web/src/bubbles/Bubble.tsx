@@ -40,9 +40,11 @@ export interface BubbleProps {
   entry: TranscriptEntry;
   /** For widgets and secret requests: the recorded answer, if any (`deriveAnswers`). */
   answer: string | undefined;
+  /** For `dismissOnMoveOn` widgets: the user sent a new prompt instead (`deriveDismissed`). */
+  dismissed?: boolean | undefined;
 }
 
-function body(entry: TranscriptEntry, answer: string | undefined): ReactNode {
+function body(entry: TranscriptEntry, answer: string | undefined, dismissed: boolean): ReactNode {
   switch (entry.kind) {
     case 'message':
       return <MessageBubble entry={entry} />;
@@ -54,7 +56,7 @@ function body(entry: TranscriptEntry, answer: string | undefined): ReactNode {
         case 'attachment':
           return <AttachmentBubble message={message} />;
         case 'widget':
-          return <WidgetBubble sendId={entry.id} message={message} answer={answer} />;
+          return <WidgetBubble sendId={entry.id} message={message} answer={answer} dismissed={dismissed} />;
         case 'cursor-agent':
           return <CursorAgentBubble message={message} />;
         case 'secret-request':
@@ -80,7 +82,7 @@ function body(entry: TranscriptEntry, answer: string | undefined): ReactNode {
   }
 }
 
-export const Bubble = memo(function Bubble({ entry, answer }: BubbleProps) {
+export const Bubble = memo(function Bubble({ entry, answer, dismissed = false }: BubbleProps) {
   const kind = bubbleKindFor(entry);
   if (kind === null) return null;
   const type = entry.kind === 'send-message' ? entry.message.type : undefined;
@@ -97,7 +99,7 @@ export const Bubble = memo(function Bubble({ entry, answer }: BubbleProps) {
       data-seq={entry.seq}
       aria-label={ariaLabel(kind, entry)}
     >
-      {body(entry, answer)}
+      {body(entry, answer, dismissed)}
       {entry.timestampMs > 0 && SIDE[kind] !== 'meta' && (
         <time className="bubble-time" dateTime={new Date(entry.timestampMs).toISOString()}>
           {formatTime(entry.timestampMs)}

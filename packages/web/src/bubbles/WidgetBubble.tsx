@@ -3,6 +3,8 @@
  * collects ticks and answers on submit; `allowCustom` adds a free-text answer. The control is
  * disabled once answered (a later message names this send in `respondedValue`, or the answer
  * was just given here), and a ref guards against a second `answerWidget` while one is in flight.
+ * A `dismissOnMoveOn` widget the user moved on from (a new prompt instead of an answer) shows
+ * as dismissed, also disabled.
  */
 import type { StoredWidget, WidgetOption } from '@sendbox/protocol';
 import { useContext, useId, useRef, useState, type FormEvent } from 'react';
@@ -23,10 +25,12 @@ export function WidgetBubble({
   sendId,
   message,
   answer,
+  dismissed = false,
 }: {
   sendId: string;
   message: StoredWidget;
   answer: string | undefined;
+  dismissed?: boolean;
 }) {
   const context = useContext(ConversationContext);
   const widget = message.widget;
@@ -39,11 +43,12 @@ export function WidgetBubble({
 
   const answered = answer ?? submitted;
   const readOnly = !context || context.readOnly;
-  const disabled = answered !== null || busy || readOnly;
+  const isDismissed = dismissed && answered === null;
+  const disabled = answered !== null || isDismissed || busy || readOnly;
   const chosen = chosenValues(answered);
 
   async function send(value: string | string[]): Promise<void> {
-    if (!context || answered !== null) return;
+    if (!context || answered !== null || isDismissed) return;
     setError(null);
     try {
       await flight.current.run(async () => {
@@ -83,11 +88,12 @@ export function WidgetBubble({
   const promptId = `${ids}-prompt`;
   return (
     <div
-      className={`widget${answered !== null ? ' answered' : ''}`}
+      className={`widget${answered !== null ? ' answered' : ''}${isDismissed ? ' dismissed' : ''}`}
       role="group"
       aria-labelledby={promptId}
       data-testid="widget"
       data-answered={answered !== null}
+      data-dismissed={isDismissed}
     >
       <p className="widget-prompt" id={promptId}>
         {widget.prompt}
@@ -145,7 +151,7 @@ export function WidgetBubble({
           })}
         </div>
       )}
-      {widget.allowCustom && answered === null && (
+      {widget.allowCustom && answered === null && !isDismissed && (
         <form className="widget-custom" onSubmit={submitCustom}>
           <input
             name="custom"
@@ -166,7 +172,14 @@ export function WidgetBubble({
           {answered === '' ? 'Answered.' : `Answered: ${answered.split('\n').join(', ')}`}
         </p>
       )}
-      {readOnly && answered === null && <p className="widget-status">This agent is read-only.</p>}
+      {isDismissed && (
+        <p className="widget-status" role="status" data-testid="widget-dismissed">
+          Dismissed: you moved on without answering.
+        </p>
+      )}
+      {readOnly && answered === null && !isDismissed && (
+        <p className="widget-status">This agent is read-only.</p>
+      )}
       {error && (
         <p className="error" role="alert">
           {error}
