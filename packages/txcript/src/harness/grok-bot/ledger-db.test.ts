@@ -247,4 +247,35 @@ describe('ledger db: summary for listing', () => {
     writeFileSync(text, 'not a database at all\n'.repeat(100));
     expect(() => readLedgerSummary(text)).toThrow(/not a SQLite database/);
   });
+
+  it('reads a closed WAL ledger from a copy, leaving no -wal or -shm file behind', async () => {
+    const path = join(dir, 'store.db');
+    const w = openLedgerForWrite(path);
+    w.appendEntries([msg('a', '1'), msg('b', '2')]);
+    w.close();
+    const before = createHash('sha256')
+      .update(await readFile(path))
+      .digest('hex');
+    expect(readLedgerSummary(path).count).toBe(2);
+    await expect(stat(`${path}-wal`)).rejects.toThrow(/ENOENT/);
+    await expect(stat(`${path}-shm`)).rejects.toThrow(/ENOENT/);
+    expect(
+      createHash('sha256')
+        .update(await readFile(path))
+        .digest('hex'),
+    ).toBe(before);
+  });
+
+  it('sees commits still in the WAL of a ledger a writer holds open', () => {
+    const path = join(dir, 'store.db');
+    const w = openLedgerForWrite(path);
+    try {
+      w.appendEntries([msg('a', '1')]);
+      w.appendEntries([{ ...msg('b', '2'), timestampMs: 1_788_485_409_000 }]);
+      // The main file alone would say one row or none: the rows are in store.db-wal.
+      expect(readLedgerSummary(path)).toMatchObject({ count: 2, lastTimestampMs: 1_788_485_409_000 });
+    } finally {
+      w.close();
+    }
+  });
 });

@@ -14,6 +14,7 @@ import Database from 'better-sqlite3';
 import type { JsonValue } from '../../model/common.ts';
 import type { Warning } from '../types.ts';
 import { parseLedgerEntry } from './ledger-entry.ts';
+import { quiescentLedgerCopy } from './ledger-snapshot.ts';
 import type { ReadLedgerEntry } from './ledger-entry.ts';
 
 /** The canonical host DDL (IX-57401764333; sendbox decision C11). */
@@ -431,10 +432,25 @@ export interface LedgerSummary {
 
 /**
  * Count rows and read the last entry's time and `unreadState` with ONE
- * statement (listing thousands of agents must stay fast); falls back to the
- * general reader when a table is missing or shaped differently (C11).
+ * statement (listing thousands of agents must stay fast), on an in-memory copy
+ * of the file when it is quiescent (see ledger-snapshot.ts) and through a
+ * read-only connection otherwise; falls back to the general reader when a
+ * table is missing or shaped differently (C11).
  */
 export function readLedgerSummary(path: string, options: LedgerOpenOptions = {}): LedgerSummary {
+  const copy = quiescentLedgerCopy(path);
+  if (copy !== undefined) {
+    try {
+      const db = new Database(copy, { readonly: true });
+      try {
+        return new LedgerDb(db, path, true).summary();
+      } finally {
+        db.close();
+      }
+    } catch {
+      // Whatever the copy could not answer, the file itself will (or will say why not).
+    }
+  }
   const ledger = openLedgerReadOnly(path, { ...options, lazy: true }) as LedgerDb;
   try {
     return ledger.summary();
