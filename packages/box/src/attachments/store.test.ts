@@ -1,4 +1,4 @@
-import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
@@ -53,5 +53,54 @@ describe('AttachmentStore', () => {
       /attachment limit/,
     );
     expect(await readdir(path.join(dir, 'attachments'))).toEqual([]);
+    await writeFile(path.join(dir, 'five.bin'), '12345');
+    await expect(store.ingestFile(path.join(dir, 'five.bin'))).rejects.toBeInstanceOf(
+      AttachmentTooLargeError,
+    );
+    expect(await readdir(path.join(dir, 'attachments'))).toEqual([]);
+  });
+
+  it('keeps a stored copy private whatever the mode of its source', async () => {
+    const src = path.join(dir, 'tool.sh');
+    await writeFile(src, '#!/bin/sh\necho hi\n');
+    await chmod(src, 0o755);
+    const file = await new AttachmentStore(path.join(dir, 'attachments')).ingestFile(src);
+    expect((await stat(file.path)).mode & 0o777).toBe(0o600);
+  });
+
+  it('tells large files of the same size apart, and stores a repeat of one once', async () => {
+    const store = new AttachmentStore(path.join(dir, 'attachments'));
+    const size = 1024 * 1024 + 7; // above the size where the store looks for a stored file of that size
+    const one = Buffer.alloc(size, 1);
+    const two = Buffer.alloc(size, 2);
+    await writeFile(path.join(dir, 'one.bin'), one);
+    await writeFile(path.join(dir, 'two.bin'), two);
+    await writeFile(path.join(dir, 'one-again.bin'), one);
+    const first = await store.ingestFile(path.join(dir, 'one.bin'));
+    const second = await store.ingestFile(path.join(dir, 'two.bin'));
+    const again = await store.ingestFile(path.join(dir, 'one-again.bin'));
+    expect(first).toMatchObject({ created: true, size, sha256: sha(one) });
+    expect(second).toMatchObject({ created: true, size, sha256: sha(two) });
+    expect(again).toMatchObject({ created: false, size, sha256: sha(one), path: first.path });
+    expect(sha(await readFile(second.path))).toBe(sha(two));
+    expect((await readdir(path.join(dir, 'attachments'))).sort()).toEqual(
+      [path.basename(first.path), path.basename(second.path)].sort(),
+    );
+  });
+
+  it('stores uploaded bytes under their hash, once', async () => {
+    const store = new AttachmentStore(path.join(dir, 'attachments'));
+    const bytes = new TextEncoder().encode('uploaded');
+    const first = await store.ingestBytes(bytes, 'u.txt');
+    const again = await store.ingestBytes(bytes, 'u-copy.txt');
+    expect(first).toMatchObject({ created: true, sha256: sha(bytes), size: bytes.byteLength });
+    expect(again).toMatchObject({ created: false, path: first.path });
+    expect(await readFile(first.path, 'utf8')).toBe('uploaded');
+    expect((await stat(first.path)).mode & 0o777).toBe(0o600);
+    expect(await readdir(path.join(dir, 'attachments'))).toEqual([path.basename(first.path)]);
   });
 });
+
+function sha(bytes: Uint8Array): string {
+  return createHash('sha256').update(bytes).digest('hex');
+}

@@ -1,22 +1,32 @@
 /**
  * The per-agent attachment store: `<agentDir>/attachments/<sha256>[.<ext>]`,
- * content-addressed. Bytes are streamed once: hashed and written to a temp
- * file in the same folder together; the temp file is renamed into place, or
- * dropped when a file with that hash is already stored, so identical files
- * are kept once. A size cap stops the copy as soon as it is crossed.
+ * content-addressed. A new file lands in a temp file in the same folder,
+ * fsynced, then renamed into place; identical files are kept once. The name
+ * always describes the stored bytes: what is hashed is the temp copy itself,
+ * never the source, which may change while it is copied.
+ *
+ * A file from disk (`ingestFile`) is copied by the kernel (`copyFile`: a
+ * reflink where the filesystem has them, else an in-kernel copy), then the
+ * copy is hashed while its fsync runs, so the disk write overlaps the hashing.
+ * When a stored file has the same size, the source is hashed first and nothing
+ * is copied if its hash is already stored. A size cap stops the work as soon
+ * as it is crossed.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { createReadStream, createWriteStream } from 'node:fs';
+import { constants, createWriteStream, type Dirent } from 'node:fs';
+import { copyFile, open, readdir, rename, rm, stat, type FileHandle } from 'node:fs/promises';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { open, readdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { ensurePrivateDir, syncDir } from '../fs/atomic.ts';
 import { extensionOf, mediaTypeOf } from './media-type.ts';
 
 export const DEFAULT_MAX_ATTACHMENT_BYTES = 512 * 1024 * 1024;
-/** Read size: large enough that per-chunk overhead is small next to hashing. */
-const CHUNK_BYTES = 1024 * 1024;
+/** Read size for hashing: large enough that per-read overhead is small next to hashing. */
+const CHUNK_BYTES = 8 * 1024 * 1024;
+/** Below this size copying is cheaper than looking through the store for a file of the same size. */
+const SAME_SIZE_CHECK_MIN_BYTES = 1024 * 1024;
+const STORED_NAME = /^[0-9a-f]{64}(\.|$)/;
 
 export interface StoredFile {
   /** Absolute path of the stored copy. */
@@ -48,30 +58,82 @@ export class AttachmentStore {
     readonly maxBytes: number = DEFAULT_MAX_ATTACHMENT_BYTES,
   ) {}
 
-  /** Streams a file into the store. `fileName` (default: the source's basename) decides the extension and media type. */
+  /** Stores a file from disk. `fileName` (default: the source's basename) decides the extension and media type. */
   async ingestFile(source: string, fileName = path.basename(source)): Promise<StoredFile> {
     const info = await stat(source);
     if (!info.isFile()) throw new Error(`${fileName} is not a regular file`);
     if (info.size > this.maxBytes) throw new AttachmentTooLargeError(fileName, this.maxBytes);
-    return this.ingest(createReadStream(source, { highWaterMark: CHUNK_BYTES }), fileName);
+    await ensurePrivateDir(this.dir);
+    if (info.size >= SAME_SIZE_CHECK_MIN_BYTES && (await this.holdsSize(info.size))) {
+      // Probably stored already: one read of the source instead of a copy.
+      const handle = await open(source, 'r');
+      let sha256: string;
+      try {
+        ({ sha256 } = await hashHandle(handle, this.maxBytes, fileName));
+      } finally {
+        await handle.close();
+      }
+      const existing = await this.find(sha256);
+      if (existing) return this.stored(existing, fileName, info.size, sha256, false);
+    }
+    const temp = this.tempPath();
+    try {
+      await copyFile(source, temp, constants.COPYFILE_EXCL | constants.COPYFILE_FICLONE);
+      const handle = await open(temp, 'r+');
+      let hashed: { sha256: string; size: number };
+      try {
+        await handle.chmod(0o600); // copyFile gave the copy the source's mode
+        const [hash, synced] = await Promise.allSettled([
+          hashHandle(handle, this.maxBytes, fileName),
+          handle.sync(),
+        ]);
+        if (hash.status === 'rejected') throw hash.reason;
+        if (synced.status === 'rejected') throw synced.reason;
+        hashed = hash.value;
+      } finally {
+        await handle.close();
+      }
+      return await this.commit(temp, fileName, hashed.size, hashed.sha256);
+    } catch (error) {
+      await rm(temp, { force: true });
+      throw error;
+    }
   }
 
+  /** Stores bytes held in memory (an upload): hashed first, written only when not stored yet. */
   async ingestBytes(bytes: Uint8Array, fileName: string): Promise<StoredFile> {
     if (bytes.byteLength > this.maxBytes) throw new AttachmentTooLargeError(fileName, this.maxBytes);
-    return this.ingest([bytes], fileName);
+    await ensurePrivateDir(this.dir);
+    const sha256 = createHash('sha256').update(bytes).digest('hex');
+    const existing = await this.find(sha256);
+    if (existing) return this.stored(existing, fileName, bytes.byteLength, sha256, false);
+    const temp = this.tempPath();
+    try {
+      const handle = await open(temp, 'wx', 0o600);
+      try {
+        await handle.writeFile(bytes);
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+      return await this.commit(temp, fileName, bytes.byteLength, sha256);
+    } catch (error) {
+      await rm(temp, { force: true });
+      throw error;
+    }
   }
 
   /**
-   * Streams chunks into a temp file while hashing them. The write stream
-   * works in libuv's thread pool, so the disk write of one chunk overlaps the
-   * hashing of the next: one pass over the bytes.
+   * Streams chunks of unknown total size into a temp file while hashing them;
+   * the write stream works in libuv's thread pool, so the disk write of one
+   * chunk overlaps the hashing of the next.
    */
   async ingest(
     chunks: Readable | AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
     fileName: string,
   ): Promise<StoredFile> {
     await ensurePrivateDir(this.dir);
-    const temp = path.join(this.dir, `.ingest-${randomBytes(8).toString('hex')}.tmp`);
+    const temp = this.tempPath();
     const hash = createHash('sha256');
     let size = 0;
     const maxBytes = this.maxBytes;
@@ -87,7 +149,7 @@ export class AttachmentStore {
       },
     });
     try {
-      const out = createWriteStream(temp, { flags: 'wx', mode: 0o600, highWaterMark: 4 * CHUNK_BYTES });
+      const out = createWriteStream(temp, { flags: 'wx', mode: 0o600, highWaterMark: CHUNK_BYTES });
       const source = chunks instanceof Readable ? chunks : Readable.from(chunks, { objectMode: false });
       await pipeline(source, hashing, out);
       const handle = await open(temp, 'r');
@@ -96,21 +158,54 @@ export class AttachmentStore {
       } finally {
         await handle.close();
       }
-      const sha256 = hash.digest('hex');
-      const existing = await this.find(sha256);
-      if (existing) {
-        await rm(temp, { force: true });
-        return { path: existing, fileName, size, mediaType: mediaTypeOf(fileName), sha256, created: false };
-      }
-      const ext = extensionOf(fileName);
-      const target = path.join(this.dir, ext ? `${sha256}.${ext}` : sha256);
-      await rename(temp, target);
-      await syncDir(this.dir);
-      return { path: target, fileName, size, mediaType: mediaTypeOf(fileName), sha256, created: true };
+      return await this.commit(temp, fileName, size, hash.digest('hex'));
     } catch (error) {
       await rm(temp, { force: true });
       throw error;
     }
+  }
+
+  /** Renames a complete, fsynced temp file into place, or drops it when that hash is stored already. */
+  private async commit(temp: string, fileName: string, size: number, sha256: string): Promise<StoredFile> {
+    const existing = await this.find(sha256);
+    if (existing) {
+      await rm(temp, { force: true });
+      return this.stored(existing, fileName, size, sha256, false);
+    }
+    const ext = extensionOf(fileName);
+    const target = path.join(this.dir, ext ? `${sha256}.${ext}` : sha256);
+    await rename(temp, target);
+    await syncDir(this.dir);
+    return this.stored(target, fileName, size, sha256, true);
+  }
+
+  private stored(file: string, fileName: string, size: number, sha256: string, created: boolean): StoredFile {
+    return { path: file, fileName, size, mediaType: mediaTypeOf(fileName), sha256, created };
+  }
+
+  private tempPath(): string {
+    return path.join(this.dir, `.ingest-${randomBytes(8).toString('hex')}.tmp`);
+  }
+
+  /** True when a stored file has exactly this size (it may be the same file). */
+  private async holdsSize(size: number): Promise<boolean> {
+    let entries: Dirent[];
+    try {
+      entries = await readdir(this.dir, { withFileTypes: true });
+    } catch {
+      return false;
+    }
+    const sizes = await Promise.all(
+      entries
+        .filter((entry) => entry.isFile() && STORED_NAME.test(entry.name))
+        .map((entry) =>
+          stat(path.join(this.dir, entry.name)).then(
+            (info) => info.size,
+            () => -1,
+          ),
+        ),
+    );
+    return sizes.includes(size);
   }
 
   /** The stored file with this hash, whatever its extension, if any. */
@@ -124,6 +219,37 @@ export class AttachmentStore {
     const hit = names.find((name) => name === sha256 || name.startsWith(`${sha256}.`));
     return hit ? path.join(this.dir, hit) : null;
   }
+}
+
+/**
+ * SHA-256 and size of an open file, read from the start with two buffers: the
+ * next read runs in libuv's thread pool while the current chunk is hashed.
+ */
+async function hashHandle(
+  handle: FileHandle,
+  maxBytes: number,
+  fileName: string,
+): Promise<{ sha256: string; size: number }> {
+  const hash = createHash('sha256');
+  const buffers = [Buffer.allocUnsafe(CHUNK_BYTES), Buffer.allocUnsafe(CHUNK_BYTES)] as const;
+  let which = 0;
+  let size = 0;
+  let pending = handle.read(buffers[0], 0, CHUNK_BYTES, 0);
+  try {
+    for (;;) {
+      const { bytesRead, buffer } = await pending;
+      if (bytesRead === 0) break;
+      size += bytesRead;
+      if (size > maxBytes) throw new AttachmentTooLargeError(fileName, maxBytes);
+      which ^= 1;
+      pending = handle.read(buffers[which]!, 0, CHUNK_BYTES, size);
+      hash.update(buffer.subarray(0, bytesRead));
+    }
+  } catch (error) {
+    await pending.catch(() => undefined); // no read left running on a handle the caller is about to close
+    throw error;
+  }
+  return { sha256: hash.digest('hex'), size };
 }
 
 export function formatBytes(bytes: number): string {
