@@ -6,6 +6,7 @@
  *
  *   npx tsx bench/send-overhead.ts [sends=10000]
  */
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -41,11 +42,26 @@ const parts = {
   ledger: new Float64Array(SENDS),
 };
 const ms = (from: bigint, to: bigint) => Number(to - from) / 1e6;
+/**
+ * Time this thread has spent runnable but waiting for a CPU (Linux schedstat, ns). On a loaded
+ * machine a send that is preempted waits a whole scheduler slice; subtracting that wait separates
+ * the send path's own cost from the machine's load. Undefined where the file does not exist.
+ */
+const schedstat = '/proc/thread-self/schedstat';
+const runQueueWaitNs = (): number | undefined => {
+  try {
+    return Number(readFileSync(schedstat, 'utf8').split(' ')[1]);
+  } catch {
+    return undefined;
+  }
+};
+const waited = new Float64Array(SENDS);
 for (let i = 0; i < SENDS; i++) {
   const input = {
     type: 'text',
     content: `Progress update ${i}: finished step ${i % 17} of the plan, moving on.`,
   };
+  const waitBefore = runQueueWaitNs();
   const started = process.hrtime.bigint();
   const checked = validateSendMessage(input);
   if (!checked.ok) throw new Error(checked.message);
@@ -73,6 +89,8 @@ for (let i = 0; i < SENDS; i++) {
   writer.appendEntries([{ id: messageId, kind: 'send-message', message: stored, timestampMs: now }]);
   const done = process.hrtime.bigint();
   samples[i] = ms(started, done);
+  const waitAfter = runQueueWaitNs();
+  waited[i] = waitBefore === undefined || waitAfter === undefined ? 0 : (waitAfter - waitBefore) / 1e6;
   parts.validate[i] = ms(started, validated);
   parts.jsonl[i] = ms(validated, appended);
   parts.ledger[i] = ms(appended, done);
@@ -96,6 +114,19 @@ console.log(
   `  p99 by part: validate+encode ${p99Of(parts.validate).toFixed(3)} ms, JSONL append ${p99Of(parts.jsonl).toFixed(3)} ms, ledger insert ${p99Of(parts.ledger).toFixed(3)} ms`,
 );
 console.log(`  max  ${sorted.at(-1)!.toFixed(3)} ms, mean ${mean.toFixed(3)} ms`);
+// Slow sends come in bursts around SQLite's WAL checkpoints (every ~1000 WAL pages, with an fsync):
+// their count next to the p99 shows whether the tail is the checkpoints or the send path itself.
+const over = (xs: Float64Array, ms: number) => xs.reduce((n, x) => n + (x > ms ? 1 : 0), 0);
+console.log(
+  `  sends over 2 ms: ${over(samples, 2)} (ledger insert over 2 ms: ${over(parts.ledger, 2)}, JSONL append: ${over(parts.jsonl, 2)})`,
+);
+if (runQueueWaitNs() !== undefined) {
+  const own = samples.map((sample, i) => Math.max(0, sample - waited[i]!));
+  console.log(
+    `  without time spent waiting for a CPU (${schedstat}): p99 ${p99Of(own).toFixed(3)} ms, ` +
+      `sends over 2 ms: ${over(own, 2)}; sends that waited for a CPU: ${over(waited, 0)}`,
+  );
+}
 console.log(
   `  (machine: ${os.cpus().length} cores, load average ${os
     .loadavg()
