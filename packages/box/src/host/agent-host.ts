@@ -146,7 +146,9 @@ export class LocalAgentHost implements AgentHost {
         continue;
       }
       try {
-        rows.push(this.rowOf(await this.session(id)));
+        const session = await this.session(id);
+        if (this.focused !== id) await session.refresh(); // its last entry may come from another writer
+        rows.push(this.rowOf(session));
       } catch {
         // An agent whose files cannot be read is left out of the roster rather than failing it.
         this.sessions.delete(id);

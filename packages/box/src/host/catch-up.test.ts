@@ -142,6 +142,14 @@ describe('catching up with another writer', () => {
     expect((await fx.entries()).map((e) => e.id).slice(-3)).toEqual(['t2u', 't2s0', 't2e']);
   });
 
+  it('shows the last entry another writer added in the roster', async () => {
+    fx = await hostFixture();
+    await unfocus(fx);
+    externalAppend(fx, [{ id: 'ext', kind: 'notice', text: 'written elsewhere', timestampMs: 1 }]);
+    const row = (await fx.host.listAgents()).find((r) => r.id === fx!.agentId);
+    expect(row?.lastEntry).toEqual({ kind: 'notice', text: 'written elsewhere' });
+  });
+
   it('reads the JSONL again when another writer appended to it, and appends after its records', async () => {
     fx = await hostFixture([{ toolCalls: [send({ type: 'text', content: 'one' })] }, {}]);
     await fx.prompt('first');
