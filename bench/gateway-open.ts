@@ -13,7 +13,8 @@
  * The ledger is seeded through the runtime itself: turns whose scripted model
  * sends 200 distinct text messages each, so JSONL and store.db agree.
  * Client and server share one process (and event loop), so the figures
- * include the client's own work.
+ * include the client's own work (its JSON.parse of the 10,000 entries); the
+ * gateway's handler time for openAgent is printed beside them.
  *
  *   npx tsx bench/gateway-open.ts [entries=10000] [sends=200]
  */
@@ -98,7 +99,13 @@ const gateway = await startGateway({
   version: 'bench',
   port: 0,
   logError: (message) => console.error(message),
+  // The gateway's own time per request (routing, host call, response built), to tell it from the client's.
+  logRequest: (line) => {
+    const match = /^POST \/api\/openAgent 200 ([\d.]+)ms$/.exec(line);
+    if (match) serverOpen.push(Number(match[1]));
+  },
 });
+const serverOpen: number[] = [];
 const headers = { Authorization: `Bearer ${gateway.token}` };
 
 async function call<T>(method: string, body: unknown): Promise<T> {
@@ -222,13 +229,16 @@ try {
     await host.openAgent(agent.id);
     direct.push(performance.now() - started);
   }
-  // openAgent after focusing another agent: the store lock moves and the files are re-read.
+  const serverFocused = serverOpen.splice(0).slice(1); // the first is the warm-up call
+  // openAgent after focusing another agent: the store lock moves and the session catches up with its files.
   const switching: number[] = [];
+  const serverSwitching: number[] = [];
   for (let i = 0; i < 50; i++) {
     await call('openAgent', { id: other.id });
     const started = performance.now();
     await call('openAgent', { id: agent.id });
     switching.push(performance.now() - started);
+    serverSwitching.push(serverOpen.splice(0).at(-1) ?? NaN);
   }
 
   // send → entry event, on the big agent and on a fresh one (what the ledger's size costs).
@@ -240,6 +250,8 @@ try {
   report(`openAgent over HTTP, focused (${seeded} entries)`, focused, 100);
   report(`host.openAgent direct, focused (${seeded} entries)`, direct, 100);
   report(`openAgent over HTTP, switching (${seeded} entries)`, switching, 100);
+  report(`  of which the gateway's handler, focused`, serverFocused, 100);
+  report(`  of which the gateway's handler, switching`, serverSwitching, 100);
   report(`sendPrompt accepted, ${seeded}-entry agent`, big.accept, 50);
   report(`send -> entry on SSE, ${seeded}-entry agent`, big.sendToEvent, 50);
   report(`host emits entry -> client has it, ${seeded}-entry`, big.delivery, 50);
