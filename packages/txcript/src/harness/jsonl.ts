@@ -12,6 +12,7 @@
  */
 import { isJsonObject } from '../model/json.ts';
 import type { JsonObject } from '../model/common.ts';
+import { jsonObjectText } from './json-object-text.ts';
 import type { Warning } from './types.ts';
 
 /** The terminator that followed a line: `''` only on a last line without a final newline. */
@@ -68,6 +69,134 @@ function malformedReason(value: unknown): string | undefined {
   return `expected a JSON object, found ${Array.isArray(value) ? 'an array' : value === null ? 'null' : typeof value}`;
 }
 
+/** Where a line is: `[start, stop)` of `text`, then `end`. */
+interface LineSpan {
+  start: number;
+  stop: number;
+  end: LineEnd;
+}
+
+/** Calls `each` for every line of `text`, with its 1-based number. */
+function forEachLine(text: string, each: (span: LineSpan, line: number) => void): void {
+  const length = text.length;
+  let pos = 0;
+  let line = 0;
+  while (pos < length) {
+    line++;
+    const nl = text.indexOf('\n', pos);
+    if (nl === -1) {
+      each({ start: pos, stop: length, end: '' }, line);
+      return;
+    }
+    const crlf = nl > pos && text.charCodeAt(nl - 1) === 13;
+    each({ start: pos, stop: crlf ? nl - 1 : nl, end: crlf ? '\r\n' : '\n' }, line);
+    pos = nl + 1;
+  }
+}
+
+/** A line of only white space (or nothing). */
+function isBlank(text: string, start: number, stop: number): boolean {
+  // Fast path: almost every line is a record starting with `{`.
+  if (start < stop && text.charCodeAt(start) === OPEN_BRACE) return false;
+  return text.slice(start, stop).trim() === '';
+}
+
+/** The decoded line, or why it is not a JSON object (the message JSON.parse gives, or the value's kind). */
+function decodeLine(raw: string, line: number): { value: JsonObject } | { error: string } {
+  try {
+    // A UTF-8 byte-order mark may open the file; JSON.parse does not accept it.
+    const value: unknown = JSON.parse(line === 1 && raw.charCodeAt(0) === BOM ? raw.slice(1) : raw);
+    const error = malformedReason(value);
+    return error === undefined ? { value: value as JsonObject } : { error };
+  } catch (e) {
+    return { error: `malformed JSON (${e instanceof Error ? e.message : String(e)})` };
+  }
+}
+
+function malformedLine(
+  raw: string,
+  end: LineEnd,
+  line: number,
+  error: string,
+  source: string,
+  warnings: Warning[],
+): JsonlMalformedLine {
+  warnings.push({ source, line, message: `${error}; line skipped and kept verbatim` });
+  return { kind: 'malformed', raw, end, line, error };
+}
+
+/**
+ * A parsed record line whose object is decoded on first use. Its text stays a
+ * span of the source, so an unmodified file renders back as that source with
+ * no copying, and a reader that looks at each record once (a codec) can
+ * decode it without keeping the decoded tree (`decodeRecord`).
+ */
+class SourceRecordLine implements JsonlRecordText {
+  readonly kind = 'record' as const;
+  #json: JsonObject | undefined;
+
+  constructor(
+    readonly source: string,
+    readonly start: number,
+    readonly stop: number,
+    readonly end: LineEnd,
+    readonly line: number,
+  ) {}
+
+  get raw(): string {
+    return this.source.slice(this.start, this.stop);
+  }
+
+  /** The decoded object, kept once decoded. */
+  get json(): JsonObject {
+    return (this.#json ??= this.decode());
+  }
+
+  /** The decoded object: the kept one, or a fresh one that is not kept. */
+  decode(): JsonObject {
+    if (this.#json !== undefined) return this.#json;
+    const bom = this.line === 1 && this.source.charCodeAt(this.start) === BOM ? 1 : 0;
+    return JSON.parse(this.source.slice(this.start + bom, this.stop)) as JsonObject;
+  }
+}
+
+/**
+ * The object of a record line, for a reader that looks at each line once:
+ * a line parsed lazily is decoded without keeping the result on the line,
+ * so a whole transcript's trees do not outlive the conversion.
+ */
+export function decodeRecord(line: JsonlRecordLine): JsonObject {
+  return line instanceof SourceRecordLine ? line.decode() : line.json;
+}
+
+/**
+ * Split text into lines, checking that each non-blank line is one JSON
+ * object, without decoding any: the records decode on first use. Never
+ * throws; a line that is not a JSON object is kept verbatim as `malformed`
+ * with a warning naming the source and the 1-based line number.
+ */
+export function parseJsonlLazily(text: string, source: string): { lines: JsonlLine[]; warnings: Warning[] } {
+  const lines: JsonlLine[] = [];
+  const warnings: Warning[] = [];
+  forEachLine(text, ({ start, stop, end }, line) => {
+    if (isBlank(text, start, stop)) {
+      lines.push({ kind: 'blank', raw: text.slice(start, stop), end });
+      return;
+    }
+    const bom = line === 1 && text.charCodeAt(start) === BOM ? 1 : 0;
+    const shape = jsonObjectText(text, start + bom, stop);
+    if (shape === 'object') {
+      lines.push(new SourceRecordLine(text, start, stop, end, line));
+      return;
+    }
+    const raw = text.slice(start, stop);
+    const decoded = decodeLine(raw, line);
+    if ('value' in decoded) lines.push({ kind: 'record', json: decoded.value, raw, end, line });
+    else lines.push(malformedLine(raw, end, line, decoded.error, source, warnings));
+  });
+  return { lines, warnings };
+}
+
 /**
  * Split text into lines and classify each JSON object line. Never throws: a
  * line that is not a JSON object is kept verbatim as `malformed` with a
@@ -80,57 +209,49 @@ export function parseJsonl<F extends { json: object }>(
 ): { lines: JsonlLine<F>[]; warnings: Warning[] } {
   const lines: JsonlLine<F>[] = [];
   const warnings: Warning[] = [];
-  const length = text.length;
-  let pos = 0;
-  let line = 0;
-  while (pos < length) {
-    line++;
-    const nl = text.indexOf('\n', pos);
-    let stop: number;
-    let end: LineEnd;
-    if (nl === -1) {
-      stop = length;
-      end = '';
-    } else if (nl > pos && text.charCodeAt(nl - 1) === 13) {
-      stop = nl - 1;
-      end = '\r\n';
-    } else {
-      stop = nl;
-      end = '\n';
-    }
-    const raw = text.slice(pos, stop);
-    pos = nl === -1 ? length : nl + 1;
-    // Fast path: almost every line is a record starting with `{`.
-    if (raw.charCodeAt(0) !== OPEN_BRACE && raw.trim() === '') {
+  forEachLine(text, ({ start, stop, end }, line) => {
+    const raw = text.slice(start, stop);
+    if (isBlank(text, start, stop)) {
       lines.push({ kind: 'blank', raw, end });
-      continue;
+      return;
     }
-    let value: unknown;
-    let error: string | undefined;
-    try {
-      // A UTF-8 byte-order mark may open the file; JSON.parse does not accept it.
-      value = JSON.parse(line === 1 && raw.charCodeAt(0) === BOM ? raw.slice(1) : raw);
-      error = malformedReason(value);
-    } catch (e) {
-      error = `malformed JSON (${e instanceof Error ? e.message : String(e)})`;
+    const decoded = decodeLine(raw, line);
+    if ('error' in decoded) {
+      lines.push(malformedLine(raw, end, line, decoded.error, source, warnings));
+      return;
     }
-    if (error !== undefined) {
-      lines.push({ kind: 'malformed', raw, end, line, error });
-      warnings.push({ source, line, message: `${error}; line skipped and kept verbatim` });
-      continue;
-    }
-    const { fields, problem } = classify(value as JsonObject);
+    const { fields, problem } = classify(decoded.value);
     lines.push(Object.assign(fields, { kind: 'record' as const, raw, end, line }));
     if (problem !== undefined) warnings.push({ source, line, message: problem });
-  }
+  });
   return { lines, warnings };
 }
 
-/** The exact inverse of parseJsonl for parsed lines; built lines are stringified. */
+/**
+ * The exact inverse of parseJsonl for parsed lines; built lines are
+ * stringified. Consecutive lines still standing where they were read are
+ * copied from their source as one piece.
+ */
 export function renderJsonl(lines: readonly JsonlLine<{ json: object }>[]): string {
   let out = '';
-  for (const line of lines) {
+  let i = 0;
+  while (i < lines.length) {
+    const line = lines[i]!;
+    if (line instanceof SourceRecordLine) {
+      const { source, start } = line;
+      let stop = line.stop + line.end.length;
+      let j = i + 1;
+      for (; j < lines.length; j++) {
+        const next = lines[j];
+        if (!(next instanceof SourceRecordLine) || next.source !== source || next.start !== stop) break;
+        stop = next.stop + next.end.length;
+      }
+      out += source.slice(start, stop);
+      i = j;
+      continue;
+    }
     out += (line.raw ?? JSON.stringify(line.kind === 'record' ? line.json : null)) + line.end;
+    i++;
   }
   return out;
 }

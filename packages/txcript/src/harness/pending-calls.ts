@@ -20,17 +20,20 @@ export class PendingCalls {
     const queue = this.byName.get(name);
     if (queue === undefined) return undefined;
     const { ids } = queue;
-    while (queue.head < ids.length && this.answered.has(ids[queue.head]!)) queue.head++;
+    if (this.answered.size > 0)
+      while (queue.head < ids.length && this.answered.has(ids[queue.head]!)) queue.head++;
     return ids[queue.head];
   }
 
   /** Answer the oldest unanswered call of this name, and return its id. */
   take(name: string): string | undefined {
     const id = this.peek(name);
-    if (id !== undefined) this.answer(id);
+    // The head moves past it: no need to remember it as answered.
+    if (id !== undefined) this.byName.get(name)!.head++;
     return id;
   }
 
+  /** Answer the call with this id, wherever it is in its queue. */
   answer(id: string): void {
     this.answered.add(id);
   }

@@ -26,12 +26,12 @@ import type {
   Transcript,
   Usage,
 } from '../../model/common.ts';
-import { jsonEqual } from '../../model/json.ts';
 import { toolFromCanonical, toolToCanonical } from '../../model/tool.ts';
 import { uuidV5 } from '../../model/uuid.ts';
 import { PendingCalls } from '../pending-calls.ts';
 import type { Codec, CodecContext } from '../types.ts';
 import { isJsonObject as isObject } from '../../model/json.ts';
+import { decodeRecord } from '../jsonl.ts';
 import { recordLine } from './text.ts';
 import type { GrokBotRecords } from './text.ts';
 
@@ -129,21 +129,22 @@ function renameKey(input: JsonValue, from: string, to: string): JsonValue | unde
 /** Native tool name and input -> Common tool (typed only when the native form comes back exactly). */
 export function toolFromNative(name: string, input: JsonValue): Tool {
   const raw: Tool = { name: 'Raw', tool_name: name, input };
-  let typed: Tool | undefined;
+  // The rename is undone exactly on the way back unless the input already holds the
+  // canonical key (then it would come back renamed): such an input stays Raw.
+  let typed: Tool;
   if (name === 'shell') {
-    const renamed = renameKey(input, 'timeout', 'timeout_ms');
-    if (renamed !== undefined) typed = toolFromCanonical('Bash', renamed);
+    if (!isObject(input) || Object.hasOwn(input, 'timeout_ms')) return raw;
+    typed = toolFromCanonical('Bash', renameKey(input, 'timeout', 'timeout_ms') ?? input);
   } else if (name === 'read') {
-    const renamed = renameKey(input, 'path', 'file_path');
-    if (renamed !== undefined) typed = toolFromCanonical('Read', renamed);
+    if (!isObject(input) || Object.hasOwn(input, 'file_path')) return raw;
+    typed = toolFromCanonical('Read', renameKey(input, 'path', 'file_path') ?? input);
   } else if (name !== 'Bash' && name !== 'Read') {
     // Canonical names from other harnesses (Write, Edit, /command ...) keep their typing;
     // native Grok Bot names are lower_snake and always stay Raw.
     return toolFromCanonical(name, input);
-  }
-  if (typed === undefined || typed.name === 'Raw') return raw;
-  const back = toolToNative(typed);
-  return back.name === name && jsonEqual(back.input, input) ? typed : raw;
+  } else return raw;
+  // toolFromCanonical types only what comes back exactly; the rename is a bijection here.
+  return typed.name === 'Raw' ? raw : typed;
 }
 
 /** Common tool -> native name and input (inverse of toolFromNative). */
@@ -219,20 +220,13 @@ function usage(v: JsonValue | undefined): Usage | undefined {
   return u;
 }
 
-function firstRecordTimestamp(records: GrokBotRecords): string | undefined {
-  for (const line of records) {
-    if (line.kind !== 'record') continue;
-    const ts = normalizeTimestamp(line.json.timestamp);
-    if (ts !== undefined) return ts;
-  }
-  return undefined;
-}
-
 /** Native records -> Common. Pure; never throws on odd records (they are left out). */
 export function grokBotToCommon(records: GrokBotRecords, ctx: CodecContext): Transcript {
   const session = ctx.sessionId;
-  const metaTimestamp = firstRecordTimestamp(records) ?? ctx.timestamp ?? UNIX_EPOCH;
-  let current = metaTimestamp;
+  // The session's time is the first record time in the file; messages before it take it too.
+  // It is learnt in the one pass over the records, and given to those messages once known.
+  let metaTimestamp: string | undefined;
+  let current = '';
   const pending = new PendingCalls();
   const messages: Message[] = [];
   // recordIndex counts JSON-object lines only: blank and malformed lines do not shift synthetic ids.
@@ -240,9 +234,16 @@ export function grokBotToCommon(records: GrokBotRecords, ctx: CodecContext): Tra
   for (const line of records) {
     if (line.kind !== 'record') continue;
     recordIndex++;
-    const rec = line.json;
+    // Each record is looked at once: decode it without keeping the tree on the line.
+    const rec = decodeRecord(line);
     const ts = normalizeTimestamp(rec.timestamp);
-    if (ts !== undefined) current = ts;
+    if (ts !== undefined) {
+      if (metaTimestamp === undefined) {
+        metaTimestamp = ts;
+        for (const m of messages) m.timestamp = ts;
+      }
+      current = ts;
+    }
     const role = rec.role;
     if (role !== 'user' && role !== 'assistant' && role !== 'tool') continue;
     const envelope = rec.message;
@@ -297,8 +298,8 @@ export function grokBotToCommon(records: GrokBotRecords, ctx: CodecContext): Tra
           const name = typeof block.name === 'string' ? block.name : '';
           const result = block.result === undefined ? null : block.result;
           let id = blockLevelId(block);
-          if (id === undefined) id = pending.peek(name) ?? orphanResultId(session, recordIndex, b, name);
-          pending.answer(id);
+          if (id !== undefined) pending.answer(id);
+          else id = pending.take(name) ?? orphanResultId(session, recordIndex, b, name);
           content.push({
             type: 'tool_result',
             tool_use_id: id,
@@ -334,6 +335,10 @@ export function grokBotToCommon(records: GrokBotRecords, ctx: CodecContext): Tra
     const u = usage(rec.usage);
     if (u !== undefined) message.usage = u;
     messages.push(message);
+  }
+  if (metaTimestamp === undefined) {
+    metaTimestamp = ctx.timestamp ?? UNIX_EPOCH;
+    for (const m of messages) m.timestamp = metaTimestamp;
   }
   return { meta: { id: session, timestamp: metaTimestamp }, messages };
 }

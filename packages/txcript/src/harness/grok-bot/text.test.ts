@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { decodeRecord } from '../jsonl.ts';
 import { decodeJsonlBytes, parseGrokBotJsonl, recordLine, renderGrokBotJsonl } from './text.ts';
 
 const roundTrip = (t: string): string => renderGrokBotJsonl(parseGrokBotJsonl(t).records);
@@ -102,5 +103,31 @@ describe('grok_bot text codec', () => {
       fc.property(fc.string({ unit: 'binary' }), (t) => roundTrip(t) === t),
       { numRuns: 300 },
     );
+  });
+
+  it('decodes records on first use: .json keeps the tree, decodeRecord does not', () => {
+    const { records } = parseGrokBotJsonl('{"role":"user","message":{"content":[]}}\n');
+    const line = records[0]!;
+    if (line.kind !== 'record') throw new Error('expected a record');
+    expect(decodeRecord(line)).toEqual({ role: 'user', message: { content: [] } });
+    expect(decodeRecord(line)).not.toBe(decodeRecord(line));
+    expect(line.json).toBe(line.json);
+    expect(decodeRecord(line)).toBe(line.json);
+  });
+
+  it('renders untouched lines from the source and replaced ones from their value', () => {
+    const text = '{"a":1}\r\n{"b":2}\n\n{"c":3}';
+    const { records } = parseGrokBotJsonl(text);
+    records[1] = recordLine({ b: 'changed' });
+    expect(renderGrokBotJsonl(records)).toBe('{"a":1}\r\n{"b":"changed"}\n\n{"c":3}');
+    expect(renderGrokBotJsonl(records.slice(2))).toBe('\n{"c":3}');
+    expect(renderGrokBotJsonl([records[3]!, records[0]!])).toBe('{"c":3}{"a":1}\r\n');
+  });
+
+  it('takes a line nested deeper than the syntax check follows as a record', () => {
+    const deep = `{"a":${'['.repeat(50)}${']'.repeat(50)}}`;
+    const { records, warnings } = parseGrokBotJsonl(`${deep}\n${deep.slice(0, -1)}\n`);
+    expect(records.map((r) => r.kind)).toEqual(['record', 'malformed']);
+    expect(warnings.map((w) => w.line)).toEqual([2]);
   });
 });

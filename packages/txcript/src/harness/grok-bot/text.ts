@@ -8,7 +8,7 @@
 import { isUtf8 } from 'node:buffer';
 import type { JsonObject } from '../../model/common.ts';
 import {
-  parseJsonl,
+  parseJsonlLazily,
   renderJsonl,
   type JsonlBlankLine,
   type JsonlLine,
@@ -34,11 +34,12 @@ export type GrokBotLine = JsonlLine;
 /** The native records of one Grok Bot transcript: its lines, in file order. */
 export type GrokBotRecords = GrokBotLine[];
 
-const asRecord = (json: JsonObject): { fields: { json: JsonObject } } => ({ fields: { json } });
-
-/** Split Grok Bot JSONL into lines. Never throws: bad lines are kept and reported. */
+/**
+ * Split Grok Bot JSONL into lines. Never throws: bad lines are kept and
+ * reported. Records decode on first use of `json` (see `decodeRecord`).
+ */
 export function parseGrokBotJsonl(text: string, source = '<jsonl>'): Parsed<GrokBotRecords> {
-  const { lines, warnings } = parseJsonl(text, source, asRecord);
+  const { lines, warnings } = parseJsonlLazily(text, source);
   return { records: lines, warnings };
 }
 
