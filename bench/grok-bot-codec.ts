@@ -63,6 +63,14 @@ try {
     const out = renderGrokBotJsonl(grokBotFromCommon(common));
     if (out.length === 0) throw new Error('empty output');
   });
+  // The floor under any round trip on this machine and load: JSON.parse then JSON.stringify of every line.
+  const jsonOnly = best(3, () => {
+    const values: unknown[] = [];
+    for (const line of text.split('\n')) if (line !== '') values.push(JSON.parse(line));
+    let out = '';
+    for (const v of values) out += JSON.stringify(v) + '\n';
+    if (out.length === 0) throw new Error('empty output');
+  });
   const records = parseGrokBotJsonl(text, path).records;
   const messages = grokBotToCommon(records, { sessionId: 'bench' }).messages.length;
   sample();
@@ -71,6 +79,7 @@ try {
   console.log(`load average     ${loadavg()[0]!.toFixed(1)} on ${availableParallelism()} CPUs`);
   console.log(`parse+render     ${rate(mb, parseRender)}; target >= 100 MB/s`);
   console.log(`full round trip  ${rate(mb, roundTrip)}; target >= 40 MB/s`);
+  console.log(`JSON parse+stringify of every line alone (reference) ${rate(mb, jsonOnly)}`);
   console.log(`peak RSS         ${(peakRss / (1024 * 1024)).toFixed(0)} MB`);
 } finally {
   clearInterval(timer);
