@@ -15,6 +15,12 @@ import {
 } from './ledger-db.ts';
 
 let dir: string;
+
+const sha256 = async (path: string): Promise<string> =>
+  createHash('sha256')
+    .update(await readFile(path))
+    .digest('hex');
+
 beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), 'grok-ledger-'));
 });
@@ -124,19 +130,13 @@ describe('ledger db: reading', () => {
     const w = openLedgerForWrite(path);
     w.appendEntries([msg('a', '1'), msg('b', '2')]);
     w.close();
-    const before = createHash('sha256')
-      .update(await readFile(path))
-      .digest('hex');
+    const before = await sha256(path);
     const read = readLedgerFile(path);
     expect(read.rows.map((r) => [r.seq, r.id, r.entry.kind])).toEqual([
       [1, 'a', 'message'],
       [2, 'b', 'message'],
     ]);
-    expect(
-      createHash('sha256')
-        .update(await readFile(path))
-        .digest('hex'),
-    ).toBe(before);
+    expect(await sha256(path)).toBe(before);
   });
 
   it('tolerates the loose txcript DDL and a missing table (C11)', () => {
@@ -253,17 +253,11 @@ describe('ledger db: summary for listing', () => {
     const w = openLedgerForWrite(path);
     w.appendEntries([msg('a', '1'), msg('b', '2')]);
     w.close();
-    const before = createHash('sha256')
-      .update(await readFile(path))
-      .digest('hex');
+    const before = await sha256(path);
     expect(readLedgerSummary(path).count).toBe(2);
     await expect(stat(`${path}-wal`)).rejects.toThrow(/ENOENT/);
     await expect(stat(`${path}-shm`)).rejects.toThrow(/ENOENT/);
-    expect(
-      createHash('sha256')
-        .update(await readFile(path))
-        .digest('hex'),
-    ).toBe(before);
+    expect(await sha256(path)).toBe(before);
   });
 
   it('sees commits still in the WAL of a ledger a writer holds open', () => {
