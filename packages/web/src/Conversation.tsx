@@ -1,7 +1,9 @@
 /**
  * The open agent: its ledger, live updates and the composer.
  *
- * Large ledgers: only the last `WINDOW_STEP` visible entries are mounted; scrolling to the top
+ * Large ledgers: the first frame mounts the last `FIRST_PAINT_ROWS` visible entries (more than
+ * a screenful), the next one fills the window to `WINDOW_STEP`; older entries are checked only
+ * after the first paint. Only the last `WINDOW_STEP` visible entries are mounted; scrolling to the top
  * (or the "Show earlier" button) mounts the previous step while keeping the view still. Each
  * bubble is memoized by entry, so a live entry renders itself and nothing else.
  */
@@ -19,6 +21,8 @@ import type { BubbleStyle } from './preferences.ts';
 import { deriveAnswers, deriveDismissed, isShown, lastSeq, mergeEntries } from './transcript.ts';
 
 export const WINDOW_STEP = 200;
+/** Rows in the first frame: more than fit a tall screen, a quarter of the window's render cost. */
+export const FIRST_PAINT_ROWS = 60;
 const NEAR_BOTTOM_PX = 120;
 
 export interface ConversationProps {
@@ -48,11 +52,14 @@ export function Conversation({
     status: 'connecting',
   });
   const [showThinking, setShowThinking] = useState(false);
-  const [windowSize, setWindowSize] = useState(WINDOW_STEP);
+  const [windowSize, setWindowSize] = useState(FIRST_PAINT_ROWS);
   const [lightbox, setLightbox] = useState<{ src: string; caption: string } | null>(null);
   const [scrollRequest, setScrollRequest] = useState(0);
-  /** Raw entries older than those held, not checked yet (first paint of a long ledger). */
-  const [olderPending, setOlderPending] = useState(0);
+  /** Whether older raw entries wait to be checked (first paint of a long ledger). */
+  const [olderPending, setOlderPending] = useState(false);
+  const olderRaw = useRef<readonly unknown[]>([]);
+  /** Set when the newest entries are in; the frame after they paint fills the window. */
+  const fillPending = useRef(false);
   const prefetchedRef = useRef(prefetched);
   prefetchedRef.current = prefetched;
   const scroller = useRef<HTMLDivElement>(null);
@@ -72,8 +79,10 @@ export function Conversation({
     setEntries([]);
     setLoading(true);
     setLoadError(null);
-    setWindowSize(WINDOW_STEP);
-    setOlderPending(0);
+    setWindowSize(FIRST_PAINT_ROWS);
+    setOlderPending(false);
+    olderRaw.current = [];
+    fillPending.current = false;
     atBottom.current = true;
     void (async () => {
       let raw: readonly unknown[];
@@ -93,20 +102,11 @@ export function Conversation({
       // Marks for scripts/measure-paint.ts: fetch + JSON + checking the newest, then first paint.
       performance.measure('sendbox:open-agent', 'sendbox:open-agent');
       setEntries(mergeEntries([], newest));
-      setOlderPending(older.length);
+      setOlderPending(older.length > 0);
       setLoading(false);
       onRosterRef.current();
-      if (older.length > 0) {
-        requestAnimationFrame(() =>
-          setTimeout(() => {
-            if (abort.signal.aborted) return;
-            const checked = parseEntries(older, 'openAgent');
-            // The held (newer, possibly live-updated) entries win over the older part.
-            setEntries((current) => mergeEntries(checked, current));
-            setOlderPending(0);
-          }),
-        );
-      }
+      olderRaw.current = older;
+      fillPending.current = true;
       await followAgentEvents(
         client,
         agent.id,
@@ -142,8 +142,27 @@ export function Conversation({
   useLayoutEffect(() => {
     const element = scroller.current;
     if (!element) return;
+    // Marks for scripts/measure-paint.ts.
     if (!loading && rows.length > 0 && performance.getEntriesByName('sendbox:first-rows').length === 0) {
       performance.mark('sendbox:first-rows');
+    }
+    if (!loading && fillPending.current) {
+      fillPending.current = false;
+      // The frame that paints these rows starts now; after it, mount the rest of the window
+      // (above: the view stays still) and check the older entries.
+      requestAnimationFrame(() => {
+        if (performance.getEntriesByName('sendbox:first-frame').length === 0) {
+          performance.mark('sendbox:first-frame');
+        }
+        setTimeout(fillWindow);
+      });
+    }
+    if (
+      !loading &&
+      rows.length >= Math.min(WINDOW_STEP, visible.length) &&
+      performance.getEntriesByName('sendbox:window-filled').length === 0
+    ) {
+      performance.mark('sendbox:window-filled');
     }
     if (anchor.current) {
       element.scrollTop = anchor.current.scrollTop + (element.scrollHeight - anchor.current.scrollHeight);
@@ -165,6 +184,21 @@ export function Conversation({
     }
   }, [lastRowId, rows.length, loading, scrollRequest]);
 
+  const fillWindow = useCallback(() => {
+    const element = scroller.current;
+    if (!element) return; // unmounted meanwhile
+    anchor.current = { scrollHeight: element.scrollHeight, scrollTop: element.scrollTop };
+    setWindowSize((size) => Math.max(size, WINDOW_STEP));
+    const older = olderRaw.current;
+    olderRaw.current = [];
+    if (older.length > 0) {
+      const checked = parseEntries(older, 'openAgent');
+      // The held (newer, possibly live-updated) entries win over the older part.
+      setEntries((current) => mergeEntries(checked, current));
+      setOlderPending(false);
+    }
+  }, []);
+
   const showEarlier = useCallback(() => {
     const element = scroller.current;
     if (element) anchor.current = { scrollHeight: element.scrollHeight, scrollTop: element.scrollTop };
@@ -173,7 +207,7 @@ export function Conversation({
 
   // Mount the previous step when the top sentinel scrolls into view.
   const sentinel = useRef<HTMLDivElement>(null);
-  const hasEarlier = start > 0 || olderPending > 0;
+  const hasEarlier = start > 0 || olderPending;
   useEffect(() => {
     const node = sentinel.current;
     if (!node || !hasEarlier || loading) return;

@@ -1,7 +1,14 @@
 import { ledgerEntrySchema, SEND_MESSAGE_TYPES, type StoredMessage } from '@sendbox/protocol';
 import { describe, expect, it } from 'vitest';
 import { parseEntry, type TranscriptEntry } from './api/types.ts';
-import { bubbleKindFor, deriveAnswers, isShown, lastSeq, mergeEntries } from './transcript.ts';
+import {
+  bubbleKindFor,
+  deriveAnswers,
+  deriveDismissed,
+  isShown,
+  lastSeq,
+  mergeEntries,
+} from './transcript.ts';
 
 function entry(raw: Record<string, unknown>): TranscriptEntry {
   const parsed = parseEntry({ timestampMs: 1, ...raw });
@@ -85,6 +92,41 @@ describe('deriveAnswers', () => {
     const answers = deriveAnswers(entries);
     expect(answers.get('s1')).toBe('a');
     expect(answers.size).toBe(1);
+  });
+});
+
+describe('deriveDismissed', () => {
+  const widget = (id: string, seq: number, dismissOnMoveOn?: boolean) =>
+    entry({
+      id,
+      seq,
+      kind: 'send-message',
+      message: { type: 'widget', widget: { prompt: 'q', options: [{ label: 'a' }], dismissOnMoveOn } },
+    });
+  const user = (id: string, seq: number, extra: Record<string, unknown> = {}) =>
+    entry({ id, seq, kind: 'message', role: 'user', content: 'next', ...extra });
+
+  it('dismisses a dismissOnMoveOn widget once a new prompt follows it unanswered', () => {
+    const entries = [widget('w', 1, true), user('u', 2)];
+    expect([...deriveDismissed(entries, deriveAnswers(entries))]).toEqual(['w']);
+  });
+
+  it('keeps it open without the flag, without a later prompt, or when it was answered', () => {
+    const plain = [widget('w', 1), user('u', 2)];
+    expect(deriveDismissed(plain, deriveAnswers(plain)).size).toBe(0);
+    const waiting = [user('u', 1), widget('w', 2, true)];
+    expect(deriveDismissed(waiting, deriveAnswers(waiting)).size).toBe(0);
+    const answered = [widget('w', 1, true), user('a', 2, { respondedValue: 'w' }), user('u', 3)];
+    expect(deriveDismissed(answered, deriveAnswers(answered)).size).toBe(0);
+  });
+
+  it('does not count hidden messages or answers to other widgets as moving on', () => {
+    const entries = [
+      widget('w', 1, true),
+      user('h', 2, { hidden: true }),
+      user('a', 3, { respondedValue: 'other' }),
+    ];
+    expect(deriveDismissed(entries, deriveAnswers(entries)).size).toBe(0);
   });
 });
 

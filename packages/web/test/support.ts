@@ -37,15 +37,14 @@ export function ensureBuilt(): void {
   const sources = Math.max(
     newestMtime(path.join(WEB_DIR, 'src')),
     fs.statSync(path.join(WEB_DIR, 'index.html')).mtimeMs,
+    fs.statSync(path.join(WEB_DIR, 'vite.config.ts')).mtimeMs,
   );
   if (fs.existsSync(index) && fs.statSync(index).mtimeMs >= sources) return;
   const result = spawnSync(
     process.execPath,
     [path.join(REPO_ROOT, 'node_modules/vite/bin/vite.js'), 'build'],
-    {
-      cwd: WEB_DIR,
-      encoding: 'utf8',
-    },
+    // vitest runs with NODE_ENV=test; the page under test is the production build.
+    { cwd: WEB_DIR, encoding: 'utf8', env: { ...process.env, NODE_ENV: 'production' } },
   );
   if (result.status !== 0) throw new Error(`vite build failed:\n${result.stdout}\n${result.stderr}`);
 }

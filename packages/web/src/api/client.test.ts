@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ApiError, createApiClient } from './client.ts';
+import { ApiError, createApiClient, parseNewest } from './client.ts';
 
 interface Seen {
   method: string;
@@ -159,5 +159,48 @@ describe('createApiClient', () => {
       fetch: () => Promise.reject(new Error('ECONNREFUSED')),
     });
     await expect(failing.getStatus()).rejects.toMatchObject({ status: 0 });
+  });
+});
+
+describe('parseNewest', () => {
+  const raw = (count: number) =>
+    Array.from({ length: count }, (_, i) =>
+      i % 2 === 0
+        ? { id: `t${i}`, seq: i + 1, timestampMs: 1, kind: 'thinking', text: 'hidden by default' }
+        : { id: `n${i}`, seq: i + 1, timestampMs: 1, kind: 'notice', text: `notice ${i}` },
+    );
+
+  it('checks entries from the newest back until enough take a row, leaving the rest unchecked', () => {
+    const ledger = raw(100);
+    const { newest, older } = parseNewest(ledger, 10, 'test');
+    // Back to the 10th notice, with the thinking entries between them: the last 19 entries.
+    expect(newest.map((entry) => entry.seq)).toEqual(ledger.slice(-19).map((entry) => entry.seq));
+    expect(newest.filter((entry) => entry.kind === 'notice')).toHaveLength(10);
+    expect(older).toEqual(ledger.slice(0, 81));
+  });
+
+  it('checks everything when the ledger is shorter than the window', () => {
+    const { newest, older } = parseNewest(raw(6), 10, 'test');
+    expect(newest).toHaveLength(6);
+    expect(older).toEqual([]);
+  });
+
+  it('checks and sorts everything when the entries are out of seq order', () => {
+    const ledger = raw(30).reverse();
+    const { newest, older } = parseNewest(ledger, 5, 'test');
+    expect(newest.map((entry) => entry.seq)).toEqual(Array.from({ length: 30 }, (_, i) => i + 1));
+    expect(older).toEqual([]);
+  });
+
+  it('keeps a malformed entry as unrecognized and skips one without id or seq', () => {
+    const ledger = [...raw(4), { kind: 'notice', text: 'no id' }, { id: 'x', seq: 99, kind: 'voice-call' }];
+    const { newest } = parseNewest(ledger, 10, 'test');
+    expect(newest.map((entry) => entry.kind)).toEqual([
+      'thinking',
+      'notice',
+      'thinking',
+      'notice',
+      '$unrecognized',
+    ]);
   });
 });

@@ -91,7 +91,10 @@ export function parseEntry(raw: unknown): TranscriptEntry | null {
   };
 }
 
-export const openAgentResponseSchema = z.looseObject({ entries: z.array(z.unknown()) });
+/** Entries are checked one by one later (`parseNewest`): here only that they are a list. */
+export const openAgentResponseSchema = z.looseObject({
+  entries: z.custom<unknown[]>(Array.isArray, { message: 'expected an array of ledger entries' }),
+});
 export const agentResponseSchema = z.looseObject({ agent: rosterRowSchema });
 export const rosterResponseSchema = z.array(rosterRowSchema);
 export const sendPromptResponseSchema = z.looseObject({ accepted: z.literal(true), duplicate: z.boolean() });

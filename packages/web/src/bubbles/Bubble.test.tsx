@@ -23,10 +23,10 @@ function entry(raw: Record<string, unknown>): TranscriptEntry {
   return parsed;
 }
 
-function render(e: TranscriptEntry, answer?: string, readOnly = false): string {
+function render(e: TranscriptEntry, answer?: string, readOnly = false, dismissed = false): string {
   return renderToStaticMarkup(
     <ConversationContext.Provider value={{ ...context, readOnly }}>
-      <Bubble entry={e} answer={answer} />
+      <Bubble entry={e} answer={answer} dismissed={dismissed} />
     </ConversationContext.Provider>,
   );
 }
@@ -135,6 +135,18 @@ describe('Bubble', () => {
     expect(answered).toMatch(/aria-pressed="true"[^>]*disabled=""[^>]*>Yes/);
     expect(answered).toContain('Answered: y');
     expect(answered).not.toContain('widget-custom-input');
+  });
+
+  it('shows a dismissed widget disabled, without the free-text answer; an answer still wins', () => {
+    const html = render(widget(), undefined, false, true);
+    expect(html).toContain('data-dismissed="true"');
+    expect(html.match(/<button[^>]*data-testid="widget-option"[^>]*disabled=""/g)).toHaveLength(2);
+    expect(html).toContain('data-testid="widget-dismissed"');
+    expect(html).not.toContain('widget-custom-input');
+    const answered = render(widget(), 'y', false, true);
+    expect(answered).toContain('Answered: y');
+    expect(answered).not.toContain('widget-dismissed');
+    expect(render(widget())).toContain('data-dismissed="false"');
   });
 
   it('renders multi-select widgets as checkboxes with a submit', () => {
