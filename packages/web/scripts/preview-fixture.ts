@@ -14,6 +14,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { extname, join, normalize } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { samplePdf, samplePng, sampleDocx, sampleXlsx, zip } from '../test/sample-files.ts';
+import type { RosterRow } from '../src/api/types.ts';
 
 const DIST = fileURLToPath(new URL('../dist/', import.meta.url));
 const TOKEN = 'fixture-token';
@@ -22,20 +23,7 @@ const CSP =
 
 type Entry = Record<string, unknown> & { id: string; kind: string; seq: number; timestampMs: number };
 interface Agent {
-  row: {
-    id: string;
-    name: string;
-    description: string;
-    harness: string;
-    updatedAt: number;
-    lastActivityAt: number;
-    lastEntry: { kind: string; text: string } | null;
-    unreadCount: number;
-    hasUnread: boolean;
-    awaitingUserResponse: boolean;
-    state: 'idle' | 'working' | 'awaiting-user';
-    readOnly: boolean;
-  };
+  row: RosterRow;
   entries: Entry[];
   files: Map<string, { bytes: Buffer; type: string }>;
   uploads: Map<string, { bytes: Buffer; type: string }>;

@@ -18,7 +18,7 @@
  * cannot be seeded never creates an agent at all.
  */
 import { constants } from 'node:fs';
-import { access, mkdir, rm, stat } from 'node:fs/promises';
+import { access, mkdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { ledgerEntrySchema } from '@sendbox/protocol';
@@ -27,7 +27,7 @@ import { commonToLedger } from '../harness/grok-bot/common-to-ledger.ts';
 import { grokBotCodec } from '../harness/grok-bot/codec.ts';
 import { GatewayClient } from '../harness/grok-bot/gateway.ts';
 import { openLedgerForWrite } from '../harness/grok-bot/ledger-db.ts';
-import { createFileAtomic, FileExistsError } from '../fs/atomic.ts';
+import { createFileAtomic, FileExistsError, writeFileAtomic } from '../fs/atomic.ts';
 import { grokBotRoots } from '../harness/grok-bot/roots.ts';
 import { assertSafeSessionId } from '../harness/session-id.ts';
 import { grokBotText } from '../harness/grok-bot/text.ts';
@@ -239,7 +239,7 @@ async function writeJsonl(path: string, text: string): Promise<void> {
     if (!(error instanceof FileExistsError)) throw error;
     const existing = await stat(path);
     if (existing.size !== 0) throw error;
-    await rm(path);
-    await createFileAtomic(path, text);
+    // An empty placeholder the box made for the agent: replace it in one rename.
+    await writeFileAtomic(path, text);
   }
 }
