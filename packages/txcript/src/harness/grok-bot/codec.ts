@@ -122,7 +122,7 @@ function renameKey(input: JsonValue, from: string, to: string): JsonValue | unde
   if (!Object.hasOwn(input, from)) return input;
   if (Object.hasOwn(input, to)) return undefined;
   const out: JsonObject = {};
-  for (const [k, v] of Object.entries(input)) out[k === from ? to : k] = v;
+  for (const k in input) out[k === from ? to : k] = input[k]!;
   return out;
 }
 
@@ -148,6 +148,24 @@ export function toolFromNative(name: string, input: JsonValue): Tool {
 }
 
 /** Common tool -> native name and input (inverse of toolFromNative). */
+/** The native name toolToNative gives, without building the input. */
+function nativeToolName(tool: Tool): string {
+  switch (tool.name) {
+    case 'Bash':
+      return 'shell';
+    case 'Read':
+      return 'read';
+    case 'Raw':
+      return tool.tool_name;
+    case 'Command':
+      return tool.command;
+    case 'Write':
+    case 'Edit':
+    case 'MultiEdit':
+      return tool.name;
+  }
+}
+
 export function toolToNative(tool: Tool): { name: string; input: JsonValue } {
   const { name, input } = toolToCanonical(tool);
   if (tool.name === 'Bash')
@@ -158,7 +176,7 @@ export function toolToNative(tool: Tool): { name: string; input: JsonValue } {
 
 function withoutKey(o: JsonObject, key: string): JsonObject {
   const out: JsonObject = {};
-  for (const [k, v] of Object.entries(o)) if (k !== key) out[k] = v;
+  for (const k in o) if (k !== key) out[k] = o[k]!;
   return out;
 }
 
@@ -366,7 +384,7 @@ export function grokBotFromCommon(transcript: Transcript): GrokBotRecords {
   const session = transcript.meta.id;
   const nativeNameOf = new Map<string, string>();
   for (const m of transcript.messages) {
-    for (const b of m.content) if (b.type === 'tool_use') nativeNameOf.set(b.id, toolToNative(b.tool).name);
+    for (const b of m.content) if (b.type === 'tool_use') nativeNameOf.set(b.id, nativeToolName(b.tool));
   }
   const pending = new PendingCalls();
   const out: GrokBotRecords = [];
@@ -374,49 +392,17 @@ export function grokBotFromCommon(transcript: Transcript): GrokBotRecords {
   const timeless =
     transcript.meta.timestamp === UNIX_EPOCH && transcript.messages.every((m) => m.timestamp === UNIX_EPOCH);
   let previous: string | undefined = timeless ? UNIX_EPOCH : undefined;
-  transcript.messages.forEach((message, recordIndex) => {
-    const content: JsonValue[] = message.content.map((block, b): JsonValue => {
-      switch (block.type) {
-        case 'text':
-          return { type: 'text', text: block.text };
-        case 'thinking':
-          return {
-            type: 'thinking',
-            thinking: block.text,
-            ...(block.signature !== undefined ? { signature: block.signature } : {}),
-            ...(block.encrypted !== undefined ? { encrypted: block.encrypted } : {}),
-          };
-        case 'tool_use': {
-          const { name, input } = toolToNative(block.tool);
-          pending.add(name, block.id);
-          const native: JsonObject = { type: 'tool_use', name, input };
-          if (looksSynthetic(block.id) && block.id === syntheticCallId(session, recordIndex, b, name))
-            return native;
-          // C2: the box's placement is inside the input; a non-object input can only carry it on the block.
-          if (isObject(input) && !Object.hasOwn(input, 'toolCallId'))
-            native.input = { ...input, toolCallId: block.id };
-          else native.toolCallId = block.id;
-          return native;
-        }
-        case 'tool_result': {
-          const name = nativeNameOf.get(block.tool_use_id) ?? ORPHAN_RESULT_NAME;
-          const native: JsonObject = {
-            type: 'tool_result',
-            name,
-            result: resultToNative(block.content, block.is_error === true),
-          };
-          const fifo = nativeNameOf.has(block.tool_use_id) ? pending.peek(name) : undefined;
-          if (fifo !== block.tool_use_id) native.toolCallId = block.tool_use_id;
-          pending.answer(block.tool_use_id);
-          return native;
-        }
-        case 'image':
-          return { type: 'image', source: { ...block.source } };
-        case 'artifact':
-          return { type: 'artifact', artifact: artifactToJson(block.artifact) };
-      }
-    });
-    const onlyResults = content.length > 0 && message.content.every((b) => b.type === 'tool_result');
+  const { messages } = transcript;
+  for (let recordIndex = 0; recordIndex < messages.length; recordIndex++) {
+    const message = messages[recordIndex]!;
+    const at: BlockPosition = { session, recordIndex, blockIndex: 0, pending, nativeNameOf };
+    const content: JsonValue[] = [];
+    let onlyResults = message.content.length > 0;
+    for (const block of message.content) {
+      if (block.type !== 'tool_result') onlyResults = false;
+      content.push(nativeBlock(block, at));
+      at.blockIndex++;
+    }
     const role = message.role === 'assistant' ? 'assistant' : onlyResults ? 'tool' : 'user';
     const rec: JsonObject = { role, message: { content } };
     // The first record always carries the time (it is the session's); later ones only when it changes.
@@ -426,8 +412,67 @@ export function grokBotFromCommon(transcript: Transcript): GrokBotRecords {
     if (message.stop_reason !== undefined) rec.stop_reason = message.stop_reason;
     if (message.usage !== undefined) rec.usage = { ...message.usage };
     out.push(recordLine(rec));
-  });
+  }
   return out;
+}
+
+/** Where grokBotFromCommon writes a block, and what it knows of the calls so far. */
+interface BlockPosition {
+  session: string;
+  recordIndex: number;
+  blockIndex: number;
+  pending: PendingCalls;
+  nativeNameOf: ReadonlyMap<string, string>;
+}
+
+/** One Common block as a native block, with ids written only where re-reading would not recover them. */
+function nativeBlock(block: Block, at: BlockPosition): JsonValue {
+  const { pending } = at;
+  switch (block.type) {
+    case 'text':
+      return { type: 'text', text: block.text };
+    case 'thinking': {
+      const native: JsonObject = { type: 'thinking', thinking: block.text };
+      if (block.signature !== undefined) native.signature = block.signature;
+      if (block.encrypted !== undefined) native.encrypted = block.encrypted;
+      return native;
+    }
+    case 'tool_use': {
+      const { name, input } = toolToNative(block.tool);
+      pending.add(name, block.id);
+      const native: JsonObject = { type: 'tool_use', name, input };
+      if (
+        looksSynthetic(block.id) &&
+        block.id === syntheticCallId(at.session, at.recordIndex, at.blockIndex, name)
+      )
+        return native;
+      // C2: the box's placement is inside the input; a non-object input can only carry it on the block.
+      if (isObject(input) && !Object.hasOwn(input, 'toolCallId'))
+        native.input = { ...input, toolCallId: block.id };
+      else native.toolCallId = block.id;
+      return native;
+    }
+    case 'tool_result': {
+      const name = at.nativeNameOf.get(block.tool_use_id) ?? ORPHAN_RESULT_NAME;
+      const native: JsonObject = {
+        type: 'tool_result',
+        name,
+        result: resultToNative(block.content, block.is_error === true),
+      };
+      // Without an id, a reader pairs the result with the oldest waiting call of its name (C3).
+      if (at.nativeNameOf.has(block.tool_use_id) && pending.peek(name) === block.tool_use_id)
+        pending.take(name);
+      else {
+        native.toolCallId = block.tool_use_id;
+        pending.answer(block.tool_use_id);
+      }
+      return native;
+    }
+    case 'image':
+      return { type: 'image', source: { ...block.source } };
+    case 'artifact':
+      return { type: 'artifact', artifact: artifactToJson(block.artifact) };
+  }
 }
 
 export const grokBotCodec: Codec<GrokBotRecords> = {
