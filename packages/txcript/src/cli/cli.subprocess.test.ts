@@ -6,7 +6,7 @@
  */
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm, utimes } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -18,6 +18,8 @@ import {
   writeJsonl,
   writeProfile,
 } from '../../test/fixtures/grok-bot/generate.ts';
+import { createGrokBotStore, grokBotRoots } from '../harness/grok-bot/index.ts';
+import { summaryCacheFile } from '../harness/grok-bot/summary-cache.ts';
 
 const bin = fileURLToPath(new URL('../../bin/txcript.mjs', import.meta.url));
 const linked = fileURLToPath(new URL('../../../../node_modules/.bin/txcript', import.meta.url));
@@ -148,6 +150,30 @@ describe('txcript as a process', () => {
         locator: join(home, 'agent-data', 'agent-transcripts', SOLO, `${SOLO}.jsonl`),
       },
     ]);
+  });
+
+  it('list serves the summary cache; --no-cache and TXCRIPT_NO_CACHE=1 read the sources and leave it alone', async () => {
+    const env = { HOME: home };
+    const file = summaryCacheFile(env, grokBotRoots(env));
+    // Fill the cache in-process with a clock past the racy window, then tamper with one entry.
+    await createGrokBotStore(env, { summaryCache: { now: () => Date.now() + 60_000 } }).discover();
+    const solo = join(home, 'agent-data', 'agent-transcripts', SOLO, `${SOLO}.jsonl`);
+    const cache = JSON.parse(await readFile(file, 'utf8')) as {
+      transcripts: Record<string, { scan: { lineCount: number } }>;
+    };
+    cache.transcripts[solo]!.scan.lineCount = 999;
+    const tampered = JSON.stringify(cache);
+    await writeFile(file, tampered);
+    const messages = (r: Outcome): unknown =>
+      (JSON.parse(r.stdout) as { id: string; messages: number }[]).find((row) => row.id === SOLO)?.messages;
+    try {
+      expect(messages(await txcript(['list', '--json']))).toBe(999);
+      expect(messages(await txcript(['list', '--json', '--no-cache']))).toBe(4);
+      expect(messages(await txcript(['list', '--json'], { env: { TXCRIPT_NO_CACHE: '1' } }))).toBe(4);
+      expect(await readFile(file, 'utf8')).toBe(tampered);
+    } finally {
+      await rm(file, { force: true });
+    }
   });
 
   it('colours with FORCE_COLOR and honours NO_COLOR over it', async () => {

@@ -9,6 +9,8 @@ import { type FoundSession, discoverSessions } from './sessions.ts';
 import { parseWhen } from './when.ts';
 
 export interface ListOptions {
+  /** false (`--no-cache`): read every source; the stores' summary caches are neither used nor updated. */
+  cache?: boolean;
   from?: string;
   json?: boolean;
   limit?: number;
@@ -205,7 +207,7 @@ export async function listCommand(ctx: CliContext, options: ListOptions): Promis
   const now = ctx.io.now();
   const since = options.since === undefined ? undefined : parseWhen(options.since, '--since', now);
   const until = options.until === undefined ? undefined : parseWhen(options.until, '--until', now);
-  const { sessions, warnings } = await discoverSessions(ctx, options.from);
+  const { sessions, warnings } = await discoverSessions(ctx, options.from, { cache: options.cache });
   for (const w of warnings) ctx.warn(w);
   const rows = orderSessions(sessions, { since, until, limit: options.limit });
   if (options.json === true) {

@@ -69,6 +69,7 @@ function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
       '--until <time>',
       'only sessions active at or before: RFC 3339, YYYY-MM-DD, or an age like 2h, 3d',
     )
+    .option('--no-cache', 'read every session source; neither use nor update the summary cache')
     .action(async (options) => {
       const { listCommand } = await import('./list.ts');
       await listCommand(ctx, options);

@@ -3,7 +3,7 @@
  * what the user typed to one session: exact id, then exact title, then an
  * unambiguous id prefix.
  */
-import type { Harness, SessionSummary, Warning } from '../harness/types.ts';
+import type { DiscoverOptions, Harness, SessionSummary, Warning } from '../harness/types.ts';
 import type { CliContext } from './context.ts';
 import { CliError, usageError } from './errors.ts';
 import { createProgress, progressDelay } from './progress.ts';
@@ -36,8 +36,13 @@ export interface Discovered {
  * Every session the harnesses' stores know, and the warnings met on the way
  * (the caller decides whether they matter). A store that fails is a warning
  * when scanning all harnesses, and an error when it is the only one asked for.
+ * `cache: false` makes every store read its sources afresh.
  */
-export async function discoverSessions(ctx: CliContext, from: string | undefined): Promise<Discovered> {
+export async function discoverSessions(
+  ctx: CliContext,
+  from: string | undefined,
+  options: Pick<DiscoverOptions, 'cache'> = {},
+): Promise<Discovered> {
   const scanned = await scannedHarnesses(ctx, from);
   const progress = createProgress({
     stream: ctx.io.stderr,
@@ -51,6 +56,7 @@ export async function discoverSessions(ctx: CliContext, from: string | undefined
           const store = harness.store!(ctx.io.env);
           const found = await store.discover({
             onProgress: (done, total) => progress.update(harness.id, done, total),
+            ...(options.cache === false ? { cache: false } : {}),
           });
           return { harness, found };
         } catch (err) {

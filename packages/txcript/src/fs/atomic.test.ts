@@ -40,6 +40,14 @@ describe('writeFileAtomic', () => {
     expect(await fs.readdir(dir)).toEqual(['out.txt']);
   });
 
+  it('gives the new file the mode asked for, even when it replaces a wider one', async () => {
+    const target = path.join(dir, 'private.json');
+    await fs.writeFile(target, 'old', { mode: 0o644 });
+    await writeFileAtomic(target, 'secret', { mode: 0o600 });
+    expect((await fs.stat(target)).mode & 0o777).toBe(0o600);
+    expect(await fs.readFile(target, 'utf8')).toBe('secret');
+  });
+
   it('fails without touching anything when the folder does not exist', async () => {
     await expect(writeFileAtomic(path.join(dir, 'missing', 'out.txt'), 'x')).rejects.toThrow(/ENOENT/);
     expect(await fs.readdir(dir)).toEqual([]);

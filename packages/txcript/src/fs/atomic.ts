@@ -51,10 +51,17 @@ async function syncDir(dir: string): Promise<void> {
   }
 }
 
-/** Replace (or create) `target` with `text` atomically. */
-export async function writeFileAtomic(target: string, text: string): Promise<void> {
+/**
+ * Replace (or create) `target` with `text` atomically. The new file gets
+ * `mode` (default 0666), narrowed by the umask.
+ */
+export async function writeFileAtomic(
+  target: string,
+  text: string,
+  options: { mode?: number } = {},
+): Promise<void> {
   const file = path.resolve(target);
-  const temp = await writeTemp(file, text, 0o666);
+  const temp = await writeTemp(file, text, options.mode ?? 0o666);
   try {
     await fs.rename(temp, file);
   } catch (e) {

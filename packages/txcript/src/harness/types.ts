@@ -83,6 +83,8 @@ export interface SaveResult {
 export interface DiscoverOptions {
   /** Called with progress while scanning; the CLI shows it on stderr after a second. */
   onProgress?: (done: number, total: number) => void;
+  /** false: read every source, and neither use nor update a store's summary cache (`list --no-cache`). */
+  cache?: boolean;
 }
 
 export interface Store {

@@ -8,7 +8,9 @@
  * first line (envelope check), the first few user records (title) and, when
  * subagent folders exist, the lines mentioning `sand-subagent-` (C7 parent
  * link) are decoded; everything else is a newline count. Profile-only agents
- * cost one cheap query on their ledger.
+ * cost one cheap query on their ledger. With a summary cache
+ * (summary-cache.ts), a transcript or ledger whose files have not changed
+ * since an earlier run is not read at all.
  */
 import { closeSync, existsSync, fstatSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
 import type { Dirent } from 'node:fs';
@@ -17,10 +19,12 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import type { JsonValue } from '../../model/common.ts';
 import type { DiscoverOptions, DiscoverResult, SessionSummary, Warning } from '../types.ts';
-import { openLedgerReadOnly, readLedgerSummary } from './ledger-db.ts';
+import { readLedgerSummary } from './ledger-db.ts';
 import { isSafeSessionId } from '../session-id.ts';
 import { realPathInside } from './roots.ts';
 import type { GrokBotRoots } from './roots.ts';
+import { noSummaryCache } from './summary-cache.ts';
+import type { SummaryCache } from './summary-cache.ts';
 import { isJsonObject as isObject } from '../../model/json.ts';
 import { titleFromUserText } from './title.ts';
 
@@ -30,6 +34,8 @@ const SUBAGENT_MARKER = Buffer.from(SUBAGENT_PREFIX);
 const CHUNK_BYTES = 256 * 1024;
 /** Non-blank lines searched for a title before giving up. */
 const TITLE_SCAN_LINES = 200;
+/** Ledger entries searched for a title (agents without a profile name). */
+const TITLE_LEDGER_ENTRIES = 50;
 const DEFAULT_CONCURRENCY = 32;
 /** Folders scanned between two turns of the event loop. */
 const YIELD_EVERY = 200;
@@ -37,6 +43,8 @@ const YIELD_EVERY = 200;
 export interface GrokBotDiscoverOptions extends DiscoverOptions {
   /** Folders scanned at once. Default 32. */
   concurrency?: number;
+  /** Facts remembered from earlier runs, asked before any source is read. Default: none, read everything. */
+  summaryCache?: SummaryCache;
 }
 
 /** What one streaming pass over a JSONL file learns. */
@@ -304,13 +312,21 @@ function toMs(v: JsonValue | undefined): number | undefined {
   return undefined;
 }
 
+/** What the list takes from a profile-only agent's ledger. */
+export interface LedgerFacts {
+  count: number;
+  lastActivityMs?: number;
+  /** Looked for only when the profile has no name. */
+  title?: string;
+}
+
 /** Ledger facts for the list: row count, last activity, and a title when the profile has no name. */
-function ledgerFacts(
-  path: string,
-  needTitle: boolean,
-): { count: number; lastActivityMs?: number; title?: string } | undefined {
+function ledgerFacts(path: string, needTitle: boolean): LedgerFacts | undefined {
   if (!existsSync(path)) return undefined;
-  const summary = readLedgerSummary(path, { busyTimeoutMs: 200 });
+  const summary = readLedgerSummary(path, {
+    busyTimeoutMs: 200,
+    ...(needTitle ? { firstEntries: TITLE_LEDGER_ENTRIES } : {}),
+  });
   const unread = summary.unreadState;
   const unreadAt = isObject(unread) ? toMs(unread.lastActivityAt) : undefined;
   const last = summary.lastTimestampMs;
@@ -319,24 +335,17 @@ function ledgerFacts(
       ? Math.max(last ?? -Infinity, unreadAt ?? -Infinity)
       : undefined;
   let title: string | undefined;
-  if (needTitle && summary.count > 0) {
-    const ledger = openLedgerReadOnly(path, { busyTimeoutMs: 200 });
-    try {
-      for (const { entry } of ledger.readLedgerEntries(50).rows) {
-        const text =
-          entry.kind === 'message' && entry.role === 'user'
-            ? entry.hidden === true
-              ? undefined
-              : entry.content
-            : entry.kind === 'user-message'
-              ? (entry.content ?? entry.text ?? entry.prompt)
-              : undefined;
-        title = text === undefined ? undefined : titleFromUserText(text);
-        if (title !== undefined) break;
-      }
-    } finally {
-      ledger.close();
-    }
+  for (const { entry } of summary.first ?? []) {
+    const text =
+      entry.kind === 'message' && entry.role === 'user'
+        ? entry.hidden === true
+          ? undefined
+          : entry.content
+        : entry.kind === 'user-message'
+          ? (entry.content ?? entry.text ?? entry.prompt)
+          : undefined;
+    title = text === undefined ? undefined : titleFromUserText(text);
+    if (title !== undefined) break;
   }
   return {
     count: summary.count,
@@ -349,6 +358,7 @@ async function scanAgent(
   roots: GrokBotRoots,
   entry: Dirent,
   hasJsonl: boolean,
+  cache: SummaryCache,
   warnings: Warning[],
 ): Promise<AgentScan | undefined> {
   const id = entry.name;
@@ -383,15 +393,17 @@ async function scanAgent(
     warnings.push({ source: profilePath, message: `profile is not valid JSON: ${describe(e)}` });
   }
   if (hasJsonl) return scan; // the transcript gives count, activity and (without a name) the title
+  const ledgerPath = join(dir, 'store.db');
   try {
-    const facts = ledgerFacts(join(dir, 'store.db'), scan.name === undefined);
+    const needTitle = scan.name === undefined;
+    const facts = cache.ledger(ledgerPath, needTitle, () => ledgerFacts(ledgerPath, needTitle));
     if (facts !== undefined) {
       scan.messageCount = facts.count;
       if (facts.lastActivityMs !== undefined) scan.lastActivityMs = facts.lastActivityMs;
       if (facts.title !== undefined) scan.title = facts.title;
     }
   } catch (e) {
-    warnings.push({ source: join(dir, 'store.db'), message: `ledger not read: ${describe(e)}` });
+    warnings.push({ source: ledgerPath, message: `ledger not read: ${describe(e)}` });
   }
   if (scan.lastActivityMs === undefined) {
     try {
@@ -413,6 +425,7 @@ async function scanTranscriptDir(
   roots: GrokBotRoots,
   entry: Dirent,
   wantSubagentIds: boolean,
+  cache: SummaryCache,
   warnings: Warning[],
 ): Promise<TranscriptScan | undefined> {
   const id = entry.name;
@@ -432,7 +445,7 @@ async function scanTranscriptDir(
   }
   const path = join(dir, `${id}.jsonl`);
   try {
-    const scan = scanJsonlSync(path, wantSubagentIds);
+    const scan = cache.transcript(path, wantSubagentIds, () => scanJsonlSync(path, wantSubagentIds));
     if (!scan.envelope) return undefined; // TX-a/b/c: not a transcript
     return { ...scan, id, path };
   } catch (e) {
@@ -455,6 +468,7 @@ export async function discoverGrokBot(
 ): Promise<DiscoverResult> {
   const warnings: Warning[] = [];
   const concurrency = options.concurrency ?? DEFAULT_CONCURRENCY;
+  const cache = options.summaryCache ?? noSummaryCache;
   const [transcriptDirs, agentDirs] = await Promise.all([
     listDir(roots.transcripts, warnings),
     listDir(roots.agents, warnings),
@@ -470,7 +484,7 @@ export async function discoverGrokBot(
     await mapPool(
       transcriptDirs,
       concurrency,
-      (d) => scanTranscriptDir(roots, d, wantSubagentIds, warnings),
+      (d) => scanTranscriptDir(roots, d, wantSubagentIds, cache, warnings),
       progress,
     )
   ).filter((t): t is TranscriptScan => t !== undefined);
@@ -479,10 +493,11 @@ export async function discoverGrokBot(
     await mapPool(
       agentDirs,
       concurrency,
-      (d) => scanAgent(roots, d, withJsonl.has(d.name), warnings),
+      (d) => scanAgent(roots, d, withJsonl.has(d.name), cache, warnings),
       progress,
     )
   ).filter((a): a is AgentScan => a !== undefined);
+  await cache.save();
 
   const parentOf = new Map<string, string>();
   for (const t of transcripts)

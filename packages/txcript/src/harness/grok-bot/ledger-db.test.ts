@@ -260,6 +260,26 @@ describe('ledger db: summary for listing', () => {
     expect(await sha256(path)).toBe(before);
   });
 
+  it('reads the first entries on request from the same copy, still leaving no sidecar', async () => {
+    const path = join(dir, 'store.db');
+    const w = openLedgerForWrite(path);
+    w.appendEntries([msg('a', 'first'), msg('b', 'second'), msg('c', 'third')]);
+    w.close();
+    expect(readLedgerSummary(path).first).toBeUndefined();
+    const summary = readLedgerSummary(path, { firstEntries: 2 });
+    expect(summary.count).toBe(3);
+    expect(summary.first?.map((r) => r.id)).toEqual(['a', 'b']);
+    await expect(stat(`${path}-wal`)).rejects.toThrow(/ENOENT/);
+    await expect(stat(`${path}-shm`)).rejects.toThrow(/ENOENT/);
+    const held = openLedgerForWrite(path);
+    try {
+      held.appendEntries([msg('d', 'fourth')]);
+      expect(readLedgerSummary(path, { firstEntries: 1 })).toMatchObject({ count: 4, first: [{ id: 'a' }] });
+    } finally {
+      held.close();
+    }
+  });
+
   it('sees commits still in the WAL of a ledger a writer holds open', () => {
     const path = join(dir, 'store.db');
     const w = openLedgerForWrite(path);

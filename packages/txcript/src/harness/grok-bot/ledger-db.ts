@@ -428,22 +428,38 @@ export interface LedgerSummary {
   lastTimestampMs?: number;
   /** `kv` `unreadState` decoded (it holds `lastActivityAt`). */
   unreadState?: JsonValue;
+  /** The first `firstEntries` readable entries, when asked for (a title for an agent without a name). */
+  first?: LedgerRow[];
+}
+
+export interface LedgerSummaryOptions extends LedgerOpenOptions {
+  /** Also read this many entries from the start, from the same snapshot. */
+  firstEntries?: number;
 }
 
 /**
  * Count rows and read the last entry's time and `unreadState` with ONE
- * statement (listing thousands of agents must stay fast), on an in-memory copy
- * of the file when it is quiescent (see ledger-snapshot.ts) and through a
- * read-only connection otherwise; falls back to the general reader when a
- * table is missing or shaped differently (C11).
+ * statement (listing thousands of agents must stay fast), and the first
+ * entries when asked, on an in-memory copy of the file when it is quiescent
+ * (see ledger-snapshot.ts: the file and its sidecars are left untouched) and
+ * through a read-only connection otherwise; falls back to the general reader
+ * when a table is missing or shaped differently (C11).
  */
-export function readLedgerSummary(path: string, options: LedgerOpenOptions = {}): LedgerSummary {
+export function readLedgerSummary(path: string, options: LedgerSummaryOptions = {}): LedgerSummary {
+  const { firstEntries, ...open } = options;
+  const summarise = (ledger: LedgerDb): LedgerSummary => {
+    const summary = ledger.summary();
+    if (firstEntries !== undefined && summary.count > 0) {
+      summary.first = ledger.readLedgerEntries(firstEntries).rows;
+    }
+    return summary;
+  };
   const copy = quiescentLedgerCopy(path);
   if (copy !== undefined) {
     try {
       const db = new Database(copy, { readonly: true });
       try {
-        return new LedgerDb(db, path, true).summary();
+        return summarise(new LedgerDb(db, path, true));
       } finally {
         db.close();
       }
@@ -451,9 +467,9 @@ export function readLedgerSummary(path: string, options: LedgerOpenOptions = {})
       // Whatever the copy could not answer, the file itself will (or will say why not).
     }
   }
-  const ledger = openLedgerReadOnly(path, { ...options, lazy: true }) as LedgerDb;
+  const ledger = openLedgerReadOnly(path, { ...open, lazy: true }) as LedgerDb;
   try {
-    return ledger.summary();
+    return summarise(ledger);
   } finally {
     ledger.close();
   }

@@ -1,8 +1,7 @@
-import { createHash } from 'node:crypto';
 import { chmodSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
+import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   FIXTURE,
@@ -13,6 +12,7 @@ import {
   writeJsonl,
 } from '../../../test/fixtures/grok-bot/generate.ts';
 import type { BoxPaths } from '../../../test/fixtures/grok-bot/generate.ts';
+import { hashTree } from '../../../test/fixtures/grok-bot/hash-tree.ts';
 import type { Transcript } from '../../model/common.ts';
 import { startServer } from '../../../test/fixtures/grok-bot/http-server.ts';
 import { FileExistsError, GrokBotLoadError, createGrokBotStore, grokBot, scanJsonl } from './index.ts';
@@ -28,23 +28,6 @@ afterEach(async () => {
   chmodSync(join(box.transcripts, FIXTURE.unreadable), 0o755);
   await rm(home, { recursive: true, force: true });
 });
-
-/** sha256 of every regular file under a folder (symlinks not followed). */
-async function hashTree(dir: string): Promise<Record<string, string>> {
-  const out: Record<string, string> = {};
-  const walk = async (d: string): Promise<void> => {
-    for (const e of await readdir(d, { withFileTypes: true })) {
-      const p = join(d, e.name);
-      if (e.isDirectory()) await walk(p);
-      else if (e.isFile())
-        out[relative(dir, p)] = createHash('sha256')
-          .update(await readFile(p))
-          .digest('hex');
-    }
-  };
-  await walk(dir);
-  return out;
-}
 
 describe('grok_bot store: discover', () => {
   it('lists the union of profiles and envelope transcripts, with titles, counts, locators and parents (C7, C8)', async () => {

@@ -22,6 +22,8 @@ import { ledgerToCommon } from './ledger-to-common.ts';
 import { assertSafeSessionId, UnsafePathError } from '../session-id.ts';
 import { grokBotRoots, realPathInside } from './roots.ts';
 import type { GrokBotRoots } from './roots.ts';
+import { noSummaryCache, openSummaryCache } from './summary-cache.ts';
+import type { SummaryCacheOptions } from './summary-cache.ts';
 import { decodeJsonlBytes, parseGrokBotJsonl, renderGrokBotJsonl } from './text.ts';
 
 export interface GrokBotStoreOptions {
@@ -29,6 +31,8 @@ export interface GrokBotStoreOptions {
   gatewayTimeoutMs?: number;
   /** Discovery concurrency; default 32. */
   concurrency?: number;
+  /** The list's summary cache (summary-cache.ts); `TXCRIPT_NO_CACHE=1` in `env` turns it off. */
+  summaryCache?: SummaryCacheOptions;
 }
 
 export interface GrokBotStore extends Store {
@@ -218,6 +222,10 @@ export function createGrokBotStore(
     discover: (discoverOptions = {}) =>
       discoverGrokBot(roots, {
         ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
+        summaryCache:
+          discoverOptions.cache === false
+            ? noSummaryCache
+            : openSummaryCache(env, roots, options.summaryCache),
         ...discoverOptions,
       }),
     load,
