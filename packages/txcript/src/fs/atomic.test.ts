@@ -1,7 +1,7 @@
 import { promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createFileAtomic, FileExistsError, writeFileAtomic } from './atomic.ts';
 
 let dir: string;
@@ -46,6 +46,26 @@ describe('writeFileAtomic', () => {
     await writeFileAtomic(target, 'secret', { mode: 0o600 });
     expect((await fs.stat(target)).mode & 0o777).toBe(0o600);
     expect(await fs.readFile(target, 'utf8')).toBe('secret');
+  });
+
+  it('fsyncs the file and its folder unless durable: false (a cache), and moves it into place either way', async () => {
+    const probe = await fs.open(path.join(dir, 'probe'), 'w');
+    const handle = Object.getPrototypeOf(probe) as { sync: () => Promise<void> };
+    await probe.close();
+    await fs.rm(path.join(dir, 'probe'));
+    const sync = vi.spyOn(handle, 'sync');
+    try {
+      await writeFileAtomic(path.join(dir, 'durable.json'), 'a');
+      expect(sync).toHaveBeenCalledTimes(2); // the temp file, then the folder after the rename
+      sync.mockClear();
+      await fs.writeFile(path.join(dir, 'cache.json'), 'old');
+      await writeFileAtomic(path.join(dir, 'cache.json'), 'new', { durable: false });
+      expect(sync).not.toHaveBeenCalled();
+      expect(await fs.readFile(path.join(dir, 'cache.json'), 'utf8')).toBe('new');
+      expect((await fs.readdir(dir)).sort()).toEqual(['cache.json', 'durable.json']);
+    } finally {
+      sync.mockRestore();
+    }
   });
 
   it('fails without touching anything when the folder does not exist', async () => {

@@ -19,8 +19,8 @@ export class FileExistsError extends Error {
   }
 }
 
-/** Write `text` to a fresh temp file beside `target` and fsync it; returns the temp path. */
-async function writeTemp(target: string, text: string, mode: number): Promise<string> {
+/** Write `text` to a fresh temp file beside `target` and (when `durable`) fsync it; returns the temp path. */
+async function writeTemp(target: string, text: string, mode: number, durable = true): Promise<string> {
   const temp = path.join(
     path.dirname(target),
     `.${path.basename(target)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`,
@@ -28,7 +28,7 @@ async function writeTemp(target: string, text: string, mode: number): Promise<st
   const handle = await fs.open(temp, 'wx', mode);
   try {
     await handle.writeFile(text, 'utf8');
-    await handle.sync();
+    if (durable) await handle.sync();
   } catch (e) {
     await handle.close();
     await fs.rm(temp, { force: true });
@@ -43,7 +43,7 @@ async function syncDir(dir: string): Promise<void> {
   const handle = await fs.open(dir, 'r').catch(() => undefined);
   if (handle === undefined) return;
   try {
-    await handle.sync();
+    if (durable) await handle.sync();
   } catch {
     // The file itself is synced; the folder entry is as durable as the platform allows.
   } finally {
@@ -53,22 +53,25 @@ async function syncDir(dir: string): Promise<void> {
 
 /**
  * Replace (or create) `target` with `text` atomically. The new file gets
- * `mode` (default 0666), narrowed by the umask.
+ * `mode` (default 0666), narrowed by the umask. `durable: false` skips the
+ * fsyncs, for files that may be lost in a crash but never seen half-written
+ * (a cache): the move is still atomic.
  */
 export async function writeFileAtomic(
   target: string,
   text: string,
-  options: { mode?: number } = {},
+  options: { mode?: number; durable?: boolean } = {},
 ): Promise<void> {
   const file = path.resolve(target);
-  const temp = await writeTemp(file, text, options.mode ?? 0o666);
+  const durable = options.durable ?? true;
+  const temp = await writeTemp(file, text, options.mode ?? 0o666, durable);
   try {
     await fs.rename(temp, file);
   } catch (e) {
     await fs.rm(temp, { force: true });
     throw e;
   }
-  await syncDir(path.dirname(file));
+  if (durable) await syncDir(path.dirname(file));
 }
 
 /**

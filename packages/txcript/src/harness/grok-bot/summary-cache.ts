@@ -281,7 +281,8 @@ class FileSummaryCache implements SummaryCache {
       const dir = dirname(this.file);
       mkdirSync(dir, { recursive: true, mode: 0o700 });
       chmodSync(dir, 0o700);
-      await writeFileAtomic(this.file, JSON.stringify(content), { mode: 0o600 });
+      // A cache lost in a crash is only rebuilt: no fsync, but never seen half-written.
+      await writeFileAtomic(this.file, JSON.stringify(content), { mode: 0o600, durable: false });
     } catch {
       // A cache that cannot be written only costs the next run its speed.
     }
