@@ -122,23 +122,22 @@ function isLedgerFacts(v: unknown): v is LedgerFacts {
   );
 }
 
-function cachedTranscript(v: unknown): CachedTranscript | undefined {
-  return isJsonObject(v) &&
-    typeof v.sig === 'string' &&
-    typeof v.subagentIds === 'boolean' &&
-    isJsonlScan(v.scan)
-    ? (v as unknown as CachedTranscript)
+/** A stored entry when it has its signature, its flag and a payload of the right shape. */
+function cachedEntry<E>(
+  v: unknown,
+  flag: string,
+  payload: string,
+  isPayload: (p: unknown) => boolean,
+): E | undefined {
+  return isJsonObject(v) && typeof v.sig === 'string' && typeof v[flag] === 'boolean' && isPayload(v[payload])
+    ? (v as unknown as E)
     : undefined;
 }
 
-function cachedLedger(v: unknown): CachedLedger | undefined {
-  return isJsonObject(v) &&
-    typeof v.sig === 'string' &&
-    typeof v.titled === 'boolean' &&
-    isLedgerFacts(v.facts)
-    ? (v as unknown as CachedLedger)
-    : undefined;
-}
+const cachedTranscript = (v: unknown): CachedTranscript | undefined =>
+  cachedEntry(v, 'subagentIds', 'scan', isJsonlScan);
+const cachedLedger = (v: unknown): CachedLedger | undefined =>
+  cachedEntry(v, 'titled', 'facts', isLedgerFacts);
 
 /**
  * A file's identity and version as one string, and whether it changed too
