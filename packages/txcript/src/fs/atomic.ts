@@ -43,7 +43,7 @@ async function syncDir(dir: string): Promise<void> {
   const handle = await fs.open(dir, 'r').catch(() => undefined);
   if (handle === undefined) return;
   try {
-    if (durable) await handle.sync();
+    await handle.sync();
   } catch {
     // The file itself is synced; the folder entry is as durable as the platform allows.
   } finally {
