@@ -12,7 +12,7 @@
  */
 import { isJsonObject } from '../model/json.ts';
 import type { JsonObject } from '../model/common.ts';
-import { jsonObjectText } from './json-object-text.ts';
+import { jsonObjectText } from './json-text.ts';
 import type { Warning } from './types.ts';
 
 /** The terminator that followed a line: `''` only on a last line without a final newline. */

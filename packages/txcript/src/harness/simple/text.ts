@@ -10,7 +10,7 @@
  */
 import type { JsonObject, JsonValue } from '../../model/common.ts';
 import type { Parsed, TextCodec, Warning } from '../types.ts';
-import { findJsonSyntaxError } from './json-syntax.ts';
+import { jsonTextProblem } from '../json-text.ts';
 import { readMessage, readMeta } from './schema.ts';
 
 /** A Simple document: a JSON object with a `messages` array and any other keys. */
@@ -54,7 +54,7 @@ function parseJson(text: string, source: string): JsonValue {
     return JSON.parse(body) as JsonValue;
   } catch (err) {
     if (body.trim() === '') throw new SimpleFormatError('not JSON: the document is empty', source);
-    const found = findJsonSyntaxError(body);
+    const found = jsonTextProblem(body);
     if (found !== undefined) {
       const { line, column } = lineAndColumn(body, found.offset);
       throw new SimpleFormatError(`not JSON: ${found.message}`, source, line, column);
