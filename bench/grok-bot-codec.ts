@@ -71,14 +71,30 @@ try {
     for (const v of values) out += JSON.stringify(v) + '\n';
     if (out.length === 0) throw new Error('empty output');
   });
+  // Where the round trip's time goes: each step alone, best of 3.
   const records = parseGrokBotJsonl(text, path).records;
-  const messages = grokBotToCommon(records, { sessionId: 'bench' }).messages.length;
+  let common = grokBotToCommon(records, { sessionId: 'bench' });
+  const messages = common.messages.length;
+  const toCommon = best(3, () => {
+    common = grokBotToCommon(records, { sessionId: 'bench' });
+  });
+  let native = grokBotFromCommon(common);
+  const fromCommon = best(3, () => {
+    native = grokBotFromCommon(common);
+  });
+  const render = best(3, () => {
+    if (renderGrokBotJsonl(native).length === 0) throw new Error('empty output');
+  });
   sample();
   clearInterval(timer);
   console.log(`input            ${mb.toFixed(1)} MB, ${records.length} lines, ${messages} Common messages`);
   console.log(`load average     ${loadavg()[0]!.toFixed(1)} on ${availableParallelism()} CPUs`);
   console.log(`parse+render     ${rate(mb, parseRender)}; target >= 100 MB/s`);
   console.log(`full round trip  ${rate(mb, roundTrip)}; target >= 40 MB/s`);
+  const ms = (t: { wall: number }): string => `${(t.wall * 1000).toFixed(0)} ms`;
+  console.log(
+    `  steps alone: toCommon ${ms(toCommon)}, fromCommon ${ms(fromCommon)}, render of built records ${ms(render)}`,
+  );
   console.log(`JSON parse+stringify of every line alone (reference) ${rate(mb, jsonOnly)}`);
   console.log(`peak RSS         ${(peakRss / (1024 * 1024)).toFixed(0)} MB`);
 } finally {
