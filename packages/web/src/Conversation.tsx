@@ -65,6 +65,13 @@ export function Conversation({
   const scroller = useRef<HTMLDivElement>(null);
   const composer = useRef<HTMLTextAreaElement>(null);
   const atBottom = useRef(true);
+  // Where this component last put the view when pinning it to the bottom: the scroll event that
+  // move fires a frame later, after content may have grown, and must not read as the reader leaving.
+  const pinnedTop = useRef<number | null>(null);
+  const pinToBottom = (element: HTMLElement): void => {
+    element.scrollTop = element.scrollHeight;
+    pinnedTop.current = element.scrollTop;
+  };
   const anchor = useRef<{ scrollHeight: number; scrollTop: number } | null>(null);
   const pendingScrollTo = useRef<string | null>(null);
   const onStateRef = useRef(onState);
@@ -168,7 +175,7 @@ export function Conversation({
       element.scrollTop = anchor.current.scrollTop + (element.scrollHeight - anchor.current.scrollHeight);
       anchor.current = null;
     } else if (atBottom.current) {
-      element.scrollTop = element.scrollHeight;
+      pinToBottom(element);
     }
     const target = pendingScrollTo.current;
     if (target) {
@@ -182,7 +189,25 @@ export function Conversation({
         setTimeout(() => node.classList.remove('flash'), 1600);
       }
     }
-  }, [lastRowId, rows.length, loading, scrollRequest]);
+    // windowSize: a window that grew without mounting a row (fewer entries than it holds) still
+    // consumes its anchor.
+  }, [lastRowId, rows.length, loading, scrollRequest, windowSize]);
+
+  // Bubbles grow after they are laid out (images and previews load, code is highlighted, off-screen
+  // bubbles get their real height), and the view shrinks when a banner or the composer grows: a view
+  // that was at the bottom stays there.
+  const bubbles = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    const element = scroller.current;
+    const content = bubbles.current;
+    if (!element || !content) return;
+    const observer = new ResizeObserver(() => {
+      if (atBottom.current && !pendingScrollTo.current) pinToBottom(element);
+    });
+    observer.observe(content);
+    observer.observe(element);
+    return () => observer.disconnect();
+  }, []);
 
   const fillWindow = useCallback(() => {
     const element = scroller.current;
@@ -294,6 +319,8 @@ export function Conversation({
             aria-busy={loading}
             onScroll={(event) => {
               const element = event.currentTarget;
+              if (element.scrollTop === pinnedTop.current) return; // our own pin, not the reader
+              pinnedTop.current = null;
               atBottom.current =
                 element.scrollHeight - element.scrollTop - element.clientHeight < NEAR_BOTTOM_PX;
             }}
@@ -313,7 +340,7 @@ export function Conversation({
             {!loading && !loadError && visible.length === 0 && (
               <p className="placeholder">No messages yet. Say hello below.</p>
             )}
-            <div role="log" aria-live="polite" aria-relevant="additions" className="bubbles">
+            <div ref={bubbles} role="log" aria-live="polite" aria-relevant="additions" className="bubbles">
               {rows.map((entry) => (
                 <Bubble
                   key={entry.id}

@@ -111,6 +111,39 @@ describe('web UI without a model (the demo agent)', () => {
     expect(problems).toEqual([]);
   });
 
+  it('stays at the bottom while bubbles grow after layout, unless the reader scrolled up', async () => {
+    const { page, problems } = await openPage(context, gateway.url);
+    await page.waitForSelector('[data-testid="bubble"][data-type="secret-request"]');
+    const transcript = page.getByTestId('transcript');
+    const gap = (): Promise<number> =>
+      transcript.evaluate((e) => e.scrollHeight - e.scrollTop - e.clientHeight);
+    await expect.poll(gap).toBeLessThan(2);
+    // A bubble that grows after it was laid out (an image or a preview arriving late).
+    const grow = (px: number): Promise<void> =>
+      page.$eval(
+        '.bubbles',
+        (bubbles, height) => {
+          const late = document.createElement('div');
+          late.style.height = `${height}px`;
+          bubbles.lastElementChild?.append(late);
+        },
+        px,
+      );
+    await grow(700);
+    await expect.poll(gap).toBeLessThan(2);
+    // Scrolled up to read: growth below leaves the view where the reader put it.
+    await transcript.evaluate((e) => {
+      e.scrollTop = 0;
+    });
+    await expect.poll(() => transcript.evaluate((e) => e.scrollTop)).toBe(0);
+    await grow(700);
+    await page.evaluate(
+      () => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve))),
+    );
+    expect(await transcript.evaluate((e) => e.scrollTop)).toBe(0);
+    expect(problems).toEqual([]);
+  });
+
   it('hides thinking until toggled; the bubble style switch changes classes only, and persists', async ({
     task,
   }) => {
