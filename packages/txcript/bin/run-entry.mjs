@@ -7,11 +7,27 @@
 // every source file of the workspace packages. When the bundle cannot be made
 // (read-only checkout, esbuild missing) it falls back to tsx.
 // SENDBOX_FROM_SOURCE=1 always runs the sources through tsx.
+//
+// txcript's worker threads (WORKERS) are bundled with every bundle, as files
+// next to it, where the bundled code looks for them; the bundle counts as
+// fresh only with all of them.
 import { mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const packagesDir = fileURLToPath(new URL('../../', import.meta.url));
+
+/** Worker file names next to a bundle, and their TypeScript entries (grok-bot/ledger-reads.ts: WORKER_FILE). */
+const WORKERS = {
+  'txcript-ledger-worker.mjs': fileURLToPath(
+    new URL('../src/harness/grok-bot/ledger-worker.ts', import.meta.url),
+  ),
+};
+
+/** The bundle and its workers' bundles. */
+function outputsOf(bundle) {
+  return [bundle, ...Object.keys(WORKERS).map((name) => join(dirname(bundle), name))];
+}
 
 function newestSourceMtime(dir) {
   let newest = 0;
@@ -39,7 +55,7 @@ function mtime(path) {
 }
 
 function isFresh(bundle, packages) {
-  const built = mtime(bundle);
+  const built = Math.min(...outputsOf(bundle).map(mtime));
   if (built === 0) return false;
   for (const pkg of packages) {
     if (newestSourceMtime(join(packagesDir, pkg, 'src')) > built) return false;
@@ -50,11 +66,16 @@ function isFresh(bundle, packages) {
 
 async function build(entry, bundle) {
   const esbuild = await import('esbuild');
-  const temp = `${bundle}.${process.pid}.tmp`;
+  const dir = dirname(bundle);
+  /** [file name in `dir`, TypeScript entry] */
+  const outputs = [[basename(bundle), entry], ...Object.entries(WORKERS)];
+  const temp = join(dir, `.build-${basename(bundle)}.${process.pid}.tmp`);
   try {
     await esbuild.build({
-      entryPoints: [entry],
-      outfile: temp,
+      // Output names without the extension, which outExtension adds.
+      entryPoints: outputs.map(([name, input]) => ({ in: input, out: basename(name, '.mjs') })),
+      outdir: temp,
+      outExtension: { '.js': '.mjs' },
       bundle: true,
       platform: 'node',
       format: 'esm',
@@ -66,9 +87,11 @@ async function build(entry, bundle) {
       },
       logLevel: 'silent',
     });
-    renameSync(temp, bundle); // atomic: a concurrent start sees the old bundle or the new one
+    // Each rename is atomic: a concurrent start sees an old file or a new one. The bundle goes
+    // last, so a new bundle always finds workers at least as new.
+    for (const [name] of outputs.reverse()) renameSync(join(temp, name), join(dir, name));
   } finally {
-    rmSync(temp, { force: true });
+    rmSync(temp, { recursive: true, force: true });
   }
 }
 

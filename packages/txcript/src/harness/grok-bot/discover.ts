@@ -8,18 +8,19 @@
  * first line (envelope check), the first few user records (title) and, when
  * subagent folders exist, the lines mentioning `sand-subagent-` (C7 parent
  * link) are decoded; everything else is a newline count. Profile-only agents
- * cost one cheap query on their ledger. With a summary cache
- * (summary-cache.ts), a transcript or ledger whose files have not changed
- * since an earlier run is not read at all.
+ * cost one cheap query on their ledger; when there are many, a worker thread
+ * reads them while the transcripts are scanned (ledger-reads.ts). With a
+ * summary cache (summary-cache.ts), a transcript or ledger whose files have
+ * not changed since an earlier run is not read at all.
  */
-import { closeSync, existsSync, fstatSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
 import type { Dirent } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
-import type { JsonValue } from '../../model/common.ts';
 import type { DiscoverOptions, DiscoverResult, SessionSummary, Warning } from '../types.ts';
-import { readLedgerSummary } from './ledger-db.ts';
+import { readLedgerOutcome, startLedgerReads } from './ledger-reads.ts';
+import type { LedgerFacts, LedgerOutcome, LedgerRequest, LedgerWorkerOptions } from './ledger-reads.ts';
 import { isSafeSessionId } from '../session-id.ts';
 import { realPathInside } from './roots.ts';
 import type { GrokBotRoots } from './roots.ts';
@@ -34,8 +35,6 @@ const SUBAGENT_MARKER = Buffer.from(SUBAGENT_PREFIX);
 const CHUNK_BYTES = 256 * 1024;
 /** Non-blank lines searched for a title before giving up. */
 const TITLE_SCAN_LINES = 200;
-/** Ledger entries searched for a title (agents without a profile name). */
-const TITLE_LEDGER_ENTRIES = 50;
 const DEFAULT_CONCURRENCY = 32;
 /** Folders scanned between two turns of the event loop. */
 const YIELD_EVERY = 200;
@@ -45,6 +44,8 @@ export interface GrokBotDiscoverOptions extends DiscoverOptions {
   concurrency?: number;
   /** Facts remembered from earlier runs, asked before any source is read. Default: none, read everything. */
   summaryCache?: SummaryCache;
+  /** Where the ledgers of profile-only agents are read (ledger-reads.ts). Default: on a worker when many. */
+  ledgerWorker?: LedgerWorkerOptions;
 }
 
 /** What one streaming pass over a JSONL file learns. */
@@ -255,6 +256,10 @@ interface AgentScan {
   messageCount: number;
   lastActivityMs?: number;
   title?: string;
+  /** What was found wrong with this agent, in order (reported after every transcript warning). */
+  warnings: Warning[];
+  /** A ledger read not made yet, and how to remember its facts. */
+  pending?: { request: LedgerRequest; remember: (facts: LedgerFacts | undefined) => void };
 }
 
 function errnoCode(e: unknown): string | undefined {
@@ -282,7 +287,7 @@ async function mapPool<T, R>(
   items: readonly T[],
   limit: number,
   f: (item: T) => Promise<R>,
-  onDone: () => void,
+  onDone: (result: R) => void,
 ): Promise<R[]> {
   const out = new Array<R>(items.length);
   let next = 0;
@@ -290,8 +295,9 @@ async function mapPool<T, R>(
   const worker = async (): Promise<void> => {
     while (next < items.length) {
       const i = next++;
-      out[i] = await f(items[i]!);
-      onDone();
+      const result = await f(items[i]!);
+      out[i] = result;
+      onDone(result);
       // Scans read synchronously; let timers (the progress display) run now and then.
       if (++sinceYield >= YIELD_EVERY) {
         sinceYield = 0;
@@ -303,62 +309,10 @@ async function mapPool<T, R>(
   return out;
 }
 
-function toMs(v: JsonValue | undefined): number | undefined {
-  if (typeof v === 'number' && Number.isFinite(v)) return v;
-  if (typeof v === 'string') {
-    const n = /^\d+$/.test(v) ? Number(v) : Date.parse(v);
-    return Number.isFinite(n) ? n : undefined;
-  }
-  return undefined;
-}
-
-/** What the list takes from a profile-only agent's ledger. */
-export interface LedgerFacts {
-  count: number;
-  lastActivityMs?: number;
-  /** Looked for only when the profile has no name. */
-  title?: string;
-}
-
-/** Ledger facts for the list: row count, last activity, and a title when the profile has no name. */
-function ledgerFacts(path: string, needTitle: boolean): LedgerFacts | undefined {
-  if (!existsSync(path)) return undefined;
-  const summary = readLedgerSummary(path, {
-    busyTimeoutMs: 200,
-    ...(needTitle ? { firstEntries: TITLE_LEDGER_ENTRIES } : {}),
-  });
-  const unread = summary.unreadState;
-  const unreadAt = isObject(unread) ? toMs(unread.lastActivityAt) : undefined;
-  const last = summary.lastTimestampMs;
-  const lastActivityMs =
-    last !== undefined || unreadAt !== undefined
-      ? Math.max(last ?? -Infinity, unreadAt ?? -Infinity)
-      : undefined;
-  let title: string | undefined;
-  for (const { entry } of summary.first ?? []) {
-    const text =
-      entry.kind === 'message' && entry.role === 'user'
-        ? entry.hidden === true
-          ? undefined
-          : entry.content
-        : entry.kind === 'user-message'
-          ? (entry.content ?? entry.text ?? entry.prompt)
-          : undefined;
-    title = text === undefined ? undefined : titleFromUserText(text);
-    if (title !== undefined) break;
-  }
-  return {
-    count: summary.count,
-    ...(lastActivityMs !== undefined ? { lastActivityMs } : {}),
-    ...(title ? { title } : {}),
-  };
-}
-
-async function scanAgent(
+/** An agent's folder and profile (its name); undefined when it is no agent. Ledgers are read later. */
+async function scanProfile(
   roots: GrokBotRoots,
   entry: Dirent,
-  hasJsonl: boolean,
-  cache: SummaryCache,
   warnings: Warning[],
 ): Promise<AgentScan | undefined> {
   const id = entry.name;
@@ -374,7 +328,6 @@ async function scanAgent(
   } else if (!entry.isDirectory()) return undefined;
   const profilePath = join(dir, 'profile.json');
   let profileText: string;
-  let profileMtime: number | undefined;
   try {
     profileText = readFileSync(profilePath, 'utf8');
   } catch (e) {
@@ -384,7 +337,7 @@ async function scanAgent(
     }
     return undefined;
   }
-  const scan: AgentScan = { id, dir, messageCount: 0 };
+  const scan: AgentScan = { id, dir, messageCount: 0, warnings };
   try {
     const profile = profileName(JSON.parse(profileText));
     if ('problem' in profile) warnings.push({ source: profilePath, message: profile.problem });
@@ -392,28 +345,41 @@ async function scanAgent(
   } catch (e) {
     warnings.push({ source: profilePath, message: `profile is not valid JSON: ${describe(e)}` });
   }
-  if (hasJsonl) return scan; // the transcript gives count, activity and (without a name) the title
-  const ledgerPath = join(dir, 'store.db');
-  try {
-    const needTitle = scan.name === undefined;
-    const facts = cache.ledger(ledgerPath, needTitle, () => ledgerFacts(ledgerPath, needTitle));
-    if (facts !== undefined) {
-      scan.messageCount = facts.count;
-      if (facts.lastActivityMs !== undefined) scan.lastActivityMs = facts.lastActivityMs;
-      if (facts.title !== undefined) scan.title = facts.title;
-    }
-  } catch (e) {
-    warnings.push({ source: ledgerPath, message: `ledger not read: ${describe(e)}` });
+  return scan;
+}
+
+/** A profile-only agent's ledger facts: from the cache now, else `pending` until read (see settleLedger). */
+function lookupLedger(scan: AgentScan, cache: SummaryCache): void {
+  const request: LedgerRequest = { path: join(scan.dir, 'store.db'), needTitle: scan.name === undefined };
+  const lookup = cache.lookupLedger(request.path, request.needTitle);
+  if ('hit' in lookup) applyLedger(scan, request.path, { facts: lookup.hit });
+  else scan.pending = { request, remember: lookup.remember };
+}
+
+/** A pending read's outcome: remembered by the cache when it is facts, and given to the agent. */
+function settleLedger(scan: AgentScan, outcome: LedgerOutcome): void {
+  const { request, remember } = scan.pending!;
+  if (!('error' in outcome)) remember(outcome.facts);
+  applyLedger(scan, request.path, outcome);
+  delete scan.pending;
+}
+
+/** Count, activity and title from the ledger; the profile's mtime when the ledger gives no time. */
+function applyLedger(scan: AgentScan, ledgerPath: string, outcome: LedgerOutcome): void {
+  if ('error' in outcome)
+    scan.warnings.push({ source: ledgerPath, message: `ledger not read: ${outcome.error}` });
+  else if (outcome.facts !== undefined) {
+    scan.messageCount = outcome.facts.count;
+    if (outcome.facts.lastActivityMs !== undefined) scan.lastActivityMs = outcome.facts.lastActivityMs;
+    if (outcome.facts.title !== undefined) scan.title = outcome.facts.title;
   }
   if (scan.lastActivityMs === undefined) {
     try {
-      profileMtime = statSync(profilePath).mtimeMs;
-      scan.lastActivityMs = profileMtime;
+      scan.lastActivityMs = statSync(join(scan.dir, 'profile.json')).mtimeMs;
     } catch {
       // the profile was readable a moment ago; without a time the row still lists
     }
   }
-  return scan;
 }
 
 interface TranscriptScan extends JsonlScan {
@@ -480,6 +446,29 @@ export async function discoverGrokBot(
     options.onProgress?.(done, total);
   };
   const wantSubagentIds = transcriptDirs.some((d) => d.name.startsWith(SUBAGENT_PREFIX));
+  const transcriptNames = new Set(transcriptDirs.map((d) => d.name));
+  // Profiles first, each agent without a transcript folder asking the cache for its ledger's facts;
+  // the ledgers the cache cannot serve are read (on a worker when many) while the transcripts are
+  // scanned. The worker starts now, so that its start-up overlaps the profiles.
+  const profileOnly = agentDirs.filter((d) => !transcriptNames.has(d.name)).length;
+  const reads = startLedgerReads(Math.max(0, profileOnly - cache.rememberedLedgers), options.ledgerWorker);
+  const agentWarnings = agentDirs.map((): Warning[] => []);
+  const agents = (
+    await mapPool(
+      agentDirs.map((entry, i) => ({ entry, warnings: agentWarnings[i]! })),
+      concurrency,
+      async ({ entry, warnings: mine }) => {
+        const scan = await scanProfile(roots, entry, mine);
+        if (scan !== undefined && !transcriptNames.has(scan.id)) lookupLedger(scan, cache);
+        return scan;
+      },
+      (scan) => {
+        if (scan?.pending === undefined) progress(); // else counted once its ledger is read
+      },
+    )
+  ).filter((a): a is AgentScan => a !== undefined);
+  const reading = agents.filter((a) => a.pending !== undefined);
+  reads.request(reading.map((a) => a.pending!.request));
   const transcripts = (
     await mapPool(
       transcriptDirs,
@@ -489,14 +478,15 @@ export async function discoverGrokBot(
     )
   ).filter((t): t is TranscriptScan => t !== undefined);
   const withJsonl = new Set(transcripts.map((t) => t.id));
-  const agents = (
-    await mapPool(
-      agentDirs,
-      concurrency,
-      (d) => scanAgent(roots, d, withJsonl.has(d.name), cache, warnings),
-      progress,
-    )
-  ).filter((a): a is AgentScan => a !== undefined);
+  const read = await reads.finish(progress);
+  reading.forEach((a, i) => settleLedger(a, read.outcomes[i]!));
+  // A transcript folder holding no transcript leaves its agent profile-only (rare: read here).
+  for (const a of agents) {
+    if (!transcriptNames.has(a.id) || withJsonl.has(a.id)) continue;
+    lookupLedger(a, cache);
+    if (a.pending !== undefined) settleLedger(a, readLedgerOutcome(a.pending.request));
+  }
+  warnings.push(...agentWarnings.flat(), ...read.warnings);
   await cache.save();
 
   const parentOf = new Map<string, string>();

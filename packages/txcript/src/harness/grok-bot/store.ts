@@ -17,6 +17,7 @@ import { discoverGrokBot } from './discover.ts';
 import type { GrokBotDiscoverOptions } from './discover.ts';
 import { DEFAULT_GATEWAY_TIMEOUT_MS, GatewayClient, readGatewayConfig } from './gateway.ts';
 import { openLedgerReadOnly } from './ledger-db.ts';
+import { ledgerWorkerMode } from './ledger-reads.ts';
 import { parseLedgerEntries } from './ledger-entry.ts';
 import { ledgerToCommon } from './ledger-to-common.ts';
 import { assertSafeSessionId, UnsafePathError } from '../session-id.ts';
@@ -226,6 +227,7 @@ export function createGrokBotStore(
           discoverOptions.cache === false
             ? noSummaryCache
             : openSummaryCache(env, roots, options.summaryCache),
+        ledgerWorker: { mode: ledgerWorkerMode(env) },
         ...discoverOptions,
       }),
     load,

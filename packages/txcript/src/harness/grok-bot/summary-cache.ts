@@ -24,7 +24,8 @@ import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { writeFileAtomic } from '../../fs/atomic.ts';
 import { isJsonObject } from '../../model/json.ts';
 import { envValue, homeDir } from '../env.ts';
-import type { JsonlScan, LedgerFacts } from './discover.ts';
+import type { JsonlScan } from './discover.ts';
+import type { LedgerFacts } from './ledger-reads.ts';
 import type { GrokBotRoots } from './roots.ts';
 
 /** Bumped whenever what is stored, or how it is computed, changes: an older file is then ignored. */
@@ -36,16 +37,27 @@ export const RACY_WINDOW_MS = 2000;
 export interface SummaryCache {
   /** The scan of a JSONL transcript: remembered while the file is unchanged, else `scan()`. */
   transcript(path: string, wantSubagentIds: boolean, scan: () => JsonlScan): JsonlScan;
-  /** The list facts of a `store.db`: remembered while it and its WAL are unchanged, else `read()`. */
-  ledger(path: string, needTitle: boolean, read: () => LedgerFacts | undefined): LedgerFacts | undefined;
+  /**
+   * The list facts of a `store.db`, remembered while it and its WAL are unchanged; else a miss, whose
+   * `remember` takes the facts read afterwards (vouched for by the signatures taken now, before the read).
+   */
+  lookupLedger(path: string, needTitle: boolean): LedgerLookup;
+  /** How many ledgers have facts remembered: at most that many ledger lookups hit. */
+  readonly rememberedLedgers: number;
   /** Write the file if anything changed; never throws. */
   save(): Promise<void>;
 }
 
+/** A ledger's remembered facts, or a miss: read the ledger, then hand the facts to `remember`. */
+export type LedgerLookup = { hit: LedgerFacts } | { remember: (facts: LedgerFacts | undefined) => void };
+
+const forget: LedgerLookup = { remember: () => {} };
+
 /** Every source read afresh, nothing written (`list --no-cache`, `TXCRIPT_NO_CACHE=1`). */
 export const noSummaryCache: SummaryCache = {
   transcript: (_path, _want, scan) => scan(),
-  ledger: (_path, _needTitle, read) => read(),
+  lookupLedger: () => forget,
+  rememberedLedgers: 0,
   save: () => Promise.resolve(),
 };
 
@@ -235,7 +247,11 @@ class FileSummaryCache implements SummaryCache {
     return fresh;
   }
 
-  ledger(path: string, needTitle: boolean, read: () => LedgerFacts | undefined): LedgerFacts | undefined {
+  get rememberedLedgers(): number {
+    return this.loaded.ledgers.size;
+  }
+
+  lookupLedger(path: string, needTitle: boolean): LedgerLookup {
     let db: ReturnType<typeof signature>;
     let wal: ReturnType<typeof signature>;
     try {
@@ -244,23 +260,25 @@ class FileSummaryCache implements SummaryCache {
       // chowns the WAL on every open, a reader's included, which moves the ctime and nothing else.
       wal = signature(`${path}-wal`, this.now(), { ctime: false });
     } catch {
-      return read();
+      return forget; // the read reports why the file cannot be read
     }
-    if (db === undefined) return read();
+    if (db === undefined) return forget;
     const sig = `${db.sig}|${wal?.sig ?? '-'}`;
     const hit = cachedLedger(this.loaded.ledgers.get(path));
     if (hit !== undefined && hit.sig === sig && (hit.titled || !needTitle)) {
       this.next.ledgers.set(path, hit);
-      if (needTitle || hit.facts.title === undefined) return hit.facts;
+      if (needTitle || hit.facts.title === undefined) return { hit: hit.facts };
       const { title: _unasked, ...facts } = hit.facts;
-      return facts;
+      return { hit: facts };
     }
-    const fresh = read();
-    if (fresh !== undefined && !db.racy && wal?.racy !== true) {
-      this.next.ledgers.set(path, { sig, titled: needTitle, facts: fresh });
-      this.changed = true;
-    }
-    return fresh;
+    if (db.racy || wal?.racy === true) return forget;
+    return {
+      remember: (fresh) => {
+        if (fresh === undefined) return;
+        this.next.ledgers.set(path, { sig, titled: needTitle, facts: fresh });
+        this.changed = true;
+      },
+    };
   }
 
   async save(): Promise<void> {
