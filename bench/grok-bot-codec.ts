@@ -71,6 +71,8 @@ try {
     for (const v of values) out += JSON.stringify(v) + '\n';
     if (out.length === 0) throw new Error('empty output');
   });
+  sample();
+  const roundTripPeakRss = peakRss;
   // Where the round trip's time goes: each step alone, best of 3.
   const records = parseGrokBotJsonl(text, path).records;
   let common = grokBotToCommon(records, { sessionId: 'bench' });
@@ -96,7 +98,10 @@ try {
     `  steps alone: toCommon ${ms(toCommon)}, fromCommon ${ms(fromCommon)}, render of built records ${ms(render)}`,
   );
   console.log(`JSON parse+stringify of every line alone (reference) ${rate(mb, jsonOnly)}`);
-  console.log(`peak RSS         ${(peakRss / (1024 * 1024)).toFixed(0)} MB`);
+  const mbOf = (bytes: number): string => `${(bytes / (1024 * 1024)).toFixed(0)} MB`;
+  console.log(
+    `peak RSS         ${mbOf(roundTripPeakRss)} through the round trips; ${mbOf(peakRss)} with the steps alone`,
+  );
 } finally {
   clearInterval(timer);
   await rm(dir, { recursive: true, force: true });
