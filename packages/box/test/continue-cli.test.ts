@@ -6,7 +6,6 @@
  * second, so only the process boundary is tested here; the mint's and the
  * codecs' rules have their own suites (mint.test.ts, continue-cross-harness).
  */
-import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
@@ -15,15 +14,10 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { commonToSimple, findHarness, renderSimple } from '@sendbox/txcript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runProcess, type Outcome } from '../../txcript/test/run-process.ts';
 import { referenceConversation, startMintBox, type MintBox } from './continue-support.ts';
 
 const txcriptBin = fileURLToPath(new URL('../../../node_modules/.bin/txcript', import.meta.url));
-
-interface Outcome {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
 
 let mb: MintBox;
 let work: string;
@@ -32,19 +26,10 @@ let project: string;
 let recorder: string;
 
 function txcript(args: string[], env: Record<string, string> = {}, stdin = ''): Promise<Outcome> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(txcriptBin, args, {
-      env: { PATH: process.env.PATH ?? '', HOME: mb.home, TZ: 'UTC', NO_COLOR: '1', ...env },
-      cwd: work,
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(stdin);
+  return runProcess(txcriptBin, args, {
+    env: { PATH: process.env.PATH ?? '', HOME: mb.home, TZ: 'UTC', NO_COLOR: '1', ...env },
+    cwd: work,
+    stdin,
   });
 }
 

@@ -4,13 +4,13 @@
  * spawn costs a few hundred milliseconds, so behaviour is tested in-process
  * (cli.test.ts) and only the process boundary here.
  */
-import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runProcess, type Outcome } from '../../test/run-process.ts';
 import {
   boxPaths,
   conversation,
@@ -24,33 +24,18 @@ import { summaryCacheFile } from '../harness/grok-bot/summary-cache.ts';
 const bin = fileURLToPath(new URL('../../bin/txcript.mjs', import.meta.url));
 const linked = fileURLToPath(new URL('../../../../node_modules/.bin/txcript', import.meta.url));
 
-interface Outcome {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
 let home: string;
 
 function txcript(
   args: string[],
   options: { env?: Record<string, string>; stdin?: string; via?: string } = {},
 ): Promise<Outcome> {
-  return new Promise((resolve, reject) => {
-    const command = options.via ?? process.execPath;
-    const argv = options.via === undefined ? [bin, ...args] : args;
-    // A clean environment: no inherited colour or CI settings, HOME at the temp box.
-    const child = spawn(command, argv, {
-      env: { PATH: process.env.PATH ?? '', HOME: home, TZ: 'UTC', ...options.env },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(options.stdin ?? '');
+  const command = options.via ?? process.execPath;
+  const argv = options.via === undefined ? [bin, ...args] : args;
+  // A clean environment: no inherited colour or CI settings, HOME at the temp box.
+  return runProcess(command, argv, {
+    env: { PATH: process.env.PATH ?? '', HOME: home, TZ: 'UTC', ...options.env },
+    stdin: options.stdin ?? '',
   });
 }
 

@@ -3,13 +3,13 @@
  * through the real bin and its bundle: the worker's listing, warnings and
  * cache entries are those of the in-process reads.
  */
-import { spawn } from 'node:child_process';
 import { mkdirSync, utimesSync, writeFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runProcess, type Outcome } from '../../test/run-process.ts';
 import {
   generateBox,
   ledgerConversation,
@@ -25,12 +25,6 @@ import type { DiscoverResult } from '../harness/types.ts';
 
 const bin = fileURLToPath(new URL('../../bin/txcript.mjs', import.meta.url));
 
-interface Outcome {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
 let home: string;
 let box: BoxPaths;
 let boxWritten: number;
@@ -38,24 +32,15 @@ let boxWritten: number;
 let expected: DiscoverResult;
 
 function txcript(args: string[], env: Record<string, string>): Promise<Outcome> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [bin, ...args], {
-      // No progress line on stderr, however slow the run.
-      env: {
-        PATH: process.env.PATH ?? '',
-        HOME: home,
-        TZ: 'UTC',
-        TXCRIPT_PROGRESS_DELAY_MS: '600000',
-        ...env,
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  return runProcess(process.execPath, [bin, ...args], {
+    // No progress line on stderr, however slow the run.
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: home,
+      TZ: 'UTC',
+      TXCRIPT_PROGRESS_DELAY_MS: '600000',
+      ...env,
+    },
   });
 }
 
