@@ -5,7 +5,8 @@
  * (cli.test.ts) and only the process boundary here.
  */
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm, utimes, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, utimes, writeFile } from 'node:fs/promises';
+import { findHarness } from '../harness/registry.ts';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -14,6 +15,7 @@ import { runProcess, type Outcome } from '../../test/run-process.ts';
 import {
   boxPaths,
   conversation,
+  generateLargeJsonl,
   line,
   writeJsonl,
   writeProfile,
@@ -212,4 +214,48 @@ describe('txcript as a process', () => {
     expect(records[1]!.message.content[0]).toMatchObject({ type: 'tool_use', name: 'shell' });
     expect(r.stderr).toContain('txcript: warning: messages[3].role: unknown role');
   });
+});
+
+describe('a transcript too large for the heap', () => {
+  it('is refused with what to do, instead of a crash, by view and convert', async () => {
+    const big = await mkdtemp(join(tmpdir(), 'txcript-big-'));
+    try {
+      const p = boxPaths(big);
+      const file = writeJsonl(p, 'agent-big', generateLargeJsonl(16 * 1024 * 1024));
+      // 16 MB needs ~200 MB loaded: more than a heap of 48 MB old space (~96 MB), far less than the default one.
+      const small = { HOME: big, NODE_OPTIONS: '--max-old-space-size=48' };
+      const viewed = await txcript(['view', 'agent-big#-2'], { env: small });
+      expect(viewed.code).toBe(1);
+      expect(viewed.stderr).toMatch(/could not load grok_bot session agent-big: the transcript is 1[67] MB/);
+      expect(viewed.stderr).toMatch(/NODE_OPTIONS=--max-old-space-size=\d+/);
+      expect(viewed.stderr).not.toMatch(/FATAL ERROR|heap out of memory/);
+      const converted = await txcript(['convert', file, '--from', 'grok_bot', '--to', 'simple'], {
+        env: small,
+      });
+      expect(converted.code).toBe(1);
+      expect(converted.stderr).toMatch(/the transcript is 1[67] MB/);
+      expect((await txcript(['view', 'agent-big#-2'], { env: { HOME: big } })).code).toBe(0);
+
+      // The stores with one file per session (Claude Code here, Codex alike) check the same way.
+      const claude = findHarness('claude_code');
+      const messages = Array.from({ length: 20_000 }, (_, i) => ({
+        role: i % 2 === 0 ? ('user' as const) : ('assistant' as const),
+        content: [{ type: 'text' as const, text: `message ${i}: ${'lorem ipsum '.repeat(30)}` }],
+        timestamp: '2026-09-01T12:00:00.000Z',
+      }));
+      const id = '0b5e7a2c-1d3f-4e6a-9b8c-7d6e5f4a3b2c';
+      const records = claude.codec.fromCommon({
+        meta: { id, timestamp: '2026-09-01T12:00:00.000Z' },
+        messages,
+      });
+      const project = join(big, '.claude', 'projects', '-work-big');
+      await mkdir(project, { recursive: true });
+      await writeFile(join(project, `${id}.jsonl`), claude.text.render(records));
+      const claudeView = await txcript(['view', `${id}#-2`, '--from', 'claude_code'], { env: small });
+      expect(claudeView.stderr).toMatch(/could not load claude_code session .*: the transcript is \d+ MB/);
+      expect(claudeView.code).toBe(1);
+    } finally {
+      await rm(big, { recursive: true, force: true });
+    }
+  }, 60_000);
 });

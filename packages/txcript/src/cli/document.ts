@@ -5,7 +5,8 @@
  * way in both: what was wrong, where (file:line:column when the format can
  * say), and what to do.
  */
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
+import { assertLoadable, TooLargeToLoadError } from '../fs/memory-budget.ts';
 import { formatUtc, sessionIdForFile, SimpleFormatError } from '../harness/simple/index.ts';
 import type { Harness, Warning } from '../harness/types.ts';
 import type { Transcript } from '../model/common.ts';
@@ -41,8 +42,11 @@ export async function readDocumentAsCommon(
   const name = documentLabel(path);
   let text: string;
   try {
+    if (path !== '-') assertLoadable(path, (await stat(path)).size);
     text = path === '-' ? await ctx.io.readStdin() : await readFile(path, 'utf8');
   } catch (err) {
+    if (err instanceof TooLargeToLoadError)
+      throw new CliError({ what: err.problem, where: name, todo: err.remedy });
     throw new CliError({
       what: `could not read ${role.what}: ${errorMessage(err)}`,
       where: name,

@@ -10,6 +10,7 @@ import { CliError, EXIT_RUNTIME } from './errors.ts';
 import { type Selection, selectRange, splitTarget } from './range.ts';
 import { type FoundSession, discoverSessions, resolveSession } from './sessions.ts';
 import { renderView } from './view.ts';
+import { TooLargeToLoadError } from '../fs/memory-budget.ts';
 
 export interface OpenedSession {
   found: FoundSession;
@@ -38,6 +39,13 @@ export async function openSession(
   try {
     loaded = await store.load(found.summary.id);
   } catch (err) {
+    if (err instanceof TooLargeToLoadError) {
+      throw new CliError({
+        what: `could not load ${found.harness.id} session ${found.summary.id}: ${err.problem}`,
+        where: err.path,
+        todo: err.remedy,
+      });
+    }
     throw new CliError({
       what: `could not load ${found.harness.id} session ${found.summary.id}: ${err instanceof Error ? err.message : String(err)}`,
       where: found.summary.locator,

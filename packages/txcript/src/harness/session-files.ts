@@ -5,6 +5,7 @@
  * harness's text codec and codec, collecting both layers' warnings.
  */
 import { promises as fs } from 'node:fs';
+import { assertLoadable } from '../fs/memory-budget.ts';
 import type {
   DiscoverOptions,
   DiscoverResult,
@@ -48,6 +49,7 @@ export async function loadSessionFile<R>(
   harness: { text: TextCodec<R>; codec: WarningCodec<R> },
   warnings: Warning[] = [],
 ): Promise<LoadResult> {
+  assertLoadable(file, (await fs.stat(file)).size);
   const parsed = harness.text.parse(await fs.readFile(file, 'utf8'), file);
   warnings.push(...parsed.warnings);
   const transcript = harness.codec.toCommon(parsed.records, {

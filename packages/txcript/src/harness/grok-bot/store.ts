@@ -26,6 +26,7 @@ import type { GrokBotRoots } from './roots.ts';
 import { noSummaryCache, openSummaryCache } from './summary-cache.ts';
 import type { SummaryCacheOptions } from './summary-cache.ts';
 import { decodeJsonlBytes, parseGrokBotJsonl, renderGrokBotJsonl } from './text.ts';
+import { assertLoadable, TooLargeToLoadError } from '../../fs/memory-budget.ts';
 
 export interface GrokBotStoreOptions {
   /** Gateway call limit; default `TXCRIPT_GROK_BOT_TIMEOUT_MS` or 5000 ms. */
@@ -121,10 +122,12 @@ export function createGrokBotStore(
     let bytes: Buffer;
     let birth: number;
     try {
-      bytes = await readFile(path);
       const info = await stat(path);
       birth = info.birthtimeMs > 0 ? info.birthtimeMs : info.mtimeMs;
+      assertLoadable(path, info.size);
+      bytes = await readFile(path);
     } catch (e) {
+      if (e instanceof TooLargeToLoadError) throw e; // the session is there: another source would hide why
       return errnoCode(e) === 'ENOENT' ? 'file missing' : `cannot read: ${message(e)}`;
     }
     const decoded = decodeJsonlBytes(bytes, path);

@@ -1,0 +1,29 @@
+import { describe, expect, it } from 'vitest';
+import { assertLoadable, HEAP_BYTES_PER_FILE_BYTE, TooLargeToLoadError } from './memory-budget.ts';
+
+const MIB = 1024 * 1024;
+
+describe('assertLoadable', () => {
+  it('lets a file through while its loaded size fits the heap', () => {
+    expect(() => assertLoadable('/t/a.jsonl', 100 * MIB, 100 * MIB * HEAP_BYTES_PER_FILE_BYTE)).not.toThrow();
+  });
+
+  it('refuses a larger one, naming the file, the sizes and a limit that would do', () => {
+    let caught: unknown;
+    try {
+      assertLoadable('/t/big.jsonl', 400 * MIB, 4096 * MIB);
+    } catch (e) {
+      caught = e;
+    }
+    expect(caught).toBeInstanceOf(TooLargeToLoadError);
+    const e = caught as TooLargeToLoadError;
+    expect(e.problem).toBe(
+      'the transcript is 400 MB: loading it takes about 4800 MB of memory, and this Node.js heap stops at 4096 MB',
+    );
+    // 4800 MB with a quarter to spare, rounded up to whole GiB.
+    expect(e.remedy).toBe(
+      'raise the limit (NODE_OPTIONS=--max-old-space-size=6144) and run the command again',
+    );
+    expect(e.message).toBe(`/t/big.jsonl: ${e.problem}; ${e.remedy}`);
+  });
+});

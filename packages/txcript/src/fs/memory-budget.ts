@@ -1,0 +1,49 @@
+/**
+ * Whether a transcript file can be loaded whole within this process's heap.
+ * A transcript is read into memory and converted to Common in one piece, and
+ * V8 ends a process that outgrows its heap with a fatal error that names
+ * nothing: refusing up front says what is wrong and what to do.
+ */
+import { getHeapStatistics } from 'node:v8';
+
+/**
+ * Heap taken per byte of a JSONL transcript loaded into Common (measured: a
+ * 200 MB Grok Bot JSONL peaks at 2.2–2.5 GB resident in `view` and `export`).
+ */
+export const HEAP_BYTES_PER_FILE_BYTE = 12;
+
+const MIB = 1024 * 1024;
+
+export class TooLargeToLoadError extends Error {
+  override readonly name = 'TooLargeToLoadError';
+  /** What is wrong. */
+  readonly problem: string;
+  /** What to do about it. */
+  readonly remedy: string;
+
+  constructor(
+    readonly path: string,
+    readonly size: number,
+    readonly heapLimit: number,
+  ) {
+    const need = size * HEAP_BYTES_PER_FILE_BYTE;
+    // A round number of GiB with room to spare.
+    const suggest = Math.ceil((need * 1.25) / (1024 * MIB)) * 1024;
+    const problem =
+      `the transcript is ${Math.ceil(size / MIB)} MB: loading it takes about ${Math.ceil(need / MIB)} MB ` +
+      `of memory, and this Node.js heap stops at ${Math.floor(heapLimit / MIB)} MB`;
+    const remedy = `raise the limit (NODE_OPTIONS=--max-old-space-size=${suggest}) and run the command again`;
+    super(`${path}: ${problem}; ${remedy}`);
+    this.problem = problem;
+    this.remedy = remedy;
+  }
+}
+
+/** Throws TooLargeToLoadError when a file of `size` bytes would not fit in the heap once loaded. */
+export function assertLoadable(
+  path: string,
+  size: number,
+  heapLimit: number = getHeapStatistics().heap_size_limit,
+): void {
+  if (size * HEAP_BYTES_PER_FILE_BYTE > heapLimit) throw new TooLargeToLoadError(path, size, heapLimit);
+}
