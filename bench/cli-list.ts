@@ -16,7 +16,7 @@ import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { RACY_WINDOW_MS } from '../packages/txcript/src/harness/grok-bot/summary-cache.ts';
+import { RACY_WINDOW_MS } from '../packages/txcript/src/harness/summary-cache-file.ts';
 import { generateBox } from '../packages/txcript/test/fixtures/grok-bot/generate.ts';
 
 function flag(name: string, fallback: number): number {

@@ -20,7 +20,8 @@ import type { BoxPaths } from '../../test/fixtures/grok-bot/generate.ts';
 import { createGrokBotStore, grokBotRoots } from '../harness/grok-bot/index.ts';
 import { WORKER_THRESHOLD } from '../harness/grok-bot/ledger-reads.ts';
 import { oneLine } from './errors.ts';
-import { RACY_WINDOW_MS, summaryCacheFile } from '../harness/grok-bot/summary-cache.ts';
+import { summaryCacheFile } from '../harness/grok-bot/summary-cache.ts';
+import { RACY_WINDOW_MS } from '../harness/summary-cache-file.ts';
 import type { DiscoverResult } from '../harness/types.ts';
 
 const bin = fileURLToPath(new URL('../../bin/txcript.mjs', import.meta.url));

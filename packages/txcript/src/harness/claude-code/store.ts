@@ -22,7 +22,8 @@ import { isJsonObject } from '../../model/json.ts';
 import { normalizeTimestamp, titleFromText } from '../common-values.ts';
 import { envValue, homeDir } from '../env.ts';
 import { parseObjectLine, textLines, topLevelString } from '../jsonl-scan.ts';
-import { loadSessionFile, summarizeSessionFiles } from '../session-files.ts';
+import { loadSessionFile, openSessionFileCache, summarizeSessionFiles } from '../session-files.ts';
+import type { SessionFileCacheOptions } from '../session-files.ts';
 import { assertSafeSessionId, sessionUuid } from '../session-id.ts';
 import { claudeCodeCodec } from './codec.ts';
 import { claudeCodeText } from './records.ts';
@@ -156,12 +157,16 @@ async function findSessionFile(root: string, id: string): Promise<{ file?: strin
   return { ...(hits[0] !== undefined ? { file: hits[0].file } : {}), warnings };
 }
 
-export function claudeCodeStore(env: NodeJS.ProcessEnv = process.env): SavingStore {
+export function claudeCodeStore(
+  env: NodeJS.ProcessEnv = process.env,
+  cacheOptions: SessionFileCacheOptions = {},
+): SavingStore {
   const root = claudeProjectsRoot(env);
   return {
     async discover(options?: DiscoverOptions): Promise<DiscoverResult> {
       const files = await listSessionFiles(root);
-      return summarizeSessionFiles(files, (sf) => sf.file, summarize, options);
+      const cache = openSessionFileCache(env, HARNESS, [root], cacheOptions);
+      return summarizeSessionFiles(files, (sf) => sf.file, summarize, options, cache);
     },
 
     async load(id: string): Promise<LoadResult> {

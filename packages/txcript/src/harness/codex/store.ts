@@ -10,7 +10,8 @@ import type { Transcript } from '../../model/common.ts';
 import { normalizeTimestamp, titleFromText } from '../common-values.ts';
 import { isJsonObject } from '../../model/json.ts';
 import { parseObjectLine, textLines, topLevelString } from '../jsonl-scan.ts';
-import { loadSessionFile, summarizeSessionFiles } from '../session-files.ts';
+import { loadSessionFile, openSessionFileCache, summarizeSessionFiles } from '../session-files.ts';
+import type { SessionFileCacheOptions } from '../session-files.ts';
 import { createFileAtomic, FileExistsError } from '../../fs/atomic.ts';
 import { readDirSafe } from '../../fs/dir.ts';
 import { envValue, homeDir } from '../env.ts';
@@ -130,11 +131,20 @@ async function findRollout(roots: CodexRoots, id: string): Promise<string | unde
   return files.find((f) => ROLLOUT_RE.exec(path.basename(f))?.[1]?.toLowerCase() === id.toLowerCase());
 }
 
-export function codexStore(env: NodeJS.ProcessEnv = process.env): SavingStore {
+export function codexStore(
+  env: NodeJS.ProcessEnv = process.env,
+  cacheOptions: SessionFileCacheOptions = {},
+): SavingStore {
   const roots = codexRoots(env);
   return {
     async discover(options?: DiscoverOptions): Promise<DiscoverResult> {
-      return summarizeSessionFiles(await allRollouts(roots), (file) => file, summarize, options);
+      const cache = openSessionFileCache(
+        env,
+        HARNESS,
+        [roots.sessions, ...(roots.archived !== undefined ? [roots.archived] : [])],
+        cacheOptions,
+      );
+      return summarizeSessionFiles(await allRollouts(roots), (file) => file, summarize, options, cache);
     },
 
     async load(id: string): Promise<LoadResult> {

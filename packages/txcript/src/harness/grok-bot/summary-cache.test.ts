@@ -31,7 +31,8 @@ import type { DiscoverResult } from '../types.ts';
 import { openLedgerForWrite, openLedgerReadOnly } from './ledger-db.ts';
 import { grokBotRoots } from './roots.ts';
 import { createGrokBotStore } from './store.ts';
-import { RACY_WINDOW_MS, summaryCacheFile } from './summary-cache.ts';
+import { summaryCacheFile } from './summary-cache.ts';
+import { RACY_WINDOW_MS } from '../summary-cache-file.ts';
 import type { SummaryCacheOptions } from './summary-cache.ts';
 
 /** The cache file as the tests read and tamper with it. */

@@ -18,12 +18,15 @@
  * corrupt, from another version or for other roots is ignored (and replaced),
  * and one that cannot be written is left alone. Sources are only stat'ed.
  */
-import { createHash } from 'node:crypto';
-import { chmodSync, mkdirSync, readFileSync, statSync } from 'node:fs';
-import { dirname, isAbsolute, join, resolve } from 'node:path';
-import { writeFileAtomic } from '../../fs/atomic.ts';
+import { resolve } from 'node:path';
+import {
+  CacheDocument,
+  cacheFileFor,
+  statSignature,
+  summaryCacheDisabled,
+  type StatSignature,
+} from '../summary-cache-file.ts';
 import { isJsonObject } from '../../model/json.ts';
-import { envValue, homeDir } from '../env.ts';
 import type { JsonlScan } from './discover.ts';
 import type { LedgerFacts } from './ledger-reads.ts';
 import type { GrokBotRoots } from './roots.ts';
@@ -31,8 +34,6 @@ import type { GrokBotRoots } from './roots.ts';
 /** Bumped whenever what is stored, or how it is computed, changes: an older file is then ignored. */
 export const SUMMARY_CACHE_VERSION = 1;
 const FORMAT = 'txcript grok_bot summary cache';
-/** The coarsest file time granularity in common use (FAT: 2 s). */
-export const RACY_WINDOW_MS = 2000;
 
 export interface SummaryCache {
   /** The scan of a JSONL transcript: remembered while the file is unchanged, else `scan()`. */
@@ -66,25 +67,14 @@ export interface SummaryCacheOptions {
   now?: () => number;
 }
 
-/** `TXCRIPT_NO_CACHE` set to anything but empty or `0`. */
-export function summaryCacheDisabled(env: NodeJS.ProcessEnv): boolean {
-  const v = envValue(env, 'TXCRIPT_NO_CACHE');
-  return v !== undefined && v !== '0';
-}
-
-/** `$XDG_CACHE_HOME/txcript` (an absolute value only, as the XDG spec says), else `$HOME/.cache/txcript`. */
-export function summaryCacheDir(env: NodeJS.ProcessEnv): string {
-  const xdg = envValue(env, 'XDG_CACHE_HOME');
-  return join(xdg !== undefined && isAbsolute(xdg) ? xdg : join(homeDir(env), '.cache'), 'txcript');
-}
-
 /** The cache file of one pair of roots: its name holds the format version and a hash of the resolved roots. */
 export function summaryCacheFile(env: NodeJS.ProcessEnv, roots: GrokBotRoots): string {
-  const hash = createHash('sha256')
-    .update(`${resolve(roots.transcripts)}\0${resolve(roots.agents)}`)
-    .digest('hex')
-    .slice(0, 16);
-  return join(summaryCacheDir(env), `grok-bot-v${SUMMARY_CACHE_VERSION}-${hash}.json`);
+  return cacheFileFor(
+    env,
+    'grok-bot',
+    SUMMARY_CACHE_VERSION,
+    `${resolve(roots.transcripts)}\0${resolve(roots.agents)}`,
+  );
 }
 
 interface CachedTranscript {
@@ -99,14 +89,6 @@ interface CachedLedger {
   /** The read looked for a title (made only when the profile has no name). */
   titled: boolean;
   facts: LedgerFacts;
-}
-
-interface CacheFile {
-  format: typeof FORMAT;
-  version: typeof SUMMARY_CACHE_VERSION;
-  roots: { transcripts: string; agents: string };
-  transcripts: Record<string, CachedTranscript>;
-  ledgers: Record<string, CachedLedger>;
 }
 
 const isCount = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) >= 0;
@@ -151,122 +133,59 @@ const cachedTranscript = (v: unknown): CachedTranscript | undefined =>
 const cachedLedger = (v: unknown): CachedLedger | undefined =>
   cachedEntry(v, 'titled', 'facts', isLedgerFacts);
 
-/**
- * A file's identity and version as one string, and whether it changed too
- * recently to vouch for; undefined when it does not exist. Other errors throw.
- * `ctime: false` leaves the inode change time out (see the WAL in `ledger`).
- */
-function signature(
-  path: string,
-  now: number,
-  { ctime }: { ctime: boolean },
-): { sig: string; racy: boolean } | undefined {
-  const s = statSync(path, { bigint: true, throwIfNoEntry: false });
-  if (s === undefined) return undefined;
-  const identity = `${s.dev}:${s.ino}:${s.size}:${s.mtimeNs}`;
-  const changedMs = Number(ctime && s.ctimeMs > s.mtimeMs ? s.ctimeMs : s.mtimeMs);
-  return {
-    sig: ctime ? `${identity}:${s.ctimeNs}` : identity,
-    racy: now - changedMs < RACY_WINDOW_MS,
-  };
-}
-
-/** The entries of a parsed cache file, or undefined when it is not one for these roots in this version. */
-function entriesOf(
-  value: unknown,
-  roots: CacheFile['roots'],
-): { transcripts: Map<string, unknown>; ledgers: Map<string, unknown> } | undefined {
-  if (
-    !isJsonObject(value) ||
-    value.format !== FORMAT ||
-    value.version !== SUMMARY_CACHE_VERSION ||
-    !isJsonObject(value.roots) ||
-    value.roots.transcripts !== roots.transcripts ||
-    value.roots.agents !== roots.agents ||
-    !isJsonObject(value.transcripts) ||
-    !isJsonObject(value.ledgers)
-  )
-    return undefined;
-  return {
-    transcripts: new Map(Object.entries(value.transcripts)),
-    ledgers: new Map(Object.entries(value.ledgers)),
-  };
-}
-
 class FileSummaryCache implements SummaryCache {
-  /** What this run looked up and may keep: entries not looked up belong to sources that are gone. */
-  private readonly next = {
-    transcripts: new Map<string, CachedTranscript>(),
-    ledgers: new Map<string, CachedLedger>(),
-  };
-  private readonly loaded: { transcripts: Map<string, unknown>; ledgers: Map<string, unknown> };
-  /** A new entry was made, or the file on disk is not a usable cache. */
-  private changed: boolean;
+  private readonly doc: CacheDocument<'transcripts' | 'ledgers'>;
 
   constructor(
-    private readonly file: string,
-    private readonly roots: CacheFile['roots'],
+    file: string,
+    roots: { transcripts: string; agents: string },
     private readonly now: () => number,
   ) {
-    let text: string | undefined;
-    try {
-      text = readFileSync(file, 'utf8');
-    } catch {
-      text = undefined; // missing or unreadable: start empty
-    }
-    let parsed: unknown;
-    try {
-      parsed = text === undefined ? undefined : JSON.parse(text);
-    } catch {
-      parsed = undefined;
-    }
-    const entries = parsed === undefined ? undefined : entriesOf(parsed, roots);
-    this.loaded = entries ?? { transcripts: new Map(), ledgers: new Map() };
-    // A file that is there but not usable is replaced.
-    this.changed = text !== undefined && entries === undefined;
+    this.doc = new CacheDocument(file, { format: FORMAT, version: SUMMARY_CACHE_VERSION, scope: roots }, [
+      'transcripts',
+      'ledgers',
+    ]);
   }
 
   transcript(path: string, wantSubagentIds: boolean, scan: () => JsonlScan): JsonlScan {
-    let sig: ReturnType<typeof signature>;
+    let sig: StatSignature | undefined;
     try {
-      sig = signature(path, this.now(), { ctime: true });
+      sig = statSignature(path, this.now(), { ctime: true });
     } catch {
       return scan(); // the scan reports why the file cannot be read
     }
     if (sig === undefined) return scan();
-    const hit = cachedTranscript(this.loaded.transcripts.get(path));
+    const hit = cachedTranscript(this.doc.stored('transcripts', path));
     if (hit !== undefined && hit.sig === sig.sig && (hit.subagentIds || !wantSubagentIds)) {
-      this.next.transcripts.set(path, hit);
+      this.doc.keep('transcripts', path, hit);
       return wantSubagentIds ? hit.scan : { ...hit.scan, subagentIds: [] };
     }
     const fresh = scan();
-    if (!sig.racy) {
-      this.next.transcripts.set(path, { sig: sig.sig, subagentIds: wantSubagentIds, scan: fresh });
-      this.changed = true;
-    }
+    if (!sig.racy)
+      this.doc.put('transcripts', path, { sig: sig.sig, subagentIds: wantSubagentIds, scan: fresh });
     return fresh;
   }
 
   get rememberedLedgers(): number {
-    return this.loaded.ledgers.size;
+    return this.doc.storedCount('ledgers');
   }
 
   lookupLedger(path: string, needTitle: boolean): LedgerLookup {
-    let db: ReturnType<typeof signature>;
-    let wal: ReturnType<typeof signature>;
+    let db: StatSignature | undefined;
+    let wal: StatSignature | undefined;
     try {
-      db = signature(path, this.now(), { ctime: true });
+      db = statSignature(path, this.now(), { ctime: true });
       // Every write to the WAL moves its mtime. Its ctime is left out: SQLite running as root
       // chowns the WAL on every open, a reader's included, which moves the ctime and nothing else.
-      wal = signature(`${path}-wal`, this.now(), { ctime: false });
+      wal = statSignature(`${path}-wal`, this.now(), { ctime: false });
     } catch {
       return forget; // the read reports why the file cannot be read
     }
     if (db === undefined) return forget;
     const sig = `${db.sig}|${wal?.sig ?? '-'}`;
-    const hit = cachedLedger(this.loaded.ledgers.get(path));
+    const hit = cachedLedger(this.doc.stored('ledgers', path));
     if (hit !== undefined && hit.sig === sig && (hit.titled || !needTitle)) {
-      this.next.ledgers.set(path, hit);
+      this.doc.keep('ledgers', path, hit);
       if (needTitle || hit.facts.title === undefined) return { hit: hit.facts };
       const { title: _unasked, ...facts } = hit.facts;
       return { hit: facts };
@@ -274,35 +193,13 @@ class FileSummaryCache implements SummaryCache {
     if (db.racy || wal?.racy === true) return forget;
     return {
       remember: (fresh) => {
-        if (fresh === undefined) return;
-        this.next.ledgers.set(path, { sig, titled: needTitle, facts: fresh });
-        this.changed = true;
+        if (fresh !== undefined) this.doc.put('ledgers', path, { sig, titled: needTitle, facts: fresh });
       },
     };
   }
 
-  async save(): Promise<void> {
-    // Without a new entry, `next` holds only loaded ones: a smaller map means sources are gone.
-    const dropped =
-      this.next.transcripts.size !== this.loaded.transcripts.size ||
-      this.next.ledgers.size !== this.loaded.ledgers.size;
-    if (!this.changed && !dropped) return;
-    const content: CacheFile = {
-      format: FORMAT,
-      version: SUMMARY_CACHE_VERSION,
-      roots: this.roots,
-      transcripts: Object.fromEntries(this.next.transcripts),
-      ledgers: Object.fromEntries(this.next.ledgers),
-    };
-    try {
-      const dir = dirname(this.file);
-      mkdirSync(dir, { recursive: true, mode: 0o700 });
-      chmodSync(dir, 0o700);
-      // A cache lost in a crash is only rebuilt: no fsync, but never seen half-written.
-      await writeFileAtomic(this.file, JSON.stringify(content), { mode: 0o600, durable: false });
-    } catch {
-      // A cache that cannot be written only costs the next run its speed.
-    }
+  save(): Promise<void> {
+    return this.doc.save();
   }
 }
 

@@ -1,0 +1,135 @@
+import { appendFileSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { claudeCode } from './claude-code/index.ts';
+import { claudeCodeStore, claudeProjectsRoot } from './claude-code/store.ts';
+import { codex } from './codex/index.ts';
+import { codexRoots, codexStore } from './codex/store.ts';
+import { cacheFileFor, RACY_WINDOW_MS } from './summary-cache-file.ts';
+import { SESSION_FILE_CACHE_VERSION } from './session-files.ts';
+import type { DiscoverOptions, SessionSummary } from './types.ts';
+
+let home: string;
+let env: NodeJS.ProcessEnv;
+beforeEach(async () => {
+  home = await mkdtemp(join(tmpdir(), 'txcript-session-files-'));
+  env = { HOME: home };
+});
+afterEach(async () => {
+  await rm(home, { recursive: true, force: true });
+});
+
+const ID = '0b5e7a2c-1d3f-4e6a-9b8c-7d6e5f4a3b2c';
+const T0 = '2026-09-01T12:00:00.000Z';
+
+/** A clock well past the racy window of every file the test writes. */
+const settled = { now: (): number => Date.now() + 10 * RACY_WINDOW_MS };
+
+/** A Claude Code session file whose first prompt is `prompt`. */
+function claudeSession(prompt: string, id = ID): string {
+  const records = claudeCode.codec.fromCommon({
+    meta: { id, timestamp: T0 },
+    messages: [
+      { role: 'user', content: [{ type: 'text', text: prompt }], timestamp: T0 },
+      { role: 'assistant', content: [{ type: 'text', text: 'Sure.' }], timestamp: T0 },
+    ],
+  });
+  const dir = join(claudeProjectsRoot(env), '-work-project');
+  mkdirSync(dir, { recursive: true });
+  const file = join(dir, `${id}.jsonl`);
+  writeFileSync(file, claudeCode.text.render(records));
+  return file;
+}
+
+const cacheFile = (harness: string, roots: string[]): string =>
+  cacheFileFor(env, `${harness}-files`, SESSION_FILE_CACHE_VERSION, roots.join('\0'));
+const claudeCache = (): string => cacheFile('claude-code', [claudeProjectsRoot(env)]);
+
+async function list(options?: DiscoverOptions, e: NodeJS.ProcessEnv = env): Promise<SessionSummary[]> {
+  return (await claudeCodeStore(e, settled).discover(options)).sessions;
+}
+
+/** Rewrite the stored summary of `file` (its signature kept): served as is only by a cache hit. */
+function tamper(cache: string, file: string, title: string): void {
+  const doc = JSON.parse(readFileSync(cache, 'utf8')) as {
+    files: Record<string, { summary: SessionSummary }>;
+  };
+  doc.files[file]!.summary.title = title;
+  writeFileSync(cache, JSON.stringify(doc));
+}
+
+describe('session-file summary cache (Claude Code, Codex)', () => {
+  it('serves the summary of an unchanged file, and reads a changed one again', async () => {
+    const file = claudeSession('Plan the release');
+    expect((await list()).map((s) => s.title)).toEqual(['Plan the release']);
+    expect((statSync(claudeCache()).mode & 0o777).toString(8)).toBe('600');
+    tamper(claudeCache(), file, 'served from the cache');
+    expect((await list()).map((s) => s.title)).toEqual(['served from the cache']);
+    appendFileSync(file, '\n');
+    expect((await list()).map((s) => s.title)).toEqual(['Plan the release']);
+  });
+
+  it('neither uses nor writes the cache with --no-cache or TXCRIPT_NO_CACHE', async () => {
+    const file = claudeSession('Plan the release');
+    await list();
+    tamper(claudeCache(), file, 'served from the cache');
+    const before = readFileSync(claudeCache(), 'utf8');
+    expect((await list({ cache: false })).map((s) => s.title)).toEqual(['Plan the release']);
+    expect((await list(undefined, { ...env, TXCRIPT_NO_CACHE: '1' })).map((s) => s.title)).toEqual([
+      'Plan the release',
+    ]);
+    expect(readFileSync(claudeCache(), 'utf8')).toBe(before);
+  });
+
+  it('does not remember a file changed within the racy window', async () => {
+    claudeSession('Plan the release');
+    expect((await claudeCodeStore(env).discover()).sessions).toHaveLength(1); // the real clock: just written
+    // Nothing to remember: no cache file is written at all.
+    expect(existsSync(claudeCache())).toBe(false);
+    // Once settled, the same file is remembered.
+    await list();
+    expect(
+      Object.keys((JSON.parse(readFileSync(claudeCache(), 'utf8')) as { files: object }).files),
+    ).toHaveLength(1);
+  });
+
+  it('ignores a corrupt cache and writes a good one, and drops the files that are gone', async () => {
+    const file = claudeSession('Plan the release');
+    const other = claudeSession('Second session', '1c6f8b3d-2e4a-4f7b-8c9d-0e1f2a3b4c5d');
+    mkdirSync(join(home, '.cache', 'txcript'), { recursive: true });
+    writeFileSync(claudeCache(), '{"files": {');
+    expect(await list()).toHaveLength(2);
+    const stored = (): string[] =>
+      Object.keys((JSON.parse(readFileSync(claudeCache(), 'utf8')) as { files: object }).files).sort();
+    expect(stored()).toEqual([file, other].sort());
+    await rm(other);
+    expect(await list()).toHaveLength(1);
+    expect(stored()).toEqual([file]);
+  });
+
+  it('caches Codex rollouts the same way, and never what is not a session (its warning comes every run)', async () => {
+    const roots = codexRoots(env);
+    const records = codex.codec.fromCommon({
+      meta: { id: ID, timestamp: T0 },
+      messages: [{ role: 'user', content: [{ type: 'text', text: 'Fix the build' }], timestamp: T0 }],
+    });
+    const dir = join(roots.sessions, '2026', '09', '01');
+    mkdirSync(dir, { recursive: true });
+    const file = join(dir, `rollout-2026-09-01T12-00-00-${ID}.jsonl`);
+    writeFileSync(file, codex.text.render(records));
+    const stray = join(dir, 'rollout-2026-09-01T12-00-01-1c6f8b3d-2e4a-4f7b-8c9d-0e1f2a3b4c5d.jsonl');
+    writeFileSync(stray, '{"type":"event_msg","payload":{}}\n');
+    const discover = () => codexStore(env, settled).discover();
+    const first = await discover();
+    expect(first.sessions.map((s) => s.title)).toEqual(['Fix the build']);
+    expect(first.warnings.map((w) => w.source)).toEqual([stray]);
+    const cache = cacheFile('codex', [roots.sessions, roots.archived!]);
+    expect(Object.keys((JSON.parse(readFileSync(cache, 'utf8')) as { files: object }).files)).toEqual([file]);
+    tamper(cache, file, 'served from the cache');
+    const second = await discover();
+    expect(second.sessions.map((s) => s.title)).toEqual(['served from the cache']);
+    expect(second.warnings).toEqual(first.warnings);
+  });
+});

@@ -1,0 +1,153 @@
+/**
+ * What every list cache shares: where cache files live, when caching is off,
+ * the stat signature that says a source is unchanged, and one JSON document
+ * per cache, read once and written back atomically when it changed.
+ *
+ * Files go to `$XDG_CACHE_HOME/txcript/` (an absolute value only, as the XDG
+ * spec says), else `$HOME/.cache/txcript/`: folder 0700, file 0600 (titles
+ * come from user text). A document that is missing, unreadable, corrupt, of
+ * another format or version, or for another scope is ignored (and replaced);
+ * one that cannot be written is left alone. A cache never fails a listing.
+ */
+import { createHash } from 'node:crypto';
+import { chmodSync, mkdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, isAbsolute, join } from 'node:path';
+import { writeFileAtomic } from '../fs/atomic.ts';
+import { isJsonObject } from '../model/json.ts';
+import { envValue, homeDir } from './env.ts';
+
+/** The coarsest file time granularity in common use (FAT: 2 s). */
+export const RACY_WINDOW_MS = 2000;
+
+/** `TXCRIPT_NO_CACHE` set to anything but empty or `0`. */
+export function summaryCacheDisabled(env: NodeJS.ProcessEnv): boolean {
+  const v = envValue(env, 'TXCRIPT_NO_CACHE');
+  return v !== undefined && v !== '0';
+}
+
+/** `$XDG_CACHE_HOME/txcript` (an absolute value only), else `$HOME/.cache/txcript`. */
+export function summaryCacheDir(env: NodeJS.ProcessEnv): string {
+  const xdg = envValue(env, 'XDG_CACHE_HOME');
+  return join(xdg !== undefined && isAbsolute(xdg) ? xdg : join(homeDir(env), '.cache'), 'txcript');
+}
+
+/** `<dir>/<name>-v<version>-<hash of scope>.json`: one file per cache kind, version and scope (its roots). */
+export function cacheFileFor(env: NodeJS.ProcessEnv, name: string, version: number, scope: string): string {
+  const hash = createHash('sha256').update(scope).digest('hex').slice(0, 16);
+  return join(summaryCacheDir(env), `${name}-v${version}-${hash}.json`);
+}
+
+/** A file's identity and version as one string, and whether it changed too recently to vouch for. */
+export interface StatSignature {
+  sig: string;
+  racy: boolean;
+}
+
+/**
+ * The signature of `path` (device, inode, size, mtime and, unless `ctime:
+ * false`, ctime, in nanoseconds); undefined when it does not exist. Other
+ * errors throw. A source changed less than RACY_WINDOW_MS before `now` is
+ * `racy`: a second change within the file system's time granularity could
+ * leave its signature as it was, so it must not be remembered.
+ */
+export function statSignature(
+  path: string,
+  now: number,
+  { ctime }: { ctime: boolean },
+): StatSignature | undefined {
+  const s = statSync(path, { bigint: true, throwIfNoEntry: false });
+  if (s === undefined) return undefined;
+  const identity = `${s.dev}:${s.ino}:${s.size}:${s.mtimeNs}`;
+  const changedMs = Number(ctime && s.ctimeMs > s.mtimeMs ? s.ctimeMs : s.mtimeMs);
+  return {
+    sig: ctime ? `${identity}:${s.ctimeNs}` : identity,
+    racy: now - changedMs < RACY_WINDOW_MS,
+  };
+}
+
+/** How a cache document is told apart from others: `format` and `version` constants, `scope` its roots. */
+export interface CacheIdentity {
+  format: string;
+  version: number;
+  scope: unknown;
+}
+
+/**
+ * One cache document: named sections of entries keyed by source path. Entries
+ * looked up (`keep`) or made (`put`) this run are what `save` writes, so those
+ * of sources that are gone drop out.
+ */
+export class CacheDocument<S extends string> {
+  private readonly loaded = new Map<S, Map<string, unknown>>();
+  private readonly next = new Map<S, Map<string, unknown>>();
+  /** A new entry was made, or the file on disk is not a usable cache. */
+  private changed = false;
+
+  constructor(
+    private readonly file: string,
+    private readonly identity: CacheIdentity,
+    private readonly sections: readonly S[],
+  ) {
+    let text: string | undefined;
+    let value: unknown;
+    try {
+      text = readFileSync(file, 'utf8');
+      value = JSON.parse(text);
+    } catch {
+      value = undefined; // missing, unreadable or not JSON: start empty
+    }
+    const usable =
+      isJsonObject(value) &&
+      value.format === identity.format &&
+      value.version === identity.version &&
+      JSON.stringify(value.scope) === JSON.stringify(identity.scope) &&
+      sections.every((s) => isJsonObject(value[s]));
+    for (const s of sections) {
+      const stored = usable ? (value as Record<S, Record<string, unknown>>)[s] : {};
+      this.loaded.set(s, new Map(Object.entries(stored)));
+      this.next.set(s, new Map());
+    }
+    // A file that is there but not usable is replaced.
+    this.changed = text !== undefined && !usable;
+  }
+
+  /** The stored entry of `key`, still to be checked by the caller. */
+  stored(section: S, key: string): unknown {
+    return this.loaded.get(section)!.get(key);
+  }
+
+  /** How many entries the document held when read. */
+  storedCount(section: S): number {
+    return this.loaded.get(section)!.size;
+  }
+
+  /** Keep a stored entry that was served. */
+  keep(section: S, key: string, entry: unknown): void {
+    this.next.get(section)!.set(key, entry);
+  }
+
+  /** Remember a fresh entry. */
+  put(section: S, key: string, entry: unknown): void {
+    this.next.get(section)!.set(key, entry);
+    this.changed = true;
+  }
+
+  /** Write the document if anything changed or dropped out; never throws. */
+  async save(): Promise<void> {
+    // Without a new entry, `next` holds only kept ones: a smaller section means sources are gone.
+    const dropped = this.sections.some((s) => this.next.get(s)!.size !== this.loaded.get(s)!.size);
+    if (!this.changed && !dropped) return;
+    const { format, version, scope } = this.identity;
+    const content: Record<string, unknown> = { format, version, scope };
+    for (const s of this.sections) content[s] = Object.fromEntries(this.next.get(s)!);
+    try {
+      const dir = dirname(this.file);
+      mkdirSync(dir, { recursive: true, mode: 0o700 });
+      chmodSync(dir, 0o700);
+      // A cache lost in a crash is only rebuilt: no fsync, but never seen half-written.
+      await writeFileAtomic(this.file, JSON.stringify(content), { mode: 0o600, durable: false });
+    } catch {
+      // A cache that cannot be written only costs the next run its speed.
+    }
+  }
+}
