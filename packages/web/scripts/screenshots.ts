@@ -4,22 +4,12 @@
  *
  *   npx tsx packages/web/scripts/screenshots.ts http://127.0.0.1:5178/ /tmp/web-shots
  */
-import { chromium, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
+import { launchBrowser } from '../test/support.ts';
 
 const [base = 'http://127.0.0.1:5178/', out = '/tmp/web-shots'] = process.argv.slice(2);
 
-const browser = await chromium.launch({
-  executablePath: '/usr/bin/chromium',
-  headless: true,
-  args: [
-    '--no-sandbox',
-    '--disable-gpu',
-    '--disable-background-networking',
-    '--disable-component-update',
-    '--disable-sync',
-    '--no-first-run',
-  ],
-});
+const browser = await launchBrowser();
 
 async function open(colorScheme: 'light' | 'dark', hash = ''): Promise<Page> {
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, colorScheme });

@@ -15,8 +15,8 @@ import { runProcess, type Outcome } from '../../test/run-process.ts';
 import {
   boxPaths,
   conversation,
+  delegation,
   generateLargeJsonl,
-  line,
   writeJsonl,
   writeProfile,
 } from '../../test/fixtures/grok-bot/generate.ts';
@@ -51,27 +51,7 @@ beforeAll(async () => {
   const parentFile = writeJsonl(
     p,
     PARENT,
-    [
-      ...conversation('delegate the report'),
-      line({
-        role: 'assistant',
-        message: {
-          content: [
-            {
-              type: 'tool_use',
-              name: 'task',
-              input: { description: 'write report', prompt: 'go', toolCallId: 'k1' },
-            },
-          ],
-        },
-      }),
-      line({
-        role: 'tool',
-        message: {
-          content: [{ type: 'tool_result', name: 'task', result: { success: { agentId: CHILD } } }],
-        },
-      }),
-    ].join('\n') + '\n',
+    [...conversation('delegate the report'), ...delegation(CHILD)].join('\n') + '\n',
   );
   writeProfile(p, PARENT, { name: 'Report desk', harness: 'box' });
   const childFile = writeJsonl(p, CHILD, conversation('write the report').join('\n') + '\n');
