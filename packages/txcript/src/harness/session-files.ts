@@ -11,6 +11,8 @@ import { isJsonObject } from '../model/json.ts';
 import {
   CacheDocument,
   cacheFileFor,
+  isCount,
+  isOptionalString,
   statSignature,
   summaryCacheDisabled,
   type StatSignature,
@@ -51,8 +53,6 @@ interface CachedSummary {
   summary: SessionSummary;
 }
 
-const isOptionalString = (v: unknown): boolean => v === undefined || typeof v === 'string';
-
 function cachedSummary(v: unknown): CachedSummary | undefined {
   if (!isJsonObject(v) || typeof v.sig !== 'string' || !isJsonObject(v.summary)) return undefined;
   const s = v.summary;
@@ -60,8 +60,7 @@ function cachedSummary(v: unknown): CachedSummary | undefined {
     typeof s.id === 'string' &&
     typeof s.harness === 'string' &&
     typeof s.locator === 'string' &&
-    (s.messageCount === undefined ||
-      (Number.isSafeInteger(s.messageCount) && (s.messageCount as number) >= 0)) &&
+    (s.messageCount === undefined || isCount(s.messageCount)) &&
     isOptionalString(s.title) &&
     isOptionalString(s.lastActivity) &&
     isOptionalString(s.parentId);
@@ -116,18 +115,19 @@ export function openSessionFileCache(
 /**
  * Summarise `files` one by one. `summarize` returns a summary, or a reason the
  * file is not a session (a warning); a thrown error is reported as unreadable.
- * Unchanged files are served from `cache`, which is saved at the end.
+ * Unchanged files are served from the cache `openCache` gives, which is saved at the end.
  */
 export async function summarizeSessionFiles<F>(
   files: readonly F[],
   pathOf: (file: F) => string,
   summarize: (file: F) => Promise<SessionSummary | string>,
   options?: DiscoverOptions,
-  cache: SessionFileCache = noSessionFileCache,
+  openCache: () => SessionFileCache = () => noSessionFileCache,
 ): Promise<DiscoverResult> {
   const sessions: SessionSummary[] = [];
   const warnings: Warning[] = [];
-  const cached = options?.cache === false ? noSessionFileCache : cache;
+  // `--no-cache`: the cache file is not even read.
+  const cached = options?.cache === false ? noSessionFileCache : openCache();
   let done = 0;
   for (const file of files) {
     try {

@@ -65,6 +65,10 @@ export function statSignature(
   };
 }
 
+/** Checks for stored entries, which may come from an older or damaged file. */
+export const isCount = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) >= 0;
+export const isOptionalString = (v: unknown): boolean => v === undefined || typeof v === 'string';
+
 /** How a cache document is told apart from others: `format` and `version` constants, `scope` its roots. */
 export interface CacheIdentity {
   format: string;

@@ -165,8 +165,13 @@ export function claudeCodeStore(
   return {
     async discover(options?: DiscoverOptions): Promise<DiscoverResult> {
       const files = await listSessionFiles(root);
-      const cache = openSessionFileCache(env, HARNESS, [root], cacheOptions);
-      return summarizeSessionFiles(files, (sf) => sf.file, summarize, options, cache);
+      return summarizeSessionFiles(
+        files,
+        (sf) => sf.file,
+        summarize,
+        options,
+        () => openSessionFileCache(env, HARNESS, [root], cacheOptions),
+      );
     },
 
     async load(id: string): Promise<LoadResult> {

@@ -138,13 +138,14 @@ export function codexStore(
   const roots = codexRoots(env);
   return {
     async discover(options?: DiscoverOptions): Promise<DiscoverResult> {
-      const cache = openSessionFileCache(
-        env,
-        HARNESS,
-        [roots.sessions, ...(roots.archived !== undefined ? [roots.archived] : [])],
-        cacheOptions,
+      const dirs = [roots.sessions, ...(roots.archived !== undefined ? [roots.archived] : [])];
+      return summarizeSessionFiles(
+        await allRollouts(roots),
+        (file) => file,
+        summarize,
+        options,
+        () => openSessionFileCache(env, HARNESS, dirs, cacheOptions),
       );
-      return summarizeSessionFiles(await allRollouts(roots), (file) => file, summarize, options, cache);
     },
 
     async load(id: string): Promise<LoadResult> {

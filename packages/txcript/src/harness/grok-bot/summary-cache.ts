@@ -22,6 +22,8 @@ import { resolve } from 'node:path';
 import {
   CacheDocument,
   cacheFileFor,
+  isCount,
+  isOptionalString,
   statSignature,
   summaryCacheDisabled,
   type StatSignature,
@@ -91,9 +93,7 @@ interface CachedLedger {
   facts: LedgerFacts;
 }
 
-const isCount = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) >= 0;
 const isTime = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
-const isOptionalString = (v: unknown): boolean => v === undefined || typeof v === 'string';
 
 function isJsonlScan(v: unknown): v is JsonlScan {
   return (
