@@ -4,7 +4,8 @@
  * to stdout.
  */
 import type { CliContext } from './context.ts';
-import { documentLabel, errorMessage, readDocumentAsCommon } from './document.ts';
+import { errorMessage } from '../error-text.ts';
+import { documentLabel, readDocumentAsCommon } from './document.ts';
 import { CliError } from './errors.ts';
 
 export async function convertCommand(

@@ -11,11 +11,8 @@ import { formatUtc, sessionIdForFile, SimpleFormatError } from '../harness/simpl
 import type { Harness, Warning } from '../harness/types.ts';
 import type { Transcript } from '../model/common.ts';
 import type { CliContext } from './context.ts';
+import { errorMessage } from '../error-text.ts';
 import { CliError } from './errors.ts';
-
-export function errorMessage(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
-}
 
 /** How a command names its input in the read error (`the input`, `the session to continue`). */
 export interface DocumentRole {

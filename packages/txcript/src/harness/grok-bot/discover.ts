@@ -28,6 +28,7 @@ import { noSummaryCache } from './summary-cache.ts';
 import type { SummaryCache } from './summary-cache.ts';
 import { isJsonObject as isObject } from '../../model/json.ts';
 import { titleFromUserText } from './title.ts';
+import { errnoCode, errorMessage } from '../../error-text.ts';
 
 export const GROK_BOT_HARNESS_ID = 'grok_bot';
 const SUBAGENT_PREFIX = 'sand-subagent-';
@@ -262,22 +263,12 @@ interface AgentScan {
   pending?: { request: LedgerRequest; remember: (facts: LedgerFacts | undefined) => void };
 }
 
-function errnoCode(e: unknown): string | undefined {
-  return typeof e === 'object' && e !== null && 'code' in e && typeof e.code === 'string'
-    ? e.code
-    : undefined;
-}
-
-function describe(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
-}
-
 async function listDir(path: string, warnings: Warning[]): Promise<Dirent[]> {
   try {
     return await readdir(path, { withFileTypes: true });
   } catch (e) {
     if (errnoCode(e) !== 'ENOENT')
-      warnings.push({ source: path, message: `cannot list folder: ${describe(e)}` });
+      warnings.push({ source: path, message: `cannot list folder: ${errorMessage(e)}` });
     return [];
   }
 }
@@ -322,7 +313,7 @@ async function scanProfile(
     try {
       await realPathInside(roots.agents, dir);
     } catch (e) {
-      warnings.push({ source: dir, message: `skipped: ${describe(e)}` });
+      warnings.push({ source: dir, message: `skipped: ${errorMessage(e)}` });
       return undefined;
     }
   } else if (!entry.isDirectory()) return undefined;
@@ -333,7 +324,7 @@ async function scanProfile(
   } catch (e) {
     const code = errnoCode(e);
     if (code !== 'ENOENT' && code !== 'ENOTDIR') {
-      warnings.push({ source: profilePath, message: `cannot read profile: ${describe(e)}` });
+      warnings.push({ source: profilePath, message: `cannot read profile: ${errorMessage(e)}` });
     }
     return undefined;
   }
@@ -343,7 +334,7 @@ async function scanProfile(
     if ('problem' in profile) warnings.push({ source: profilePath, message: profile.problem });
     else if (profile.name !== undefined && profile.name.trim() !== '') scan.name = profile.name.trim();
   } catch (e) {
-    warnings.push({ source: profilePath, message: `profile is not valid JSON: ${describe(e)}` });
+    warnings.push({ source: profilePath, message: `profile is not valid JSON: ${errorMessage(e)}` });
   }
   return scan;
 }
@@ -401,7 +392,7 @@ async function scanTranscriptDir(
     try {
       await realPathInside(roots.transcripts, dir);
     } catch (e) {
-      const message = errnoCode(e) === 'ENOENT' ? 'broken symlink; skipped' : `skipped: ${describe(e)}`;
+      const message = errnoCode(e) === 'ENOENT' ? 'broken symlink; skipped' : `skipped: ${errorMessage(e)}`;
       warnings.push({ source: dir, message });
       return undefined;
     }
@@ -417,7 +408,10 @@ async function scanTranscriptDir(
   } catch (e) {
     const code = errnoCode(e);
     if (code === 'ENOENT') return undefined; // a folder without its JSONL (only sidecars) is no session
-    warnings.push({ source: code === 'EACCES' ? dir : path, message: `unreadable; skipped: ${describe(e)}` });
+    warnings.push({
+      source: code === 'EACCES' ? dir : path,
+      message: `unreadable; skipped: ${errorMessage(e)}`,
+    });
     return undefined;
   }
 }

@@ -11,6 +11,7 @@ import { dirname, relative, sep } from 'node:path';
 import { ledgerEntrySchema } from '@sendbox/protocol';
 import type { LedgerEntry } from '@sendbox/protocol';
 import Database from 'better-sqlite3';
+import { errnoCode } from '../../error-text.ts';
 import type { JsonValue } from '../../model/common.ts';
 import type { Warning } from '../types.ts';
 import { parseLedgerEntry } from './ledger-entry.ts';
@@ -98,9 +99,7 @@ export interface LedgerOpenOptions {
 }
 
 function sqliteCode(e: unknown): string | undefined {
-  if (e instanceof Database.SqliteError) return e.code;
-  if (typeof e === 'object' && e !== null && 'code' in e && typeof e.code === 'string') return e.code;
-  return undefined;
+  return e instanceof Database.SqliteError ? e.code : errnoCode(e);
 }
 
 /** Translate a SQLite failure into an error that names the file and says what to do. */

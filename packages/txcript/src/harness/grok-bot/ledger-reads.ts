@@ -30,6 +30,7 @@ import { envValue } from '../env.ts';
 import type { Warning } from '../types.ts';
 import { readLedgerSummary } from './ledger-db.ts';
 import { titleFromUserText } from './title.ts';
+import { errorMessage } from '../../error-text.ts';
 
 /** Ledger entries searched for a title (agents without a profile name). */
 const TITLE_LEDGER_ENTRIES = 50;
@@ -108,16 +109,12 @@ export function readLedgerFacts(path: string, needTitle: boolean): LedgerFacts |
   };
 }
 
-function describe(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
-}
-
 /** One read, its failure included: what either thread reports for a ledger. */
 export function readLedgerOutcome({ path, needTitle }: LedgerRequest): LedgerOutcome {
   try {
     return { facts: readLedgerFacts(path, needTitle) };
   } catch (e) {
-    return { error: describe(e) };
+    return { error: errorMessage(e) };
   }
 }
 
@@ -235,10 +232,10 @@ export function startLedgerReads(expected: number, options: LedgerWorkerOptions 
         wake();
       });
       worker.on('error', (e) => {
-        failure ??= describe(e);
+        failure ??= errorMessage(e);
       });
       worker.on('messageerror', (e) => {
-        failure ??= `unreadable report: ${describe(e)}`;
+        failure ??= `unreadable report: ${errorMessage(e)}`;
       });
       worker.on('exit', (code) => {
         if (code !== 0) failure ??= `exited with code ${code}`;
@@ -246,7 +243,7 @@ export function startLedgerReads(expected: number, options: LedgerWorkerOptions 
         wake();
       });
     } catch (e) {
-      failure = describe(e);
+      failure = errorMessage(e);
     }
   };
   spawn(expected);

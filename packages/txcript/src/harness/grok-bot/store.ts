@@ -27,6 +27,7 @@ import { noSummaryCache, openSummaryCache } from './summary-cache.ts';
 import type { SummaryCacheOptions } from './summary-cache.ts';
 import { decodeJsonlBytes, parseGrokBotJsonl, renderGrokBotJsonl } from './text.ts';
 import { assertLoadable, TooLargeToLoadError } from '../../fs/memory-budget.ts';
+import { errnoCode, errorMessage } from '../../error-text.ts';
 
 export interface GrokBotStoreOptions {
   /** Gateway call limit; default `TXCRIPT_GROK_BOT_TIMEOUT_MS` or 5000 ms. */
@@ -61,16 +62,6 @@ export class GrokBotLoadError extends Error {
         attempts.map((a, i) => `  ${i + 1}. ${a.source}: ${a.reason}`).join('\n'),
     );
   }
-}
-
-function errnoCode(e: unknown): string | undefined {
-  return typeof e === 'object' && e !== null && 'code' in e && typeof e.code === 'string'
-    ? e.code
-    : undefined;
-}
-
-function message(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
 }
 
 /** The first non-blank line of parsed records must be an envelope (TX-a/b/c). */
@@ -117,7 +108,7 @@ export function createGrokBotStore(
       await realPathInside(roots.transcripts, dir);
     } catch (e) {
       if (e instanceof UnsafePathError) throw e;
-      return errnoCode(e) === 'ENOENT' ? 'file missing' : `cannot open: ${message(e)}`;
+      return errnoCode(e) === 'ENOENT' ? 'file missing' : `cannot open: ${errorMessage(e)}`;
     }
     let bytes: Buffer;
     let birth: number;
@@ -128,7 +119,7 @@ export function createGrokBotStore(
       bytes = await readFile(path);
     } catch (e) {
       if (e instanceof TooLargeToLoadError) throw e; // the session is there: another source would hide why
-      return errnoCode(e) === 'ENOENT' ? 'file missing' : `cannot read: ${message(e)}`;
+      return errnoCode(e) === 'ENOENT' ? 'file missing' : `cannot read: ${errorMessage(e)}`;
     }
     const decoded = decodeJsonlBytes(bytes, path);
     const parsed = parseGrokBotJsonl(decoded.text, path);
@@ -152,7 +143,7 @@ export function createGrokBotStore(
       }
     } catch (e) {
       const code = errnoCode(e);
-      return code === 'SQLITE_CANTOPEN' || code === 'ENOENT' ? 'no store.db' : message(e);
+      return code === 'SQLITE_CANTOPEN' || code === 'ENOENT' ? 'no store.db' : errorMessage(e);
     }
     if (read.rows.length === 0) {
       return read.warnings.length > 0
@@ -171,13 +162,13 @@ export function createGrokBotStore(
     try {
       client = new GatewayClient({ ...(await readGatewayConfig(env)), timeoutMs: gatewayTimeoutMs });
     } catch (e) {
-      return message(e);
+      return errorMessage(e);
     }
     let body: JsonValue;
     try {
       body = await client.call('openAgent', { id });
     } catch (e) {
-      return message(e);
+      return errorMessage(e);
     }
     const endpoint = client.endpoint('openAgent');
     const values = gatewayEntries(body);
