@@ -65,6 +65,8 @@ export const noticeEntrySchema = z.looseObject({
   ...base,
   kind: z.literal('notice'),
   text: z.string(),
+  /** sendbox: `error` when something failed (the UI shows it as an error); absent for plain notices. */
+  level: z.enum(['info', 'error']).optional(),
 });
 
 /** Private assistant text: recorded, hidden in the UI behind the thinking toggle (C1). */

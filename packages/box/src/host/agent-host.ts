@@ -10,8 +10,8 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { LedgerEntry } from '@sendbox/protocol';
 import { openLedgerForWrite } from '@sendbox/txcript';
-import { DEFAULT_MAX_ATTACHMENT_BYTES } from '../attachments/store.ts';
-import { ensurePrivateDir } from '../fs/atomic.ts';
+import { AttachmentStore, DEFAULT_MAX_ATTACHMENT_BYTES } from '../attachments/store.ts';
+import { ensurePrivateDir, removeAtomicTemps } from '../fs/atomic.ts';
 import { providerFromEnv, statusOf } from '../providers/index.ts';
 import type { ModelProvider } from '../providers/types.ts';
 import { loadOrCreateSecretKey } from '../secrets/store.ts';
@@ -21,6 +21,9 @@ import { writeTool } from '../tools/write.ts';
 import { updateTodosTool } from '../tools/update-todos.ts';
 import type { HostTool } from '../tools/types.ts';
 import { AgentSession, type SessionConfig } from './agent-session.ts';
+import { needsRecovery } from './inbox.ts';
+import { removeUploadTemps } from './upload-staging.ts';
+import { WritePoints } from './write-points.ts';
 import { agentPaths, agentsRoot, isSafeAgentId } from './layout.ts';
 import { DEFAULT_SEND_REMINDER_EVERY } from './middleware/send-reminder.ts';
 import { writeProfile, type Profile } from './profile.ts';
@@ -30,6 +33,7 @@ import {
   type CreateAgentInput,
   type HostEvent,
   type ModelStatus,
+  type PendingInput,
   type RosterRow,
   type SequencedEntry,
   type UploadInput,
@@ -50,6 +54,8 @@ export interface AgentHostOptions {
   shell?: ShellOptions;
   /** Clock (epoch ms), for tests. */
   now?: () => number;
+  /** Every durable write passes one (default: from `SENDBOX_TEST_CRASH_AT_WRITE`, else counting only). */
+  writePoints?: WritePoints;
 }
 
 export async function createAgentHost(options: AgentHostOptions): Promise<LocalAgentHost> {
@@ -58,7 +64,9 @@ export async function createAgentHost(options: AgentHostOptions): Promise<LocalA
   await ensurePrivateDir(path.join(dataDir, 'agent-transcripts'));
   await ensurePrivateDir(path.join(dataDir, 'sandboxes'));
   const key = await loadOrCreateSecretKey(dataDir);
-  return new LocalAgentHost(dataDir, key, options);
+  const host = new LocalAgentHost(dataDir, key, options);
+  await host.recover();
+  return host;
 }
 
 export class LocalAgentHost implements AgentHost {
@@ -100,6 +108,7 @@ export class LocalAgentHost implements AgentHost {
       emit: (event) => this.emit(event),
       now: options.now ?? Date.now,
       isFocused: (id) => this.focused === id,
+      writePoints: options.writePoints ?? WritePoints.fromEnv(env),
     };
   }
 
@@ -163,6 +172,38 @@ export class LocalAgentHost implements AgentHost {
 
   async openAgentJson(id: string): Promise<string> {
     return (await this.open(id)).entriesJson();
+  }
+
+  async pendingInputs(id: string): Promise<PendingInput[]> {
+    return (await this.existing(id)).pendingInputs();
+  }
+
+  /**
+   * What start-up owes a data dir after a crash: temp files of interrupted writes are removed, and
+   * every agent with pending inputs or a turn the box never finished is opened, which closes that
+   * turn and resumes the inputs in order (AgentSession.load). Others stay closed until asked for.
+   */
+  async recover(): Promise<void> {
+    let names: string[];
+    try {
+      names = await readdir(agentsRoot(this.dataDir));
+    } catch {
+      return;
+    }
+    for (const id of names) {
+      if (!isSafeAgentId(id)) continue;
+      const paths = agentPaths(this.dataDir, id);
+      await removeAtomicTemps(paths.agentDir);
+      await new AttachmentStore(paths.attachments).removeTemps();
+      await removeUploadTemps(paths.sandbox);
+      if (!needsRecovery(paths.storeDb)) continue;
+      try {
+        await this.session(id);
+      } catch {
+        // An agent whose files cannot be read is left for listAgents/openAgent to report.
+        this.sessions.delete(id);
+      }
+    }
   }
 
   async entriesAfter(id: string, afterSeq: number): Promise<SequencedEntry[]> {
@@ -367,6 +408,7 @@ export class LocalAgentHost implements AgentHost {
       unreadCount: unread.unreadCount,
       hasUnread: unread.unreadCount > 0 || unread.isManuallyUnread,
       awaitingUserResponse: session.awaitingUserResponse,
+      pendingInputs: session.pendingInputs().length,
       state: session.turnState,
       readOnly: session.profile.readOnly === true || !this.provider,
     };

@@ -33,6 +33,10 @@ export class QuestionBook {
     return question;
   }
 
+  get(id: string): Question | undefined {
+    return this.questions.get(id);
+  }
+
   markAnswered(id: string): void {
     this.answered.add(id);
   }

@@ -78,11 +78,13 @@ export function turnDriver(ctx: TurnContext, turn: number, provider: ModelProvid
       }
     },
     runToolCall: async (call: ModelToolCall): Promise<ToolCallReport> => {
-      if (call.parseError !== undefined) {
+      const tool = tools.get(call.name);
+      const known = tool !== undefined || call.name === 'send_message';
+      if (call.parseError !== undefined && known) {
         const message =
           `Your ${call.name} call was not run: its arguments are not valid JSON (${call.parseError}). ` +
           `Call ${call.name} again with a JSON object as arguments.`;
-        recordCall(call.name, { toolCallId: call.id });
+        recordCall(call.name, callInput(call));
         recordResult(call.name, { error: { error: message } });
         return { output: { type: 'error-text', value: message }, delivered: false };
       }
@@ -96,24 +98,25 @@ export function turnDriver(ctx: TurnContext, turn: number, provider: ModelProvid
           now,
         });
         recordCall('send_message', { ...outcome.jsonlInput, toolCallId: call.id });
-        recordResult('send_message', outcome.result);
-        if (!outcome.delivered)
+        if (!outcome.delivered) {
+          recordResult('send_message', outcome.result);
           return { output: { type: 'error-text', value: outcome.reason }, delivered: false };
+        }
+        // Delivered means committed in the ledger: only then do the model and the JSONL learn of it.
         const [entry] = writer.appendEntries([
           { id: outcome.messageId, kind: 'send-message', message: outcome.stored, timestampMs: now() },
         ]);
+        recordResult('send_message', outcome.result);
         if (entry) ctx.questions.noteSend(outcome.messageId, entry.seq, outcome.stored);
         if (outcome.awaitsUser) ctx.state.awaitUser();
         return { output: { type: 'text', value: sendSuccessText(outcome.messageId) }, delivered: true };
       }
-      const tool = tools.get(call.name);
-      const rawInput = isObject(call.input) ? (call.input as JsonObject) : {};
-      recordCall(call.name, { ...rawInput, toolCallId: call.id });
+      recordCall(call.name, callInput(call));
       let outcome: ToolOutcome;
       if (!tool) {
         const names = ['send_message', ...tools.keys()].join(', ');
         outcome = errorOutcome(
-          `There is no tool named ${call.name}. Available tools: ${names}.`,
+          `There is no tool named ${call.name}. Your tools are: ${names}.`,
           `unknown tool ${call.name}`,
         );
       } else {
@@ -140,10 +143,9 @@ export function turnDriver(ctx: TurnContext, turn: number, provider: ModelProvid
     recordReminder: (text) => {
       writer.appendRecords([{ role: 'user', blocks: [{ type: 'text', text }] }]);
     },
-    recordNotice: (text) => {
-      writer.appendEntries([
-        { id: `t${turn}n${counters.notice++}`, kind: 'notice', text, timestampMs: now() },
-      ]);
+    recordNotice: (text, level) => {
+      const id = `t${turn}n${counters.notice++}`;
+      writer.appendEntries([{ id, kind: 'notice', text, timestampMs: now(), ...(level ? { level } : {}) }]);
     },
     recordTurnEnded: () => {
       writer.appendEntries([{ id: `t${turn}e`, kind: 'turn-ended', timestampMs: now() }]);
@@ -188,6 +190,14 @@ async function runTool(ctx: TurnContext, tool: HostTool, input: unknown): Promis
   } catch (error) {
     return errorOutcome(`${tool.name} failed: ${(error as Error).message}`);
   }
+}
+
+/** A call's JSONL `tool_use` input: its arguments with its id, or their raw text when they did not parse. */
+function callInput(call: ModelToolCall): JsonObject {
+  if (isObject(call.input)) return { ...(call.input as JsonObject), toolCallId: call.id };
+  return call.rawArguments === undefined
+    ? { toolCallId: call.id }
+    : { rawArguments: call.rawArguments, toolCallId: call.id };
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

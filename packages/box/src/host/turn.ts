@@ -27,7 +27,8 @@ export interface TurnDriver {
   runToolCall(call: ModelToolCall): Promise<ToolCallReport>;
   /** Records an injected reminder (a JSONL user record; never shown in the UI). */
   recordReminder(text: string): void;
-  recordNotice(text: string): void;
+  /** A notice for the user; `error` when something failed (the UI shows it as an error). */
+  recordNotice(text: string, level?: 'error'): void;
   recordTurnEnded(): void;
 }
 
@@ -61,7 +62,7 @@ export async function runTurn(
   try {
     for (;;) {
       if (steps >= options.maxSteps) {
-        driver.recordNotice(options.texts.stepLimitNotice(options.maxSteps));
+        driver.recordNotice(options.texts.stepLimitNotice(options.maxSteps), 'error');
         break;
       }
       steps += 1;
@@ -71,6 +72,7 @@ export async function runTurn(
       } catch (error) {
         driver.recordNotice(
           options.texts.modelFailedNotice(error instanceof Error ? error.message : String(error)),
+          'error',
         );
         break;
       }
@@ -116,8 +118,9 @@ export async function runTurn(
       if (reminder.takeReminder())
         injectReminder(history, driver, options.texts.nonSendReminder(reminder.threshold));
     }
-  } finally {
     driver.recordTurnEnded();
+  } finally {
+    // A write that failed mid-turn ends it too; its caller closes it (notice, turn-ended) from the files.
     state.endTurn();
   }
 }
