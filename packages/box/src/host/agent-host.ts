@@ -56,6 +56,8 @@ export interface AgentHostOptions {
   now?: () => number;
   /** Every durable write passes one (default: from `SENDBOX_TEST_CRASH_AT_WRITE`, else counting only). */
   writePoints?: WritePoints;
+  /** How long a full disk holds an agent's pending inputs back before the next try (default 2 s). */
+  inboxRetryMs?: number;
 }
 
 export async function createAgentHost(options: AgentHostOptions): Promise<LocalAgentHost> {
@@ -109,6 +111,7 @@ export class LocalAgentHost implements AgentHost {
       now: options.now ?? Date.now,
       isFocused: (id) => this.focused === id,
       writePoints: options.writePoints ?? WritePoints.fromEnv(env),
+      inboxRetryMs: options.inboxRetryMs ?? 2000,
     };
   }
 

@@ -66,6 +66,8 @@ export interface SessionConfig {
   now(): number;
   /** Every durable write passes one (crash and full-disk tests). */
   writePoints: WritePoints;
+  /** How long a full disk holds the inbox back before the next try. */
+  inboxRetryMs: number;
   /** True when this agent is the focused one (its entries do not count as unread). */
   isFocused(id: string): boolean;
 }
@@ -73,9 +75,6 @@ export interface SessionConfig {
 /** Told to the user when a turn the box was running is found without its end (a crash). */
 export const BOX_STOPPED_NOTICE =
   'The box stopped during this turn, so the agent did not finish it. Send your message again if you still need an answer.';
-
-/** How long a full disk holds the inbox back before the next try. */
-const INBOX_RETRY_MS = 2000;
 
 export const TURN_TEXTS: TurnTexts = {
   nonSendReminder: (count) => nonSendReminder(count),
@@ -592,7 +591,7 @@ export class AgentSession implements TurnContext {
     this.retryTimer = setTimeout(() => {
       this.retryTimer = null;
       this.schedule();
-    }, INBOX_RETRY_MS);
+    }, this.config.inboxRetryMs);
     this.retryTimer.unref();
   }
 

@@ -166,7 +166,7 @@ export class Inbox {
 
   private write<T>(what: string, run: () => T): T {
     try {
-      this.points.pass('inbox');
+      this.points.pass('inbox', what);
       return this.lock.withReleased(run);
     } catch (error) {
       throw new StoreWriteError('inbox', what, error);

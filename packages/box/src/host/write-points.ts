@@ -11,8 +11,8 @@ export type WriteStore = 'jsonl' | 'ledger' | 'inbox' | 'upload';
 export interface WritePointOptions {
   /** Kill the process (SIGKILL) just before its `crashAt`-th write (1-based). */
   crashAt?: number;
-  /** An error to throw instead of writing (a full disk, EIO), or null to write. */
-  fail?: (store: WriteStore) => Error | null;
+  /** An error to throw instead of writing (a full disk, EIO), or null to write; `what` names the write. */
+  fail?: (store: WriteStore, what: string) => Error | null;
 }
 
 export class WritePoints {
@@ -31,10 +31,10 @@ export class WritePoints {
     return this.count;
   }
 
-  pass(store: WriteStore): void {
+  pass(store: WriteStore, what = ''): void {
     this.count += 1;
     if (this.options.crashAt === this.count) process.kill(process.pid, 'SIGKILL');
-    const error = this.options.fail?.(store);
+    const error = this.options.fail?.(store, what);
     if (error) throw error;
   }
 }

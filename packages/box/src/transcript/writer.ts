@@ -100,7 +100,7 @@ export class TranscriptWriter {
     const clean = entries.map((entry) => scrub.value(entry));
     let seqs: number[];
     try {
-      this.points.pass('ledger');
+      this.points.pass('ledger', clean.map((entry) => entry.id).join(' '));
       seqs = this.ledger.appendEntries(clean);
     } catch (error) {
       throw new StoreWriteError('ledger', describeEntries(clean), error);
