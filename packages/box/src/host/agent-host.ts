@@ -187,6 +187,8 @@ export class LocalAgentHost implements AgentHost {
    * turn and resumes the inputs in order (AgentSession.load). Others stay closed until asked for.
    */
   async recover(): Promise<void> {
+    // gateway.json and the lock's owner file are written atomically while turns may already run.
+    await removeAtomicTemps(this.dataDir);
     let names: string[];
     try {
       names = await readdir(agentsRoot(this.dataDir));

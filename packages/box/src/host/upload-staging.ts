@@ -58,8 +58,9 @@ export async function stageUpload(
   const temp = path.join(dir, `${TEMP_PREFIX}${randomBytes(8).toString('hex')}${TEMP_SUFFIX}`);
   try {
     await mkdir(dir, { recursive: true });
-    points.pass('upload');
     await writeFile(temp, bytes, { mode: 0o644, flag: 'wx' });
+    // Between the temp file and its name: a crash here leaves the temp that start-up removes.
+    points.pass('upload');
     const sandboxPath = path.join(dir, await freeName(dir, safeName));
     await rename(temp, sandboxPath);
     return { fileName: safeName, stored, sandboxPath };
