@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
+import type { AgentHostOptions } from '../host/agent-host.ts';
 import type { AgentHost, SequencedEntry } from '../host/types.ts';
 import type { ModelProvider } from '../providers/types.ts';
 import { agentFiles, boxAgentFolders } from './files.ts';
@@ -45,10 +46,13 @@ export async function makeWebRoot(): Promise<string> {
   return root;
 }
 
-export async function startTestBox(model: ModelProvider): Promise<TestBox> {
+export async function startTestBox(
+  model: ModelProvider,
+  hostOptions: Partial<AgentHostOptions> = {},
+): Promise<TestBox> {
   const dataDir = await makeTempDir('sendbox-gw-');
   const webRoot = await makeWebRoot();
-  const host = await openTestHost(dataDir, model);
+  const host = await openTestHost(dataDir, model, hostOptions);
   const requestLog: string[] = [];
   const errorLog: string[] = [];
   const gateway = await startGateway({

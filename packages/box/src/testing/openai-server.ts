@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 
 export type ScriptedReply =
   | { kind: 'message'; content?: string; toolCalls?: Array<{ id: string; name: string; arguments: string }> }
-  | { kind: 'status'; status: number; body: unknown }
+  | { kind: 'status'; status: number; body: unknown; headers?: Record<string, string> }
   /** Accepts the request and never answers (a timeout). */
   | { kind: 'hang' };
 
@@ -49,7 +49,7 @@ export async function startOpenAiTestServer(): Promise<OpenAiTestServer> {
         return;
       }
       if (reply.kind === 'status') {
-        res.writeHead(reply.status, { 'content-type': 'application/json' });
+        res.writeHead(reply.status, { 'content-type': 'application/json', ...reply.headers });
         res.end(JSON.stringify(reply.body));
         return;
       }
