@@ -195,20 +195,26 @@ export class LocalAgentHost implements AgentHost {
     } catch {
       return;
     }
-    for (const id of names) {
-      if (!isSafeAgentId(id)) continue;
+    const recovering: string[] = [];
+    await inBatches(names.filter(isSafeAgentId), RECOVERY_CONCURRENCY, async (id) => {
       const paths = agentPaths(this.dataDir, id);
       await removeAtomicTemps(paths.agentDir);
       await new AttachmentStore(paths.attachments).removeTemps();
       await removeUploadTemps(paths.sandbox);
-      if (!needsRecovery(paths.storeDb)) continue;
+      if (needsRecovery(paths.storeDb)) recovering.push(id);
+    });
+    // Every interrupted turn is closed before any agent takes new work, so start-up is not
+    // slowed by turns of the agents recovered first.
+    const opened: AgentSession[] = [];
+    await inBatches(recovering, RECOVERY_CONCURRENCY, async (id) => {
       try {
-        await this.session(id);
+        opened.push(await this.open_(id));
       } catch {
         // An agent whose files cannot be read is left for listAgents/openAgent to report.
         this.sessions.delete(id);
       }
-    }
+    });
+    for (const session of opened) session.resume();
   }
 
   async entriesAfter(id: string, afterSeq: number): Promise<SequencedEntry[]> {
@@ -365,7 +371,15 @@ export class LocalAgentHost implements AgentHost {
     this.focused = session.id;
   }
 
-  private session(id: string): Promise<AgentSession> {
+  private async session(id: string): Promise<AgentSession> {
+    const fresh = !this.sessions.has(id);
+    const session = await this.open_(id);
+    if (fresh) session.resume();
+    return session;
+  }
+
+  /** The live session, opened (files read, an interrupted turn closed) but not yet resumed when new. */
+  private open_(id: string): Promise<AgentSession> {
     if (this.closed) return Promise.reject(new Error('the agent host is closed'));
     let pending = this.sessions.get(id);
     if (!pending) {
@@ -429,6 +443,21 @@ function toolEnvironment(env: NodeJS.ProcessEnv): Record<string, string> {
   };
   if (env.TZ) out.TZ = env.TZ;
   return out;
+}
+
+/** How many agents start-up reads at once (their files are read asynchronously; SQLite calls are not). */
+const RECOVERY_CONCURRENCY = 4;
+
+async function inBatches<T>(
+  items: readonly T[],
+  size: number,
+  run: (item: T) => Promise<void>,
+): Promise<void> {
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) await run(items[next++]!);
+  };
+  await Promise.all(Array.from({ length: Math.min(size, items.length) }, worker));
 }
 
 function copyIfExists(from: string, to: string): void {

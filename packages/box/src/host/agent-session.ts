@@ -215,6 +215,10 @@ export class AgentSession implements TurnContext {
         // Still no space: the turn is closed before the next one starts.
       }
     }
+  }
+
+  /** Starts answering the inputs that were pending when the files were read (the host calls it after opening). */
+  resume(): void {
     if (this.inbox.pending().length > 0) this.schedule();
   }
 
@@ -336,6 +340,7 @@ export class AgentSession implements TurnContext {
       this.closeFiles();
       await this.load();
     });
+    this.resume();
   }
 
   /**
