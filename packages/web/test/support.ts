@@ -150,8 +150,8 @@ export interface ScriptedToolCall {
 export type ScriptedReply = (
   { toolCall: ScriptedToolCall } | { toolCalls: ScriptedToolCall[] } | { text: string }
 ) & {
-  /** Answer this late (a model that takes its time). */
-  delayMs?: number;
+  /** Answer only once this settles (a model that takes its time, for as long as the test needs). */
+  after?: Promise<unknown>;
 };
 
 export interface ModelServer {
@@ -201,10 +201,12 @@ export async function startModelServer(options: { keepRequests?: boolean } = {})
         choices: [{ index: 0, message, finish_reason: 'text' in next ? 'stop' : 'tool_calls' }],
         usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
       });
-      setTimeout(() => {
+      const answer = (): void => {
         res.writeHead(200, { 'Content-Type': 'application/json' });
         res.end(body);
-      }, next.delayMs ?? 0);
+      };
+      if (next.after) void next.after.then(answer, answer);
+      else answer();
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -491,10 +491,14 @@ describe('web UI with a model', () => {
     await page.getByTestId('new-agent').click();
     await page.getByTestId('new-agent-name').fill('Queue');
     await page.keyboard.press('Enter');
+    // The new agent's conversation, not the one open before it.
+    await page.getByRole('heading', { name: 'Queue' }).waitFor();
     const input = page.getByTestId('composer-input');
     await expect.poll(() => input.isEnabled()).toBe(true);
+    let answerFirst = (): void => undefined;
+    const firstAnswered = new Promise<void>((resolve) => (answerFirst = resolve));
     model.reply(
-      { ...send({ type: 'text', content: 'first answer' }), delayMs: 1500 },
+      { ...send({ type: 'text', content: 'first answer' }), after: firstAnswered },
       { text: 'done' },
       send({ type: 'text', content: 'second answer' }),
       { text: 'done' },
@@ -508,6 +512,7 @@ describe('web UI with a model', () => {
     await pending.waitFor();
     expect(await pending.textContent()).toContain('the queued question');
     await saveScreenshot(page, task.name);
+    answerFirst();
     // Its turn starts: the pending bubble gives way to the user message, and the answer follows.
     await page.locator('.bubble', { hasText: 'second answer' }).waitFor({ timeout: 20_000 });
     expect(await page.getByTestId('pending-input').count()).toBe(0);
