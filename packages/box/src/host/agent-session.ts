@@ -166,9 +166,9 @@ export class AgentSession implements TurnContext {
     return this.config.now();
   }
 
-  /** True while a turn runs or inputs wait for their turn. */
+  /** True while a turn runs or inputs wait for their turn (without a model, none will run). */
   get busy(): boolean {
-    return this.draining || this.inbox.pending().length > 0;
+    return this.draining || (this.config.provider !== null && this.inbox.pending().length > 0);
   }
 
   get turnState(): TurnState {
