@@ -39,7 +39,9 @@ const empty = z.object({});
 const byId = z.object({ id: agentIdSchema });
 
 export const jsonMethods = {
-  getStatus: method(empty, ({ host, version }) => Promise.resolve({ model: host.modelStatus(), version })),
+  getStatus: method(empty, ({ host, version }) =>
+    Promise.resolve({ model: host.modelStatus(), sandbox: host.sandboxStatus(), version }),
+  ),
   createAgent: method(
     z.object({
       name: z.string().trim().min(1, 'the agent needs a name').max(200),

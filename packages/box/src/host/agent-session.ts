@@ -27,6 +27,7 @@ import { grokBot, openLedgerForWrite, type LedgerRow, type LedgerWriter } from '
 import { z } from 'zod';
 import { AttachmentStore } from '../attachments/store.ts';
 import { ensurePrivateDir } from '../fs/atomic.ts';
+import type { Confinement } from '../sandbox/confinement.ts';
 import type {
   ModelMessage,
   ModelProvider,
@@ -68,6 +69,8 @@ export interface SessionConfig {
   maxAttachmentBytes: number;
   /** Environment every tool process starts from (never the host's own: it holds API keys). */
   toolEnv: Readonly<Record<string, string>>;
+  /** How tool processes are confined; the sandbox folder is prepared for it. */
+  confinement: Confinement;
   emit(event: HostEvent): void;
   now(): number;
   /** True when this agent is the focused one (its entries do not count as unread). */
@@ -166,6 +169,7 @@ export class AgentSession {
     await ensurePrivateDir(p.agentDir);
     await ensurePrivateDir(p.transcriptDir);
     await mkdir(p.sandbox, { recursive: true, mode: 0o700 });
+    await this.config.confinement.prepare(p.sandbox);
     this.profileMark = fileMark(p.profile);
     this.profile = await readProfile(p.profile);
     this.ledger = this.lockedLedger(openLedgerForWrite(p.storeDb));
@@ -706,6 +710,7 @@ export class AgentSession {
       return await tool.run(input, {
         sandboxDir: this.paths.sandbox,
         env: { ...this.config.toolEnv, HOME: this.paths.sandbox, ...Object.fromEntries(secrets) },
+        allowDomains: this.profile.sandbox?.allowDomains ?? [],
         scrub: this.scrubber,
         todos: this.todos,
         now: () => this.config.now(),

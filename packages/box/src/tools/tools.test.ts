@@ -1,10 +1,11 @@
 import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { detectConfinement, type Confinement } from '../sandbox/confinement.ts';
 import { noScrub, scrubberFor } from '../secrets/scrub.ts';
 import { readTool } from './read.ts';
-import { shellTool } from './shell.ts';
+import { shellTool as makeShellTool, type ShellOptions } from './shell.ts';
 import type { TodoItem, ToolContext, ToolEnvelope } from './types.ts';
 
 function errorText(envelope: ToolEnvelope): string {
@@ -17,10 +18,17 @@ import { writeTool } from './write.ts';
 let root: string;
 let sandbox: string;
 let ctx: ToolContext;
+let confinement: Confinement;
+const shellTool = (options: Omit<ShellOptions, 'confinement'> = {}) =>
+  makeShellTool({ ...options, confinement });
+beforeAll(async () => {
+  confinement = await detectConfinement();
+});
 beforeEach(async () => {
   root = await mkdtemp(path.join(os.tmpdir(), 'sendbox-tools-'));
   sandbox = path.join(root, 'sandbox');
   await mkdir(sandbox);
+  await confinement.prepare(sandbox);
   ctx = {
     sandboxDir: sandbox,
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
