@@ -5,10 +5,15 @@
  */
 import { createAgentHost } from '../host/agent-host.ts';
 import type { AgentHost } from '../host/types.ts';
+import type { OpenHostOptions } from './serve.ts';
 import { providerFromEnv } from '../providers/index.ts';
 import { ensureDemoAgent } from './demo-agent.ts';
 
-export async function openBoxHost(dataDir: string, env: NodeJS.ProcessEnv = process.env): Promise<AgentHost> {
+export async function openBoxHost(
+  dataDir: string,
+  options: OpenHostOptions = { unsafeHostTools: false },
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<AgentHost> {
   if (!providerFromEnv(env).status.configured) await ensureDemoAgent(dataDir);
-  return createAgentHost({ dataDir, env });
+  return createAgentHost({ dataDir, env, sandbox: { unsafeHostTools: options.unsafeHostTools } });
 }

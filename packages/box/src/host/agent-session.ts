@@ -8,7 +8,7 @@
  * prompt continues the conversation.
  */
 import { statSync, type Stats } from 'node:fs';
-import { access, mkdir, open, writeFile } from 'node:fs/promises';
+import { mkdir, open } from 'node:fs/promises';
 import {
   answerMessage,
   assistantId,
@@ -35,9 +35,9 @@ import type {
   ModelToolCall,
   ModelToolSpec,
 } from '../providers/types.ts';
-import { scrubberFor, type Scrubber } from '../secrets/scrub.ts';
+import { scrubberFor, SecretInFileError, type Scrubber } from '../secrets/scrub.ts';
 import { SecretStore } from '../secrets/store.ts';
-import { isNotFound } from '../sandbox/paths.ts';
+import { createNewInSandbox, isNotFound, withDeadline } from '../sandbox/paths.ts';
 import { handleSendMessage, type JsonObject } from '../tools/send-message.ts';
 import {
   describeZodError,
@@ -409,14 +409,21 @@ export class AgentSession {
         .slice(0, 200) || 'upload';
     let stored;
     try {
-      stored = await this.attachments.ingestBytes(bytes, safeName);
+      stored = await this.attachments.ingestBytes(bytes, safeName, { secrets: this.scrubber });
     } catch (error) {
-      throw new HostError((error as Error).message, 413);
+      throw new HostError((error as Error).message, error instanceof SecretInFileError ? 400 : 413);
     }
-    const uploadsDir = `${this.paths.sandbox}/uploads`;
-    await mkdir(uploadsDir, { recursive: true });
-    const sandboxPath = `${uploadsDir}/${await freeName(uploadsDir, safeName)}`;
-    await writeFile(sandboxPath, bytes, { mode: 0o644 });
+    let sandboxPath: string;
+    try {
+      sandboxPath = await withDeadline(`Saving ${safeName} in the sandbox`, () =>
+        createNewInSandbox(this.paths.sandbox, 'uploads', safeName, bytes),
+      );
+    } catch (error) {
+      throw new HostError(
+        `the upload was not saved in the agent's sandbox: ${(error as Error).message}`,
+        409,
+      );
+    }
     const id = userAttachmentId(this.nextTurn, this.pendingUploads.length);
     const [entry] = this.writer.appendEntries([
       {
@@ -643,6 +650,7 @@ export class AgentSession {
           const outcome = await handleSendMessage(call.input, {
             sandboxDir: this.paths.sandbox,
             attachments: this.attachments,
+            secrets: this.scrubber,
             sendsBlocked: () => this.state.sendsBlocked,
             nextSendId: () => sendId(turn, counters.send++),
             deliveredInTurn,
@@ -852,20 +860,6 @@ function summaryOf(message: Record<string, unknown>): string {
   if (isObject(message.secretRequest) && typeof message.secretRequest.label === 'string')
     return message.secretRequest.label;
   return typeof message.type === 'string' ? message.type : '';
-}
-
-async function freeName(dir: string, name: string): Promise<string> {
-  const dot = name.lastIndexOf('.');
-  const stem = dot > 0 ? name.slice(0, dot) : name;
-  const ext = dot > 0 ? name.slice(dot) : '';
-  for (let i = 0; ; i++) {
-    const candidate = i === 0 ? name : `${stem} (${i})${ext}`;
-    try {
-      await access(`${dir}/${candidate}`);
-    } catch {
-      return candidate;
-    }
-  }
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

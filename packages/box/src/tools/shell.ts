@@ -9,7 +9,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import type { Confinement, LaunchSpec } from '../sandbox/confinement.ts';
 import type { EgressProxies } from '../sandbox/egress-proxy.ts';
-import { resolveInSandbox } from '../sandbox/paths.ts';
+import { folderInSandbox, withDeadline } from '../sandbox/paths.ts';
 import type { Scrubber } from '../secrets/scrub.ts';
 import { defineTool, errorOutcome, oneLine, type ToolOutcome } from './types.ts';
 
@@ -58,7 +58,8 @@ export function shellTool(options: ShellOptions) {
     async run(input, ctx): Promise<ToolOutcome> {
       let cwd: string;
       try {
-        cwd = await resolveInSandbox(ctx.sandboxDir, input.workingDirectory ?? '.', { mustExist: true });
+        const folder = input.workingDirectory ?? '.';
+        cwd = await withDeadline(`Finding ${folder}`, () => folderInSandbox(ctx.sandboxDir, folder));
       } catch (error) {
         return errorOutcome((error as Error).message);
       }
