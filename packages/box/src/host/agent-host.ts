@@ -16,7 +16,7 @@ import { providerFromEnv, statusOf } from '../providers/index.ts';
 import type { ModelProvider } from '../providers/types.ts';
 import { detectConfinement, type Confinement, type ConfinementOptions } from '../sandbox/confinement.ts';
 import type { SandboxStatus } from '../sandbox/confinement.ts';
-import { EgressProxies } from '../sandbox/egress-proxy.ts';
+import { EgressProxies, type EgressProxyOptions } from '../sandbox/egress-proxy.ts';
 import { loadOrCreateSecretKey } from '../secrets/store.ts';
 import { shellTool, type ShellOptions } from '../tools/shell.ts';
 import { readTool } from '../tools/read.ts';
@@ -55,7 +55,7 @@ export interface AgentHostOptions {
    * How tool processes are confined: detected (bubblewrap) unless given. Without bubblewrap the
    * shell tool is refused, unless `sandbox.unsafeHostTools` is set.
    */
-  sandbox?: ConfinementOptions & { confinement?: Confinement };
+  sandbox?: ConfinementOptions & { confinement?: Confinement; egress?: EgressProxyOptions };
   /** Clock (epoch ms), for tests. */
   now?: () => number;
 }
@@ -96,7 +96,7 @@ export class LocalAgentHost implements AgentHost {
       this.status = statusOf(options.provider);
     }
     const everyFromEnv = Number(env.SENDBOX_SEND_REMINDER_EVERY);
-    this.egress = new EgressProxies(path.join(dataDir, 'run'));
+    this.egress = new EgressProxies(path.join(dataDir, 'run'), options.sandbox?.egress);
     const shell = shellTool({ ...options.shell, confinement, egress: this.egress });
     const tools: HostTool[] = [shell, readTool, writeTool, updateTodosTool] as HostTool[];
     this.config = {

@@ -718,7 +718,7 @@ export class AgentSession {
       return await tool.run(input, {
         sandboxDir: this.paths.sandbox,
         env: { ...this.config.toolEnv, HOME: this.paths.sandbox, ...Object.fromEntries(secrets) },
-        allowDomains: this.profile.sandbox?.allowDomains ?? [],
+        allowDomains: await this.allowDomains(),
         scrub: this.scrubber,
         todos: this.todos,
         now: () => this.config.now(),
@@ -726,6 +726,16 @@ export class AgentSession {
     } catch (error) {
       return errorOutcome(`${tool.name} failed: ${(error as Error).message}`);
     }
+  }
+
+  /** The profile's network allowlist, read again when profile.json changed (the operator edits it by hand). */
+  private async allowDomains(): Promise<readonly string[]> {
+    const mark = fileMark(this.paths.profile);
+    if (!sameFile(this.profileMark, mark)) {
+      this.profile = await readProfile(this.paths.profile);
+      this.profileMark = mark;
+    }
+    return this.profile.sandbox?.allowDomains ?? [];
   }
 
   private recordCall(name: string, input: JsonObject): void {

@@ -186,7 +186,9 @@ export class EgressProxy {
         headers: { ...headers, host: url.host },
       },
       (response) => {
-        res.writeHead(response.statusCode ?? 502, response.headers);
+        // One request per connection: the client's end is its signal that the response is over.
+        const { connection: _c, 'keep-alive': _k, ...headers } = response.headers;
+        res.writeHead(response.statusCode ?? 502, { ...headers, connection: 'close' });
         response.pipe(res);
       },
     );

@@ -6,6 +6,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { mkdir, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -19,7 +20,8 @@ import type { ScriptedStep } from '../providers/scripted.ts';
 import { encodedForms } from '../secrets/scrub.ts';
 import { hostFixture, lastToolOutputs, type HostFixture } from '../testing/host-fixture.ts';
 import type { AgentHostOptions } from '../host/agent-host.ts';
-import { detectConfinement } from './confinement.ts';
+import { detectConfinement, PROXY_PORT_INSIDE } from './confinement.ts';
+import { domainAllowed, isForbiddenAddress } from './egress-proxy.ts';
 
 let fx: HostFixture | undefined;
 let gateway: RunningGateway | undefined;
@@ -310,3 +312,72 @@ async function processesNamed(needle: string): Promise<string[]> {
   }
   return found;
 }
+
+describe('network allowlist', () => {
+  it('reaches an allowed host through the proxy only; other hosts and local addresses stay out', async () => {
+    const outside = http.createServer((_req, res) => res.end('outside says hi'));
+    await new Promise<void>((resolve) => outside.listen(0, '127.0.0.2', resolve));
+    cleanups.push(() => new Promise<void>((resolve) => outside.close(() => resolve())));
+    const port = (outside.address() as net.AddressInfo).port;
+    const get = (url: string) =>
+      `exec 3<>/dev/tcp/127.0.0.1/${PROXY_PORT_INSIDE} && printf 'GET ${url} HTTP/1.0\\r\\n\\r\\n' >&3 && cat <&3`;
+    const run = await attack(
+      ({ gateway: running }) => [
+        shell(get(`http://outside.test:${port}/`)),
+        shell(get(`http://elsewhere.test:${port}/`)),
+        shell(get(`http://localhost:${running.port}/`)),
+        shell(`exec 3<>/dev/tcp/127.0.0.2/${port} && echo direct-$((1 + 1))`),
+        // CONNECT (what HTTPS clients send), then a request through the tunnel.
+        shell(
+          `exec 3<>/dev/tcp/127.0.0.1/${PROXY_PORT_INSIDE} && ` +
+            `printf 'CONNECT outside.test:${port} HTTP/1.1\\r\\n\\r\\nGET / HTTP/1.0\\r\\n\\r\\n' >&3 && cat <&3`,
+        ),
+      ],
+      {
+        sandbox: {
+          egress: {
+            // outside.test plays a public host at 127.0.0.2; everything else keeps the real rules.
+            resolve: (host) => Promise.resolve(host === 'outside.test' ? ['127.0.0.2'] : ['127.0.0.1']),
+            forbidden: (address) => address !== '127.0.0.2' && isForbiddenAddress(address),
+          },
+        },
+      },
+      async ({ fx: box }) => {
+        const file = agentPaths(box.dataDir, box.agentId).profile;
+        const profile = JSON.parse(await readFile(file, 'utf8')) as Record<string, unknown>;
+        await writeFile(
+          file,
+          JSON.stringify({ ...profile, sandbox: { allowDomains: ['outside.test', 'localhost'] } }),
+        );
+      },
+    );
+    expect(run.outputs[0]).toContain('outside says hi');
+    expect(run.outputs[1]).toContain('403 Forbidden');
+    expect(run.outputs[1]).toContain('network access to elsewhere.test is not allowed');
+    expect(run.outputs[2]).toContain('resolves to a local address');
+    expect(run.outputs[2]).not.toContain(run.gateway.token);
+    expect(run.outputs[3]).not.toContain('direct-2');
+    expect(run.outputs[4]).toMatch(/200 Connection Established[\s\S]*outside says hi/);
+  });
+
+  it('matches domains and subdomains, and refuses loopback, link-local and unspecified addresses', () => {
+    expect(domainAllowed('api.github.com', ['github.com'])).toBe(true);
+    expect(domainAllowed('GitHub.com.', ['github.com'])).toBe(true);
+    expect(domainAllowed('evilgithub.com', ['github.com'])).toBe(false);
+    expect(domainAllowed('anything.example', [])).toBe(false);
+    for (const address of [
+      '127.0.0.1',
+      '127.9.9.9',
+      '0.0.0.0',
+      '169.254.169.254',
+      '::1',
+      '::',
+      '::ffff:127.0.0.1',
+      'fe80::1',
+    ]) {
+      expect(isForbiddenAddress(address), address).toBe(true);
+    }
+    for (const address of ['93.184.216.34', '2606:2800:220:1::248'])
+      expect(isForbiddenAddress(address)).toBe(false);
+  });
+});
