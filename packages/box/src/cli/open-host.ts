@@ -15,5 +15,10 @@ export async function openBoxHost(
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<AgentHost> {
   if (!providerFromEnv(env).status.configured) await ensureDemoAgent(dataDir);
-  return createAgentHost({ dataDir, env, sandbox: { unsafeHostTools: options.unsafeHostTools } });
+  const sandbox = {
+    unsafeHostTools: options.unsafeHostTools,
+    // Which bubblewrap to run (default: `bwrap` on PATH).
+    ...(env.SENDBOX_BWRAP ? { bwrap: env.SENDBOX_BWRAP } : {}),
+  };
+  return createAgentHost({ dataDir, env, sandbox });
 }
