@@ -193,13 +193,6 @@ class Bubblewrap implements Confinement {
       '--chdir',
       request.cwd,
       '--',
-      'prlimit',
-      `--as=${l.memoryBytes}`,
-      `--cpu=${l.cpuSeconds}`,
-      `--fsize=${l.fileBytes}`,
-      `--nproc=${l.processes}`,
-      '--core=0',
-      '--',
       ...(this.asRoot
         ? [
             'setpriv',
@@ -214,7 +207,9 @@ class Bubblewrap implements Confinement {
         : []),
       'bash',
       '-c',
-      request.proxySocket ? withProxyForwarder(request.command) : request.command,
+      // The limits are set (soft and hard: they cannot be raised again) by the same bash that then
+      // runs the command, which saves an exec per call over prlimit.
+      `${limitsLine(l)}\n${request.proxySocket ? withProxyForwarder(request.command) : request.command}`,
     ];
     // bubblewrap hands its own environment to the command: secrets travel there, never in argv
     // (which every local user can read in /proc).
@@ -222,6 +217,12 @@ class Bubblewrap implements Confinement {
     if (request.proxySocket) Object.assign(env, proxyEnv());
     return { file: this.bwrap, args, env };
   }
+}
+
+/** The limits as bash's `ulimit` (memory and file size in KiB), before anything of the command runs. */
+function limitsLine(l: ResourceLimits): string {
+  const kib = (bytes: number) => Math.floor(bytes / 1024);
+  return `ulimit -v ${kib(l.memoryBytes)} -t ${l.cpuSeconds} -f ${kib(l.fileBytes)} -u ${l.processes} -c 0 || exit 126`;
 }
 
 /**
