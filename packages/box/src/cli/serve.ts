@@ -93,9 +93,7 @@ export async function serve(
   const sandbox = host.sandboxStatus();
   if (sandbox.mode === 'unsafe-host') terminal.err(pc.red(pc.bold(sandbox.detail)));
   if (sandbox.mode === 'unavailable') {
-    terminal.err(
-      pc.yellow(`The shell tool is disabled: ${sandbox.detail.replace(/^tools are disabled: /, '')}.`),
-    );
+    terminal.err(pc.yellow(`The shell tool is disabled: ${sandbox.reason}.`));
     terminal.err(pc.yellow(sandbox.fix));
   }
   terminal.out(pc.dim('Press Ctrl+C to stop.'));

@@ -46,7 +46,7 @@ export const SANDBOX_USER = { uid: 65534, gid: 65534 } as const;
 export type SandboxStatus =
   | { mode: 'bubblewrap'; confined: true; detail: string }
   | { mode: 'unsafe-host'; confined: false; detail: string }
-  | { mode: 'unavailable'; confined: false; detail: string; fix: string };
+  | { mode: 'unavailable'; confined: false; detail: string; reason: string; fix: string };
 
 /** One command to start, already wrapped in its confinement. */
 export interface LaunchSpec {
@@ -301,10 +301,16 @@ class HostProcesses implements Confinement {
 
 /** No confinement and no operator consent: commands are refused, saying why and how to fix it. */
 class Unavailable implements Confinement {
-  readonly status: SandboxStatus;
+  readonly status: Extract<SandboxStatus, { mode: 'unavailable' }>;
   readonly fileOwner = null;
   constructor(why: string) {
-    this.status = { mode: 'unavailable', confined: false, detail: `tools are disabled: ${why}`, fix: FIX };
+    this.status = {
+      mode: 'unavailable',
+      confined: false,
+      detail: `tools are disabled: ${why}`,
+      reason: why,
+      fix: FIX,
+    };
   }
   prepare(): Promise<void> {
     return Promise.resolve();
@@ -312,7 +318,7 @@ class Unavailable implements Confinement {
   launch(): { refused: string } {
     return {
       refused:
-        `The shell tool is disabled on this box: ${this.status.detail.replace(/^tools are disabled: /, '')}. ` +
+        `The shell tool is disabled on this box: ${this.status.reason}. ` +
         'Commands cannot run until the operator fixes it; tell the user. ' +
         `How to fix: ${FIX}`,
     };

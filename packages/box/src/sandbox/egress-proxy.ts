@@ -56,6 +56,21 @@ export function isForbiddenAddress(address: string): boolean {
   );
 }
 
+/** Private and shared ranges (RFC 1918, CGNAT, ULA): reachable only through a name listed explicitly, not `*`. */
+export function isPrivateAddress(address: string): boolean {
+  const v4 = address.startsWith('::ffff:') ? address.slice(7) : address;
+  if (net.isIPv4(v4)) {
+    const [a = 0, b = 0] = v4.split('.').map(Number);
+    return (
+      a === 10 ||
+      (a === 172 && b >= 16 && b < 32) ||
+      (a === 192 && b === 168) ||
+      (a === 100 && b >= 64 && b < 128)
+    );
+  }
+  return /^f[cd]/i.test(address);
+}
+
 async function defaultResolve(host: string): Promise<string[]> {
   if (net.isIP(host)) return [host];
   return (await lookup(host, { all: true })).map((entry) => entry.address);
@@ -123,10 +138,16 @@ export class EgressProxy {
     } catch (error) {
       return { denied: `sendbox: cannot resolve ${host}: ${(error as Error).message}` };
     }
-    const address = addresses.find((a) => !this.forbidden(a));
+    const named = domainAllowed(
+      host,
+      this.policy.allowDomains.filter((rule) => rule.trim() !== '*'),
+    );
+    const address = addresses.find((a) => !this.forbidden(a) && (named || !isPrivateAddress(a)));
     if (address === undefined) {
       return {
-        denied: `sendbox: ${host} resolves to a local address (${addresses.join(', ')}), which sandboxes never reach`,
+        denied:
+          `sendbox: ${host} resolves to a local address (${addresses.join(', ')}), which sandboxes never reach` +
+          (named ? '' : ' (a private address needs its name listed, not "*")'),
       };
     }
     return { address };

@@ -99,17 +99,27 @@ function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
-/** One regular expression over all needles, longest first so a form that contains another is replaced whole. */
-function matcher(forms: Form[], flags: string): { regex: RegExp; names: Map<string, string> } | null {
+interface Matcher {
+  regex: RegExp;
+  /** Needle (lower-cased when folded) → secret name. */
+  names: Map<string, string>;
+  folded: boolean;
+}
+
+/**
+ * One regular expression over all needles, longest first so a form that contains another is
+ * replaced whole. A folded matcher's needles are lower-cased: scanning lower-cases the haystack
+ * once instead of asking the regex engine to fold (several times faster on large files).
+ */
+function matcher(forms: Form[], folded: boolean, flags = ''): Matcher | null {
   if (forms.length === 0) return null;
-  const fold = flags.includes('i');
   const names = new Map<string, string>();
   for (const form of forms) {
-    const key = fold ? form.needle.toLowerCase() : form.needle;
+    const key = folded ? form.needle.toLowerCase() : form.needle;
     if (!names.has(key)) names.set(key, form.name);
   }
   const needles = [...names.keys()].sort((a, b) => b.length - a.length);
-  return { regex: new RegExp(needles.map(escapeRegExp).join('|'), `g${flags}`), names };
+  return { regex: new RegExp(needles.map(escapeRegExp).join('|'), `g${flags}`), names, folded };
 }
 
 export function scrubberFor(secrets: ReadonlyMap<string, string>): Scrubber {
@@ -126,26 +136,32 @@ export function scrubberFor(secrets: ReadonlyMap<string, string>): Scrubber {
   // values are also matched as text.
   const textForms = (forms: Form[]) =>
     forms.map((form) => ({ needle: Buffer.from(form.needle, 'latin1').toString('utf8'), name: form.name }));
-  const passes = [matcher(textForms(folded), 'i'), matcher(textForms(exact), '')].filter((m) => m !== null);
-  const bytePasses = [matcher(folded, 'i'), matcher(exact, '')].filter((m) => m !== null);
+  // Replacing needs the original text's positions, so text passes fold in the regex ('i').
+  const passes = [matcher(textForms(folded), true, 'i'), matcher(textForms(exact), false)].filter(
+    (m) => m !== null,
+  );
+  const bytePasses = [matcher(folded, true), matcher(exact, false)].filter((m) => m !== null);
   const longest = Math.max(...[...folded, ...exact].map((form) => form.needle.length));
 
   const text = (input: string): string => {
     let out = input;
-    for (const { regex, names } of passes) {
-      out = out.replace(regex, (found) => {
-        const name = names.get(regex.flags.includes('i') ? found.toLowerCase() : found) ?? 'secret';
-        return `[secret ${name} redacted]`;
-      });
+    for (const { regex, names, folded: fold } of passes) {
+      out = out.replace(
+        regex,
+        (hit) => `[secret ${names.get(fold ? hit.toLowerCase() : hit) ?? 'secret'} redacted]`,
+      );
     }
     return out;
   };
-  const found = (input: string, which: typeof passes): string | null => {
-    for (const { regex, names } of which) {
+  const found = (input: string, which: Matcher[]): string | null => {
+    let lower: string | undefined;
+    for (const { regex, names, folded: fold } of which) {
+      // A byte pass has no 'i' flag: it searches the lower-cased input.
+      const haystack = fold && !regex.flags.includes('i') ? (lower ??= input.toLowerCase()) : input;
       regex.lastIndex = 0;
-      const match = regex.exec(input);
+      const match = regex.exec(haystack);
       regex.lastIndex = 0;
-      if (match) return names.get(regex.flags.includes('i') ? match[0].toLowerCase() : match[0]) ?? 'secret';
+      if (match) return names.get(fold ? match[0].toLowerCase() : match[0]) ?? 'secret';
     }
     return null;
   };
