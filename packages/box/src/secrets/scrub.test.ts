@@ -56,19 +56,19 @@ describe('scrubbing secrets in their common encodings', () => {
     );
   });
 
-  it('leaves unrelated text alone and keeps names of shorter secrets apart', () => {
+  it('replaces values everywhere, longest first, in nested objects and keys, and leaves other text alone', () => {
     const two = scrubberFor(
       new Map([
-        ['LONG', 'abcdefghijkl'],
-        ['SHORT', 'abcd'],
+        ['A', 'abcd1234'],
+        ['B', 'abcd1234-long'],
       ]),
     );
-    expect(two.text('x abcdefghijkl y abcd z')).toBe('x [secret LONG redacted] y [secret SHORT redacted] z');
-    expect(two.text('nothing to see here')).toBe('nothing to see here');
-    expect(two.value({ k: ['abcd'], abcd: 1 })).toEqual({
-      k: ['[secret SHORT redacted]'],
-      '[secret SHORT redacted]': 1,
+    expect(two.text('x abcd1234-long y abcd1234')).toBe('x [secret B redacted] y [secret A redacted]');
+    expect(two.value({ out: ['abcd1234'], abcd1234: 1 })).toEqual({
+      out: ['[secret A redacted]'],
+      '[secret A redacted]': 1,
     });
+    expect(two.text('nothing to see here')).toBe('nothing to see here');
   });
 
   it('finds a secret split across chunks of a file', () => {
