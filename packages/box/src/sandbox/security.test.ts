@@ -169,6 +169,25 @@ describe('tool confinement', () => {
     expect((await run.fx.entries()).at(-1)?.kind).toBe('turn-ended');
   });
 
+  it('bounds memory, file size and CPU time per process', async () => {
+    const limits = { memoryBytes: 256 * 1024 ** 2, fileBytes: 1024 ** 2, cpuSeconds: 1 };
+    const run = await attack(
+      () => [
+        shell('perl -e \'my $x = "a" x (512 * 1024 * 1024); print "got-", 6 * 7, "\\n"\''),
+        shell('head -c 2000000 /dev/zero > big.bin; echo "exit=$?"; wc -c < big.bin'),
+        shell('while :; do :; done', 30_000),
+      ],
+      { sandbox: { limits } },
+    );
+    expect(run.outputs[0]).not.toContain('got-42');
+    expect(run.outputs[0]).toMatch(/Out of memory/);
+    expect(run.outputs[1]).toMatch(/File size limit exceeded/);
+    expect(run.outputs[1]).toContain('1048576');
+    // Killed by the kernel at the CPU limit (SIGKILL at the hard limit, or SIGXCPU), long before the timeout.
+    expect(run.outputs[2]).toMatch(/"exitCode":(137|152)/);
+    expect(run.outputs[2]).not.toContain('"timedOut":true');
+  });
+
   it('kills setsid children: past the timeout, or when the command returns', async () => {
     const run = await attack(() => [
       shell('setsid sleep 314.5 > /dev/null 2>&1 < /dev/null & setsid sleep 314.6 & echo started'),
