@@ -39,6 +39,9 @@ export const DEFAULT_LIMITS: ResourceLimits = {
   tmpBytes: 512 * 1024 ** 2,
 };
 
+/** POSIX shared memory (`/dev/shm`), counted in host memory like /tmp. */
+const SHM_BYTES = 64 * 1024 ** 2;
+
 /** The uid/gid tool processes run as when the box runs as root (nobody on Debian). */
 export const SANDBOX_USER = { uid: 65534, gid: 65534 } as const;
 
@@ -179,10 +182,19 @@ class Bubblewrap implements Confinement {
       '/proc',
       '--dev',
       '/dev',
+      // Private /tmp and /dev/shm, writable by the sandbox user (sticky, like the host's).
+      '--perms',
+      '1777',
       '--size',
       String(l.tmpBytes),
       '--tmpfs',
       '/tmp',
+      '--perms',
+      '1777',
+      '--size',
+      String(SHM_BYTES),
+      '--tmpfs',
+      '/dev/shm',
       ...ancestorDirs(request.sandboxDir),
       '--bind',
       request.sandboxDir,
@@ -234,7 +246,7 @@ function ancestorDirs(sandboxDir: string): string[] {
   let dir = path.dirname(sandboxDir);
   const chain: string[] = [];
   while (dir !== path.dirname(dir)) {
-    chain.unshift(dir);
+    if (dir !== '/tmp') chain.unshift(dir); // /tmp is the private tmpfs, made 1777 above
     dir = path.dirname(dir);
   }
   for (const ancestor of chain) out.push('--perms', '0711', '--dir', ancestor);

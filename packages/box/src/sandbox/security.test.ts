@@ -169,6 +169,19 @@ describe('tool confinement', () => {
     expect((await run.fx.entries()).at(-1)?.kind).toBe('turn-ended');
   });
 
+  it('gives each command a private, writable /tmp and /dev/shm', async () => {
+    const marker = path.join(os.tmpdir(), `sendbox-host-tmp-${process.pid}`);
+    await writeFile(marker, 'host tmp');
+    cleanups.push(() => rm(marker, { force: true }));
+    const run = await attack(() => [
+      shell(`echo one > /tmp/t && echo shm > /dev/shm/s && cat /tmp/t /dev/shm/s; ls /tmp; cat ${marker}`),
+      shell('cat /tmp/t 2>&1 || echo gone'),
+    ]);
+    expect(run.outputs[0]).toContain('"stdout":"one\\nshm\\n');
+    expect(run.outputs[0]).not.toContain('host tmp');
+    expect(run.outputs[1]).toContain('gone');
+  });
+
   it('bounds memory, file size and CPU time per process', async () => {
     const limits = { memoryBytes: 256 * 1024 ** 2, fileBytes: 1024 ** 2, cpuSeconds: 1 };
     const run = await attack(
