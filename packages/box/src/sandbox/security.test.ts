@@ -182,6 +182,20 @@ describe('tool confinement', () => {
     expect(run.outputs[1]).toContain('gone');
   });
 
+  it("lets the agent's commands change what the host wrote for it (write, uploads)", async () => {
+    const run = await attack(
+      () => [
+        { name: 'write', input: { path: 'notes/a.txt', content: 'one' } },
+        shell('echo two >> notes/a.txt && echo three >> uploads/u.txt && cat notes/a.txt uploads/u.txt'),
+      ],
+      {},
+      async ({ fx: box }) => {
+        await box.host.uploadFile({ agentId: box.agentId, fileName: 'u.txt', bytes: Buffer.from('up\n') });
+      },
+    );
+    expect(run.outputs[1]).toContain('"stdout":"onetwo\\nup\\nthree\\n"');
+  });
+
   it('bounds memory, file size and CPU time per process', async () => {
     const limits = { memoryBytes: 256 * 1024 ** 2, fileBytes: 1024 ** 2, cpuSeconds: 1 };
     const run = await attack(
