@@ -201,6 +201,7 @@ export class LocalAgentHost implements AgentHost {
     await rm(paths.agentDir, { recursive: true, force: true });
     await rm(paths.transcriptDir, { recursive: true, force: true });
     await rm(paths.sandbox, { recursive: true, force: true });
+    await this.egress.release(paths.sandbox);
     this.emit({ type: 'roster', agentId: id, change: 'deleted' });
   }
 

@@ -256,6 +256,14 @@ export class EgressProxies {
     return proxy.socketPath;
   }
 
+  /** Stops an agent's proxy (the agent was deleted). */
+  async release(agentKey: string): Promise<void> {
+    const pending = this.proxies.get(agentKey);
+    this.proxies.delete(agentKey);
+    const proxy = await pending?.catch(() => null);
+    await proxy?.close();
+  }
+
   async close(): Promise<void> {
     const all = await Promise.allSettled([...this.proxies.values()]);
     this.proxies.clear();
