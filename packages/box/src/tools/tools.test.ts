@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -63,6 +63,22 @@ describe('shell', () => {
   it('kills a command at its timeout', async () => {
     const out = await shellTool().run({ command: 'sleep 20', timeout: 200 }, ctx);
     expect(out.envelope).toMatchObject({ failure: { timedOut: true } });
+  });
+
+  it('unconfined (--unsafe-host-tools), ends when the command exits even if a detached child holds its output', async () => {
+    const unsafe = await detectConfinement({ bwrap: '/nonexistent/bwrap', unsafeHostTools: true });
+    const started = Date.now();
+    const out = await makeShellTool({ confinement: unsafe }).run(
+      { command: 'setsid sleep 27.18 & echo started' },
+      ctx,
+    );
+    expect(out.envelope).toMatchObject({ success: { stdout: 'started\n' } });
+    expect(Date.now() - started).toBeLessThan(5_000);
+    // The child outlives the call here (no PID namespace); end it.
+    for (const pid of await readdir('/proc')) {
+      const cmdline = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
+      if (cmdline === 'sleep\u000027.18\u0000') process.kill(Number(pid), 'SIGKILL');
+    }
   });
 
   it('caps output', async () => {
