@@ -12,7 +12,7 @@ import type { RosterRow, SequencedEntry } from '../host/types.ts';
 import { removeGatewayDescriptor, writeGatewayDescriptor } from './descriptor.ts';
 import { GatewayStartError, startGateway } from './server.ts';
 import { CONTENT_SECURITY_POLICY } from './static-ui.ts';
-import { entryOf, makeTempDir, rawRequest, SseReader, startTestBox } from './test-support.ts';
+import { entryOf, makeTempDir, openLoginLink, rawRequest, SseReader, startTestBox } from './test-support.ts';
 import type { TestBox } from './test-support.ts';
 import { testModel } from './test-model.ts';
 
@@ -267,12 +267,13 @@ describe('methods', () => {
 });
 
 describe('static UI', () => {
-  it('serves the page with the live token, a strict CSP and no caching', async () => {
-    const response = await fetch(box.gateway.url);
+  it('serves the page to a signed-in browser with a strict CSP and no caching', async () => {
+    const { cookie } = await openLoginLink(box.gateway.loginUrl());
+    const response = await fetch(box.gateway.url, { headers: { Cookie: cookie } });
     expect(response.status).toBe(200);
     const html = await response.text();
-    expect(html).toContain(`<meta name="sendbox-token" content="${box.gateway.token}">`);
-    expect(html).not.toContain('__SENDBOX_TOKEN__');
+    expect(html).toContain('/assets/app.js');
+    expect(html).not.toContain(box.gateway.token);
     expect(response.headers.get('content-security-policy')).toBe(CONTENT_SECURITY_POLICY);
     expect(response.headers.get('cache-control')).toBe('no-store');
     expect(response.headers.get('x-content-type-options')).toBe('nosniff');
