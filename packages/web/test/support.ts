@@ -54,7 +54,7 @@ export function ensureBuilt(): void {
  * Debian's chromium, headless. Its absence is an error, never a reason to skip: the browser
  * tests are part of the suite (`.ci/run` installs it).
  */
-export function launchBrowser(): Promise<Browser> {
+export function launchBrowser(extraArgs: readonly string[] = []): Promise<Browser> {
   if (!fs.existsSync(CHROMIUM)) {
     return Promise.reject(
       new Error(
@@ -72,6 +72,7 @@ export function launchBrowser(): Promise<Browser> {
       '--disable-component-update',
       '--disable-sync',
       '--no-first-run',
+      ...extraArgs,
     ],
   });
 }

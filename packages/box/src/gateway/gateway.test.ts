@@ -275,6 +275,20 @@ describe('static UI', () => {
     expect(html).toContain('/assets/app.js');
     expect(html).not.toContain(box.gateway.token);
     expect(response.headers.get('content-security-policy')).toBe(CONTENT_SECURITY_POLICY);
+    const directives = new Map(
+      CONTENT_SECURITY_POLICY.split(';').map((directive) => {
+        const [name = '', ...sources] = directive.trim().split(/\s+/);
+        return [name, sources.join(' ')] as const;
+      }),
+    );
+    // Model output never reaches the network on its own: images from this origin, data: and blob: only.
+    expect(directives.get('img-src')).toBe("'self' data: blob:");
+    expect(directives.get('connect-src')).toBe("'self'");
+    expect(directives.get('default-src')).toBe("'self'");
+    expect(directives.get('form-action')).toBe("'none'");
+    expect(directives.get('base-uri')).toBe("'none'");
+    expect(directives.get('object-src')).toBe("'none'");
+    expect(directives.get('frame-ancestors')).toBe("'none'");
     expect(response.headers.get('cache-control')).toBe('no-store');
     expect(response.headers.get('x-content-type-options')).toBe('nosniff');
     expect(response.headers.get('referrer-policy')).toBe('no-referrer');
