@@ -229,7 +229,7 @@ describe('remote images in model output', () => {
       const grid = page.locator('[data-testid="image-grid"]');
       await grid.getByRole('button', { name: 'Always load from beacon.test' }).click();
       await grid.locator('img[alt="grid image"]').waitFor();
-      const allowed = JSON.parse(
+      const allowed: unknown = JSON.parse(
         await fs.promises.readFile(path.join(box.dataDir, 'image-hosts.json'), 'utf8'),
       );
       expect(allowed).toEqual({ hosts: ['beacon.test'] });
