@@ -225,6 +225,8 @@ export function createGatewayApp(options: GatewayAppOptions): GatewayApp {
   app.get('/', page);
   app.get('/index.html', page);
   app.get(LOGIN_PATH, (c) => {
+    // A HEAD (a link checker, a prefetch) must not spend the code.
+    if (c.req.method !== 'GET') return methodNotAllowed(c, 'GET');
     const outcome = sessions.redeem(c.req.query('code') ?? '');
     if (outcome !== 'ok') return signInPage(c, 403, LOGIN_REFUSED[outcome]);
     // 303 to a clean URL: the code leaves the address bar and the history.

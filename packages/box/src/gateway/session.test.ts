@@ -67,8 +67,9 @@ describe('the login link', () => {
     expect(await page.text()).not.toContain(box.gateway.token);
   });
 
-  it('works once', async () => {
+  it('works once, and a HEAD does not spend it', async () => {
     const link = box.gateway.loginUrl();
+    expect((await fetch(link, { method: 'HEAD', redirect: 'manual' })).status).toBe(405);
     expect((await openLoginLink(link)).status).toBe(303);
     const again = await openLoginLink(link);
     expect(again.status).toBe(403);
