@@ -17,9 +17,8 @@ import { fileURLToPath } from 'node:url';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isPublicAddress } from '../../box/src/gateway/image-proxy.ts';
-import { startGateway as startBoxGateway } from '../../box/src/gateway/server.ts';
 import type { RunningGateway as BoxGateway } from '../../box/src/gateway/server.ts';
-import { startTestBox, type TestBox } from '../../box/src/gateway/test-support.ts';
+import { startGatewayOn, startTestBox, type TestBox } from '../../box/src/gateway/test-support.ts';
 import { testModel } from '../../box/src/gateway/test-model.ts';
 import { ensureBuilt, launchBrowser, saveScreenshot } from './support.ts';
 
@@ -253,17 +252,7 @@ describe('an open tab', () => {
       await page.locator('[data-testid="bubble"]').first().waitFor();
       const port = gateway.port;
       await gateway.close();
-      gateway = await startBoxGateway({
-        host: box.host,
-        files: {
-          attachment: () => Promise.reject(new Error('unused')),
-          upload: () => Promise.reject(new Error('unused')),
-        },
-        dataDir: box.dataDir,
-        webRoot: WEB_DIST,
-        version: 't',
-        port,
-      });
+      gateway = await startGatewayOn(box.host, box.dataDir, { webRoot: WEB_DIST, port });
       // The tab's event stream reconnects with its cookie and shows what the agent says now.
       await say('say:after-the-restart');
       await page

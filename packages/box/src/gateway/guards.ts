@@ -54,8 +54,7 @@ function originAuthority(origin: string): string | null {
   return url.host.toLowerCase();
 }
 
-export const SIGN_IN_HINT =
-  'open the login link `sendbox serve` printed, or run `sendbox login` for a fresh one';
+const SIGN_IN_HINT = 'open the login link `sendbox serve` printed, or run `sendbox login` for a fresh one';
 
 /**
  * `Authorization: Bearer <token>` when the header is sent (a wrong token is never

@@ -7,9 +7,15 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { startGateway } from './server.ts';
 import { LOGIN_CODE_TTL_MS, mintLoginCode, readSessionKey, sessionKeyPath } from './session.ts';
-import { makeTempDir, openLoginLink, pageHeaders, SseReader, startTestBox } from './test-support.ts';
+import {
+  makeTempDir,
+  openLoginLink,
+  pageHeaders,
+  SseReader,
+  startGatewayOn,
+  startTestBox,
+} from './test-support.ts';
 import type { TestBox } from './test-support.ts';
 import { testModel } from './test-model.ts';
 
@@ -171,15 +177,7 @@ describe('the session cookie and its CSRF guard', () => {
 describe('the session key', () => {
   it('is kept in the data dir, mode 0600, so sessions survive a restart; old login links do not', async () => {
     const dataDir = await makeTempDir('sendbox-session-');
-    const start = (port: number) =>
-      startGateway({
-        host: box.host,
-        files: { attachment: vi.fn(), upload: vi.fn() },
-        dataDir,
-        webRoot: box.webRoot,
-        version: 't',
-        port,
-      });
+    const start = (port: number) => startGatewayOn(box.host, dataDir, { webRoot: box.webRoot, port });
     try {
       const first = await start(0);
       const { cookie } = await openLoginLink(first.loginUrl());
@@ -215,16 +213,9 @@ describe('the session key', () => {
     const dataDir = await makeTempDir('sendbox-session-bad-');
     try {
       await fs.promises.writeFile(path.join(dataDir, 'session.key'), 'not a key\n', { mode: 0o600 });
-      await expect(
-        startGateway({
-          host: box.host,
-          files: { attachment: vi.fn(), upload: vi.fn() },
-          dataDir,
-          webRoot: box.webRoot,
-          version: 't',
-          port: 0,
-        }),
-      ).rejects.toThrow(/session\.key does not hold a session key.*delete it/);
+      await expect(startGatewayOn(box.host, dataDir, { webRoot: box.webRoot })).rejects.toThrow(
+        /session\.key does not hold a session key.*delete it/,
+      );
       expect(await fs.promises.readFile(path.join(dataDir, 'session.key'), 'utf8')).toBe('not a key\n');
       expect(fs.existsSync(path.join(dataDir, 'gateway.json'))).toBe(false);
     } finally {

@@ -119,6 +119,23 @@ export function pageHeaders(gateway: RunningGateway, cookie: string): Record<str
   return { Cookie: cookie, 'X-Sendbox-Request': '1', Origin: new URL(gateway.url).origin };
 }
 
+/** Another gateway for the same host, on `dataDir` (a restart, a second box); files are not served. */
+export function startGatewayOn(
+  host: AgentHost,
+  dataDir: string,
+  options: { webRoot: string; port?: number },
+): Promise<RunningGateway> {
+  const unused = (): Promise<never> => Promise.reject(new Error('this test gateway serves no files'));
+  return startGateway({
+    host,
+    files: { attachment: unused, upload: unused },
+    dataDir,
+    version: '0.0.0-test',
+    port: 0,
+    ...options,
+  });
+}
+
 export interface RawResponse {
   status: number;
   headers: http.IncomingHttpHeaders;
