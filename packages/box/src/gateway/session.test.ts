@@ -5,17 +5,11 @@
  * survive a restart on the same data dir.
  */
 import fs from 'node:fs';
+import http from 'node:http';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { LOGIN_CODE_TTL_MS, mintLoginCode, readSessionKey, sessionKeyPath } from './session.ts';
-import {
-  makeTempDir,
-  openLoginLink,
-  pageHeaders,
-  SseReader,
-  startGatewayOn,
-  startTestBox,
-} from './test-support.ts';
+import { makeTempDir, openLoginLink, pageHeaders, startGatewayOn, startTestBox } from './test-support.ts';
 import type { TestBox } from './test-support.ts';
 import { testModel } from './test-model.ts';
 
@@ -28,8 +22,15 @@ afterAll(async () => {
   await box.close();
 });
 
-function listAgents(headers: Record<string, string>): Promise<Response> {
-  return fetch(new URL('api/listAgents', box.gateway.url), { method: 'POST', headers, body: '{}' });
+/** The body is read at once: an unread body keeps its socket busy, and shutdown would wait for it. */
+async function listAgents(headers: Record<string, string>): Promise<{ status: number; error?: string }> {
+  const response = await fetch(new URL('api/listAgents', box.gateway.url), {
+    method: 'POST',
+    headers,
+    body: '{}',
+  });
+  const body = (await response.json()) as { error?: string };
+  return { status: response.status, ...(body.error === undefined ? {} : { error: body.error }) };
 }
 
 describe('the page without a session', () => {
@@ -49,7 +50,7 @@ describe('the page without a session', () => {
   it('does not open the API to a cookie-less browser request', async () => {
     const response = await listAgents({ 'X-Sendbox-Request': '1', Origin: new URL(box.gateway.url).origin });
     expect(response.status).toBe(401);
-    expect(((await response.json()) as { error: string }).error).toMatch(/sendbox login/);
+    expect(response.error).toMatch(/sendbox login/);
   });
 });
 
@@ -132,7 +133,7 @@ describe('the session cookie and its CSRF guard', () => {
     const { 'X-Sendbox-Request': _dropped, ...headers } = pageHeaders(box.gateway, cookie);
     const response = await listAgents(headers);
     expect(response.status).toBe(403);
-    expect(((await response.json()) as { error: string }).error).toMatch(/x-sendbox-request/i);
+    expect(response.error).toMatch(/x-sendbox-request/i);
   });
 
   it('refuses the cookie with a foreign Origin, without an Origin on a POST, or from another site', async () => {
@@ -164,13 +165,19 @@ describe('the session cookie and its CSRF guard', () => {
 
   it('opens the event stream with the cookie (a same-origin GET carries no Origin)', async () => {
     const { Origin: _origin, ...headers } = pageHeaders(box.gateway, cookie);
-    const response = await fetch(new URL('api/events', box.gateway.url), { headers });
-    expect(response.status).toBe(200);
-    expect(response.headers.get('content-type')).toMatch(/^text\/event-stream/);
-    await new SseReader(response).cancel();
     const { 'X-Sendbox-Request': _header, ...withoutHeader } = headers;
     const refused = await fetch(new URL('api/events', box.gateway.url), { headers: withoutHeader });
     expect(refused.status).toBe(403);
+    await refused.body?.cancel();
+    // Its own socket, closed when done: a stream left on a pooled socket holds up the gateway's shutdown.
+    const stream = await new Promise<http.IncomingMessage>((resolve, reject) =>
+      http
+        .get(new URL('api/events', box.gateway.url), { headers, agent: false }, resolve)
+        .on('error', reject),
+    );
+    expect(stream.statusCode).toBe(200);
+    expect(stream.headers['content-type']).toMatch(/^text\/event-stream/);
+    stream.destroy();
   });
 });
 
@@ -191,12 +198,14 @@ describe('the session key', () => {
         expect(await fs.promises.readFile(sessionKeyPath(dataDir), 'utf8')).toBe(key);
         const page = await fetch(second.url, { headers: { Cookie: cookie } });
         expect(page.status).toBe(200);
+        await page.body?.cancel();
         const api = await fetch(new URL('api/listAgents', second.url), {
           method: 'POST',
           headers: pageHeaders(second, cookie),
           body: '{}',
         });
         expect(api.status).toBe(200);
+        await api.body?.cancel();
         // A link printed before the restart belonged to the old instance.
         expect((await openLoginLink(unused)).status).toBe(403);
         expect((await openLoginLink(second.loginUrl())).status).toBe(303);
