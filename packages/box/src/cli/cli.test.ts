@@ -86,6 +86,8 @@ beforeAll(async () => {
   box = run(['serve', '--port', '0', '--no-build'], modelFreeEnv(home));
   const match = await waitFor(box.stdout, /sendbox is running at (http:\/\/127\.0\.0\.1:\d+\/)/, box.exited);
   url = match[1]!;
+  // The start-up lines may arrive in several chunks: wait for the last one.
+  await waitFor(box.stdout, /Press Ctrl\+C to stop/, box.exited);
   const descriptor = JSON.parse(await fs.promises.readFile(path.join(dataDir, 'gateway.json'), 'utf8')) as {
     token: string;
     port: number;
@@ -133,6 +135,7 @@ describe('sendbox serve without a model', () => {
     )?.[1];
     expect(link).toBeDefined();
     expect(box.stdout()).not.toContain(token);
+    expect(box.stdout()).toContain('`sendbox login` prints a fresh one.'); // the default data dir needs no flag
     const signIn = await fetch(link!, { redirect: 'manual' });
     expect(signIn.status).toBe(303);
     expect(signIn.headers.get('set-cookie')).toMatch(/HttpOnly; SameSite=Strict/);
