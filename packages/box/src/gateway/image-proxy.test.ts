@@ -234,6 +234,17 @@ describe('what the proxy refuses', () => {
     expect((await proxyError(outsideUrl('/streamed-big.png'))).status).toBe(413);
   });
 
+  it('a name that does not resolve in time', async () => {
+    const stalled: ImageFetchPolicy = { ...policy, resolve: () => new Promise(() => undefined) };
+    await expect(
+      fetchRemoteImage(new URL('http://stalled.test/x.png'), stalled, {
+        maxBytes: MAX_BYTES,
+        timeoutMs: 200,
+        maxRedirects: 3,
+      }),
+    ).rejects.toMatchObject({ status: 504 });
+  });
+
   it('a host that does not answer in time', async () => {
     const started = Date.now();
     expect(await proxyError(outsideUrl('/slow'))).toMatchObject({ status: 504, error: /within 400 ms/ });

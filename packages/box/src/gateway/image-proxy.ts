@@ -139,8 +139,22 @@ function checkUrlShape(url: URL): void {
   }
 }
 
+/** `promise`, or a rejection once `signal` aborts (a name lookup cannot be cancelled, only abandoned). */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(new Error('aborted'));
+    if (signal.aborted) onAbort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}
+
 /** The checked addresses of a URL's host, or an error saying which address was refused. */
-async function checkedAddresses(url: URL, policy: ImageFetchPolicy): Promise<ResolvedAddress[]> {
+async function checkedAddresses(
+  url: URL,
+  policy: ImageFetchPolicy,
+  signal: AbortSignal,
+): Promise<ResolvedAddress[]> {
   const hostname = url.hostname.replace(/^\[(.*)\]$/, '$1');
   const literal = net.isIP(hostname);
   let addresses: ResolvedAddress[];
@@ -148,8 +162,9 @@ async function checkedAddresses(url: URL, policy: ImageFetchPolicy): Promise<Res
     addresses = [{ address: hostname, family: literal === 6 ? 6 : 4 }];
   } else {
     try {
-      addresses = await policy.resolve(hostname);
+      addresses = await untilAborted(policy.resolve(hostname), signal);
     } catch (error) {
+      if (signal.aborted) throw error;
       throw new GatewayError(`remoteImage: cannot resolve ${hostname}: ${(error as Error).message}`, 502);
     }
     if (addresses.length === 0) throw new GatewayError(`remoteImage: ${hostname} has no address`, 502);
@@ -229,7 +244,7 @@ export async function fetchRemoteImage(
     let url = start;
     for (let hop = 0; ; hop++) {
       checkUrlShape(url);
-      const addresses = await checkedAddresses(url, policy);
+      const addresses = await checkedAddresses(url, policy, controller.signal);
       const response = await requestOnce(url, addresses, policy, controller.signal);
       const status = response.statusCode ?? 0;
       const location = response.headers.location;
