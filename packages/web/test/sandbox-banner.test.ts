@@ -2,7 +2,7 @@
  * The permanent warning when tools are not confined: `sendbox serve` in a child process with a
  * bubblewrap that cannot start, in headless Chromium.
  */
-import type { Browser } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt, launchBrowser, startGateway, type RunningGateway } from './support.ts';
 
@@ -18,12 +18,21 @@ afterAll(async () => {
   for (const gateway of gateways) await gateway.stop();
 });
 
+/** The box's page, signed in (its login link redeemed), in a fresh browser context. */
+async function openBox(gateway: RunningGateway): Promise<Page> {
+  const context = await browser.newContext();
+  await gateway.signIn(context);
+  const page = await context.newPage();
+  page.on('close', () => void context.close());
+  await page.goto(gateway.url);
+  return page;
+}
+
 async function bannerText(env: Record<string, string>, args: string[] = []): Promise<string> {
   const gateway = await startGateway(env, args);
   gateways.push(gateway);
-  const page = await browser.newPage();
+  const page = await openBox(gateway);
   try {
-    await page.goto(gateway.url);
     const banner = page.getByTestId('sandbox-banner');
     await banner.waitFor();
     return (await banner.textContent()) ?? '';
@@ -48,9 +57,8 @@ describe('sandbox banner', () => {
   it('is absent when tools are confined', async () => {
     const gateway = await startGateway();
     gateways.push(gateway);
-    const page = await browser.newPage();
+    const page = await openBox(gateway);
     try {
-      await page.goto(gateway.url);
       // The model banner (no model here) shows once the status has arrived.
       await page.getByTestId('model-banner').waitFor();
       expect(await page.getByTestId('sandbox-banner').count()).toBe(0);
