@@ -12,6 +12,7 @@ import http from 'node:http';
 import net from 'node:net';
 import { chmod, mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
+import { familyOf, isLocalAddress, isPublicAddress } from '../net/addresses.ts';
 
 export interface EgressPolicy {
   /** Domains the agent may reach; `example.com` also allows its subdomains. `*` allows any public host. */
@@ -21,7 +22,7 @@ export interface EgressPolicy {
 export interface EgressProxyOptions {
   /** Name resolution (tests point names at local listeners). */
   resolve?: (host: string) => Promise<string[]>;
-  /** Addresses never connected to; default: loopback, link-local, unspecified, multicast. */
+  /** Addresses never connected to; default: this machine, link-local, multicast (isLocalAddress). */
   forbidden?: (address: string) => boolean;
 }
 
@@ -35,40 +36,6 @@ export function domainAllowed(host: string, allow: readonly string[]): boolean {
     const rule = normalizeDomain(entry);
     return rule === '*' || name === rule || name.endsWith(`.${rule}`);
   });
-}
-
-/** Addresses a sandbox must never reach through the proxy. */
-export function isForbiddenAddress(address: string): boolean {
-  const v4 = address.startsWith('::ffff:') ? address.slice(7) : address;
-  if (net.isIPv4(v4)) {
-    const [a = 0, b = 0] = v4.split('.').map(Number);
-    return a === 127 || a === 0 || (a === 169 && b === 254) || a >= 224;
-  }
-  const v6 = address.toLowerCase();
-  return (
-    v6 === '::1' ||
-    v6 === '::' ||
-    v6.startsWith('fe8') ||
-    v6.startsWith('fe9') ||
-    v6.startsWith('fea') ||
-    v6.startsWith('feb') ||
-    v6.startsWith('ff')
-  );
-}
-
-/** Private and shared ranges (RFC 1918, CGNAT, ULA): reachable only through a name listed explicitly, not `*`. */
-export function isPrivateAddress(address: string): boolean {
-  const v4 = address.startsWith('::ffff:') ? address.slice(7) : address;
-  if (net.isIPv4(v4)) {
-    const [a = 0, b = 0] = v4.split('.').map(Number);
-    return (
-      a === 10 ||
-      (a === 172 && b >= 16 && b < 32) ||
-      (a === 192 && b === 168) ||
-      (a === 100 && b >= 64 && b < 128)
-    );
-  }
-  return /^f[cd]/i.test(address);
 }
 
 async function defaultResolve(host: string): Promise<string[]> {
@@ -88,7 +55,7 @@ export class EgressProxy {
     options: EgressProxyOptions,
   ) {
     this.resolve = options.resolve ?? defaultResolve;
-    this.forbidden = options.forbidden ?? isForbiddenAddress;
+    this.forbidden = options.forbidden ?? isLocalAddress;
     this.server = http.createServer((req, res) => void this.forward(req, res));
     this.server.on('connect', (req: http.IncomingMessage, client: net.Socket, head: Buffer) => {
       void this.tunnel(req, client, head);
@@ -142,7 +109,8 @@ export class EgressProxy {
       host,
       this.policy.allowDomains.filter((rule) => rule.trim() !== '*'),
     );
-    const address = addresses.find((a) => !this.forbidden(a) && (named || !isPrivateAddress(a)));
+    // `*` means public hosts: a private or special address needs its name listed.
+    const address = addresses.find((a) => !this.forbidden(a) && (named || isPublicAddress(a, familyOf(a))));
     if (address === undefined) {
       return {
         denied:

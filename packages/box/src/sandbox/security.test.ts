@@ -5,7 +5,7 @@
  * show the check can fail.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdir, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
@@ -21,7 +21,8 @@ import { encodedForms } from '../secrets/scrub.ts';
 import { hostFixture, lastToolOutputs, type HostFixture } from '../testing/host-fixture.ts';
 import type { AgentHostOptions } from '../host/agent-host.ts';
 import { detectConfinement, PROXY_PORT_INSIDE } from './confinement.ts';
-import { domainAllowed, isForbiddenAddress } from './egress-proxy.ts';
+import { isLocalAddress } from '../net/addresses.ts';
+import { domainAllowed, EgressProxy } from './egress-proxy.ts';
 
 let fx: HostFixture | undefined;
 let gateway: RunningGateway | undefined;
@@ -384,7 +385,7 @@ describe('network allowlist', () => {
           egress: {
             // outside.test plays a public host at 127.0.0.2; everything else keeps the real rules.
             resolve: (host) => Promise.resolve(host === 'outside.test' ? ['127.0.0.2'] : ['127.0.0.1']),
-            forbidden: (address) => address !== '127.0.0.2' && isForbiddenAddress(address),
+            forbidden: (address) => address !== '127.0.0.2' && isLocalAddress(address),
           },
         },
       },
@@ -421,9 +422,46 @@ describe('network allowlist', () => {
       '::ffff:127.0.0.1',
       'fe80::1',
     ]) {
-      expect(isForbiddenAddress(address), address).toBe(true);
+      expect(isLocalAddress(address), address).toBe(true);
     }
-    for (const address of ['93.184.216.34', '2606:2800:220:1::248'])
-      expect(isForbiddenAddress(address)).toBe(false);
+    for (const address of ['93.184.216.34', '2606:2800:220:1::248', '10.1.2.3'])
+      expect(isLocalAddress(address)).toBe(false);
+  });
+
+  it('with "*", reaches public addresses only: a private one needs its name listed', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'sendbox-egress-'));
+    cleanups.push(() => rm(dir, { recursive: true, force: true }));
+    // lan.test plays a host on the LAN at 127.0.0.2 (not public; reachable when named).
+    const lan = net.createServer((socket) => socket.end());
+    await new Promise<void>((listening) => lan.listen(0, '127.0.0.2', listening));
+    cleanups.push(() => new Promise<void>((closed) => lan.close(() => closed())));
+    const port = (lan.address() as net.AddressInfo).port;
+    const options = {
+      resolve: () => Promise.resolve(['127.0.0.2']),
+      forbidden: (address: string) => address !== '127.0.0.2' && isLocalAddress(address),
+    };
+    const ask = async (allowDomains: string[]) => {
+      const proxy = await EgressProxy.start(path.join(dir, 'p.sock'), { allowDomains }, options);
+      try {
+        return await new Promise<string>((done, fail) => {
+          const socket = net.connect(proxy.socketPath, () =>
+            socket.write(`CONNECT lan.test:${port} HTTP/1.1\r\n\r\n`),
+          );
+          let answer = '';
+          socket.on('data', (chunk: Buffer) => {
+            answer += chunk.toString();
+            if (answer.includes('\r\n\r\n')) socket.destroy();
+          });
+          socket.on('close', () => done(answer));
+          socket.on('error', fail);
+        });
+      } finally {
+        await proxy.close();
+      }
+    };
+    const wildcard = await ask(['*']);
+    expect(wildcard).toContain('403 Forbidden');
+    expect(wildcard).toContain('needs its name listed');
+    expect(await ask(['lan.test'])).toContain('200 Connection Established');
   });
 });
