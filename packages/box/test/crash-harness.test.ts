@@ -165,8 +165,7 @@ function tempFiles(dir: string): string[] {
     for (const entry of fs.readdirSync(at, { withFileTypes: true })) {
       const full = path.join(at, entry.name);
       if (entry.isDirectory()) walk(full);
-      else if (/^\.ingest-.*\.tmp$|^\.sendbox-upload-.*\.partial$|^\..+\.[0-9a-f]{12}\.tmp$/.test(entry.name))
-        found.push(full);
+      else if (/^\.ingest-.*\.tmp$|^\..+\.[0-9a-f]{12}\.tmp$/.test(entry.name)) found.push(full);
     }
   };
   walk(dir);

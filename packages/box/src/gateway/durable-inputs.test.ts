@@ -72,7 +72,9 @@ describe('a full disk through the gateway', () => {
   it('answers sendPrompt and uploadFile with 507 and what was not saved, and accepts again once space returns', async () => {
     let full = true;
     const points = new WritePoints({ fail: (store) => (full ? diskFullError(store) : null) });
-    box = await startTestBox(scriptedProvider([{ toolCalls: [send('ok')] }, {}]), { writePoints: points });
+    box = await startTestBox(scriptedProvider([{ toolCalls: [send('ok')] }, {}]), {
+      hostOptions: { writePoints: points },
+    });
     const { body } = await box.call('createAgent', { name: 'Full' });
     const agentId = (body as { agent: { id: string } }).agent.id;
 

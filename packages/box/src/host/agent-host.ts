@@ -14,6 +14,9 @@ import { AttachmentStore, DEFAULT_MAX_ATTACHMENT_BYTES } from '../attachments/st
 import { ensurePrivateDir, removeAtomicTemps } from '../fs/atomic.ts';
 import { providerFromEnv, statusOf } from '../providers/index.ts';
 import type { ModelProvider } from '../providers/types.ts';
+import { detectConfinement, type Confinement, type ConfinementOptions } from '../sandbox/confinement.ts';
+import type { SandboxStatus } from '../sandbox/confinement.ts';
+import { EgressProxies, type EgressProxyOptions } from '../sandbox/egress-proxy.ts';
 import { loadOrCreateSecretKey } from '../secrets/store.ts';
 import { shellTool, type ShellOptions } from '../tools/shell.ts';
 import { readTool } from '../tools/read.ts';
@@ -22,7 +25,6 @@ import { updateTodosTool } from '../tools/update-todos.ts';
 import type { HostTool } from '../tools/types.ts';
 import { AgentSession, type SessionConfig } from './agent-session.ts';
 import { needsRecovery } from './inbox.ts';
-import { removeUploadTemps } from './upload-staging.ts';
 import { WritePoints } from './write-points.ts';
 import { agentPaths, agentsRoot, isSafeAgentId } from './layout.ts';
 import { DEFAULT_SEND_REMINDER_EVERY } from './middleware/send-reminder.ts';
@@ -51,7 +53,12 @@ export interface AgentHostOptions {
   sendReminderEvery?: number;
   maxStepsPerTurn?: number;
   maxAttachmentBytes?: number;
-  shell?: ShellOptions;
+  shell?: Omit<ShellOptions, 'confinement' | 'egress'>;
+  /**
+   * How tool processes are confined: detected (bubblewrap) unless given. Without bubblewrap the
+   * shell tool is refused, unless `sandbox.unsafeHostTools` is set.
+   */
+  sandbox?: ConfinementOptions & { confinement?: Confinement; egress?: EgressProxyOptions };
   /** Clock (epoch ms), for tests. */
   now?: () => number;
   /** Every durable write passes one (default: from `SENDBOX_TEST_CRASH_AT_WRITE`, else counting only). */
@@ -66,7 +73,8 @@ export async function createAgentHost(options: AgentHostOptions): Promise<LocalA
   await ensurePrivateDir(path.join(dataDir, 'agent-transcripts'));
   await ensurePrivateDir(path.join(dataDir, 'sandboxes'));
   const key = await loadOrCreateSecretKey(dataDir);
-  const host = new LocalAgentHost(dataDir, key, options);
+  const confinement = options.sandbox?.confinement ?? (await detectConfinement(options.sandbox));
+  const host = new LocalAgentHost(dataDir, key, confinement, options);
   await host.recover();
   return host;
 }
@@ -77,12 +85,14 @@ export class LocalAgentHost implements AgentHost {
   private readonly provider: ModelProvider | null;
   private readonly status: ModelStatus;
   private readonly config: SessionConfig;
+  private readonly egress: EgressProxies;
   private focused: string | null = null;
   private closed = false;
 
   constructor(
     readonly dataDir: string,
     secretKey: Buffer,
+    private readonly confinement: Confinement,
     options: AgentHostOptions,
   ) {
     const env = options.env ?? process.env;
@@ -95,7 +105,9 @@ export class LocalAgentHost implements AgentHost {
       this.status = statusOf(options.provider);
     }
     const everyFromEnv = Number(env.SENDBOX_SEND_REMINDER_EVERY);
-    const tools: HostTool[] = [shellTool(options.shell), readTool, writeTool, updateTodosTool] as HostTool[];
+    this.egress = new EgressProxies(path.join(dataDir, 'run'), options.sandbox?.egress);
+    const shell = shellTool({ ...options.shell, confinement, egress: this.egress });
+    const tools: HostTool[] = [shell, readTool, writeTool, updateTodosTool] as HostTool[];
     this.config = {
       dataDir,
       provider: this.provider,
@@ -107,6 +119,7 @@ export class LocalAgentHost implements AgentHost {
       maxStepsPerTurn: options.maxStepsPerTurn ?? DEFAULT_MAX_STEPS_PER_TURN,
       maxAttachmentBytes: options.maxAttachmentBytes ?? DEFAULT_MAX_ATTACHMENT_BYTES,
       toolEnv: toolEnvironment(env),
+      confinement,
       emit: (event) => this.emit(event),
       now: options.now ?? Date.now,
       isFocused: (id) => this.focused === id,
@@ -117,6 +130,10 @@ export class LocalAgentHost implements AgentHost {
 
   modelStatus(): ModelStatus {
     return { ...this.status };
+  }
+
+  sandboxStatus(): SandboxStatus {
+    return { ...this.confinement.status };
   }
 
   async createAgent(input: CreateAgentInput): Promise<RosterRow> {
@@ -200,7 +217,6 @@ export class LocalAgentHost implements AgentHost {
       const paths = agentPaths(this.dataDir, id);
       await removeAtomicTemps(paths.agentDir);
       await new AttachmentStore(paths.attachments).removeTemps();
-      await removeUploadTemps(paths.sandbox);
       if (needsRecovery(paths.storeDb)) recovering.push(id);
     });
     // Every interrupted turn is closed before any agent takes new work, so start-up is not
@@ -235,6 +251,7 @@ export class LocalAgentHost implements AgentHost {
     await rm(paths.agentDir, { recursive: true, force: true });
     await rm(paths.transcriptDir, { recursive: true, force: true });
     await rm(paths.sandbox, { recursive: true, force: true });
+    await this.egress.release(paths.sandbox);
     this.emit({ type: 'roster', agentId: id, change: 'deleted' });
   }
 
@@ -332,6 +349,7 @@ export class LocalAgentHost implements AgentHost {
     for (const result of sessions) if (result.status === 'fulfilled') await result.value.close();
     this.sessions.clear();
     this.listeners.clear();
+    await this.egress.close();
   }
 
   // -------------------------------------------------------------------------

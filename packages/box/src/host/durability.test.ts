@@ -252,14 +252,13 @@ describe('a full disk', () => {
 });
 
 describe('start-up', () => {
-  it('removes temp files interrupted ingests, uploads and atomic writes left', async () => {
+  it('removes temp files interrupted ingests and atomic writes left', async () => {
     fx = await hostFixture([]);
     const paths = agentPaths(fx.dataDir, fx.agentId);
     await mkdir(paths.attachments, { recursive: true });
     await mkdir(path.join(paths.sandbox, 'uploads'), { recursive: true });
     const temps = [
       path.join(paths.attachments, '.ingest-0123456789abcdef.tmp'),
-      path.join(paths.sandbox, 'uploads', '.sendbox-upload-0123456789abcdef.partial'),
       path.join(paths.agentDir, '.profile.json.0123456789ab.tmp'),
     ];
     for (const file of temps) await writeFile(file, 'partial');

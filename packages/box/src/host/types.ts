@@ -3,6 +3,7 @@
  * drives it (the HTTP gateway, tests, the CLI). The runtime implements
  * `AgentHost`; the gateway only calls these methods and forwards events.
  */
+import type { SandboxStatus } from '../sandbox/confinement.ts';
 import type { LedgerEntry } from '@sendbox/protocol';
 import type { PendingInput } from './inbox.ts';
 
@@ -47,6 +48,8 @@ export type HostEvent =
   | { type: 'roster'; agentId: string; change: 'created' | 'deleted' | 'updated' }
   /** The agent's pending inputs changed (one was accepted, or its turn started): the whole list. */
   | { type: 'inbox'; agentId: string; pending: PendingInput[] };
+
+export type { SandboxStatus };
 
 export interface ModelStatus {
   configured: boolean;
@@ -118,6 +121,8 @@ function errorCode(error: unknown): string | undefined {
 export interface AgentHost {
   readonly dataDir: string;
   modelStatus(): ModelStatus;
+  /** Whether tool processes run confined (docs/sandbox.md); the UI warns when they do not. */
+  sandboxStatus(): SandboxStatus;
   createAgent(input: CreateAgentInput): Promise<RosterRow>;
   listAgents(): Promise<RosterRow[]>;
   /** Focuses the agent (takes its store lock, releasing the previous one), marks it read, returns its ledger. */

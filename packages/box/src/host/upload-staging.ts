@@ -2,13 +2,15 @@
  * The upload path: a user's file goes into the agent's attachment store
  * (content-addressed) and into its sandbox (`uploads/<name>`, where tools see
  * it). The session records the `user-attachment` entry after both are in place.
- * Both copies are written to a temp file and renamed, so a crash leaves no
- * part-written file under a real name (temp files are removed on start).
+ * The sandbox copy is created O_EXCL beneath the sandbox without following a
+ * link (sandbox/paths.ts): a link the agent planted in `uploads/`, or as
+ * `uploads/` itself, never makes the host write elsewhere. A file holding one
+ * of the agent's secrets is refused before either copy. A full disk is a
+ * StoreWriteError (the gateway's 507), never "too large".
  */
-import { randomBytes } from 'node:crypto';
-import { access, mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises';
-import path from 'node:path';
 import { AttachmentTooLargeError, type AttachmentStore, type StoredFile } from '../attachments/store.ts';
+import { createNewInSandbox, withDeadline } from '../sandbox/paths.ts';
+import { SecretInFileError, type Scrubber } from '../secrets/scrub.ts';
 import { HostError, StoreWriteError } from './types.ts';
 import { WritePoints } from './write-points.ts';
 
@@ -20,9 +22,6 @@ export interface StagedUpload {
   sandboxPath: string;
 }
 
-const TEMP_PREFIX = '.sendbox-upload-';
-const TEMP_SUFFIX = '.partial';
-
 /** A plain file name from what the client sent: no separators, no leading dots, at most 200 characters. */
 export function safeUploadName(fileName: string): string {
   return (
@@ -33,69 +32,35 @@ export function safeUploadName(fileName: string): string {
   );
 }
 
-/** The sandbox folder uploads land in. */
-export function uploadsDir(sandbox: string): string {
-  return path.join(sandbox, 'uploads');
-}
-
 export async function stageUpload(
   attachments: AttachmentStore,
   sandbox: string,
   fileName: string,
   bytes: Uint8Array,
+  secrets: Scrubber,
   points: WritePoints = new WritePoints(),
 ): Promise<StagedUpload> {
   const safeName = safeUploadName(fileName);
   let stored;
   try {
-    points.pass('upload');
-    stored = await attachments.ingestBytes(bytes, safeName);
+    points.pass('upload', safeName);
+    stored = await attachments.ingestBytes(bytes, safeName, { secrets });
   } catch (error) {
+    if (error instanceof SecretInFileError) throw new HostError(error.message, 400);
     if (error instanceof AttachmentTooLargeError) throw new HostError(error.message, 413);
     throw new StoreWriteError('upload', `the upload ${safeName}`, error);
   }
-  const dir = uploadsDir(sandbox);
-  const temp = path.join(dir, `${TEMP_PREFIX}${randomBytes(8).toString('hex')}${TEMP_SUFFIX}`);
+  let sandboxPath: string;
   try {
-    await mkdir(dir, { recursive: true });
-    await writeFile(temp, bytes, { mode: 0o644, flag: 'wx' });
-    // Between the temp file and its name: a crash here leaves the temp that start-up removes.
-    points.pass('upload');
-    const sandboxPath = path.join(dir, await freeName(dir, safeName));
-    await rename(temp, sandboxPath);
-    return { fileName: safeName, stored, sandboxPath };
+    points.pass('upload', safeName);
+    // The first free name: `notes.txt`, `notes (1).txt`...
+    sandboxPath = await withDeadline(`Saving ${safeName} in the sandbox`, () =>
+      createNewInSandbox(sandbox, 'uploads', safeName, bytes),
+    );
   } catch (error) {
-    await rm(temp, { force: true });
-    throw new StoreWriteError('upload', `the upload ${safeName}`, error);
+    const written = new StoreWriteError('upload', `the upload ${safeName}`, error);
+    if (written.diskFull) throw written;
+    throw new HostError(`the upload was not saved in the agent's sandbox: ${(error as Error).message}`, 409);
   }
-}
-
-/** Removes temp files an interrupted upload left in the sandbox's uploads folder. */
-export async function removeUploadTemps(sandbox: string): Promise<void> {
-  let names: string[];
-  try {
-    names = await readdir(uploadsDir(sandbox));
-  } catch {
-    return;
-  }
-  for (const name of names) {
-    if (name.startsWith(TEMP_PREFIX) && name.endsWith(TEMP_SUFFIX)) {
-      await rm(path.join(uploadsDir(sandbox), name), { force: true });
-    }
-  }
-}
-
-/** `name`, or `stem (1).ext`, `stem (2).ext`… : the first that does not exist in `dir`. */
-export async function freeName(dir: string, name: string): Promise<string> {
-  const dot = name.lastIndexOf('.');
-  const stem = dot > 0 ? name.slice(0, dot) : name;
-  const ext = dot > 0 ? name.slice(dot) : '';
-  for (let i = 0; ; i++) {
-    const candidate = i === 0 ? name : `${stem} (${i})${ext}`;
-    try {
-      await access(`${dir}/${candidate}`);
-    } catch {
-      return candidate;
-    }
-  }
+  return { fileName: safeName, stored, sandboxPath };
 }

@@ -36,7 +36,20 @@ export const modelStatusSchema = z.looseObject({
 });
 export type ModelStatus = z.infer<typeof modelStatusSchema>;
 
-export const statusResponseSchema = z.looseObject({ model: modelStatusSchema, version: z.string() });
+/** Tool confinement (docs/sandbox.md); absent from older gateways. */
+export const sandboxStatusSchema = z.looseObject({
+  mode: z.string(),
+  confined: z.boolean(),
+  detail: z.string(),
+  fix: z.string().optional(),
+});
+export type SandboxStatus = z.infer<typeof sandboxStatusSchema>;
+
+export const statusResponseSchema = z.looseObject({
+  model: modelStatusSchema,
+  sandbox: sandboxStatusSchema.optional(),
+  version: z.string(),
+});
 export type StatusResponse = z.infer<typeof statusResponseSchema>;
 
 /** A ledger entry as stored: always carries its `seq`. */
@@ -102,6 +115,7 @@ export const acceptedResponseSchema = z.looseObject({ accepted: z.literal(true) 
 export const savedResponseSchema = z.looseObject({ saved: z.literal(true) });
 export const deletedResponseSchema = z.looseObject({ deleted: z.literal(true) });
 export const uploadResponseSchema = z.looseObject({ entry: z.unknown() });
+export const imageHostsResponseSchema = z.looseObject({ hosts: z.array(z.string()) });
 
 export const stateEventSchema = z.looseObject({ agentId: z.string(), state: turnStateSchema });
 export const rosterEventSchema = z.looseObject({ agentId: z.string(), change: z.string() });
