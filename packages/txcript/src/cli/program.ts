@@ -177,6 +177,19 @@ function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
       await searchCommand(ctx, words, options);
     });
 
+  program
+    .command('mcp')
+    .configureOutput(outputFor(io, 'txcript mcp'))
+    .description('serve list_sessions, search_sessions and read_session to agents over MCP (stdio)')
+    .addHelpText(
+      'after',
+      '\nStdout carries the protocol; warnings go to stderr. See docs/mcp.md to add it to an agent.',
+    )
+    .action(async () => {
+      const { serveMcp } = await import('../mcp/server.ts');
+      await serveMcp(ctx);
+    });
+
   return program;
 }
 
