@@ -174,7 +174,29 @@ function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
     .addHelpText('after', SEARCH_HELP)
     .action(async (words, options) => {
       const { searchCommand } = await import('./search.ts');
-      await searchCommand(ctx, words, options);
+      setExitCode(await searchCommand(ctx, words, options));
+    });
+
+  program
+    .command('pick')
+    .configureOutput(outputFor(io, 'txcript pick'))
+    .description('pick a session interactively (type to search, arrows, Enter continues it, Esc cancels)')
+    .option('--from <harness>', 'only this harness (e.g. claude_code)')
+    .option('--with <harness>', 'continue the pick in this harness (default: where it came from)')
+    .option('--since <time>', 'only sessions active at or after: RFC 3339, YYYY-MM-DD, or an age like 2h, 3d')
+    .option(
+      '--until <time>',
+      'only sessions active at or before: RFC 3339, YYYY-MM-DD, or an age like 2h, 3d',
+    )
+    .option('--cwd <dir>', 'only sessions whose working folder is DIR or under it')
+    .addOption(
+      new Option('-n, --limit <n>', 'at most N entries in the list (default 50)').argParser(positiveInt),
+    )
+    .option('--no-index', 'scan every session now; neither use nor update the search index')
+    .addHelpText('after', SEARCH_HELP)
+    .action(async (options) => {
+      const { pickCommand } = await import('./pick.ts');
+      setExitCode(await pickCommand(ctx, options));
     });
 
   program

@@ -10,7 +10,7 @@ import type { Snippet } from '../search/hits.ts';
 import { type Hit, searchOnce } from '../search/engine.ts';
 import type { Colors } from './colors.ts';
 import type { CliContext } from './context.ts';
-import { usageError } from './errors.ts';
+import { EXIT_OK, usageError } from './errors.ts';
 import { formatLocalMinute } from './list.ts';
 import { parseWhen } from './when.ts';
 
@@ -116,13 +116,17 @@ export async function searchCommand(
   ctx: CliContext,
   words: readonly string[],
   options: SearchOptions,
-): Promise<void> {
+): Promise<number> {
   const option = words.find((w) => w.startsWith('--'));
   if (option !== undefined) {
     throw usageError({ what: `unknown option '${option}'`, todo: 'see "txcript search --help"' });
   }
   const query = words.join(' ');
   if (query.trim() === '') {
+    if (ctx.io.stdout.isTTY === true && options.json !== true) {
+      const { pickCommand } = await import('./pick.ts');
+      return pickCommand(ctx, options);
+    }
     throw usageError({
       what: 'search needs a query',
       todo: 'give words to find, e.g. txcript search pagination bug (or run it on a terminal to pick)',
@@ -136,11 +140,12 @@ export async function searchCommand(
   });
   if (options.json === true) {
     ctx.io.stdout.write(`${JSON.stringify(hits.map(hitRow), null, 2)}\n`);
-    return;
+    return EXIT_OK;
   }
   if (hits.length === 0) {
     ctx.io.stderr.write(`txcript: nothing matches ${JSON.stringify(query)}\n`);
-    return;
+    return EXIT_OK;
   }
   ctx.io.stdout.write(formatHits(hits, ctx.out));
+  return EXIT_OK;
 }

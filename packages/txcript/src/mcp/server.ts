@@ -19,7 +19,13 @@ import { formatHits } from '../cli/search.ts';
 import { openSession } from '../cli/show.ts';
 import { renderView } from '../cli/view.ts';
 import { parseWhen } from '../cli/when.ts';
-import { type IndexedSession, SessionIndex, filtersFor } from '../search/engine.ts';
+import {
+  type IndexedSession,
+  type SessionBounds,
+  SessionIndex,
+  filtersFor,
+  recentSessions,
+} from '../search/engine.ts';
 import { findHits } from '../search/hits.ts';
 import { parseQuery } from '../search/query.ts';
 import { resolve } from 'node:path';
@@ -100,12 +106,9 @@ export function createMcpServer(ctx: CliContext): { server: McpServer; index: Se
   const server = new McpServer({ name: 'txcript', version: '0.1.0' });
   const readOnly = { readOnlyHint: true, openWorldHint: false };
 
-  const sessionsOf = async (from: string | undefined): Promise<IndexedSession[]> => {
-    const filters = await filtersFor(ctx, from, { limit: 0 });
-    const all = await index.use(undefined, (i) => i.sessions(filters.harnesses), REFRESH_MS);
-    return all.sort(
-      (a, b) => (b.lastActivityMs ?? -Infinity) - (a.lastActivityMs ?? -Infinity) || a.id.localeCompare(b.id),
-    );
+  const sessionsOf = async (from: string | undefined, bounds: SessionBounds): Promise<IndexedSession[]> => {
+    const { harnesses } = await filtersFor(ctx, from, { limit: 0 });
+    return index.use(undefined, (i) => recentSessions(i.sessions(harnesses), bounds), REFRESH_MS);
   };
 
   server.registerTool(
@@ -128,17 +131,13 @@ export function createMcpServer(ctx: CliContext): { server: McpServer; index: Se
     },
     (args) =>
       answer(async () => {
-        const since =
-          args.since === undefined ? undefined : parseWhen(args.since, '--since', ctx.io.now()).getTime();
-        const dir = args.cwd === undefined ? undefined : resolve(args.cwd);
-        const rows = (await sessionsOf(args.from))
-          .filter((s) => since === undefined || (s.lastActivityMs !== null && s.lastActivityMs >= since))
-          .filter(
-            (s) =>
-              dir === undefined ||
-              (s.cwd !== null && (s.cwd === dir || s.cwd.startsWith(`${dir.replace(/\/$/, '')}/`))),
-          )
-          .slice(0, args.limit ?? 50);
+        const rows = await sessionsOf(args.from, {
+          ...(args.since !== undefined
+            ? { sinceMs: parseWhen(args.since, '--since', ctx.io.now()).getTime() }
+            : {}),
+          ...(args.cwd !== undefined ? { cwd: resolve(args.cwd) } : {}),
+          limit: args.limit ?? 50,
+        });
         return rows.length === 0 ? 'No sessions match.' : rows.map(sessionLine).join('\n');
       }),
   );
@@ -220,7 +219,7 @@ export function createMcpServer(ctx: CliContext): { server: McpServer; index: Se
     'session',
     new ResourceTemplate('txcript://session/{harness}/{id}', {
       list: async () => ({
-        resources: (await sessionsOf(undefined)).slice(0, MAX_LIMIT).map((s) => ({
+        resources: (await sessionsOf(undefined, { limit: MAX_LIMIT })).map((s) => ({
           uri: sessionUri(s.harness, s.id),
           name: s.title ?? s.id,
           description: `${s.harness} session ${s.id}${s.lastActivity === null ? '' : `, last active ${s.lastActivity}`}`,

@@ -113,4 +113,25 @@ export async function filtersFor(
   return { ...filters, harnesses };
 }
 
+export interface SessionBounds {
+  sinceMs?: number;
+  untilMs?: number;
+  cwd?: string;
+  limit: number;
+}
+
+/** Sessions within the bounds, most recent first (a listing, or the picker before anything is typed). */
+export function recentSessions(sessions: readonly IndexedSession[], bounds: SessionBounds): IndexedSession[] {
+  const { sinceMs, untilMs, cwd } = bounds;
+  const dir = cwd?.replace(/\/+$/, '');
+  return sessions
+    .filter((s) => sinceMs === undefined || (s.lastActivityMs !== null && s.lastActivityMs >= sinceMs))
+    .filter((s) => untilMs === undefined || (s.lastActivityMs !== null && s.lastActivityMs <= untilMs))
+    .filter((s) => dir === undefined || (s.cwd !== null && (s.cwd === dir || s.cwd.startsWith(`${dir}/`))))
+    .sort(
+      (a, b) => (b.lastActivityMs ?? -Infinity) - (a.lastActivityMs ?? -Infinity) || a.id.localeCompare(b.id),
+    )
+    .slice(0, bounds.limit);
+}
+
 export type { Hit, IndexedSession };
