@@ -212,6 +212,25 @@ function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
       await serveMcp(ctx);
     });
 
+  program
+    .command('completion')
+    .configureOutput(outputFor(io, 'txcript completion'))
+    .description('print a shell completion script: bash, zsh or fish')
+    .argument('<shell>', 'bash, zsh or fish')
+    .addHelpText(
+      'after',
+      `
+Install:
+  bash  echo 'source <(txcript completion bash)' >> ~/.bashrc
+  zsh   echo 'source <(txcript completion zsh)' >> ~/.zshrc
+  fish  txcript completion fish > ~/.config/fish/completions/txcript.fish`,
+    )
+    .action(async (shell) => {
+      const { completionScript, describeCommands } = await import('./completion.ts');
+      const harnesses = (await ctx.harnesses()).map((h) => h.id);
+      io.stdout.write(completionScript(shell, describeCommands(program), harnesses));
+    });
+
   return program;
 }
 
