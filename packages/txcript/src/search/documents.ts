@@ -30,8 +30,30 @@ export const KIND_LABELS: Record<Kind, string> = {
   tool_output: 'tool output',
 };
 
-/** Text of one kind beyond this many characters per message is not indexed (huge tool outputs). */
-export const MAX_KIND_CHARS = 32_768;
+/**
+ * Characters of each kind indexed per message. Tools produce most of a
+ * session's bytes (file dumps, logs) and the index's cost grows with every
+ * character, so a tool's input and output are indexed by their start and end
+ * (where commands, paths and errors are); people's and models' words whole,
+ * up to a bound for pasted walls of text.
+ */
+export const MAX_KIND_CHARS: Record<Kind, number> = {
+  title: 1_024,
+  user: 32_768,
+  assistant: 32_768,
+  thinking: 32_768,
+  tool_input: 4_096,
+  tool_output: 2_048,
+};
+/** Of a clipped text, the share kept from its end. */
+const TAIL_SHARE = 0.25;
+
+/** `text` within `max` characters: its head and its tail, joined by a marker line. */
+export function clip(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const tail = Math.floor(max * TAIL_SHARE);
+  return `${text.slice(0, max - tail - 3)}\n…\n${text.slice(text.length - tail)}`;
+}
 
 export interface SearchRow {
   /** 0 for the title row, else the 1-based message number `view` prints. */
@@ -141,10 +163,13 @@ function userText(text: string, markHidden: boolean): string {
     .join('\n');
 }
 
+/** Append `text` to a message's text of `kind`; each block is clipped, and so is their sum. */
 function add(texts: Record<Kind, string>, kind: Kind, text: string): void {
-  if (text === '' || texts[kind].length >= MAX_KIND_CHARS) return;
-  const joined = texts[kind] === '' ? text : `${texts[kind]}\n${text}`;
-  texts[kind] = joined.length > MAX_KIND_CHARS ? joined.slice(0, MAX_KIND_CHARS) : joined;
+  const max = MAX_KIND_CHARS[kind];
+  if (text === '' || texts[kind].length >= max) return;
+  const piece = clip(text, max);
+  const joined = texts[kind] === '' ? piece : `${texts[kind]}\n${piece}`;
+  texts[kind] = joined.length > max ? joined.slice(0, max) : joined;
 }
 
 const flat = (s: string) => s.replace(/\s+/g, ' ').trim().toLowerCase();

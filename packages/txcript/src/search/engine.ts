@@ -67,7 +67,8 @@ export class SessionIndex {
   ): Promise<T> {
     const index = this.opened();
     // One refresh of every harness covers a later call for one of them.
-    if (Date.now() - this.refreshedAt > maxAgeMs || from !== undefined) {
+    const age = Date.now() - this.refreshedAt;
+    if (this.refreshedAt === -Infinity || maxAgeMs <= 0 || age > maxAgeMs || from !== undefined) {
       this.lastStats = await refreshIndex(this.ctx, index, from);
       if (from === undefined) this.refreshedAt = Date.now();
     }

@@ -6,7 +6,16 @@
  */
 import { KINDS, type Kind } from './documents.ts';
 import { type IndexedSession, type SearchIndex, sessionFromRow, splitRowId } from './index-db.ts';
-import { type Query, type Term, decidedByIndex, ftsExpression, matchesTexts, occurrences } from './query.ts';
+import {
+  type Query,
+  type Term,
+  TRIGRAM,
+  decidedByIndex,
+  ftsExpression,
+  fuzzyPieces,
+  matchesTexts,
+  occurrences,
+} from './query.ts';
 
 /** BM25 weight of each kind, in KINDS order. */
 const WEIGHTS: Record<Kind, number> = {
@@ -25,6 +34,8 @@ export interface HitFilters {
   /** An absolute folder: sessions whose working folder is it or under it. */
   cwd?: string;
   limit: number;
+  /** Past this many matching messages, newest first rather than by BM25 (default BROAD_MATCHES). */
+  broadMatches?: number;
 }
 
 export interface Snippet {
@@ -61,6 +72,44 @@ export function foldCase(text: string): string {
 }
 
 const VERIFY = 'txcript_matches';
+/** Rows a query with a `~` or a short term checks in JavaScript, best first by the index. */
+export const CANDIDATES = 2_000;
+const MAX_ROW = (1 << 24) - 1;
+/** Past this many matching messages, a query is ranked newest first rather than by BM25. */
+export const BROAD_MATCHES = 20_000;
+
+/** The trigrams of `text`: what the index stores of it. */
+function trigrams(text: string): string[] {
+  const chars = [...text];
+  const out: string[] = [];
+  for (let i = 0; i + TRIGRAM <= chars.length; i++) out.push(chars.slice(i, i + TRIGRAM).join(''));
+  return out;
+}
+
+/**
+ * An upper bound on the messages the FTS expression matches, from the index's
+ * own counts: a term is in no more messages than its rarest trigram, all
+ * terms in no more than the rarest term, a `~` term in its pieces' sum.
+ */
+function estimatedMatches(index: SearchIndex, query: Query): number {
+  const docs = index.db.prepare('SELECT doc FROM messages_vocab WHERE term = ?').pluck();
+  const bound = (text: string): number =>
+    Math.min(...trigrams(text).map((t) => (docs.get(t) as number | undefined) ?? 0));
+  let estimate = Infinity;
+  for (const t of query.terms) {
+    if (t.negated) continue;
+    if (t.fuzzy) {
+      const pieces = fuzzyPieces(t.text);
+      if (pieces.every((p) => [...p].length >= TRIGRAM)) {
+        estimate = Math.min(
+          estimate,
+          pieces.reduce((sum, p) => sum + bound(p), 0),
+        );
+      }
+    } else if ([...t.text].length >= TRIGRAM) estimate = Math.min(estimate, bound(t.text));
+  }
+  return estimate;
+}
 
 export function findHits(index: SearchIndex, query: Query, filters: HitFilters): Hit[] {
   const { db } = index;
@@ -101,13 +150,32 @@ export function findHits(index: SearchIndex, query: Query, filters: HitFilters):
     where.push("(s.cwd = @cwd OR substr(s.cwd, 1, length(@cwd) + 1) = @cwd || '/')");
     params.cwd = filters.cwd.replace(/\/+$/, '') || '/';
   }
-  const score = fts === undefined ? '0' : `bm25(messages, ${KINDS.map((k) => WEIGHTS[k]).join(', ')})`;
-  const sql = `
-    SELECT m.rowid AS rowid, m.ref AS ref, ${score} AS score, s.*
-    FROM messages m CROSS JOIN sessions s ON s.key = (m.rowid >> 24)
-    ${where.length === 0 ? '' : `WHERE ${where.join(' AND ')}`}
-    ORDER BY score, s.last_activity_ms DESC, m.rowid
-    LIMIT @limit`;
+  const weights = KINDS.map((k) => WEIGHTS[k]).join(', ');
+  let sql: string;
+  if (fts === undefined) {
+    // No term the index can narrow by: the most recent sessions first, stopping at `limit` hits.
+    sql = `
+      SELECT m.rowid AS rowid, m.ref AS ref, 0 AS score, s.*
+      FROM sessions s INDEXED BY sessions_by_activity
+      CROSS JOIN messages m ON m.rowid BETWEEN (s.key << 24) AND (s.key << 24) + ${MAX_ROW}
+      ${where.length === 0 ? '' : `WHERE ${where.join(' AND ')}`}
+      ORDER BY s.last_activity_ms DESC
+      LIMIT @limit`;
+  } else {
+    // BM25 ranks every match before the first is returned: for a broad query, the newest matches instead.
+    const broad = estimatedMatches(index, query) > (filters.broadMatches ?? BROAD_MATCHES);
+    const candidateOrder = broad ? 'rowid DESC' : `bm25(messages, ${weights})`;
+    // A check in JavaScript sees the best CANDIDATES of what the index found, not all of them.
+    const candidates = decidedByIndex(query)
+      ? ''
+      : `AND m.rowid IN (SELECT rowid FROM messages WHERE messages MATCH @fts ORDER BY ${candidateOrder} LIMIT ${CANDIDATES})`;
+    sql = `
+      SELECT m.rowid AS rowid, m.ref AS ref, bm25(messages, ${weights}) AS score, s.*
+      FROM messages m CROSS JOIN sessions s ON s.key = (m.rowid >> 24)
+      WHERE ${where.join(' AND ')} ${candidates}
+      ORDER BY ${broad ? 'm.rowid DESC' : 'score, s.last_activity_ms DESC, m.rowid'}
+      LIMIT @limit`;
+  }
   const rows = db.prepare(sql).safeIntegers(true).all(params) as Array<Record<string, unknown>>;
   const hits: Hit[] = [];
   for (const row of rows) {

@@ -16,7 +16,7 @@ import { cacheFileFor } from '../harness/summary-cache-file.ts';
 import { KINDS, type Kind, type SearchRow } from './documents.ts';
 
 /** Bumped whenever the schema or what is stored changes: an older file is rebuilt. */
-export const INDEX_VERSION = 1;
+export const INDEX_VERSION = 2;
 
 const ROW_BITS = 24n;
 const MAX_ROWS = (1 << 24) - 1;
@@ -74,7 +74,9 @@ CREATE TABLE sessions (
   parent_id TEXT,
   UNIQUE (harness, locator)
 );
+CREATE INDEX sessions_by_activity ON sessions (last_activity_ms);
 CREATE VIRTUAL TABLE messages USING fts5(${KINDS.join(', ')}, ref UNINDEXED, tokenize = 'trigram');
+CREATE VIRTUAL TABLE messages_vocab USING fts5vocab(messages, 'row');
 `;
 
 function removeFiles(file: string): void {
@@ -198,19 +200,23 @@ export class SearchIndex {
         insert.run(rowId(key, row.message), ...KINDS.map((k) => row.texts[k]), row.range);
       }
     });
-    write();
+    // IMMEDIATE: take the write lock first (waiting up to busy_timeout for another txcript), rather
+    // than fail when a read turns into a write after another process committed.
+    write.immediate();
   }
 
   /** Forget sessions (their facts and rows). */
   remove(keys: readonly number[]): void {
     if (keys.length === 0) return;
-    this.db.transaction(() => {
-      const del = this.db.prepare('DELETE FROM sessions WHERE key = ?');
-      for (const key of keys) {
-        this.deleteRows(key);
-        del.run(key);
-      }
-    })();
+    this.db
+      .transaction(() => {
+        const del = this.db.prepare('DELETE FROM sessions WHERE key = ?');
+        for (const key of keys) {
+          this.deleteRows(key);
+          del.run(key);
+        }
+      })
+      .immediate();
   }
 
   private deleteRows(key: number): void {

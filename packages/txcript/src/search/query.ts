@@ -160,8 +160,33 @@ function approximateOccurrences(
   limit: number,
 ): Array<[number, number]> {
   const m = pattern.length;
-  // Cheap filter first: one of the pieces must be there exactly.
-  if (!fuzzyPieces(pattern).some((p) => text.includes(p))) return [];
+  // A match holds one piece unchanged (fuzzyPieces), so only the text around a piece can match.
+  const windows: Array<[number, number]> = [];
+  for (const piece of fuzzyPieces(pattern)) {
+    for (let at = text.indexOf(piece); at >= 0; at = text.indexOf(piece, at + 1)) {
+      windows.push([Math.max(0, at - m - k), Math.min(text.length, at + piece.length + m + k)]);
+    }
+  }
+  if (windows.length === 0) return [];
+  windows.sort((a, b) => a[0] - b[0]);
+  const merged: Array<[number, number]> = [];
+  for (const w of windows) {
+    const last = merged[merged.length - 1];
+    if (last !== undefined && w[0] <= last[1]) last[1] = Math.max(last[1], w[1]);
+    else merged.push([w[0], w[1]]);
+  }
+  const found: Array<[number, number]> = [];
+  for (const [from, to] of merged) {
+    for (const [s, e] of sellers(pattern, text.slice(from, to), k, limit - found.length)) {
+      found.push([from + s, from + e]);
+    }
+    if (found.length >= limit) break;
+  }
+  return found;
+}
+
+function sellers(pattern: string, text: string, k: number, limit: number): Array<[number, number]> {
+  const m = pattern.length;
   const found: Array<[number, number]> = [];
   let prev = new Array<number>(m + 1);
   let cur = new Array<number>(m + 1);

@@ -124,6 +124,32 @@ describe('incremental indexing', () => {
   });
 });
 
+describe('ranking a broad query', () => {
+  it('ranks by BM25, or newest first once the index counts more matches than the bound', async () => {
+    // "quartz" alone is a short message in "one"; "two" says it among many words (lower BM25).
+    note('one', 'quartz');
+    note('two', `quartz ${'filler words '.repeat(40)}`);
+    const index = sessionIndex();
+    try {
+      const refs = (broadMatches?: number) =>
+        index.use(
+          undefined,
+          (i) =>
+            findHits(i, parseQuery('quartz'), {
+              limit: 5,
+              ...(broadMatches !== undefined ? { broadMatches } : {}),
+            }).map((h) => h.ref),
+          Infinity,
+        );
+      expect(await refs()).toEqual(['one#2', 'two#2']);
+      // Over the bound: the last indexed first, whatever BM25 says.
+      expect(await refs(1)).toEqual(['two#2', 'one#2']);
+    } finally {
+      index.close();
+    }
+  });
+});
+
 describe('a damaged or old index', () => {
   it('rebuilds a file that is not a database, with a note', async () => {
     await searchFresh('quartz');

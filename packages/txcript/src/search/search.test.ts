@@ -232,6 +232,27 @@ describe('search across harnesses', () => {
   });
 });
 
+describe('what is indexed of a tool', () => {
+  it('keeps the start and the end of a long output, not its middle', async () => {
+    const filler = (n: number) => Array.from({ length: n }, (_, i) => `row ${i} ok`).join('\n');
+    await saveSession(
+      tree,
+      claudeCode,
+      codingSession('77777777-7777-4777-8777-777777777777', {
+        start: '2026-09-09T10:00:00Z',
+        cwd: '/work/logs',
+        prompt: 'run the suite',
+        command: 'npm test',
+        output: `HEADMARKER\n${filler(1000)}\nMIDDLEMARKER\n${filler(1000)}\nTAILMARKER`,
+        answer: 'done',
+      }),
+    );
+    expect((await search('headmarker')).map((h) => h.kind)).toEqual(['tool_output']);
+    expect((await search('tailmarker')).map((h) => h.kind)).toEqual(['tool_output']);
+    expect(await search('middlemarker')).toEqual([]);
+  });
+});
+
 describe('secrets', () => {
   it('never reads the answer to a Grok Bot secret-request, and keeps scrubbed text scrubbed', async () => {
     expect(await search(SECRET_VALUE)).toEqual([]);
