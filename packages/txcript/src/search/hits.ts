@@ -116,11 +116,9 @@ export function findHits(index: SearchIndex, query: Query, filters: HitFilters):
   const fts = ftsExpression(query);
   const where: string[] = [];
   const params: Record<string, unknown> = { limit: filters.limit };
-  if (fts !== undefined) {
-    where.push('messages MATCH @fts');
-    params.fts = fts;
-  }
-  if (!decidedByIndex(query)) {
+  if (fts !== undefined) params.fts = fts;
+  const checked = !decidedByIndex(query);
+  if (checked) {
     db.function(VERIFY, { varargs: true, deterministic: true }, (...texts: unknown[]) =>
       matchesTexts(
         query,
@@ -150,7 +148,8 @@ export function findHits(index: SearchIndex, query: Query, filters: HitFilters):
     where.push("(s.cwd = @cwd OR substr(s.cwd, 1, length(@cwd) + 1) = @cwd || '/')");
     params.cwd = filters.cwd.replace(/\/+$/, '') || '/';
   }
-  const weights = KINDS.map((k) => WEIGHTS[k]).join(', ');
+  const and = (clauses: readonly string[]) => clauses.map((c) => ` AND ${c}`).join('');
+  const score = `bm25(messages, ${KINDS.map((k) => WEIGHTS[k]).join(', ')})`;
   let sql: string;
   if (fts === undefined) {
     // No term the index can narrow by: the most recent sessions first, stopping at `limit` hits.
@@ -158,23 +157,32 @@ export function findHits(index: SearchIndex, query: Query, filters: HitFilters):
       SELECT m.rowid AS rowid, m.ref AS ref, 0 AS score, s.*
       FROM sessions s INDEXED BY sessions_by_activity
       CROSS JOIN messages m ON m.rowid BETWEEN (s.key << 24) AND (s.key << 24) + ${MAX_ROW}
-      ${where.length === 0 ? '' : `WHERE ${where.join(' AND ')}`}
+      WHERE 1${and(where)}
       ORDER BY s.last_activity_ms DESC
       LIMIT @limit`;
   } else {
-    // BM25 ranks every match before the first is returned: for a broad query, the newest matches instead.
+    // BM25 scores every match before the first is returned: a broad query takes the newest instead.
     const broad = estimatedMatches(index, query) > (filters.broadMatches ?? BROAD_MATCHES);
-    const candidateOrder = broad ? 'rowid DESC' : `bm25(messages, ${weights})`;
-    // A check in JavaScript sees the best CANDIDATES of what the index found, not all of them.
-    const candidates = decidedByIndex(query)
-      ? ''
-      : `AND m.rowid IN (SELECT rowid FROM messages WHERE messages MATCH @fts ORDER BY ${candidateOrder} LIMIT ${CANDIDATES})`;
-    sql = `
-      SELECT m.rowid AS rowid, m.ref AS ref, bm25(messages, ${weights}) AS score, s.*
-      FROM messages m CROSS JOIN sessions s ON s.key = (m.rowid >> 24)
-      WHERE ${where.join(' AND ')} ${candidates}
-      ORDER BY ${broad ? 'm.rowid DESC' : 'score, s.last_activity_ms DESC, m.rowid'}
-      LIMIT @limit`;
+    const order = broad ? 'm.rowid DESC' : 'score, s.last_activity_ms DESC, m.rowid';
+    if (!checked) {
+      sql = `
+        SELECT m.rowid AS rowid, m.ref AS ref, ${score} AS score, s.*
+        FROM messages m CROSS JOIN sessions s ON s.key = (m.rowid >> 24)
+        WHERE messages MATCH @fts${and(where)}
+        ORDER BY ${order}
+        LIMIT @limit`;
+    } else {
+      // The check in JavaScript sees the CANDIDATES best (or newest) rows the index found, not all.
+      sql = `
+        WITH c AS (
+          SELECT rowid, ${score} AS score FROM messages WHERE messages MATCH @fts
+          ORDER BY ${broad ? 'rowid DESC' : 'score'} LIMIT ${CANDIDATES})
+        SELECT m.rowid AS rowid, m.ref AS ref, c.score AS score, s.*
+        FROM c CROSS JOIN messages m ON m.rowid = c.rowid CROSS JOIN sessions s ON s.key = (m.rowid >> 24)
+        WHERE 1${and(where)}
+        ORDER BY ${order}
+        LIMIT @limit`;
+    }
   }
   const rows = db.prepare(sql).safeIntegers(true).all(params) as Array<Record<string, unknown>>;
   const hits: Hit[] = [];
