@@ -161,14 +161,17 @@ try {
 
   const index = new SessionIndex(ctx);
   t0 = performance.now();
+  const cpu0 = process.cpuUsage();
   await index.use(undefined, () => undefined);
   const first = (performance.now() - t0) / 1000;
+  const cpu = process.cpuUsage(cpu0);
+  const cpuS = (cpu.user + cpu.system) / 1e6;
   const size = ['', '-wal'].reduce(
     (sum, s) => sum + (statSync(`${indexFile(tree.env)}${s}`, { throwIfNoEntry: false })?.size ?? 0),
     0,
   );
   console.log(
-    `first index      ${first.toFixed(1)} s (target < 60 s); ${index.lastStats!.read} sources read; index ${(size / 2 ** 20).toFixed(0)} MiB`,
+    `first index      ${first.toFixed(1)} s (target < 60 s), CPU time ${cpuS.toFixed(1)} s; ${index.lastStats!.read} sources read; index ${(size / 2 ** 20).toFixed(0)} MiB; load average ${loadavg()[0]!.toFixed(1)}`,
   );
 
   t0 = performance.now();

@@ -9,21 +9,12 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { run } from './program.ts';
+import { runCli } from '../../test/run-cli.ts';
 
 let dir: string;
 
-async function txcript(args: string[]) {
-  let stdout = '';
-  let stderr = '';
-  const code = await run(args, {
-    stdout: { write: (s: string) => (stdout += s) },
-    stderr: { write: (s: string) => (stderr += s) },
-    readStdin: () => Promise.resolve(''),
-    env: { HOME: dir },
-    now: () => new Date(),
-  });
-  return { code, stdout, stderr };
+function txcript(args: string[]) {
+  return runCli(args, { env: { HOME: dir } });
 }
 
 /** The long options of every command, from `--help` (so a new option must reach the scripts). */

@@ -14,6 +14,7 @@ import {
   ftsExpression,
   fuzzyPieces,
   matchesTexts,
+  mergeRanges,
   occurrences,
 } from './query.ts';
 
@@ -229,15 +230,7 @@ const SNIPPET_LENGTH = 200;
 /** Where in `text` each of `terms` occurs, sorted, overlaps merged. */
 function highlightsIn(terms: readonly Term[], text: string): Array<[number, number]> {
   const folded = foldCase(text);
-  const found = terms.flatMap((t) => occurrences(t, folded, 50));
-  found.sort((a, b) => a[0] - b[0]);
-  const merged: Array<[number, number]> = [];
-  for (const r of found) {
-    const last = merged[merged.length - 1];
-    if (last !== undefined && r[0] <= last[1]) last[1] = Math.max(last[1], r[1]);
-    else merged.push([r[0], r[1]]);
-  }
-  return merged;
+  return mergeRanges(terms.flatMap((t) => occurrences(t, folded, 50)));
 }
 
 /** A one-line window of `text` around the first match, with every match in it marked. */

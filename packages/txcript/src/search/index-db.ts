@@ -140,6 +140,8 @@ export class SearchIndex {
         db.pragma('journal_mode = WAL');
       }
       db.pragma('synchronous = NORMAL');
+      // FTS5 merges its segments through the page cache: 32 MiB (default 2) makes a first index faster.
+      db.pragma('cache_size = -32768');
       return new SearchIndex(db);
     } catch (err) {
       db.close();

@@ -167,14 +167,7 @@ function approximateOccurrences(
       windows.push([Math.max(0, at - m - k), Math.min(text.length, at + piece.length + m + k)]);
     }
   }
-  if (windows.length === 0) return [];
-  windows.sort((a, b) => a[0] - b[0]);
-  const merged: Array<[number, number]> = [];
-  for (const w of windows) {
-    const last = merged[merged.length - 1];
-    if (last !== undefined && w[0] <= last[1]) last[1] = Math.max(last[1], w[1]);
-    else merged.push([w[0], w[1]]);
-  }
+  const merged = mergeRanges(windows);
   const found: Array<[number, number]> = [];
   for (const [from, to] of merged) {
     for (const [s, e] of sellers(pattern, text.slice(from, to), k, limit - found.length)) {
@@ -235,6 +228,18 @@ function sellers(pattern: string, text: string, k: number, limit: number): Array
   }
   emit();
   return found;
+}
+
+/** [start, end) ranges sorted by start, overlapping or touching ones merged. */
+export function mergeRanges(ranges: ReadonlyArray<[number, number]>): Array<[number, number]> {
+  const sorted = [...ranges].sort((a, b) => a[0] - b[0]);
+  const merged: Array<[number, number]> = [];
+  for (const r of sorted) {
+    const last = merged[merged.length - 1];
+    if (last !== undefined && r[0] <= last[1]) last[1] = Math.max(last[1], r[1]);
+    else merged.push([r[0], r[1]]);
+  }
+  return merged;
 }
 
 /** Whether a row (its texts, lower-cased) satisfies the whole query: every term found, none excluded. */

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { claudeCode } from '../harness/claude-code/index.ts';
 import { codex } from '../harness/codex/index.ts';
 import { grokBot } from '../harness/grok-bot/index.ts';
-import { run } from '../cli/program.ts';
+import { runCli } from '../../test/run-cli.ts';
 import type { SearchRow } from '../cli/search.ts';
 import { line, sendRecord, userRecord } from '../../test/fixtures/grok-bot/generate.ts';
 import {
@@ -31,19 +31,13 @@ const GROK = 'agent-pager';
 const SECRET_AGENT = 'agent-secret';
 const SECRET_VALUE = 'sk-live-Zq8vXw3yT9';
 
-async function txcript(args: string[], env: Record<string, string> = {}) {
-  let stdout = '';
-  let stderr = '';
-  const code = await run(args, {
-    stdout: { write: (s: string) => (stdout += s) },
-    stderr: { write: (s: string) => (stderr += s) },
-    readStdin: () => Promise.resolve(''),
+function txcript(args: string[], env: Record<string, string> = {}) {
+  return runCli(args, {
     env: { ...tree.env, ...env },
     // Past the racy window of files written just now.
     now: () => new Date(Date.now() + 10_000),
     harnesses: tree.harnesses,
   });
-  return { code, stdout, stderr };
 }
 
 async function search(...args: string[]): Promise<SearchRow[]> {
