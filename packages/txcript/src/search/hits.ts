@@ -9,10 +9,8 @@ import { type IndexedSession, type SearchIndex, sessionFromRow, splitRowId } fro
 import {
   type Query,
   type Term,
-  TRIGRAM,
   decidedByIndex,
   ftsExpression,
-  fuzzyPieces,
   matchesTexts,
   mergeRanges,
   occurrences,
@@ -77,39 +75,20 @@ const VERIFY = 'txcript_matches';
 export const CANDIDATES = 2_000;
 const MAX_ROW = (1 << 24) - 1;
 /** Past this many matching messages, a query is ranked newest first rather than by BM25. */
-export const BROAD_MATCHES = 20_000;
-
-/** The trigrams of `text`: what the index stores of it. */
-function trigrams(text: string): string[] {
-  const chars = [...text];
-  const out: string[] = [];
-  for (let i = 0; i + TRIGRAM <= chars.length; i++) out.push(chars.slice(i, i + TRIGRAM).join(''));
-  return out;
-}
+export const BROAD_MATCHES = 1_000;
 
 /**
- * An upper bound on the messages the FTS expression matches, from the index's
- * own counts: a term is in no more messages than its rarest trigram, all
- * terms in no more than the rarest term, a `~` term in its pieces' sum.
+ * Whether the FTS expression matches more than `bound` messages: counted in
+ * rowid order, which FTS5 can stop early, unlike a BM25 ranking.
  */
-function estimatedMatches(index: SearchIndex, query: Query): number {
-  const docs = index.db.prepare('SELECT doc FROM messages_vocab WHERE term = ?').pluck();
-  const bound = (text: string): number =>
-    Math.min(...trigrams(text).map((t) => (docs.get(t) as number | undefined) ?? 0));
-  let estimate = Infinity;
-  for (const t of query.terms) {
-    if (t.negated) continue;
-    if (t.fuzzy) {
-      const pieces = fuzzyPieces(t.text);
-      if (pieces.every((p) => [...p].length >= TRIGRAM)) {
-        estimate = Math.min(
-          estimate,
-          pieces.reduce((sum, p) => sum + bound(p), 0),
-        );
-      }
-    } else if ([...t.text].length >= TRIGRAM) estimate = Math.min(estimate, bound(t.text));
-  }
-  return estimate;
+function isBroad(index: SearchIndex, fts: string, bound: number): boolean {
+  const count = index.db
+    .prepare(
+      'SELECT count(*) FROM (SELECT 1 FROM messages WHERE messages MATCH ? ORDER BY rowid DESC LIMIT ?)',
+    )
+    .pluck()
+    .get(fts, bound + 1) as number;
+  return count > bound;
 }
 
 export function findHits(index: SearchIndex, query: Query, filters: HitFilters): Hit[] {
@@ -163,11 +142,13 @@ export function findHits(index: SearchIndex, query: Query, filters: HitFilters):
       LIMIT @limit`;
   } else {
     // BM25 scores every match before the first is returned: a broad query takes the newest instead.
-    const broad = estimatedMatches(index, query) > (filters.broadMatches ?? BROAD_MATCHES);
+    const broad = isBroad(index, fts, filters.broadMatches ?? BROAD_MATCHES);
     const order = broad ? 'm.rowid DESC' : 'score, s.last_activity_ms DESC, m.rowid';
+    // BM25's document frequencies cost a walk over every match too: a broad query is not scored.
+    const rowScore = broad ? '0' : score;
     if (!checked) {
       sql = `
-        SELECT m.rowid AS rowid, m.ref AS ref, ${score} AS score, s.*
+        SELECT m.rowid AS rowid, m.ref AS ref, ${rowScore} AS score, s.*
         FROM messages m CROSS JOIN sessions s ON s.key = (m.rowid >> 24)
         WHERE messages MATCH @fts${and(where)}
         ORDER BY ${order}
@@ -176,7 +157,7 @@ export function findHits(index: SearchIndex, query: Query, filters: HitFilters):
       // The check in JavaScript sees the CANDIDATES best (or newest) rows the index found, not all.
       sql = `
         WITH c AS (
-          SELECT rowid, ${score} AS score FROM messages WHERE messages MATCH @fts
+          SELECT rowid, ${rowScore} AS score FROM messages WHERE messages MATCH @fts
           ORDER BY ${broad ? 'rowid DESC' : 'score'} LIMIT ${CANDIDATES})
         SELECT m.rowid AS rowid, m.ref AS ref, c.score AS score, s.*
         FROM c CROSS JOIN messages m ON m.rowid = c.rowid CROSS JOIN sessions s ON s.key = (m.rowid >> 24)

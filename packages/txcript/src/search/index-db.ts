@@ -16,7 +16,7 @@ import { cacheFileFor } from '../harness/summary-cache-file.ts';
 import { KINDS, type Kind, type SearchRow } from './documents.ts';
 
 /** Bumped whenever the schema or what is stored changes: an older file is rebuilt. */
-export const INDEX_VERSION = 2;
+export const INDEX_VERSION = 3;
 
 const ROW_BITS = 24n;
 const MAX_ROWS = (1 << 24) - 1;
@@ -76,7 +76,6 @@ CREATE TABLE sessions (
 );
 CREATE INDEX sessions_by_activity ON sessions (last_activity_ms);
 CREATE VIRTUAL TABLE messages USING fts5(${KINDS.join(', ')}, ref UNINDEXED, tokenize = 'trigram');
-CREATE VIRTUAL TABLE messages_vocab USING fts5vocab(messages, 'row');
 `;
 
 function removeFiles(file: string): void {
