@@ -216,6 +216,21 @@ try {
     Infinity,
   );
   const slowest = queries[times.indexOf(Math.max(...times))];
+  const KIND_NAMES = [
+    'common word',
+    'mid word',
+    'rare word',
+    'two words',
+    'phrase',
+    'exclusion',
+    'typo~',
+    'short term',
+  ];
+  const byKind = KIND_NAMES.map((name, k) => {
+    const own = times.filter((_, i) => i % KIND_NAMES.length === k);
+    return `${name} ${percentile(own, 50).toFixed(0)}/${Math.max(...own).toFixed(0)}`;
+  });
+  console.log(`  by kind (median/max ms): ${byKind.join(', ')}`);
   if (process.env.TXCRIPT_BENCH_VERBOSE === '1')
     queries.forEach((q, i) => console.log(`  ${times[i]!.toFixed(1)} ms  ${q}`));
   console.log(
