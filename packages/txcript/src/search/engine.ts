@@ -37,8 +37,18 @@ export class SessionIndex {
   }
 
   private opened(): SearchIndex {
-    this.index ??=
-      this.file === undefined ? SearchIndex.inMemory() : SearchIndex.open(this.file, (t) => this.note(t));
+    if (this.index !== undefined) return this.index;
+    if (this.file === undefined) return (this.index = SearchIndex.inMemory());
+    try {
+      this.index = SearchIndex.open(this.file, (t) => this.note(t));
+    } catch (err) {
+      if (isCorruption(err)) throw err;
+      // A cache folder that cannot be written (read-only, full, not a folder) costs speed, not the search.
+      this.note(
+        `cannot use the search index ${this.file} (${err instanceof Error ? err.message : String(err)}); scanning every session instead`,
+      );
+      this.index = SearchIndex.inMemory();
+    }
     return this.index;
   }
 

@@ -269,6 +269,15 @@ describe('the index file', () => {
     expect(statSync(file).mode & 0o777).toBe(0o600);
   });
 
+  it('scans directly, with a note, when the cache folder cannot be used', async () => {
+    const blocked = join(tree.home, 'not-a-folder');
+    writeFileSync(blocked, 'a file where the cache folder would be');
+    const r = await txcript(['search', '--json', 'keyset'], { XDG_CACHE_HOME: blocked });
+    expect(r.code).toBe(0);
+    expect(r.stderr).toMatch(/txcript: note: cannot use the search index .*; scanning every session instead/);
+    expect((JSON.parse(r.stdout) as SearchRow[]).map((h) => h.ref)).toEqual(['simple-notes#2']);
+  });
+
   it('--no-index gives the same hits without reading or writing it', async () => {
     const env = { XDG_CACHE_HOME: join(tree.home, 'other-cache') };
     const r = await txcript(['search', '--json', '--no-index', 'pagination'], env);
