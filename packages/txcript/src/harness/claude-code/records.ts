@@ -8,7 +8,7 @@
 import { z } from 'zod';
 import type { JsonObject } from '../../model/common.ts';
 import type { Parsed, TextCodec } from '../types.ts';
-import { parseJsonl, renderJsonl, type Classified, type JsonlLine } from '../jsonl.ts';
+import { hasStringType, parseJsonl, renderJsonl, type Classified, type JsonlLine } from '../jsonl.ts';
 
 const ContentBlockShape = z.looseObject({ type: z.string() });
 
@@ -82,7 +82,9 @@ export function classifyClaudeRecord(value: JsonObject): Classified<ClaudeRecord
 
 export const claudeCodeText: TextCodec<ClaudeLine[]> = {
   parse(text: string, source = '<claude_code text>'): Parsed<ClaudeLine[]> {
-    const { lines, warnings } = parseJsonl(text, source, classifyClaudeRecord);
+    const { lines, warnings } = parseJsonl(text, source, classifyClaudeRecord, {
+      recoverGlued: hasStringType,
+    });
     return { records: lines, warnings };
   },
   render(records: ClaudeLine[]): string {

@@ -21,11 +21,20 @@ import { readDirSafe } from '../../fs/dir.ts';
 import { isJsonObject } from '../../model/json.ts';
 import { normalizeTimestamp, titleFromText } from '../common-values.ts';
 import { envValue, homeDir } from '../env.ts';
-import { parseObjectLine, textLines, topLevelString } from '../jsonl-scan.ts';
+import { parseObjectLine, textLines, topLevelLiteral, topLevelString } from '../jsonl-scan.ts';
 import { loadSessionFile, openSessionFileCache, summarizeSessionFiles } from '../session-files.ts';
-import type { SessionFileCacheOptions } from '../session-files.ts';
+import type { FileScan, ScannedFiles, SessionFileCacheOptions } from '../session-files.ts';
+import {
+  firstText,
+  groupSidechains,
+  parseSidechainSessionId,
+  sidechainSessionId,
+  taskCalls,
+  type LineFacts,
+  type TaskCall,
+} from './sidechains.ts';
 import { assertSafeSessionId, sessionUuid } from '../session-id.ts';
-import { claudeCodeCodec } from './codec.ts';
+import { claudeCodeCodec, sidechainToCommon } from './codec.ts';
 import { claudeCodeText } from './records.ts';
 
 const HARNESS = 'claude_code';
@@ -78,71 +87,196 @@ async function listSessionFiles(root: string): Promise<SessionFile[]> {
   return out;
 }
 
+/** A summary-only file's summaries, which may title the session whose lines their leafUuid names. */
+type LeafSummaries = [leafUuid: string, summary: string][];
+
+/** Task/Agent calls in a main assistant line, parsed only when the line names such a tool. */
+function skimCalls(line: string): TaskCall[] {
+  if (!line.includes('"name":"Task"') && !line.includes('"name":"Agent"')) return [];
+  const parsed = parseObjectLine(line);
+  return isJsonObject(parsed) && isJsonObject(parsed.message) ? taskCalls(parsed.message.content) : [];
+}
+
+/** The first prompt of a user line, when it is a real one (not meta, not harness markup). */
+function skimPrompt(line: string): string | undefined {
+  const parsed = parseObjectLine(line);
+  if (!isJsonObject(parsed) || parsed.isMeta === true) return undefined;
+  const text = firstText(parsed.message);
+  return text === undefined || text.trimStart().startsWith('<') ? undefined : text;
+}
+
+interface SkimmedLine extends LineFacts {
+  timestamp?: string;
+}
+
 /**
- * Summary of one file without parsing the conversation: record types come
- * from a scanner that stops at the top-level `type`; only title-bearing
- * lines (summaries, custom titles, the first user prompt) and the last
- * timestamped line are parsed.
+ * What one file holds, without parsing the conversation: record types come
+ * from a scanner that stops at the top-level `type`; only title-bearing lines
+ * (titles, summaries, the first prompt), Task calls and sidechain lines are
+ * parsed or scanned further. Sidechains are grouped as `load` groups them
+ * (sidechains.ts), each a child session.
  */
-async function summarize(sf: SessionFile): Promise<SessionSummary> {
+async function scanFile(sf: SessionFile): Promise<FileScan> {
   const text = await fs.readFile(sf.file, 'utf8');
-  let count = 0;
-  let summary: string | undefined;
-  let custom: string | undefined;
-  let firstUser: string | undefined;
+  const entries: SkimmedLine[] = [];
+  const summaries: { leaf?: string; text: string }[] = [];
+  const titles: Record<'custom' | 'agent' | 'ai', string | undefined> = {
+    custom: undefined,
+    agent: undefined,
+    ai: undefined,
+  };
   let sidechainParent: string | undefined;
-  let lastLine: string | undefined;
+  const uuids = new Set<string>();
+  const wanted = (): boolean => summaries.some((s) => s.leaf !== undefined && !uuids.has(s.leaf));
   for (const line of textLines(text)) {
     const type = topLevelString(line, 'type');
     if (type === undefined) continue;
-    if (type === 'user' || type === 'assistant') {
-      count++;
-      lastLine = line;
-      if (type === 'user' && firstUser === undefined) {
-        const parsed = parseObjectLine(line);
-        const content =
-          isJsonObject(parsed) && isJsonObject(parsed.message) ? parsed.message.content : undefined;
-        if (typeof content === 'string' && parsed?.isMeta !== true && !content.trimStart().startsWith('<'))
-          firstUser = content;
-        if (isJsonObject(parsed) && parsed.isSidechain === true && typeof parsed.sessionId === 'string') {
-          sidechainParent = parsed.sessionId;
-        }
-      }
-    } else if (type === 'summary' && summary === undefined) {
+    if (type === 'summary' || type === 'custom-title' || type === 'agent-name' || type === 'ai-title') {
       const parsed = parseObjectLine(line);
-      if (isJsonObject(parsed) && typeof parsed.summary === 'string') summary = parsed.summary;
-    } else if (type === 'custom-title') {
-      const parsed = parseObjectLine(line);
-      if (isJsonObject(parsed) && typeof parsed.customTitle === 'string') custom = parsed.customTitle;
+      if (!isJsonObject(parsed)) continue;
+      if (type === 'summary' && typeof parsed.summary === 'string')
+        summaries.push({
+          ...(typeof parsed.leafUuid === 'string' ? { leaf: parsed.leafUuid } : {}),
+          text: parsed.summary,
+        });
+      else if (type === 'custom-title' && typeof parsed.customTitle === 'string')
+        titles.custom = parsed.customTitle;
+      else if (type === 'agent-name' && typeof parsed.agentName === 'string') titles.agent = parsed.agentName;
+      else if (type === 'ai-title' && typeof parsed.aiTitle === 'string') titles.ai = parsed.aiTitle;
+      continue;
     }
+    // A summary's leaf must be a line of this file; uuids are looked up only while one is unmatched.
+    if (wanted()) {
+      const uuid = topLevelString(line, 'uuid');
+      if (uuid !== undefined) uuids.add(uuid);
+    }
+    const entry = type === 'user' || type === 'assistant';
+    if (!entry && type !== 'system') continue;
+    const sidechain = line.includes('"isSidechain":true') && topLevelLiteral(line, 'isSidechain') === 'true';
+    if (!entry && !sidechain) continue;
+    const facts: SkimmedLine = {
+      sidechain,
+      entry,
+      calls: () => (type === 'assistant' ? skimCalls(line) : []),
+      prompt: () => (type === 'user' ? skimPrompt(line) : undefined),
+    };
+    if (sidechain) {
+      const uuid = topLevelString(line, 'uuid');
+      const parent = topLevelString(line, 'parentUuid');
+      if (uuid !== undefined) facts.uuid = uuid;
+      if (parent !== undefined) facts.parentUuid = parent;
+      if (type === 'user' && sidechainParent === undefined)
+        sidechainParent = topLevelString(line, 'sessionId');
+    }
+    const ts = entry ? topLevelString(line, 'timestamp') : undefined;
+    if (ts !== undefined) facts.timestamp = ts;
+    entries.push(facts);
   }
-  const title = custom ?? summary ?? (firstUser !== undefined ? titleFromText(firstUser) : undefined);
-  const lastTs =
-    lastLine !== undefined ? normalizeTimestamp(topLevelString(lastLine, 'timestamp')) : undefined;
-  const parentId =
-    sf.parentId ?? (sidechainParent !== undefined && sidechainParent !== sf.id ? sidechainParent : undefined);
-  return {
-    id: sf.id,
-    harness: HARNESS,
-    locator: sf.file,
-    messageCount: count,
-    ...(title !== undefined ? { title } : {}),
-    ...(lastTs !== undefined ? { lastActivity: lastTs } : {}),
-    ...(parentId !== undefined ? { parentId } : {}),
+  const leafSummary = summaries.findLast((s) => s.leaf !== undefined && uuids.has(s.leaf))?.text;
+  if (!entries.some((e) => e.entry)) {
+    // Not a session (summary-only, or bookkeeping only): its summaries may title the sessions they point into.
+    const leaves: LeafSummaries = summaries.flatMap((s) =>
+      s.leaf !== undefined ? [[s.leaf, s.text] as [string, string]] : [],
+    );
+    return { sessions: [], ...(leaves.length > 0 ? { notes: { leafSummaries: leaves } } : {}) };
+  }
+  const { main, chains } = groupSidechains(entries);
+  const firstPrompt = (lines: readonly SkimmedLine[]): string | undefined => {
+    for (const l of lines) {
+      const prompt = l.entry ? l.prompt() : undefined;
+      if (prompt !== undefined) return prompt;
+    }
+    return undefined;
   };
+  const summary = (
+    id: string,
+    lines: readonly SkimmedLine[],
+    title: string | undefined,
+    parentId: string | undefined,
+  ): SessionSummary => {
+    const last = lines.findLast((l) => l.entry && l.timestamp !== undefined)?.timestamp;
+    const lastTs = normalizeTimestamp(last);
+    return {
+      id,
+      harness: HARNESS,
+      locator: sf.file,
+      messageCount: lines.filter((l) => l.entry).length,
+      ...(title !== undefined && title !== '' ? { title } : {}),
+      ...(lastTs !== undefined ? { lastActivity: lastTs } : {}),
+      ...(parentId !== undefined ? { parentId } : {}),
+    };
+  };
+  const own = titles.custom ?? titles.agent ?? titles.ai ?? leafSummary;
+  const allSidechain = chains.length === 0 && entries.every((e) => !e.entry || e.sidechain);
+  const parentId =
+    sf.parentId ??
+    (allSidechain && sidechainParent !== undefined && sidechainParent !== sf.id
+      ? sidechainParent
+      : undefined);
+  const mainLines = main.map((i) => entries[i]!);
+  const prompt = own === undefined ? firstPrompt(mainLines) : undefined;
+  const sessions = [
+    summary(sf.id, mainLines, own ?? (prompt !== undefined ? titleFromText(prompt) : undefined), parentId),
+    ...chains.map((c) => {
+      const lines = c.lines.map((i) => entries[i]!);
+      const prompt = c.description === undefined ? firstPrompt(lines) : undefined;
+      return summary(
+        sidechainSessionId(sf.id, c.key),
+        lines,
+        c.description ?? (prompt !== undefined ? titleFromText(prompt) : undefined),
+        sf.id,
+      );
+    }),
+  ];
+  return { sessions, ...(own === undefined ? { notes: { promptTitled: true } } : {}) };
+}
+
+/**
+ * Titles from summary-only files: a session whose title is only its first
+ * prompt takes the last such summary whose leafUuid is one of its lines.
+ * Claude Code writes these files beside the sessions, so only the sessions
+ * of the same project folder are looked at, and only when there are any.
+ */
+async function applyLeafSummaries(scans: ScannedFiles['scans']): Promise<void> {
+  const byFolder = new Map<string, LeafSummaries>();
+  for (const { path: file, scan } of scans) {
+    const leaves = scan.notes?.leafSummaries as LeafSummaries | undefined;
+    if (Array.isArray(leaves) && leaves.length > 0)
+      byFolder.set(path.dirname(file), [...(byFolder.get(path.dirname(file)) ?? []), ...leaves]);
+  }
+  if (byFolder.size === 0) return;
+  for (const { path: file, scan } of scans) {
+    const leaves = byFolder.get(path.dirname(file));
+    const main = scan.sessions[0];
+    if (leaves === undefined || main === undefined || scan.notes?.promptTitled !== true) continue;
+    let text: string;
+    try {
+      text = await fs.readFile(file, 'utf8');
+    } catch {
+      continue;
+    }
+    const hit = leaves.findLast(([leaf]) => text.includes(`"uuid":"${leaf}"`));
+    if (hit !== undefined) main.title = hit[1];
+  }
 }
 
 async function findSessionFile(root: string, id: string): Promise<{ file?: string; warnings: Warning[] }> {
   const hits: { file: string; mtime: number }[] = [];
-  for (const project of await readDirSafe(root)) {
-    if (!project.isDirectory()) continue;
-    const file = path.join(root, project.name, `${id}.jsonl`);
+  const consider = async (file: string): Promise<void> => {
     try {
       const st = await fs.stat(file);
       if (st.isFile()) hits.push({ file, mtime: st.mtimeMs });
     } catch {
-      // not in this project
+      // not there
     }
+  };
+  for (const project of await readDirSafe(root)) {
+    if (project.isDirectory()) await consider(path.join(root, project.name, `${id}.jsonl`));
+  }
+  // A subagent's own file: <project>/<session>/subagents/<id>.jsonl.
+  if (hits.length === 0) {
+    for (const sf of await listSessionFiles(root))
+      if (sf.parentId !== undefined && sf.id === id) await consider(sf.file);
   }
   hits.sort((a, b) => b.mtime - a.mtime);
   const warnings: Warning[] =
@@ -165,24 +299,51 @@ export function claudeCodeStore(
   return {
     async discover(options?: DiscoverOptions): Promise<DiscoverResult> {
       const files = await listSessionFiles(root);
-      return summarizeSessionFiles(
+      const { warnings, scans } = await summarizeSessionFiles(
         files,
         (sf) => sf.file,
-        summarize,
+        scanFile,
         options,
         () => openSessionFileCache(env, HARNESS, [root], cacheOptions),
       );
+      // Cached scans are shared objects: titles are set on copies.
+      for (const s of scans) s.scan = { ...s.scan, sessions: s.scan.sessions.map((x) => ({ ...x })) };
+      await applyLeafSummaries(scans);
+      return { sessions: scans.flatMap((s) => s.scan.sessions), warnings };
     },
 
     async load(id: string): Promise<LoadResult> {
       assertSafeSessionId(id, HARNESS);
-      const { file, warnings } = await findSessionFile(root, id);
+      const sidechain = parseSidechainSessionId(id);
+      const fileId = sidechain?.fileId ?? id;
+      const { file, warnings } = await findSessionFile(root, fileId);
       if (file === undefined) {
         throw new Error(
-          `claude_code: no session ${id} under ${root} (looked for <project>/${id}.jsonl); run \`txcript list\` to see the ids`,
+          `claude_code: no session ${id} under ${root} (looked for <project>/${fileId}.jsonl and subagent files); run \`txcript list\` to see the ids`,
         );
       }
-      return loadSessionFile(file, id, { text: claudeCodeText, codec: claudeCodeCodec }, warnings);
+      if (sidechain === undefined)
+        return loadSessionFile(file, id, { text: claudeCodeText, codec: claudeCodeCodec }, warnings);
+      const loaded = await loadSessionFile(
+        file,
+        id,
+        {
+          text: claudeCodeText,
+          codec: {
+            ...claudeCodeCodec,
+            toCommon: (records, ctx) => {
+              const t = sidechainToCommon(records, sidechain.key, ctx);
+              if (t === undefined)
+                throw new Error(
+                  `claude_code: ${file} has no subagent conversation started by ${sidechain.key}; run \`txcript list\` to see the ids`,
+                );
+              return t;
+            },
+          },
+        },
+        warnings,
+      );
+      return loaded;
     },
 
     async save(transcript: Transcript): Promise<SaveResult> {

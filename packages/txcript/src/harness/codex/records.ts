@@ -7,7 +7,7 @@
  */
 import { z } from 'zod';
 import type { JsonObject } from '../../model/common.ts';
-import { parseJsonl, renderJsonl, type Classified, type JsonlLine } from '../jsonl.ts';
+import { hasStringType, parseJsonl, renderJsonl, type Classified, type JsonlLine } from '../jsonl.ts';
 import type { Parsed, TextCodec } from '../types.ts';
 
 export const RolloutLineSchema = z.looseObject({
@@ -55,7 +55,9 @@ export function classifyCodexRecord(value: JsonObject): Classified<CodexRecord> 
 
 export const codexText: TextCodec<CodexLine[]> = {
   parse(text: string, source = '<codex text>'): Parsed<CodexLine[]> {
-    const { lines, warnings } = parseJsonl(text, source, classifyCodexRecord);
+    const { lines, warnings } = parseJsonl(text, source, classifyCodexRecord, {
+      recoverGlued: hasStringType,
+    });
     return { records: lines, warnings };
   },
   render(records: CodexLine[]): string {

@@ -11,7 +11,7 @@ import { normalizeTimestamp, titleFromText } from '../common-values.ts';
 import { isJsonObject } from '../../model/json.ts';
 import { parseObjectLine, textLines, topLevelString } from '../jsonl-scan.ts';
 import { loadSessionFile, openSessionFileCache, summarizeSessionFiles } from '../session-files.ts';
-import type { SessionFileCacheOptions } from '../session-files.ts';
+import type { FileScan, SessionFileCacheOptions } from '../session-files.ts';
 import { createFileAtomic, FileExistsError } from '../../fs/atomic.ts';
 import { readDirSafe } from '../../fs/dir.ts';
 import { envValue, homeDir } from '../env.ts';
@@ -67,6 +67,9 @@ async function allRollouts(roots: CodexRoots): Promise<string[]> {
   return files;
 }
 
+/** The display-log events an event-only rollout is read from (codec.ts). */
+const DISPLAY_MESSAGES = new Set(['user_message', 'agent_message', 'agent_reasoning']);
+
 const CONVERSATION_ITEMS = new Set([
   'reasoning',
   'function_call',
@@ -89,12 +92,14 @@ function payloadType(line: string): string | undefined {
  * until one gives the title. The count is of protocol items (messages,
  * reasoning, calls and outputs), Codex's own scaffolding messages included.
  */
-async function summarize(file: string): Promise<SessionSummary | string> {
+async function summarize(file: string): Promise<FileScan | string> {
   const text = await fs.readFile(file, 'utf8');
   let id: string | undefined;
   let count = 0;
   let title: string | undefined;
   let last: string | undefined;
+  /** Display-log messages, the conversation of a rollout that has no protocol items. */
+  let events = 0;
   for (const line of textLines(text)) {
     const type = topLevelString(line, 'type');
     if (type === undefined) continue;
@@ -108,7 +113,10 @@ async function summarize(file: string): Promise<SessionSummary | string> {
         item === 'message' ? /"role"\s*:\s*"(user|assistant)"/.test(line) : CONVERSATION_ITEMS.has(item ?? '')
       )
         count++;
-    } else if (type === 'event_msg' && title === undefined && payloadType(line) === 'user_message') {
+    } else if (type === 'event_msg') {
+      const event = payloadType(line);
+      if (event !== undefined && DISPLAY_MESSAGES.has(event)) events++;
+      if (title !== undefined || event !== 'user_message') continue;
       const payload = parseObjectLine(line)?.payload as { message?: unknown } | undefined;
       if (typeof payload?.message === 'string' && !payload.message.trimStart().startsWith('<'))
         title = titleFromText(payload.message);
@@ -116,14 +124,15 @@ async function summarize(file: string): Promise<SessionSummary | string> {
   }
   if (id === undefined) return 'no session_meta line with an id; not a Codex session, not listed';
   const lastActivity = last !== undefined ? normalizeTimestamp(topLevelString(last, 'timestamp')) : undefined;
-  return {
+  const summary: SessionSummary = {
     id,
     harness: HARNESS,
     locator: file,
-    messageCount: count,
+    messageCount: count > 0 ? count : events,
     ...(title !== undefined ? { title } : {}),
     ...(lastActivity !== undefined ? { lastActivity } : {}),
   };
+  return { sessions: [summary] };
 }
 
 async function findRollout(roots: CodexRoots, id: string): Promise<string | undefined> {
@@ -139,13 +148,14 @@ export function codexStore(
   return {
     async discover(options?: DiscoverOptions): Promise<DiscoverResult> {
       const dirs = [roots.sessions, ...(roots.archived !== undefined ? [roots.archived] : [])];
-      return summarizeSessionFiles(
+      const { sessions, warnings } = await summarizeSessionFiles(
         await allRollouts(roots),
         (file) => file,
         summarize,
         options,
         () => openSessionFileCache(env, HARNESS, dirs, cacheOptions),
       );
+      return { sessions, warnings };
     },
 
     async load(id: string): Promise<LoadResult> {
