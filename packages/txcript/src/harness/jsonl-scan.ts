@@ -84,17 +84,6 @@ function stringEnd(s: string, start: number): number {
   }
 }
 
-/** Split text into lines (without terminators) lazily, for cheap scans. */
-export function* textLines(text: string): Generator<string> {
-  let start = 0;
-  while (start < text.length) {
-    const nl = text.indexOf('\n', start);
-    const end = nl === -1 ? text.length : nl;
-    yield text.slice(start, end > start && text.charCodeAt(end - 1) === 13 ? end - 1 : end);
-    start = end + 1;
-  }
-}
-
 /** A line's JSON object, or undefined when the line is not valid JSON or not an object. */
 export function parseObjectLine(line: string): JsonObject | undefined {
   try {

@@ -21,7 +21,8 @@ import { readDirSafe } from '../../fs/dir.ts';
 import { isJsonObject } from '../../model/json.ts';
 import { normalizeTimestamp, titleFromText } from '../common-values.ts';
 import { envValue, homeDir } from '../env.ts';
-import { parseObjectLine, textLines, topLevelLiteral, topLevelString } from '../jsonl-scan.ts';
+import { parseObjectLine, topLevelLiteral, topLevelString } from '../jsonl-scan.ts';
+import { forEachLatin1Line, utf8Line } from '../line-skim.ts';
 import { loadSessionFile, openSessionFileCache, summarizeSessionFiles } from '../session-files.ts';
 import type { FileScan, ScannedFiles, SessionFileCacheOptions } from '../session-files.ts';
 import {
@@ -93,20 +94,45 @@ type LeafSummaries = [leafUuid: string, summary: string][];
 /** Task/Agent calls in a main assistant line, parsed only when the line names such a tool. */
 function skimCalls(line: string): TaskCall[] {
   if (!line.includes('"name":"Task"') && !line.includes('"name":"Agent"')) return [];
-  const parsed = parseObjectLine(line);
+  const parsed = parseObjectLine(utf8Line(line));
   return isJsonObject(parsed) && isJsonObject(parsed.message) ? taskCalls(parsed.message.content) : [];
 }
 
 /** The first prompt of a user line, when it is a real one (not meta, not harness markup). */
 function skimPrompt(line: string): string | undefined {
-  const parsed = parseObjectLine(line);
+  const parsed = parseObjectLine(utf8Line(line));
   if (!isJsonObject(parsed) || parsed.isMeta === true) return undefined;
   const text = firstText(parsed.message);
   return text === undefined || text.trimStart().startsWith('<') ? undefined : text;
 }
 
-interface SkimmedLine extends LineFacts {
-  timestamp?: string;
+/** A skimmed conversation line: its facts are scanned out of the text only when grouping asks. */
+class SkimmedLine implements LineFacts {
+  uuid?: string;
+  parentUuid?: string;
+  constructor(
+    readonly line: string,
+    readonly type: string,
+    readonly entry: boolean,
+    readonly sidechain: boolean,
+  ) {}
+  calls(): TaskCall[] {
+    return this.type === 'assistant' ? skimCalls(this.line) : [];
+  }
+  prompt(): string | undefined {
+    return this.type === 'user' ? skimPrompt(this.line) : undefined;
+  }
+  /** Scanned only for the last line of a session. */
+  timestamp(): string | undefined {
+    return this.entry ? topLevelString(this.line, 'timestamp') : undefined;
+  }
+}
+
+/** `isSidechain: true` at the top level; the plain search finds the key (written early) before any nested one. */
+function isSidechainLine(line: string): boolean {
+  const at = line.indexOf('"isSidechain":');
+  if (at === -1 || !line.startsWith('true', at + 14)) return false;
+  return topLevelLiteral(line, 'isSidechain') === 'true';
 }
 
 /**
@@ -116,8 +142,7 @@ interface SkimmedLine extends LineFacts {
  * parsed or scanned further. Sidechains are grouped as `load` groups them
  * (sidechains.ts), each a child session.
  */
-async function scanFile(sf: SessionFile): Promise<FileScan> {
-  const text = await fs.readFile(sf.file, 'utf8');
+function scanFile(sf: SessionFile): FileScan {
   const entries: SkimmedLine[] = [];
   const summaries: { leaf?: string; text: string }[] = [];
   const titles: Record<'custom' | 'agent' | 'ai', string | undefined> = {
@@ -126,14 +151,12 @@ async function scanFile(sf: SessionFile): Promise<FileScan> {
     ai: undefined,
   };
   let sidechainParent: string | undefined;
-  const uuids = new Set<string>();
-  const wanted = (): boolean => summaries.some((s) => s.leaf !== undefined && !uuids.has(s.leaf));
-  for (const line of textLines(text)) {
+  forEachLatin1Line(sf.file, (line) => {
     const type = topLevelString(line, 'type');
-    if (type === undefined) continue;
+    if (type === undefined) return;
     if (type === 'summary' || type === 'custom-title' || type === 'agent-name' || type === 'ai-title') {
-      const parsed = parseObjectLine(line);
-      if (!isJsonObject(parsed)) continue;
+      const parsed = parseObjectLine(utf8Line(line));
+      if (!isJsonObject(parsed)) return;
       if (type === 'summary' && typeof parsed.summary === 'string')
         summaries.push({
           ...(typeof parsed.leafUuid === 'string' ? { leaf: parsed.leafUuid } : {}),
@@ -143,23 +166,13 @@ async function scanFile(sf: SessionFile): Promise<FileScan> {
         titles.custom = parsed.customTitle;
       else if (type === 'agent-name' && typeof parsed.agentName === 'string') titles.agent = parsed.agentName;
       else if (type === 'ai-title' && typeof parsed.aiTitle === 'string') titles.ai = parsed.aiTitle;
-      continue;
-    }
-    // A summary's leaf must be a line of this file; uuids are looked up only while one is unmatched.
-    if (wanted()) {
-      const uuid = topLevelString(line, 'uuid');
-      if (uuid !== undefined) uuids.add(uuid);
+      return;
     }
     const entry = type === 'user' || type === 'assistant';
-    if (!entry && type !== 'system') continue;
-    const sidechain = line.includes('"isSidechain":true') && topLevelLiteral(line, 'isSidechain') === 'true';
-    if (!entry && !sidechain) continue;
-    const facts: SkimmedLine = {
-      sidechain,
-      entry,
-      calls: () => (type === 'assistant' ? skimCalls(line) : []),
-      prompt: () => (type === 'user' ? skimPrompt(line) : undefined),
-    };
+    if (!entry && type !== 'system') return;
+    const sidechain = isSidechainLine(line);
+    if (!entry && !sidechain) return;
+    const facts = new SkimmedLine(line, type, entry, sidechain);
     if (sidechain) {
       const uuid = topLevelString(line, 'uuid');
       const parent = topLevelString(line, 'parentUuid');
@@ -168,11 +181,15 @@ async function scanFile(sf: SessionFile): Promise<FileScan> {
       if (type === 'user' && sidechainParent === undefined)
         sidechainParent = topLevelString(line, 'sessionId');
     }
-    const ts = entry ? topLevelString(line, 'timestamp') : undefined;
-    if (ts !== undefined) facts.timestamp = ts;
     entries.push(facts);
-  }
-  const leafSummary = summaries.findLast((s) => s.leaf !== undefined && uuids.has(s.leaf))?.text;
+  });
+  // A summary's leaf must be a line of this file (leaves are usually the last line: searched from the end).
+  const hasLine = (uuid: string): boolean => {
+    const needle = `"uuid":"${uuid}"`;
+    for (let i = entries.length - 1; i >= 0; i--) if (entries[i]!.line.includes(needle)) return true;
+    return false;
+  };
+  const leafSummary = summaries.findLast((s) => s.leaf !== undefined && hasLine(s.leaf))?.text;
   if (!entries.some((e) => e.entry)) {
     // Not a session (summary-only, or bookkeeping only): its summaries may title the sessions they point into.
     const leaves: LeafSummaries = summaries.flatMap((s) =>
@@ -194,7 +211,7 @@ async function scanFile(sf: SessionFile): Promise<FileScan> {
     title: string | undefined,
     parentId: string | undefined,
   ): SessionSummary => {
-    const last = lines.findLast((l) => l.entry && l.timestamp !== undefined)?.timestamp;
+    const last = lines.findLast((l) => l.entry)?.timestamp();
     const lastTs = normalizeTimestamp(last);
     return {
       id,
@@ -302,7 +319,7 @@ export function claudeCodeStore(
       const { warnings, scans } = await summarizeSessionFiles(
         files,
         (sf) => sf.file,
-        scanFile,
+        (sf) => Promise.resolve(scanFile(sf)),
         options,
         () => openSessionFileCache(env, HARNESS, [root], cacheOptions),
       );

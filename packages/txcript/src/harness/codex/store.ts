@@ -4,12 +4,12 @@
  * else `~/.codex/sessions`; rollouts archived by Codex sit flat in the
  * sibling `archived_sessions` folder and are listed and loaded too.
  */
-import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import type { Transcript } from '../../model/common.ts';
 import { normalizeTimestamp, titleFromText } from '../common-values.ts';
 import { isJsonObject } from '../../model/json.ts';
-import { parseObjectLine, textLines, topLevelString } from '../jsonl-scan.ts';
+import { parseObjectLine, topLevelString } from '../jsonl-scan.ts';
+import { forEachLatin1Line, utf8Line } from '../line-skim.ts';
 import { loadSessionFile, openSessionFileCache, summarizeSessionFiles } from '../session-files.ts';
 import type { FileScan, SessionFileCacheOptions } from '../session-files.ts';
 import { createFileAtomic, FileExistsError } from '../../fs/atomic.ts';
@@ -92,21 +92,18 @@ function payloadType(line: string): string | undefined {
  * until one gives the title. The count is of protocol items (messages,
  * reasoning, calls and outputs), Codex's own scaffolding messages included.
  */
-async function summarize(file: string): Promise<FileScan | string> {
-  const text = await fs.readFile(file, 'utf8');
-  let id: string | undefined;
+function summarize(file: string): FileScan | string {
+  const seen: { id?: string; title?: string; last?: string } = {};
   let count = 0;
-  let title: string | undefined;
-  let last: string | undefined;
   /** Display-log messages, the conversation of a rollout that has no protocol items. */
   let events = 0;
-  for (const line of textLines(text)) {
+  forEachLatin1Line(file, (line) => {
     const type = topLevelString(line, 'type');
-    if (type === undefined) continue;
-    last = line;
-    if (type === 'session_meta' && id === undefined) {
-      const payload = parseObjectLine(line)?.payload;
-      if (isJsonObject(payload) && typeof payload.id === 'string') id = payload.id;
+    if (type === undefined) return;
+    seen.last = line;
+    if (type === 'session_meta' && seen.id === undefined) {
+      const payload = parseObjectLine(utf8Line(line))?.payload;
+      if (isJsonObject(payload) && typeof payload.id === 'string') seen.id = payload.id;
     } else if (type === 'response_item') {
       const item = payloadType(line);
       if (
@@ -116,12 +113,13 @@ async function summarize(file: string): Promise<FileScan | string> {
     } else if (type === 'event_msg') {
       const event = payloadType(line);
       if (event !== undefined && DISPLAY_MESSAGES.has(event)) events++;
-      if (title !== undefined || event !== 'user_message') continue;
-      const payload = parseObjectLine(line)?.payload as { message?: unknown } | undefined;
+      if (seen.title !== undefined || event !== 'user_message') return;
+      const payload = parseObjectLine(utf8Line(line))?.payload as { message?: unknown } | undefined;
       if (typeof payload?.message === 'string' && !payload.message.trimStart().startsWith('<'))
-        title = titleFromText(payload.message);
+        seen.title = titleFromText(payload.message);
     }
-  }
+  });
+  const { id, title, last } = seen;
   if (id === undefined) return 'no session_meta line with an id; not a Codex session, not listed';
   const lastActivity = last !== undefined ? normalizeTimestamp(topLevelString(last, 'timestamp')) : undefined;
   const summary: SessionSummary = {
@@ -151,7 +149,7 @@ export function codexStore(
       const { sessions, warnings } = await summarizeSessionFiles(
         await allRollouts(roots),
         (file) => file,
-        summarize,
+        (file) => Promise.resolve(summarize(file)),
         options,
         () => openSessionFileCache(env, HARNESS, dirs, cacheOptions),
       );
