@@ -35,10 +35,18 @@ import {
   type TaskCall,
 } from './sidechains.ts';
 import { assertSafeSessionId, sessionUuid } from '../session-id.ts';
-import { claudeCodeCodec, sidechainToCommon } from './codec.ts';
-import { claudeCodeText } from './records.ts';
 
 const HARNESS = 'claude_code';
+
+/** The codec modules (and zod), loaded when a session is read or written: a listing needs neither. */
+async function codecModules() {
+  const [codec, records] = await Promise.all([import('./codec.ts'), import('./records.ts')]);
+  return {
+    claudeCodeCodec: codec.claudeCodeCodec,
+    sidechainToCommon: codec.sidechainToCommon,
+    claudeCodeText: records.claudeCodeText,
+  };
+}
 
 /** The projects root for an env (see the module comment for the order). */
 export function claudeProjectsRoot(env: NodeJS.ProcessEnv = process.env): string {
@@ -331,6 +339,7 @@ export function claudeCodeStore(
 
     async load(id: string): Promise<LoadResult> {
       assertSafeSessionId(id, HARNESS);
+      const { claudeCodeCodec, claudeCodeText, sidechainToCommon } = await codecModules();
       const sidechain = parseSidechainSessionId(id);
       const fileId = sidechain?.fileId ?? id;
       const { file, warnings } = await findSessionFile(root, fileId);
@@ -375,6 +384,7 @@ export function claudeCodeStore(
       const existing = await findSessionFile(root, id);
       if (existing.file !== undefined) throw new FileExistsError(existing.file);
       const target = path.join(root, claudeProjectDirName(cwd), `${id}.jsonl`);
+      const { claudeCodeCodec, claudeCodeText } = await codecModules();
       const text = claudeCodeText.render(claudeCodeCodec.fromCommon(transcript));
       await createFileAtomic(target, text);
       return { id, locator: target };

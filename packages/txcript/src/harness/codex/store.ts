@@ -24,10 +24,14 @@ import type {
   SavingStore,
   SessionSummary,
 } from '../types.ts';
-import { codexCodec } from './codec.ts';
-import { codexText } from './records.ts';
 
 const HARNESS = 'codex';
+
+/** The codec modules (and zod), loaded when a rollout is read or written: a listing needs neither. */
+async function codecModules() {
+  const [codec, records] = await Promise.all([import('./codec.ts'), import('./records.ts')]);
+  return { codexCodec: codec.codexCodec, codexText: records.codexText };
+}
 
 export interface CodexRoots {
   sessions: string;
@@ -164,6 +168,7 @@ export function codexStore(
           `codex: no rollout for session ${id} under ${roots.sessions}${roots.archived ? ` or ${roots.archived}` : ''}; run \`txcript list\` to see the ids`,
         );
       }
+      const { codexCodec, codexText } = await codecModules();
       return loadSessionFile(file, id, { text: codexText, codec: codexCodec });
     },
 
@@ -181,6 +186,7 @@ export function codexStore(
       const iso = when.toISOString();
       const dir = path.join(roots.sessions, iso.slice(0, 4), iso.slice(5, 7), iso.slice(8, 10));
       const target = path.join(dir, rolloutFileName(iso, id));
+      const { codexCodec, codexText } = await codecModules();
       await createFileAtomic(target, codexText.render(codexCodec.fromCommon(transcript)));
       return { id, locator: target };
     },
