@@ -126,7 +126,7 @@ try {
   const bigText = claudeSessionText({
     sessionId: bigId,
     cwd: '/home/dev/big',
-    turns: Math.round((bigMb * 1e6) / 6_300),
+    turns: Math.round((bigMb * 1e6) / 11_300),
     resultLines: 60,
     seed: 7,
   });

@@ -28,6 +28,7 @@ import {
   titleFromText,
 } from '../common-values.ts';
 import { isJsonObject } from '../../model/json.ts';
+import { isCount } from '../summary-cache-file.ts';
 import { builtLine } from '../jsonl.ts';
 import type { ClaudeEntry, ClaudeLine, ClaudeRecord } from './records.ts';
 import { isUuid, sessionUuid } from '../session-id.ts';
@@ -88,10 +89,33 @@ function resultContentToCommon(content: unknown): ToolOutput {
   return JSON.stringify(content);
 }
 
+const isObj = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Each block schema's test written out (see fitsEnvelope in records.ts): the schema is asked only for a block that fails it. */
+const blockFits: Record<keyof typeof blockSchemas, (b: JsonObject) => boolean> = {
+  text: (b) => typeof b.text === 'string',
+  thinking: (b) =>
+    typeof b.thinking === 'string' && (b.signature === undefined || typeof b.signature === 'string'),
+  tool_use: (b) => typeof b.id === 'string' && typeof b.name === 'string',
+  tool_result: (b) =>
+    typeof b.tool_use_id === 'string' &&
+    (b.is_error === undefined || b.is_error === null || typeof b.is_error === 'boolean'),
+  image: (b) =>
+    isObj(b.source) &&
+    typeof b.source.type === 'string' &&
+    typeof b.source.media_type === 'string' &&
+    typeof b.source.data === 'string',
+};
+
+type BlockShapes = { [K in keyof typeof blockSchemas]: z.infer<(typeof blockSchemas)[K]> };
+
 function blockToCommon(raw: JsonObject, where: string, warn: (m: string) => void): Block | undefined {
   const type = raw.type as string;
   if (!(type in blockSchemas)) return undefined; // a block type with no Common form (kept natively)
-  const checked = blockSchemas[type as keyof typeof blockSchemas].safeParse(raw);
+  const kind = type as keyof typeof blockSchemas;
+  const checked = blockFits[kind](raw)
+    ? { success: true as const, data: raw as unknown as BlockShapes[typeof kind] }
+    : blockSchemas[kind].safeParse(raw);
   if (!checked.success) {
     const issue = checked.error.issues[0];
     warn(
@@ -126,8 +150,18 @@ function blockToCommon(raw: JsonObject, where: string, warn: (m: string) => void
   }
 }
 
+const isOptionalCount = (v: unknown): boolean => v === undefined || v === null || isCount(v);
+
 function usageToCommon(u: unknown): Usage | undefined {
-  const checked = UsageShape.safeParse(u);
+  const fits =
+    isObj(u) &&
+    isCount(u.input_tokens) &&
+    isCount(u.output_tokens) &&
+    isOptionalCount(u.cache_read_input_tokens) &&
+    isOptionalCount(u.cache_creation_input_tokens);
+  const checked = fits
+    ? { success: true as const, data: u as z.infer<typeof UsageShape> }
+    : UsageShape.safeParse(u);
   if (!checked.success) return undefined;
   const { input_tokens, output_tokens, cache_read_input_tokens, cache_creation_input_tokens } = checked.data;
   return {

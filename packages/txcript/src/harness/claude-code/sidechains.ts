@@ -136,6 +136,9 @@ function factsOf(line: ClaudeLine): LineFacts {
 }
 
 export function splitSidechains(records: readonly ClaudeLine[]): SidechainSplit {
+  // Most files have no sidechain line: no facts to gather then.
+  if (!records.some((r) => r.kind === 'record' && (r.json as JsonObject).isSidechain === true))
+    return { main: records.map((_, i) => i), chains: [] };
   return groupSidechains(records.map(factsOf));
 }
 

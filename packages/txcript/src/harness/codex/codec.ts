@@ -476,7 +476,14 @@ function fromCommon(transcript: Transcript): CodexLine[] {
   };
   const startTurn = (index: number, ts: string): void => {
     const turnId = uuidV5(TURN_NS, `${id}:${turns++}`);
-    const first = t.messages.slice(index).find((m, k) => m.role === 'assistant' || (k > 0 && opensTurn(m)));
+    let first: Message | undefined;
+    for (let k = index; k < t.messages.length; k++) {
+      const m = t.messages[k]!;
+      if (m.role === 'assistant' || (k > index && opensTurn(m))) {
+        first = m;
+        break;
+      }
+    }
     const turnModel = (first?.role === 'assistant' ? first.model : undefined) ?? model;
     lines.push(line(ts, 'event_msg', { type: 'task_started', turn_id: turnId, model_context_window: null }));
     if (turnModel !== undefined) {
