@@ -43,7 +43,9 @@ function manifestOf(bundle) {
 function outputsOf(bundle) {
   let names;
   try {
-    names = readFileSync(manifestOf(bundle), 'utf8').split('\n').filter((n) => n !== '');
+    names = readFileSync(manifestOf(bundle), 'utf8')
+      .split('\n')
+      .filter((n) => n !== '');
   } catch {
     return undefined;
   }
@@ -119,10 +121,7 @@ async function build(entry, bundle) {
     const entryNames = new Set(entries.map(([name]) => name));
     // Each rename is atomic: a concurrent start sees an old file or a new one. Chunks go first, the
     // bundle last, so a new bundle always finds its chunks and workers.
-    const order = [
-      ...built.filter((n) => !entryNames.has(n)),
-      ...entries.map(([name]) => name).reverse(),
-    ];
+    const order = [...built.filter((n) => !entryNames.has(n)), ...entries.map(([name]) => name).reverse()];
     for (const name of order) renameSync(join(temp, name), join(dir, name));
     writeFileSync(join(temp, 'files'), `${order.join('\n')}\n`);
     renameSync(join(temp, 'files'), manifestOf(bundle));

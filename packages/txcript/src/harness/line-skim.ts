@@ -60,3 +60,12 @@ export function utf8Line(latin1: string): string {
   // eslint-disable-next-line no-control-regex
   return /[^\x00-\x7f]/.test(latin1) ? Buffer.from(latin1, 'latin1').toString('utf8') : latin1;
 }
+
+/**
+ * A copy of `s` that holds nothing else: a value cut from a skimmed line
+ * (a slice of its chunk) would keep the whole chunk alive for as long as a
+ * summary keeps the value.
+ */
+export function ownString(s: string): string {
+  return JSON.parse(JSON.stringify(s)) as string;
+}

@@ -22,7 +22,9 @@ import { isJsonObject } from '../../model/json.ts';
 import { normalizeTimestamp, titleFromText } from '../common-values.ts';
 import { envValue, homeDir } from '../env.ts';
 import { parseObjectLine, topLevelLiteral, topLevelString } from '../jsonl-scan.ts';
-import { forEachLatin1Line, utf8Line } from '../line-skim.ts';
+import { forEachLatin1Line, ownString, utf8Line } from '../line-skim.ts';
+
+const maybeOwn = (s: string | undefined): string | undefined => (s === undefined ? undefined : ownString(s));
 import { loadSessionFile, openSessionFileCache, summarizeSessionFiles } from '../session-files.ts';
 import type { FileScan, ScannedFiles, SessionFileCacheOptions } from '../session-files.ts';
 import {
@@ -184,10 +186,10 @@ function scanFile(sf: SessionFile): FileScan {
     if (sidechain) {
       const uuid = topLevelString(line, 'uuid');
       const parent = topLevelString(line, 'parentUuid');
-      if (uuid !== undefined) facts.uuid = uuid;
+      if (uuid !== undefined) facts.uuid = ownString(uuid);
       if (parent !== undefined) facts.parentUuid = parent;
       if (type === 'user' && sidechainParent === undefined)
-        sidechainParent = topLevelString(line, 'sessionId');
+        sidechainParent = maybeOwn(topLevelString(line, 'sessionId'));
     }
     entries.push(facts);
   });
@@ -220,7 +222,7 @@ function scanFile(sf: SessionFile): FileScan {
     parentId: string | undefined,
   ): SessionSummary => {
     const last = lines.findLast((l) => l.entry)?.timestamp();
-    const lastTs = normalizeTimestamp(last);
+    const lastTs = last !== undefined ? normalizeTimestamp(ownString(last)) : undefined;
     return {
       id,
       harness: HARNESS,

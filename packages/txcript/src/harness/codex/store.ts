@@ -9,7 +9,7 @@ import type { Transcript } from '../../model/common.ts';
 import { normalizeTimestamp, titleFromText } from '../common-values.ts';
 import { isJsonObject } from '../../model/json.ts';
 import { parseObjectLine, topLevelString } from '../jsonl-scan.ts';
-import { forEachLatin1Line, utf8Line } from '../line-skim.ts';
+import { forEachLatin1Line, ownString, utf8Line } from '../line-skim.ts';
 import { loadSessionFile, openSessionFileCache, summarizeSessionFiles } from '../session-files.ts';
 import type { FileScan, SessionFileCacheOptions } from '../session-files.ts';
 import { createFileAtomic, FileExistsError } from '../../fs/atomic.ts';
@@ -125,7 +125,8 @@ function summarize(file: string): FileScan | string {
   });
   const { id, title, last } = seen;
   if (id === undefined) return 'no session_meta line with an id; not a Codex session, not listed';
-  const lastActivity = last !== undefined ? normalizeTimestamp(topLevelString(last, 'timestamp')) : undefined;
+  const lastTs = last !== undefined ? topLevelString(last, 'timestamp') : undefined;
+  const lastActivity = lastTs !== undefined ? normalizeTimestamp(ownString(lastTs)) : undefined;
   const summary: SessionSummary = {
     id,
     harness: HARNESS,
