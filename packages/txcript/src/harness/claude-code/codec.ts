@@ -492,16 +492,15 @@ type LocalLine =
 
 /**
  * The user messages that are local commands (one `Command` call) or their
- * output (one result for a command, or for no call at all), each replaced by
- * a stand-in message without tool blocks, so tool-pairing repair, which is
- * for what the API sees, leaves them alone: Claude Code writes them as
- * markup, never as tool blocks.
+ * output (one result for such a call), each replaced by a stand-in message
+ * without tool blocks, so tool-pairing repair, which is for what the API
+ * sees, leaves them alone: Claude Code writes them as markup, never as tool
+ * blocks. A result for no call at all (output read without its command) is
+ * an orphan like any other, and repair makes it text.
  */
 function standInLocalCommands(t: Transcript): { transcript: Transcript; local: Map<Message, LocalLine> } {
   const local = new Map<Message, LocalLine>();
-  const called = new Set<string>();
   const commands = new Set<string>();
-  for (const m of t.messages) for (const b of m.content) if (b.type === 'tool_use') called.add(b.id);
   const messages = t.messages.map((m) => {
     const only = m.content.length === 1 && m.role === 'user' ? m.content[0]! : undefined;
     let spec: LocalLine | undefined;
@@ -513,10 +512,7 @@ function standInLocalCommands(t: Transcript): { transcript: Transcript; local: M
         command: only.tool.command,
         ...(only.tool.args !== undefined ? { args: only.tool.args } : {}),
       };
-    } else if (
-      only?.type === 'tool_result' &&
-      (commands.has(only.tool_use_id) || !called.has(only.tool_use_id))
-    ) {
+    } else if (only?.type === 'tool_result' && commands.has(only.tool_use_id)) {
       const text = typeof only.content === 'string' ? only.content : JSON.stringify(only.content);
       spec = { kind: 'stdout', id: only.tool_use_id, text };
     }

@@ -112,6 +112,12 @@ describe('claude_code local commands', () => {
     const back = toCommon(claudeCodeText.render(lines));
     expect(back.messages[0]!.content).toEqual(original.messages[0]!.content);
     expect(back.messages[1]!.content).toEqual(original.messages[1]!.content);
+    // Output read without its command is an orphan: written as text, as every orphan result is.
+    const stray = toCommon(system('k3', 'k0', '<local-command-stdout>stray</local-command-stdout>'));
+    const strayBack = toCommon(claudeCodeText.render(claudeCodeCodec.fromCommon(stray)));
+    expect(strayBack.messages[0]!.content).toEqual([
+      { type: 'text', text: '[tool result for unknown call k3]\nstray' },
+    ]);
     // No synthetic "no result" answer for a command without output.
     expect(back.messages.slice(2).map((m) => m.content[0]!.type)).toEqual(['tool_use', 'text']);
   });
