@@ -9,6 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Transcript } from '../../model/common.ts';
+import { RACY_WINDOW_MS } from '../summary-cache-file.ts';
 import type { Warning } from '../types.ts';
 import { claudeCodeCodec, claudeCodeStore, claudeCodeText } from './index.ts';
 
@@ -236,6 +237,24 @@ describe('claude_code store', () => {
     const { sessions, warnings } = await store().discover();
     expect(sessions.map((s) => [s.id, s.title])).toEqual([[SID, 'Login bug fixed']]);
     expect(warnings).toEqual([]);
+  });
+
+  it('keeps a title from a summary-only file out of the cache: the title goes when the file goes', async () => {
+    const cached = () =>
+      claudeCodeStore(
+        { HOME: dir, TXCRIPT_CLAUDE_CODE_ROOT: dir },
+        { now: () => Date.now() + 10 * RACY_WINDOW_MS },
+      );
+    await fs.writeFile(path.join(project, `${SID}.jsonl`), `${base().join('\n')}\n`);
+    const summaryFile = path.join(project, '9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d.jsonl');
+    await fs.writeFile(
+      summaryFile,
+      `${JSON.stringify({ type: 'summary', summary: 'Login bug fixed', leafUuid: 'q2' })}\n`,
+    );
+    for (let run = 0; run < 2; run++)
+      expect((await cached().discover()).sessions.map((s) => s.title)).toEqual(['Login bug fixed']);
+    await fs.rm(summaryFile);
+    expect((await cached().discover()).sessions.map((s) => s.title)).toEqual(['Fix login']);
   });
 
   it('loads a subagent file by its id', async () => {

@@ -272,7 +272,8 @@ async function applyLeafSummaries(scans: ScannedFiles['scans']): Promise<void> {
       byFolder.set(path.dirname(file), [...(byFolder.get(path.dirname(file)) ?? []), ...leaves]);
   }
   if (byFolder.size === 0) return;
-  for (const { path: file, scan } of scans) {
+  for (const entry of scans) {
+    const { path: file, scan } = entry;
     const leaves = byFolder.get(path.dirname(file));
     const main = scan.sessions[0];
     if (leaves === undefined || main === undefined || scan.notes?.promptTitled !== true) continue;
@@ -283,7 +284,9 @@ async function applyLeafSummaries(scans: ScannedFiles['scans']): Promise<void> {
       continue;
     }
     const hit = leaves.findLast(([leaf]) => text.includes(`"uuid":"${leaf}"`));
-    if (hit !== undefined) main.title = hit[1];
+    // A cached scan is the cache's own object: the title goes on a copy.
+    if (hit !== undefined)
+      entry.scan = { ...scan, sessions: [{ ...main, title: hit[1] }, ...scan.sessions.slice(1)] };
   }
 }
 
@@ -333,8 +336,6 @@ export function claudeCodeStore(
         options,
         () => openSessionFileCache(env, HARNESS, [root], cacheOptions),
       );
-      // Cached scans are shared objects: titles are set on copies.
-      for (const s of scans) s.scan = { ...s.scan, sessions: s.scan.sessions.map((x) => ({ ...x })) };
       await applyLeafSummaries(scans);
       return { sessions: scans.flatMap((s) => s.scan.sessions), warnings };
     },
