@@ -257,6 +257,20 @@ describe('claude_code store', () => {
     expect((await cached().discover()).sessions.map((s) => s.title)).toEqual(['Fix login']);
   });
 
+  it('counts local-command system lines among the messages it lists, as load reads them', async () => {
+    const text = [
+      system('k1', 'k0', '<command-name>/cost</command-name>'),
+      system('k2', 'k1', '<local-command-stdout>$0.12</local-command-stdout>'),
+      user('k3', 'k2', 'thanks'),
+      `{"type":"system","subtype":"turn_duration","durationMs":5,"uuid":"k4"}`,
+    ].join('\n');
+    await fs.writeFile(path.join(project, `${SID}.jsonl`), `${text}\n`);
+    const { sessions } = await store().discover();
+    const loaded = await store().load(SID);
+    expect(loaded.transcript.messages).toHaveLength(3);
+    expect(sessions.map((s) => s.messageCount)).toEqual([3]);
+  });
+
   it('loads a subagent file by its id', async () => {
     await fs.mkdir(path.join(project, SID, 'subagents'), { recursive: true });
     await fs.writeFile(path.join(project, SID, 'subagents', 'agent-1.jsonl'), `${base().join('\n')}\n`);

@@ -178,7 +178,11 @@ function scanFile(sf: SessionFile): FileScan {
       else if (type === 'ai-title' && typeof parsed.aiTitle === 'string') titles.ai = parsed.aiTitle;
       return;
     }
-    const entry = type === 'user' || type === 'assistant';
+    // A local command's line on newer CLIs is a message of the conversation too (codec.ts).
+    const entry =
+      type === 'user' ||
+      type === 'assistant' ||
+      (type === 'system' && line.includes('"subtype":"local_command"'));
     if (!entry && type !== 'system') return;
     const sidechain = isSidechainLine(line);
     if (!entry && !sidechain) return;
