@@ -24,6 +24,7 @@ export function forEachLatin1Line(file: string, each: (line: string) => boolean 
   try {
     let buf = shared;
     let filled = 0;
+    let first = true;
     for (;;) {
       if (filled === buf.length) {
         // One line longer than the buffer: grow it (kept for later files, which a big file is likely to have).
@@ -34,7 +35,9 @@ export function forEachLatin1Line(file: string, each: (line: string) => boolean 
       const n = readSync(fd, buf, filled, buf.length - filled, null);
       const end = filled + n;
       const text = buf.toString('latin1', 0, end);
-      let start = 0;
+      // A UTF-8 byte-order mark may open the file (the text codecs accept it too).
+      let start = first && text.startsWith('\xef\xbb\xbf') ? 3 : 0;
+      first = false;
       for (;;) {
         const nl = text.indexOf('\n', start);
         if (nl === -1) break;
