@@ -41,6 +41,8 @@ export interface TurnContext {
   readonly state: TurnStateMachine;
   readonly questions: QuestionBook;
   scrubber(): Scrubber;
+  /** Hosts the agent's commands may reach (the profile's sandbox.allowDomains, as it is now). */
+  allowDomains(): Promise<readonly string[]>;
   now(): number;
 }
 
@@ -90,6 +92,7 @@ export function turnDriver(ctx: TurnContext, turn: number, provider: ModelProvid
         const outcome = await handleSendMessage(call.input, {
           sandboxDir: ctx.paths.sandbox,
           attachments: ctx.attachments,
+          secrets: ctx.scrubber(),
           sendsBlocked: () => ctx.state.sendsBlocked,
           nextSendId: () => sendId(turn, counters.send++),
           deliveredInTurn,
@@ -181,6 +184,7 @@ async function runTool(ctx: TurnContext, tool: HostTool, input: unknown): Promis
     return await tool.run(input, {
       sandboxDir: ctx.paths.sandbox,
       env: { ...ctx.toolEnv, HOME: ctx.paths.sandbox, ...Object.fromEntries(secrets) },
+      allowDomains: await ctx.allowDomains(),
       scrub: ctx.scrubber(),
       todos: ctx.todos,
       now: () => ctx.now(),
