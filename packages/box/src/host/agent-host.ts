@@ -17,6 +17,7 @@ import type { ModelProvider } from '../providers/types.ts';
 import { detectConfinement, type Confinement, type ConfinementOptions } from '../sandbox/confinement.ts';
 import type { SandboxStatus } from '../sandbox/confinement.ts';
 import { EgressProxies, type EgressProxyOptions } from '../sandbox/egress-proxy.ts';
+import { removeSandboxTemps } from '../sandbox/paths.ts';
 import { loadOrCreateSecretKey } from '../secrets/store.ts';
 import { shellTool, type ShellOptions } from '../tools/shell.ts';
 import { readTool } from '../tools/read.ts';
@@ -25,6 +26,7 @@ import { updateTodosTool } from '../tools/update-todos.ts';
 import type { HostTool } from '../tools/types.ts';
 import { AgentSession, type SessionConfig } from './agent-session.ts';
 import { needsRecovery } from './inbox.ts';
+import { UPLOADS_FOLDER } from './upload-staging.ts';
 import { WritePoints } from './write-points.ts';
 import { agentPaths, agentsRoot, isSafeAgentId } from './layout.ts';
 import { DEFAULT_SEND_REMINDER_EVERY } from './middleware/send-reminder.ts';
@@ -217,6 +219,7 @@ export class LocalAgentHost implements AgentHost {
       const paths = agentPaths(this.dataDir, id);
       await removeAtomicTemps(paths.agentDir);
       await new AttachmentStore(paths.attachments).removeTemps();
+      await removeSandboxTemps(paths.sandbox, UPLOADS_FOLDER);
       if (needsRecovery(paths.storeDb)) recovering.push(id);
     });
     // Every interrupted turn is closed before any agent takes new work, so start-up is not

@@ -5,7 +5,8 @@
  * closes the turn at once and the agent works again once space returns.
  * The crash harness (test/crash-harness.test.ts) does the same with SIGKILL.
  */
-import { readdir, writeFile, mkdir } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { grokBot } from '@sendbox/txcript';
@@ -260,6 +261,7 @@ describe('start-up', () => {
     const temps = [
       path.join(paths.attachments, '.ingest-0123456789abcdef.tmp'),
       path.join(paths.agentDir, '.profile.json.0123456789ab.tmp'),
+      path.join(paths.sandbox, 'uploads', '.report.pdf.0123456789ab.tmp'),
     ];
     for (const file of temps) await writeFile(file, 'partial');
     await writeFile(path.join(paths.sandbox, 'uploads', 'keep.txt'), 'mine');
@@ -268,5 +270,19 @@ describe('start-up', () => {
     expect(await readdir(paths.attachments)).toEqual([]);
     expect(await readdir(path.join(paths.sandbox, 'uploads'))).toEqual(['keep.txt']);
     expect((await readdir(paths.agentDir)).filter((name) => name.endsWith('.tmp'))).toEqual([]);
+  });
+
+  it('leaves a folder alone that a link planted as uploads/ points to', async () => {
+    fx = await hostFixture([]);
+    const paths = agentPaths(fx.dataDir, fx.agentId);
+    const outside = await mkdtemp(path.join(tmpdir(), 'sendbox-outside-'));
+    const victim = path.join(outside, '.keep.me.0123456789ab.tmp');
+    await writeFile(victim, 'not the box');
+    await mkdir(paths.sandbox, { recursive: true });
+    await symlink(outside, path.join(paths.sandbox, 'uploads'));
+    await fx.host.close();
+    second = await createAgentHost({ dataDir: fx.dataDir, provider: null, env: {} });
+    expect(await readdir(outside)).toEqual(['.keep.me.0123456789ab.tmp']);
+    await rm(outside, { recursive: true, force: true });
   });
 });

@@ -10,6 +10,9 @@
  */
 import { AttachmentTooLargeError, type AttachmentStore, type StoredFile } from '../attachments/store.ts';
 import { createNewInSandbox, withDeadline } from '../sandbox/paths.ts';
+
+/** The sandbox folder user uploads go to, where tools see them. */
+export const UPLOADS_FOLDER = 'uploads';
 import { SecretInFileError, type Scrubber } from '../secrets/scrub.ts';
 import { HostError, StoreWriteError } from './types.ts';
 import { WritePoints } from './write-points.ts';
@@ -55,7 +58,7 @@ export async function stageUpload(
     points.pass('upload', safeName);
     // The first free name: `notes.txt`, `notes (1).txt`...
     sandboxPath = await withDeadline(`Saving ${safeName} in the sandbox`, () =>
-      createNewInSandbox(sandbox, 'uploads', safeName, bytes),
+      createNewInSandbox(sandbox, UPLOADS_FOLDER, safeName, bytes),
     );
   } catch (error) {
     const written = new StoreWriteError('upload', `the upload ${safeName}`, error);
