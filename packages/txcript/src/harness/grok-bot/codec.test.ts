@@ -95,6 +95,12 @@ describe('grok_bot codec: records to Common', () => {
     expect(common(user(text('[t4u]\n'))).messages).toEqual([]);
   });
 
+  it('gives no block for text that is only whitespace after the tag, as txcript does', () => {
+    expect(common(user(text('[t4u]\n  \n\t'))).messages).toEqual([]);
+    expect(common(assistant(text(' \n'))).messages).toEqual([]);
+    expect(blocks(common(user(text('[t1u]\n \n'), text('kept'))))).toEqual([text('kept')]);
+  });
+
   it('types shell as Bash (timeout -> timeout_ms) and read as Read (path -> file_path), and back', () => {
     const t = common(
       assistant(use('shell', { command: 'ls', timeout: 5000, toolCallId: 'c1' })),
@@ -315,7 +321,9 @@ describe('grok_bot codec: records to Common', () => {
 
 const TIMES = ['2026-09-10T10:00:00.000Z', '2026-09-10T10:00:01.500Z', '2026-09-11T08:30:00.000Z'];
 const nonEmpty = fc.string({ minLength: 1, maxLength: 20 });
-const userText = nonEmpty.filter((s) => !/^\[t[0-9a-z]+\]/.test(s));
+// Text that is only whitespace gives no block (txcript), so Common text always has a visible character.
+const visibleText = nonEmpty.filter((s) => s.trim() !== '');
+const userText = visibleText.filter((s) => !/^\[t[0-9a-z]+\]/.test(s));
 const nat = fc.nat({ max: 100_000 });
 // JSON has no -0: normalise generated values the way a file would.
 const json: fc.Arbitrary<JsonValue> = fc
@@ -368,7 +376,7 @@ const rawTool: fc.Arbitrary<Tool> = fc
 type Draft = { role: 'user' | 'assistant'; kind: 'plain' | 'results'; blocks: Block[]; resultCount: number };
 
 const assistantBlock: fc.Arbitrary<Block> = fc.oneof(
-  nonEmpty.map((t): Block => ({ type: 'text', text: t })),
+  visibleText.map((t): Block => ({ type: 'text', text: t })),
   fc
     .record({ text: nonEmpty, signature: fc.string() }, { requiredKeys: ['text'] })
     .map((r): Block => ({ type: 'thinking', ...r })),

@@ -283,7 +283,8 @@ export function grokBotToCommon(records: GrokBotRecords, ctx: CodecContext): Tra
           if (typeof block.text !== 'string') break;
           const text = role === 'user' && firstText ? stripAddressTag(block.text) : block.text;
           firstText = false;
-          if (text !== '') content.push({ type: 'text', text });
+          // txcript: text that is only whitespace (after the tag) gives no block.
+          if (text.trim() !== '') content.push({ type: 'text', text });
           break;
         }
         case 'thinking': {
