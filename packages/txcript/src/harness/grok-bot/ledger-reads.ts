@@ -29,6 +29,7 @@ import { isJsonObject } from '../../model/json.ts';
 import { envValue } from '../env.ts';
 import type { Warning } from '../types.ts';
 import { readLedgerSummary } from './ledger-db.ts';
+import { isUnknownEntry } from './ledger-entry.ts';
 import { titleFromUserText } from './title.ts';
 import { errorMessage } from '../../error-text.ts';
 
@@ -91,6 +92,7 @@ export function readLedgerFacts(path: string, needTitle: boolean): LedgerFacts |
       : undefined;
   let title: string | undefined;
   for (const { entry } of summary.first ?? []) {
+    if (isUnknownEntry(entry)) continue;
     const text =
       entry.kind === 'message' && entry.role === 'user'
         ? entry.hidden === true
