@@ -274,6 +274,48 @@ describe('grok_bot codec: records to Common', () => {
     expect(common(user(text('a'))).meta).toEqual({ id: SESSION, timestamp: UNIX_EPOCH });
   });
 
+  it('dates a call and its result by the result success.timestamp; messages without a clock are untimed', () => {
+    const sent = 1_790_000_000_000;
+    const later = sent + 60_000;
+    const untimed = new Set<number>();
+    const t = grokBotToCommon(
+      parseGrokBotJsonl(
+        [
+          user(text('[t0u]\nhi')),
+          assistant(use('shell', { command: 'ls' })),
+          tool(result('shell', { success: { stdout: 'a' } })),
+          assistant(use('send_message', { text: { content: 'done' } })),
+          tool(result('send_message', { success: { timestamp: String(sent), messageId: 't0s0' } })),
+          user(text('[t1u]\nthanks')),
+          assistant(use('send_message', { text: { content: 'bye' } })),
+          tool(result('send_message', { success: { timestamp: later, messageId: 't1s0' } })),
+        ].join('\n'),
+      ).records,
+      { sessionId: 's', timestamp: '2026-01-01T00:00:00.000Z', untimed },
+    );
+    const iso = (ms: number): string => new Date(ms).toISOString();
+    expect(t.messages.map((m) => m.timestamp)).toEqual([
+      iso(sent), // before any clock: the first one
+      iso(sent),
+      iso(sent),
+      iso(sent), // the send, dated by its result
+      iso(sent),
+      iso(sent), // after it: the nearest earlier clock
+      iso(later),
+      iso(later),
+    ]);
+    expect(t.meta.timestamp).toBe(iso(sent));
+    expect([...untimed]).toEqual([0, 1, 2, 5]);
+    // No clock at all: the caller's time, every message untimed.
+    const none = new Set<number>();
+    const bare = grokBotToCommon(parseGrokBotJsonl(user(text('x'))).records, {
+      sessionId: 's',
+      timestamp: '2026-01-01T00:00:00.000Z',
+      untimed: none,
+    });
+    expect([bare.meta.timestamp, [...none]]).toEqual(['2026-01-01T00:00:00.000Z', [0]]);
+  });
+
   it('writes an id-less native file back unchanged (synthetic ids and FIFO pairing are not written)', () => {
     const lines = [
       user(text('go')),

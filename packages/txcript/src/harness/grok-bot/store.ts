@@ -124,11 +124,13 @@ export function createGrokBotStore(
     const decoded = decodeJsonlBytes(bytes, path);
     const parsed = parseGrokBotJsonl(decoded.text, path);
     if (!startsWithEnvelope(parsed.records)) return 'first record is not a {role, message} envelope';
+    const untimed = new Set<number>();
     const transcript = grokBotToCommon(parsed.records, {
       sessionId: id,
       timestamp: new Date(birth).toISOString(),
+      untimed,
     });
-    return { transcript, source: path, warnings: [...decoded.warnings, ...parsed.warnings] };
+    return { transcript, source: path, warnings: [...decoded.warnings, ...parsed.warnings], untimed };
   }
 
   function fromLedger(id: string): LoadResult | string {
@@ -150,11 +152,11 @@ export function createGrokBotStore(
         ? `ledger has no readable entries (${read.warnings.length} skipped)`
         : 'ledger empty';
     }
-    const { transcript, warnings } = ledgerToCommon(
+    const { transcript, warnings, untimed } = ledgerToCommon(
       read.rows.map((r) => r.entry),
       { sessionId: id, source: path },
     );
-    return { transcript, source: path, warnings: [...read.warnings, ...warnings] };
+    return { transcript, source: path, warnings: [...read.warnings, ...warnings], untimed };
   }
 
   async function fromGateway(id: string): Promise<LoadResult | string> {
@@ -182,6 +184,7 @@ export function createGrokBotStore(
       transcript: converted.transcript,
       source: endpoint,
       warnings: [...warnings, ...converted.warnings],
+      untimed: converted.untimed,
     };
   }
 
