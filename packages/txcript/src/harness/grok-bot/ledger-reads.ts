@@ -68,7 +68,7 @@ export interface LedgerRequest {
 export type LedgerOutcome = { facts: LedgerFacts | undefined } | { error: string };
 
 /** A time as epoch ms (a number, digits or ISO); none at or before the epoch (a fresh box writes 0). */
-export function epochMs(v: JsonValue | unknown): number | undefined {
+export function epochMs(v: unknown): number | undefined {
   let n: number | undefined;
   if (typeof v === 'number') n = v;
   else if (typeof v === 'string') n = /^\d+$/.test(v) ? Number(v) : Date.parse(v);
