@@ -24,7 +24,6 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { MessagePort } from 'node:worker_threads';
-import type { JsonValue } from '../../model/common.ts';
 import { isJsonObject } from '../../model/json.ts';
 import { envValue } from '../env.ts';
 import type { Warning } from '../types.ts';
