@@ -15,8 +15,6 @@ import {
   sendMessageFeature,
   sendSuccessText,
   sendId,
-  textOnlyTurnReminder,
-  nonSendReminder,
   userAttachmentId,
   userMessageId,
   type LedgerEntry,
@@ -50,8 +48,8 @@ import { historyFromRecords, modelOutputFor } from '../transcript/model-view.ts'
 import { TranscriptWriter, type JsonlMark, type TranscriptBlock } from '../transcript/writer.ts';
 import { agentPaths, type AgentPaths } from './layout.ts';
 import { LedgerView } from './ledger-view.ts';
-import { userTurnBlocks, userTurnTexts } from './middleware/guidance.ts';
-import { SendReminderCounter } from './middleware/send-reminder.ts';
+import { userTurnText } from './middleware/guidance.ts';
+import { withInjections } from './middleware/injections.ts';
 import { readProfile, type Profile } from './profile.ts';
 import { StoreLock } from './store-lock.ts';
 import { runTurn, type ToolCallReport, type TurnDriver, type TurnTexts } from './turn.ts';
@@ -85,8 +83,6 @@ export interface Question {
 }
 
 export const TURN_TEXTS: TurnTexts = {
-  nonSendReminder: (count) => nonSendReminder(count),
-  textOnlyReminder: textOnlyTurnReminder(),
   noReplyNotice: 'The agent stopped without sending you a reply.',
   modelFailedNotice: (message) => `The model call failed, so the agent stopped: ${message}`,
   stepLimitNotice: (steps) => `The agent was stopped after ${steps} model steps in one turn.`,
@@ -108,7 +104,6 @@ export class AgentSession {
   readonly state: TurnStateMachine;
   readonly todos: TodoItem[] = [];
   private readonly feature = sendMessageFeature({ enabled: true });
-  private readonly reminder: SendReminderCounter;
   private readonly attachments: AttachmentStore;
   private readonly secrets: SecretStore;
   private scrubber: Scrubber = scrubberFor(new Map());
@@ -139,7 +134,8 @@ export class AgentSession {
   ) {
     this.paths = agentPaths(config.dataDir, id);
     this.lock = new StoreLock(this.paths.storeDb);
-    this.reminder = new SendReminderCounter(config.sendReminderEvery);
+    // Fails early on a bad threshold (it is used per model call, see withInjections).
+    withInjections([], { guidance: undefined, sendReminderEvery: config.sendReminderEvery });
     this.attachments = new AttachmentStore(this.paths.attachments, config.maxAttachmentBytes);
     this.secrets = new SecretStore(this.paths.secrets, config.secretKey, id);
     this.state = new TurnStateMachine('idle', (state) => config.emit({ type: 'state', agentId: id, state }));
@@ -557,21 +553,22 @@ export class AgentSession {
       });
   }
 
-  /** Records the user message (JSONL with guidance, ledger entry) and runs the model, if there is one. */
+  /**
+   * Records the user message (the JSONL user record holds the tagged text only: guidance is added
+   * per model call) and its ledger entry, and runs the model, if there is one.
+   */
   private async startTurn(turn: number, modelText: string, entry: LedgerEntry): Promise<void> {
     const provider = this.config.provider;
     this.state.startTurn();
-    const texts = userTurnTexts(userTurnBlocks(turn, modelText, this.feature.guidance));
-    this.writer.appendRecords([
-      { role: 'user', blocks: texts.map((text) => ({ type: 'text' as const, text })) },
-    ]);
+    const text = userTurnText(turn, modelText);
+    this.writer.appendRecords([{ role: 'user', blocks: [{ type: 'text', text }] }]);
     this.writer.appendEntries([entry]);
-    this.history.push({ role: 'user', content: texts.map((text) => ({ type: 'text' as const, text })) });
+    this.history.push({ role: 'user', content: [{ type: 'text', text }] });
     if (!provider) {
       this.state.endTurn();
       return;
     }
-    await runTurn(this.history, this.driverFor(turn, provider), this.state, this.reminder, {
+    await runTurn(this.history, this.driverFor(turn, provider), this.state, {
       maxSteps: this.config.maxStepsPerTurn,
       texts: TURN_TEXTS,
     });
@@ -608,7 +605,15 @@ export class AgentSession {
     const system = this.systemPrompt();
     const now = () => this.config.now();
     return {
-      step: (messages) => provider.step({ system, messages, tools: specs }),
+      step: (messages) =>
+        provider.step({
+          system,
+          messages: withInjections(messages, {
+            guidance: this.feature.guidance,
+            sendReminderEvery: this.config.sendReminderEvery,
+          }),
+          tools: specs,
+        }),
       recordAssistant: (step: ModelStepResult) => {
         const blocks: TranscriptBlock[] = [];
         if (step.reasoning) blocks.push({ type: 'thinking', thinking: step.reasoning });
@@ -685,9 +690,6 @@ export class AgentSession {
           },
         ]);
         return { output: modelOutputFor(call.name, envelope), delivered: false };
-      },
-      recordReminder: (text) => {
-        this.writer.appendRecords([{ role: 'user', blocks: [{ type: 'text', text }] }]);
       },
       recordNotice: (text) => {
         this.writer.appendEntries([
