@@ -482,7 +482,7 @@ describe('widgets and secrets', () => {
     // The answer is a user message pointing at the widget.
     await stream.collect(
       (event) =>
-        event.event === 'entry' && entryOf(event).kind === 'message' && 'respondedValue' in entryOf(event),
+        event.event === 'entry' && entryOf(event).kind === 'message' && 'replyTo' in entryOf(event),
     );
     await stream.cancel();
   });
@@ -530,7 +530,7 @@ describe('widgets and secrets', () => {
 
     const events = await stream.collect(
       (event) =>
-        event.event === 'entry' && entryOf(event).kind === 'message' && 'respondedValue' in entryOf(event),
+        event.event === 'entry' && entryOf(event).kind === 'message' && 'replyTo' in entryOf(event),
     );
     await stream.cancel();
     const { entries } = (await box.call('openAgent', { id: agent.id })).body as { entries: SequencedEntry[] };

@@ -128,11 +128,22 @@ describe('the state gate', () => {
 
     await fx.host.answerWidget({ agentId: fx.agentId, messageId: 't0s0', answer: 'Blue' });
     await fx.host.idle(fx.agentId);
+    // Grok Bot's shape: the model and the JSONL name the label clicked; the ledger adds the value.
     expect(lastUserText(fx.model, 1)).toMatch(
-      /^\[t1u\]\n\[Answering your question t0s0: "Pick a colour"\]\nblue\n/,
+      /^\[t1u\]\n\[Answering your question t0s0: "Pick a colour"\]\nBlue\n/,
+    );
+    expect(JSON.stringify((await fx.records()).filter((r) => r.role === 'user').at(-1))).toContain(
+      '\\nBlue"',
     );
     const answer = (await fx.entries()).find((e) => e.id === 't1u');
-    expect(answer).toMatchObject({ kind: 'message', role: 'user', content: 'blue', respondedValue: 't0s0' });
+    expect(answer).toMatchObject({
+      kind: 'message',
+      role: 'user',
+      content: 'Blue',
+      respondedValue: 'blue',
+      widgetSkipped: false,
+      replyTo: 't0s0',
+    });
 
     const second = await hostError(
       fx.host.answerWidget({ agentId: fx.agentId, messageId: 't0s0', answer: 'Red' }),

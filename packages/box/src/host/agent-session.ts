@@ -12,6 +12,12 @@ import { access, mkdir, open, writeFile } from 'node:fs/promises';
 import {
   answerMessage,
   assistantId,
+  questionAnswers,
+  secretSavedPrompt,
+  widgetAnswer,
+  WidgetAnswerError,
+  type AnswerableEntry,
+  type WidgetAnswer,
   sendMessageFeature,
   sendSuccessText,
   sendId,
@@ -210,13 +216,13 @@ export class AgentSession {
       if (entry.kind === 'message' && entry.role === 'user') {
         lastUserSeq = row.seq;
         if (typeof entry.clientNonce === 'string') this.nonces.add(entry.clientNonce);
-        if (typeof entry.respondedValue === 'string') this.answered.add(entry.respondedValue);
       }
       if (entry.kind === 'send-message') {
         const question = questionOf(row.id, row.seq, entry.message);
         if (question) this.questions.set(question.id, question);
       }
     }
+    for (const id of questionAnswers(rows as unknown as AnswerableEntry[]).keys()) this.answered.add(id);
     this.nextTurn = maxTurn + 1;
     const last = [...this.questions.values()].sort((a, b) => b.seq - a.seq)[0];
     if (last && !this.answered.has(last.id) && last.seq > lastUserSeq) this.state.restore('awaiting-user');
@@ -348,16 +354,19 @@ export class AgentSession {
 
   answerWidget(messageId: string, answer: string | string[]): { accepted: true } {
     const question = this.openQuestion(messageId, 'widget');
-    const text = widgetAnswerText(question.widget!, answer);
+    const picked = widgetAnswerOf(question.widget!, answer);
     this.requireModel();
     this.answered.add(messageId);
     this.enqueue(async (turn) => {
-      await this.startTurn(turn, answerMessage(messageId, question.prompt, text), {
+      // Grok Bot's shape: the label in content (and in the JSONL answer), the value in respondedValue.
+      await this.startTurn(turn, answerMessage(messageId, question.prompt, picked.content), {
         id: userMessageId(turn),
         kind: 'message',
         role: 'user',
-        content: text,
-        respondedValue: messageId,
+        content: picked.content,
+        respondedValue: picked.respondedValue,
+        widgetSkipped: false,
+        replyTo: messageId,
         timestampMs: this.config.now(),
       });
     });
@@ -376,16 +385,14 @@ export class AgentSession {
       throw error;
     }
     this.scrubber = scrubberFor(await this.secrets.all());
-    const modelText =
-      `The user saved the secret. Your tools receive it as the environment variable ${name} ` +
-      `(for example "$${name}" in shell). Its value is never shown to you; do not ask for it in chat.`;
     this.enqueue(async (turn) => {
-      await this.startTurn(turn, answerMessage(messageId, question.prompt, modelText), {
+      // The sentence is the host's, so it is a hidden prompt: no reader shows it as the user's words.
+      await this.startTurn(turn, answerMessage(messageId, question.prompt, secretSavedPrompt(name)), {
         id: userMessageId(turn),
         kind: 'message',
         role: 'user',
         content: `Provided ${question.prompt}`,
-        respondedValue: messageId,
+        replyTo: messageId,
         timestampMs: this.config.now(),
       });
     });
@@ -810,26 +817,14 @@ function questionOf(id: string, seq: number, message: unknown): Question | null 
   return null;
 }
 
-/** The answer as the model reads it: a pick's value (its label when it has none), several picks one per line. */
-function widgetAnswerText(widget: Widget, answer: string | string[]): string {
-  const picks = (Array.isArray(answer) ? answer : [answer]).map((a) => a.trim()).filter((a) => a !== '');
-  if (picks.length === 0) throw new HostError('the answer is empty: pick an option', 400);
-  if (picks.length > 1 && !widget.multiSelect) {
-    throw new HostError('this question takes one answer; it does not allow several picks', 400);
+/** The answer to a widget (answers.ts), or a 400 saying why it does not fit. */
+function widgetAnswerOf(widget: Widget, answer: string | string[]): WidgetAnswer {
+  try {
+    return widgetAnswer(widget, answer);
+  } catch (error) {
+    if (error instanceof WidgetAnswerError) throw new HostError(error.message, 400);
+    throw error;
   }
-  const values = new Map(widget.options.map((o) => [o.label, o.value ?? o.label]));
-  for (const option of widget.options) values.set(option.value ?? option.label, option.value ?? option.label);
-  return picks
-    .map((pick) => {
-      const value = values.get(pick);
-      if (value !== undefined) return value;
-      if (widget.allowCustom) return pick;
-      throw new HostError(
-        `"${pick}" is not one of the options (${widget.options.map((o) => o.label).join(', ')}) and this question takes no custom answer`,
-        400,
-      );
-    })
-    .join('\n');
 }
 
 /** The environment variable a secret target fills. */
