@@ -670,18 +670,24 @@ export class AgentSession {
         }
         const tool = tools.get(call.name);
         const rawInput = isObject(call.input) ? (call.input as JsonObject) : {};
-        this.recordCall(call.name, { ...rawInput, toolCallId: call.id });
+        const parsed = tool?.input.safeParse(call.input);
+        // One time for the recorded input and the run (update_todos stamps its input with it).
+        const at = now();
+        const recorded =
+          tool?.recordedInput && parsed?.success
+            ? tool.recordedInput(parsed.data, { todos: this.todos, now: () => at })
+            : rawInput;
+        this.recordCall(call.name, { ...recorded, toolCallId: call.id });
         let outcome: ToolOutcome;
-        if (!tool) {
+        if (!tool || !parsed) {
           const names = ['send_message', ...tools.keys()].join(', ');
           outcome = errorOutcome(
             `There is no tool named ${call.name}. Available tools: ${names}.`,
             `unknown tool ${call.name}`,
           );
         } else {
-          const parsed = tool.input.safeParse(call.input);
           outcome = parsed.success
-            ? await this.runTool(tool, parsed.data)
+            ? await this.runTool(tool, parsed.data, at)
             : errorOutcome(describeZodError(tool.name, parsed.error), 'invalid input');
         }
         const envelope = this.scrubber.value(outcome.envelope);
@@ -709,7 +715,7 @@ export class AgentSession {
     };
   }
 
-  private async runTool(tool: HostTool, input: unknown): Promise<ToolOutcome> {
+  private async runTool(tool: HostTool, input: unknown, startedAt: number): Promise<ToolOutcome> {
     const secrets = await this.secrets.all();
     try {
       return await tool.run(input, {
@@ -717,7 +723,7 @@ export class AgentSession {
         env: { ...this.config.toolEnv, HOME: this.paths.sandbox, ...Object.fromEntries(secrets) },
         scrub: this.scrubber,
         todos: this.todos,
-        now: () => this.config.now(),
+        now: () => startedAt,
       });
     } catch (error) {
       return errorOutcome(`${tool.name} failed: ${(error as Error).message}`);

@@ -5,7 +5,6 @@
  * scrubbed of their values before anything else sees it.
  */
 import { spawn } from 'node:child_process';
-import path from 'node:path';
 import { z } from 'zod';
 import { resolveInSandbox } from '../sandbox/paths.ts';
 import type { Scrubber } from '../secrets/scrub.ts';
@@ -55,14 +54,21 @@ export function shellTool(options: ShellOptions = {}) {
       }
       const timeoutMs = input.timeout ?? options.timeoutMs ?? DEFAULT_SHELL_TIMEOUT_MS;
       const run = await runCommand(input.command, { cwd, env: ctx.env, timeoutMs, cap, signal: ctx.signal });
+      // Real files: `spawnError {command, error}`, and `isBackground` beside every shell envelope.
       if (run.spawnError)
-        return errorOutcome(`Could not start the command: ${ctx.scrub.text(run.spawnError)}`);
+        return {
+          envelope: {
+            spawnError: { command: ctx.scrub.text(input.command), error: ctx.scrub.text(run.spawnError) },
+            isBackground: false,
+          },
+          summary: oneLine(`Could not start the command: ${ctx.scrub.text(run.spawnError)}`),
+        };
       const stdout = run.stdout.scrubbed(ctx.scrub);
       const stderr = run.stderr.scrubbed(ctx.scrub);
       const command = ctx.scrub.text(input.command);
       if (run.exitCode === 0 && !run.timedOut) {
         return {
-          envelope: { success: { stdout, exitCode: 0, ...(stderr ? { stderr } : {}) } },
+          envelope: { success: { stdout, exitCode: 0, ...(stderr ? { stderr } : {}) }, isBackground: false },
           summary: oneLine(command),
         };
       }
@@ -79,8 +85,10 @@ export function shellTool(options: ShellOptions = {}) {
             stdout,
             stderr,
             interleavedOutput: run.interleaved.scrubbed(ctx.scrub),
-            workingDirectory: path.relative(ctx.sandboxDir, cwd) || '.',
+            // As the agent sees it: the absolute folder the command ran in.
+            workingDirectory: cwd,
           },
+          isBackground: false,
         },
         summary: oneLine(`${command} (${why})`),
       };

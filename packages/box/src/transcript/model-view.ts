@@ -20,7 +20,13 @@ export function modelOutputFor(
     }
     const error = envelope.error;
     if (isObject(error) && typeof error.error === 'string') return { type: 'error-text', value: error.error };
+    // read's real key (grok-bot-format.md §5).
+    if (isObject(error) && typeof error.errorMessage === 'string')
+      return { type: 'error-text', value: error.errorMessage };
     if (typeof error === 'string') return { type: 'error-text', value: error };
+    const spawn = envelope.spawnError;
+    if (isObject(spawn) && typeof spawn.error === 'string')
+      return { type: 'error-text', value: `Could not start the command: ${spawn.error}` };
   }
   return { type: 'text', value: JSON.stringify(envelope) };
 }
