@@ -193,6 +193,35 @@ describe('the state gate', () => {
   });
 });
 
+describe('the roster', () => {
+  it('previews the last entry a user sees: a send, a user message, a notice — never a turn end or thinking', async () => {
+    fx = await hostFixture([
+      { text: 'private plan', toolCalls: [send({ type: 'text', content: 'First reply' })] },
+      { text: 'more private text' },
+    ]);
+    await fx.prompt('hello there');
+    // The ledger ends with thinking and a turn end; the preview is the send before them.
+    expect(kinds(await fx.entries()).slice(-2)).toEqual(['thinking:t0a1', 'turn-ended:t0e']);
+    expect((await fx.host.listAgents())[0]!.lastEntry).toEqual({ kind: 'send-message', text: 'First reply' });
+    // No model step for this one: the user's message is the last thing seen.
+    fx.model.push({ error: new Error('model down') });
+    await fx.prompt('are you there?');
+    expect((await fx.host.listAgents())[0]!.lastEntry).toEqual({
+      kind: 'notice',
+      text: expect.stringContaining('model down') as unknown,
+    });
+    // After a restart the preview is the same (read from the ledger).
+    await fx.host.close();
+    const { createAgentHost } = await import('./agent-host.ts');
+    const again = await createAgentHost({ dataDir: fx.dataDir, provider: null, env: {} });
+    try {
+      expect((await again.listAgents())[0]!.lastEntry).toMatchObject({ kind: 'notice' });
+    } finally {
+      await again.close();
+    }
+  });
+});
+
 describe('middleware', () => {
   it('injects the non-send reminder at exactly N consecutive tool calls, and a send resets the count', async () => {
     fx = await hostFixture(

@@ -27,7 +27,7 @@ import {
   type SecretTarget,
   type Widget,
 } from '@sendbox/protocol';
-import { grokBot, openLedgerForWrite, type LedgerRow, type LedgerWriter } from '@sendbox/txcript';
+import { grokBot, openLedgerForWrite, type LedgerWriter } from '@sendbox/txcript';
 import { z } from 'zod';
 import { AttachmentStore } from '../attachments/store.ts';
 import { ensurePrivateDir } from '../fs/atomic.ts';
@@ -123,9 +123,8 @@ export class AgentSession {
   private readonly answered = new Set<string>();
   private queue: Promise<void> = Promise.resolve();
   private running = 0;
-  /** The ledger's entries in memory (see LedgerView); the last row of store.db, for the roster. */
+  /** The ledger's entries in memory (see LedgerView); the roster's preview comes from it too. */
   private readonly view = new LedgerView();
-  private lastRow: Record<string, unknown> | null = null;
   /** store.db's inode when the ledger was opened: another file in its place means a full reload. */
   private storeIno = 0;
   private profileMark: FileMark | null = null;
@@ -196,7 +195,6 @@ export class AgentSession {
     const count = this.ledger.countEntries();
     this.view.replace(this.ledger.readLedgerEntries().rows);
     this.view.rowCount = count;
-    this.lastRow = lastRowOf(this.ledger.lastEntry());
   }
 
   /** Turn counter, nonces, questions and answers, and the state, from the ledger entries. */
@@ -300,7 +298,6 @@ export class AgentSession {
       } else {
         this.view.addRows(added.rows);
         this.view.rowCount = Math.max(count, this.view.rowCount);
-        this.lastRow = lastRowOf(this.ledger.lastEntry());
       }
       ledgerChanged = true;
       // The writer that added rows may have set the unread state with them (the mint does).
@@ -457,20 +454,9 @@ export class AgentSession {
     return this.view.byId(entryId);
   }
 
+  /** The roster's preview: the last entry a user sees (LedgerView.lastVisible). */
   lastEntry(): { kind: string; text: string } | null {
-    const e = this.lastRow;
-    if (!e) return null;
-    const text =
-      typeof e.content === 'string'
-        ? e.content
-        : typeof e.text === 'string'
-          ? e.text
-          : typeof e.file_name === 'string'
-            ? e.file_name
-            : typeof e.message === 'object' && e.message !== null
-              ? summaryOf(e.message as Record<string, unknown>)
-              : '';
-    return { kind: String(e.kind), text };
+    return this.view.lastVisible();
   }
 
   get awaitingUserResponse(): boolean {
@@ -768,8 +754,6 @@ export class AgentSession {
       this.ledger.setKv('unreadState', this.unread);
     }
     this.view.addOwn(entries);
-    const last = entries.at(-1);
-    if (last) this.lastRow = last;
     for (const entry of entries) this.config.emit({ type: 'entry', agentId: this.id, entry });
   }
 }
@@ -801,11 +785,6 @@ function sameJsonl(expected: JsonlMark | null, actual: FileMark | null): boolean
   if (expected === null) return false;
   if (actual === null) return expected.size === 0;
   return actual.size === expected.size && (expected.ino === null || actual.ino === expected.ino);
-}
-
-/** The last row of store.db if it parses (a row readers skip leaves the roster without a last entry). */
-function lastRowOf(row: LedgerRow | undefined): Record<string, unknown> | null {
-  return row ? row.entry : null;
 }
 
 // ---------------------------------------------------------------------------
@@ -840,16 +819,6 @@ export function envNameFor(target: SecretTarget): string {
     .toUpperCase()
     .replace(/[^A-Z0-9_]/g, '_')
     .replace(/^(\d)/, '_$1');
-}
-
-function summaryOf(message: Record<string, unknown>): string {
-  if (typeof message.content === 'string') return message.content;
-  if (typeof message.file_name === 'string') return message.file_name;
-  if (typeof message.url === 'string') return message.url;
-  if (isObject(message.widget) && typeof message.widget.prompt === 'string') return message.widget.prompt;
-  if (isObject(message.secretRequest) && typeof message.secretRequest.label === 'string')
-    return message.secretRequest.label;
-  return typeof message.type === 'string' ? message.type : '';
 }
 
 async function freeName(dir: string, name: string): Promise<string> {
