@@ -7,60 +7,42 @@
  * the JSONL), so a crash mid-turn costs nothing but that turn: the next
  * prompt continues the conversation.
  */
-import { statSync, type Stats } from 'node:fs';
-import { access, mkdir, open, writeFile } from 'node:fs/promises';
+import { mkdir, open } from 'node:fs/promises';
 import {
   answerMessage,
-  assistantId,
-  questionAnswers,
   secretSavedPrompt,
-  widgetAnswer,
-  WidgetAnswerError,
-  type AnswerableEntry,
-  type WidgetAnswer,
   sendMessageFeature,
-  sendSuccessText,
-  sendId,
   userAttachmentId,
   userMessageId,
   type LedgerEntry,
-  type SecretTarget,
-  type Widget,
 } from '@sendbox/protocol';
 import { grokBot, openLedgerForWrite, type LedgerWriter } from '@sendbox/txcript';
 import { z } from 'zod';
 import { AttachmentStore } from '../attachments/store.ts';
 import { ensurePrivateDir } from '../fs/atomic.ts';
-import type {
-  ModelMessage,
-  ModelProvider,
-  ModelStepResult,
-  ModelToolCall,
-  ModelToolSpec,
-} from '../providers/types.ts';
+import type { ModelMessage, ModelProvider } from '../providers/types.ts';
 import { scrubberFor, type Scrubber } from '../secrets/scrub.ts';
 import { SecretStore } from '../secrets/store.ts';
 import { isNotFound } from '../sandbox/paths.ts';
-import { handleSendMessage, type JsonObject } from '../tools/send-message.ts';
-import {
-  describeZodError,
-  errorOutcome,
-  statusOf,
-  type HostTool,
-  type TodoItem,
-  type ToolOutcome,
-} from '../tools/types.ts';
-import { historyFromRecords, modelOutputFor } from '../transcript/model-view.ts';
-import { TranscriptWriter, type JsonlMark, type TranscriptBlock } from '../transcript/writer.ts';
+import type { JsonObject } from '../tools/send-message.ts';
+import type { HostTool, TodoItem } from '../tools/types.ts';
+import { historyFromRecords } from '../transcript/model-view.ts';
+import { TranscriptWriter, type JsonlMark } from '../transcript/writer.ts';
+import { fileMark, sameFile, sameJsonl, type FileMark } from './file-mark.ts';
 import { agentPaths, type AgentPaths } from './layout.ts';
 import { LedgerView } from './ledger-view.ts';
 import { userTurnText } from './middleware/guidance.ts';
-import { withInjections } from './middleware/injections.ts';
+import { SendReminderCounter } from './middleware/send-reminder.ts';
 import { readProfile, type Profile } from './profile.ts';
+import { envNameFor, QuestionBook, widgetAnswerOf } from './question-book.ts';
 import { StoreLock } from './store-lock.ts';
-import { runTurn, type ToolCallReport, type TurnDriver, type TurnTexts } from './turn.ts';
+import { runTurn, type TurnTexts } from './turn.ts';
+import { turnDriver, type TurnContext } from './turn-driver.ts';
 import { TurnStateMachine } from './turn-state.ts';
 import { HostError, type HostEvent, type SequencedEntry, type TurnState } from './types.ts';
+import { stageUpload } from './upload-staging.ts';
+
+export { envNameFor, type Question } from './question-book.ts';
 
 export interface SessionConfig {
   dataDir: string;
@@ -76,16 +58,6 @@ export interface SessionConfig {
   now(): number;
   /** True when this agent is the focused one (its entries do not count as unread). */
   isFocused(id: string): boolean;
-}
-
-/** A widget or secret-request the user can answer, from its `send-message` entry. */
-export interface Question {
-  id: string;
-  seq: number;
-  kind: 'widget' | 'secret-request';
-  prompt: string;
-  widget?: Widget;
-  target?: SecretTarget;
 }
 
 export const TURN_TEXTS: TurnTexts = {
@@ -104,23 +76,24 @@ export type UnreadState = z.output<typeof unreadStateSchema>;
 
 const VISIBLE_KINDS = new Set<string>(['send-message', 'notice']);
 
-export class AgentSession {
+export class AgentSession implements TurnContext {
   readonly paths: AgentPaths;
   readonly lock: StoreLock;
   readonly state: TurnStateMachine;
   readonly todos: TodoItem[] = [];
-  private readonly feature = sendMessageFeature({ enabled: true });
-  private readonly attachments: AttachmentStore;
-  private readonly secrets: SecretStore;
-  private scrubber: Scrubber = scrubberFor(new Map());
-  private writer!: TranscriptWriter;
+  readonly feature = sendMessageFeature({ enabled: true });
+  readonly questions = new QuestionBook();
+  readonly attachments: AttachmentStore;
+  readonly secrets: SecretStore;
+  /** Non-send tool calls in a row before the reminder (withInjections applies it per model call). */
+  readonly sendReminderEvery: number;
+  private currentScrubber: Scrubber = scrubberFor(new Map());
+  writer!: TranscriptWriter;
   private ledger!: LedgerWriter;
   private history: ModelMessage[] = [];
   private nextTurn = 0;
   private pendingUploads: Array<{ id: string; sandboxPath: string; fileName: string }> = [];
   private readonly nonces = new Set<string>();
-  private readonly questions = new Map<string, Question>();
-  private readonly answered = new Set<string>();
   private queue: Promise<void> = Promise.resolve();
   private running = 0;
   /** The ledger's entries in memory (see LedgerView); the roster's preview comes from it too. */
@@ -139,8 +112,8 @@ export class AgentSession {
   ) {
     this.paths = agentPaths(config.dataDir, id);
     this.lock = new StoreLock(this.paths.storeDb);
-    // Fails early on a bad threshold (it is used per model call, see withInjections).
-    withInjections([], { guidance: undefined, sendReminderEvery: config.sendReminderEvery });
+    // The counter checks the threshold (a bad one fails here, not at the first model call).
+    this.sendReminderEvery = new SendReminderCounter(config.sendReminderEvery).threshold;
     this.attachments = new AttachmentStore(this.paths.attachments, config.maxAttachmentBytes);
     this.secrets = new SecretStore(this.paths.secrets, config.secretKey, id);
     this.state = new TurnStateMachine('idle', (state) => config.emit({ type: 'state', agentId: id, state }));
@@ -150,6 +123,22 @@ export class AgentSession {
     const session = new AgentSession(id, config);
     await session.load();
     return session;
+  }
+
+  get tools(): readonly HostTool[] {
+    return this.config.tools;
+  }
+
+  get toolEnv(): Readonly<Record<string, string>> {
+    return this.config.toolEnv;
+  }
+
+  scrubber(): Scrubber {
+    return this.currentScrubber;
+  }
+
+  now(): number {
+    return this.config.now();
   }
 
   /** True while a turn runs or is queued. */
@@ -169,15 +158,15 @@ export class AgentSession {
     await mkdir(p.sandbox, { recursive: true, mode: 0o700 });
     this.profileMark = fileMark(p.profile);
     this.profile = await readProfile(p.profile);
-    this.ledger = this.lockedLedger(openLedgerForWrite(p.storeDb));
+    this.ledger = this.lock.guard(openLedgerForWrite(p.storeDb));
     this.storeIno = fileMark(p.storeDb)?.ino ?? 0;
     this.writer = new TranscriptWriter(
       p.jsonl,
       this.ledger,
-      () => this.scrubber,
+      () => this.currentScrubber,
       (entries) => this.onEntries(entries),
     );
-    this.scrubber = scrubberFor(await this.secrets.all());
+    this.currentScrubber = scrubberFor(await this.secrets.all());
     this.unread = unreadStateSchema.parse(this.ledger.getKv('unreadState') ?? {});
     if (this.ledger.getKv('metadata') === undefined) {
       this.ledger.setKv('metadata', {
@@ -201,7 +190,6 @@ export class AgentSession {
   private deriveFromLedger(): void {
     this.nonces.clear();
     this.questions.clear();
-    this.answered.clear();
     this.pendingUploads = [];
     this.state.restore('idle');
     let lastUserSeq = -1;
@@ -215,15 +203,11 @@ export class AgentSession {
         lastUserSeq = row.seq;
         if (typeof entry.clientNonce === 'string') this.nonces.add(entry.clientNonce);
       }
-      if (entry.kind === 'send-message') {
-        const question = questionOf(row.id, row.seq, entry.message);
-        if (question) this.questions.set(question.id, question);
-      }
+      if (entry.kind === 'send-message') this.questions.noteSend(row.id, row.seq, entry.message);
     }
-    for (const id of questionAnswers(rows as unknown as AnswerableEntry[]).keys()) this.answered.add(id);
+    this.questions.noteAnswers(rows);
     this.nextTurn = maxTurn + 1;
-    const last = [...this.questions.values()].sort((a, b) => b.seq - a.seq)[0];
-    if (last && !this.answered.has(last.id) && last.seq > lastUserSeq) this.state.restore('awaiting-user');
+    if (this.questions.awaitsAnswerAfter(lastUserSeq)) this.state.restore('awaiting-user');
     // Uploads staged for the next turn before a restart.
     const prefix = `t${this.nextTurn}ua`;
     for (const row of rows) {
@@ -350,10 +334,10 @@ export class AgentSession {
   }
 
   answerWidget(messageId: string, answer: string | string[]): { accepted: true } {
-    const question = this.openQuestion(messageId, 'widget');
+    const question = this.questions.open(this.id, messageId, 'widget');
     const picked = widgetAnswerOf(question.widget!, answer);
     this.requireModel();
-    this.answered.add(messageId);
+    this.questions.markAnswered(messageId);
     this.enqueue(async (turn) => {
       // Grok Bot's shape: the label in content (and in the JSONL answer), the value in respondedValue.
       await this.startTurn(turn, answerMessage(messageId, question.prompt, picked.content), {
@@ -371,17 +355,17 @@ export class AgentSession {
   }
 
   async submitSecret(messageId: string, value: string): Promise<{ saved: true }> {
-    const question = this.openQuestion(messageId, 'secret-request');
+    const question = this.questions.open(this.id, messageId, 'secret-request');
     if (value === '') throw new HostError('the secret is empty: paste the value into the field', 400);
     const name = envNameFor(question.target!);
-    this.answered.add(messageId);
+    this.questions.markAnswered(messageId);
     try {
       await this.secrets.set(name, value);
     } catch (error) {
-      this.answered.delete(messageId);
+      this.questions.unmarkAnswered(messageId);
       throw error;
     }
-    this.scrubber = scrubberFor(await this.secrets.all());
+    this.currentScrubber = scrubberFor(await this.secrets.all());
     this.enqueue(async (turn) => {
       // The sentence is the host's, so it is a hidden prompt: no reader shows it as the user's words.
       await this.startTurn(turn, answerMessage(messageId, question.prompt, secretSavedPrompt(name)), {
@@ -396,39 +380,25 @@ export class AgentSession {
     return { saved: true };
   }
 
-  /** Stages an upload in the sandbox (`uploads/`), stores it in the attachment store and records the entry. */
+  /** Stages an upload (see upload-staging.ts) and records its `user-attachment` entry for the next turn. */
   async uploadFile(fileName: string, bytes: Uint8Array, clientNonce?: string): Promise<SequencedEntry> {
-    const safeName =
-      fileName
-        .replace(/[/\\\0]/g, '_')
-        .replace(/^\.+/, '_')
-        .slice(0, 200) || 'upload';
-    let stored;
-    try {
-      stored = await this.attachments.ingestBytes(bytes, safeName);
-    } catch (error) {
-      throw new HostError((error as Error).message, 413);
-    }
-    const uploadsDir = `${this.paths.sandbox}/uploads`;
-    await mkdir(uploadsDir, { recursive: true });
-    const sandboxPath = `${uploadsDir}/${await freeName(uploadsDir, safeName)}`;
-    await writeFile(sandboxPath, bytes, { mode: 0o644 });
+    const staged = await stageUpload(this.attachments, this.paths.sandbox, fileName, bytes);
     const id = userAttachmentId(this.nextTurn, this.pendingUploads.length);
     const [entry] = this.writer.appendEntries([
       {
         id,
         kind: 'user-attachment',
         timestampMs: this.config.now(),
-        file_name: safeName,
-        file_path: stored.path,
-        byteSize: stored.size,
-        media_type: stored.mediaType,
-        sha256: stored.sha256,
-        sandbox_path: sandboxPath,
+        file_name: staged.fileName,
+        file_path: staged.stored.path,
+        byteSize: staged.stored.size,
+        media_type: staged.stored.mediaType,
+        sha256: staged.stored.sha256,
+        sandbox_path: staged.sandboxPath,
         ...(clientNonce ? { clientNonce } : {}),
       },
     ]);
-    this.pendingUploads.push({ id, fileName: safeName, sandboxPath });
+    this.pendingUploads.push({ id, fileName: staged.fileName, sandboxPath: staged.sandboxPath });
     return entry!;
   }
 
@@ -497,17 +467,6 @@ export class AgentSession {
       throw new HostError(`agent ${this.id} is read-only and cannot be prompted`, 403);
   }
 
-  private openQuestion(messageId: string, kind: Question['kind']): Question {
-    const question = this.questions.get(messageId);
-    if (!question || question.kind !== kind) {
-      throw new HostError(`agent ${this.id} has no ${kind} message with id ${messageId}`, 404);
-    }
-    if (this.answered.has(messageId)) {
-      throw new HostError(`${kind} ${messageId} was already answered; an answer is accepted once`, 409);
-    }
-    return question;
-  }
-
   private takeUploads(): Array<{ sandboxPath: string }> {
     const taken = this.pendingUploads;
     this.pendingUploads = [];
@@ -561,182 +520,9 @@ export class AgentSession {
       this.state.endTurn();
       return;
     }
-    await runTurn(this.history, this.driverFor(turn, provider), this.state, {
+    await runTurn(this.history, turnDriver(this, turn, provider), this.state, {
       maxSteps: this.config.maxStepsPerTurn,
       texts: TURN_TEXTS,
-    });
-  }
-
-  private toolSpecs(): ModelToolSpec[] {
-    const specs: ModelToolSpec[] = this.feature.tools.map((tool) => {
-      const { $schema: _drop, ...schema } = tool.jsonSchema;
-      return { name: tool.name, description: tool.description, inputSchema: schema };
-    });
-    for (const tool of this.config.tools) {
-      const { $schema: _drop, ...schema } = z.toJSONSchema(tool.input, {
-        target: 'draft-7',
-        io: 'input',
-      }) as Record<string, unknown>;
-      specs.push({ name: tool.name, description: tool.description, inputSchema: schema });
-    }
-    return specs;
-  }
-
-  private systemPrompt(): string {
-    return [
-      `You are ${this.profile.name}, an agent running in sendbox.${this.profile.description ? ` ${this.profile.description}` : ''}`,
-      `Your sandbox folder is ${this.paths.sandbox}. Your tools run there; files you make for the user go there,`,
-      'and you send them with send_message type attachment and a file:/// URL of the absolute path.',
-    ].join('\n');
-  }
-
-  private driverFor(turn: number, provider: ModelProvider): TurnDriver {
-    const counters = { assistant: 0, send: 0, tool: 0, notice: 0 };
-    const deliveredInTurn = new Map<string, string>();
-    const tools = new Map(this.config.tools.map((tool) => [tool.name, tool]));
-    const specs = this.toolSpecs();
-    const system = this.systemPrompt();
-    const now = () => this.config.now();
-    return {
-      step: (messages) =>
-        provider.step({
-          system,
-          messages: withInjections(messages, {
-            guidance: this.feature.guidance,
-            sendReminderEvery: this.config.sendReminderEvery,
-          }),
-          tools: specs,
-        }),
-      recordAssistant: (step: ModelStepResult) => {
-        const blocks: TranscriptBlock[] = [];
-        if (step.reasoning) blocks.push({ type: 'thinking', thinking: step.reasoning });
-        if (step.text) blocks.push({ type: 'text', text: step.text });
-        if (blocks.length === 0) return;
-        this.writer.appendRecords([{ role: 'assistant', blocks }]);
-        if (step.text) {
-          this.writer.appendEntries([
-            {
-              id: assistantId(turn, counters.assistant++),
-              kind: 'thinking',
-              text: step.text,
-              timestampMs: now(),
-            },
-          ]);
-        }
-      },
-      runToolCall: async (call: ModelToolCall): Promise<ToolCallReport> => {
-        if (call.parseError !== undefined) {
-          const message =
-            `Your ${call.name} call was not run: its arguments are not valid JSON (${call.parseError}). ` +
-            `Call ${call.name} again with a JSON object as arguments.`;
-          this.recordCall(call.name, { toolCallId: call.id });
-          this.recordResult(call.name, { error: { error: message } });
-          return { output: { type: 'error-text', value: message }, delivered: false };
-        }
-        if (call.name === 'send_message') {
-          const outcome = await handleSendMessage(call.input, {
-            sandboxDir: this.paths.sandbox,
-            attachments: this.attachments,
-            sendsBlocked: () => this.state.sendsBlocked,
-            nextSendId: () => sendId(turn, counters.send++),
-            deliveredInTurn,
-            now,
-          });
-          this.recordCall('send_message', { ...outcome.jsonlInput, toolCallId: call.id });
-          this.recordResult('send_message', outcome.result);
-          if (!outcome.delivered)
-            return { output: { type: 'error-text', value: outcome.reason }, delivered: false };
-          const [entry] = this.writer.appendEntries([
-            { id: outcome.messageId, kind: 'send-message', message: outcome.stored, timestampMs: now() },
-          ]);
-          const question = entry ? questionOf(outcome.messageId, entry.seq, outcome.stored) : null;
-          if (question) this.questions.set(question.id, question);
-          if (outcome.awaitsUser) this.state.awaitUser();
-          return { output: { type: 'text', value: sendSuccessText(outcome.messageId) }, delivered: true };
-        }
-        const tool = tools.get(call.name);
-        const rawInput = isObject(call.input) ? (call.input as JsonObject) : {};
-        const parsed = tool?.input.safeParse(call.input);
-        // One time for the recorded input and the run (update_todos stamps its input with it).
-        const at = now();
-        const recorded =
-          tool?.recordedInput && parsed?.success
-            ? tool.recordedInput(parsed.data, { todos: this.todos, now: () => at })
-            : rawInput;
-        this.recordCall(call.name, { ...recorded, toolCallId: call.id });
-        let outcome: ToolOutcome;
-        if (!tool || !parsed) {
-          const names = ['send_message', ...tools.keys()].join(', ');
-          outcome = errorOutcome(
-            `There is no tool named ${call.name}. Available tools: ${names}.`,
-            `unknown tool ${call.name}`,
-          );
-        } else {
-          outcome = parsed.success
-            ? await this.runTool(tool, parsed.data, at)
-            : errorOutcome(describeZodError(tool.name, parsed.error), 'invalid input');
-        }
-        const envelope = this.scrubber.value(outcome.envelope);
-        this.recordResult(call.name, envelope);
-        this.writer.appendEntries([
-          {
-            id: `t${turn}c${counters.tool++}`,
-            kind: 'tool-call',
-            name: call.name,
-            status: statusOf(envelope),
-            summary: this.scrubber.text(outcome.summary),
-            timestampMs: now(),
-          },
-        ]);
-        return { output: modelOutputFor(call.name, envelope), delivered: false };
-      },
-      recordNotice: (text) => {
-        this.writer.appendEntries([
-          { id: `t${turn}n${counters.notice++}`, kind: 'notice', text, timestampMs: now() },
-        ]);
-      },
-      recordTurnEnded: () => {
-        this.writer.appendEntries([{ id: `t${turn}e`, kind: 'turn-ended', timestampMs: now() }]);
-      },
-    };
-  }
-
-  private async runTool(tool: HostTool, input: unknown, startedAt: number): Promise<ToolOutcome> {
-    const secrets = await this.secrets.all();
-    try {
-      return await tool.run(input, {
-        sandboxDir: this.paths.sandbox,
-        env: { ...this.config.toolEnv, HOME: this.paths.sandbox, ...Object.fromEntries(secrets) },
-        scrub: this.scrubber,
-        todos: this.todos,
-        now: () => startedAt,
-      });
-    } catch (error) {
-      return errorOutcome(`${tool.name} failed: ${(error as Error).message}`);
-    }
-  }
-
-  private recordCall(name: string, input: JsonObject): void {
-    this.writer.appendRecords([{ role: 'assistant', blocks: [{ type: 'tool_use', name, input }] }]);
-  }
-
-  private recordResult(name: string, result: JsonObject): void {
-    this.writer.appendRecords([{ role: 'tool', blocks: [{ type: 'tool_result', name, result }] }]);
-  }
-
-  // -------------------------------------------------------------------------
-  // ledger plumbing
-
-  /** The ledger, with every write done while the store lock is released (see StoreLock). */
-  private lockedLedger(inner: LedgerWriter): LedgerWriter {
-    const lock = this.lock;
-    return Object.assign(Object.create(inner) as LedgerWriter, {
-      appendEntries: (entries: readonly LedgerEntry[]) =>
-        lock.withReleased(() => inner.appendEntries(entries)),
-      appendEntry: (entry: LedgerEntry) => lock.withReleased(() => inner.appendEntry(entry)),
-      setKv: (key: string, value: Parameters<LedgerWriter['setKv']>[1]) =>
-        lock.withReleased(() => inner.setKv(key, value)),
-      close: () => inner.close(),
     });
   }
 
@@ -756,85 +542,4 @@ export class AgentSession {
     this.view.addOwn(entries);
     for (const entry of entries) this.config.emit({ type: 'entry', agentId: this.id, entry });
   }
-}
-
-/** What tells one version of a file from another without reading it. */
-interface FileMark {
-  ino: number;
-  size: number;
-  mtimeMs: number;
-}
-
-function fileMark(file: string): FileMark | null {
-  let info: Stats | undefined;
-  try {
-    info = statSync(file, { throwIfNoEntry: false });
-  } catch {
-    return null;
-  }
-  return info ? { ino: info.ino, size: info.size, mtimeMs: info.mtimeMs } : null;
-}
-
-function sameFile(a: FileMark | null, b: FileMark | null): boolean {
-  if (a === null || b === null) return a === b;
-  return a.ino === b.ino && a.size === b.size && a.mtimeMs === b.mtimeMs;
-}
-
-/** The JSONL is unchanged when it has the size (and inode) the writer expects from its own appends. */
-function sameJsonl(expected: JsonlMark | null, actual: FileMark | null): boolean {
-  if (expected === null) return false;
-  if (actual === null) return expected.size === 0;
-  return actual.size === expected.size && (expected.ino === null || actual.ino === expected.ino);
-}
-
-// ---------------------------------------------------------------------------
-
-function questionOf(id: string, seq: number, message: unknown): Question | null {
-  if (!isObject(message)) return null;
-  if (message.type === 'widget' && isObject(message.widget)) {
-    const widget = message.widget as unknown as Widget;
-    return { id, seq, kind: 'widget', prompt: widget.prompt, widget };
-  }
-  if (message.type === 'secret-request' && isObject(message.secretRequest)) {
-    const request = message.secretRequest as { label: string; target: SecretTarget };
-    return { id, seq, kind: 'secret-request', prompt: request.label, target: request.target };
-  }
-  return null;
-}
-
-/** The answer to a widget (answers.ts), or a 400 saying why it does not fit. */
-function widgetAnswerOf(widget: Widget, answer: string | string[]): WidgetAnswer {
-  try {
-    return widgetAnswer(widget, answer);
-  } catch (error) {
-    if (error instanceof WidgetAnswerError) throw new HostError(error.message, 400);
-    throw error;
-  }
-}
-
-/** The environment variable a secret target fills. */
-export function envNameFor(target: SecretTarget): string {
-  if (target.kind === 'env') return target.name;
-  return `${target.platform}_${target.field}`
-    .toUpperCase()
-    .replace(/[^A-Z0-9_]/g, '_')
-    .replace(/^(\d)/, '_$1');
-}
-
-async function freeName(dir: string, name: string): Promise<string> {
-  const dot = name.lastIndexOf('.');
-  const stem = dot > 0 ? name.slice(0, dot) : name;
-  const ext = dot > 0 ? name.slice(dot) : '';
-  for (let i = 0; ; i++) {
-    const candidate = i === 0 ? name : `${stem} (${i})${ext}`;
-    try {
-      await access(`${dir}/${candidate}`);
-    } catch {
-      return candidate;
-    }
-  }
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -1,6 +1,6 @@
 import { ledgerEntrySchema } from '@sendbox/protocol';
 import { describe, expect, it } from 'vitest';
-import type { Message, Transcript } from '../../model/common.ts';
+import type { JsonObject, Message, Transcript } from '../../model/common.ts';
 import { commonToLedger } from './common-to-ledger.ts';
 
 const ts = '2026-11-30T10:00:00.000Z';
@@ -94,7 +94,7 @@ describe('commonToLedger', () => {
   });
 
   it('keeps only what the user typed in a bubble, and links an answer to the send it answers', () => {
-    const sendCall = (id: string, input: object) =>
+    const sendCall = (id: string, input: JsonObject) =>
       msg('assistant', [{ type: 'tool_use', id, tool: { name: 'Raw', tool_name: 'send_message', input } }]);
     const result = (id: string, messageId: string) =>
       msg('user', [{ type: 'tool_result', tool_use_id: id, content: { success: { messageId } } }]);
