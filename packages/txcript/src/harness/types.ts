@@ -36,6 +36,11 @@ export interface CodecContext {
    * Common timestamp is borrowed from the nearest known one).
    */
   untimed?: Set<number>;
+  /**
+   * The real time of a user message by its address (`t3u`), when another source knows it (Grok
+   * Bot: the agent's ledger entry of that id); dates the user record carrying that tag.
+   */
+  addressTime?: (address: string) => string | undefined;
 }
 
 export interface Codec<R> {

@@ -75,6 +75,13 @@ const BLOCK_ID_KEYS = ['toolCallId', 'tool_call_id', 'tool_use_id'] as const;
 // C6: `[t` + base-36 turn (+ optional letter, already inside [0-9a-z]+) + `]`, then one separator.
 const ADDRESS_TAG = /^\[t[0-9a-z]+\](?:\r\n|\n| )?/;
 
+/** The address (`t3u`) of the tag that opens a user record's first text block, if any. */
+function addressOf(blocks: readonly JsonValue[]): string | undefined {
+  const first = blocks.find((b) => isObject(b) && b.type === 'text');
+  if (!isObject(first) || typeof first.text !== 'string') return undefined;
+  return /^\[(t[0-9a-z]+)\]/.exec(first.text)?.[1];
+}
+
 /** Remove a leading `[tNu]`-style address tag and one following newline or space (C6). */
 export function stripAddressTag(text: string): string {
   if (!text.startsWith('[t')) return text;
@@ -347,7 +354,9 @@ export function grokBotToCommon(records: GrokBotRecords, ctx: CodecContext): Tra
       }
     }
     if (content.length === 0) continue;
-    clocks.message(messages.length, recordIndex, ts ?? resultClock);
+    const addressed = role === 'user' && ctx.addressTime !== undefined ? addressOf(nativeBlocks) : undefined;
+    const addressClock = addressed === undefined ? undefined : ctx.addressTime!(addressed);
+    clocks.message(messages.length, recordIndex, ts ?? resultClock ?? addressClock);
     const message: Message = {
       role: role === 'assistant' ? 'assistant' : 'user',
       content,
