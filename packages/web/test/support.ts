@@ -13,7 +13,8 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { freshLoginUrl } from '../../box/src/cli/login.ts';
 
 const WEB_DIR = fileURLToPath(new URL('..', import.meta.url));
 const REPO_ROOT = path.resolve(WEB_DIR, '..', '..');
@@ -53,7 +54,7 @@ export function ensureBuilt(): void {
  * Debian's chromium, headless. Its absence is an error, never a reason to skip: the browser
  * tests are part of the suite (`.ci/run` installs it).
  */
-export function launchBrowser(): Promise<Browser> {
+export function launchBrowser(extraArgs: readonly string[] = []): Promise<Browser> {
   if (!fs.existsSync(CHROMIUM)) {
     return Promise.reject(
       new Error(
@@ -71,14 +72,20 @@ export function launchBrowser(): Promise<Browser> {
       '--disable-component-update',
       '--disable-sync',
       '--no-first-run',
+      ...extraArgs,
     ],
   });
 }
 
 export interface RunningGateway {
   url: string;
+  /** For node-side calls only (the CLI's way in); the page never sees it. */
   token: string;
   dataDir: string;
+  /** A fresh one-time login link, as `sendbox login` prints it. */
+  loginUrl(): Promise<string>;
+  /** Signs a browser context in: redeems a login link and gives the context the session cookie it set. */
+  signIn(context: BrowserContext): Promise<void>;
   /** What the gateway printed so far (500s are detailed there, not to the client). */
   output(): string;
   stop(): Promise<void>;
@@ -120,10 +127,13 @@ export async function startGateway(env: Record<string, string> = {}): Promise<Ru
         port: number;
         token: string;
       };
+      const url = `http://${host}:${port}/`;
       return {
-        url: `http://${host}:${port}/`,
+        url,
         token,
         dataDir,
+        loginUrl: () => freshLoginUrl(dataDir),
+        signIn: async (context) => signInContext(context, url, await freshLoginUrl(dataDir)),
         output: () => output,
         async stop() {
           if (child.exitCode === null) child.kill('SIGTERM');
@@ -139,6 +149,21 @@ export async function startGateway(env: Record<string, string> = {}): Promise<Ru
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
   }
+}
+
+/**
+ * Redeems a login link over HTTP and hands the cookie to the context, as the browser would
+ * have stored it (the login flow itself runs in Chromium in auth.test.ts); cheaper than
+ * loading the whole page once per context.
+ */
+async function signInContext(context: BrowserContext, url: string, link: string): Promise<void> {
+  const response = await fetch(link, { redirect: 'manual' });
+  const setCookie = response.headers.get('set-cookie') ?? '';
+  const pair = /^([^=;\s]+)=([^;]*)/.exec(setCookie);
+  if (response.status !== 303 || !pair) {
+    throw new Error(`login link ${link} answered ${response.status} without a session cookie`);
+  }
+  await context.addCookies([{ name: pair[1]!, value: pair[2]!, url, httpOnly: true, sameSite: 'Strict' }]);
 }
 
 export interface ScriptedToolCall {

@@ -77,6 +77,10 @@ export async function serve(
 
   const status = host.modelStatus();
   terminal.out(`sendbox is running at ${pc.bold(gateway.url)}`);
+  terminal.out(`open this link to sign in (it works once, for 5 minutes): ${pc.bold(gateway.loginUrl())}`);
+  const loginCommand =
+    dataDir === path.resolve(defaultDataDir()) ? 'sendbox login' : `sendbox login --data-dir ${dataDir}`;
+  terminal.out(pc.dim(`\`${loginCommand}\` prints a fresh one.`));
   terminal.out(`data dir: ${dataDir}`);
   if (status.configured) {
     terminal.out(`model: ${status.provider ?? 'unknown'} ${status.model ?? ''}`.trimEnd());

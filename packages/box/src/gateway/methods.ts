@@ -5,6 +5,8 @@
 import { z } from 'zod';
 import { AGENT_ID_PATTERN } from '../host/layout.ts';
 import type { AgentHost } from '../host/types.ts';
+import { imageHostSchema } from './image-hosts.ts';
+import type { ImageHosts } from './image-hosts.ts';
 
 /**
  * Agent ids name folders on disk (`agents/<id>/`). The host checks them too;
@@ -24,6 +26,7 @@ export class RawJson {
 export interface MethodContext {
   host: AgentHost;
   version: string;
+  imageHosts: ImageHosts;
 }
 
 interface JsonMethod<S extends z.ZodType> {
@@ -37,6 +40,7 @@ function method<S extends z.ZodType>(input: S, run: JsonMethod<S>['run']): JsonM
 
 const empty = z.object({});
 const byId = z.object({ id: agentIdSchema });
+const byImageHost = z.object({ host: imageHostSchema });
 
 export const jsonMethods = {
   getStatus: method(empty, ({ host, version }) => Promise.resolve({ model: host.modelStatus(), version })),
@@ -83,6 +87,13 @@ export const jsonMethods = {
     }),
     ({ host }, input) => host.submitSecret(input),
   ),
+  listImageHosts: method(empty, ({ imageHosts }) => Promise.resolve({ hosts: imageHosts.list() })),
+  allowImageHost: method(byImageHost, async ({ imageHosts }, { host }) => ({
+    hosts: await imageHosts.allow(host),
+  })),
+  forgetImageHost: method(byImageHost, async ({ imageHosts }, { host }) => ({
+    hosts: await imageHosts.forget(host),
+  })),
 } satisfies Record<string, JsonMethod<z.ZodType>>;
 
 export type JsonMethodName = keyof typeof jsonMethods;
@@ -93,6 +104,7 @@ export const otherRoutes: Record<string, 'GET' | 'POST'> = {
   events: 'GET',
   attachment: 'GET',
   upload: 'GET',
+  remoteImage: 'GET',
 };
 
 export function isJsonMethod(name: string): name is JsonMethodName {

@@ -1,9 +1,9 @@
 /**
- * The gateway's event stream (docs/gateway.md "Events"), read with `fetch` so the Bearer
- * header can be sent (EventSource cannot). A small SSE parser that follows the WHATWG
+ * The gateway's event stream (docs/gateway.md "Events"), read with `fetch` so the CSRF
+ * header can be sent (EventSource cannot); the session cookie signs it in. A small SSE parser that follows the WHATWG
  * event-stream rules, and a reader that resumes with `after=<last seq>` after a drop.
  */
-import type { ApiClient } from './client.ts';
+import { REQUEST_HEADERS, type ApiClient } from './client.ts';
 import {
   parseEntry,
   rosterEventSchema,
@@ -130,7 +130,8 @@ export async function followAgentEvents(
     const url = `${client.baseUrl}/api/events?${query.toString()}`;
     try {
       const response = await client.fetch(url, {
-        headers: { Authorization: `Bearer ${client.token}`, Accept: 'text/event-stream' },
+        credentials: 'same-origin',
+        headers: { ...REQUEST_HEADERS, Accept: 'text/event-stream' },
         signal,
       });
       if (response.status === 401 || response.status === 403 || response.status === 404) {

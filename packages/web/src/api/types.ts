@@ -102,6 +102,7 @@ export const acceptedResponseSchema = z.looseObject({ accepted: z.literal(true) 
 export const savedResponseSchema = z.looseObject({ saved: z.literal(true) });
 export const deletedResponseSchema = z.looseObject({ deleted: z.literal(true) });
 export const uploadResponseSchema = z.looseObject({ entry: z.unknown() });
+export const imageHostsResponseSchema = z.looseObject({ hosts: z.array(z.string()) });
 
 export const stateEventSchema = z.looseObject({ agentId: z.string(), state: turnStateSchema });
 export const rosterEventSchema = z.looseObject({ agentId: z.string(), change: z.string() });
