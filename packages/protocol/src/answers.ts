@@ -26,6 +26,11 @@ export function secretSavedPrompt(envName: string): string {
   );
 }
 
+/** The host's note of files the user attached to a prompt: after the prompt, as a hidden prompt. */
+export function attachedFilesPrompt(paths: readonly string[]): string {
+  return hiddenPrompt(paths.map((p) => `[The user attached a file: ${p}]`).join('\n'));
+}
+
 /** A widget answer: what the user clicked (labels) and what those options stand for (values). */
 export interface WidgetAnswer {
   /** The labels, one per line: the ledger `content` and the JSONL answer text. */

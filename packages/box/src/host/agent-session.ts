@@ -10,6 +10,7 @@
 import { mkdir, open } from 'node:fs/promises';
 import {
   answerMessage,
+  attachedFilesPrompt,
   secretSavedPrompt,
   sendMessageFeature,
   userAttachmentId,
@@ -319,7 +320,8 @@ export class AgentSession implements TurnContext {
     this.enqueue(async (turn) => {
       const uploads = this.takeUploads();
       const modelText = uploads.length
-        ? `${prompt}\n\n${uploads.map((u) => `[The user attached a file: ${u.sandboxPath}]`).join('\n')}`
+        ? // The note is the host's, not the user's words: a hidden prompt after what they typed.
+          `${prompt}\n\n${attachedFilesPrompt(uploads.map((u) => u.sandboxPath))}`
         : prompt;
       await this.startTurn(turn, modelText, {
         id: userMessageId(turn),

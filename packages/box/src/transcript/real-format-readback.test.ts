@@ -54,6 +54,11 @@ async function everyBubble(): Promise<HostFixture> {
   await f.host.idle(f.agentId);
   await f.host.submitSecret({ agentId: f.agentId, messageId: 't1s0', value: 'tok-123-secret' });
   await f.host.idle(f.agentId);
+  await f.host.uploadFile({
+    agentId: f.agentId,
+    fileName: 'notes.txt',
+    bytes: new TextEncoder().encode('n'),
+  });
   await f.prompt('and  a  second\nline  exactly');
   return f;
 }
@@ -88,6 +93,8 @@ describe('a box JSONL read as a real Grok Bot file', () => {
     expect(text).not.toContain('plain text only');
     expect(text).not.toContain('tok-123-secret');
     expect(text).toContain('[SAND_HIDDEN_PROMPT]The user saved the secret.');
+    // The upload note after the last prompt is the host's too.
+    expect(text).toContain('[SAND_HIDDEN_PROMPT][The user attached a file: ');
   });
 
   it('the model still read the guidance and both reminders', async () => {
