@@ -233,6 +233,9 @@ describe('ledger reader conformance (grok-bot-format.md §6–§7)', () => {
     expect(warnings.map((w) => w.message)).toEqual([
       '1 reaction-only "message" entry (t1r) left out of Common, which has no place for them; the ledger keeps them',
       '1 "hologram" entry (x1) left out of Common, which has no place for them; the ledger keeps them',
+      'fields left out of Common, which has no place for them (the ledger keeps them): ' +
+        'message.author, message.fromAgent, message.hiddenOutboundAgentPeerMessage, message.reactions, ' +
+        'message.replyTo, message.respondedValue, message.sentWhileOfflineAtMs, message.widgetSkipped',
     ]);
   });
 });

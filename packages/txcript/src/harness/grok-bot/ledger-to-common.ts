@@ -73,6 +73,57 @@ class Unplaced {
   }
 }
 
+/**
+ * Keys of each kind that Common holds, or that only steer the UI and say nothing about the
+ * conversation (streaming flags, nonces, file bookkeeping). Any other key an entry has is named
+ * once in a warning: it stays in the ledger, Common has no place for it.
+ */
+const PLACED_KEYS: Readonly<Record<string, ReadonlySet<string>>> = (() => {
+  const common = ['id', 'kind', 'timestampMs', 'seq', 'branched'];
+  const keys = (...k: string[]) => new Set([...common, ...k]);
+  return {
+    message: keys('role', 'content', 'isStreaming', 'clientNonce', 'hidden', 'richText'),
+    'user-message': keys('role', 'content', 'text', 'prompt'),
+    'receive-message': keys('role', 'content', 'text', 'prompt'),
+    user: keys('role', 'content', 'text', 'prompt'),
+    assistant: keys('role', 'content', 'text', 'prompt'),
+    'send-message': keys('message', 'streaming'),
+    'user-attachment': keys(
+      'file_name',
+      'file_path',
+      'media_type',
+      'batchId',
+      'clientNonce',
+      'width',
+      'height',
+      'byteSize',
+      'sha256',
+      'sandbox_path',
+    ),
+    'tool-call': keys('name', 'status', 'summary'),
+    thinking: keys('text'),
+  };
+})();
+
+class UnplacedFields {
+  private readonly seen = new Set<string>();
+  add(entry: ReadLedgerEntry): void {
+    const placed = PLACED_KEYS[entry.kind];
+    if (placed === undefined) return;
+    for (const key of Object.keys(entry)) if (!placed.has(key)) this.seen.add(`${entry.kind}.${key}`);
+  }
+  warning(source: string): Warning | undefined {
+    if (this.seen.size === 0) return undefined;
+    const names = [...this.seen].sort();
+    return {
+      source,
+      message:
+        `fields left out of Common, which has no place for them (the ledger keeps them): ` +
+        `${names.slice(0, 12).join(', ')}${names.length > 12 ? `, and ${names.length - 12} more` : ''}`,
+    };
+  }
+}
+
 function isBranched(entry: ReadLedgerEntry): boolean {
   const b = (entry as { branched?: unknown }).branched;
   return b === true || b === 1;
@@ -97,6 +148,7 @@ export function ledgerToCommon(
     messages.push({ role, content, timestamp: current });
   };
   const unplaced = new Unplaced();
+  const fields = new UnplacedFields();
   let branched = 0;
   for (const entry of entries) {
     const own = iso(entry.timestampMs);
@@ -110,6 +162,7 @@ export function ledgerToCommon(
       unplaced.add(`"${entry.kind}"`, entry.id);
       continue;
     }
+    fields.add(entry);
     switch (entry.kind) {
       case 'message':
         if (entry.content !== '') push(entry.role, [{ type: 'text', text: entry.content }]);
@@ -186,6 +239,8 @@ export function ledgerToCommon(
   }
   const source = ctx.source ?? ctx.sessionId;
   const warnings = unplaced.warnings(source);
+  const fieldWarning = fields.warning(source);
+  if (fieldWarning !== undefined) warnings.push(fieldWarning);
   if (branched > 0) {
     warnings.push({
       source,
