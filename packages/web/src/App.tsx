@@ -86,6 +86,7 @@ export function App({ client, prefetch = noPrefetch }: { client: ApiClient; pref
 
   const selected = agents?.find((agent) => agent.id === selectedId) ?? null;
   const model = status?.model;
+  const sandbox = status?.sandbox;
 
   return (
     <div className="app">
@@ -93,6 +94,16 @@ export function App({ client, prefetch = noPrefetch }: { client: ApiClient; pref
         <section className="banner" role="alert" data-testid="model-banner">
           <strong>Set up a model to chat.</strong> Until then agents are read-only. The exact steps:
           <pre>{model.howToConfigure}</pre>
+        </section>
+      )}
+      {sandbox && !sandbox.confined && (
+        // Permanent while it holds: an unconfined box is a standing risk, not a passing event.
+        <section className="banner error" role="alert" data-testid="sandbox-banner">
+          <strong>
+            {sandbox.mode === 'unsafe-host' ? 'Tools run unconfined.' : 'The shell tool is disabled.'}
+          </strong>{' '}
+          {sandbox.detail}
+          {sandbox.fix && <pre>{sandbox.fix}</pre>}
         </section>
       )}
       {statusError && (

@@ -91,8 +91,11 @@ export interface RunningGateway {
   stop(): Promise<void>;
 }
 
-/** Starts `sendbox serve --port 0` on a temp data dir and waits for its `gateway.json`. */
-export async function startGateway(env: Record<string, string> = {}): Promise<RunningGateway> {
+/** Starts `sendbox serve --port 0` (plus `args`) on a temp data dir and waits for its `gateway.json`. */
+export async function startGateway(
+  env: Record<string, string> = {},
+  args: string[] = [],
+): Promise<RunningGateway> {
   const dataDir = await fsp.mkdtemp(path.join(os.tmpdir(), 'sendbox-web-'));
   const cleanEnv: NodeJS.ProcessEnv = { ...process.env };
   for (const key of Object.keys(cleanEnv)) {
@@ -110,6 +113,7 @@ export async function startGateway(env: Record<string, string> = {}): Promise<Ru
       '--data-dir',
       dataDir,
       '--no-build',
+      ...args,
     ],
     { cwd: REPO_ROOT, env: { ...cleanEnv, ...env }, stdio: ['ignore', 'pipe', 'pipe'] },
   );

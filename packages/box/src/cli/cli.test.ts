@@ -191,6 +191,35 @@ describe('sendbox serve --host', () => {
   });
 });
 
+describe('sendbox serve without usable bubblewrap', () => {
+  async function serveWith(args: string[]): Promise<string> {
+    const dir = await fs.promises.mkdtemp(path.join(os.tmpdir(), 'sendbox-cli-nobwrap-'));
+    const env = { ...modelFreeEnv(dir), SENDBOX_BWRAP: '/nonexistent/bwrap' };
+    const started = run(['serve', '--port', '0', '--no-build', ...args], env);
+    try {
+      await waitFor(started.stdout, /Press Ctrl\+C to stop/, started.exited);
+      return started.stderr();
+    } finally {
+      started.child.kill('SIGTERM');
+      await started.exited;
+      await fs.promises.rm(dir, { recursive: true, force: true });
+    }
+  }
+
+  it('starts, says the shell tool is disabled, why and how to fix it', async () => {
+    const stderr = await serveWith([]);
+    expect(stderr).toContain('The shell tool is disabled: bubblewrap (/nonexistent/bwrap) is not installed.');
+    expect(stderr).toContain('apt-get install bubblewrap');
+    expect(stderr).toContain('--unsafe-host-tools');
+  });
+
+  it('with --unsafe-host-tools, warns that tools run unconfined', async () => {
+    expect(await serveWith(['--unsafe-host-tools'])).toMatch(
+      /UNSAFE: tools run on the host without confinement/,
+    );
+  });
+});
+
 describe('sendbox serve with an OpenAI-compatible model', () => {
   it('runs agents on the configured model and makes no demo agent', async () => {
     const model = await startOpenAiTestServer();

@@ -67,6 +67,11 @@ export function sendboxProgram(openHost: OpenHost, terminal: Terminal = processT
     .addOption(dataDirOption('where agents live (Grok Bot layout)'))
     .option('--no-build', 'do not build the web UI, even if it is missing or stale')
     .option('--verbose', 'log one line per request (never bodies or headers)', false)
+    .option(
+      '--unsafe-host-tools',
+      'when bubblewrap cannot confine tools, run them on the host anyway (agents can then read everything you can)',
+      false,
+    )
     .action(async (options) => {
       const box = await serve(
         {
@@ -75,6 +80,7 @@ export function sendboxProgram(openHost: OpenHost, terminal: Terminal = processT
           dataDir: options.dataDir,
           build: options.build,
           verbose: options.verbose,
+          unsafeHostTools: options.unsafeHostTools,
         },
         openHost,
         terminal,

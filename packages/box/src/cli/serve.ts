@@ -20,6 +20,8 @@ export interface ServeOptions {
   build: boolean;
   /** Log one line per request (never bodies). */
   verbose: boolean;
+  /** Run tools on the host, unconfined, when bubblewrap cannot start (docs/sandbox.md). */
+  unsafeHostTools?: boolean;
 }
 
 export interface Terminal {
@@ -27,8 +29,12 @@ export interface Terminal {
   err(line: string): void;
 }
 
+export interface OpenHostOptions {
+  unsafeHostTools: boolean;
+}
+
 /** Opens the runtime on a data dir; the CLI's one seam to the host runtime. */
-export type OpenHost = (dataDir: string) => Promise<AgentHost>;
+export type OpenHost = (dataDir: string, options: OpenHostOptions) => Promise<AgentHost>;
 
 export interface RunningBox {
   gateway: RunningGateway;
@@ -56,7 +62,7 @@ export async function serve(
   const dataDir = path.resolve(options.dataDir);
   if (options.build) await ensureWebBuild((line) => terminal.err(pc.dim(line)));
 
-  const host = await openHost(dataDir);
+  const host = await openHost(dataDir, { unsafeHostTools: options.unsafeHostTools ?? false });
   let gateway: RunningGateway;
   try {
     gateway = await startGateway({
@@ -87,6 +93,12 @@ export async function serve(
   } else {
     terminal.out(pc.yellow(status.howToConfigure));
     terminal.out('Until then the UI shows a read-only demo agent.');
+  }
+  const sandbox = host.sandboxStatus();
+  if (sandbox.mode === 'unsafe-host') terminal.err(pc.red(pc.bold(sandbox.detail)));
+  if (sandbox.mode === 'unavailable') {
+    terminal.err(pc.yellow(`The shell tool is disabled: ${sandbox.reason}.`));
+    terminal.err(pc.yellow(sandbox.fix));
   }
   terminal.out(pc.dim('Press Ctrl+C to stop.'));
 

@@ -43,7 +43,9 @@ const byId = z.object({ id: agentIdSchema });
 const byImageHost = z.object({ host: imageHostSchema });
 
 export const jsonMethods = {
-  getStatus: method(empty, ({ host, version }) => Promise.resolve({ model: host.modelStatus(), version })),
+  getStatus: method(empty, ({ host, version }) =>
+    Promise.resolve({ model: host.modelStatus(), sandbox: host.sandboxStatus(), version }),
+  ),
   createAgent: method(
     z.object({
       name: z.string().trim().min(1, 'the agent needs a name').max(200),

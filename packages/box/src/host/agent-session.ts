@@ -22,6 +22,7 @@ import { z } from 'zod';
 import { AttachmentStore } from '../attachments/store.ts';
 import { ensurePrivateDir } from '../fs/atomic.ts';
 import type { ModelMessage, ModelProvider } from '../providers/types.ts';
+import type { Confinement } from '../sandbox/confinement.ts';
 import { scrubberFor, type Scrubber } from '../secrets/scrub.ts';
 import { SecretStore } from '../secrets/store.ts';
 import { isNotFound } from '../sandbox/paths.ts';
@@ -55,6 +56,8 @@ export interface SessionConfig {
   maxAttachmentBytes: number;
   /** Environment every tool process starts from (never the host's own: it holds API keys). */
   toolEnv: Readonly<Record<string, string>>;
+  /** How tool processes are confined; the sandbox folder is prepared for it. */
+  confinement: Confinement;
   emit(event: HostEvent): void;
   now(): number;
   /** True when this agent is the focused one (its entries do not count as unread). */
@@ -134,6 +137,16 @@ export class AgentSession implements TurnContext {
     return this.config.toolEnv;
   }
 
+  /** The profile's network allowlist, read again when profile.json changed (the operator edits it by hand). */
+  async allowDomains(): Promise<readonly string[]> {
+    const mark = fileMark(this.paths.profile);
+    if (!sameFile(this.profileMark, mark)) {
+      this.profile = await readProfile(this.paths.profile);
+      this.profileMark = mark;
+    }
+    return this.profile.sandbox?.allowDomains ?? [];
+  }
+
   scrubber(): Scrubber {
     return this.currentScrubber;
   }
@@ -157,6 +170,7 @@ export class AgentSession implements TurnContext {
     await ensurePrivateDir(p.agentDir);
     await ensurePrivateDir(p.transcriptDir);
     await mkdir(p.sandbox, { recursive: true, mode: 0o700 });
+    await this.config.confinement.prepare(p.sandbox);
     this.profileMark = fileMark(p.profile);
     this.profile = await readProfile(p.profile);
     this.ledger = this.lock.guard(openLedgerForWrite(p.storeDb));
@@ -384,7 +398,7 @@ export class AgentSession implements TurnContext {
 
   /** Stages an upload (see upload-staging.ts) and records its `user-attachment` entry for the next turn. */
   async uploadFile(fileName: string, bytes: Uint8Array, clientNonce?: string): Promise<SequencedEntry> {
-    const staged = await stageUpload(this.attachments, this.paths.sandbox, fileName, bytes);
+    const staged = await stageUpload(this.attachments, this.paths.sandbox, fileName, bytes, this.scrubber());
     const id = userAttachmentId(this.nextTurn, this.pendingUploads.length);
     const [entry] = this.writer.appendEntries([
       {

@@ -44,6 +44,8 @@ export interface TurnContext {
   /** Non-send tool calls in a row before the reminder the model reads (withInjections). */
   readonly sendReminderEvery: number;
   scrubber(): Scrubber;
+  /** Hosts the agent's commands may reach (the profile's sandbox.allowDomains, as it is now). */
+  allowDomains(): Promise<readonly string[]>;
   now(): number;
 }
 
@@ -102,6 +104,7 @@ export function turnDriver(ctx: TurnContext, turn: number, provider: ModelProvid
         const outcome = await handleSendMessage(call.input, {
           sandboxDir: ctx.paths.sandbox,
           attachments: ctx.attachments,
+          secrets: ctx.scrubber(),
           sendsBlocked: () => ctx.state.sendsBlocked,
           nextSendId: () => sendId(turn, counters.send++),
           deliveredInTurn,
@@ -201,6 +204,7 @@ async function runTool(
     return await tool.run(input, {
       sandboxDir: ctx.paths.sandbox,
       env: { ...ctx.toolEnv, HOME: ctx.paths.sandbox, ...Object.fromEntries(secrets) },
+      allowDomains: await ctx.allowDomains(),
       scrub: ctx.scrubber(),
       todos: ctx.todos,
       now: () => startedAt,

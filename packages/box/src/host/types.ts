@@ -3,6 +3,7 @@
  * drives it (the HTTP gateway, tests, the CLI). The runtime implements
  * `AgentHost`; the gateway only calls these methods and forwards events.
  */
+import type { SandboxStatus } from '../sandbox/confinement.ts';
 import type { LedgerEntry } from '@sendbox/protocol';
 
 export type TurnState = 'idle' | 'working' | 'awaiting-user';
@@ -41,6 +42,8 @@ export type HostEvent =
   | { type: 'state'; agentId: string; state: TurnState }
   | { type: 'roster'; agentId: string; change: 'created' | 'deleted' | 'updated' };
 
+export type { SandboxStatus };
+
 export interface ModelStatus {
   configured: boolean;
   /** e.g. `xai`, `openai-compatible`, `scripted`. */
@@ -71,6 +74,8 @@ export class HostError extends Error {
 export interface AgentHost {
   readonly dataDir: string;
   modelStatus(): ModelStatus;
+  /** Whether tool processes run confined (docs/sandbox.md); the UI warns when they do not. */
+  sandboxStatus(): SandboxStatus;
   createAgent(input: CreateAgentInput): Promise<RosterRow>;
   listAgents(): Promise<RosterRow[]>;
   /** Focuses the agent (takes its store lock, releasing the previous one), marks it read, returns its ledger. */

@@ -3,7 +3,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AttachmentStore } from '../attachments/store.ts';
-import { freeName, safeUploadName, stageUpload } from './upload-staging.ts';
+import { noScrub } from '../secrets/scrub.ts';
+import { safeUploadName, stageUpload } from './upload-staging.ts';
 
 let dir = '';
 afterEach(async () => {
@@ -20,10 +21,12 @@ describe('staging an upload', () => {
 
   it('picks the first free name in the folder', async () => {
     dir = await mkdtemp(path.join(os.tmpdir(), 'sendbox-upload-'));
-    expect(await freeName(dir, 'notes.txt')).toBe('notes.txt');
-    await writeFile(path.join(dir, 'notes.txt'), '');
-    await writeFile(path.join(dir, 'notes (1).txt'), '');
-    expect(await freeName(dir, 'notes.txt')).toBe('notes (2).txt');
+    const store = new AttachmentStore(path.join(dir, 'attachments'), 1024);
+    await mkdir(path.join(dir, 'uploads'));
+    await writeFile(path.join(dir, 'uploads', 'notes.txt'), '');
+    await writeFile(path.join(dir, 'uploads', 'notes (1).txt'), '');
+    const staged = await stageUpload(store, dir, 'notes.txt', Buffer.from('x'), noScrub);
+    expect(staged.sandboxPath).toBe(path.join(dir, 'uploads', 'notes (2).txt'));
   });
 
   it('stores the bytes in the attachment store and in the sandbox uploads folder', async () => {
@@ -31,11 +34,11 @@ describe('staging an upload', () => {
     const sandbox = path.join(dir, 'sandbox');
     await mkdir(sandbox);
     const store = new AttachmentStore(path.join(dir, 'attachments'), 1024);
-    const staged = await stageUpload(store, sandbox, 'notes.txt', Buffer.from('hello'));
+    const staged = await stageUpload(store, sandbox, 'notes.txt', Buffer.from('hello'), noScrub);
     expect(staged.sandboxPath).toBe(path.join(sandbox, 'uploads', 'notes.txt'));
     expect(await readFile(staged.sandboxPath, 'utf8')).toBe('hello');
     expect(await readFile(staged.stored.path, 'utf8')).toBe('hello');
-    await expect(stageUpload(store, sandbox, 'big.bin', Buffer.alloc(2048))).rejects.toMatchObject({
+    await expect(stageUpload(store, sandbox, 'big.bin', Buffer.alloc(2048), noScrub)).rejects.toMatchObject({
       status: 413,
     });
   });

@@ -2,9 +2,14 @@
  * The upload path: a user's file goes into the agent's attachment store
  * (content-addressed) and into its sandbox (`uploads/<name>`, where tools see
  * it). The session records the `user-attachment` entry after both are in place.
+ * The sandbox copy is created O_EXCL beneath the sandbox without following a
+ * link (sandbox/paths.ts): a link the agent planted in `uploads/`, or as
+ * `uploads/` itself, never makes the host write elsewhere. A file holding one
+ * of the agent's secrets is refused before either copy.
  */
-import { access, mkdir, writeFile } from 'node:fs/promises';
 import type { AttachmentStore, StoredFile } from '../attachments/store.ts';
+import { createNewInSandbox, withDeadline } from '../sandbox/paths.ts';
+import { SecretInFileError, type Scrubber } from '../secrets/scrub.ts';
 import { HostError } from './types.ts';
 
 export interface StagedUpload {
@@ -30,32 +35,23 @@ export async function stageUpload(
   sandbox: string,
   fileName: string,
   bytes: Uint8Array,
+  secrets: Scrubber,
 ): Promise<StagedUpload> {
   const safeName = safeUploadName(fileName);
   let stored;
   try {
-    stored = await attachments.ingestBytes(bytes, safeName);
+    stored = await attachments.ingestBytes(bytes, safeName, { secrets });
   } catch (error) {
-    throw new HostError((error as Error).message, 413);
+    throw new HostError((error as Error).message, error instanceof SecretInFileError ? 400 : 413);
   }
-  const uploadsDir = `${sandbox}/uploads`;
-  await mkdir(uploadsDir, { recursive: true });
-  const sandboxPath = `${uploadsDir}/${await freeName(uploadsDir, safeName)}`;
-  await writeFile(sandboxPath, bytes, { mode: 0o644 });
+  let sandboxPath: string;
+  try {
+    // The first free name: `notes.txt`, `notes (1).txt`...
+    sandboxPath = await withDeadline(`Saving ${safeName} in the sandbox`, () =>
+      createNewInSandbox(sandbox, 'uploads', safeName, bytes),
+    );
+  } catch (error) {
+    throw new HostError(`the upload was not saved in the agent's sandbox: ${(error as Error).message}`, 409);
+  }
   return { fileName: safeName, stored, sandboxPath };
-}
-
-/** `name`, or `stem (1).ext`, `stem (2).ext`… : the first that does not exist in `dir`. */
-export async function freeName(dir: string, name: string): Promise<string> {
-  const dot = name.lastIndexOf('.');
-  const stem = dot > 0 ? name.slice(0, dot) : name;
-  const ext = dot > 0 ? name.slice(dot) : '';
-  for (let i = 0; ; i++) {
-    const candidate = i === 0 ? name : `${stem} (${i})${ext}`;
-    try {
-      await access(`${dir}/${candidate}`);
-    } catch {
-      return candidate;
-    }
-  }
 }

@@ -36,7 +36,20 @@ export const modelStatusSchema = z.looseObject({
 });
 export type ModelStatus = z.infer<typeof modelStatusSchema>;
 
-export const statusResponseSchema = z.looseObject({ model: modelStatusSchema, version: z.string() });
+/** Tool confinement (docs/sandbox.md); absent from older gateways. */
+export const sandboxStatusSchema = z.looseObject({
+  mode: z.string(),
+  confined: z.boolean(),
+  detail: z.string(),
+  fix: z.string().optional(),
+});
+export type SandboxStatus = z.infer<typeof sandboxStatusSchema>;
+
+export const statusResponseSchema = z.looseObject({
+  model: modelStatusSchema,
+  sandbox: sandboxStatusSchema.optional(),
+  version: z.string(),
+});
 export type StatusResponse = z.infer<typeof statusResponseSchema>;
 
 /** A ledger entry as stored: always carries its `seq`. */
