@@ -8,13 +8,8 @@
  * prompt continues the conversation.
  */
 import { mkdir, open } from 'node:fs/promises';
-import {
-  sendMessageFeature,
-  textOnlyTurnReminder,
-  nonSendReminder,
-  userAttachmentId,
-} from '@sendbox/protocol';
-import { grokBot, openLedgerForWrite, type LedgerRow, type LedgerWriter } from '@sendbox/txcript';
+import { sendMessageFeature, userAttachmentId } from '@sendbox/protocol';
+import { grokBot, openLedgerForWrite, type LedgerWriter } from '@sendbox/txcript';
 import { z } from 'zod';
 import { AttachmentStore } from '../attachments/store.ts';
 import { ensurePrivateDir } from '../fs/atomic.ts';
@@ -40,7 +35,7 @@ import {
 } from './inbox.ts';
 import { SendReminderCounter } from './middleware/send-reminder.ts';
 import { readProfile, type Profile } from './profile.ts';
-import { envNameFor, QuestionBook, widgetAnswerText } from './question-book.ts';
+import { envNameFor, QuestionBook, widgetAnswerOf } from './question-book.ts';
 import { StoreLock } from './store-lock.ts';
 import { runTurn, type TurnTexts } from './turn.ts';
 import { turnDriver, type TurnContext } from './turn-driver.ts';
@@ -80,8 +75,6 @@ export const BOX_STOPPED_NOTICE =
   'The box stopped during this turn, so the agent did not finish it. Send your message again if you still need an answer.';
 
 export const TURN_TEXTS: TurnTexts = {
-  nonSendReminder: (count) => nonSendReminder(count),
-  textOnlyReminder: textOnlyTurnReminder(),
   noReplyNotice: 'The agent stopped without sending you a reply.',
   modelFailedNotice: (message) => `The model call failed, so the agent stopped: ${message}`,
   stepLimitNotice: (steps) => `The agent was stopped after ${steps} model steps in one turn.`,
@@ -106,7 +99,8 @@ export class AgentSession implements TurnContext {
   readonly questions = new QuestionBook();
   readonly attachments: AttachmentStore;
   readonly secrets: SecretStore;
-  private readonly reminder: SendReminderCounter;
+  /** Non-send tool calls in a row before the reminder (withInjections applies it per model call). */
+  readonly sendReminderEvery: number;
   private currentScrubber: Scrubber = scrubberFor(new Map());
   writer!: TranscriptWriter;
   private ledger!: LedgerWriter;
@@ -126,7 +120,6 @@ export class AgentSession implements TurnContext {
   private retryTimer: NodeJS.Timeout | null = null;
   /** The ledger's entries in memory (see LedgerView); the last row of store.db, for the roster. */
   private readonly view = new LedgerView();
-  private lastRow: Record<string, unknown> | null = null;
   /** store.db's inode when the ledger was opened: another file in its place means a full reload. */
   private storeIno = 0;
   private profileMark: FileMark | null = null;
@@ -141,7 +134,8 @@ export class AgentSession implements TurnContext {
   ) {
     this.paths = agentPaths(config.dataDir, id);
     this.lock = new StoreLock(this.paths.storeDb);
-    this.reminder = new SendReminderCounter(config.sendReminderEvery);
+    // The counter checks the threshold (a bad one fails here, not at the first model call).
+    this.sendReminderEvery = new SendReminderCounter(config.sendReminderEvery).threshold;
     this.attachments = new AttachmentStore(this.paths.attachments, config.maxAttachmentBytes);
     this.secrets = new SecretStore(this.paths.secrets, config.secretKey, id);
     this.state = new TurnStateMachine('idle', (state) => config.emit({ type: 'state', agentId: id, state }));
@@ -259,7 +253,6 @@ export class AgentSession implements TurnContext {
     const count = this.ledger.countEntries();
     this.view.replace(this.ledger.readLedgerEntries().rows);
     this.view.rowCount = count;
-    this.lastRow = lastRowOf(this.ledger.lastEntry());
   }
 
   /** Turn counter, nonces, questions and answers, and the state, from the ledger entries. */
@@ -286,16 +279,16 @@ export class AgentSession implements TurnContext {
           this.startedTurns.set(entry.clientNonce, turnOf);
           lastPromptSeq = row.seq;
         }
-        if (typeof entry.respondedValue === 'string') {
-          this.questions.markAnswered(entry.respondedValue);
-          this.startedTurns.set(answerNonce(entry.respondedValue), turnOf);
-        }
+        // The send an answer answers (older sendbox ledgers named it in respondedValue).
+        const answered = [entry.replyTo, entry.respondedValue].find((v) => typeof v === 'string');
+        if (answered !== undefined) this.startedTurns.set(answerNonce(answered), turnOf);
       }
       if (entry.kind === 'user-attachment' && typeof entry.clientNonce === 'string') {
         this.uploadsByNonce.set(entry.clientNonce, row.id);
       }
       if (entry.kind === 'send-message') this.questions.noteSend(row.id, row.seq, entry.message);
     }
+    this.questions.noteAnswers(rows);
     this.nextTurn = maxTurn + 1;
     if (this.questions.awaitsAnswerAfter(lastUserSeq)) this.state.restore('awaiting-user');
     // Answers already accepted count as answered (their turn may not have started).
@@ -377,7 +370,6 @@ export class AgentSession implements TurnContext {
       } else {
         this.view.addRows(added.rows);
         this.view.rowCount = Math.max(count, this.view.rowCount);
-        this.lastRow = lastRowOf(this.ledger.lastEntry());
       }
       ledgerChanged = true;
       // The writer that added rows may have set the unread state with them (the mint does).
@@ -419,9 +411,14 @@ export class AgentSession implements TurnContext {
 
   answerWidget(messageId: string, answer: string | string[]): { accepted: true } {
     const question = this.questions.open(this.id, messageId, 'widget');
-    const text = widgetAnswerText(question.widget!, answer);
+    const picked = widgetAnswerOf(question.widget!, answer);
     this.requireModel();
-    this.accept(answerNonce(messageId), { kind: 'widget-answer', messageId, text });
+    this.accept(answerNonce(messageId), {
+      kind: 'widget-answer',
+      messageId,
+      text: picked.content,
+      value: picked.respondedValue,
+    });
     this.questions.markAnswered(messageId);
     return { accepted: true };
   }
@@ -505,20 +502,9 @@ export class AgentSession implements TurnContext {
     return this.view.byId(entryId);
   }
 
+  /** The roster's preview: the last entry a user sees (LedgerView.lastVisible). */
   lastEntry(): { kind: string; text: string } | null {
-    const e = this.lastRow;
-    if (!e) return null;
-    const text =
-      typeof e.content === 'string'
-        ? e.content
-        : typeof e.text === 'string'
-          ? e.text
-          : typeof e.file_name === 'string'
-            ? e.file_name
-            : typeof e.message === 'object' && e.message !== null
-              ? summaryOf(e.message as Record<string, unknown>)
-              : '';
-    return { kind: String(e.kind), text };
+    return this.view.lastVisible();
   }
 
   get awaitingUserResponse(): boolean {
@@ -633,12 +619,12 @@ export class AgentSession implements TurnContext {
     this.emitPending();
     this.state.startTurn();
     try {
-      const texts = userRecordTexts(turn, modelText, this.feature.guidance);
+      const texts = userRecordTexts(turn, modelText);
       this.writer.appendRecords([
         { role: 'user', blocks: texts.map((text) => ({ type: 'text' as const, text })) },
       ]);
       this.history.push({ role: 'user', content: texts.map((text) => ({ type: 'text' as const, text })) });
-      await runTurn(this.history, turnDriver(this, turn, provider), this.state, this.reminder, {
+      await runTurn(this.history, turnDriver(this, turn, provider), this.state, {
         maxSteps: this.config.maxStepsPerTurn,
         texts: TURN_TEXTS,
       });
@@ -669,7 +655,6 @@ export class AgentSession implements TurnContext {
           this.uploadsBefore(user?.seq as number | undefined),
           this.questions,
         ),
-        this.feature.guidance,
       ),
     );
     this.writer.appendRecords(repair.records);
@@ -718,27 +703,6 @@ export class AgentSession implements TurnContext {
       }
     }
     this.view.addOwn(entries);
-    const last = entries.at(-1);
-    if (last) this.lastRow = last;
     for (const entry of entries) this.config.emit({ type: 'entry', agentId: this.id, entry });
   }
-}
-
-/** The last row of store.db if it parses (a row readers skip leaves the roster without a last entry). */
-function lastRowOf(row: LedgerRow | undefined): Record<string, unknown> | null {
-  return row ? row.entry : null;
-}
-
-function summaryOf(message: Record<string, unknown>): string {
-  if (typeof message.content === 'string') return message.content;
-  if (typeof message.file_name === 'string') return message.file_name;
-  if (typeof message.url === 'string') return message.url;
-  if (isObject(message.widget) && typeof message.widget.prompt === 'string') return message.widget.prompt;
-  if (isObject(message.secretRequest) && typeof message.secretRequest.label === 'string')
-    return message.secretRequest.label;
-  return typeof message.type === 'string' ? message.type : '';
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -53,7 +53,7 @@ describe('the inbox', () => {
     const file = await storeDb();
     const inbox = open(file);
     inbox.accept('n1', { kind: 'prompt', prompt: 'a' }, 1);
-    inbox.accept('answer:t0s0', { kind: 'widget-answer', messageId: 't0s0', text: 'Red' }, 2);
+    inbox.accept('answer:t0s0', { kind: 'widget-answer', messageId: 't0s0', text: 'Red', value: 'red' }, 2);
     inbox.reconcile((nonce) => (nonce === 'n1' ? 4 : undefined));
     expect(inbox.pending().map((row) => row.nonce)).toEqual(['answer:t0s0']);
     inbox.close();

@@ -34,7 +34,7 @@ CREATE INDEX IF NOT EXISTS idx_sendbox_inbox_pending ON sendbox_inbox(seq) WHERE
 /** What the user sent, as the turn that answers it needs it. */
 export type InboxInput =
   | { kind: 'prompt'; prompt: string }
-  | { kind: 'widget-answer'; messageId: string; text: string }
+  | { kind: 'widget-answer'; messageId: string; text: string; value: string }
   | { kind: 'secret-answer'; messageId: string; name: string; label: string };
 
 export type InputState = 'pending' | 'started' | 'failed';

@@ -20,6 +20,7 @@ import {
   type ToolOutcome,
 } from '../tools/types.ts';
 import { modelOutputFor } from '../transcript/model-view.ts';
+import { withInjections } from './middleware/injections.ts';
 import type { TranscriptBlock, TranscriptWriter } from '../transcript/writer.ts';
 import type { AgentPaths } from './layout.ts';
 import type { Profile } from './profile.ts';
@@ -40,6 +41,8 @@ export interface TurnContext {
   readonly secrets: SecretStore;
   readonly state: TurnStateMachine;
   readonly questions: QuestionBook;
+  /** Non-send tool calls in a row before the reminder the model reads (withInjections). */
+  readonly sendReminderEvery: number;
   scrubber(): Scrubber;
   /** Hosts the agent's commands may reach (the profile's sandbox.allowDomains, as it is now). */
   allowDomains(): Promise<readonly string[]>;
@@ -61,7 +64,16 @@ export function turnDriver(ctx: TurnContext, turn: number, provider: ModelProvid
     writer.appendRecords([{ role: 'tool', blocks: [{ type: 'tool_result', name, result }] }]);
   };
   return {
-    step: (messages) => provider.step({ system, messages, tools: specs }),
+    // Guidance and reminders are what the model reads, never what the transcript holds.
+    step: (messages) =>
+      provider.step({
+        system,
+        messages: withInjections(messages, {
+          guidance: ctx.feature.guidance,
+          sendReminderEvery: ctx.sendReminderEvery,
+        }),
+        tools: specs,
+      }),
     recordAssistant: (step: ModelStepResult) => {
       const blocks: TranscriptBlock[] = [];
       if (step.reasoning) blocks.push({ type: 'thinking', thinking: step.reasoning });
@@ -114,18 +126,25 @@ export function turnDriver(ctx: TurnContext, turn: number, provider: ModelProvid
         if (outcome.awaitsUser) ctx.state.awaitUser();
         return { output: { type: 'text', value: sendSuccessText(outcome.messageId) }, delivered: true };
       }
-      recordCall(call.name, callInput(call));
+      const parsed = tool?.input.safeParse(call.input);
+      // One time for the recorded input and the run (update_todos stamps its input with it).
+      const at = now();
+      recordCall(
+        call.name,
+        tool?.recordedInput && parsed?.success
+          ? { ...tool.recordedInput(parsed.data, { todos: ctx.todos, now: () => at }), toolCallId: call.id }
+          : callInput(call),
+      );
       let outcome: ToolOutcome;
-      if (!tool) {
+      if (!tool || !parsed) {
         const names = ['send_message', ...tools.keys()].join(', ');
         outcome = errorOutcome(
           `There is no tool named ${call.name}. Your tools are: ${names}.`,
           `unknown tool ${call.name}`,
         );
       } else {
-        const parsed = tool.input.safeParse(call.input);
         outcome = parsed.success
-          ? await runTool(ctx, tool, parsed.data)
+          ? await runTool(ctx, tool, parsed.data, at)
           : errorOutcome(describeZodError(tool.name, parsed.error), 'invalid input');
       }
       const scrubber = ctx.scrubber();
@@ -142,9 +161,6 @@ export function turnDriver(ctx: TurnContext, turn: number, provider: ModelProvid
         },
       ]);
       return { output: modelOutputFor(call.name, envelope), delivered: false };
-    },
-    recordReminder: (text) => {
-      writer.appendRecords([{ role: 'user', blocks: [{ type: 'text', text }] }]);
     },
     recordNotice: (text, level) => {
       const id = `t${turn}n${counters.notice++}`;
@@ -180,7 +196,12 @@ function systemPrompt(ctx: TurnContext): string {
   ].join('\n');
 }
 
-async function runTool(ctx: TurnContext, tool: HostTool, input: unknown): Promise<ToolOutcome> {
+async function runTool(
+  ctx: TurnContext,
+  tool: HostTool,
+  input: unknown,
+  startedAt: number,
+): Promise<ToolOutcome> {
   const secrets = await ctx.secrets.all();
   try {
     return await tool.run(input, {
@@ -189,7 +210,7 @@ async function runTool(ctx: TurnContext, tool: HostTool, input: unknown): Promis
       allowDomains: await ctx.allowDomains(),
       scrub: ctx.scrubber(),
       todos: ctx.todos,
-      now: () => ctx.now(),
+      now: () => startedAt,
     });
   } catch (error) {
     return errorOutcome(`${tool.name} failed: ${(error as Error).message}`);
