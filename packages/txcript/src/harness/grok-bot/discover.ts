@@ -427,7 +427,8 @@ async function scanTranscriptDir(
 /** A time as RFC 3339; none for the Unix epoch or before (a zero someone wrote means "never"). */
 function iso(ms: number | undefined): string | undefined {
   if (ms === undefined || !Number.isFinite(ms) || ms <= 0) return undefined;
-  return new Date(ms).toISOString();
+  // Rounded as node:fs rounds a Stats date, so a file time reads the same here as in `stat`.
+  return new Date(Math.round(ms)).toISOString();
 }
 
 /** List every Grok Bot session under the roots. Never throws for one bad folder. */
