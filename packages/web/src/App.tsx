@@ -10,7 +10,9 @@ import type { RosterRow, StatusResponse, TurnState } from './api/types.ts';
 import { Conversation } from './Conversation.tsx';
 import { noPrefetch, rememberAgentId, rememberedAgentId, type LedgerPrefetch } from './focused-agent.ts';
 import { useBubbleStyle, useTheme, type ThemeChoice } from './preferences.ts';
+import { SetupNotice } from './SetupNotice.tsx';
 import { Sidebar } from './Sidebar.tsx';
+import { useNarrow } from './viewport.ts';
 
 const ROSTER_POLL_MS = 20_000;
 const NEXT_THEME: Record<ThemeChoice, ThemeChoice> = { system: 'light', light: 'dark', dark: 'system' };
@@ -23,6 +25,14 @@ export function App({ client, prefetch = noPrefetch }: { client: ApiClient; pref
   const theme = useTheme();
   const [bubbleStyle, setBubbleStyle] = useBubbleStyle();
   const refreshTimer = useRef<ReturnType<typeof setTimeout> | null>(null);
+  const narrow = useNarrow();
+  /** On a phone the agent list is a drawer over the conversation. */
+  const [drawerOpen, setDrawerOpen] = useState(false);
+  const drawerButton = useRef<HTMLButtonElement>(null);
+  const select = useCallback((id: string | null) => {
+    setSelectedId(id);
+    setDrawerOpen(false);
+  }, []);
 
   const refreshRoster = useCallback(async () => {
     try {
@@ -85,35 +95,44 @@ export function App({ client, prefetch = noPrefetch }: { client: ApiClient; pref
   }, [client, selectedId, onState, scheduleRosterRefresh]);
 
   const selected = agents?.find((agent) => agent.id === selectedId) ?? null;
+  const unreadElsewhere = (agents ?? []).reduce(
+    (sum, agent) => sum + (agent.id === selectedId ? 0 : agent.unreadCount),
+    0,
+  );
   const model = status?.model;
 
+  const drawer = narrow && drawerOpen;
+  const closeDrawer = () => {
+    setDrawerOpen(false);
+    drawerButton.current?.focus();
+  };
+
   return (
-    <div className="app">
-      {model && !model.configured && (
-        <section className="banner" role="alert" data-testid="model-banner">
-          <strong>Set up a model to chat.</strong> Until then agents are read-only. The exact steps:
-          <pre>{model.howToConfigure}</pre>
-        </section>
-      )}
+    <div className={`app${narrow ? ' narrow' : ''}`}>
+      {model && !model.configured && <SetupNotice model={model} />}
       {statusError && (
         <section className="banner error" role="alert" data-testid="gateway-error">
           {statusError}
         </section>
       )}
       <div className="layout">
+        {drawer && <div className="drawer-backdrop" onClick={closeDrawer} aria-hidden="true" />}
         <Sidebar
           agents={agents ?? []}
           selectedId={selectedId}
-          onSelect={setSelectedId}
+          hidden={narrow && !drawerOpen}
+          drawer={drawer}
+          onClose={closeDrawer}
+          onSelect={select}
           onCreate={async (name) => {
             const agent = await client.createAgent({ name });
             setAgents((rows) => [agent, ...(rows ?? []).filter((row) => row.id !== agent.id)]);
-            setSelectedId(agent.id);
+            select(agent.id);
           }}
           onDuplicate={async (id) => {
             const agent = await client.duplicateAgent(id);
             setAgents((rows) => [agent, ...(rows ?? []).filter((row) => row.id !== agent.id)]);
-            setSelectedId(agent.id);
+            select(agent.id);
           }}
           onDelete={async (id) => {
             await client.deleteAgent(id);
@@ -123,6 +142,24 @@ export function App({ client, prefetch = noPrefetch }: { client: ApiClient; pref
         />
         <main className="main">
           <div className="toolbar" role="toolbar" aria-label="Display">
+            {narrow && (
+              <button
+                ref={drawerButton}
+                type="button"
+                className="drawer-button"
+                aria-expanded={drawerOpen}
+                onClick={() => setDrawerOpen((open) => !open)}
+                data-testid="agents-drawer-button"
+              >
+                Agents
+                {unreadElsewhere > 0 && (
+                  <span className="unread" aria-label={`${unreadElsewhere} unread`}>
+                    {unreadElsewhere}
+                  </span>
+                )}
+              </button>
+            )}
+            <span className="toolbar-spacer" />
             <button
               type="button"
               onClick={() => setBubbleStyle(bubbleStyle === 'cards' ? 'plain' : 'cards')}
@@ -145,7 +182,7 @@ export function App({ client, prefetch = noPrefetch }: { client: ApiClient; pref
                   ? 'Light'
                   : 'Dark'}
             </button>
-            {status && <span className="version">sendbox {status.version}</span>}
+            {status && !narrow && <span className="version">sendbox {status.version}</span>}
           </div>
           {selected ? (
             <Conversation

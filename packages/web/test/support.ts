@@ -146,9 +146,14 @@ export interface ScriptedToolCall {
   arguments: Record<string, unknown>;
 }
 
-/** One model step: some tool calls (run in order by the runtime), or plain text. */
-export type ScriptedReply =
-  { toolCall: ScriptedToolCall } | { toolCalls: ScriptedToolCall[] } | { text: string };
+/**
+ * One model step: some tool calls (run in order by the runtime), or plain text; `delayMs`
+ * holds the answer back (a model that takes its time, for working states and Stop), `status`
+ * answers with that HTTP error instead.
+ */
+export type ScriptedReply = (
+  { toolCall: ScriptedToolCall } | { toolCalls: ScriptedToolCall[] } | { text: string } | { status: number }
+) & { delayMs?: number };
 
 export interface ModelServer {
   baseURL: string;
@@ -176,6 +181,18 @@ export async function startModelServer(options: { keepRequests?: boolean } = {})
       calls++;
       if (options.keepRequests) requests.push(Buffer.concat(chunks).toString('utf8'));
       const next = queue.shift() ?? { text: 'done' };
+      if (next.delayMs) setTimeout(() => answer(next), next.delayMs);
+      else answer(next);
+    });
+    function answer(next: ScriptedReply): void {
+      if (res.destroyed) return; // the caller gave up (Stop, a timeout)
+      if ('status' in next) {
+        res.writeHead(next.status, { 'Content-Type': 'application/json' });
+        res.end(
+          JSON.stringify({ error: { message: `scripted failure ${next.status}`, type: 'server_error' } }),
+        );
+        return;
+      }
       const toolCalls = 'toolCall' in next ? [next.toolCall] : 'toolCalls' in next ? next.toolCalls : [];
       const message =
         'text' in next
@@ -200,7 +217,7 @@ export async function startModelServer(options: { keepRequests?: boolean } = {})
           usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
         }),
       );
-    });
+    }
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as AddressInfo).port;

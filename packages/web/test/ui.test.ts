@@ -231,9 +231,11 @@ describe('web UI without a model (the demo agent)', () => {
     await expect.poll(() => page.locator('.conversation-head h2').textContent()).toBe('Research');
 
     const original = page.locator(`[data-agent-id="${id}"]`);
+    await original.getByTestId('agent-menu').click();
     await original.getByTestId('agent-duplicate').click();
     await expect.poll(() => page.locator('[data-testid="agent-row"]').count()).toBe(3);
 
+    await original.getByTestId('agent-menu').click();
     await original.getByTestId('agent-delete').click();
     await original.getByTestId('agent-delete-confirm').click();
     await expect.poll(() => page.locator(`[data-agent-id="${id}"]`).count()).toBe(0);
