@@ -163,7 +163,7 @@ export function App({ client, prefetch = noPrefetch }: { client: ApiClient; pref
             <button
               type="button"
               onClick={() => setBubbleStyle(bubbleStyle === 'cards' ? 'plain' : 'cards')}
-              aria-label={`Bubble style: ${bubbleStyle}. Switch to ${bubbleStyle === 'cards' ? 'plain' : 'cards'}`}
+              title={`Bubble style: ${bubbleStyle}. Switch to ${bubbleStyle === 'cards' ? 'plain' : 'cards'}`}
               data-testid="bubble-style-toggle"
               data-style={bubbleStyle}
             >
@@ -172,7 +172,7 @@ export function App({ client, prefetch = noPrefetch }: { client: ApiClient; pref
             <button
               type="button"
               onClick={() => theme.setChoice(NEXT_THEME[theme.choice])}
-              aria-label={`Theme: ${theme.choice}${theme.choice === 'system' ? ` (${theme.applied})` : ''}. Switch to ${NEXT_THEME[theme.choice]}`}
+              title={`Theme: ${theme.choice}${theme.choice === 'system' ? ` (${theme.applied})` : ''}. Switch to ${NEXT_THEME[theme.choice]}`}
               data-testid="theme-toggle"
               data-theme-choice={theme.choice}
             >
@@ -191,6 +191,7 @@ export function App({ client, prefetch = noPrefetch }: { client: ApiClient; pref
               agent={selected}
               bubbleStyle={bubbleStyle}
               modelConfigured={model?.configured ?? true}
+              {...(status ? { cursorAgentUrl: status.links.cursorAgent } : {})}
               onState={onState}
               onRosterChange={scheduleRosterRefresh}
               prefetched={prefetch}

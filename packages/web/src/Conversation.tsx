@@ -10,7 +10,12 @@
 import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
 import { parseEntries, parseNewest, type ApiClient } from './api/client.ts';
 import { followAgentEvents, type StreamStatus } from './api/events.ts';
-import type { RosterRow, TranscriptEntry, TurnState } from './api/types.ts';
+import {
+  DEFAULT_CURSOR_AGENT_URL,
+  type RosterRow,
+  type TranscriptEntry,
+  type TurnState,
+} from './api/types.ts';
 import { Bubble } from './bubbles/Bubble.tsx';
 import { Composer } from './Composer.tsx';
 import { noPrefetch, type LedgerPrefetch } from './focused-agent.ts';
@@ -30,6 +35,8 @@ export interface ConversationProps {
   agent: RosterRow;
   bubbleStyle: BubbleStyle;
   modelConfigured: boolean;
+  /** The box's link template for cursor-agent cards. */
+  cursorAgentUrl?: string;
   onState: (agentId: string, state: TurnState) => void;
   onRosterChange: () => void;
   /** The ledger fetched at page start, if it was for this agent. */
@@ -41,6 +48,7 @@ export function Conversation({
   agent,
   bubbleStyle,
   modelConfigured,
+  cursorAgentUrl = DEFAULT_CURSOR_AGENT_URL,
   onState,
   onRosterChange,
   prefetched = noPrefetch,
@@ -270,8 +278,14 @@ export function Conversation({
   );
 
   const context = useMemo<ConversationContextValue>(
-    () => ({ client, agentId: agent.id, readOnly: agent.readOnly, openLightbox: setLightbox }),
-    [client, agent.id, agent.readOnly],
+    () => ({
+      client,
+      agentId: agent.id,
+      readOnly: agent.readOnly,
+      openLightbox: setLightbox,
+      cursorAgentUrl,
+    }),
+    [client, agent.id, agent.readOnly, cursorAgentUrl],
   );
   const closeLightbox = useCallback(() => setLightbox(null), []);
   const onUploaded = useCallback((entry: TranscriptEntry) => {

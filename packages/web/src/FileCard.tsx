@@ -202,6 +202,11 @@ export const FileCard = memo(function FileCard({ fileName, size, mediaType, alt,
           />
         </button>
       )}
+      {alt && (
+        <p className="file-caption" data-testid="file-caption">
+          {alt}
+        </p>
+      )}
       {Preview && previewOpen && blob && (
         <Suspense fallback={<p className="preview-note">Loading the previewer…</p>}>
           <Preview blob={blob} fileName={fileName} />

@@ -1,6 +1,6 @@
 /**
- * The images riding on a text send: a grid of thumbnails, the alt text as hover text and as
- * the caption in the lightbox. https and inline data images are shown directly; ingested
+ * The images riding on a text send: a grid of whole images (never cropped or upscaled), the alt
+ * text as their caption, as hover text and as the caption in the lightbox. https and inline data images are shown directly; ingested
  * files (`file://…/attachments/<sha256>`) are fetched with the token and shown from `blob:`
  * URLs; anything else becomes a labelled placeholder.
  */
@@ -44,21 +44,24 @@ function ImageTile({ image, index }: { image: StoredImage; index: number }) {
     );
   }
   return (
-    <button
-      type="button"
-      className="image-button"
-      onClick={() => context?.openLightbox({ src, caption })}
-      aria-label={caption ? `View image: ${caption}` : `View image ${index + 1}`}
-    >
-      <img
-        src={src}
-        alt={caption}
-        title={caption || undefined}
-        loading="lazy"
-        referrerPolicy="no-referrer"
-        width={image.width}
-        height={image.height}
-      />
-    </button>
+    <figure className="image-tile">
+      <button
+        type="button"
+        className="image-button"
+        onClick={() => context?.openLightbox({ src, caption })}
+        aria-label={caption ? `View image: ${caption}` : `View image ${index + 1}`}
+      >
+        <img
+          src={src}
+          alt={caption}
+          title={caption || undefined}
+          loading="lazy"
+          referrerPolicy="no-referrer"
+          width={image.width}
+          height={image.height}
+        />
+      </button>
+      {caption && <figcaption data-testid="image-caption">{caption}</figcaption>}
+    </figure>
   );
 }

@@ -206,11 +206,12 @@ const AgentRow = memo(function AgentRow({
   const unreadCount = selected ? 0 : agent.unreadCount;
   const unread = !selected && (agent.unreadCount > 0 || agent.hasUnread);
   const state = rowState(agent);
-  const last = agent.lastEntry?.text || agent.description;
-  const label = [
-    agent.name,
+  // A preview line: a 1 MB message must not be laid out in the sidebar.
+  const last = (agent.lastEntry?.text || agent.description).slice(0, 240);
+  // Said after the visible text (the button's name must start with what it shows).
+  const spoken = [
     unread ? `${unreadCount || 'new'} unread` : '',
-    state ? state.label.toLowerCase() : agent.readOnly ? 'read-only' : 'idle',
+    agent.readOnly ? 'read-only' : state ? '' : 'idle',
   ]
     .filter(Boolean)
     .join(', ');
@@ -226,7 +227,6 @@ const AgentRow = memo(function AgentRow({
         className="agent-open"
         aria-current={selected ? 'page' : undefined}
         onClick={() => onSelect(agent.id)}
-        aria-label={label}
       >
         <span className="agent-title">
           {state?.className === 'state-working' && <span className="working-dot" aria-hidden="true" />}
@@ -252,11 +252,12 @@ const AgentRow = memo(function AgentRow({
             </span>
           )}
           {unread && (
-            <span className="unread" data-testid="agent-unread">
+            <span className="unread" data-testid="agent-unread" aria-hidden="true">
               {unreadCount > 0 ? unreadCount : '•'}
             </span>
           )}
         </span>
+        {spoken && <span className="sr-only">, {spoken}</span>}
       </button>
       {confirming ? (
         <div className="agent-confirm" role="group" aria-label={`Delete ${agent.name}?`}>

@@ -5,6 +5,8 @@
  */
 import { createRequire } from 'node:module';
 import fs from 'node:fs';
+import fsp from 'node:fs/promises';
+import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -19,6 +21,7 @@ import {
   type ModelServer,
   type RunningGateway,
 } from './support.ts';
+import { samplePng } from './sample-files.ts';
 
 const DESKTOP = { width: 1280, height: 800 };
 const PHONE = { width: 390, height: 844 };
@@ -73,6 +76,28 @@ async function createAgent(name: string): Promise<string> {
 
 async function prompt(agentId: string, text: string): Promise<void> {
   await callGateway(gateway, 'sendPrompt', { agentId, prompt: text, clientNonce: `${agentId}-${text}` });
+}
+
+/** Polls until the agent is idle again (its turn, with every scripted reply, is over). */
+async function settled(agentId: string): Promise<void> {
+  await expect
+    .poll(
+      async () => {
+        const rows = await callGateway<Array<{ id: string; state: string }>>(gateway, 'listAgents', {});
+        return model.pending() === 0 && rows.find((row) => row.id === agentId)?.state !== 'working';
+      },
+      { timeout: 30_000 },
+    )
+    .toBe(true);
+}
+
+/** A new agent whose first turn the model answers with `replies`; returns its id once idle. */
+async function agentWith(name: string, ...replies: Parameters<ModelServer['reply']>): Promise<string> {
+  const id = await createAgent(name);
+  model.reply(...replies);
+  await prompt(id, `hello ${name}`);
+  await settled(id);
+  return id;
 }
 
 /** Text that wraps a letter or two per line (a squeezed flex item): each such run, for the message. */
@@ -182,5 +207,149 @@ describe('layouts', () => {
     expect(await squeezedText(page)).toEqual([]);
     await saveScreenshot(page, task.name);
     expect(problems).toEqual([]);
+  });
+});
+
+describe('bubbles', () => {
+  it('shows images whole (never cropped or upscaled) with their alt as caption, links the cursor-agent card, copies code', async ({
+    task,
+  }) => {
+    const id = await createAgent('Bubbles');
+    const sandbox = path.join(gateway.dataDir, 'sandboxes', id);
+    await fsp.mkdir(sandbox, { recursive: true });
+    const image = async (name: string, width: number, height: number) => {
+      await fsp.writeFile(path.join(sandbox, name), samplePng(width, height, 90));
+      return `file://${path.join(sandbox, name)}`;
+    };
+    model.reply(
+      send({
+        type: 'text',
+        content: 'A wide chart and a tiny icon:',
+        images: [
+          { url: await image('wide.png', 900, 180), alt: 'A wide chart' },
+          { url: await image('icon.png', 40, 40), alt: 'A tiny icon' },
+        ],
+      }),
+      send({
+        type: 'text',
+        content: 'Alone:',
+        images: [{ url: await image('banner.png', 1200, 200), alt: 'A single banner' }],
+      }),
+      send({ type: 'cursor-agent', bcId: 'bc-1234', title: 'Fix the flaky test' }),
+      send({ type: 'text', content: '```bash\necho copied-by-the-test\n```' }),
+    );
+    await prompt(id, 'show me');
+    await settled(id);
+    for (const viewport of [DESKTOP, PHONE]) {
+      const { page, problems } = await openPage(gateway, viewport, `#agent=${id}`);
+      await page.context().grantPermissions(['clipboard-read', 'clipboard-write']);
+      await page.waitForSelector('[data-testid="code-block"]');
+      await expect
+        .poll(() =>
+          page.$$eval(
+            '.image-grid img',
+            (imgs) => imgs.length === 3 && imgs.every((i) => (i as HTMLImageElement).naturalWidth > 0),
+          ),
+        )
+        .toBe(true);
+      const shapes = await page.$$eval('.image-grid img', (imgs) =>
+        imgs.map((i) => {
+          const img = i as HTMLImageElement;
+          return {
+            natural: img.naturalWidth / img.naturalHeight,
+            shown: img.clientWidth / img.clientHeight,
+            width: img.clientWidth,
+            naturalWidth: img.naturalWidth,
+          };
+        }),
+      );
+      expect(shapes).toHaveLength(3);
+      for (const shape of shapes) {
+        expect(Math.abs(shape.shown / shape.natural - 1)).toBeLessThan(0.03);
+        expect(shape.width).toBeLessThanOrEqual(shape.naturalWidth);
+      }
+      const captions = await page.getByTestId('image-caption').allTextContents();
+      expect(captions).toEqual(['A wide chart', 'A tiny icon', 'A single banner']);
+
+      const card = page.getByTestId('cursor-agent-card');
+      expect(await card.evaluate((e) => e.tagName)).toBe('A');
+      expect(await card.getAttribute('href')).toBe('https://cursor.com/agents?id=bc-1234');
+
+      expect(await page.getByTestId('code-language').textContent()).toBe('bash');
+      await page.getByTestId('copy-code').click();
+      await expect.poll(() => page.getByTestId('copy-code').textContent()).toBe('Copied');
+      expect(await page.evaluate(() => navigator.clipboard.readText())).toBe('echo copied-by-the-test');
+      expect(await squeezedText(page)).toEqual([]);
+      await saveScreenshot(page, `${task.name} (${viewport.width})`);
+      expect(problems).toEqual([]);
+    }
+  });
+
+  it('paints a 1 MB single-line message as capped plain text and stays responsive', async ({ task }) => {
+    const line = 'lorem-ipsum-'.repeat(90_000); // ≈1 MB, no spaces
+    const id = await agentWith(
+      'Huge',
+      send({ type: 'text', content: line }),
+      send({ type: 'text', content: 'after' }),
+    );
+    const { page, problems } = await openPage(gateway, DESKTOP, `#agent=${id}`);
+    await page.getByTestId('long-text').waitFor();
+    // A task queued now runs promptly: nothing holds the main thread.
+    const lag = await page.evaluate(
+      () =>
+        new Promise<number>((resolve) => {
+          const start = performance.now();
+          setTimeout(() => resolve(performance.now() - start), 0);
+        }),
+    );
+    expect(lag).toBeLessThan(200);
+    expect(await page.evaluate(() => document.body.textContent?.length ?? 0)).toBeLessThan(100_000);
+    await page.getByTestId('thinking-toggle').click();
+    expect(await page.getByTestId('thinking-toggle').getAttribute('aria-pressed')).toBe('true');
+    await page.getByTestId('long-text-more').click();
+    await expect
+      .poll(() => page.locator('.long-text-body').evaluate((e) => e.textContent?.length ?? 0))
+      .toBeGreaterThan(100_000);
+    await saveScreenshot(page, task.name);
+    expect(problems).toEqual([]);
+  });
+});
+
+describe('accessibility', () => {
+  it('axe finds no critical or serious violations on the main views', async ({ task }) => {
+    const id = await agentWith(
+      'Accessible',
+      send({
+        type: 'text',
+        content:
+          'Here is **a table** and code:\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n```ts\nconst x = 1;\n```',
+      }),
+      send({
+        type: 'widget',
+        widget: {
+          prompt: 'Which format?',
+          options: [
+            { label: 'Markdown summary', value: 'md', style: 'primary' },
+            { label: 'PDF report', value: 'pdf' },
+          ],
+        },
+      }),
+    );
+    const views: Array<[string, RunningGateway, { width: number; height: number }]> = [
+      ['demo, desktop', bare, DESKTOP],
+      ['demo, phone', bare, PHONE],
+      ['conversation, desktop', gateway, DESKTOP],
+      ['conversation, phone', gateway, PHONE],
+    ];
+    for (const [name, target, viewport] of views) {
+      const { page } = await openPage(target, viewport, target === gateway ? `#agent=${id}` : '');
+      await page.locator('[data-testid="bubble"], [data-testid="composer-input"]').first().waitFor();
+      expect(await axeViolations(page), name).toEqual([]);
+      if (viewport === PHONE) {
+        await page.getByTestId('agents-drawer-button').click();
+        expect(await axeViolations(page), `${name}, drawer open`).toEqual([]);
+      }
+      await saveScreenshot(page, `${task.name} (${name})`);
+    }
   });
 });

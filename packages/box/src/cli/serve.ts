@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pc from 'picocolors';
 import { agentFiles, boxAgentFolders, startGateway } from '../gateway/index.ts';
+import { pageLinks } from '../gateway/links.ts';
 import type { RunningGateway } from '../gateway/index.ts';
 import type { AgentHost } from '../host/types.ts';
 import { ensureWebBuild, WEB_DIST_DIR } from './web-build.ts';
@@ -54,6 +55,7 @@ export async function serve(
   terminal: Terminal,
 ): Promise<RunningBox> {
   const dataDir = path.resolve(options.dataDir);
+  pageLinks(); // a bad SENDBOX_CURSOR_AGENT_URL stops the start, with what to set
   if (options.build) await ensureWebBuild((line) => terminal.err(pc.dim(line)));
 
   const host = await openHost(dataDir);

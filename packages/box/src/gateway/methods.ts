@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { AGENT_ID_PATTERN } from '../host/layout.ts';
 import type { AgentHost } from '../host/types.ts';
+import { pageLinks } from './links.ts';
 
 /**
  * Agent ids name folders on disk (`agents/<id>/`). The host checks them too;
@@ -39,7 +40,9 @@ const empty = z.object({});
 const byId = z.object({ id: agentIdSchema });
 
 export const jsonMethods = {
-  getStatus: method(empty, ({ host, version }) => Promise.resolve({ model: host.modelStatus(), version })),
+  getStatus: method(empty, ({ host, version }) =>
+    Promise.resolve({ model: host.modelStatus(), version, links: pageLinks() }),
+  ),
   createAgent: method(
     z.object({
       name: z.string().trim().min(1, 'the agent needs a name').max(200),

@@ -36,7 +36,14 @@ export const modelStatusSchema = z.looseObject({
 });
 export type ModelStatus = z.infer<typeof modelStatusSchema>;
 
-export const statusResponseSchema = z.looseObject({ model: modelStatusSchema, version: z.string() });
+/** Where a cursor-agent card opens its agent (`{bcId}` is replaced); the box's default when absent. */
+export const DEFAULT_CURSOR_AGENT_URL = 'https://cursor.com/agents?id={bcId}';
+
+export const statusResponseSchema = z.looseObject({
+  model: modelStatusSchema,
+  version: z.string(),
+  links: z.looseObject({ cursorAgent: z.string() }).default({ cursorAgent: DEFAULT_CURSOR_AGENT_URL }),
+});
 export type StatusResponse = z.infer<typeof statusResponseSchema>;
 
 /** A ledger entry as stored: always carries its `seq`. */

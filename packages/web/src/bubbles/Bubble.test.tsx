@@ -15,6 +15,7 @@ const context = {
   agentId: 'a1',
   readOnly: false,
   openLightbox: () => undefined,
+  cursorAgentUrl: 'https://cursor.example/agents/{bcId}',
 };
 
 function entry(raw: Record<string, unknown>): TranscriptEntry {
@@ -189,5 +190,49 @@ describe('Bubble', () => {
     const html = render(entry({ id: 'u', kind: 'message', role: 'user', content: '**not bold** <b>x</b>' }));
     expect(html).toContain('**not bold** &lt;b&gt;x&lt;/b&gt;');
     expect(html).toContain('data-role="user"');
+  });
+
+  it('makes the cursor-agent card a link from its bcId and the configured template', () => {
+    const card = render(
+      entry({
+        id: 'ca',
+        kind: 'send-message',
+        message: { type: 'cursor-agent', bcId: 'bc 7/x', title: 'T' },
+      }),
+    );
+    expect(card).toMatch(/<a class="cursor-agent-card" href="https:\/\/cursor\.example\/agents\/bc%207%2Fx"/);
+    expect(card).toContain('rel="noopener noreferrer"');
+  });
+
+  it("shows an image's alt as its caption, and an attachment's alt under its file card", () => {
+    const html = render(text('see', { images: [{ url: 'https://example.com/a.png', alt: 'A chart' }] }));
+    expect(html).toMatch(/<figcaption[^>]*>A chart<\/figcaption>/);
+    const file = render(
+      entry({
+        id: 'at',
+        kind: 'send-message',
+        message: { type: 'attachment', url: 'https://example.com/r.pdf', alt: 'The Q3 report' },
+      }),
+    );
+    expect(file).toMatch(/data-testid="file-caption"[^>]*>The Q3 report</);
+  });
+
+  it('labels code blocks with their language and offers Copy', () => {
+    const html = render(text('```ts\nconst a = 1;\n```'));
+    expect(html).toMatch(/data-testid="code-language"[^>]*>ts</);
+    expect(html).toContain('>Copy<');
+    expect(render(text('```\nplain\n```'))).toMatch(/data-testid="code-language"[^>]*>text</);
+  });
+
+  it('shows huge text as capped plain text, never parsing it as Markdown', () => {
+    const huge = `**${'x'.repeat(1_000_000)}**`;
+    const started = performance.now();
+    const html = render(text(huge));
+    expect(performance.now() - started).toBeLessThan(500);
+    expect(html).toContain('data-testid="long-text"');
+    expect(html).not.toContain('<strong>');
+    expect(html.length).toBeLessThan(50_000);
+    const user = render(entry({ id: 'u', kind: 'message', role: 'user', content: huge }));
+    expect(user.length).toBeLessThan(50_000);
   });
 });

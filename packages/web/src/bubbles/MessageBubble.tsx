@@ -3,10 +3,12 @@
  * an imported ledger (Markdown). Answers to widgets are marked as such.
  */
 import type { MessageEntry } from '@sendbox/protocol';
+import { LONG_TEXT, LongText } from '../LongText.tsx';
 import { Markdown } from '../markdown.tsx';
 
 export function MessageBubble({ entry }: { entry: MessageEntry }) {
   if (entry.role === 'assistant') return <Markdown text={entry.content} />;
+  if (entry.content.length > LONG_TEXT) return <LongText text={entry.content} />;
   return (
     <div className="user-text">
       {entry.respondedValue !== undefined && <span className="answer-tag">Answer</span>}
