@@ -23,7 +23,7 @@ import { ConversationContext, type ConversationContextValue } from './conversati
 import { Lightbox } from './Lightbox.tsx';
 import { NavigationContext, type Navigation } from './navigation.ts';
 import type { BubbleStyle } from './preferences.ts';
-import { deriveAnswers, deriveDismissed, isShown, lastSeq, mergeEntries } from './transcript.ts';
+import { deriveQuestions, isShown, lastSeq, mergeEntries } from './transcript.ts';
 
 export const WINDOW_STEP = 200;
 /** Rows in the first frame: more than fit a tall screen, a quarter of the window's render cost. */
@@ -146,8 +146,7 @@ export function Conversation({
     () => entries.filter((entry) => isShown(entry, showThinking)),
     [entries, showThinking],
   );
-  const answers = useMemo(() => deriveAnswers(entries), [entries]);
-  const dismissed = useMemo(() => deriveDismissed(entries, answers), [entries, answers]);
+  const { answers, skipped, answerTexts } = useMemo(() => deriveQuestions(entries), [entries]);
   const start = Math.max(0, visible.length - windowSize);
   const rows = visible.slice(start);
   const lastRowId = rows[rows.length - 1]?.id;
@@ -359,8 +358,8 @@ export function Conversation({
                 <Bubble
                   key={entry.id}
                   entry={entry}
-                  answer={answers.get(entry.id)}
-                  dismissed={dismissed.has(entry.id)}
+                  answer={answers.get(entry.id) ?? answerTexts.get(entry.id)}
+                  skipped={skipped.has(entry.id)}
                 />
               ))}
             </div>

@@ -44,55 +44,77 @@ export function mergeEntries(
 }
 
 /**
- * The answer to each widget or secret-request send, by the send's id: the content of a later
- * user `message` whose `respondedValue` names it (ledger.ts; the ledger never rewrites the send).
+ * The answer to each widget or secret-request send, by the send's id. Two ledger shapes are
+ * read: the box's (a later user `message` whose `respondedValue` is the send's id, `content`
+ * the value) and Grok Bot's (the user message right after the question, `content` the label,
+ * `respondedValue` the value). Either way the bubble shows labels (`answerLabels`).
  */
 export function deriveAnswers(entries: readonly TranscriptEntry[]): ReadonlyMap<string, string> {
-  const answers = new Map<string, string>();
-  for (const entry of entries) {
-    if (
-      entry.kind === 'message' &&
-      entry.respondedValue !== undefined &&
-      !answers.has(entry.respondedValue)
-    ) {
-      answers.set(entry.respondedValue, entry.content);
-    }
-  }
-  return answers;
+  return deriveQuestions(entries).answers;
 }
 
 /**
- * Widget sends marked `dismissOnMoveOn` (grok-bot-format.md §6) that the user moved on from:
- * a later user prompt (a visible user message that answers nothing) arrived while they were
- * still unanswered. The bubble shows them dismissed instead of still asking. One pass from the
- * end: a widget is dismissed when a prompt follows it and no answer to it exists.
+ * The answers (`deriveAnswers`), and the questions the conversation moved past: a later user
+ * prompt (a visible user message that answers nothing, or one marked `widgetSkipped`) came
+ * while they were unanswered. A skipped widget shows so, disabled, instead of still asking.
  */
-export function deriveDismissed(
-  entries: readonly TranscriptEntry[],
-  answers: ReadonlyMap<string, string>,
-): ReadonlySet<string> {
-  const dismissed = new Set<string>();
-  let promptFollows = false;
-  for (let i = entries.length - 1; i >= 0; i--) {
-    const entry = entries[i]!;
+export function deriveQuestions(entries: readonly TranscriptEntry[]): {
+  answers: ReadonlyMap<string, string>;
+  skipped: ReadonlySet<string>;
+  /** By answering user message id: the answer as the labels clicked, for its bubble. */
+  answerTexts: ReadonlyMap<string, string>;
+} {
+  const answers = new Map<string, string>();
+  const skipped = new Set<string>();
+  const answerTexts = new Map<string, string>();
+  const questions = new Map<string, ReadonlyArray<{ label: string; value?: string | undefined }>>();
+  const answer = (questionId: string, messageId: string, content: string): void => {
+    if (!answers.has(questionId)) answers.set(questionId, content);
+    const options = questions.get(questionId) ?? [];
+    if (options.length > 0) answerTexts.set(messageId, answerLabels(content, options).join(', '));
+  };
+  /** Widgets asked since the last user message, newest last. */
+  let open: string[] = [];
+  for (const entry of entries) {
     if (
-      entry.kind === 'message' &&
-      entry.role === 'user' &&
-      !entry.hidden &&
-      entry.respondedValue === undefined
-    ) {
-      promptFollows = true;
-    } else if (
-      promptFollows &&
       entry.kind === 'send-message' &&
-      entry.message.type === 'widget' &&
-      entry.message.widget.dismissOnMoveOn === true &&
-      !answers.has(entry.id)
+      (entry.message.type === 'widget' || entry.message.type === 'secret-request')
     ) {
-      dismissed.add(entry.id);
+      questions.set(entry.id, entry.message.type === 'widget' ? entry.message.widget.options : []);
+      open.push(entry.id);
+      continue;
     }
+    if (entry.kind !== 'message' || entry.role !== 'user' || entry.hidden) continue;
+    const named = entry.respondedValue;
+    const marked = (entry as { widgetSkipped?: unknown }).widgetSkipped === true;
+    if (named !== undefined && questions.has(named)) {
+      answer(named, entry.id, entry.content);
+      open = open.filter((id) => id !== named);
+      continue;
+    }
+    const last = open.at(-1);
+    if (named !== undefined && !marked && last !== undefined) {
+      answer(last, entry.id, entry.content);
+      open.pop();
+      continue;
+    }
+    for (const id of open) if (!answers.has(id)) skipped.add(id);
+    open = [];
   }
-  return dismissed;
+  return { answers, skipped, answerTexts };
+}
+
+/** An answer text as the labels the user clicked (a stored value maps back to its option). */
+export function answerLabels(
+  answer: string,
+  options: ReadonlyArray<{ label: string; value?: string | undefined }>,
+): string[] {
+  return answer
+    .split('\n')
+    .map(
+      (line) =>
+        options.find((o) => o.label === line)?.label ?? options.find((o) => o.value === line)?.label ?? line,
+    );
 }
 
 /** Every bubble the renderer draws; `BubbleKind` keys the component map in Bubble.tsx. */

@@ -353,3 +353,56 @@ describe('accessibility', () => {
     }
   });
 });
+
+describe('widgets', () => {
+  it('marks the chosen option (not the primary one), answers with labels, and skips a widget the conversation moved past', async ({
+    task,
+  }) => {
+    const options = [
+      { label: 'Markdown summary', value: 'md', style: 'primary' },
+      { label: 'PDF report', value: 'pdf' },
+    ];
+    const id = await agentWith(
+      'Widgets',
+      send({ type: 'widget', widget: { prompt: 'Which format?', options } }),
+    );
+    model.reply(
+      send({
+        type: 'widget',
+        widget: { prompt: 'Anything else?', options: [{ label: 'No' }, { label: 'Yes' }] },
+      }),
+    );
+    const { page, problems } = await openPage(gateway, PHONE, `#agent=${id}`);
+    const first = page.getByTestId('widget').first();
+    const primary = first.locator('[data-value="md"]');
+    await primary.waitFor();
+    expect(await primary.getAttribute('aria-pressed')).toBe('false');
+    const fill = (locator: typeof primary) => locator.evaluate((e) => getComputedStyle(e).backgroundColor);
+    // Before any answer the primary option is not filled like a choice.
+    expect(await fill(primary)).toBe(await fill(first.locator('[data-value="pdf"]')));
+    await saveScreenshot(page, `${task.name} (open)`);
+
+    await first.locator('[data-value="pdf"]').click();
+    await expect.poll(() => first.getByRole('status').textContent()).toBe('Answered: PDF report');
+    expect(await first.locator('[data-value="pdf"]').getAttribute('aria-pressed')).toBe('true');
+    expect(await primary.getAttribute('aria-pressed')).toBe('false');
+    expect(await fill(first.locator('[data-value="pdf"]'))).not.toBe(await fill(primary));
+
+    const second = page.getByTestId('widget').nth(1);
+    await second.waitFor();
+    await settled(id);
+    model.reply(send({ type: 'text', content: 'Noted.' }));
+    await page.getByTestId('composer-input').fill('Actually, something different');
+    await page.keyboard.press('Enter');
+    await expect.poll(() => second.getAttribute('data-skipped')).toBe('true');
+    expect(await second.getByTestId('widget-skipped').textContent()).toMatch(/Skipped/);
+    expect(await second.locator('[data-testid="widget-option"]:not([disabled])').count()).toBe(0);
+    await settled(id);
+    await page.reload();
+    await expect
+      .poll(() => page.getByTestId('widget').first().getByRole('status').textContent())
+      .toBe('Answered: PDF report');
+    await saveScreenshot(page, task.name);
+    expect(problems).toEqual([]);
+  });
+});

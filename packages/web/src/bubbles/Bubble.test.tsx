@@ -24,10 +24,10 @@ function entry(raw: Record<string, unknown>): TranscriptEntry {
   return parsed;
 }
 
-function render(e: TranscriptEntry, answer?: string, readOnly = false, dismissed = false): string {
+function render(e: TranscriptEntry, answer?: string, readOnly = false, skipped = false): string {
   return renderToStaticMarkup(
     <ConversationContext.Provider value={{ ...context, readOnly }}>
-      <Bubble entry={e} answer={answer} dismissed={dismissed} />
+      <Bubble entry={e} answer={answer} skipped={skipped} />
     </ConversationContext.Provider>,
   );
 }
@@ -133,21 +133,38 @@ describe('Bubble', () => {
 
     const answered = render(widget(), 'y');
     expect(answered.match(/<button[^>]*data-testid="widget-option"[^>]*disabled=""/g)).toHaveLength(2);
-    expect(answered).toMatch(/aria-pressed="true"[^>]*disabled=""[^>]*>Yes/);
-    expect(answered).toContain('Answered: y');
+    expect(answered).toMatch(/aria-pressed="true"[^>]*disabled=""[^>]*>.*Yes/);
+    expect(answered).toContain('Answered: Yes');
+    // Grok Bot's shape stores the label: the same option is marked.
+    expect(render(widget(), 'Yes')).toMatch(/class="[^"]*chosen[^"]*"[^>]*aria-pressed="true"[^>]*>.*Yes/);
     expect(answered).not.toContain('widget-custom-input');
   });
 
-  it('shows a dismissed widget disabled, without the free-text answer; an answer still wins', () => {
+  it('shows a skipped widget disabled, without the free-text answer; an answer still wins', () => {
     const html = render(widget(), undefined, false, true);
-    expect(html).toContain('data-dismissed="true"');
+    expect(html).toContain('data-skipped="true"');
     expect(html.match(/<button[^>]*data-testid="widget-option"[^>]*disabled=""/g)).toHaveLength(2);
-    expect(html).toContain('data-testid="widget-dismissed"');
+    expect(html).toContain('data-testid="widget-skipped"');
     expect(html).not.toContain('widget-custom-input');
     const answered = render(widget(), 'y', false, true);
-    expect(answered).toContain('Answered: y');
-    expect(answered).not.toContain('widget-dismissed');
-    expect(render(widget())).toContain('data-dismissed="false"');
+    expect(answered).toContain('Answered: Yes');
+    expect(answered).not.toContain('widget-skipped');
+    expect(render(widget())).toContain('data-skipped="false"');
+  });
+
+  it('styles a primary option without marking it chosen', () => {
+    const primary = entry({
+      id: 't1s3',
+      kind: 'send-message',
+      message: {
+        type: 'widget',
+        widget: { prompt: 'Go?', options: [{ label: 'Go', style: 'primary' }, { label: 'Wait' }] },
+      },
+    });
+    const html = render(primary);
+    expect(html).toContain('style-primary');
+    expect(html).not.toContain('aria-pressed="true"');
+    expect(html).not.toMatch(/class="[^"]*chosen/);
   });
 
   it('renders multi-select widgets as checkboxes with a submit', () => {
