@@ -406,3 +406,55 @@ describe('widgets', () => {
     expect(problems).toEqual([]);
   });
 });
+
+describe('tool rows', () => {
+  it("shows the model's description, never squeezes the name, and opens to the input and output", async ({
+    task,
+  }) => {
+    const blob = 'QUJD'.repeat(800); // a 3 KB base64 command
+    const id = await agentWith(
+      'Tools',
+      {
+        toolCall: {
+          name: 'shell',
+          arguments: {
+            command: `echo ${blob} | head -c 12; echo; echo tool-output-marker`,
+            description: 'Print the marker',
+          },
+        },
+      },
+      { toolCall: { name: 'shell', arguments: { command: 'echo without-a-description' } } },
+      send({ type: 'text', content: 'Ran it.' }),
+    );
+    for (const viewport of [PHONE, DESKTOP]) {
+      const { page, problems } = await openPage(gateway, viewport, `#agent=${id}`);
+      const rows = page.getByTestId('tool-summary');
+      await expect.poll(() => rows.count()).toBe(2);
+      const first = rows.first();
+      expect(await first.locator('.tool-summary').textContent()).toBe('Print the marker');
+      expect(await rows.nth(1).locator('.tool-summary').textContent()).toContain(
+        'echo without-a-description',
+      );
+      expect(await first.locator('.tool-status').textContent()).toBe('done');
+      expect(await first.locator('.tool-duration').textContent()).toMatch(/\d+(\.\d)? (ms|s)$/);
+      // The name is laid out on one line at its full width.
+      const name = await first
+        .locator('.tool-name')
+        .evaluate((e) => ({
+          width: e.scrollWidth,
+          shown: e.clientWidth,
+          height: e.getBoundingClientRect().height,
+        }));
+      expect(name.shown).toBeGreaterThanOrEqual(name.width);
+      expect(name.height).toBeLessThan(24);
+      expect(await squeezedText(page)).toEqual([]);
+      await first.click();
+      await expect
+        .poll(() => page.getByTestId('tool-output').first().textContent())
+        .toContain('tool-output-marker');
+      expect(await page.getByTestId('tool-input').first().textContent()).toContain('QUJD');
+      await saveScreenshot(page, `${task.name} (${viewport.width})`);
+      expect(problems).toEqual([]);
+    }
+  });
+});

@@ -54,6 +54,7 @@ import { userTurnBlocks, userTurnTexts } from './middleware/guidance.ts';
 import { SendReminderCounter } from './middleware/send-reminder.ts';
 import { readProfile, type Profile } from './profile.ts';
 import { StoreLock } from './store-lock.ts';
+import { toolCallDetails } from './tool-details.ts';
 import { runTurn, type ToolCallReport, type TurnDriver, type TurnTexts } from './turn.ts';
 import { TurnStateMachine } from './turn-state.ts';
 import { HostError, type HostEvent, type SequencedEntry, type TurnState } from './types.ts';
@@ -659,6 +660,7 @@ export class AgentSession {
         const tool = tools.get(call.name);
         const rawInput = isObject(call.input) ? (call.input as JsonObject) : {};
         this.recordCall(call.name, { ...rawInput, toolCallId: call.id });
+        const startedAt = now();
         let outcome: ToolOutcome;
         if (!tool) {
           const names = ['send_message', ...tools.keys()].join(', ');
@@ -681,6 +683,8 @@ export class AgentSession {
             name: call.name,
             status: statusOf(envelope),
             summary: this.scrubber.text(outcome.summary),
+            // Hook (web tool rows): description, scrubbed input/output and duration.
+            ...toolCallDetails(rawInput, envelope, now() - startedAt, this.scrubber),
             timestampMs: now(),
           },
         ]);

@@ -252,4 +252,25 @@ describe('Bubble', () => {
     const user = render(entry({ id: 'u', kind: 'message', role: 'user', content: huge }));
     expect(user.length).toBeLessThan(50_000);
   });
+
+  it("opens a tool row to its input and output, and leads with the model's description", () => {
+    const html = render(
+      entry({
+        id: 'c2',
+        kind: 'tool-call',
+        name: 'shell',
+        status: 'success',
+        summary: 'echo aGVsbG8=',
+        description: 'Decode the greeting',
+        input: '{"command":"echo aGVsbG8="}',
+        output: '{"success":{"output":"hello"}}',
+        durationMs: 1500,
+      }),
+    );
+    expect(html).toMatch(/<details[^>]*><summary/);
+    expect(html).toMatch(/class="tool-summary"[^>]*>Decode the greeting</);
+    expect(html).toContain('1.5 s');
+    expect(html).toContain('data-testid="tool-input"');
+    expect(html).toContain('hello');
+  });
 });
