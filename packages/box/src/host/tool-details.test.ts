@@ -16,7 +16,7 @@ describe('toolCallDetails', () => {
     expect(details.input).toContain('curl');
     expect(details.input + details.output).not.toContain('sk-very-secret-value');
     expect(details.durationMs).toBe(1234);
-    expect(details.output).toMatch(/^success\noutput: got \S+$/);
+    expect(details.output).toMatch(/^success\noutput: got \[secret TOKEN redacted\]$/);
     const lines = toolCallDetails({}, { failure: { stdout: 'a\nb\n', exitCode: 1 } }, 1, scrubber).output;
     expect(lines).toBe('failure\nstdout:\na\nb\nexitCode: 1');
   });
