@@ -101,6 +101,11 @@ export function App({ client, prefetch = noPrefetch }: { client: ApiClient; pref
   );
   const model = status?.model;
 
+  // The tab says how much is waiting elsewhere, like a mail or chat client.
+  useEffect(() => {
+    document.title = unreadElsewhere > 0 ? `(${unreadElsewhere}) sendbox` : 'sendbox';
+  }, [unreadElsewhere]);
+
   const drawer = narrow && drawerOpen;
   const closeDrawer = () => {
     setDrawerOpen(false);

@@ -438,13 +438,11 @@ describe('tool rows', () => {
       expect(await first.locator('.tool-status').textContent()).toBe('done');
       expect(await first.locator('.tool-duration').textContent()).toMatch(/\d+(\.\d)? (ms|s)$/);
       // The name is laid out on one line at its full width.
-      const name = await first
-        .locator('.tool-name')
-        .evaluate((e) => ({
-          width: e.scrollWidth,
-          shown: e.clientWidth,
-          height: e.getBoundingClientRect().height,
-        }));
+      const name = await first.locator('.tool-name').evaluate((e) => ({
+        width: e.scrollWidth,
+        shown: e.clientWidth,
+        height: e.getBoundingClientRect().height,
+      }));
       expect(name.shown).toBeGreaterThanOrEqual(name.width);
       expect(name.height).toBeLessThan(24);
       expect(await squeezedText(page)).toEqual([]);
@@ -456,5 +454,87 @@ describe('tool rows', () => {
       await saveScreenshot(page, `${task.name} (${viewport.width})`);
       expect(problems).toEqual([]);
     }
+  });
+});
+
+describe('sidebar', () => {
+  it('shows state, unread count and age per row, actions in a menu, and filters', async ({ task }) => {
+    const waiting = await agentWith(
+      'Waiting one',
+      send({ type: 'widget', widget: { prompt: 'Pick', options: [{ label: 'A' }] } }),
+    );
+    // Created first: creating an agent focuses it (Grok Bot), and a focused agent has no unread.
+    const busy = await createAgent('Busy one');
+    const quiet = await createAgent('Quiet one');
+    const { page, problems } = await openPage(gateway, DESKTOP, `#agent=${quiet}`);
+    const row = (id: string) => page.locator(`[data-testid="agent-row"][data-agent-id="${id}"]`);
+    await row(waiting).waitFor();
+    await expect
+      .poll(() =>
+        row(waiting)
+          .getByTestId('agent-state')
+          .textContent({ timeout: 500 })
+          .catch(() => null),
+      )
+      .toBe('Waiting for you');
+    expect(await row(quiet).getByTestId('agent-state').count()).toBe(0);
+    expect(await row(waiting).getByTestId('agent-time').textContent()).toBe('now');
+
+    // Another agent works (the model takes its time) and sends while this one is open.
+    model.reply(
+      { ...send({ type: 'text', content: 'first' }), delayMs: 1500 },
+      send({ type: 'text', content: 'second' }),
+    );
+    await prompt(busy, 'work please');
+    await expect
+      .poll(() =>
+        row(busy)
+          .getByTestId('agent-state')
+          .textContent({ timeout: 500 })
+          .catch(() => null),
+      )
+      .toBe('Working');
+    expect(await row(busy).textContent()).not.toContain('Waiting for you');
+    await saveScreenshot(page, `${task.name} (working)`);
+    await settled(busy);
+    await expect
+      .poll(
+        () =>
+          row(busy)
+            .getByTestId('agent-unread')
+            .textContent({ timeout: 500 })
+            .catch(() => null),
+        { timeout: 5000 },
+      )
+      .toBe('2');
+    await expect.poll(() => page.title()).toMatch(/^\(\d+\) sendbox$/);
+    expect(await row(busy).getByTestId('agent-state').count()).toBe(0);
+
+    // Row actions: a menu, reachable by keyboard.
+    await row(busy).getByTestId('agent-menu').focus();
+    await page.keyboard.press('Enter');
+    await expect.poll(() => page.evaluate(() => document.activeElement?.textContent)).toBe('Duplicate');
+    await page.keyboard.press('ArrowDown');
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Delete…');
+    await saveScreenshot(page, `${task.name} (menu)`);
+    await page.keyboard.press('Escape');
+    expect(await page.getByRole('menu').count()).toBe(0);
+    expect(await page.evaluate(() => document.activeElement?.getAttribute('data-testid'))).toBe('agent-menu');
+
+    await page.getByTestId('agent-filter').fill('waiting');
+    await expect.poll(() => page.locator('[data-testid="agent-row"]').count()).toBe(1);
+    expect(await page.locator('[data-testid="agent-row"] .agent-name').textContent()).toBe('Waiting one');
+    await page.getByTestId('agent-filter').fill('');
+    await saveScreenshot(page, task.name);
+    expect(problems).toEqual([]);
+  });
+
+  it('shows no turn state on the read-only demo agent', async () => {
+    const { page } = await openPage(bare, DESKTOP);
+    const row = page.getByTestId('agent-row').first();
+    await row.waitFor();
+    expect(await row.getAttribute('data-state')).toBe('read-only');
+    expect(await row.getByTestId('agent-state').count()).toBe(0);
+    expect(await row.textContent()).not.toMatch(/Your turn|Waiting for you|demo/);
   });
 });
