@@ -63,6 +63,10 @@ export function Conversation({
   const [windowSize, setWindowSize] = useState(FIRST_PAINT_ROWS);
   const [lightbox, setLightbox] = useState<{ src: string; caption: string } | null>(null);
   const [scrollRequest, setScrollRequest] = useState(0);
+  /** Prompts accepted but not yet in the ledger (queued behind a running turn). */
+  const [pending, setPending] = useState<ReadonlyArray<{ text: string; clientNonce: string }>>([]);
+  /** The reader scrolled up: offer a way back down. */
+  const [awayFromBottom, setAwayFromBottom] = useState(false);
   /** Whether older raw entries wait to be checked (first paint of a long ledger). */
   const [olderPending, setOlderPending] = useState(false);
   const olderRaw = useRef<readonly unknown[]>([]);
@@ -147,6 +151,14 @@ export function Conversation({
     [entries, showThinking],
   );
   const { answers, skipped, answerTexts } = useMemo(() => deriveQuestions(entries), [entries]);
+  const arrivedNonces = useMemo(() => {
+    const nonces = new Set<string>();
+    for (const entry of entries) {
+      if (entry.kind === 'message' && typeof entry.clientNonce === 'string') nonces.add(entry.clientNonce);
+    }
+    return nonces;
+  }, [entries]);
+  const waiting = pending.filter((prompt) => !arrivedNonces.has(prompt.clientNonce));
   const start = Math.max(0, visible.length - windowSize);
   const rows = visible.slice(start);
   const lastRowId = rows[rows.length - 1]?.id;
@@ -287,13 +299,20 @@ export function Conversation({
     [client, agent.id, agent.readOnly, cursorAgentUrl],
   );
   const closeLightbox = useCallback(() => setLightbox(null), []);
+  const onSent = useCallback((prompt: { text: string; clientNonce: string }) => {
+    atBottom.current = true;
+    setPending((current) => [...current, prompt]);
+  }, []);
+  const onStop = useCallback(async () => {
+    await client.cancelTurn(agent.id);
+  }, [client, agent.id]);
   const onUploaded = useCallback((entry: TranscriptEntry) => {
     atBottom.current = true;
     setEntries((current) => mergeEntries(current, [entry]));
   }, []);
 
   const disabledReason = !modelConfigured
-    ? 'No model is configured, so agents cannot answer yet — see the steps at the top of the page.'
+    ? 'No model is set up, so agents cannot answer yet: see "Details" at the top of the page.'
     : agent.readOnly
       ? 'This is a read-only demo agent: it replays a recorded conversation and cannot be prompted. Create an agent to chat.'
       : null;
@@ -336,6 +355,7 @@ export function Conversation({
               pinnedTop.current = null;
               atBottom.current =
                 element.scrollHeight - element.scrollTop - element.clientHeight < NEAR_BOTTOM_PX;
+              setAwayFromBottom(!atBottom.current);
             }}
           >
             <div ref={sentinel} className="sentinel" />
@@ -362,7 +382,36 @@ export function Conversation({
                   skipped={skipped.has(entry.id)}
                 />
               ))}
+              {waiting.map((prompt) => (
+                <article
+                  key={prompt.clientNonce}
+                  className="bubble bubble-user-message side-user pending"
+                  data-testid="pending-prompt"
+                  aria-label="You: queued message"
+                >
+                  <div className="user-text">
+                    <span className="pending-tag">Queued</span>
+                    {prompt.text}
+                  </div>
+                </article>
+              ))}
             </div>
+            {awayFromBottom && (
+              <button
+                type="button"
+                className="jump-latest"
+                onClick={() => {
+                  const element = scroller.current;
+                  if (!element) return;
+                  atBottom.current = true;
+                  pinToBottom(element);
+                  setAwayFromBottom(false);
+                }}
+                data-testid="jump-latest"
+              >
+                ↓ Jump to latest
+              </button>
+            )}
           </div>
           <Composer
             ref={composer}
@@ -371,6 +420,8 @@ export function Conversation({
             disabledReason={disabledReason}
             working={agent.state === 'working'}
             onUploaded={onUploaded}
+            onSent={onSent}
+            onStop={onStop}
           />
         </section>
         {lightbox && <Lightbox src={lightbox.src} caption={lightbox.caption} onClose={closeLightbox} />}

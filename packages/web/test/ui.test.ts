@@ -101,7 +101,7 @@ describe('web UI without a model (the demo agent)', () => {
     expect(await page.getByTestId('composer-input').isDisabled()).toBe(true);
     await expect
       .poll(() => page.getByTestId('composer-disabled').textContent())
-      .toMatch(/No model is configured/);
+      .toMatch(/No model is set up/);
 
     // The demo's widget was answered: its options are disabled and the choice is marked.
     const chosen = page.locator('[data-testid="widget-option"][aria-pressed="true"]');
@@ -495,6 +495,9 @@ describe('web UI with a model', () => {
       mimeType: 'text/plain',
       buffer: Buffer.from('hello from the test'),
     });
+    // Staged as a chip until Send.
+    await page.getByTestId('file-chip').waitFor();
+    await page.getByTestId('composer-send').click();
     const card = page.locator('[data-kind="user-attachment"] [data-testid="file-card"]', {
       hasText: 'notes one.txt',
     });

@@ -538,3 +538,131 @@ describe('sidebar', () => {
     expect(await row.textContent()).not.toMatch(/Your turn|Waiting for you|demo/);
   });
 });
+
+describe('composer', () => {
+  it('grows to about eight lines, keeps drafts per agent, and stages pasted and dropped files as chips', async ({
+    task,
+  }) => {
+    const first = await createAgent('Drafts one');
+    const second = await createAgent('Drafts two');
+    const { page, problems } = await openPage(gateway, PHONE, `#agent=${first}`);
+    const input = page.getByTestId('composer-input');
+    await expect.poll(() => input.isEnabled()).toBe(true);
+    const height = () => input.evaluate((e) => e.getBoundingClientRect().height);
+    const oneLine = await height();
+    await input.fill('one\ntwo\nthree');
+    await expect.poll(height).toBeGreaterThan(oneLine + 20);
+    await input.fill(Array.from({ length: 30 }, (_, i) => `line ${i}`).join('\n'));
+    const tall = await height();
+    const lineHeight = await input.evaluate((e) => parseFloat(getComputedStyle(e).lineHeight));
+    expect(tall).toBeGreaterThan(lineHeight * 7);
+    expect(tall).toBeLessThan(lineHeight * 9.5);
+    await input.fill('a draft for the first agent');
+
+    // Paste and drop a file: both wait as chips.
+    await input.evaluate((element) => {
+      const data = new DataTransfer();
+      data.items.add(new File(['pasted bytes'], 'pasted.txt', { type: 'text/plain' }));
+      element.dispatchEvent(
+        new ClipboardEvent('paste', { clipboardData: data, bubbles: true, cancelable: true }),
+      );
+    });
+    await page.getByTestId('composer').evaluate((form) => {
+      const data = new DataTransfer();
+      data.items.add(new File(['dropped bytes'], 'dropped.csv', { type: 'text/csv' }));
+      for (const type of ['dragover', 'drop']) {
+        form.dispatchEvent(new DragEvent(type, { dataTransfer: data, bubbles: true, cancelable: true }));
+      }
+    });
+    await expect
+      .poll(() => page.getByTestId('file-chip').allTextContents())
+      .toEqual([expect.stringContaining('pasted.txt'), expect.stringContaining('dropped.csv')]);
+    await saveScreenshot(page, `${task.name} (chips)`);
+    await page.getByRole('button', { name: 'Remove pasted.txt' }).click();
+    expect(await page.getByTestId('file-chip').count()).toBe(1);
+
+    await page.reload();
+    await expect.poll(() => input.inputValue()).toBe('a draft for the first agent');
+    await page.goto(`${gateway.url}#agent=${second}`);
+    await page.reload();
+    await expect.poll(() => input.isEnabled()).toBe(true);
+    expect(await input.inputValue()).toBe('');
+    await saveScreenshot(page, task.name);
+    expect(problems).toEqual([]);
+  });
+
+  it('looks disabled and says why without a model', async ({ task }) => {
+    const { page } = await openPage(bare, DESKTOP);
+    const input = page.getByTestId('composer-input');
+    await input.waitFor();
+    expect(await input.isDisabled()).toBe(true);
+    const described = await input.getAttribute('aria-describedby');
+    expect(await page.locator(`[id="${described}"]`).textContent()).toMatch(/No model is set up/);
+    const look = await input.evaluate((e) => ({
+      background: getComputedStyle(e).backgroundColor,
+      border: getComputedStyle(e).borderStyle,
+      cursor: getComputedStyle(e).cursor,
+    }));
+    expect(look.border).toBe('dashed');
+    expect(look.cursor).toBe('not-allowed');
+    await saveScreenshot(page, task.name);
+  });
+
+  it('offers "Jump to latest" after scrolling up', async ({ task }) => {
+    const id = await agentWith('Long one', {
+      toolCalls: Array.from({ length: 40 }, (_, i) => ({
+        name: 'send_message',
+        arguments: { type: 'text', content: `Line ${i}` },
+      })),
+    });
+    const { page, problems } = await openPage(gateway, PHONE, `#agent=${id}`);
+    const transcript = page.getByTestId('transcript');
+    await page.locator('[data-testid="bubble"]', { hasText: 'Line 39' }).waitFor();
+    expect(await page.getByTestId('jump-latest').count()).toBe(0);
+    await transcript.evaluate((e) => e.scrollTo({ top: 0 }));
+    await page.getByTestId('jump-latest').waitFor();
+    await saveScreenshot(page, task.name);
+    await page.getByTestId('jump-latest').click();
+    await expect
+      .poll(() => transcript.evaluate((e) => e.scrollHeight - e.scrollTop - e.clientHeight))
+      .toBeLessThan(2);
+    await expect.poll(() => page.getByTestId('jump-latest').count()).toBe(0);
+    expect(problems).toEqual([]);
+  });
+});
+
+describe('stop and queued prompts', () => {
+  it('shows a prompt sent during a turn as queued at once, and Stop ends the turn with a notice', async ({
+    task,
+  }) => {
+    const id = await createAgent('Stoppable');
+    const { page, problems } = await openPage(gateway, DESKTOP, `#agent=${id}`);
+    const input = page.getByTestId('composer-input');
+    await expect.poll(() => input.isEnabled()).toBe(true);
+    const marker = `sleep 53.${process.pid}`;
+    model.reply({
+      toolCall: { name: 'shell', arguments: { command: `${marker}`, description: 'Wait a long time' } },
+    });
+    await input.fill('start something long');
+    await page.keyboard.press('Enter');
+    const stop = page.getByTestId('composer-stop');
+    await stop.waitFor();
+
+    model.reply(send({ type: 'text', content: 'Handled the queued one.' }));
+    await input.fill('and then this');
+    await page.keyboard.press('Enter');
+    const queued = page.getByTestId('pending-prompt');
+    await queued.waitFor();
+    expect(await queued.textContent()).toContain('and then this');
+    await saveScreenshot(page, `${task.name} (queued)`);
+
+    await stop.click();
+    await page.locator('[data-kind="notice"]', { hasText: 'You stopped the turn.' }).waitFor();
+    await page.locator('[data-testid="bubble"]', { hasText: 'Handled the queued one.' }).waitFor();
+    expect(await queued.count()).toBe(0);
+    expect(await page.locator('[data-role="user"]', { hasText: 'and then this' }).count()).toBe(1);
+    await settled(id);
+    await saveScreenshot(page, task.name);
+    expect(problems).toEqual([]);
+  });
+});

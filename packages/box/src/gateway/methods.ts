@@ -3,17 +3,11 @@
  * (docs/gateway.md, "Methods"). The table reads like the API document.
  */
 import { z } from 'zod';
-import { AGENT_ID_PATTERN } from '../host/layout.ts';
-import type { AgentHost } from '../host/types.ts';
+import { agentIdSchema, method, type JsonMethod } from './method-spec.ts';
 import { pageLinks } from './links.ts';
+import { turnMethods } from './turn-methods.ts';
 
-/**
- * Agent ids name folders on disk (`agents/<id>/`). The host checks them too;
- * refusing anything but a plain name here keeps a path out of every call.
- */
-export const agentIdSchema = z
-  .string()
-  .regex(AGENT_ID_PATTERN, 'expected an agent id (letters, digits, "-" and "_", at most 128)');
+export { agentIdSchema } from './method-spec.ts';
 
 const messageIdSchema = z.string().min(1).max(200);
 
@@ -22,19 +16,7 @@ export class RawJson {
   constructor(readonly text: string) {}
 }
 
-export interface MethodContext {
-  host: AgentHost;
-  version: string;
-}
-
-interface JsonMethod<S extends z.ZodType> {
-  input: S;
-  run: (ctx: MethodContext, input: z.output<S>) => Promise<unknown>;
-}
-
-function method<S extends z.ZodType>(input: S, run: JsonMethod<S>['run']): JsonMethod<S> {
-  return { input, run };
-}
+export type { MethodContext } from './method-spec.ts';
 
 const empty = z.object({});
 const byId = z.object({ id: agentIdSchema });
@@ -86,6 +68,7 @@ export const jsonMethods = {
     }),
     ({ host }, input) => host.submitSecret(input),
   ),
+  ...turnMethods,
 } satisfies Record<string, JsonMethod<z.ZodType>>;
 
 export type JsonMethodName = keyof typeof jsonMethods;

@@ -240,6 +240,16 @@ export class LocalAgentHost implements AgentHost {
     return session.sendPrompt(input.prompt, input.clientNonce);
   }
 
+  /** Hook (web Stop): aborts the agent's running turn. */
+  async cancelTurn(agentId: string): Promise<{ cancelled: boolean }> {
+    return (await this.existing(agentId)).cancelTurn();
+  }
+
+  /** Hook (web Retry): re-runs the agent on its conversation after a failed model call. */
+  async retryTurn(agentId: string): Promise<{ accepted: true }> {
+    return (await this.existing(agentId)).retryTurn();
+  }
+
   async answerWidget(input: {
     agentId: string;
     messageId: string;

@@ -19,6 +19,7 @@ import {
   nonSendReminder,
   userAttachmentId,
   userMessageId,
+  wrapSystemReminder,
   type LedgerEntry,
   type SecretTarget,
   type Widget,
@@ -91,7 +92,14 @@ export const TURN_TEXTS: TurnTexts = {
   noReplyNotice: 'The agent stopped without sending you a reply.',
   modelFailedNotice: (message) => `The model call failed, so the agent stopped: ${message}`,
   stepLimitNotice: (steps) => `The agent was stopped after ${steps} model steps in one turn.`,
+  stoppedNotice: 'You stopped the turn.',
+  stoppedReminder:
+    'The user pressed Stop and ended your previous turn before it finished: the model call or tool that was running was interrupted. Do not resume that work unless the user asks.',
+  interruptedResult: 'Interrupted: the user stopped the turn before this call finished.',
 };
+
+/** What the user reads and the model gets when Retry re-runs a turn after a failed model call. */
+export const RETRY_PROMPT = 'The previous model call failed. Try again: continue where you left off.';
 
 const unreadStateSchema = z.object({
   lastActivityAt: z.number().default(0),
@@ -123,6 +131,8 @@ export class AgentSession {
   private readonly answered = new Set<string>();
   private queue: Promise<void> = Promise.resolve();
   private running = 0;
+  /** Aborts the running turn (`cancelTurn`); null between turns. */
+  private turnAbort: AbortController | null = null;
   /** The ledger's entries in memory (see LedgerView); the last row of store.db, for the roster. */
   private readonly view = new LedgerView();
   private lastRow: Record<string, unknown> | null = null;
@@ -351,6 +361,33 @@ export class AgentSession {
     return { accepted: true, duplicate: false };
   }
 
+  /** Hook (web Stop button): aborts the running turn; queued turns still run after it. */
+  cancelTurn(): { cancelled: boolean } {
+    const abort = this.turnAbort;
+    if (!abort || abort.signal.aborted) return { cancelled: false };
+    abort.abort(new Error('the user stopped the turn'));
+    return { cancelled: true };
+  }
+
+  /**
+   * Hook (web Retry button): a new turn on the conversation as it stands, its user message
+   * hidden (the bubble that failed stays; the model reads RETRY_PROMPT).
+   */
+  retryTurn(): { accepted: true } {
+    this.requireModel();
+    this.enqueue(async (turn) => {
+      await this.startTurn(turn, wrapSystemReminder(RETRY_PROMPT), {
+        id: userMessageId(turn),
+        kind: 'message',
+        role: 'user',
+        content: RETRY_PROMPT,
+        hidden: true,
+        timestampMs: this.config.now(),
+      });
+    });
+    return { accepted: true };
+  }
+
   answerWidget(messageId: string, answer: string | string[]): { accepted: true } {
     const question = this.openQuestion(messageId, 'widget');
     const text = widgetAnswerText(question.widget!, answer);
@@ -572,10 +609,17 @@ export class AgentSession {
       this.state.endTurn();
       return;
     }
-    await runTurn(this.history, this.driverFor(turn, provider), this.state, this.reminder, {
-      maxSteps: this.config.maxStepsPerTurn,
-      texts: TURN_TEXTS,
-    });
+    const abort = new AbortController();
+    this.turnAbort = abort;
+    try {
+      await runTurn(this.history, this.driverFor(turn, provider, abort.signal), this.state, this.reminder, {
+        maxSteps: this.config.maxStepsPerTurn,
+        texts: TURN_TEXTS,
+        signal: abort.signal,
+      });
+    } finally {
+      this.turnAbort = null;
+    }
   }
 
   private toolSpecs(): ModelToolSpec[] {
@@ -601,7 +645,7 @@ export class AgentSession {
     ].join('\n');
   }
 
-  private driverFor(turn: number, provider: ModelProvider): TurnDriver {
+  private driverFor(turn: number, provider: ModelProvider, signal: AbortSignal): TurnDriver {
     const counters = { assistant: 0, send: 0, tool: 0, notice: 0 };
     const deliveredInTurn = new Map<string, string>();
     const tools = new Map(this.config.tools.map((tool) => [tool.name, tool]));
@@ -609,7 +653,7 @@ export class AgentSession {
     const system = this.systemPrompt();
     const now = () => this.config.now();
     return {
-      step: (messages) => provider.step({ system, messages, tools: specs }),
+      step: (messages) => provider.step({ system, messages, tools: specs, abortSignal: signal }),
       recordAssistant: (step: ModelStepResult) => {
         const blocks: TranscriptBlock[] = [];
         if (step.reasoning) blocks.push({ type: 'thinking', thinking: step.reasoning });
@@ -671,7 +715,7 @@ export class AgentSession {
         } else {
           const parsed = tool.input.safeParse(call.input);
           outcome = parsed.success
-            ? await this.runTool(tool, parsed.data)
+            ? await this.runTool(tool, parsed.data, signal)
             : errorOutcome(describeZodError(tool.name, parsed.error), 'invalid input');
         }
         const envelope = this.scrubber.value(outcome.envelope);
@@ -693,9 +737,16 @@ export class AgentSession {
       recordReminder: (text) => {
         this.writer.appendRecords([{ role: 'user', blocks: [{ type: 'text', text }] }]);
       },
-      recordNotice: (text) => {
+      recordNotice: (text, reason) => {
         this.writer.appendEntries([
-          { id: `t${turn}n${counters.notice++}`, kind: 'notice', text, timestampMs: now() },
+          // `reason` (sendbox extension): the web UI shows a model failure as an error with Retry.
+          {
+            id: `t${turn}n${counters.notice++}`,
+            kind: 'notice',
+            text,
+            ...(reason ? { reason } : {}),
+            timestampMs: now(),
+          },
         ]);
       },
       recordTurnEnded: () => {
@@ -704,7 +755,7 @@ export class AgentSession {
     };
   }
 
-  private async runTool(tool: HostTool, input: unknown): Promise<ToolOutcome> {
+  private async runTool(tool: HostTool, input: unknown, signal: AbortSignal): Promise<ToolOutcome> {
     const secrets = await this.secrets.all();
     try {
       return await tool.run(input, {
@@ -712,6 +763,7 @@ export class AgentSession {
         env: { ...this.config.toolEnv, HOME: this.paths.sandbox, ...Object.fromEntries(secrets) },
         scrub: this.scrubber,
         todos: this.todos,
+        signal,
         now: () => this.config.now(),
       });
     } catch (error) {

@@ -27,9 +27,12 @@ export interface TurnDriver {
   runToolCall(call: ModelToolCall): Promise<ToolCallReport>;
   /** Records an injected reminder (a JSONL user record; never shown in the UI). */
   recordReminder(text: string): void;
-  recordNotice(text: string): void;
+  /** `reason` types the notice for the UI (a failed model call is an error with Retry). */
+  recordNotice(text: string, reason?: NoticeReason): void;
   recordTurnEnded(): void;
 }
+
+export type NoticeReason = 'model-failed' | 'stopped';
 
 export interface TurnTexts {
   nonSendReminder: (count: number) => string;
@@ -37,11 +40,18 @@ export interface TurnTexts {
   noReplyNotice: string;
   modelFailedNotice: (message: string) => string;
   stepLimitNotice: (steps: number) => string;
+  /** The user pressed Stop (`cancelTurn`): the notice shown, and what the model reads next turn. */
+  stoppedNotice: string;
+  stoppedReminder: string;
+  /** The result the model reads for a tool call the stop interrupted or never started. */
+  interruptedResult: string;
 }
 
 export interface TurnOptions {
   maxSteps: number;
   texts: TurnTexts;
+  /** Aborted by `cancelTurn`: the model call is aborted, tools are killed, the turn ends. */
+  signal?: AbortSignal;
 }
 
 /**
@@ -58,8 +68,17 @@ export async function runTurn(
   const textOnly = new TextOnlyGuard();
   let delivered = 0;
   let steps = 0;
+  const stopped = (): boolean => options.signal?.aborted === true;
+  const endStopped = (): void => {
+    driver.recordNotice(options.texts.stoppedNotice, 'stopped');
+    injectReminder(history, driver, options.texts.stoppedReminder);
+  };
   try {
     for (;;) {
+      if (stopped()) {
+        endStopped();
+        break;
+      }
       if (steps >= options.maxSteps) {
         driver.recordNotice(options.texts.stepLimitNotice(options.maxSteps));
         break;
@@ -69,8 +88,13 @@ export async function runTurn(
       try {
         step = await driver.step(history);
       } catch (error) {
+        if (stopped()) {
+          endStopped();
+          break;
+        }
         driver.recordNotice(
           options.texts.modelFailedNotice(error instanceof Error ? error.message : String(error)),
+          'model-failed',
         );
         break;
       }
@@ -99,17 +123,25 @@ export async function runTurn(
 
       const results: Extract<ModelMessage, { role: 'tool' }>['content'] = [];
       for (const call of step.toolCalls) {
-        const report = await driver.runToolCall(call);
-        if (report.delivered) delivered += 1;
-        reminder.record(call.name, report.delivered);
+        // Every call gets a result (the API requires one per call id); after a stop, "interrupted".
+        const report = stopped() ? null : await driver.runToolCall(call);
+        if (report?.delivered) delivered += 1;
+        if (report) reminder.record(call.name, report.delivered);
         results.push({
           type: 'tool-result',
           toolCallId: call.id,
           toolName: call.name,
-          output: report.output,
+          output:
+            report && !stopped()
+              ? report.output
+              : { type: 'error-text', value: options.texts.interruptedResult },
         });
       }
       history.push({ role: 'tool', content: results });
+      if (stopped()) {
+        endStopped();
+        break;
+      }
 
       // A widget or secret-request ended the turn: wait for the user.
       if (state.sendsBlocked) break;

@@ -90,6 +90,10 @@ export interface AgentHost {
     clientNonce: string;
   }): Promise<{ accepted: true; duplicate: boolean }>;
   /** Answers a widget send by its message id; accepted once. */
+  /** Aborts the running turn (model call, tool processes); the turn ends with a notice. */
+  cancelTurn(agentId: string): Promise<{ cancelled: boolean }>;
+  /** A new turn on the conversation as it stands (a hidden user message), e.g. after a model failure. */
+  retryTurn(agentId: string): Promise<{ accepted: true }>;
   answerWidget(input: {
     agentId: string;
     messageId: string;

@@ -5,6 +5,7 @@
 import type { z } from 'zod';
 import {
   acceptedResponseSchema,
+  cancelTurnResponseSchema,
   agentResponseSchema,
   deletedResponseSchema,
   openAgentResponseSchema,
@@ -100,6 +101,10 @@ export function createApiClient(options: ApiClientOptions) {
       (await call('openAgent', { id }, openAgentResponseSchema)).entries,
     sendPrompt: (input: { agentId: string; prompt: string; clientNonce: string }) =>
       call('sendPrompt', input, sendPromptResponseSchema),
+    /** Stops the agent's running turn (queued prompts still run after it). */
+    cancelTurn: (agentId: string) => call('cancelTurn', { agentId }, cancelTurnResponseSchema),
+    /** Runs the agent again on its conversation as it stands (after a failed model call). */
+    retryTurn: (agentId: string) => call('retryTurn', { agentId }, acceptedResponseSchema),
     answerWidget: (input: { agentId: string; messageId: string; answer: string | string[] }) =>
       call('answerWidget', input, acceptedResponseSchema),
     /** The value goes into the request body only: never logged, never kept. */

@@ -106,6 +106,7 @@ export const agentResponseSchema = z.looseObject({ agent: rosterRowSchema });
 export const rosterResponseSchema = z.array(rosterRowSchema);
 export const sendPromptResponseSchema = z.looseObject({ accepted: z.literal(true), duplicate: z.boolean() });
 export const acceptedResponseSchema = z.looseObject({ accepted: z.literal(true) });
+export const cancelTurnResponseSchema = z.looseObject({ cancelled: z.boolean() });
 export const savedResponseSchema = z.looseObject({ saved: z.literal(true) });
 export const deletedResponseSchema = z.looseObject({ deleted: z.literal(true) });
 export const uploadResponseSchema = z.looseObject({ entry: z.unknown() });
