@@ -4,7 +4,7 @@
  * and in localStorage so the next visit starts fetching its ledger at once (focused-agent.ts).
  */
 import { useCallback, useEffect, useRef, useState } from 'react';
-import type { ApiClient } from './api/client.ts';
+import { ApiError, type ApiClient } from './api/client.ts';
 import { followAgentEvents } from './api/events.ts';
 import type { RosterRow, StatusResponse, TurnState } from './api/types.ts';
 import { Conversation } from './Conversation.tsx';
@@ -13,6 +13,7 @@ import { useBubbleStyle, useTheme, type ThemeChoice } from './preferences.ts';
 import { SetupNotice } from './SetupNotice.tsx';
 import { Sidebar } from './Sidebar.tsx';
 import { useNarrow } from './viewport.ts';
+import { renewAccess } from './reconnect.ts';
 
 const ROSTER_POLL_MS = 20_000;
 const NEXT_THEME: Record<ThemeChoice, ThemeChoice> = { system: 'light', light: 'dark', dark: 'system' };
@@ -39,8 +40,18 @@ export function App({ client, prefetch = noPrefetch }: { client: ApiClient; pref
       const rows = await client.listAgents();
       setAgents(rows);
       setStatusError(null);
+      // The model may have changed (settings, or a restart with other environment variables).
+      setStatus(await client.getStatus());
     } catch (cause) {
-      setStatusError(cause instanceof Error ? cause.message : String(cause));
+      if (cause instanceof ApiError && (cause.status === 401 || cause.status === 403) && renewAccess())
+        return;
+      setStatusError(
+        cause instanceof ApiError && cause.status === 0
+          ? 'The box is not reachable (restarting?). Retrying…'
+          : cause instanceof Error
+            ? cause.message
+            : String(cause),
+      );
     }
   }, [client]);
 
@@ -88,7 +99,15 @@ export function App({ client, prefetch = noPrefetch }: { client: ApiClient; pref
       client,
       null,
       0,
-      { onEntry: () => undefined, onState, onRoster: scheduleRosterRefresh, onStatus: () => undefined },
+      {
+        onEntry: () => undefined,
+        onState,
+        onRoster: scheduleRosterRefresh,
+        onStatus: (streamStatus) => {
+          if (streamStatus === 'open') scheduleRosterRefresh();
+        },
+        onUnauthorized: () => void renewAccess(),
+      },
       abort.signal,
     );
     return () => abort.abort();

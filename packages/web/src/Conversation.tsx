@@ -21,9 +21,11 @@ import { Composer } from './Composer.tsx';
 import { noPrefetch, type LedgerPrefetch } from './focused-agent.ts';
 import { ConversationContext, type ConversationContextValue } from './conversation-context.ts';
 import { Lightbox } from './Lightbox.tsx';
+import { renewAccess } from './reconnect.ts';
 import { NavigationContext, type Navigation } from './navigation.ts';
 import type { BubbleStyle } from './preferences.ts';
-import { deriveQuestions, isShown, lastSeq, mergeEntries } from './transcript.ts';
+import { isErrorNotice } from './bubbles/NoticeBubble.tsx';
+import { deriveQuestions, isShown, lastSeq, mergeEntries, retryableNoticeId } from './transcript.ts';
 
 export const WINDOW_STEP = 200;
 /** Rows in the first frame: more than fit a tall screen, a quarter of the window's render cost. */
@@ -86,6 +88,7 @@ export function Conversation({
   };
   const anchor = useRef<{ scrollHeight: number; scrollTop: number } | null>(null);
   const pendingScrollTo = useRef<string | null>(null);
+  const streamWas = useRef<StreamStatus>('connecting');
   const onStateRef = useRef(onState);
   const onRosterRef = useRef(onRosterChange);
   onStateRef.current = onState;
@@ -134,7 +137,13 @@ export function Conversation({
           onEntry: (entry) => setEntries((current) => mergeEntries(current, [entry])),
           onState: (agentId, state) => onStateRef.current(agentId, state),
           onRoster: () => onRosterRef.current(),
-          onStatus: (status, detail) => setStreamStatus({ status, detail }),
+          onStatus: (status, detail) => {
+            // Back after a drop (a box restart): the roster and states may have moved on.
+            if (status === 'open' && streamWas.current === 'reconnecting') onRosterRef.current();
+            streamWas.current = status;
+            setStreamStatus({ status, detail });
+          },
+          onUnauthorized: () => void renewAccess(),
         },
         abort.signal,
       );
@@ -151,6 +160,7 @@ export function Conversation({
     [entries, showThinking],
   );
   const { answers, skipped, answerTexts } = useMemo(() => deriveQuestions(entries), [entries]);
+  const retryable = useMemo(() => retryableNoticeId(entries, isErrorNotice), [entries]);
   const arrivedNonces = useMemo(() => {
     const nonces = new Set<string>();
     for (const entry of entries) {
@@ -380,6 +390,7 @@ export function Conversation({
                   entry={entry}
                   answer={answers.get(entry.id) ?? answerTexts.get(entry.id)}
                   skipped={skipped.has(entry.id)}
+                  retryable={entry.id === retryable}
                 />
               ))}
               {waiting.map((prompt) => (

@@ -186,3 +186,19 @@ export function isShown(entry: TranscriptEntry, showThinking: boolean): boolean 
 export function lastSeq(entries: readonly TranscriptEntry[]): number {
   return entries.length === 0 ? 0 : (entries[entries.length - 1]?.seq ?? 0);
 }
+
+/**
+ * The failed-model-call notice Retry may re-run: the last one, if no user message (a new
+ * prompt, an answer or a retry) came after it. `isError` tells such notices (NoticeBubble).
+ */
+export function retryableNoticeId(
+  entries: readonly TranscriptEntry[],
+  isError: (entry: Extract<TranscriptEntry, { kind: 'notice' }>) => boolean,
+): string | null {
+  for (let i = entries.length - 1; i >= 0; i--) {
+    const entry = entries[i]!;
+    if (entry.kind === 'message' && entry.role === 'user') return null;
+    if (entry.kind === 'notice' && isError(entry)) return entry.id;
+  }
+  return null;
+}

@@ -81,12 +81,19 @@ export interface RunningGateway {
   dataDir: string;
   /** What the gateway printed so far (500s are detailed there, not to the client). */
   output(): string;
-  stop(): Promise<void>;
+  /** Stops the box; its data dir is removed unless `keepData` (for a restart on it). */
+  stop(options?: { keepData?: boolean }): Promise<void>;
 }
 
-/** Starts `sendbox serve --port 0` on a temp data dir and waits for its `gateway.json`. */
-export async function startGateway(env: Record<string, string> = {}): Promise<RunningGateway> {
-  const dataDir = await fsp.mkdtemp(path.join(os.tmpdir(), 'sendbox-web-'));
+/**
+ * Starts `sendbox serve` on a temp data dir and an ephemeral port and waits for its
+ * `gateway.json`; `at` restarts a box on the data dir and port it had.
+ */
+export async function startGateway(
+  env: Record<string, string> = {},
+  at?: { dataDir: string; port: number },
+): Promise<RunningGateway> {
+  const dataDir = at?.dataDir ?? (await fsp.mkdtemp(path.join(os.tmpdir(), 'sendbox-web-')));
   const cleanEnv: NodeJS.ProcessEnv = { ...process.env };
   for (const key of Object.keys(cleanEnv)) {
     if (/^(XAI_|OPENAI_|SENDBOX_)/.test(key)) delete cleanEnv[key];
@@ -99,7 +106,7 @@ export async function startGateway(env: Record<string, string> = {}): Promise<Ru
       path.join(REPO_ROOT, 'packages/box/src/cli/main.ts'),
       'serve',
       '--port',
-      '0',
+      String(at?.port ?? 0),
       '--data-dir',
       dataDir,
       '--no-build',
@@ -125,10 +132,10 @@ export async function startGateway(env: Record<string, string> = {}): Promise<Ru
         token,
         dataDir,
         output: () => output,
-        async stop() {
+        async stop(options = {}) {
           if (child.exitCode === null) child.kill('SIGTERM');
           await exited;
-          await fsp.rm(dataDir, { recursive: true, force: true });
+          if (!options.keepData) await fsp.rm(dataDir, { recursive: true, force: true });
         },
       };
     } catch {

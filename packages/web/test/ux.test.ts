@@ -39,7 +39,7 @@ beforeAll(async () => {
   [browser, bare, gateway] = await Promise.all([
     launchBrowser(),
     startGateway(),
-    startGateway(modelEnv(model)),
+    startGateway({ ...modelEnv(model), SENDBOX_MODEL_MAX_RETRIES: '0' }),
   ]);
 });
 afterAll(async () => {
@@ -664,5 +664,83 @@ describe('stop and queued prompts', () => {
     await settled(id);
     await saveScreenshot(page, task.name);
     expect(problems).toEqual([]);
+  });
+});
+
+describe('errors and restarts', () => {
+  it('shows a failed model call as an alert naming what failed, logs one line, and Retry re-runs the turn', async ({
+    task,
+  }) => {
+    const id = await createAgent('Failing');
+    const { page, problems } = await openPage(gateway, PHONE, `#agent=${id}`);
+    const input = page.getByTestId('composer-input');
+    await expect.poll(() => input.isEnabled()).toBe(true);
+    const failures = () =>
+      gateway
+        .output()
+        .split('\n')
+        .filter((line) => line.includes('model call failed')).length;
+    const before = failures();
+    model.reply({ status: 500 });
+    await input.fill('this will fail');
+    await page.keyboard.press('Enter');
+    const alert = page.getByRole('alert').filter({ hasText: 'model call failed' });
+    await alert.waitFor();
+    expect(await alert.textContent()).toMatch(/openai-compatible model local: .*500/);
+    await expect.poll(failures).toBe(before + 1);
+    await saveScreenshot(page, `${task.name} (failed)`);
+
+    model.reply(send({ type: 'text', content: 'Recovered on retry.' }));
+    await alert.getByTestId('retry-turn').click();
+    await page.locator('[data-testid="bubble"]', { hasText: 'Recovered on retry.' }).waitFor();
+    expect(await page.getByTestId('retry-turn').count()).toBe(0);
+    // The retry is not shown as something the user typed.
+    expect(await page.locator('[data-role="user"]').count()).toBe(1);
+    await settled(id);
+    await saveScreenshot(page, task.name);
+    expect(problems.filter((p) => !p.includes('500'))).toEqual([]);
+  });
+
+  it('reconnects by itself after the box restarts, keeping the draft', async ({ task }) => {
+    let box = await startGateway();
+    try {
+      const { agent } = await callGateway<{ agent: { id: string } }>(box, 'createAgent', {
+        name: 'Survivor',
+      });
+      const { page } = await openPage(box, DESKTOP, `#agent=${agent.id}`);
+      await page.locator('.conversation-head h2', { hasText: 'Survivor' }).waitFor();
+      await page.getByTestId('composer-file').waitFor({ state: 'attached' });
+      // No model: the composer is disabled, so the draft goes in through storage, as typing would.
+      await page.evaluate(
+        (id) => localStorage.setItem(`sendbox.draft.${id}`, 'half-written thought'),
+        agent.id,
+      );
+      const port = Number(new URL(box.url).port);
+      await box.stop({ keepData: true });
+      await expect
+        .poll(() => page.locator('.stream-status, [data-testid="gateway-error"]').count(), {
+          timeout: 10_000,
+        })
+        .toBeGreaterThan(0);
+      await saveScreenshot(page, `${task.name} (down)`);
+      box = await startGateway(modelEnv(model), { dataDir: box.dataDir, port });
+      // The page finds the box again and picks up its new state (now with a model).
+      await expect
+        .poll(
+          () =>
+            page
+              .getByTestId('composer-input')
+              .isEnabled()
+              .catch(() => false),
+          { timeout: 20_000 },
+        )
+        .toBe(true);
+      expect(await page.getByTestId('composer-input').inputValue()).toBe('half-written thought');
+      expect(await page.locator('.conversation-head h2').textContent()).toBe('Survivor');
+      expect(await page.locator('.stream-status.error').count()).toBe(0);
+      await saveScreenshot(page, task.name);
+    } finally {
+      await box.stop();
+    }
   });
 });

@@ -21,7 +21,16 @@ export interface AiSdkProviderOptions {
   timeoutMs: number;
   /** Retries the SDK makes on retryable errors (429, 5xx) before failing the step. */
   maxRetries: number;
+  /**
+   * Told one line per failed model call (after the SDK's retries), for the terminal. The line
+   * names the provider, the model and the error; never the key. Defaults to stderr.
+   */
+  logFailure?: (line: string) => void;
 }
+
+const stderrLine = (line: string): void => {
+  process.stderr.write(`${line}\n`);
+};
 
 export function aiSdkProvider(options: AiSdkProviderOptions): ModelProvider {
   return {
@@ -63,11 +72,11 @@ export function aiSdkProvider(options: AiSdkProviderOptions): ModelProvider {
           finishReason: result.finishReason,
         };
       } catch (error) {
-        throw new ModelCallError(
-          `${options.provider} model ${options.model}: ${describeError(error)}`,
-          options.provider,
-          { cause: error },
-        );
+        const message = `${options.provider} model ${options.model}: ${describeError(error)}`;
+        // A stopped turn is not a failure.
+        if (!request.abortSignal?.aborted)
+          (options.logFailure ?? stderrLine)(`model call failed: ${message}`);
+        throw new ModelCallError(message, options.provider, { cause: error });
       }
     },
   };

@@ -83,6 +83,7 @@ export function openAiCompatibleProvider(options: {
   model: string;
   timeoutMs?: number;
   maxRetries?: number;
+  logFailure?: (line: string) => void;
 }): ModelProvider {
   const compatible = createOpenAICompatible({
     name: 'openai-compatible',
@@ -95,6 +96,7 @@ export function openAiCompatibleProvider(options: {
     languageModel: compatible.chatModel(options.model),
     timeoutMs: options.timeoutMs ?? DEFAULT_MODEL_TIMEOUT_MS,
     maxRetries: options.maxRetries ?? 2,
+    ...(options.logFailure ? { logFailure: options.logFailure } : {}),
   });
 }
 

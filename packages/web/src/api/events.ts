@@ -101,6 +101,8 @@ export interface AgentStreamHandlers {
   onState(agentId: string, state: TurnState): void;
   onRoster(agentId: string, change: string): void;
   onStatus(status: StreamStatus, detail?: string): void;
+  /** The gateway refused the page's credentials (401/403); the stream keeps retrying. */
+  onUnauthorized?(): void;
 }
 
 /** Reconnect delays: 0.5 s doubling to 15 s, reset once a connection delivers data. */
@@ -112,7 +114,7 @@ export function backoffDelay(attempt: number): number {
  * Follows one agent's events until `signal` aborts (`agentId` null: only the `state` and
  * `roster` events every stream carries, for the sidebar while no agent is open). `after` is the highest seq already held;
  * it advances with every entry so a reconnect resumes exactly where the stream broke.
- * Stops for good on 401/403/404 (retrying cannot help), with the reason in `onStatus`.
+ * Retries with backoff after a drop or a refusal (a box restart); stops for good on 404.
  */
 export async function followAgentEvents(
   client: ApiClient,
@@ -133,9 +135,15 @@ export async function followAgentEvents(
         headers: { Authorization: `Bearer ${client.token}`, Accept: 'text/event-stream' },
         signal,
       });
-      if (response.status === 401 || response.status === 403 || response.status === 404) {
-        handlers.onStatus('stopped', `/api/events failed with ${response.status}; reload the page`);
+      if (response.status === 404) {
+        handlers.onStatus('stopped', '/api/events failed with 404: this agent no longer exists');
         return;
+      }
+      // Refused (a restarted box no longer knows this page's credentials): keep retrying with
+      // backoff, and let the page renew its access (App reloads itself, drafts kept).
+      if (response.status === 401 || response.status === 403) {
+        handlers.onUnauthorized?.();
+        throw new Error(`/api/events answered ${response.status}`);
       }
       if (!response.ok || !response.body) throw new Error(`/api/events answered ${response.status}`);
       handlers.onStatus('open');

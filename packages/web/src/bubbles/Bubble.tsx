@@ -45,9 +45,16 @@ export interface BubbleProps {
   answer: string | undefined;
   /** For widgets: the conversation moved past it unanswered (`deriveQuestions`). */
   skipped?: boolean | undefined;
+  /** For a failed-model-call notice: it is the latest turn's outcome, so Retry is offered. */
+  retryable?: boolean | undefined;
 }
 
-function body(entry: TranscriptEntry, answer: string | undefined, skipped: boolean): ReactNode {
+function body(
+  entry: TranscriptEntry,
+  answer: string | undefined,
+  skipped: boolean,
+  retryable: boolean,
+): ReactNode {
   switch (entry.kind) {
     case 'message':
       return <MessageBubble entry={entry} shown={answer} />;
@@ -73,7 +80,7 @@ function body(entry: TranscriptEntry, answer: string | undefined, skipped: boole
     case 'tool-call':
       return <ToolCallBubble entry={entry} />;
     case 'notice':
-      return <NoticeBubble entry={entry} />;
+      return <NoticeBubble entry={entry} retryable={retryable} />;
     case 'thinking':
       return <ThinkingBubble entry={entry} />;
     case 'turn-ended':
@@ -85,7 +92,12 @@ function body(entry: TranscriptEntry, answer: string | undefined, skipped: boole
   }
 }
 
-export const Bubble = memo(function Bubble({ entry, answer, skipped = false }: BubbleProps) {
+export const Bubble = memo(function Bubble({
+  entry,
+  answer,
+  skipped = false,
+  retryable = false,
+}: BubbleProps) {
   const kind = bubbleKindFor(entry);
   if (kind === null) return null;
   const type = entry.kind === 'send-message' ? entry.message.type : undefined;
@@ -102,7 +114,7 @@ export const Bubble = memo(function Bubble({ entry, answer, skipped = false }: B
       data-seq={entry.seq}
       aria-label={ariaLabel(kind, entry)}
     >
-      {body(entry, answer, skipped)}
+      {body(entry, answer, skipped, retryable)}
       {entry.timestampMs > 0 && SIDE[kind] !== 'meta' && (
         <time className="bubble-time" dateTime={new Date(entry.timestampMs).toISOString()}>
           {formatTime(entry.timestampMs)}
