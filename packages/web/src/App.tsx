@@ -10,6 +10,7 @@ import type { RosterRow, StatusResponse, TurnState } from './api/types.ts';
 import { Conversation } from './Conversation.tsx';
 import { noPrefetch, rememberAgentId, rememberedAgentId, type LedgerPrefetch } from './focused-agent.ts';
 import { useBubbleStyle, useTheme, type ThemeChoice } from './preferences.ts';
+import { SettingsPanel } from './SettingsPanel.tsx';
 import { SetupNotice } from './SetupNotice.tsx';
 import { Sidebar } from './Sidebar.tsx';
 import { useNarrow } from './viewport.ts';
@@ -29,6 +30,8 @@ export function App({ client, prefetch = noPrefetch }: { client: ApiClient; pref
   const narrow = useNarrow();
   /** On a phone the agent list is a drawer over the conversation. */
   const [drawerOpen, setDrawerOpen] = useState(false);
+  const [settingsOpen, setSettingsOpen] = useState(false);
+  const closeSettings = useCallback(() => setSettingsOpen(false), []);
   const drawerButton = useRef<HTMLButtonElement>(null);
   const select = useCallback((id: string | null) => {
     setSelectedId(id);
@@ -133,7 +136,12 @@ export function App({ client, prefetch = noPrefetch }: { client: ApiClient; pref
 
   return (
     <div className={`app${narrow ? ' narrow' : ''}`}>
-      {model && !model.configured && <SetupNotice model={model} />}
+      {model && !model.configured && (
+        <SetupNotice model={model} onOpenSettings={() => setSettingsOpen(true)} />
+      )}
+      {settingsOpen && (
+        <SettingsPanel client={client} onClose={closeSettings} onSaved={() => void refreshRoster()} />
+      )}
       {statusError && (
         <section className="banner error" role="alert" data-testid="gateway-error">
           {statusError}
@@ -184,6 +192,17 @@ export function App({ client, prefetch = noPrefetch }: { client: ApiClient; pref
               </button>
             )}
             <span className="toolbar-spacer" />
+            <button
+              type="button"
+              aria-haspopup="dialog"
+              onClick={() => setSettingsOpen(true)}
+              title={
+                model?.configured ? `Model: ${model.provider ?? ''} ${model.model ?? ''}` : 'No model set up'
+              }
+              data-testid="settings-open"
+            >
+              Model
+            </button>
             <button
               type="button"
               onClick={() => setBubbleStyle(bubbleStyle === 'cards' ? 'plain' : 'cards')}

@@ -23,7 +23,9 @@ export function SetupNotice({ model, onOpenSettings }: { model: ModelStatus; onO
   return (
     <section className="banner setup-notice" aria-label="Model setup" data-testid="model-banner">
       <div className="banner-line">
-        <strong>No model set up: agents are read-only.</strong>
+        <strong>
+          No model set up<span className="banner-rest">: agents are read-only</span>
+        </strong>
         {onOpenSettings && (
           <button
             type="button"
@@ -31,7 +33,7 @@ export function SetupNotice({ model, onOpenSettings }: { model: ModelStatus; onO
             onClick={onOpenSettings}
             data-testid="banner-settings"
           >
-            Set up a model
+            Set up
           </button>
         )}
         <button

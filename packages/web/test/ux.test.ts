@@ -744,3 +744,50 @@ describe('errors and restarts', () => {
     }
   });
 });
+
+describe('model settings', () => {
+  it('sets up a model from the page, applied without a restart; the key stays in a 0600 file', async ({
+    task,
+  }) => {
+    const box = await startGateway();
+    try {
+      const { page, problems } = await openPage(box, PHONE);
+      await page.getByTestId('model-banner').waitFor();
+      await page.getByTestId('banner-settings').click();
+      const panel = page.getByTestId('settings-panel');
+      await panel.waitFor();
+      await page.getByTestId('settings-provider').selectOption('openai-compatible');
+      await page.getByTestId('settings-base-url').fill(model.baseURL);
+      await page.getByTestId('settings-model').fill('local');
+      await page.getByTestId('settings-key').fill('sk-from-the-panel-123');
+      await saveScreenshot(page, `${task.name} (panel)`);
+      await page.getByTestId('settings-save').click();
+      await page.getByTestId('settings-saved').waitFor();
+      await page.keyboard.press('Escape');
+      await expect.poll(() => page.getByTestId('model-banner').count()).toBe(0);
+
+      const file = path.join(box.dataDir, 'model-settings.json');
+      expect((await fsp.stat(file)).mode & 0o777).toBe(0o600);
+      const view = await callGateway<Record<string, unknown>>(box, 'getModelSettings', {});
+      expect(view).toMatchObject({ provider: 'openai-compatible', model: 'local', hasKey: true });
+      expect(JSON.stringify(view)).not.toContain('sk-from-the-panel-123');
+
+      // A new agent can chat at once.
+      const { agent } = await callGateway<{ agent: { id: string } }>(box, 'createAgent', {
+        name: 'Configured',
+      });
+      await page.goto(`${box.url}#agent=${agent.id}`);
+      const input = page.getByTestId('composer-input');
+      await expect.poll(() => input.isEnabled()).toBe(true);
+      model.reply(send({ type: 'text', content: 'Hello from the panel model.' }));
+      await input.fill('hi');
+      await page.keyboard.press('Enter');
+      await page.locator('[data-testid="bubble"]', { hasText: 'Hello from the panel model.' }).waitFor();
+      await saveScreenshot(page, task.name);
+      expect(box.output()).not.toContain('sk-from-the-panel-123');
+      expect(problems).toEqual([]);
+    } finally {
+      await box.stop();
+    }
+  });
+});

@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { agentIdSchema, method, type JsonMethod } from './method-spec.ts';
 import { pageLinks } from './links.ts';
+import { settingsMethods } from './settings-methods.ts';
 import { turnMethods } from './turn-methods.ts';
 
 export { agentIdSchema } from './method-spec.ts';
@@ -69,6 +70,7 @@ export const jsonMethods = {
     ({ host }, input) => host.submitSecret(input),
   ),
   ...turnMethods,
+  ...settingsMethods,
 } satisfies Record<string, JsonMethod<z.ZodType>>;
 
 export type JsonMethodName = keyof typeof jsonMethods;

@@ -12,7 +12,8 @@ import type { LedgerEntry } from '@sendbox/protocol';
 import { openLedgerForWrite } from '@sendbox/txcript';
 import { DEFAULT_MAX_ATTACHMENT_BYTES } from '../attachments/store.ts';
 import { ensurePrivateDir } from '../fs/atomic.ts';
-import { providerFromEnv, statusOf } from '../providers/index.ts';
+import { providerFromEnv, statusOf, type ProviderFromEnv } from '../providers/index.ts';
+import { ModelSettings, type ModelSettingsInput, type ModelSettingsView } from './model-settings.ts';
 import type { ModelProvider } from '../providers/types.ts';
 import { loadOrCreateSecretKey } from '../secrets/store.ts';
 import { shellTool, type ShellOptions } from '../tools/shell.ts';
@@ -58,14 +59,18 @@ export async function createAgentHost(options: AgentHostOptions): Promise<LocalA
   await ensurePrivateDir(path.join(dataDir, 'agent-transcripts'));
   await ensurePrivateDir(path.join(dataDir, 'sandboxes'));
   const key = await loadOrCreateSecretKey(dataDir);
-  return new LocalAgentHost(dataDir, key, options);
+  const host = new LocalAgentHost(dataDir, key, options);
+  // Hook (web settings panel): a model saved in the panel applies when the environment sets none.
+  if (options.provider === undefined) await host.loadModelSettings();
+  return host;
 }
 
 export class LocalAgentHost implements AgentHost {
   private readonly sessions = new Map<string, Promise<AgentSession>>();
   private readonly listeners = new Set<(event: HostEvent) => void>();
-  private readonly provider: ModelProvider | null;
-  private readonly status: ModelStatus;
+  private provider: ModelProvider | null;
+  private status: ModelStatus;
+  private readonly settings: ModelSettings;
   private readonly config: SessionConfig;
   private focused: string | null = null;
   private closed = false;
@@ -76,6 +81,7 @@ export class LocalAgentHost implements AgentHost {
     options: AgentHostOptions,
   ) {
     const env = options.env ?? process.env;
+    this.settings = new ModelSettings(dataDir, env);
     if (options.provider === undefined) {
       const chosen = providerFromEnv(env);
       this.provider = chosen.provider;
@@ -105,6 +111,30 @@ export class LocalAgentHost implements AgentHost {
 
   modelStatus(): ModelStatus {
     return { ...this.status };
+  }
+
+  /** Reads `model-settings.json` and applies it (unless the environment configures the model). */
+  async loadModelSettings(): Promise<void> {
+    await this.settings.load();
+    this.useModel(this.settings.choose());
+  }
+
+  modelSettings(): ModelSettingsView {
+    return this.settings.view();
+  }
+
+  /** Saves the panel's settings and swaps the model without a restart (turns read it as they start). */
+  async updateModelSettings(input: ModelSettingsInput): Promise<ModelSettingsView> {
+    this.useModel(await this.settings.update(input));
+    return this.settings.view();
+  }
+
+  private useModel(chosen: ProviderFromEnv): void {
+    this.provider = chosen.provider;
+    this.status = chosen.status;
+    this.config.provider = chosen.provider;
+    // Read-only rows (no model) may have become writable.
+    for (const id of this.sessions.keys()) this.emit({ type: 'roster', agentId: id, change: 'updated' });
   }
 
   async createAgent(input: CreateAgentInput): Promise<RosterRow> {

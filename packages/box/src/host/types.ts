@@ -4,6 +4,7 @@
  * `AgentHost`; the gateway only calls these methods and forwards events.
  */
 import type { LedgerEntry } from '@sendbox/protocol';
+import type { ModelSettingsInput, ModelSettingsView } from './model-settings.ts';
 
 export type TurnState = 'idle' | 'working' | 'awaiting-user';
 
@@ -71,6 +72,10 @@ export class HostError extends Error {
 export interface AgentHost {
   readonly dataDir: string;
   modelStatus(): ModelStatus;
+  /** The settings panel's view of the model (never the key). */
+  modelSettings(): ModelSettingsView;
+  /** Saves the panel's settings (key 0600 in the data dir) and applies them without a restart. */
+  updateModelSettings(input: ModelSettingsInput): Promise<ModelSettingsView>;
   createAgent(input: CreateAgentInput): Promise<RosterRow>;
   listAgents(): Promise<RosterRow[]>;
   /** Focuses the agent (takes its store lock, releasing the previous one), marks it read, returns its ledger. */

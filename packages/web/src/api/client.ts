@@ -6,6 +6,8 @@ import type { z } from 'zod';
 import {
   acceptedResponseSchema,
   cancelTurnResponseSchema,
+  modelSettingsSchema,
+  type ModelSettings,
   agentResponseSchema,
   deletedResponseSchema,
   openAgentResponseSchema,
@@ -101,6 +103,14 @@ export function createApiClient(options: ApiClientOptions) {
       (await call('openAgent', { id }, openAgentResponseSchema)).entries,
     sendPrompt: (input: { agentId: string; prompt: string; clientNonce: string }) =>
       call('sendPrompt', input, sendPromptResponseSchema),
+    getModelSettings: (): Promise<ModelSettings> => call('getModelSettings', {}, modelSettingsSchema),
+    /** The key goes into the request body only (omitted: keep the saved one); never returned. */
+    setModelSettings: (input: {
+      provider: 'xai' | 'openai-compatible';
+      baseURL?: string;
+      model?: string;
+      apiKey?: string;
+    }): Promise<ModelSettings> => call('setModelSettings', input, modelSettingsSchema),
     /** Stops the agent's running turn (queued prompts still run after it). */
     cancelTurn: (agentId: string) => call('cancelTurn', { agentId }, cancelTurnResponseSchema),
     /** Runs the agent again on its conversation as it stands (after a failed model call). */

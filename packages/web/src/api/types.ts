@@ -113,3 +113,12 @@ export const uploadResponseSchema = z.looseObject({ entry: z.unknown() });
 
 export const stateEventSchema = z.looseObject({ agentId: z.string(), state: turnStateSchema });
 export const rosterEventSchema = z.looseObject({ agentId: z.string(), change: z.string() });
+
+export const modelSettingsSchema = z.looseObject({
+  provider: z.enum(['xai', 'openai-compatible']).nullable(),
+  baseURL: z.string(),
+  model: z.string(),
+  hasKey: z.boolean(),
+  lockedByEnvironment: z.boolean(),
+});
+export type ModelSettings = z.infer<typeof modelSettingsSchema>;
