@@ -53,8 +53,12 @@ export function SettingsPanel({
   function save(event: FormEvent<HTMLFormElement>): void {
     event.preventDefault();
     const form = new FormData(event.currentTarget);
-    const text = (name: string) => String(form.get(name) ?? '').trim();
-    const apiKey = String(form.get('apiKey') ?? '');
+    const field = (name: string): string => {
+      const value = form.get(name);
+      return typeof value === 'string' ? value : '';
+    };
+    const text = (name: string) => field(name).trim();
+    const apiKey = field('apiKey');
     setSaving(true);
     setError(null);
     setSaved(false);
