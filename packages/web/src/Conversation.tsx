@@ -21,6 +21,7 @@ import { Composer } from './Composer.tsx';
 import { noPrefetch, type LedgerPrefetch } from './focused-agent.ts';
 import { ConversationContext, type ConversationContextValue } from './conversation-context.ts';
 import { Lightbox } from './Lightbox.tsx';
+import { Markdown } from './markdown.tsx';
 import { renewAccess } from './reconnect.ts';
 import { NavigationContext, type Navigation } from './navigation.ts';
 import type { BubbleStyle } from './preferences.ts';
@@ -67,6 +68,8 @@ export function Conversation({
   const [scrollRequest, setScrollRequest] = useState(0);
   /** Prompts accepted but not yet in the ledger (queued behind a running turn). */
   const [pending, setPending] = useState<ReadonlyArray<{ text: string; clientNonce: string }>>([]);
+  /** send_message texts the model is still writing, by tool call id, in arrival order. */
+  const [drafts, setDrafts] = useState<ReadonlyMap<string, string>>(new Map());
   /** The reader scrolled up: offer a way back down. */
   const [awayFromBottom, setAwayFromBottom] = useState(false);
   /** Whether older raw entries wait to be checked (first paint of a long ledger). */
@@ -134,7 +137,21 @@ export function Conversation({
         agent.id,
         lastSeq(newest),
         {
-          onEntry: (entry) => setEntries((current) => mergeEntries(current, [entry])),
+          onEntry: (entry) => {
+            setEntries((current) => mergeEntries(current, [entry]));
+            // A turn that ended (stopped, failed) leaves no draft behind.
+            if (entry.kind === 'turn-ended') setDrafts((current) => (current.size === 0 ? current : new Map()));
+          },
+          onDraft: (toolCallId, text) => {
+            if (text !== null) performance.mark('sendbox:draft', { detail: { toolCallId, length: text.length } });
+            setDrafts((current) => {
+              if (text === null && !current.has(toolCallId)) return current;
+              const next = new Map(current);
+              if (text === null) next.delete(toolCallId);
+              else next.set(toolCallId, text);
+              return next;
+            });
+          },
           onState: (agentId, state) => onStateRef.current(agentId, state),
           onRoster: () => onRosterRef.current(),
           onStatus: (status, detail) => {
@@ -220,7 +237,7 @@ export function Conversation({
     }
     // windowSize: a window that grew without mounting a row (fewer entries than it holds) still
     // consumes its anchor.
-  }, [lastRowId, rows.length, loading, scrollRequest, windowSize]);
+  }, [lastRowId, rows.length, loading, scrollRequest, windowSize, drafts]);
 
   // Bubbles grow after they are laid out (images and previews load, code is highlighted, off-screen
   // bubbles get their real height), and the view shrinks when a banner or the composer grows: a view
@@ -392,6 +409,17 @@ export function Conversation({
                   skipped={skipped.has(entry.id)}
                   retryable={entry.id === retryable}
                 />
+              ))}
+              {[...drafts].map(([toolCallId, text]) => (
+                <article
+                  key={toolCallId}
+                  className="bubble bubble-text side-agent streaming"
+                  data-testid="streaming-bubble"
+                  aria-label="Agent: message being written"
+                  aria-busy="true"
+                >
+                  <Markdown text={text} />
+                </article>
               ))}
               {waiting.map((prompt) => (
                 <article

@@ -14,6 +14,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { writeCompletionStream } from '../../box/src/testing/openai-stream.ts';
 
 const WEB_DIR = fileURLToPath(new URL('..', import.meta.url));
 const REPO_ROOT = path.resolve(WEB_DIR, '..', '..');
@@ -156,11 +157,12 @@ export interface ScriptedToolCall {
 /**
  * One model step: some tool calls (run in order by the runtime), or plain text; `delayMs`
  * holds the answer back (a model that takes its time, for working states and Stop), `status`
- * answers with that HTTP error instead.
+ * answers with that HTTP error instead. Asked to stream, the server streams (word-sized
+ * deltas, `streamDelayMs` apart).
  */
 export type ScriptedReply = (
   { toolCall: ScriptedToolCall } | { toolCalls: ScriptedToolCall[] } | { text: string } | { status: number }
-) & { delayMs?: number };
+) & { delayMs?: number; streamDelayMs?: number };
 
 export interface ModelServer {
   baseURL: string;
@@ -181,17 +183,17 @@ export async function startModelServer(options: { keepRequests?: boolean } = {})
   let calls = 0;
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => {
-      if (options.keepRequests) chunks.push(chunk);
-    });
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
       calls++;
-      if (options.keepRequests) requests.push(Buffer.concat(chunks).toString('utf8'));
+      const body = Buffer.concat(chunks).toString('utf8');
+      if (options.keepRequests) requests.push(body);
+      const streamed = (JSON.parse(body || '{}') as { stream?: unknown }).stream === true;
       const next = queue.shift() ?? { text: 'done' };
-      if (next.delayMs) setTimeout(() => answer(next), next.delayMs);
-      else answer(next);
+      if (next.delayMs) setTimeout(() => answer(next, streamed), next.delayMs);
+      else answer(next, streamed);
     });
-    function answer(next: ScriptedReply): void {
+    function answer(next: ScriptedReply, streamed: boolean): void {
       if (res.destroyed) return; // the caller gave up (Stop, a timeout)
       if ('status' in next) {
         res.writeHead(next.status, { 'Content-Type': 'application/json' });
@@ -201,6 +203,20 @@ export async function startModelServer(options: { keepRequests?: boolean } = {})
         return;
       }
       const toolCalls = 'toolCall' in next ? [next.toolCall] : 'toolCalls' in next ? next.toolCalls : [];
+      if (streamed) {
+        void writeCompletionStream(res, {
+          id: `chatcmpl-${calls}`,
+          model: 'local',
+          content: 'text' in next ? next.text : null,
+          toolCalls: toolCalls.map((call, index) => ({
+            id: `call_${calls}_${index}`,
+            name: call.name,
+            arguments: JSON.stringify(call.arguments),
+          })),
+          ...(next.streamDelayMs ? { delayMs: next.streamDelayMs } : {}),
+        });
+        return;
+      }
       const message =
         'text' in next
           ? { role: 'assistant', content: next.text }

@@ -316,6 +316,44 @@ describe('bubbles', () => {
 });
 
 describe('accessibility', () => {
+  it('reaches every control by keyboard, each with a visible focus ring', async ({ task }) => {
+    const { page } = await openPage(bare, DESKTOP);
+    await page.waitForSelector('[data-testid="bubble"][data-type="secret-request"]');
+    await page.locator('body').focus();
+    const seen = new Set<string>();
+    for (let i = 0; i < 60; i++) {
+      await page.keyboard.press('Tab');
+      const focused = await page.evaluate(() => {
+        const element = document.activeElement as HTMLElement | null;
+        if (!element || element === document.body) return null;
+        const style = getComputedStyle(element);
+        const ring =
+          style.boxShadow !== 'none' || (style.outlineStyle !== 'none' && style.outlineWidth !== '0px');
+        return {
+          name: `${element.tagName} ${element.getAttribute('data-testid') ?? element.textContent?.slice(0, 30) ?? ''}`,
+          ring,
+        };
+      });
+      if (!focused) continue;
+      expect(focused.ring, `${focused.name} has no visible focus ring`).toBe(true);
+      seen.add(focused.name);
+    }
+    for (const control of [
+      'new-agent',
+      'agent-filter',
+      'theme-toggle',
+      'thinking-toggle',
+      'file-preview-toggle',
+      'agent-menu',
+    ]) {
+      expect(
+        [...seen].some((name) => name.includes(control) || name.toLowerCase().includes(control)),
+        control,
+      ).toBe(true);
+    }
+    await saveScreenshot(page, task.name);
+  });
+
   it('axe finds no critical or serious violations on the main views', async ({ task }) => {
     const id = await agentWith(
       'Accessible',
@@ -344,6 +382,8 @@ describe('accessibility', () => {
     for (const [name, target, viewport] of views) {
       const { page } = await openPage(target, viewport, target === gateway ? `#agent=${id}` : '');
       await page.locator('[data-testid="bubble"], [data-testid="composer-input"]').first().waitFor();
+      // Judge the highlighted code, not the plain text before shiki arrives.
+      if (target === gateway) await page.locator('.code-line').first().waitFor();
       expect(await axeViolations(page), name).toEqual([]);
       if (viewport === PHONE) {
         await page.getByTestId('agents-drawer-button').click();
@@ -789,5 +829,49 @@ describe('model settings', () => {
     } finally {
       await box.stop();
     }
+  });
+});
+
+describe('streaming bubbles', () => {
+  it('shows a send_message word by word as the model writes it; a send that fails validation vanishes', async ({
+    task,
+  }) => {
+    const id = await createAgent('Streaming');
+    const { page, problems } = await openPage(gateway, DESKTOP, `#agent=${id}`);
+    const input = page.getByTestId('composer-input');
+    await expect.poll(() => input.isEnabled()).toBe(true);
+    const words = Array.from({ length: 40 }, (_, i) => `word${i}`).join(' ');
+    model.reply(
+      {
+        ...send({ type: 'text', content: `Refused ${words}`, url: 'https://example.com/not-for-text' }),
+        streamDelayMs: 10,
+      },
+      { ...send({ type: 'text', content: `Streamed ${words}` }), streamDelayMs: 25 },
+    );
+    // Record every length the streaming bubble shows.
+    await page.evaluate(() => {
+      const seen: string[] = [];
+      (window as unknown as { seen: string[] }).seen = seen;
+      new MutationObserver(() => {
+        for (const bubble of document.querySelectorAll('[data-testid="streaming-bubble"]')) {
+          seen.push(bubble.textContent ?? '');
+        }
+      }).observe(document.body, { subtree: true, childList: true, characterData: true });
+    });
+    await input.fill('stream please');
+    await page.keyboard.press('Enter');
+    await page.locator('[data-testid="bubble"]', { hasText: 'Streamed word0' }).waitFor();
+    await settled(id);
+    const seen = await page.evaluate(() => (window as unknown as { seen: string[] }).seen);
+    const streamed = [...new Set(seen.filter((text) => text.startsWith('Streamed')))];
+    expect(streamed.length).toBeGreaterThan(10); // word by word, not all at once
+    expect(seen.some((text) => text.startsWith('Refused'))).toBe(true); // it was shown while written…
+    expect(await page.getByTestId('streaming-bubble').count()).toBe(0);
+    await page.reload();
+    await page.locator('[data-testid="bubble"]', { hasText: 'Streamed word0' }).waitFor();
+    // …and is gone, never stored as delivered.
+    expect(await page.locator('[data-testid="bubble"]', { hasText: 'Refused' }).count()).toBe(0);
+    await saveScreenshot(page, task.name);
+    expect(problems).toEqual([]);
   });
 });

@@ -92,6 +92,9 @@ export async function openEventStream(
         return frame('state', { agentId: event.agentId, state: event.state });
       case 'roster':
         return frame('roster', { agentId: event.agentId, change: event.change });
+      case 'draft':
+        if (event.agentId !== agentId) return null;
+        return frame('draft', { agentId: event.agentId, toolCallId: event.toolCallId, text: event.text });
     }
   };
 

@@ -652,8 +652,80 @@ export class AgentSession {
     const specs = this.toolSpecs();
     const system = this.systemPrompt();
     const now = () => this.config.now();
+    const runCall = async (call: ModelToolCall): Promise<ToolCallReport> => {
+      if (call.parseError !== undefined) {
+        const message =
+          `Your ${call.name} call was not run: its arguments are not valid JSON (${call.parseError}). ` +
+          `Call ${call.name} again with a JSON object as arguments.`;
+        this.recordCall(call.name, { toolCallId: call.id });
+        this.recordResult(call.name, { error: { error: message } });
+        return { output: { type: 'error-text', value: message }, delivered: false };
+      }
+      if (call.name === 'send_message') {
+        const outcome = await handleSendMessage(call.input, {
+          sandboxDir: this.paths.sandbox,
+          attachments: this.attachments,
+          sendsBlocked: () => this.state.sendsBlocked,
+          nextSendId: () => sendId(turn, counters.send++),
+          deliveredInTurn,
+          now,
+        });
+        this.recordCall('send_message', { ...outcome.jsonlInput, toolCallId: call.id });
+        this.recordResult('send_message', outcome.result);
+        if (!outcome.delivered)
+          return { output: { type: 'error-text', value: outcome.reason }, delivered: false };
+        const [entry] = this.writer.appendEntries([
+          { id: outcome.messageId, kind: 'send-message', message: outcome.stored, timestampMs: now() },
+        ]);
+        const question = entry ? questionOf(outcome.messageId, entry.seq, outcome.stored) : null;
+        if (question) this.questions.set(question.id, question);
+        if (outcome.awaitsUser) this.state.awaitUser();
+        return { output: { type: 'text', value: sendSuccessText(outcome.messageId) }, delivered: true };
+      }
+      const tool = tools.get(call.name);
+      const rawInput = isObject(call.input) ? (call.input as JsonObject) : {};
+      this.recordCall(call.name, { ...rawInput, toolCallId: call.id });
+      const startedAt = now();
+      let outcome: ToolOutcome;
+      if (!tool) {
+        const names = ['send_message', ...tools.keys()].join(', ');
+        outcome = errorOutcome(
+          `There is no tool named ${call.name}. Available tools: ${names}.`,
+          `unknown tool ${call.name}`,
+        );
+      } else {
+        const parsed = tool.input.safeParse(call.input);
+        outcome = parsed.success
+          ? await this.runTool(tool, parsed.data, signal)
+          : errorOutcome(describeZodError(tool.name, parsed.error), 'invalid input');
+      }
+      const envelope = this.scrubber.value(outcome.envelope);
+      this.recordResult(call.name, envelope);
+      this.writer.appendEntries([
+        {
+          id: `t${turn}c${counters.tool++}`,
+          kind: 'tool-call',
+          name: call.name,
+          status: statusOf(envelope),
+          summary: this.scrubber.text(outcome.summary),
+          // Hook (web tool rows): description, scrubbed input/output and duration.
+          ...toolCallDetails(rawInput, envelope, now() - startedAt, this.scrubber),
+          timestampMs: now(),
+        },
+      ]);
+      return { output: modelOutputFor(call.name, envelope), delivered: false };
+    };
     return {
-      step: (messages) => provider.step({ system, messages, tools: specs, abortSignal: signal }),
+      step: (messages) =>
+        provider.step({
+          system,
+          messages,
+          tools: specs,
+          abortSignal: signal,
+          // Hook (streaming bubbles): send_message text as it is written, over the event stream.
+          onSendDraft: ({ toolCallId, text }) =>
+            this.config.emit({ type: 'draft', agentId: this.id, toolCallId, text: this.scrubber.text(text) }),
+        }),
       recordAssistant: (step: ModelStepResult) => {
         const blocks: TranscriptBlock[] = [];
         if (step.reasoning) blocks.push({ type: 'thinking', thinking: step.reasoning });
@@ -672,67 +744,14 @@ export class AgentSession {
         }
       },
       runToolCall: async (call: ModelToolCall): Promise<ToolCallReport> => {
-        if (call.parseError !== undefined) {
-          const message =
-            `Your ${call.name} call was not run: its arguments are not valid JSON (${call.parseError}). ` +
-            `Call ${call.name} again with a JSON object as arguments.`;
-          this.recordCall(call.name, { toolCallId: call.id });
-          this.recordResult(call.name, { error: { error: message } });
-          return { output: { type: 'error-text', value: message }, delivered: false };
+        try {
+          return await runCall(call);
+        } finally {
+          // The draft of this send is over: its entry (if delivered) was emitted before this.
+          if (call.name === 'send_message') {
+            this.config.emit({ type: 'draft', agentId: this.id, toolCallId: call.id, text: null });
+          }
         }
-        if (call.name === 'send_message') {
-          const outcome = await handleSendMessage(call.input, {
-            sandboxDir: this.paths.sandbox,
-            attachments: this.attachments,
-            sendsBlocked: () => this.state.sendsBlocked,
-            nextSendId: () => sendId(turn, counters.send++),
-            deliveredInTurn,
-            now,
-          });
-          this.recordCall('send_message', { ...outcome.jsonlInput, toolCallId: call.id });
-          this.recordResult('send_message', outcome.result);
-          if (!outcome.delivered)
-            return { output: { type: 'error-text', value: outcome.reason }, delivered: false };
-          const [entry] = this.writer.appendEntries([
-            { id: outcome.messageId, kind: 'send-message', message: outcome.stored, timestampMs: now() },
-          ]);
-          const question = entry ? questionOf(outcome.messageId, entry.seq, outcome.stored) : null;
-          if (question) this.questions.set(question.id, question);
-          if (outcome.awaitsUser) this.state.awaitUser();
-          return { output: { type: 'text', value: sendSuccessText(outcome.messageId) }, delivered: true };
-        }
-        const tool = tools.get(call.name);
-        const rawInput = isObject(call.input) ? (call.input as JsonObject) : {};
-        this.recordCall(call.name, { ...rawInput, toolCallId: call.id });
-        const startedAt = now();
-        let outcome: ToolOutcome;
-        if (!tool) {
-          const names = ['send_message', ...tools.keys()].join(', ');
-          outcome = errorOutcome(
-            `There is no tool named ${call.name}. Available tools: ${names}.`,
-            `unknown tool ${call.name}`,
-          );
-        } else {
-          const parsed = tool.input.safeParse(call.input);
-          outcome = parsed.success
-            ? await this.runTool(tool, parsed.data, signal)
-            : errorOutcome(describeZodError(tool.name, parsed.error), 'invalid input');
-        }
-        const envelope = this.scrubber.value(outcome.envelope);
-        this.recordResult(call.name, envelope);
-        this.writer.appendEntries([
-          {
-            id: `t${turn}c${counters.tool++}`,
-            kind: 'tool-call',
-            name: call.name,
-            status: statusOf(envelope),
-            summary: this.scrubber.text(outcome.summary),
-            // Hook (web tool rows): description, scrubbed input/output and duration.
-            ...toolCallDetails(rawInput, envelope, now() - startedAt, this.scrubber),
-            timestampMs: now(),
-          },
-        ]);
-        return { output: modelOutputFor(call.name, envelope), delivered: false };
       },
       recordReminder: (text) => {
         this.writer.appendRecords([{ role: 'user', blocks: [{ type: 'text', text }] }]);

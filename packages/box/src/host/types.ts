@@ -40,7 +40,12 @@ export type SequencedEntry = LedgerEntry & { seq: number };
 export type HostEvent =
   | { type: 'entry'; agentId: string; entry: SequencedEntry }
   | { type: 'state'; agentId: string; state: TurnState }
-  | { type: 'roster'; agentId: string; change: 'created' | 'deleted' | 'updated' };
+  | { type: 'roster'; agentId: string; change: 'created' | 'deleted' | 'updated' }
+  /**
+   * A `send_message` text as the model writes it (`text` so far), not yet checked nor stored;
+   * `text: null` when the call is over (delivered: its entry came first; refused: it vanishes).
+   */
+  | { type: 'draft'; agentId: string; toolCallId: string; text: string | null };
 
 export interface ModelStatus {
   configured: boolean;

@@ -1,10 +1,12 @@
 /**
- * A `ModelProvider` over any AI SDK language model: one `generateText` call
- * per step, tools declared without `execute` so the SDK never runs them, and
+ * A `ModelProvider` over any AI SDK language model: one `generateText` call per step (or
+ * `streamText` when the caller follows `send_message` drafts and the provider streams: the
+ * tool-input deltas become drafts), tools declared without `execute` so the SDK never runs them, and
  * without an SDK-side validator so the host's own Zod check writes the
  * model-readable errors (a malformed-JSON call comes back as `invalid`).
  */
-import { APICallError, generateText, jsonSchema, type LanguageModel, type ToolSet } from 'ai';
+import { APICallError, generateText, jsonSchema, streamText, type LanguageModel, type ToolSet } from 'ai';
+import { partialSendText } from './partial-send.ts';
 import {
   ModelCallError,
   type ModelProvider,
@@ -26,6 +28,8 @@ export interface AiSdkProviderOptions {
    * names the provider, the model and the error; never the key. Defaults to stderr.
    */
   logFailure?: (line: string) => void;
+  /** Whether the endpoint streams (`SENDBOX_MODEL_STREAM=0` for one that does not). Default true. */
+  stream?: boolean;
 }
 
 const stderrLine = (line: string): void => {
@@ -44,32 +48,43 @@ export function aiSdkProvider(options: AiSdkProviderOptions): ModelProvider {
           inputSchema: jsonSchema(spec.inputSchema as Parameters<typeof jsonSchema>[0]),
         };
       }
+      const call = {
+        model: options.languageModel,
+        system: request.system,
+        messages: [...request.messages],
+        tools,
+        maxRetries: options.maxRetries,
+        timeout: options.timeoutMs,
+        ...(request.abortSignal ? { abortSignal: request.abortSignal } : {}),
+      };
       try {
-        const result = await generateText({
-          model: options.languageModel,
-          system: request.system,
-          messages: [...request.messages],
-          tools,
-          maxRetries: options.maxRetries,
-          timeout: options.timeoutMs,
-          ...(request.abortSignal ? { abortSignal: request.abortSignal } : {}),
-        });
-        const toolCalls: ModelToolCall[] = result.toolCalls.map((call) => {
-          if (call.dynamic && call.invalid) {
-            return {
-              id: call.toolCallId,
-              name: call.toolName,
-              input: undefined,
-              parseError: describeError(call.error),
-            };
+        const onDraft = request.onSendDraft;
+        if (!onDraft || options.stream === false) {
+          const result = await generateText(call);
+          return {
+            text: result.text,
+            reasoning: result.reasoningText ?? '',
+            toolCalls: result.toolCalls.map(toModelToolCall),
+            finishReason: result.finishReason,
+          };
+        }
+        const result = streamText({ ...call, onError: () => undefined });
+        const sends = new Map<string, string>();
+        for await (const part of result.fullStream) {
+          if (part.type === 'error') throw part.error;
+          if (part.type === 'tool-input-start' && part.toolName === 'send_message') sends.set(part.id, '');
+          if (part.type === 'tool-input-delta' && sends.has(part.id)) {
+            const json = (sends.get(part.id) ?? '') + part.delta;
+            sends.set(part.id, json);
+            const text = partialSendText(json);
+            if (text !== null) onDraft({ toolCallId: part.id, text });
           }
-          return { id: call.toolCallId, name: call.toolName, input: call.input as unknown };
-        });
+        }
         return {
-          text: result.text,
-          reasoning: result.reasoningText ?? '',
-          toolCalls,
-          finishReason: result.finishReason,
+          text: await result.text,
+          reasoning: (await result.reasoningText) ?? '',
+          toolCalls: (await result.toolCalls).map(toModelToolCall),
+          finishReason: await result.finishReason,
         };
       } catch (error) {
         const message = `${options.provider} model ${options.model}: ${describeError(error)}`;
@@ -80,6 +95,25 @@ export function aiSdkProvider(options: AiSdkProviderOptions): ModelProvider {
       }
     },
   };
+}
+
+function toModelToolCall(call: {
+  toolCallId: string;
+  toolName: string;
+  input: unknown;
+  dynamic?: boolean;
+  invalid?: boolean;
+  error?: unknown;
+}): ModelToolCall {
+  if (call.dynamic && call.invalid) {
+    return {
+      id: call.toolCallId,
+      name: call.toolName,
+      input: undefined,
+      parseError: describeError(call.error),
+    };
+  }
+  return { id: call.toolCallId, name: call.toolName, input: call.input };
 }
 
 function describeError(error: unknown): string {

@@ -5,6 +5,7 @@
  */
 import type { ApiClient } from './client.ts';
 import {
+  draftEventSchema,
   parseEntry,
   rosterEventSchema,
   stateEventSchema,
@@ -103,6 +104,8 @@ export interface AgentStreamHandlers {
   onStatus(status: StreamStatus, detail?: string): void;
   /** The gateway refused the page's credentials (401/403); the stream keeps retrying. */
   onUnauthorized?(): void;
+  /** A send_message text as the model writes it; `text: null` when that call is over. */
+  onDraft?(toolCallId: string, text: string | null): void;
 }
 
 /** Reconnect delays: 0.5 s doubling to 15 s, reset once a connection delivers data. */
@@ -188,6 +191,11 @@ export async function followAgentEvents(
       case 'state': {
         const state = stateEventSchema.safeParse(data);
         if (state.success) handlers.onState(state.data.agentId, state.data.state);
+        return;
+      }
+      case 'draft': {
+        const draft = draftEventSchema.safeParse(data);
+        if (draft.success) handlers.onDraft?.(draft.data.toolCallId, draft.data.text);
         return;
       }
       case 'roster': {

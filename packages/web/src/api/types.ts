@@ -122,3 +122,9 @@ export const modelSettingsSchema = z.looseObject({
   lockedByEnvironment: z.boolean(),
 });
 export type ModelSettings = z.infer<typeof modelSettingsSchema>;
+
+export const draftEventSchema = z.looseObject({
+  agentId: z.string(),
+  toolCallId: z.string(),
+  text: z.string().nullable(),
+});
