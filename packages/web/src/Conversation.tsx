@@ -143,7 +143,6 @@ export function Conversation({
             if (entry.kind === 'turn-ended') setDrafts((current) => (current.size === 0 ? current : new Map()));
           },
           onDraft: (toolCallId, text) => {
-            if (text !== null) performance.mark('sendbox:draft', { detail: { toolCallId, length: text.length } });
             setDrafts((current) => {
               if (text === null && !current.has(toolCallId)) return current;
               const next = new Map(current);

@@ -177,7 +177,9 @@ export interface ModelServer {
 }
 
 /** An OpenAI-compatible `/v1/chat/completions` on loopback answering from a script. */
-export async function startModelServer(options: { keepRequests?: boolean } = {}): Promise<ModelServer> {
+export async function startModelServer(
+  options: { keepRequests?: boolean; onDelta?: (piece: string) => void } = {},
+): Promise<ModelServer> {
   const queue: ScriptedReply[] = [];
   const requests: string[] = [];
   let calls = 0;
@@ -214,6 +216,7 @@ export async function startModelServer(options: { keepRequests?: boolean } = {})
             arguments: JSON.stringify(call.arguments),
           })),
           ...(next.streamDelayMs ? { delayMs: next.streamDelayMs } : {}),
+          ...(options.onDelta ? { onDelta: options.onDelta } : {}),
         });
         return;
       }
