@@ -42,22 +42,6 @@ try {
   // 1. Streaming.
   const { agent } = await callGateway<{ agent: { id: string } }>(gateway, 'createAgent', { name: 'Stream' });
   const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
-  if (process.env.BENCH_DEBUG) {
-    // When each word reaches the page (the event stream's decoded chunks).
-    await page.addInitScript(() => {
-      const arrived: Record<string, number> = {};
-      (window as unknown as { arrived: Record<string, number> }).arrived = arrived;
-      const read = ReadableStreamDefaultReader.prototype.read;
-      ReadableStreamDefaultReader.prototype.read = async function (this: ReadableStreamDefaultReader) {
-        const result = (await read.call(this)) as ReadableStreamReadResult<unknown>;
-        if (typeof result.value === 'string' && result.value.includes('"draft"')) {
-          const at = performance.timeOrigin + performance.now();
-          for (const word of result.value.match(/w\d+/g) ?? []) arrived[word] ??= at;
-        }
-        return result;
-      } as typeof read;
-    });
-  }
   await page.goto(`${gateway.url}#agent=${agent.id}`);
   await page.getByTestId('composer-input').waitFor();
   await page.evaluate(() => {
@@ -87,19 +71,6 @@ try {
     .locator('[data-testid="bubble"]', { hasText: `w${deltaCount - 1}` })
     .waitFor({ timeout: 60_000 });
   const shown = await page.evaluate(() => (window as unknown as { shown: Record<string, number> }).shown);
-  if (process.env.BENCH_DEBUG) {
-    const arrived = await page.evaluate(
-      () => (window as unknown as { arrived: Record<string, number> }).arrived,
-    );
-    console.log(
-      [...written]
-        .slice(0, 60)
-        .map(
-          ([w, at]) => `${w}:${((arrived[w] ?? NaN) - at).toFixed(0)}/${((shown[w] ?? NaN) - at).toFixed(0)}`,
-        )
-        .join(' '),
-    );
-  }
   const latencies = [...written]
     .map(([word, at]) => (shown[word] === undefined ? NaN : shown[word] - at))
     .filter((ms) => Number.isFinite(ms))
