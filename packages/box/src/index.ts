@@ -63,7 +63,8 @@ export {
 export { mediaTypeOf, extensionOf } from './attachments/media-type.ts';
 export { SecretStore, loadOrCreateSecretKey, keyFilePath, SECRET_NAME_PATTERN } from './secrets/store.ts';
 export { scrubberFor, noScrub, type Scrubber } from './secrets/scrub.ts';
-export { resolveInSandbox, OutsideSandboxError } from './sandbox/paths.ts';
+export { openInSandbox, writeInSandbox, OutsideSandboxError, NotRegularFileError } from './sandbox/paths.ts';
+export { detectConfinement, type Confinement, type SandboxStatus } from './sandbox/confinement.ts';
 
 export { shellTool, type ShellOptions } from './tools/shell.ts';
 export { readTool } from './tools/read.ts';

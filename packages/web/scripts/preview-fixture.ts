@@ -14,12 +14,10 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { extname, join, normalize } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { samplePdf, samplePng, sampleDocx, sampleXlsx, zip } from '../test/sample-files.ts';
+import { CONTENT_SECURITY_POLICY as CSP } from '../../box/src/gateway/static-ui.ts';
 import type { RosterRow } from '../src/api/types.ts';
 
 const DIST = fileURLToPath(new URL('../dist/', import.meta.url));
-const TOKEN = 'fixture-token';
-const CSP =
-  "default-src 'self'; img-src 'self' data: blob: https:; style-src 'self' 'unsafe-inline'; worker-src 'self' blob:; connect-src 'self'; object-src 'none'; frame-ancestors 'none'";
 
 type Entry = Record<string, unknown> & { id: string; kind: string; seq: number; timestampMs: number };
 interface Agent {
@@ -452,8 +450,9 @@ function scriptedReply(target: Agent, prompt: string): void {
 }
 
 async function api(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
-  if (req.headers.authorization !== `Bearer ${TOKEN}`)
-    return json(res, 401, { error: 'missing or wrong bearer token' });
+  // No sign-in here (a dev aid on loopback); the page's CSRF header is still required.
+  if (req.headers['x-sendbox-request'] !== '1')
+    return json(res, 403, { error: 'missing "X-Sendbox-Request: 1" header' });
   const method = url.pathname.slice('/api/'.length);
   if (req.method === 'GET' && method === 'events') return events(req, res, url);
   if (req.method === 'GET' && (method === 'attachment' || method === 'upload')) {
@@ -604,9 +603,7 @@ async function serveStatic(res: ServerResponse, pathname: string): Promise<void>
           .slice(1);
   const file = join(DIST, relative.startsWith('assets/') ? relative : 'index.html');
   try {
-    let bytes = await readFile(file);
-    if (file.endsWith('index.html'))
-      bytes = Buffer.from(bytes.toString('utf8').replace('__SENDBOX_TOKEN__', TOKEN));
+    const bytes = await readFile(file);
     res.writeHead(200, {
       'Content-Type': TYPES[extname(file)] ?? 'application/octet-stream',
       'Content-Security-Policy': CSP,
@@ -628,7 +625,5 @@ const server = createServer((req, res) => {
   });
 });
 server.listen(port, '127.0.0.1', () => {
-  console.log(
-    `fixture gateway on http://127.0.0.1:${port}/ (token ${TOKEN}, model ${modelConfigured ? 'on' : 'off'})`,
-  );
+  console.log(`fixture gateway on http://127.0.0.1:${port}/ (model ${modelConfigured ? 'on' : 'off'})`);
 });

@@ -14,7 +14,6 @@ import { SettingsPanel } from './SettingsPanel.tsx';
 import { SetupNotice } from './SetupNotice.tsx';
 import { Sidebar } from './Sidebar.tsx';
 import { useNarrow } from './viewport.ts';
-import { renewAccess } from './reconnect.ts';
 
 const ROSTER_POLL_MS = 20_000;
 const NEXT_THEME: Record<ThemeChoice, ThemeChoice> = { system: 'light', light: 'dark', dark: 'system' };
@@ -46,8 +45,6 @@ export function App({ client, prefetch = noPrefetch }: { client: ApiClient; pref
       // The model may have changed (settings, or a restart with other environment variables).
       setStatus(await client.getStatus());
     } catch (cause) {
-      if (cause instanceof ApiError && (cause.status === 401 || cause.status === 403) && renewAccess())
-        return;
       setStatusError(
         cause instanceof ApiError && cause.status === 0
           ? 'The box is not reachable (restarting?). Retrying…'
@@ -109,7 +106,6 @@ export function App({ client, prefetch = noPrefetch }: { client: ApiClient; pref
         onStatus: (streamStatus) => {
           if (streamStatus === 'open') scheduleRosterRefresh();
         },
-        onUnauthorized: () => void renewAccess(),
       },
       abort.signal,
     );
@@ -122,6 +118,7 @@ export function App({ client, prefetch = noPrefetch }: { client: ApiClient; pref
     0,
   );
   const model = status?.model;
+  const sandbox = status?.sandbox;
 
   // The tab says how much is waiting elsewhere, like a mail or chat client.
   useEffect(() => {
@@ -141,6 +138,16 @@ export function App({ client, prefetch = noPrefetch }: { client: ApiClient; pref
       )}
       {settingsOpen && (
         <SettingsPanel client={client} onClose={closeSettings} onSaved={() => void refreshRoster()} />
+      )}
+      {sandbox && !sandbox.confined && (
+        // Permanent while it holds: an unconfined box is a standing risk, not a passing event.
+        <section className="banner error" role="alert" data-testid="sandbox-banner">
+          <strong>
+            {sandbox.mode === 'unsafe-host' ? 'Tools run unconfined.' : 'The shell tool is disabled.'}
+          </strong>{' '}
+          {sandbox.detail}
+          {sandbox.fix && <pre>{sandbox.fix}</pre>}
+        </section>
       )}
       {statusError && (
         <section className="banner error" role="alert" data-testid="gateway-error">

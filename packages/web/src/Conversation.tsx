@@ -22,7 +22,6 @@ import { noPrefetch, type LedgerPrefetch } from './focused-agent.ts';
 import { ConversationContext, type ConversationContextValue } from './conversation-context.ts';
 import { Lightbox } from './Lightbox.tsx';
 import { Markdown } from './markdown.tsx';
-import { renewAccess } from './reconnect.ts';
 import { NavigationContext, type Navigation } from './navigation.ts';
 import type { BubbleStyle } from './preferences.ts';
 import { isErrorNotice } from './bubbles/NoticeBubble.tsx';
@@ -159,8 +158,7 @@ export function Conversation({
             streamWas.current = status;
             setStreamStatus({ status, detail });
           },
-          onUnauthorized: () => void renewAccess(),
-        },
+          },
         abort.signal,
       );
     })();

@@ -8,12 +8,15 @@ import { ConversationContext } from './conversation-context.ts';
 import { displayableImage } from './images.ts';
 import {
   formatBytes,
+  isLoadable,
   loadBlob,
   mediaTypeOf,
   previewKindOf,
+  sourceKey,
   type FileSource,
   type PreviewKind,
 } from './files.ts';
+import { RemoteImage } from './RemoteImage.tsx';
 
 type PreviewComponent = ComponentType<{ blob: Blob; fileName: string }>;
 
@@ -44,9 +47,9 @@ export function useBlob(source: FileSource, enabled: boolean): { blob: Blob | nu
     blob: null,
     error: null,
   });
-  const key = isFetchable(source) ? (source.kind === 'attachment' ? source.sha256 : source.entryId) : null;
+  const key = isLoadable(source) ? sourceKey(source) : null;
   useEffect(() => {
-    if (!enabled || !context || !isFetchable(source)) return;
+    if (!enabled || !context || !isLoadable(source)) return;
     let live = true;
     loadBlob(context.client, context.agentId, source).then(
       (blob) => live && setState({ blob, error: null }),
@@ -126,8 +129,18 @@ export const FileCard = memo(function FileCard({ fileName, size, mediaType, alt,
   }, [downloadRequested, blob, fileName]);
 
   const Preview = kind === 'image' || kind === 'none' ? null : PREVIEWS[kind];
-  const imageSrc = kind === 'image' ? (source.kind === 'remote' ? source.url : image.url) : null;
+  const imageSrc = kind === 'image' ? image.url : null;
   const caption = alt ?? fileName;
+  const imageButton = (src: string) => (
+    <button
+      type="button"
+      className="image-button"
+      onClick={() => context?.openLightbox({ src, caption })}
+      aria-label={`View ${caption} full screen`}
+    >
+      <img className="file-image" src={src} alt={caption} title={caption} />
+    </button>
+  );
 
   return (
     <div className="file-card" data-testid="file-card" data-media-type={type}>
@@ -186,21 +199,11 @@ export const FileCard = memo(function FileCard({ fileName, size, mediaType, alt,
           {error}
         </p>
       )}
-      {imageSrc && (
-        <button
-          type="button"
-          className="image-button"
-          onClick={() => context?.openLightbox({ src: imageSrc, caption })}
-          aria-label={`View ${caption} full screen`}
-        >
-          <img
-            className="file-image"
-            src={imageSrc}
-            alt={caption}
-            title={caption}
-            referrerPolicy="no-referrer"
-          />
-        </button>
+      {imageSrc && imageButton(imageSrc)}
+      {kind === 'image' && source.kind === 'remote' && (
+        <RemoteImage url={source.url} alt={caption}>
+          {imageButton}
+        </RemoteImage>
       )}
       {alt && (
         <p className="file-caption" data-testid="file-caption">

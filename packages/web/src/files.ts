@@ -1,7 +1,8 @@
 /**
- * Attachment bytes and what kind of preview a file gets. Bytes come from the gateway with the
- * Bearer header (`/api/attachment` for ingested sends, `/api/upload` for user uploads) and are
- * cached per agent so re-rendering a bubble never refetches.
+ * Attachment bytes and what kind of preview a file gets. Bytes come from the gateway
+ * (`/api/attachment` for ingested sends, `/api/upload` for user uploads, `/api/remoteImage`
+ * for a remote image the user asked for) and are cached so re-rendering a bubble never
+ * refetches.
  */
 import type { ApiClient } from './api/client.ts';
 import { sha256FromFileUrl } from './images.ts';
@@ -9,7 +10,10 @@ import { sha256FromFileUrl } from './images.ts';
 export type FileSource =
   | { kind: 'attachment'; sha256: string }
   | { kind: 'upload'; entryId: string }
-  /** An https URL the page can show as an image or link to, but not fetch (CSP connect-src 'self'). */
+  /**
+   * An http(s) URL: the page links to it, and shows it as an image only through the gateway's
+   * image proxy, on the user's request (RemoteImage.tsx); it never fetches it itself.
+   */
   | { kind: 'remote'; url: string }
   | { kind: 'unavailable'; reason: string };
 
@@ -66,7 +70,7 @@ export function sourceOf(fields: { url?: string; sha256?: string; uploadEntryId?
   const fromUrl = fields.url ? sha256FromFileUrl(fields.url) : null;
   if (fromUrl) return { kind: 'attachment', sha256: fromUrl };
   if (fields.uploadEntryId) return { kind: 'upload', entryId: fields.uploadEntryId };
-  if (fields.url && /^https:\/\//i.test(fields.url)) return { kind: 'remote', url: fields.url };
+  if (fields.url && /^https?:\/\//i.test(fields.url)) return { kind: 'remote', url: fields.url };
   return {
     kind: 'unavailable',
     reason: 'the file was not ingested by the box, so its bytes cannot be fetched',
@@ -76,19 +80,39 @@ export function sourceOf(fields: { url?: string; sha256?: string; uploadEntryId?
 const MAX_CACHED = 24;
 const cache = new Map<string, Promise<Blob>>();
 
-/** Fetches (once) the bytes of a fetchable source. */
-export function loadBlob(
-  client: ApiClient,
-  agentId: string,
-  source: Extract<FileSource, { kind: 'attachment' | 'upload' }>,
-): Promise<Blob> {
-  const key = `${agentId}\n${source.kind}\n${source.kind === 'attachment' ? source.sha256 : source.entryId}`;
+/** The sources whose bytes the gateway serves. */
+export type LoadableSource = Extract<FileSource, { kind: 'attachment' | 'upload' | 'remote' }>;
+
+export function isLoadable(source: FileSource): source is LoadableSource {
+  return source.kind === 'attachment' || source.kind === 'upload' || source.kind === 'remote';
+}
+
+/** What identifies a source's bytes within one agent (a remote image is the same for every agent). */
+export function sourceKey(source: LoadableSource): string {
+  return source.kind === 'attachment'
+    ? source.sha256
+    : source.kind === 'upload'
+      ? source.entryId
+      : source.url;
+}
+
+function fetchSource(client: ApiClient, agentId: string, source: LoadableSource): Promise<Blob> {
+  switch (source.kind) {
+    case 'attachment':
+      return client.attachment(agentId, source.sha256);
+    case 'upload':
+      return client.upload(agentId, source.entryId);
+    case 'remote':
+      return client.remoteImage(source.url);
+  }
+}
+
+/** Fetches (once) the bytes of a loadable source. */
+export function loadBlob(client: ApiClient, agentId: string, source: LoadableSource): Promise<Blob> {
+  const key = `${source.kind === 'remote' ? '' : agentId}\n${source.kind}\n${sourceKey(source)}`;
   let pending = cache.get(key);
   if (!pending) {
-    pending =
-      source.kind === 'attachment'
-        ? client.attachment(agentId, source.sha256)
-        : client.upload(agentId, source.entryId);
+    pending = fetchSource(client, agentId, source);
     pending.catch(() => cache.delete(key)); // a failed fetch may be retried
     cache.set(key, pending);
     if (cache.size > MAX_CACHED) cache.delete(cache.keys().next().value!);

@@ -16,7 +16,6 @@ describe('prefetchLedger', () => {
   it('asks openAgent at once and hands the answer out once, to that agent only', async () => {
     const bodies: string[] = [];
     const client = createApiClient({
-      token: 't',
       baseUrl: 'http://127.0.0.1:9',
       fetch: (_url, init) => {
         bodies.push(typeof init?.body === 'string' ? init.body : '(not a string)');
@@ -34,7 +33,6 @@ describe('prefetchLedger', () => {
 
   it('swallows the failure of a prefetch nobody takes (an agent deleted since)', async () => {
     const client = createApiClient({
-      token: 't',
       baseUrl: 'http://127.0.0.1:9',
       fetch: () => Promise.resolve(Response.json({ error: 'unknown agent' }, { status: 404 })),
     });

@@ -1,7 +1,7 @@
 /**
  * Images the page shows from fetched bytes. An SVG is drawn once onto a canvas and shown as
  * PNG: an SVG opened from a `blob:` URL (e.g. "open image in new tab") would run its scripts
- * with this page's origin, and the origin's page holds the API token. Raster images are safe
+ * with this page's origin, which is signed in to the API (its cookie). Raster images are safe
  * as they are.
  */
 

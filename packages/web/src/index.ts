@@ -6,5 +6,3 @@ import { fileURLToPath } from 'node:url';
 
 /** Where `npm run build -w @sendbox/web` writes `index.html` and `assets/`. */
 export const webDistDir: string = fileURLToPath(new URL('../dist/', import.meta.url));
-
-export { TOKEN_PLACEHOLDER } from './token.ts';

@@ -1,7 +1,9 @@
 /**
  * Message text as Markdown (GFM), sanitized: raw HTML is shown as literal text, links open
  * only for http/https/mailto (in a new tab, without opener or referrer), `sand-msg:<address>`
- * links scroll to that message, fenced code gets a CodeBlock, and text too long for Markdown a LongText.
+ * links scroll to that message, images at http/https addresses wait behind a placeholder
+ * until the user loads them through the gateway (RemoteImage.tsx), fenced code gets a
+ * CodeBlock, and text too long for Markdown a LongText.
  */
 import { memo, useContext, type ReactNode } from 'react';
 import ReactMarkdown, { type Components } from 'react-markdown';
@@ -9,6 +11,7 @@ import remarkGfm from 'remark-gfm';
 import { CodeBlock } from './CodeBlock.tsx';
 import { LONG_TEXT, LongText } from './LongText.tsx';
 import { NavigationContext } from './navigation.ts';
+import { RemoteImage } from './RemoteImage.tsx';
 import { safeHref } from './sanitize.ts';
 
 const SAND_MSG = 'sand-msg:';
@@ -16,7 +19,7 @@ const SAND_MSG = 'sand-msg:';
 /** react-markdown's URL hook: keep safe links and `sand-msg:` addresses, blank out the rest. */
 export function markdownUrl(url: string, key: string): string {
   if (key === 'href' && url.startsWith(SAND_MSG)) return url;
-  if (key === 'src') return /^https:/i.test(url.trim()) ? (safeHref(url) ?? '') : '';
+  if (key === 'src') return /^https?:/i.test(url.trim()) ? (safeHref(url) ?? '') : '';
   return safeHref(url) ?? '';
 }
 
@@ -66,7 +69,9 @@ const components: Components = {
   a: ({ href, children }) => <MarkdownLink href={href}>{children}</MarkdownLink>,
   img: ({ src, alt }) =>
     typeof src === 'string' && src !== '' ? (
-      <img src={src} alt={alt ?? ''} title={alt} loading="lazy" referrerPolicy="no-referrer" />
+      <RemoteImage url={src} alt={alt ?? ''}>
+        {(loaded) => <img src={loaded} alt={alt ?? ''} title={alt} />}
+      </RemoteImage>
     ) : (
       <span className="link-blocked">{alt ? `[image: ${alt}]` : '[image]'}</span>
     ),

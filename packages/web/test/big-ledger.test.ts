@@ -64,6 +64,7 @@ describe('web UI with a 10,000-entry ledger', () => {
 
   it('mounts only the newest window, and more when scrolled to the top', async ({ task }) => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    await gateway.signIn(context);
     try {
       const page = await context.newPage();
       const opens: string[] = [];
@@ -124,6 +125,7 @@ describe('web UI with a 10,000-entry ledger', () => {
     expect(latest?.id).toBe(newer.id);
 
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    await gateway.signIn(context);
     try {
       const first = await context.newPage();
       await first.goto(`${gateway.url}#agent=${bigId}`);

@@ -13,7 +13,8 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { freshLoginUrl } from '../../box/src/cli/login.ts';
 import { writeCompletionStream } from '../../box/src/testing/openai-stream.ts';
 
 const WEB_DIR = fileURLToPath(new URL('..', import.meta.url));
@@ -54,7 +55,7 @@ export function ensureBuilt(): void {
  * Debian's chromium, headless. Its absence is an error, never a reason to skip: the browser
  * tests are part of the suite (`.ci/run` installs it).
  */
-export function launchBrowser(): Promise<Browser> {
+export function launchBrowser(extraArgs: readonly string[] = []): Promise<Browser> {
   if (!fs.existsSync(CHROMIUM)) {
     return Promise.reject(
       new Error(
@@ -72,14 +73,20 @@ export function launchBrowser(): Promise<Browser> {
       '--disable-component-update',
       '--disable-sync',
       '--no-first-run',
+      ...extraArgs,
     ],
   });
 }
 
 export interface RunningGateway {
   url: string;
+  /** For node-side calls only (the CLI's way in); the page never sees it. */
   token: string;
   dataDir: string;
+  /** A fresh one-time login link, as `sendbox login` prints it. */
+  loginUrl(): Promise<string>;
+  /** Signs a browser context in: redeems a login link and gives the context the session cookie it set. */
+  signIn(context: BrowserContext): Promise<void>;
   /** What the gateway printed so far (500s are detailed there, not to the client). */
   output(): string;
   /** Stops the box; its data dir is removed unless `keepData` (for a restart on it). */
@@ -87,11 +94,12 @@ export interface RunningGateway {
 }
 
 /**
- * Starts `sendbox serve` on a temp data dir and an ephemeral port and waits for its
- * `gateway.json`; `at` restarts a box on the data dir and port it had.
+ * Starts `sendbox serve` (plus `args`) on a temp data dir and an ephemeral port and waits for
+ * its `gateway.json`; `at` restarts a box on the data dir and port it had.
  */
 export async function startGateway(
   env: Record<string, string> = {},
+  args: string[] = [],
   at?: { dataDir: string; port: number },
 ): Promise<RunningGateway> {
   const dataDir = at?.dataDir ?? (await fsp.mkdtemp(path.join(os.tmpdir(), 'sendbox-web-')));
@@ -111,6 +119,7 @@ export async function startGateway(
       '--data-dir',
       dataDir,
       '--no-build',
+      ...args,
     ],
     { cwd: REPO_ROOT, env: { ...cleanEnv, ...env }, stdio: ['ignore', 'pipe', 'pipe'] },
   );
@@ -128,10 +137,13 @@ export async function startGateway(
         port: number;
         token: string;
       };
+      const url = `http://${host}:${port}/`;
       return {
-        url: `http://${host}:${port}/`,
+        url,
         token,
         dataDir,
+        loginUrl: () => freshLoginUrl(dataDir),
+        signIn: async (context) => signInContext(context, url, await freshLoginUrl(dataDir)),
         output: () => output,
         async stop(options = {}) {
           if (child.exitCode === null) child.kill('SIGTERM');
@@ -147,6 +159,21 @@ export async function startGateway(
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
   }
+}
+
+/**
+ * Redeems a login link over HTTP and hands the cookie to the context, as the browser would
+ * have stored it (the login flow itself runs in Chromium in auth.test.ts); cheaper than
+ * loading the whole page once per context.
+ */
+async function signInContext(context: BrowserContext, url: string, link: string): Promise<void> {
+  const response = await fetch(link, { redirect: 'manual' });
+  const setCookie = response.headers.get('set-cookie') ?? '';
+  const pair = /^([^=;\s]+)=([^;]*)/.exec(setCookie);
+  if (response.status !== 303 || !pair) {
+    throw new Error(`login link ${link} answered ${response.status} without a session cookie`);
+  }
+  await context.addCookies([{ name: pair[1]!, value: pair[2]!, url, httpOnly: true, sameSite: 'Strict' }]);
 }
 
 export interface ScriptedToolCall {

@@ -65,6 +65,7 @@ describe('web UI without a model (the demo agent)', () => {
     ensureBuilt();
     [browser, gateway] = await Promise.all([launchBrowser(), startGateway()]);
     context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    await gateway.signIn(context);
   });
   afterAll(async () => {
     await context?.close();
@@ -180,6 +181,7 @@ describe('web UI without a model (the demo agent)', () => {
 
   it('follows prefers-color-scheme until the theme toggle picks one, and remembers it', async ({ task }) => {
     const dark = await browser.newContext({ colorScheme: 'dark' });
+    await gateway.signIn(dark);
     try {
       const { page } = await openPage(dark, gateway.url);
       await page.waitForSelector('[data-testid="agent-row"]');
@@ -254,6 +256,7 @@ describe('web UI with a model', () => {
     model = await startModelServer({ keepRequests: true });
     [browser, gateway] = await Promise.all([launchBrowser(), startGateway(modelEnv(model))]);
     context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    await gateway.signIn(context);
   });
   afterAll(async () => {
     await context?.close();

@@ -56,6 +56,7 @@ async function openPage(
 ): Promise<{ page: Page; problems: string[] }> {
   const context = await browser.newContext({ viewport });
   contexts.push(context);
+  await target.signIn(context);
   const page = await context.newPage();
   const problems: string[] = [];
   page.on('console', (message) => {
@@ -763,7 +764,7 @@ describe('errors and restarts', () => {
         })
         .toBeGreaterThan(0);
       await saveScreenshot(page, `${task.name} (down)`);
-      box = await startGateway(modelEnv(model), { dataDir: box.dataDir, port });
+      box = await startGateway(modelEnv(model), [], { dataDir: box.dataDir, port });
       // The page finds the box again and picks up its new state (now with a model).
       await expect
         .poll(

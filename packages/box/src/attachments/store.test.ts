@@ -1,8 +1,10 @@
-import { chmod, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { chmod, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { scrubberFor, SecretInFileError } from '../secrets/scrub.ts';
 import { AttachmentStore, AttachmentTooLargeError } from './store.ts';
 
 let dir: string;
@@ -98,6 +100,36 @@ describe('AttachmentStore', () => {
     expect(await readFile(first.path, 'utf8')).toBe('uploaded');
     expect((await stat(first.path)).mode & 0o777).toBe(0o600);
     expect(await readdir(path.join(dir, 'attachments'))).toEqual([path.basename(first.path)]);
+  });
+
+  it('refuses a FIFO at once and never follows a link', async () => {
+    const store = new AttachmentStore(path.join(dir, 'attachments'));
+    const fifo = path.join(dir, 'pipe');
+    execFileSync('mkfifo', [fifo]);
+    await expect(store.ingestFile(fifo)).rejects.toThrow('pipe is not a regular file');
+    await writeFile(path.join(dir, 'real.txt'), 'x');
+    await symlink(path.join(dir, 'real.txt'), path.join(dir, 'link.txt'));
+    await expect(store.ingestFile(path.join(dir, 'link.txt'))).rejects.toMatchObject({ code: 'ELOOP' });
+  });
+
+  it('refuses a file holding a secret, in every way it can arrive, and keeps no copy', async () => {
+    const secrets = scrubberFor(new Map([['API_KEY', 'sk-very-secret-value']]));
+    const store = new AttachmentStore(path.join(dir, 'attachments'));
+    const encoded = Buffer.from(`data ${Buffer.from('sk-very-secret-value').toString('base64')} end`);
+    const src = path.join(dir, 'dump.txt');
+    await writeFile(src, encoded);
+    await expect(store.ingestFile(src, 'dump.txt', { secrets })).rejects.toBeInstanceOf(SecretInFileError);
+    await expect(store.ingestBytes(encoded, 'dump.txt', { secrets })).rejects.toThrow(
+      'dump.txt contains the secret API_KEY',
+    );
+    // Streamed in small chunks, the encoded secret straddles chunk borders.
+    const chunks = Array.from({ length: Math.ceil(encoded.length / 5) }, (_, i) =>
+      encoded.subarray(i * 5, i * 5 + 5),
+    );
+    await expect(store.ingest(chunks, 'dump.txt', { secrets })).rejects.toBeInstanceOf(SecretInFileError);
+    expect(await readdir(path.join(dir, 'attachments'))).toEqual([]);
+    // Without secrets configured the same bytes are an ordinary file.
+    await expect(store.ingestBytes(encoded, 'dump.txt')).resolves.toMatchObject({ created: true });
   });
 });
 

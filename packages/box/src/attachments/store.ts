@@ -10,15 +10,20 @@
  * copy is hashed while its fsync runs, so the disk write overlaps the hashing.
  * When a stored file has the same size, the source is hashed first and nothing
  * is copied if its hash is already stored. A size cap stops the work as soon
- * as it is crossed.
+ * as it is crossed. Every byte stored passes a secret scan first (an optional
+ * `Scrubber`): a file holding a secret, in any encoding it knows, is refused.
+ * A source file is read through a handle opened without following links and
+ * checked to be a regular file, so a FIFO or device cannot block the store.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { constants, createWriteStream, type Dirent } from 'node:fs';
+import { constants, createWriteStream, existsSync, type Dirent } from 'node:fs';
 import { copyFile, open, readdir, rename, rm, stat, type FileHandle } from 'node:fs/promises';
+import type { Stats } from 'node:fs';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import path from 'node:path';
 import { ensurePrivateDir, syncDir } from '../fs/atomic.ts';
+import { SecretInFileError, type Scrubber, type SecretScanner } from '../secrets/scrub.ts';
 import { extensionOf, mediaTypeOf } from './media-type.ts';
 
 export const DEFAULT_MAX_ATTACHMENT_BYTES = 512 * 1024 * 1024;
@@ -27,6 +32,8 @@ const CHUNK_BYTES = 8 * 1024 * 1024;
 /** Below this size copying is cheaper than looking through the store for a file of the same size. */
 const SAME_SIZE_CHECK_MIN_BYTES = 1024 * 1024;
 const STORED_NAME = /^[0-9a-f]{64}(\.|$)/;
+/** Where an open descriptor can be reopened by name (Linux; /dev/fd elsewhere). */
+const FD_DIR = existsSync('/proc/self/fd') ? '/proc/self/fd' : '/dev/fd';
 
 export interface StoredFile {
   /** Absolute path of the stored copy. */
@@ -52,6 +59,11 @@ export class AttachmentTooLargeError extends Error {
   }
 }
 
+export interface IngestOptions {
+  /** Refuse the file when it holds one of these secrets (SecretInFileError). */
+  secrets?: Scrubber;
+}
+
 export class AttachmentStore {
   constructor(
     readonly dir: string,
@@ -59,32 +71,48 @@ export class AttachmentStore {
   ) {}
 
   /** Stores a file from disk. `fileName` (default: the source's basename) decides the extension and media type. */
-  async ingestFile(source: string, fileName = path.basename(source)): Promise<StoredFile> {
-    const info = await stat(source);
+  async ingestFile(
+    source: string,
+    fileName = path.basename(source),
+    options: IngestOptions = {},
+  ): Promise<StoredFile> {
+    const handle = await open(source, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    try {
+      return await this.ingestOpenFile(handle, await handle.stat(), fileName, options);
+    } finally {
+      await handle.close();
+    }
+  }
+
+  /**
+   * Stores an open file (`info` is its fstat). The kernel copies it through
+   * its descriptor (/proc/self/fd), which reopens this very file, never a path that may have changed.
+   */
+  async ingestOpenFile(
+    source: FileHandle,
+    info: Stats,
+    fileName: string,
+    options: IngestOptions = {},
+  ): Promise<StoredFile> {
     if (!info.isFile()) throw new Error(`${fileName} is not a regular file`);
     if (info.size > this.maxBytes) throw new AttachmentTooLargeError(fileName, this.maxBytes);
     await ensurePrivateDir(this.dir);
+    const scan = () => options.secrets?.scanner();
     if (info.size >= SAME_SIZE_CHECK_MIN_BYTES && (await this.holdsSize(info.size))) {
       // Probably stored already: one read of the source instead of a copy.
-      const handle = await open(source, 'r');
-      let sha256: string;
-      try {
-        ({ sha256 } = await hashHandle(handle, this.maxBytes, fileName));
-      } finally {
-        await handle.close();
-      }
+      const { sha256 } = await hashHandle(source, this.maxBytes, fileName, scan());
       const existing = await this.find(sha256);
       if (existing) return this.stored(existing, fileName, info.size, sha256, false);
     }
     const temp = this.tempPath();
     try {
-      await copyFile(source, temp, constants.COPYFILE_EXCL | constants.COPYFILE_FICLONE);
+      await copyFile(`${FD_DIR}/${source.fd}`, temp, constants.COPYFILE_EXCL | constants.COPYFILE_FICLONE);
       const handle = await open(temp, 'r+');
       let hashed: { sha256: string; size: number };
       try {
         await handle.chmod(0o600); // copyFile gave the copy the source's mode
         const [hash, synced] = await Promise.allSettled([
-          hashHandle(handle, this.maxBytes, fileName),
+          hashHandle(handle, this.maxBytes, fileName, scan()),
           handle.sync(),
         ]);
         if (hash.status === 'rejected') throw hash.reason;
@@ -101,8 +129,10 @@ export class AttachmentStore {
   }
 
   /** Stores bytes held in memory (an upload): hashed first, written only when not stored yet. */
-  async ingestBytes(bytes: Uint8Array, fileName: string): Promise<StoredFile> {
+  async ingestBytes(bytes: Uint8Array, fileName: string, options: IngestOptions = {}): Promise<StoredFile> {
     if (bytes.byteLength > this.maxBytes) throw new AttachmentTooLargeError(fileName, this.maxBytes);
+    const secret = options.secrets?.scanner().push(bytes) ?? null;
+    if (secret !== null) throw new SecretInFileError(fileName, secret);
     await ensurePrivateDir(this.dir);
     const sha256 = createHash('sha256').update(bytes).digest('hex');
     const existing = await this.find(sha256);
@@ -131,17 +161,24 @@ export class AttachmentStore {
   async ingest(
     chunks: Readable | AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
     fileName: string,
+    options: IngestOptions = {},
   ): Promise<StoredFile> {
     await ensurePrivateDir(this.dir);
     const temp = this.tempPath();
     const hash = createHash('sha256');
     let size = 0;
     const maxBytes = this.maxBytes;
+    const scanner = options.secrets?.scanner();
     const hashing = new Transform({
       transform(chunk: Buffer, _encoding, done) {
         size += chunk.byteLength;
         if (size > maxBytes) {
           done(new AttachmentTooLargeError(fileName, maxBytes));
+          return;
+        }
+        const secret = scanner?.push(chunk) ?? null;
+        if (secret !== null) {
+          done(new SecretInFileError(fileName, secret));
           return;
         }
         hash.update(chunk);
@@ -229,6 +266,7 @@ async function hashHandle(
   handle: FileHandle,
   maxBytes: number,
   fileName: string,
+  scanner?: SecretScanner,
 ): Promise<{ sha256: string; size: number }> {
   const hash = createHash('sha256');
   const buffers = [Buffer.allocUnsafe(CHUNK_BYTES), Buffer.allocUnsafe(CHUNK_BYTES)] as const;
@@ -243,7 +281,10 @@ async function hashHandle(
       if (size > maxBytes) throw new AttachmentTooLargeError(fileName, maxBytes);
       which ^= 1;
       pending = handle.read(buffers[which]!, 0, CHUNK_BYTES, size);
-      hash.update(buffer.subarray(0, bytesRead));
+      const chunk = buffer.subarray(0, bytesRead);
+      const secret = scanner?.push(chunk) ?? null;
+      if (secret !== null) throw new SecretInFileError(fileName, secret);
+      hash.update(chunk);
     }
   } catch (error) {
     await pending.catch(() => undefined); // no read left running on a handle the caller is about to close

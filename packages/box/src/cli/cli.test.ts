@@ -86,6 +86,8 @@ beforeAll(async () => {
   box = run(['serve', '--port', '0', '--no-build'], modelFreeEnv(home));
   const match = await waitFor(box.stdout, /sendbox is running at (http:\/\/127\.0\.0\.1:\d+\/)/, box.exited);
   url = match[1]!;
+  // The start-up lines may arrive in several chunks: wait for the last one.
+  await waitFor(box.stdout, /Press Ctrl\+C to stop/, box.exited);
   const descriptor = JSON.parse(await fs.promises.readFile(path.join(dataDir, 'gateway.json'), 'utf8')) as {
     token: string;
     port: number;
@@ -127,11 +129,54 @@ describe('sendbox serve without a model', () => {
     expect((await file.text()).startsWith('%PDF-')).toBe(true);
   });
 
+  it('prints a one-time login link, never the token', async () => {
+    const link = /open this link to sign in[^\n]*?(http:\/\/127\.0\.0\.1:\d+\/login\?code=\S+)/.exec(
+      box.stdout(),
+    )?.[1];
+    expect(link).toBeDefined();
+    expect(box.stdout()).not.toContain(token);
+    expect(box.stdout()).toContain('`sendbox login` prints a fresh one.'); // the default data dir needs no flag
+    const signIn = await fetch(link!, { redirect: 'manual' });
+    expect(signIn.status).toBe(303);
+    expect(signIn.headers.get('set-cookie')).toMatch(/HttpOnly; SameSite=Strict/);
+    expect((await fetch(link!, { redirect: 'manual' })).status).toBe(403);
+  });
+
+  it('`sendbox login` prints a fresh link that the running box honours once', async () => {
+    const login = run(['login', '--data-dir', dataDir], modelFreeEnv(home));
+    expect(await login.exited).toBe(0);
+    const link = login.stdout().trim();
+    expect(link).toMatch(new RegExp(`^${url}login\\?code=\\S+$`));
+    const signIn = await fetch(link, { redirect: 'manual' });
+    expect(signIn.status).toBe(303);
+    const cookie = (signIn.headers.get('set-cookie') ?? '').split(';')[0]!;
+    const signedIn = await fetch(new URL('api/listAgents', url), {
+      method: 'POST',
+      headers: { Cookie: cookie, 'X-Sendbox-Request': '1', Origin: new URL(url).origin },
+      body: '{}',
+    });
+    expect(signedIn.status).toBe(200);
+    expect((await fetch(link, { redirect: 'manual' })).status).toBe(403);
+  });
+
   it('stops on SIGTERM with exit code 0 and removes gateway.json', async () => {
     box.child.kill('SIGTERM');
     expect(await box.exited).toBe(0);
     expect(fs.existsSync(path.join(dataDir, 'gateway.json'))).toBe(false);
     expect(fs.existsSync(path.join(dataDir, 'agents'))).toBe(true);
+  });
+});
+
+describe('sendbox login without a running box', () => {
+  it('says that no box runs there and how to start one', async () => {
+    const empty = await fs.promises.mkdtemp(path.join(os.tmpdir(), 'sendbox-cli-login-'));
+    try {
+      const login = run(['login', '--data-dir', empty], modelFreeEnv(home));
+      expect(await login.exited).toBe(1);
+      expect(login.stderr()).toMatch(/no sendbox is running on .*sendbox serve --data-dir/);
+    } finally {
+      await fs.promises.rm(empty, { recursive: true, force: true });
+    }
   });
 });
 
@@ -143,6 +188,35 @@ describe('sendbox serve --host', () => {
     );
     expect(await refused.exited).toBe(1);
     expect(refused.stderr()).toMatch(/refusing to listen on "0\.0\.0\.0".*ssh -L/s);
+  });
+});
+
+describe('sendbox serve without usable bubblewrap', () => {
+  async function serveWith(args: string[]): Promise<string> {
+    const dir = await fs.promises.mkdtemp(path.join(os.tmpdir(), 'sendbox-cli-nobwrap-'));
+    const env = { ...modelFreeEnv(dir), SENDBOX_BWRAP: '/nonexistent/bwrap' };
+    const started = run(['serve', '--port', '0', '--no-build', ...args], env);
+    try {
+      await waitFor(started.stdout, /Press Ctrl\+C to stop/, started.exited);
+      return started.stderr();
+    } finally {
+      started.child.kill('SIGTERM');
+      await started.exited;
+      await fs.promises.rm(dir, { recursive: true, force: true });
+    }
+  }
+
+  it('starts, says the shell tool is disabled, why and how to fix it', async () => {
+    const stderr = await serveWith([]);
+    expect(stderr).toContain('The shell tool is disabled: bubblewrap (/nonexistent/bwrap) is not installed.');
+    expect(stderr).toContain('apt-get install bubblewrap');
+    expect(stderr).toContain('--unsafe-host-tools');
+  });
+
+  it('with --unsafe-host-tools, warns that tools run unconfined', async () => {
+    expect(await serveWith(['--unsafe-host-tools'])).toMatch(
+      /UNSAFE: tools run on the host without confinement/,
+    );
   });
 });
 

@@ -5,10 +5,20 @@
  */
 import { createAgentHost } from '../host/agent-host.ts';
 import type { AgentHost } from '../host/types.ts';
+import type { OpenHostOptions } from './serve.ts';
 import { providerFromEnv } from '../providers/index.ts';
 import { ensureDemoAgent } from './demo-agent.ts';
 
-export async function openBoxHost(dataDir: string, env: NodeJS.ProcessEnv = process.env): Promise<AgentHost> {
+export async function openBoxHost(
+  dataDir: string,
+  options: OpenHostOptions = { unsafeHostTools: false },
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<AgentHost> {
   if (!providerFromEnv(env).status.configured) await ensureDemoAgent(dataDir);
-  return createAgentHost({ dataDir, env });
+  const sandbox = {
+    unsafeHostTools: options.unsafeHostTools,
+    // Which bubblewrap to run (default: `bwrap` on PATH).
+    ...(env.SENDBOX_BWRAP ? { bwrap: env.SENDBOX_BWRAP } : {}),
+  };
+  return createAgentHost({ dataDir, env, sandbox });
 }

@@ -1,7 +1,8 @@
-/** The `sendbox` command line: `serve` (the default command). */
+/** The `sendbox` command line: `serve` (the default command) and `login`. */
 import { Command, InvalidArgumentError, Option } from '@commander-js/extra-typings';
 import pc from 'picocolors';
 import { DEFAULT_GATEWAY_HOST, DEFAULT_GATEWAY_PORT } from '../gateway/index.ts';
+import { freshLoginUrl } from './login.ts';
 import { boxVersion, defaultDataDir, serve } from './serve.ts';
 import type { OpenHost, RunningBox, Terminal } from './serve.ts';
 
@@ -11,6 +12,10 @@ function parsePort(value: string): number {
     throw new InvalidArgumentError('expected a port number from 0 to 65535 (0 picks a free one)');
   }
   return port;
+}
+
+function dataDirOption(description: string) {
+  return new Option('--data-dir <dir>', description).default(defaultDataDir(), '$HOME/agent-data');
 }
 
 export const processTerminal: Terminal = {
@@ -59,14 +64,14 @@ export function sendboxProgram(openHost: OpenHost, terminal: Terminal = processT
     .addOption(
       new Option('--port <port>', 'port to listen on').argParser(parsePort).default(DEFAULT_GATEWAY_PORT),
     )
-    .addOption(
-      new Option('--data-dir <dir>', 'where agents live (Grok Bot layout)').default(
-        defaultDataDir(),
-        '$HOME/agent-data',
-      ),
-    )
+    .addOption(dataDirOption('where agents live (Grok Bot layout)'))
     .option('--no-build', 'do not build the web UI, even if it is missing or stale')
     .option('--verbose', 'log one line per request (never bodies or headers)', false)
+    .option(
+      '--unsafe-host-tools',
+      'when bubblewrap cannot confine tools, run them on the host anyway (agents can then read everything you can)',
+      false,
+    )
     .action(async (options) => {
       const box = await serve(
         {
@@ -75,11 +80,20 @@ export function sendboxProgram(openHost: OpenHost, terminal: Terminal = processT
           dataDir: options.dataDir,
           build: options.build,
           verbose: options.verbose,
+          unsafeHostTools: options.unsafeHostTools,
         },
         openHost,
         terminal,
       );
       stopOnSignals(box, terminal);
+    });
+
+  program
+    .command('login')
+    .description('print a fresh one-time link that signs a browser in to the running box')
+    .addOption(dataDirOption('the data dir of the running box'))
+    .action(async (options) => {
+      terminal.out(await freshLoginUrl(options.dataDir));
     });
 
   return program;

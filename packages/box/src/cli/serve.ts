@@ -21,6 +21,8 @@ export interface ServeOptions {
   build: boolean;
   /** Log one line per request (never bodies). */
   verbose: boolean;
+  /** Run tools on the host, unconfined, when bubblewrap cannot start (docs/sandbox.md). */
+  unsafeHostTools?: boolean;
 }
 
 export interface Terminal {
@@ -28,8 +30,12 @@ export interface Terminal {
   err(line: string): void;
 }
 
+export interface OpenHostOptions {
+  unsafeHostTools: boolean;
+}
+
 /** Opens the runtime on a data dir; the CLI's one seam to the host runtime. */
-export type OpenHost = (dataDir: string) => Promise<AgentHost>;
+export type OpenHost = (dataDir: string, options: OpenHostOptions) => Promise<AgentHost>;
 
 export interface RunningBox {
   gateway: RunningGateway;
@@ -58,7 +64,7 @@ export async function serve(
   pageLinks(); // a bad SENDBOX_CURSOR_AGENT_URL stops the start, with what to set
   if (options.build) await ensureWebBuild((line) => terminal.err(pc.dim(line)));
 
-  const host = await openHost(dataDir);
+  const host = await openHost(dataDir, { unsafeHostTools: options.unsafeHostTools ?? false });
   let gateway: RunningGateway;
   try {
     gateway = await startGateway({
@@ -79,12 +85,22 @@ export async function serve(
 
   const status = host.modelStatus();
   terminal.out(`sendbox is running at ${pc.bold(gateway.url)}`);
+  terminal.out(`open this link to sign in (it works once, for 5 minutes): ${pc.bold(gateway.loginUrl())}`);
+  const loginCommand =
+    dataDir === path.resolve(defaultDataDir()) ? 'sendbox login' : `sendbox login --data-dir ${dataDir}`;
+  terminal.out(pc.dim(`\`${loginCommand}\` prints a fresh one.`));
   terminal.out(`data dir: ${dataDir}`);
   if (status.configured) {
     terminal.out(`model: ${status.provider ?? 'unknown'} ${status.model ?? ''}`.trimEnd());
   } else {
     terminal.out(pc.yellow(status.howToConfigure));
     terminal.out('Until then the UI shows a read-only demo agent.');
+  }
+  const sandbox = host.sandboxStatus();
+  if (sandbox.mode === 'unsafe-host') terminal.err(pc.red(pc.bold(sandbox.detail)));
+  if (sandbox.mode === 'unavailable') {
+    terminal.err(pc.yellow(`The shell tool is disabled: ${sandbox.reason}.`));
+    terminal.err(pc.yellow(sandbox.fix));
   }
   terminal.out(pc.dim('Press Ctrl+C to stop.'));
 

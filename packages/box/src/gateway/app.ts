@@ -1,7 +1,8 @@
 /**
  * The gateway's routes (docs/gateway.md). Order matters: security headers on
- * everything, then the Host/Origin guard on everything (the HTML page holds the
- * token), then the bearer check on `/api/*`, then the method table.
+ * everything, then the Host/Origin guard on everything, then the bearer-or-session
+ * check on `/api/*`, then the method table. `/login` trades a one-time code for a
+ * session cookie; `/` serves the page to a signed-in browser only.
  */
 import { Hono } from 'hono';
 import type { Context } from 'hono';
@@ -12,14 +13,29 @@ import { describeZodError, errorResponse, GatewayError, respondWithError } from 
 import { EventStreams, openEventStream } from './events.ts';
 import { fileResponse } from './file-response.ts';
 import type { AgentFiles } from './files.ts';
-import { bearerAuth, hostAndOriginGuard } from './guards.ts';
+import { apiAuth, hostAndOriginGuard } from './guards.ts';
+import type { ImageHosts } from './image-hosts.ts';
+import {
+  DEFAULT_IMAGE_LIMITS,
+  DEFAULT_IMAGE_POLICY,
+  fetchRemoteImage,
+  remoteImageUrl,
+} from './image-proxy.ts';
+import type { ImageFetchLimits, ImageFetchPolicy } from './image-proxy.ts';
 import { agentIdSchema, isJsonMethod, jsonMethods, otherRoutes, RawJson } from './methods.ts';
 import type { JsonMethodName, MethodContext } from './methods.ts';
-import { StaticUi } from './static-ui.ts';
+import { LOGIN_PATH } from './session.ts';
+import type { BrowserSessions } from './session.ts';
+import { signInPage, StaticUi } from './static-ui.ts';
 
 export interface GatewayAppOptions {
   host: AgentHost;
   token: string;
+  sessions: BrowserSessions;
+  imageHosts: ImageHosts;
+  /** Where remote images may be fetched from (tests play an outside host with it). */
+  imagePolicy?: ImageFetchPolicy;
+  imageLimits?: ImageFetchLimits;
   /** The `Host` header values the gateway answers to (see `loopbackAuthorities`). */
   authorities: () => ReadonlySet<string>;
   /** The built web UI (`packages/web/dist`). */
@@ -49,10 +65,10 @@ const eventsQuerySchema = z.object({
 });
 
 export function createGatewayApp(options: GatewayAppOptions): GatewayApp {
-  const { host, version, files } = options;
+  const { host, version, files, sessions, imageHosts } = options;
   const app = new Hono();
   const streams = new EventStreams();
-  const ui = new StaticUi(options.webRoot, options.token);
+  const ui = new StaticUi(options.webRoot);
   const fail = (c: Context, error: unknown): Response => respondWithError(c, error, options.logError);
 
   app.use('*', async (c, next) => {
@@ -66,7 +82,7 @@ export function createGatewayApp(options: GatewayAppOptions): GatewayApp {
     );
   });
   app.use('*', hostAndOriginGuard(options.authorities));
-  app.use('/api/*', bearerAuth(options.token));
+  app.use('/api/*', apiAuth(options.token, sessions, options.authorities));
 
   async function runJsonMethod(c: Context, name: JsonMethodName): Promise<Response> {
     try {
@@ -76,7 +92,7 @@ export function createGatewayApp(options: GatewayAppOptions): GatewayApp {
       if (!parsed.success) throw new GatewayError(describeZodError(name, parsed.error), 400);
       // The table pairs each schema with its own handler; TypeScript cannot follow the pairing through the index.
       const run = spec.run as (ctx: MethodContext, input: unknown) => Promise<unknown>;
-      const result = await run({ host, version }, parsed.data);
+      const result = await run({ host, version, imageHosts }, parsed.data);
       return result instanceof RawJson
         ? c.body(result.text, 200, { 'Content-Type': 'application/json' })
         : c.json(result);
@@ -162,11 +178,29 @@ export function createGatewayApp(options: GatewayAppOptions): GatewayApp {
     }
   }
 
+  async function remoteImage(c: Context): Promise<Response> {
+    try {
+      const image = await fetchRemoteImage(
+        remoteImageUrl(c.req.query('url')),
+        options.imagePolicy ?? DEFAULT_IMAGE_POLICY,
+        options.imageLimits ?? DEFAULT_IMAGE_LIMITS,
+      );
+      return c.body(new Uint8Array(image.bytes), 200, {
+        'Content-Type': image.mediaType,
+        'Content-Length': String(image.bytes.length),
+        ...servedFileHeaders(),
+      });
+    } catch (error) {
+      return fail(c, error);
+    }
+  }
+
   const routes: Record<string, (c: Context) => Promise<Response>> = {
     uploadFile,
     events,
     attachment,
     upload,
+    remoteImage,
   };
 
   app.all('/api/:method', async (c) => {
@@ -186,8 +220,22 @@ export function createGatewayApp(options: GatewayAppOptions): GatewayApp {
     return c.req.method === verb ? handler(c) : methodNotAllowed(c, verb);
   });
 
-  app.get('/', (c) => ui.page(c));
-  app.get('/index.html', (c) => ui.page(c));
+  const page = (c: Context): Promise<Response> | Response =>
+    sessions.hasSession(c.req.header('cookie')) ? ui.page(c) : signInPage(c, 401, null);
+  app.get('/', page);
+  app.get('/index.html', page);
+  app.get(LOGIN_PATH, (c) => {
+    // A HEAD (a link checker, a prefetch) must not spend the code.
+    if (c.req.method !== 'GET') return methodNotAllowed(c, 'GET');
+    const outcome = sessions.redeem(c.req.query('code') ?? '');
+    if (outcome !== 'ok') return signInPage(c, 403, LOGIN_REFUSED[outcome]);
+    // 303 to a clean URL: the code leaves the address bar and the history.
+    return c.body(null, 303, {
+      Location: '/',
+      'Set-Cookie': sessions.newSessionCookie(),
+      'Cache-Control': 'no-store',
+    });
+  });
   app.get('/assets/*', (c) => ui.asset(c, c.req.path));
   app.all('/', (c) => methodNotAllowed(c, 'GET'));
 
@@ -218,11 +266,24 @@ function uploadFileName(header: string | undefined): string {
   return name;
 }
 
+const LOGIN_REFUSED = {
+  invalid:
+    'This login link is not valid for this sendbox (it was mistyped, or the box has restarted since it was printed).',
+  expired: 'This login link has expired.',
+  used: 'This login link has been used already.',
+} as const;
+
 /** Served files are shown inline but never sniffed or run as a page of this origin. */
+function servedFileHeaders(): Record<string, string> {
+  return {
+    'Content-Security-Policy': "default-src 'none'; img-src 'self' data:; style-src 'unsafe-inline'; sandbox",
+    'Cache-Control': 'private, max-age=3600',
+  };
+}
+
 function attachmentHeaders(fileName: string): Record<string, string> {
   return {
     'Content-Disposition': `inline; filename*=UTF-8''${encodeURIComponent(fileName)}`,
-    'Content-Security-Policy': "default-src 'none'; img-src 'self' data:; style-src 'unsafe-inline'; sandbox",
-    'Cache-Control': 'private, max-age=3600',
+    ...servedFileHeaders(),
   };
 }

@@ -9,7 +9,7 @@ import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { z } from 'zod';
 import { HostError } from '../host/types.ts';
 
-export type GatewayStatus = 400 | 401 | 403 | 404 | 405 | 409 | 413 | 415 | 423 | 500 | 503;
+export type GatewayStatus = 400 | 401 | 403 | 404 | 405 | 409 | 413 | 415 | 423 | 500 | 502 | 503 | 504;
 
 export class GatewayError extends Error {
   constructor(

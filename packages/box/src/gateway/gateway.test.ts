@@ -12,7 +12,7 @@ import type { RosterRow, SequencedEntry } from '../host/types.ts';
 import { removeGatewayDescriptor, writeGatewayDescriptor } from './descriptor.ts';
 import { GatewayStartError, startGateway } from './server.ts';
 import { CONTENT_SECURITY_POLICY } from './static-ui.ts';
-import { entryOf, makeTempDir, rawRequest, SseReader, startTestBox } from './test-support.ts';
+import { entryOf, makeTempDir, openLoginLink, rawRequest, SseReader, startTestBox } from './test-support.ts';
 import type { TestBox } from './test-support.ts';
 import { testModel } from './test-model.ts';
 
@@ -267,13 +267,28 @@ describe('methods', () => {
 });
 
 describe('static UI', () => {
-  it('serves the page with the live token, a strict CSP and no caching', async () => {
-    const response = await fetch(box.gateway.url);
+  it('serves the page to a signed-in browser with a strict CSP and no caching', async () => {
+    const { cookie } = await openLoginLink(box.gateway.loginUrl());
+    const response = await fetch(box.gateway.url, { headers: { Cookie: cookie } });
     expect(response.status).toBe(200);
     const html = await response.text();
-    expect(html).toContain(`<meta name="sendbox-token" content="${box.gateway.token}">`);
-    expect(html).not.toContain('__SENDBOX_TOKEN__');
+    expect(html).toContain('/assets/app.js');
+    expect(html).not.toContain(box.gateway.token);
     expect(response.headers.get('content-security-policy')).toBe(CONTENT_SECURITY_POLICY);
+    const directives = new Map(
+      CONTENT_SECURITY_POLICY.split(';').map((directive) => {
+        const [name = '', ...sources] = directive.trim().split(/\s+/);
+        return [name, sources.join(' ')] as const;
+      }),
+    );
+    // Model output never reaches the network on its own: images from this origin, data: and blob: only.
+    expect(directives.get('img-src')).toBe("'self' data: blob:");
+    expect(directives.get('connect-src')).toBe("'self'");
+    expect(directives.get('default-src')).toBe("'self'");
+    expect(directives.get('form-action')).toBe("'none'");
+    expect(directives.get('base-uri')).toBe("'none'");
+    expect(directives.get('object-src')).toBe("'none'");
+    expect(directives.get('frame-ancestors')).toBe("'none'");
     expect(response.headers.get('cache-control')).toBe('no-store');
     expect(response.headers.get('x-content-type-options')).toBe('nosniff');
     expect(response.headers.get('referrer-policy')).toBe('no-referrer');

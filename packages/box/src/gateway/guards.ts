@@ -2,10 +2,13 @@
  * Request guards that run before any route:
  * - the `Host` header must name the gateway itself, and an `Origin`, when sent,
  *   must be the gateway's own origin (a DNS-rebinding page has neither);
- * - every `/api/*` request carries the bearer token.
+ * - every `/api/*` request carries the bearer token (CLI, txcript) or a browser
+ *   session cookie plus the page's CSRF proofs (session.ts).
  */
 import type { MiddlewareHandler } from 'hono';
 import { errorResponse } from './errors.ts';
+import { REQUEST_HEADER } from './session.ts';
+import type { BrowserSessions } from './session.ts';
 import { bearerToken, tokenMatches } from './token.ts';
 
 /**
@@ -51,23 +54,70 @@ function originAuthority(origin: string): string | null {
   return url.host.toLowerCase();
 }
 
-export function bearerAuth(token: string): MiddlewareHandler {
+const SIGN_IN_HINT = 'open the login link `sendbox serve` printed, or run `sendbox login` for a fresh one';
+
+/**
+ * `Authorization: Bearer <token>` when the header is sent (a wrong token is never
+ * rescued by a cookie); otherwise the session cookie, which a browser attaches to
+ * any request, so it counts only with proofs that the page itself sent the request:
+ * the `X-Sendbox-Request` header (a cross-site form, link or image cannot set it, and
+ * a cross-site fetch that sets it needs a preflight the gateway never grants), the
+ * gateway's own `Origin` on every request that may change state, and no cross-site
+ * `Sec-Fetch-Site`.
+ */
+export function apiAuth(
+  token: string,
+  sessions: BrowserSessions,
+  authorities: () => ReadonlySet<string>,
+): MiddlewareHandler {
   return async (c, next) => {
-    const presented = bearerToken(c.req.header('authorization'));
-    if (presented === null) {
+    const authorization = c.req.header('authorization');
+    if (authorization !== undefined) {
+      const presented = bearerToken(authorization);
+      if (presented === null) {
+        return errorResponse(
+          c,
+          401,
+          'malformed Authorization header; expected "Authorization: Bearer <token>"',
+        );
+      }
+      if (!tokenMatches(token, presented)) {
+        return errorResponse(
+          c,
+          401,
+          'wrong bearer token; the gateway mints a new one on every start, read it again from <data-dir>/gateway.json',
+        );
+      }
+      return next();
+    }
+    if (!sessions.hasSession(c.req.header('cookie'))) {
       return errorResponse(
         c,
         401,
-        'missing "Authorization: Bearer <token>" header; the token is in <data-dir>/gateway.json',
+        'not signed in: send "Authorization: Bearer <token>" (the token is in <data-dir>/gateway.json), ' +
+          `or, in a browser, ${SIGN_IN_HINT}`,
       );
     }
-    if (!tokenMatches(token, presented)) {
+    if (c.req.header(REQUEST_HEADER) !== '1') {
       return errorResponse(
         c,
-        401,
-        'wrong bearer token; the gateway mints a new one on every start, read it again from <data-dir>/gateway.json',
+        403,
+        `refused: a request signed in by cookie must carry "${REQUEST_HEADER}: 1"`,
       );
     }
-    await next();
+    const origin = c.req.header('origin');
+    const safe = c.req.method === 'GET' || c.req.method === 'HEAD';
+    if (origin === undefined ? !safe : !authorities().has(originAuthority(origin) ?? '')) {
+      return errorResponse(
+        c,
+        403,
+        "refused: a request signed in by cookie must come from the gateway's own page (Origin)",
+      );
+    }
+    const site = c.req.header('sec-fetch-site');
+    if (site !== undefined && site !== 'same-origin') {
+      return errorResponse(c, 403, `refused: a request signed in by cookie came from another site (${site})`);
+    }
+    return next();
   };
 }

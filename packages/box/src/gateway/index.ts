@@ -8,7 +8,8 @@ export {
   type GatewayDescriptor,
 } from './descriptor.ts';
 export { agentFiles, boxAgentFolders, type AgentFiles, type AgentFolders, type ServedFile } from './files.ts';
-export { CONTENT_SECURITY_POLICY, TOKEN_PLACEHOLDER } from './static-ui.ts';
+export { CONTENT_SECURITY_POLICY } from './static-ui.ts';
+export { loginUrl, mintLoginCode, readSessionKey, sessionKeyPath } from './session.ts';
 export {
   DEFAULT_GATEWAY_HOST,
   DEFAULT_GATEWAY_PORT,

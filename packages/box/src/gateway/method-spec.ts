@@ -2,10 +2,12 @@
 import { z } from 'zod';
 import { AGENT_ID_PATTERN } from '../host/layout.ts';
 import type { AgentHost } from '../host/types.ts';
+import type { ImageHosts } from './image-hosts.ts';
 
 export interface MethodContext {
   host: AgentHost;
   version: string;
+  imageHosts: ImageHosts;
 }
 
 export interface JsonMethod<S extends z.ZodType> {

@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { agentIdSchema, method, type JsonMethod } from './method-spec.ts';
+import { imageHostSchema } from './image-hosts.ts';
 import { pageLinks } from './links.ts';
 import { settingsMethods } from './settings-methods.ts';
 import { turnMethods } from './turn-methods.ts';
@@ -21,10 +22,16 @@ export type { MethodContext } from './method-spec.ts';
 
 const empty = z.object({});
 const byId = z.object({ id: agentIdSchema });
+const byImageHost = z.object({ host: imageHostSchema });
 
 export const jsonMethods = {
   getStatus: method(empty, ({ host, version }) =>
-    Promise.resolve({ model: host.modelStatus(), version, links: pageLinks() }),
+    Promise.resolve({
+      model: host.modelStatus(),
+      sandbox: host.sandboxStatus(),
+      version,
+      links: pageLinks(),
+    }),
   ),
   createAgent: method(
     z.object({
@@ -71,6 +78,13 @@ export const jsonMethods = {
   ),
   ...turnMethods,
   ...settingsMethods,
+  listImageHosts: method(empty, ({ imageHosts }) => Promise.resolve({ hosts: imageHosts.list() })),
+  allowImageHost: method(byImageHost, async ({ imageHosts }, { host }) => ({
+    hosts: await imageHosts.allow(host),
+  })),
+  forgetImageHost: method(byImageHost, async ({ imageHosts }, { host }) => ({
+    hosts: await imageHosts.forget(host),
+  })),
 } satisfies Record<string, JsonMethod<z.ZodType>>;
 
 export type JsonMethodName = keyof typeof jsonMethods;
@@ -81,6 +95,7 @@ export const otherRoutes: Record<string, 'GET' | 'POST'> = {
   events: 'GET',
   attachment: 'GET',
   upload: 'GET',
+  remoteImage: 'GET',
 };
 
 export function isJsonMethod(name: string): name is JsonMethodName {

@@ -1,7 +1,7 @@
 /**
- * Starting and stopping the gateway: bind loopback only, mint the token,
- * write `gateway.json`, and on shutdown stop accepting, end event streams and
- * take the descriptor away.
+ * Starting and stopping the gateway: bind loopback only, mint the token, load
+ * the kept session key and the image domains, write `gateway.json`, and on
+ * shutdown stop accepting, end event streams and take the descriptor away.
  */
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -12,6 +12,9 @@ import { createGatewayApp } from './app.ts';
 import { removeGatewayDescriptor, writeGatewayDescriptor } from './descriptor.ts';
 import type { AgentFiles } from './files.ts';
 import { loopbackAuthorities } from './guards.ts';
+import { ImageHosts } from './image-hosts.ts';
+import type { ImageFetchLimits, ImageFetchPolicy } from './image-proxy.ts';
+import { BrowserSessions, loadSessionKey, loginUrl, mintLoginCode } from './session.ts';
 import { mintToken } from './token.ts';
 
 export const DEFAULT_GATEWAY_HOST = '127.0.0.1';
@@ -40,6 +43,9 @@ export interface GatewayOptions {
   port?: number;
   logRequest?: (line: string) => void;
   logError?: (message: string) => void;
+  /** Where remote images may be fetched from (default: public addresses, resolved by the system). */
+  imagePolicy?: ImageFetchPolicy;
+  imageLimits?: ImageFetchLimits;
 }
 
 export interface RunningGateway {
@@ -49,14 +55,16 @@ export interface RunningGateway {
   readonly port: number;
   readonly token: string;
   readonly descriptorPath: string;
+  /** A fresh one-time login link for a browser (session.ts). */
+  loginUrl(): string;
   /** Stops accepting, ends event streams, waits for in-flight requests, removes `gateway.json`. Idempotent. */
   close(): Promise<void>;
 }
 
 /**
- * The address to bind, or an error saying why not. The token travels in clear
- * HTTP and the page that holds it is served to whoever asks, so the gateway
- * never listens beyond this machine; remote use goes through an SSH tunnel.
+ * The address to bind, or an error saying why not. The token and the session
+ * cookies travel in clear HTTP, so the gateway never listens beyond this
+ * machine; remote use goes through an SSH tunnel.
  */
 export function loopbackBindAddress(requested: string): string {
   const name = requested.trim().replace(/^\[(.*)\]$/, '$1');
@@ -66,7 +74,7 @@ export function loopbackBindAddress(requested: string): string {
   if (!loopback) {
     throw new GatewayStartError(
       `refusing to listen on ${JSON.stringify(requested)}: the gateway binds loopback addresses only ` +
-        '(127.0.0.1, ::1, localhost), because anyone who can reach it can read the page that holds its token. ' +
+        '(127.0.0.1, ::1, localhost), because its token and session cookies travel in clear HTTP. ' +
         'To use it from another machine, forward the port over SSH: ssh -L 1340:127.0.0.1:1340 <this host>.',
     );
   }
@@ -102,10 +110,25 @@ function listen(server: Server, host: string, port: number): Promise<AddressInfo
 export async function startGateway(options: GatewayOptions): Promise<RunningGateway> {
   const bindHost = loopbackBindAddress(options.bindHost ?? DEFAULT_GATEWAY_HOST);
   const token = mintToken();
+  let sessionKey: Buffer;
+  let imageHosts: ImageHosts;
+  try {
+    sessionKey = await loadSessionKey(options.dataDir);
+    imageHosts = await ImageHosts.open(options.dataDir);
+  } catch (error) {
+    throw new GatewayStartError(
+      `cannot start the gateway on ${options.dataDir}: ${error instanceof Error ? error.message : String(error)}`,
+      { cause: error },
+    );
+  }
   let authorities: ReadonlySet<string> = new Set();
   const { app, streams } = createGatewayApp({
     host: options.host,
     token,
+    sessions: new BrowserSessions(sessionKey, token),
+    imageHosts,
+    ...(options.imagePolicy ? { imagePolicy: options.imagePolicy } : {}),
+    ...(options.imageLimits ? { imageLimits: options.imageLimits } : {}),
     authorities: () => authorities,
     webRoot: options.webRoot,
     files: options.files,
@@ -155,5 +178,14 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     return closing;
   };
 
-  return { url: `http://${urlHost}:${port}/`, bindHost, port, token, descriptorPath, close };
+  const url = `http://${urlHost}:${port}/`;
+  return {
+    url,
+    bindHost,
+    port,
+    token,
+    descriptorPath,
+    loginUrl: () => loginUrl(url, mintLoginCode(sessionKey, token)),
+    close,
+  };
 }

@@ -1,7 +1,10 @@
 /**
- * The web UI: `packages/web/dist` served at `/` and `/assets/*`. The HTML page
- * carries the bearer token, so it is never cached and is framed by nobody; asset
- * paths are resolved inside the dist folder only.
+ * The web UI: `packages/web/dist` served at `/` and `/assets/*`. The page holds no
+ * secret (the browser is signed in by an HttpOnly cookie, session.ts); it is served
+ * only to a signed-in browser, never cached and framed by nobody, and its CSP keeps
+ * model output from reaching the network: images come from this origin, `data:` or
+ * `blob:` only (remote ones through the image proxy, image-proxy.ts). Asset paths
+ * are resolved inside the dist folder only.
  */
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
@@ -12,16 +15,37 @@ import { fileResponse } from './file-response.ts';
 
 export const CONTENT_SECURITY_POLICY = [
   "default-src 'self'",
-  "img-src 'self' data: blob: https:",
+  "img-src 'self' data: blob:",
   "style-src 'self' 'unsafe-inline'",
   "worker-src 'self' blob:",
   "connect-src 'self'",
   "object-src 'none'",
   "frame-ancestors 'none'",
+  "form-action 'none'",
+  "base-uri 'none'",
 ].join('; ');
 
-/** The placeholder the web build leaves in `index.html` for the gateway to fill. */
-export const TOKEN_PLACEHOLDER = '__SENDBOX_TOKEN__';
+/** The page a browser without a session gets, and the answer to a dead login link: no script, no token. */
+const SIGN_IN_CSP =
+  "default-src 'none'; style-src 'unsafe-inline'; form-action 'none'; base-uri 'none'; frame-ancestors 'none'";
+
+export function signInPage(c: Context, status: 200 | 401 | 403, problem: string | null): Response {
+  const lead =
+    problem === null ? '<p>This browser is not signed in to this sendbox.</p>' : `<p>${problem}</p>`;
+  const html =
+    '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>sendbox: sign in</title>' +
+    '<style>body{font:16px/1.5 system-ui,sans-serif;max-width:36rem;margin:4rem auto;padding:0 1rem}' +
+    'code{background:#8882;padding:0 .25em;border-radius:4px}</style></head><body>' +
+    `<h1>Sign in to sendbox</h1>${lead}` +
+    '<p>Open the login link that <code>sendbox serve</code> printed in its terminal, or run ' +
+    '<code>sendbox login</code> (with the same <code>--data-dir</code>) for a fresh link. ' +
+    'A link works once, for a few minutes.</p></body></html>';
+  return c.body(html, status, {
+    'Content-Type': 'text/html; charset=utf-8',
+    'Cache-Control': 'no-store',
+    'Content-Security-Policy': SIGN_IN_CSP,
+  });
+}
 
 const MEDIA_TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
@@ -74,10 +98,7 @@ export async function resolveInside(root: string, urlPath: string): Promise<stri
 }
 
 export class StaticUi {
-  constructor(
-    readonly root: string,
-    private readonly token: string,
-  ) {}
+  constructor(readonly root: string) {}
 
   get built(): boolean {
     return fs.existsSync(path.join(this.root, 'index.html'));
@@ -95,9 +116,7 @@ export class StaticUi {
         { 'Cache-Control': 'no-store' },
       );
     }
-    // The token is base64url, so it needs no escaping inside an HTML attribute.
-    const page = html.split(TOKEN_PLACEHOLDER).join(this.token);
-    return c.body(page, 200, {
+    return c.body(html, 200, {
       'Content-Type': 'text/html; charset=utf-8',
       'Cache-Control': 'no-store',
       'Content-Security-Policy': CONTENT_SECURITY_POLICY,

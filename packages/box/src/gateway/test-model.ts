@@ -3,6 +3,7 @@
  * latest user prompt and answers with one send_message:
  *
  *   say:<x>      → text "echo: <x>"
+ *   image:<url>  → text "an image" with `images: [{url: <url>, alt: "grid image"}]`
  *   widget:<x>   → a widget with the options "yes" and "no"
  *   secret:<x>   → a secret-request for the environment variable <x>
  *   attach:<url> → an attachment of the file at <url> (a file:// URL inside the sandbox)
@@ -20,7 +21,7 @@ export interface TestModel extends ModelProvider {
   blocked(name: string): Promise<void>;
 }
 
-const COMMAND = /\b(say|widget|secret|attach|block):(\S+)/g;
+const COMMAND = /\b(say|image|widget|secret|attach|block):(\S+)/g;
 
 function textOf(message: ModelMessage): string {
   if (typeof message.content === 'string') return message.content;
@@ -81,6 +82,8 @@ export function testModel(): TestModel {
       switch (verb) {
         case 'say':
           return send({ type: 'text', content: `echo: ${arg}` });
+        case 'image':
+          return send({ type: 'text', content: 'an image', images: [{ url: arg, alt: 'grid image' }] });
         case 'widget':
           return send({
             type: 'widget',

@@ -11,8 +11,7 @@ import type { AgentHost, SequencedEntry } from '../host/types.ts';
 import type { ModelProvider } from '../providers/types.ts';
 import { agentFiles, boxAgentFolders } from './files.ts';
 import { startGateway } from './server.ts';
-import type { RunningGateway } from './server.ts';
-import { TOKEN_PLACEHOLDER } from './static-ui.ts';
+import type { GatewayOptions, RunningGateway } from './server.ts';
 import { openTestHost } from './test-host.ts';
 
 export interface TestBox {
@@ -32,22 +31,26 @@ export async function makeTempDir(prefix: string): Promise<string> {
   return fs.promises.mkdtemp(path.join(os.tmpdir(), prefix));
 }
 
-/** A stand-in for `packages/web/dist`: an index page with the token placeholder and one asset. */
+/** A stand-in for `packages/web/dist`: an index page and one asset. */
 export async function makeWebRoot(): Promise<string> {
   const root = await makeTempDir('sendbox-web-');
   await fs.promises.mkdir(path.join(root, 'assets'));
   await fs.promises.writeFile(
     path.join(root, 'index.html'),
-    `<!doctype html><html><head><meta name="sendbox-token" content="${TOKEN_PLACEHOLDER}">` +
+    '<!doctype html><html><head><meta charset="utf-8">' +
       '<script type="module" src="/assets/app.js"></script></head><body></body></html>',
   );
   await fs.promises.writeFile(path.join(root, 'assets', 'app.js'), 'console.log("ui");\n');
   return root;
 }
 
-export async function startTestBox(model: ModelProvider): Promise<TestBox> {
+export async function startTestBox(
+  model: ModelProvider,
+  options: Pick<GatewayOptions, 'imagePolicy' | 'imageLimits'> & { webRoot?: string } = {},
+): Promise<TestBox> {
   const dataDir = await makeTempDir('sendbox-gw-');
-  const webRoot = await makeWebRoot();
+  const ownWebRoot = options.webRoot === undefined;
+  const webRoot = options.webRoot ?? (await makeWebRoot());
   const host = await openTestHost(dataDir, model);
   const requestLog: string[] = [];
   const errorLog: string[] = [];
@@ -60,6 +63,8 @@ export async function startTestBox(model: ModelProvider): Promise<TestBox> {
     port: 0,
     logRequest: (line) => requestLog.push(line),
     logError: (line) => errorLog.push(line),
+    ...(options.imagePolicy ? { imagePolicy: options.imagePolicy } : {}),
+    ...(options.imageLimits ? { imageLimits: options.imageLimits } : {}),
   });
   const api = (method: string, init: RequestInit = {}): Promise<Response> =>
     fetch(new URL(`api/${method}`, gateway.url), {
@@ -82,9 +87,53 @@ export async function startTestBox(model: ModelProvider): Promise<TestBox> {
       await gateway.close();
       await host.close();
       await fs.promises.rm(dataDir, { recursive: true, force: true });
-      await fs.promises.rm(webRoot, { recursive: true, force: true });
+      if (ownWebRoot) await fs.promises.rm(webRoot, { recursive: true, force: true });
     },
   };
+}
+
+export interface SignIn {
+  status: number;
+  location: string | null;
+  /** The whole `Set-Cookie` header, flags included. */
+  setCookie: string;
+  /** `name=value`, as a browser sends it back. */
+  cookie: string;
+}
+
+/** Opens a login link as a browser would (without following the redirect) and reads the cookie it sets. */
+export async function openLoginLink(link: string): Promise<SignIn> {
+  const response = await fetch(link, { redirect: 'manual' });
+  await response.body?.cancel();
+  const setCookie = response.headers.get('set-cookie') ?? '';
+  return {
+    status: response.status,
+    location: response.headers.get('location'),
+    setCookie,
+    cookie: setCookie.split(';')[0] ?? '',
+  };
+}
+
+/** The headers the page sends with a session: the cookie, the CSRF header and its own Origin. */
+export function pageHeaders(gateway: RunningGateway, cookie: string): Record<string, string> {
+  return { Cookie: cookie, 'X-Sendbox-Request': '1', Origin: new URL(gateway.url).origin };
+}
+
+/** Another gateway for the same host, on `dataDir` (a restart, a second box); files are not served. */
+export function startGatewayOn(
+  host: AgentHost,
+  dataDir: string,
+  options: { webRoot: string; port?: number },
+): Promise<RunningGateway> {
+  const unused = (): Promise<never> => Promise.reject(new Error('this test gateway serves no files'));
+  return startGateway({
+    host,
+    files: { attachment: unused, upload: unused },
+    dataDir,
+    version: '0.0.0-test',
+    port: 0,
+    ...options,
+  });
 }
 
 export interface RawResponse {

@@ -15,6 +15,9 @@ import { ensurePrivateDir } from '../fs/atomic.ts';
 import { providerFromEnv, statusOf, type ProviderFromEnv } from '../providers/index.ts';
 import { ModelSettings, type ModelSettingsInput, type ModelSettingsView } from './model-settings.ts';
 import type { ModelProvider } from '../providers/types.ts';
+import { detectConfinement, type Confinement, type ConfinementOptions } from '../sandbox/confinement.ts';
+import type { SandboxStatus } from '../sandbox/confinement.ts';
+import { EgressProxies, type EgressProxyOptions } from '../sandbox/egress-proxy.ts';
 import { loadOrCreateSecretKey } from '../secrets/store.ts';
 import { shellTool, type ShellOptions } from '../tools/shell.ts';
 import { readTool } from '../tools/read.ts';
@@ -48,7 +51,12 @@ export interface AgentHostOptions {
   sendReminderEvery?: number;
   maxStepsPerTurn?: number;
   maxAttachmentBytes?: number;
-  shell?: ShellOptions;
+  shell?: Omit<ShellOptions, 'confinement' | 'egress'>;
+  /**
+   * How tool processes are confined: detected (bubblewrap) unless given. Without bubblewrap the
+   * shell tool is refused, unless `sandbox.unsafeHostTools` is set.
+   */
+  sandbox?: ConfinementOptions & { confinement?: Confinement; egress?: EgressProxyOptions };
   /** Clock (epoch ms), for tests. */
   now?: () => number;
 }
@@ -59,7 +67,8 @@ export async function createAgentHost(options: AgentHostOptions): Promise<LocalA
   await ensurePrivateDir(path.join(dataDir, 'agent-transcripts'));
   await ensurePrivateDir(path.join(dataDir, 'sandboxes'));
   const key = await loadOrCreateSecretKey(dataDir);
-  const host = new LocalAgentHost(dataDir, key, options);
+  const confinement = options.sandbox?.confinement ?? (await detectConfinement(options.sandbox));
+  const host = new LocalAgentHost(dataDir, key, confinement, options);
   // Hook (web settings panel): a model saved in the panel applies when the environment sets none.
   if (options.provider === undefined) await host.loadModelSettings();
   return host;
@@ -72,12 +81,14 @@ export class LocalAgentHost implements AgentHost {
   private status: ModelStatus;
   private readonly settings: ModelSettings;
   private readonly config: SessionConfig;
+  private readonly egress: EgressProxies;
   private focused: string | null = null;
   private closed = false;
 
   constructor(
     readonly dataDir: string,
     secretKey: Buffer,
+    private readonly confinement: Confinement,
     options: AgentHostOptions,
   ) {
     const env = options.env ?? process.env;
@@ -91,7 +102,9 @@ export class LocalAgentHost implements AgentHost {
       this.status = statusOf(options.provider);
     }
     const everyFromEnv = Number(env.SENDBOX_SEND_REMINDER_EVERY);
-    const tools: HostTool[] = [shellTool(options.shell), readTool, writeTool, updateTodosTool] as HostTool[];
+    this.egress = new EgressProxies(path.join(dataDir, 'run'), options.sandbox?.egress);
+    const shell = shellTool({ ...options.shell, confinement, egress: this.egress });
+    const tools: HostTool[] = [shell, readTool, writeTool, updateTodosTool] as HostTool[];
     this.config = {
       dataDir,
       provider: this.provider,
@@ -103,6 +116,7 @@ export class LocalAgentHost implements AgentHost {
       maxStepsPerTurn: options.maxStepsPerTurn ?? DEFAULT_MAX_STEPS_PER_TURN,
       maxAttachmentBytes: options.maxAttachmentBytes ?? DEFAULT_MAX_ATTACHMENT_BYTES,
       toolEnv: toolEnvironment(env),
+      confinement,
       emit: (event) => this.emit(event),
       now: options.now ?? Date.now,
       isFocused: (id) => this.focused === id,
@@ -135,6 +149,10 @@ export class LocalAgentHost implements AgentHost {
     this.config.provider = chosen.provider;
     // Read-only rows (no model) may have become writable.
     for (const id of this.sessions.keys()) this.emit({ type: 'roster', agentId: id, change: 'updated' });
+  }
+
+  sandboxStatus(): SandboxStatus {
+    return { ...this.confinement.status };
   }
 
   async createAgent(input: CreateAgentInput): Promise<RosterRow> {
@@ -213,6 +231,7 @@ export class LocalAgentHost implements AgentHost {
     await rm(paths.agentDir, { recursive: true, force: true });
     await rm(paths.transcriptDir, { recursive: true, force: true });
     await rm(paths.sandbox, { recursive: true, force: true });
+    await this.egress.release(paths.sandbox);
     this.emit({ type: 'roster', agentId: id, change: 'deleted' });
   }
 
@@ -320,6 +339,7 @@ export class LocalAgentHost implements AgentHost {
     for (const result of sessions) if (result.status === 'fulfilled') await result.value.close();
     this.sessions.clear();
     this.listeners.clear();
+    await this.egress.close();
   }
 
   // -------------------------------------------------------------------------

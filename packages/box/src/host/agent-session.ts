@@ -7,58 +7,45 @@
  * the JSONL), so a crash mid-turn costs nothing but that turn: the next
  * prompt continues the conversation.
  */
-import { statSync, type Stats } from 'node:fs';
-import { access, mkdir, open, writeFile } from 'node:fs/promises';
+import { mkdir, open } from 'node:fs/promises';
 import {
   answerMessage,
-  assistantId,
   sendMessageFeature,
-  sendSuccessText,
-  sendId,
   textOnlyTurnReminder,
   nonSendReminder,
   userAttachmentId,
   userMessageId,
   wrapSystemReminder,
   type LedgerEntry,
-  type SecretTarget,
-  type Widget,
 } from '@sendbox/protocol';
 import { grokBot, openLedgerForWrite, type LedgerRow, type LedgerWriter } from '@sendbox/txcript';
 import { z } from 'zod';
 import { AttachmentStore } from '../attachments/store.ts';
 import { ensurePrivateDir } from '../fs/atomic.ts';
-import type {
-  ModelMessage,
-  ModelProvider,
-  ModelStepResult,
-  ModelToolCall,
-  ModelToolSpec,
-} from '../providers/types.ts';
+import type { ModelMessage, ModelProvider } from '../providers/types.ts';
+import type { Confinement } from '../sandbox/confinement.ts';
 import { scrubberFor, type Scrubber } from '../secrets/scrub.ts';
 import { SecretStore } from '../secrets/store.ts';
 import { isNotFound } from '../sandbox/paths.ts';
-import { handleSendMessage, type JsonObject } from '../tools/send-message.ts';
-import {
-  describeZodError,
-  errorOutcome,
-  statusOf,
-  type HostTool,
-  type TodoItem,
-  type ToolOutcome,
-} from '../tools/types.ts';
-import { historyFromRecords, modelOutputFor } from '../transcript/model-view.ts';
-import { TranscriptWriter, type JsonlMark, type TranscriptBlock } from '../transcript/writer.ts';
+import type { JsonObject } from '../tools/send-message.ts';
+import type { HostTool, TodoItem } from '../tools/types.ts';
+import { historyFromRecords } from '../transcript/model-view.ts';
+import { TranscriptWriter, type JsonlMark } from '../transcript/writer.ts';
+import { fileMark, sameFile, sameJsonl, type FileMark } from './file-mark.ts';
 import { agentPaths, type AgentPaths } from './layout.ts';
 import { LedgerView } from './ledger-view.ts';
 import { userTurnBlocks, userTurnTexts } from './middleware/guidance.ts';
 import { SendReminderCounter } from './middleware/send-reminder.ts';
 import { readProfile, type Profile } from './profile.ts';
+import { envNameFor, QuestionBook, widgetAnswerText } from './question-book.ts';
 import { StoreLock } from './store-lock.ts';
-import { toolCallDetails } from './tool-details.ts';
-import { runTurn, type ToolCallReport, type TurnDriver, type TurnTexts } from './turn.ts';
+import { runTurn, type TurnTexts } from './turn.ts';
+import { turnDriver, type TurnContext } from './turn-driver.ts';
 import { TurnStateMachine } from './turn-state.ts';
 import { HostError, type HostEvent, type SequencedEntry, type TurnState } from './types.ts';
+import { stageUpload } from './upload-staging.ts';
+
+export { envNameFor, type Question } from './question-book.ts';
 
 export interface SessionConfig {
   dataDir: string;
@@ -70,20 +57,12 @@ export interface SessionConfig {
   maxAttachmentBytes: number;
   /** Environment every tool process starts from (never the host's own: it holds API keys). */
   toolEnv: Readonly<Record<string, string>>;
+  /** How tool processes are confined; the sandbox folder is prepared for it. */
+  confinement: Confinement;
   emit(event: HostEvent): void;
   now(): number;
   /** True when this agent is the focused one (its entries do not count as unread). */
   isFocused(id: string): boolean;
-}
-
-/** A widget or secret-request the user can answer, from its `send-message` entry. */
-export interface Question {
-  id: string;
-  seq: number;
-  kind: 'widget' | 'secret-request';
-  prompt: string;
-  widget?: Widget;
-  target?: SecretTarget;
 }
 
 export const TURN_TEXTS: TurnTexts = {
@@ -98,7 +77,7 @@ export const TURN_TEXTS: TurnTexts = {
   interruptedResult: 'Interrupted: the user stopped the turn before this call finished.',
 };
 
-/** What the user reads and the model gets when Retry re-runs a turn after a failed model call. */
+/** What the model gets when Retry re-runs a turn after a failed model call (its user message is hidden). */
 export const RETRY_PROMPT = 'The previous model call failed. Try again: continue where you left off.';
 
 const unreadStateSchema = z.object({
@@ -111,24 +90,23 @@ export type UnreadState = z.output<typeof unreadStateSchema>;
 
 const VISIBLE_KINDS = new Set<string>(['send-message', 'notice']);
 
-export class AgentSession {
+export class AgentSession implements TurnContext {
   readonly paths: AgentPaths;
   readonly lock: StoreLock;
   readonly state: TurnStateMachine;
   readonly todos: TodoItem[] = [];
-  private readonly feature = sendMessageFeature({ enabled: true });
+  readonly feature = sendMessageFeature({ enabled: true });
+  readonly questions = new QuestionBook();
+  readonly attachments: AttachmentStore;
+  readonly secrets: SecretStore;
   private readonly reminder: SendReminderCounter;
-  private readonly attachments: AttachmentStore;
-  private readonly secrets: SecretStore;
-  private scrubber: Scrubber = scrubberFor(new Map());
-  private writer!: TranscriptWriter;
+  private currentScrubber: Scrubber = scrubberFor(new Map());
+  writer!: TranscriptWriter;
   private ledger!: LedgerWriter;
   private history: ModelMessage[] = [];
   private nextTurn = 0;
   private pendingUploads: Array<{ id: string; sandboxPath: string; fileName: string }> = [];
   private readonly nonces = new Set<string>();
-  private readonly questions = new Map<string, Question>();
-  private readonly answered = new Set<string>();
   private queue: Promise<void> = Promise.resolve();
   private running = 0;
   /** Aborts the running turn (`cancelTurn`); null between turns. */
@@ -162,6 +140,32 @@ export class AgentSession {
     return session;
   }
 
+  get tools(): readonly HostTool[] {
+    return this.config.tools;
+  }
+
+  get toolEnv(): Readonly<Record<string, string>> {
+    return this.config.toolEnv;
+  }
+
+  /** The profile's network allowlist, read again when profile.json changed (the operator edits it by hand). */
+  async allowDomains(): Promise<readonly string[]> {
+    const mark = fileMark(this.paths.profile);
+    if (!sameFile(this.profileMark, mark)) {
+      this.profile = await readProfile(this.paths.profile);
+      this.profileMark = mark;
+    }
+    return this.profile.sandbox?.allowDomains ?? [];
+  }
+
+  scrubber(): Scrubber {
+    return this.currentScrubber;
+  }
+
+  now(): number {
+    return this.config.now();
+  }
+
   /** True while a turn runs or is queued. */
   get busy(): boolean {
     return this.running > 0;
@@ -177,17 +181,18 @@ export class AgentSession {
     await ensurePrivateDir(p.agentDir);
     await ensurePrivateDir(p.transcriptDir);
     await mkdir(p.sandbox, { recursive: true, mode: 0o700 });
+    await this.config.confinement.prepare(p.sandbox);
     this.profileMark = fileMark(p.profile);
     this.profile = await readProfile(p.profile);
-    this.ledger = this.lockedLedger(openLedgerForWrite(p.storeDb));
+    this.ledger = this.lock.guard(openLedgerForWrite(p.storeDb));
     this.storeIno = fileMark(p.storeDb)?.ino ?? 0;
     this.writer = new TranscriptWriter(
       p.jsonl,
       this.ledger,
-      () => this.scrubber,
+      () => this.currentScrubber,
       (entries) => this.onEntries(entries),
     );
-    this.scrubber = scrubberFor(await this.secrets.all());
+    this.currentScrubber = scrubberFor(await this.secrets.all());
     this.unread = unreadStateSchema.parse(this.ledger.getKv('unreadState') ?? {});
     if (this.ledger.getKv('metadata') === undefined) {
       this.ledger.setKv('metadata', {
@@ -212,7 +217,6 @@ export class AgentSession {
   private deriveFromLedger(): void {
     this.nonces.clear();
     this.questions.clear();
-    this.answered.clear();
     this.pendingUploads = [];
     this.state.restore('idle');
     let lastUserSeq = -1;
@@ -225,16 +229,12 @@ export class AgentSession {
       if (entry.kind === 'message' && entry.role === 'user') {
         lastUserSeq = row.seq;
         if (typeof entry.clientNonce === 'string') this.nonces.add(entry.clientNonce);
-        if (typeof entry.respondedValue === 'string') this.answered.add(entry.respondedValue);
+        if (typeof entry.respondedValue === 'string') this.questions.markAnswered(entry.respondedValue);
       }
-      if (entry.kind === 'send-message') {
-        const question = questionOf(row.id, row.seq, entry.message);
-        if (question) this.questions.set(question.id, question);
-      }
+      if (entry.kind === 'send-message') this.questions.noteSend(row.id, row.seq, entry.message);
     }
     this.nextTurn = maxTurn + 1;
-    const last = [...this.questions.values()].sort((a, b) => b.seq - a.seq)[0];
-    if (last && !this.answered.has(last.id) && last.seq > lastUserSeq) this.state.restore('awaiting-user');
+    if (this.questions.awaitsAnswerAfter(lastUserSeq)) this.state.restore('awaiting-user');
     // Uploads staged for the next turn before a restart.
     const prefix = `t${this.nextTurn}ua`;
     for (const row of rows) {
@@ -369,10 +369,7 @@ export class AgentSession {
     return { cancelled: true };
   }
 
-  /**
-   * Hook (web Retry button): a new turn on the conversation as it stands, its user message
-   * hidden (the bubble that failed stays; the model reads RETRY_PROMPT).
-   */
+  /** Hook (web Retry button): a new turn on the conversation as it stands, its user message hidden. */
   retryTurn(): { accepted: true } {
     this.requireModel();
     this.enqueue(async (turn) => {
@@ -389,10 +386,10 @@ export class AgentSession {
   }
 
   answerWidget(messageId: string, answer: string | string[]): { accepted: true } {
-    const question = this.openQuestion(messageId, 'widget');
+    const question = this.questions.open(this.id, messageId, 'widget');
     const text = widgetAnswerText(question.widget!, answer);
     this.requireModel();
-    this.answered.add(messageId);
+    this.questions.markAnswered(messageId);
     this.enqueue(async (turn) => {
       await this.startTurn(turn, answerMessage(messageId, question.prompt, text), {
         id: userMessageId(turn),
@@ -407,17 +404,17 @@ export class AgentSession {
   }
 
   async submitSecret(messageId: string, value: string): Promise<{ saved: true }> {
-    const question = this.openQuestion(messageId, 'secret-request');
+    const question = this.questions.open(this.id, messageId, 'secret-request');
     if (value === '') throw new HostError('the secret is empty: paste the value into the field', 400);
     const name = envNameFor(question.target!);
-    this.answered.add(messageId);
+    this.questions.markAnswered(messageId);
     try {
       await this.secrets.set(name, value);
     } catch (error) {
-      this.answered.delete(messageId);
+      this.questions.unmarkAnswered(messageId);
       throw error;
     }
-    this.scrubber = scrubberFor(await this.secrets.all());
+    this.currentScrubber = scrubberFor(await this.secrets.all());
     const modelText =
       `The user saved the secret. Your tools receive it as the environment variable ${name} ` +
       `(for example "$${name}" in shell). Its value is never shown to you; do not ask for it in chat.`;
@@ -434,39 +431,25 @@ export class AgentSession {
     return { saved: true };
   }
 
-  /** Stages an upload in the sandbox (`uploads/`), stores it in the attachment store and records the entry. */
+  /** Stages an upload (see upload-staging.ts) and records its `user-attachment` entry for the next turn. */
   async uploadFile(fileName: string, bytes: Uint8Array, clientNonce?: string): Promise<SequencedEntry> {
-    const safeName =
-      fileName
-        .replace(/[/\\\0]/g, '_')
-        .replace(/^\.+/, '_')
-        .slice(0, 200) || 'upload';
-    let stored;
-    try {
-      stored = await this.attachments.ingestBytes(bytes, safeName);
-    } catch (error) {
-      throw new HostError((error as Error).message, 413);
-    }
-    const uploadsDir = `${this.paths.sandbox}/uploads`;
-    await mkdir(uploadsDir, { recursive: true });
-    const sandboxPath = `${uploadsDir}/${await freeName(uploadsDir, safeName)}`;
-    await writeFile(sandboxPath, bytes, { mode: 0o644 });
+    const staged = await stageUpload(this.attachments, this.paths.sandbox, fileName, bytes, this.scrubber());
     const id = userAttachmentId(this.nextTurn, this.pendingUploads.length);
     const [entry] = this.writer.appendEntries([
       {
         id,
         kind: 'user-attachment',
         timestampMs: this.config.now(),
-        file_name: safeName,
-        file_path: stored.path,
-        byteSize: stored.size,
-        media_type: stored.mediaType,
-        sha256: stored.sha256,
-        sandbox_path: sandboxPath,
+        file_name: staged.fileName,
+        file_path: staged.stored.path,
+        byteSize: staged.stored.size,
+        media_type: staged.stored.mediaType,
+        sha256: staged.stored.sha256,
+        sandbox_path: staged.sandboxPath,
         ...(clientNonce ? { clientNonce } : {}),
       },
     ]);
-    this.pendingUploads.push({ id, fileName: safeName, sandboxPath });
+    this.pendingUploads.push({ id, fileName: staged.fileName, sandboxPath: staged.sandboxPath });
     return entry!;
   }
 
@@ -546,17 +529,6 @@ export class AgentSession {
       throw new HostError(`agent ${this.id} is read-only and cannot be prompted`, 403);
   }
 
-  private openQuestion(messageId: string, kind: Question['kind']): Question {
-    const question = this.questions.get(messageId);
-    if (!question || question.kind !== kind) {
-      throw new HostError(`agent ${this.id} has no ${kind} message with id ${messageId}`, 404);
-    }
-    if (this.answered.has(messageId)) {
-      throw new HostError(`${kind} ${messageId} was already answered; an answer is accepted once`, 409);
-    }
-    return question;
-  }
-
   private takeUploads(): Array<{ sandboxPath: string }> {
     const taken = this.pendingUploads;
     this.pendingUploads = [];
@@ -609,10 +581,16 @@ export class AgentSession {
       this.state.endTurn();
       return;
     }
+    // Hook (web Stop and streaming bubbles): one abort per turn; drafts go out as events.
     const abort = new AbortController();
     this.turnAbort = abort;
+    const hooks = {
+      signal: abort.signal,
+      onDraft: (toolCallId: string, text: string | null) =>
+        this.config.emit({ type: 'draft', agentId: this.id, toolCallId, text }),
+    };
     try {
-      await runTurn(this.history, this.driverFor(turn, provider, abort.signal), this.state, this.reminder, {
+      await runTurn(this.history, turnDriver(this, turn, provider, hooks), this.state, this.reminder, {
         maxSteps: this.config.maxStepsPerTurn,
         texts: TURN_TEXTS,
         signal: abort.signal,
@@ -620,198 +598,6 @@ export class AgentSession {
     } finally {
       this.turnAbort = null;
     }
-  }
-
-  private toolSpecs(): ModelToolSpec[] {
-    const specs: ModelToolSpec[] = this.feature.tools.map((tool) => {
-      const { $schema: _drop, ...schema } = tool.jsonSchema;
-      return { name: tool.name, description: tool.description, inputSchema: schema };
-    });
-    for (const tool of this.config.tools) {
-      const { $schema: _drop, ...schema } = z.toJSONSchema(tool.input, {
-        target: 'draft-7',
-        io: 'input',
-      }) as Record<string, unknown>;
-      specs.push({ name: tool.name, description: tool.description, inputSchema: schema });
-    }
-    return specs;
-  }
-
-  private systemPrompt(): string {
-    return [
-      `You are ${this.profile.name}, an agent running in sendbox.${this.profile.description ? ` ${this.profile.description}` : ''}`,
-      `Your sandbox folder is ${this.paths.sandbox}. Your tools run there; files you make for the user go there,`,
-      'and you send them with send_message type attachment and a file:/// URL of the absolute path.',
-    ].join('\n');
-  }
-
-  private driverFor(turn: number, provider: ModelProvider, signal: AbortSignal): TurnDriver {
-    const counters = { assistant: 0, send: 0, tool: 0, notice: 0 };
-    const deliveredInTurn = new Map<string, string>();
-    const tools = new Map(this.config.tools.map((tool) => [tool.name, tool]));
-    const specs = this.toolSpecs();
-    const system = this.systemPrompt();
-    const now = () => this.config.now();
-    const runCall = async (call: ModelToolCall): Promise<ToolCallReport> => {
-      if (call.parseError !== undefined) {
-        const message =
-          `Your ${call.name} call was not run: its arguments are not valid JSON (${call.parseError}). ` +
-          `Call ${call.name} again with a JSON object as arguments.`;
-        this.recordCall(call.name, { toolCallId: call.id });
-        this.recordResult(call.name, { error: { error: message } });
-        return { output: { type: 'error-text', value: message }, delivered: false };
-      }
-      if (call.name === 'send_message') {
-        const outcome = await handleSendMessage(call.input, {
-          sandboxDir: this.paths.sandbox,
-          attachments: this.attachments,
-          sendsBlocked: () => this.state.sendsBlocked,
-          nextSendId: () => sendId(turn, counters.send++),
-          deliveredInTurn,
-          now,
-        });
-        this.recordCall('send_message', { ...outcome.jsonlInput, toolCallId: call.id });
-        this.recordResult('send_message', outcome.result);
-        if (!outcome.delivered)
-          return { output: { type: 'error-text', value: outcome.reason }, delivered: false };
-        const [entry] = this.writer.appendEntries([
-          { id: outcome.messageId, kind: 'send-message', message: outcome.stored, timestampMs: now() },
-        ]);
-        const question = entry ? questionOf(outcome.messageId, entry.seq, outcome.stored) : null;
-        if (question) this.questions.set(question.id, question);
-        if (outcome.awaitsUser) this.state.awaitUser();
-        return { output: { type: 'text', value: sendSuccessText(outcome.messageId) }, delivered: true };
-      }
-      const tool = tools.get(call.name);
-      const rawInput = isObject(call.input) ? (call.input as JsonObject) : {};
-      this.recordCall(call.name, { ...rawInput, toolCallId: call.id });
-      const startedAt = now();
-      let outcome: ToolOutcome;
-      if (!tool) {
-        const names = ['send_message', ...tools.keys()].join(', ');
-        outcome = errorOutcome(
-          `There is no tool named ${call.name}. Available tools: ${names}.`,
-          `unknown tool ${call.name}`,
-        );
-      } else {
-        const parsed = tool.input.safeParse(call.input);
-        outcome = parsed.success
-          ? await this.runTool(tool, parsed.data, signal)
-          : errorOutcome(describeZodError(tool.name, parsed.error), 'invalid input');
-      }
-      const envelope = this.scrubber.value(outcome.envelope);
-      this.recordResult(call.name, envelope);
-      this.writer.appendEntries([
-        {
-          id: `t${turn}c${counters.tool++}`,
-          kind: 'tool-call',
-          name: call.name,
-          status: statusOf(envelope),
-          summary: this.scrubber.text(outcome.summary),
-          // Hook (web tool rows): description, scrubbed input/output and duration.
-          ...toolCallDetails(rawInput, envelope, now() - startedAt, this.scrubber),
-          timestampMs: now(),
-        },
-      ]);
-      return { output: modelOutputFor(call.name, envelope), delivered: false };
-    };
-    return {
-      step: (messages) =>
-        provider.step({
-          system,
-          messages,
-          tools: specs,
-          abortSignal: signal,
-          // Hook (streaming bubbles): send_message text as it is written, over the event stream.
-          onSendDraft: ({ toolCallId, text }) =>
-            this.config.emit({ type: 'draft', agentId: this.id, toolCallId, text: this.scrubber.text(text) }),
-        }),
-      recordAssistant: (step: ModelStepResult) => {
-        const blocks: TranscriptBlock[] = [];
-        if (step.reasoning) blocks.push({ type: 'thinking', thinking: step.reasoning });
-        if (step.text) blocks.push({ type: 'text', text: step.text });
-        if (blocks.length === 0) return;
-        this.writer.appendRecords([{ role: 'assistant', blocks }]);
-        if (step.text) {
-          this.writer.appendEntries([
-            {
-              id: assistantId(turn, counters.assistant++),
-              kind: 'thinking',
-              text: step.text,
-              timestampMs: now(),
-            },
-          ]);
-        }
-      },
-      runToolCall: async (call: ModelToolCall): Promise<ToolCallReport> => {
-        try {
-          return await runCall(call);
-        } finally {
-          // The draft of this send is over: its entry (if delivered) was emitted before this.
-          if (call.name === 'send_message') {
-            this.config.emit({ type: 'draft', agentId: this.id, toolCallId: call.id, text: null });
-          }
-        }
-      },
-      recordReminder: (text) => {
-        this.writer.appendRecords([{ role: 'user', blocks: [{ type: 'text', text }] }]);
-      },
-      recordNotice: (text, reason) => {
-        this.writer.appendEntries([
-          // `reason` (sendbox extension): the web UI shows a model failure as an error with Retry.
-          {
-            id: `t${turn}n${counters.notice++}`,
-            kind: 'notice',
-            text,
-            ...(reason ? { reason } : {}),
-            timestampMs: now(),
-          },
-        ]);
-      },
-      recordTurnEnded: () => {
-        this.writer.appendEntries([{ id: `t${turn}e`, kind: 'turn-ended', timestampMs: now() }]);
-      },
-    };
-  }
-
-  private async runTool(tool: HostTool, input: unknown, signal: AbortSignal): Promise<ToolOutcome> {
-    const secrets = await this.secrets.all();
-    try {
-      return await tool.run(input, {
-        sandboxDir: this.paths.sandbox,
-        env: { ...this.config.toolEnv, HOME: this.paths.sandbox, ...Object.fromEntries(secrets) },
-        scrub: this.scrubber,
-        todos: this.todos,
-        signal,
-        now: () => this.config.now(),
-      });
-    } catch (error) {
-      return errorOutcome(`${tool.name} failed: ${(error as Error).message}`);
-    }
-  }
-
-  private recordCall(name: string, input: JsonObject): void {
-    this.writer.appendRecords([{ role: 'assistant', blocks: [{ type: 'tool_use', name, input }] }]);
-  }
-
-  private recordResult(name: string, result: JsonObject): void {
-    this.writer.appendRecords([{ role: 'tool', blocks: [{ type: 'tool_result', name, result }] }]);
-  }
-
-  // -------------------------------------------------------------------------
-  // ledger plumbing
-
-  /** The ledger, with every write done while the store lock is released (see StoreLock). */
-  private lockedLedger(inner: LedgerWriter): LedgerWriter {
-    const lock = this.lock;
-    return Object.assign(Object.create(inner) as LedgerWriter, {
-      appendEntries: (entries: readonly LedgerEntry[]) =>
-        lock.withReleased(() => inner.appendEntries(entries)),
-      appendEntry: (entry: LedgerEntry) => lock.withReleased(() => inner.appendEntry(entry)),
-      setKv: (key: string, value: Parameters<LedgerWriter['setKv']>[1]) =>
-        lock.withReleased(() => inner.setKv(key, value)),
-      close: () => inner.close(),
-    });
   }
 
   private onEntries(entries: SequencedEntry[]): void {
@@ -834,84 +620,9 @@ export class AgentSession {
   }
 }
 
-/** What tells one version of a file from another without reading it. */
-interface FileMark {
-  ino: number;
-  size: number;
-  mtimeMs: number;
-}
-
-function fileMark(file: string): FileMark | null {
-  let info: Stats | undefined;
-  try {
-    info = statSync(file, { throwIfNoEntry: false });
-  } catch {
-    return null;
-  }
-  return info ? { ino: info.ino, size: info.size, mtimeMs: info.mtimeMs } : null;
-}
-
-function sameFile(a: FileMark | null, b: FileMark | null): boolean {
-  if (a === null || b === null) return a === b;
-  return a.ino === b.ino && a.size === b.size && a.mtimeMs === b.mtimeMs;
-}
-
-/** The JSONL is unchanged when it has the size (and inode) the writer expects from its own appends. */
-function sameJsonl(expected: JsonlMark | null, actual: FileMark | null): boolean {
-  if (expected === null) return false;
-  if (actual === null) return expected.size === 0;
-  return actual.size === expected.size && (expected.ino === null || actual.ino === expected.ino);
-}
-
 /** The last row of store.db if it parses (a row readers skip leaves the roster without a last entry). */
 function lastRowOf(row: LedgerRow | undefined): Record<string, unknown> | null {
   return row ? row.entry : null;
-}
-
-// ---------------------------------------------------------------------------
-
-function questionOf(id: string, seq: number, message: unknown): Question | null {
-  if (!isObject(message)) return null;
-  if (message.type === 'widget' && isObject(message.widget)) {
-    const widget = message.widget as unknown as Widget;
-    return { id, seq, kind: 'widget', prompt: widget.prompt, widget };
-  }
-  if (message.type === 'secret-request' && isObject(message.secretRequest)) {
-    const request = message.secretRequest as { label: string; target: SecretTarget };
-    return { id, seq, kind: 'secret-request', prompt: request.label, target: request.target };
-  }
-  return null;
-}
-
-/** The answer as the model reads it: a pick's value (its label when it has none), several picks one per line. */
-function widgetAnswerText(widget: Widget, answer: string | string[]): string {
-  const picks = (Array.isArray(answer) ? answer : [answer]).map((a) => a.trim()).filter((a) => a !== '');
-  if (picks.length === 0) throw new HostError('the answer is empty: pick an option', 400);
-  if (picks.length > 1 && !widget.multiSelect) {
-    throw new HostError('this question takes one answer; it does not allow several picks', 400);
-  }
-  const values = new Map(widget.options.map((o) => [o.label, o.value ?? o.label]));
-  for (const option of widget.options) values.set(option.value ?? option.label, option.value ?? option.label);
-  return picks
-    .map((pick) => {
-      const value = values.get(pick);
-      if (value !== undefined) return value;
-      if (widget.allowCustom) return pick;
-      throw new HostError(
-        `"${pick}" is not one of the options (${widget.options.map((o) => o.label).join(', ')}) and this question takes no custom answer`,
-        400,
-      );
-    })
-    .join('\n');
-}
-
-/** The environment variable a secret target fills. */
-export function envNameFor(target: SecretTarget): string {
-  if (target.kind === 'env') return target.name;
-  return `${target.platform}_${target.field}`
-    .toUpperCase()
-    .replace(/[^A-Z0-9_]/g, '_')
-    .replace(/^(\d)/, '_$1');
 }
 
 function summaryOf(message: Record<string, unknown>): string {
@@ -922,20 +633,6 @@ function summaryOf(message: Record<string, unknown>): string {
   if (isObject(message.secretRequest) && typeof message.secretRequest.label === 'string')
     return message.secretRequest.label;
   return typeof message.type === 'string' ? message.type : '';
-}
-
-async function freeName(dir: string, name: string): Promise<string> {
-  const dot = name.lastIndexOf('.');
-  const stem = dot > 0 ? name.slice(0, dot) : name;
-  const ext = dot > 0 ? name.slice(dot) : '';
-  for (let i = 0; ; i++) {
-    const candidate = i === 0 ? name : `${stem} (${i})${ext}`;
-    try {
-      await access(`${dir}/${candidate}`);
-    } catch {
-      return candidate;
-    }
-  }
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

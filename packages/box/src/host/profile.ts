@@ -13,6 +13,13 @@ export const profileSchema = z.looseObject({
   updatedAt: z.number().optional(),
   /** sendbox: true for an agent that cannot be prompted (the no-model demo). */
   readOnly: z.boolean().optional(),
+  /** sendbox: the tool sandbox's policy for this agent (docs/sandbox.md). */
+  sandbox: z
+    .looseObject({
+      /** Hosts its commands may reach through the egress proxy; `example.com` includes subdomains. */
+      allowDomains: z.array(z.string().min(1)).default([]),
+    })
+    .optional(),
 });
 
 export type Profile = z.output<typeof profileSchema>;

@@ -10,6 +10,8 @@
  * releases the lock for the length of each write, synchronously, and takes it
  * back at once, so no event-loop turn passes while it is released.
  */
+import type { LedgerEntry } from '@sendbox/protocol';
+import type { LedgerWriter } from '@sendbox/txcript';
 import Database from 'better-sqlite3';
 
 export class StoreLock {
@@ -54,5 +56,17 @@ export class StoreLock {
         // Another writer slipped in; the next write or focus takes the lock back.
       }
     }
+  }
+
+  /** `inner` with every write done while the lock is released (see `withReleased`). */
+  guard(inner: LedgerWriter): LedgerWriter {
+    return Object.assign(Object.create(inner) as LedgerWriter, {
+      appendEntries: (entries: readonly LedgerEntry[]) =>
+        this.withReleased(() => inner.appendEntries(entries)),
+      appendEntry: (entry: LedgerEntry) => this.withReleased(() => inner.appendEntry(entry)),
+      setKv: (key: string, value: Parameters<LedgerWriter['setKv']>[1]) =>
+        this.withReleased(() => inner.setKv(key, value)),
+      close: () => inner.close(),
+    });
   }
 }

@@ -3,6 +3,7 @@
  * drives it (the HTTP gateway, tests, the CLI). The runtime implements
  * `AgentHost`; the gateway only calls these methods and forwards events.
  */
+import type { SandboxStatus } from '../sandbox/confinement.ts';
 import type { LedgerEntry } from '@sendbox/protocol';
 import type { ModelSettingsInput, ModelSettingsView } from './model-settings.ts';
 
@@ -47,6 +48,8 @@ export type HostEvent =
    */
   | { type: 'draft'; agentId: string; toolCallId: string; text: string | null };
 
+export type { SandboxStatus };
+
 export interface ModelStatus {
   configured: boolean;
   /** e.g. `xai`, `openai-compatible`, `scripted`. */
@@ -81,6 +84,8 @@ export interface AgentHost {
   modelSettings(): ModelSettingsView;
   /** Saves the panel's settings (key 0600 in the data dir) and applies them without a restart. */
   updateModelSettings(input: ModelSettingsInput): Promise<ModelSettingsView>;
+  /** Whether tool processes run confined (docs/sandbox.md); the UI warns when they do not. */
+  sandboxStatus(): SandboxStatus;
   createAgent(input: CreateAgentInput): Promise<RosterRow>;
   listAgents(): Promise<RosterRow[]>;
   /** Focuses the agent (takes its store lock, releasing the previous one), marks it read, returns its ledger. */

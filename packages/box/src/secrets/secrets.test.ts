@@ -2,7 +2,6 @@ import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { scrubberFor } from './scrub.ts';
 import { SecretStore, keyFilePath, loadOrCreateSecretKey } from './store.ts';
 
 let dir: string;
@@ -47,22 +46,5 @@ describe('SecretStore', () => {
     await loadOrCreateSecretKey(dir);
     await writeFile(keyFilePath(dir), 'short');
     await expect(loadOrCreateSecretKey(dir)).rejects.toThrow(/32 bytes/);
-  });
-});
-
-describe('scrubber', () => {
-  it('replaces values everywhere, longest first, and in nested objects and keys', () => {
-    const scrub = scrubberFor(
-      new Map([
-        ['A', 'abcd1234'],
-        ['B', 'abcd1234-long'],
-      ]),
-    );
-    expect(scrub.text('x abcd1234-long y abcd1234')).toBe('x [secret B redacted] y [secret A redacted]');
-    expect(scrub.value({ out: ['abcd1234'], abcd1234: 1 })).toEqual({
-      out: ['[secret A redacted]'],
-      '[secret A redacted]': 1,
-    });
-    expect(scrub.leaks('..abcd1234..')).toBe(true);
   });
 });

@@ -1,7 +1,6 @@
 /** `read`: a text file inside the sandbox, optionally a line window (`offset` is 1-based, `limit` lines). */
-import { open } from 'node:fs/promises';
 import { z } from 'zod';
-import { resolveInSandbox } from '../sandbox/paths.ts';
+import { openInSandbox, withDeadline } from '../sandbox/paths.ts';
 import { defineTool, errorOutcome, type ToolOutcome } from './types.ts';
 
 export const READ_CAP_BYTES = 256 * 1024;
@@ -18,39 +17,37 @@ export const readTool = defineTool({
     'Read a text file in your sandbox folder. Use offset (1-based line) and limit (lines) for large files.',
   input: readInput,
   async run(input, ctx): Promise<ToolOutcome> {
-    let file: string;
+    const windowed = input.offset !== undefined || input.limit !== undefined;
+    let text: string;
     try {
-      file = await resolveInSandbox(ctx.sandboxDir, input.path, { mustExist: true });
+      text = await withDeadline(`Reading ${input.path}`, async () => {
+        const { handle, info } = await openInSandbox(ctx.sandboxDir, input.path);
+        try {
+          if (!windowed && info.size > READ_CAP_BYTES) {
+            throw new Error(
+              `${input.path} is ${info.size} bytes, more than the ${READ_CAP_BYTES}-byte read limit. ` +
+                'Read it in parts with offset and limit (lines), or search it with shell (grep, head).',
+            );
+          }
+          return (await handle.readFile()).toString('utf8');
+        } finally {
+          await handle.close();
+        }
+      });
     } catch (error) {
-      return errorOutcome((error as Error).message);
+      return errorOutcome(ctx.scrub.text((error as Error).message));
     }
-    const handle = await open(file, 'r').catch((error: Error) => error);
-    if (handle instanceof Error) return errorOutcome(`Cannot read ${input.path}: ${handle.message}`);
-    try {
-      const info = await handle.stat();
-      if (!info.isFile()) return errorOutcome(`${input.path} is not a regular file.`);
-      const windowed = input.offset !== undefined || input.limit !== undefined;
-      if (!windowed && info.size > READ_CAP_BYTES) {
+    let content = text;
+    if (windowed) {
+      const lines = text.split('\n');
+      const start = (input.offset ?? 1) - 1;
+      content = lines.slice(start, input.limit === undefined ? undefined : start + input.limit).join('\n');
+      if (Buffer.byteLength(content) > READ_CAP_BYTES) {
         return errorOutcome(
-          `${input.path} is ${info.size} bytes, more than the ${READ_CAP_BYTES}-byte read limit. ` +
-            'Read it in parts with offset and limit (lines), or search it with shell (grep, head).',
+          `That window of ${input.path} is over ${READ_CAP_BYTES} bytes; ask for fewer lines.`,
         );
       }
-      const text = (await handle.readFile()).toString('utf8');
-      let content = text;
-      if (windowed) {
-        const lines = text.split('\n');
-        const start = (input.offset ?? 1) - 1;
-        content = lines.slice(start, input.limit === undefined ? undefined : start + input.limit).join('\n');
-        if (Buffer.byteLength(content) > READ_CAP_BYTES) {
-          return errorOutcome(
-            `That window of ${input.path} is over ${READ_CAP_BYTES} bytes; ask for fewer lines.`,
-          );
-        }
-      }
-      return { envelope: { success: { content: ctx.scrub.text(content) } }, summary: input.path };
-    } finally {
-      await handle.close();
     }
+    return { envelope: { success: { content: ctx.scrub.text(content) } }, summary: input.path };
   },
 });

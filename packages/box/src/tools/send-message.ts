@@ -18,7 +18,8 @@ import {
   type StoredMessage,
 } from '@sendbox/protocol';
 import type { AttachmentStore, StoredFile } from '../attachments/store.ts';
-import { OutsideSandboxError, resolveInSandbox } from '../sandbox/paths.ts';
+import { openInSandbox, OutsideSandboxError, withDeadline } from '../sandbox/paths.ts';
+import type { Scrubber } from '../secrets/scrub.ts';
 import type { JsonValue } from './types.ts';
 
 export type JsonObject = { [key: string]: JsonValue };
@@ -26,6 +27,8 @@ export type JsonObject = { [key: string]: JsonValue };
 export interface SendGateContext {
   sandboxDir: string;
   attachments: AttachmentStore;
+  /** A file holding one of the agent's secrets is not delivered. */
+  secrets: Scrubber;
   /** True while the turn waits on the user. */
   sendsBlocked(): boolean;
   /** The id the next delivered send gets (`t<N>s<k>`); called only on delivery. */
@@ -132,15 +135,31 @@ async function ingestFileUrl(url: string, ctx: SendGateContext): Promise<StoredF
       `${url} is not a valid file:// URL; write it as file:///absolute/path/inside/your/sandbox.`,
     );
   }
-  let real: string;
-  try {
-    real = await resolveInSandbox(ctx.sandboxDir, requested, { mustExist: true });
-  } catch (error) {
-    if (error instanceof OutsideSandboxError) throw error;
-    throw new Error(`${url}: ${(error as Error).message}`);
-  }
-  return ctx.attachments.ingestFile(real, requested.split('/').pop() || 'file');
+  const fileName = requested.split('/').pop() || 'file';
+  return withDeadline(
+    `Attaching ${url}`,
+    async () => {
+      let opened;
+      try {
+        opened = await openInSandbox(ctx.sandboxDir, requested);
+      } catch (error) {
+        if (error instanceof OutsideSandboxError) throw error;
+        throw new Error(`${url}: ${(error as Error).message}`);
+      }
+      try {
+        return await ctx.attachments.ingestOpenFile(opened.handle, opened.info, fileName, {
+          secrets: ctx.secrets,
+        });
+      } finally {
+        await opened.handle.close();
+      }
+    },
+    INGEST_TIMEOUT_MS,
+  );
 }
+
+/** Copying and hashing an attachment of up to the size cap may take a while; a stuck one is given up. */
+const INGEST_TIMEOUT_MS = 120_000;
 
 function isFileUrl(url: string): boolean {
   return url.toLowerCase().startsWith('file://');

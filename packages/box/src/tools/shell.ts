@@ -1,13 +1,15 @@
 /**
- * `shell`: runs a command with bash in the agent's sandbox folder, with a
- * timeout (the whole process group is killed) and a cap on captured output.
- * Secrets reach the command only as environment variables; its output is
- * scrubbed of their values before anything else sees it.
+ * `shell`: runs a command with bash in the agent's sandbox folder, confined
+ * (sandbox/confinement.ts), with a timeout (the whole sandbox is killed) and a
+ * cap on captured output. Secrets reach the command only as environment
+ * variables; its output is scrubbed of them before anything else sees it.
  */
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { z } from 'zod';
-import { resolveInSandbox } from '../sandbox/paths.ts';
+import type { Confinement, LaunchSpec } from '../sandbox/confinement.ts';
+import type { EgressProxies } from '../sandbox/egress-proxy.ts';
+import { folderInSandbox, withDeadline } from '../sandbox/paths.ts';
 import type { Scrubber } from '../secrets/scrub.ts';
 import { defineTool, errorOutcome, oneLine, type ToolOutcome } from './types.ts';
 
@@ -34,11 +36,18 @@ export const shellInput = z.strictObject({
 });
 
 export interface ShellOptions {
+  /** How commands are confined (or refused); see detectConfinement. */
+  confinement: Confinement;
+  /** Egress proxies for agents with an allowlist; without it sandboxes have no network at all. */
+  egress?: EgressProxies;
   timeoutMs?: number;
   outputCapBytes?: number;
 }
 
-export function shellTool(options: ShellOptions = {}) {
+/** After the command's process exits, how long its pipes may stay open (a detached child holding them). */
+const PIPE_GRACE_MS = 250;
+
+export function shellTool(options: ShellOptions) {
   const cap = options.outputCapBytes ?? SHELL_OUTPUT_CAP_BYTES;
   return defineTool({
     name: 'shell',
@@ -49,12 +58,26 @@ export function shellTool(options: ShellOptions = {}) {
     async run(input, ctx): Promise<ToolOutcome> {
       let cwd: string;
       try {
-        cwd = await resolveInSandbox(ctx.sandboxDir, input.workingDirectory ?? '.', { mustExist: true });
+        const folder = input.workingDirectory ?? '.';
+        cwd = await withDeadline(`Finding ${folder}`, () => folderInSandbox(ctx.sandboxDir, folder));
       } catch (error) {
         return errorOutcome((error as Error).message);
       }
       const timeoutMs = input.timeout ?? options.timeoutMs ?? DEFAULT_SHELL_TIMEOUT_MS;
-      const run = await runCommand(input.command, { cwd, env: ctx.env, timeoutMs, cap, signal: ctx.signal });
+      const allowDomains = ctx.allowDomains ?? [];
+      const proxySocket =
+        options.confinement.status.confined && options.egress
+          ? await options.egress.socketFor(ctx.sandboxDir, { allowDomains })
+          : null;
+      const spec = options.confinement.launch({
+        command: input.command,
+        sandboxDir: ctx.sandboxDir,
+        cwd,
+        env: ctx.env,
+        ...(proxySocket ? { proxySocket } : {}),
+      });
+      if ('refused' in spec) return errorOutcome(spec.refused, 'shell is disabled (no confinement)');
+      const run = await runCommand({ ...spec, cwd }, { timeoutMs, cap, signal: ctx.signal });
       if (run.spawnError)
         return errorOutcome(`Could not start the command: ${ctx.scrub.text(run.spawnError)}`);
       const stdout = run.stdout.scrubbed(ctx.scrub);
@@ -101,20 +124,14 @@ interface CommandRun {
 
 /** Collects up to `cap` bytes per stream (plus a margin so a secret cut at the cap is still scrubbed whole). */
 function runCommand(
-  command: string,
-  options: {
-    cwd: string;
-    env: Readonly<Record<string, string>>;
-    timeoutMs: number;
-    cap: number;
-    signal?: AbortSignal | undefined;
-  },
+  spec: LaunchSpec & { cwd: string },
+  options: { timeoutMs: number; cap: number; signal?: AbortSignal | undefined },
 ): Promise<CommandRun> {
   const started = Date.now();
   return new Promise((resolve) => {
-    const child = spawn('bash', ['-c', command], {
-      cwd: options.cwd,
-      env: { ...options.env },
+    const child = spawn(spec.file, spec.args, {
+      cwd: spec.cwd,
+      env: spec.env,
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: true,
     });
@@ -149,8 +166,18 @@ function runCommand(
     child.on('error', (error) => {
       spawnError = error.message;
     });
+    // Confined, the sandbox dies with its first process and the pipes close with it. Unconfined, a
+    // detached child can hold them open forever: the command is over when its process is.
+    let grace: NodeJS.Timeout | undefined;
+    child.on('exit', () => {
+      grace = setTimeout(() => {
+        child.stdout.destroy();
+        child.stderr.destroy();
+      }, PIPE_GRACE_MS);
+    });
     child.on('close', (code, signal) => {
       clearTimeout(timer);
+      clearTimeout(grace);
       options.signal?.removeEventListener('abort', onAbort);
       resolve({
         stdout: streams.stdout,

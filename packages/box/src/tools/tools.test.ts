@@ -1,10 +1,11 @@
-import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { detectConfinement, type Confinement } from '../sandbox/confinement.ts';
 import { noScrub, scrubberFor } from '../secrets/scrub.ts';
 import { readTool } from './read.ts';
-import { shellTool } from './shell.ts';
+import { shellTool as makeShellTool, type ShellOptions } from './shell.ts';
 import type { TodoItem, ToolContext, ToolEnvelope } from './types.ts';
 
 function errorText(envelope: ToolEnvelope): string {
@@ -17,10 +18,17 @@ import { writeTool } from './write.ts';
 let root: string;
 let sandbox: string;
 let ctx: ToolContext;
+let confinement: Confinement;
+const shellTool = (options: Omit<ShellOptions, 'confinement'> = {}) =>
+  makeShellTool({ ...options, confinement });
+beforeAll(async () => {
+  confinement = await detectConfinement();
+});
 beforeEach(async () => {
   root = await mkdtemp(path.join(os.tmpdir(), 'sendbox-tools-'));
   sandbox = path.join(root, 'sandbox');
   await mkdir(sandbox);
+  await confinement.prepare(sandbox);
   ctx = {
     sandboxDir: sandbox,
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
@@ -55,6 +63,22 @@ describe('shell', () => {
   it('kills a command at its timeout', async () => {
     const out = await shellTool().run({ command: 'sleep 20', timeout: 200 }, ctx);
     expect(out.envelope).toMatchObject({ failure: { timedOut: true } });
+  });
+
+  it('unconfined (--unsafe-host-tools), ends when the command exits even if a detached child holds its output', async () => {
+    const unsafe = await detectConfinement({ bwrap: '/nonexistent/bwrap', unsafeHostTools: true });
+    const started = Date.now();
+    const out = await makeShellTool({ confinement: unsafe }).run(
+      { command: 'setsid sleep 27.18 & echo started' },
+      ctx,
+    );
+    expect(out.envelope).toMatchObject({ success: { stdout: 'started\n' } });
+    expect(Date.now() - started).toBeLessThan(5_000);
+    // The child outlives the call here (no PID namespace); end it.
+    for (const pid of await readdir('/proc')) {
+      const cmdline = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
+      if (cmdline === 'sleep\u000027.18\u0000') process.kill(Number(pid), 'SIGKILL');
+    }
   });
 
   it('caps output', async () => {
@@ -106,12 +130,14 @@ describe('read and write', () => {
     await writeFile(path.join(root, 'outside.txt'), 'secret');
     await symlink(path.join(root, 'outside.txt'), path.join(sandbox, 'link.txt'));
     await symlink(root, path.join(sandbox, 'dirlink'));
-    for (const p of ['../outside.txt', 'link.txt', path.join(root, 'outside.txt')]) {
+    for (const p of ['../outside.txt', path.join(root, 'outside.txt')]) {
       const out = await readTool.run({ path: p }, ctx);
       expect(errorText(out.envelope), p).toMatch(/outside/);
     }
+    expect(errorText((await readTool.run({ path: 'link.txt' }, ctx)).envelope)).toMatch(/symbolic link/);
     const out = await writeTool.run({ path: 'dirlink/new.txt', content: 'x' }, ctx);
-    expect(errorText(out.envelope)).toMatch(/outside/);
+    expect(errorText(out.envelope)).toMatch(/inside a symbolic link \(dirlink\)/);
+    expect(await readFile(path.join(root, 'new.txt')).catch(() => null)).toBeNull();
   });
 
   it('reports a missing file as an error envelope', async () => {

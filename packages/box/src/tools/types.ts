@@ -34,6 +34,8 @@ export interface ToolContext {
   sandboxDir: string;
   /** Environment variables for processes the tool runs (secrets included); never shown to the model. */
   env: Readonly<Record<string, string>>;
+  /** Hosts the agent's commands may reach through the sandbox's proxy (the profile's sandbox.allowDomains). */
+  allowDomains?: readonly string[];
   /** Applied to every output before it leaves the tool. */
   scrub: Scrubber;
   /** The agent's todo list, kept by the host across turns. */

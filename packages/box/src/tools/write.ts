@@ -1,9 +1,6 @@
-/** `write`: creates or replaces a file inside the sandbox (parent folders created, atomic replace). */
-import { mkdir } from 'node:fs/promises';
-import path from 'node:path';
+/** `write`: creates or replaces a regular file inside the sandbox (parent folders created, atomic replace, links never followed). */
 import { z } from 'zod';
-import { writeFileAtomic } from '../fs/atomic.ts';
-import { resolveInSandbox } from '../sandbox/paths.ts';
+import { withDeadline, writeInSandbox } from '../sandbox/paths.ts';
 import { defineTool, errorOutcome, type ToolOutcome } from './types.ts';
 
 export const writeInput = z.strictObject({
@@ -16,13 +13,10 @@ export const writeTool = defineTool({
   description: 'Create or overwrite a file in your sandbox folder with the given content.',
   input: writeInput,
   async run(input, ctx): Promise<ToolOutcome> {
-    let file: string;
     try {
-      file = await resolveInSandbox(ctx.sandboxDir, input.path, { mustExist: false });
-      await mkdir(path.dirname(file), { recursive: true });
-      // The parent may only now exist: check again that it did not resolve out of the sandbox.
-      file = await resolveInSandbox(ctx.sandboxDir, input.path, { mustExist: false });
-      await writeFileAtomic(file, input.content, { mode: 0o644 });
+      await withDeadline(`Writing ${input.path}`, () =>
+        writeInSandbox(ctx.sandboxDir, input.path, input.content),
+      );
     } catch (error) {
       return errorOutcome(ctx.scrub.text((error as Error).message));
     }

@@ -58,12 +58,13 @@ const row = {
 };
 
 describe('createApiClient', () => {
-  it('posts JSON with the bearer token and checks the response', async () => {
+  it('posts JSON with the CSRF header, no token, and checks the response', async () => {
     const { base, seen } = await gateway((_seen, res) => json(res, 200, [row]));
-    const rows = await createApiClient({ token: 's3cret', baseUrl: base }).listAgents();
+    const rows = await createApiClient({ baseUrl: base }).listAgents();
     expect(rows).toEqual([row]);
     expect(seen[0]).toMatchObject({ method: 'POST', url: '/api/listAgents' });
-    expect(seen[0]!.headers.authorization).toBe('Bearer s3cret');
+    expect(seen[0]!.headers.authorization).toBeUndefined();
+    expect(seen[0]!.headers['x-sendbox-request']).toBe('1');
     expect(seen[0]!.headers['content-type']).toBe('application/json');
     expect(JSON.parse(seen[0]!.body.toString())).toEqual({});
   });
@@ -72,7 +73,7 @@ describe('createApiClient', () => {
     const { base } = await gateway((_seen, res) =>
       json(res, 409, { error: 'that widget was already answered' }),
     );
-    const failure = createApiClient({ token: 't', baseUrl: base }).answerWidget({
+    const failure = createApiClient({ baseUrl: base }).answerWidget({
       agentId: 'a1',
       messageId: 't1s0',
       answer: ['a', 'b'],
@@ -88,7 +89,7 @@ describe('createApiClient', () => {
     const { base } = await gateway((_seen, res) =>
       json(res, 200, { agent: { ...row, updatedAt: 'yesterday' } }),
     );
-    await expect(createApiClient({ token: 't', baseUrl: base }).createAgent({ name: 'x' })).rejects.toThrow(
+    await expect(createApiClient({ baseUrl: base }).createAgent({ name: 'x' })).rejects.toThrow(
       /\/api\/createAgent: unexpected response at agent\.updatedAt/,
     );
   });
@@ -103,7 +104,7 @@ describe('createApiClient', () => {
         ],
       }),
     );
-    const entries = await createApiClient({ token: 't', baseUrl: base }).openAgent('a1');
+    const entries = await createApiClient({ baseUrl: base }).openAgent('a1');
     expect(entries.map((e) => [e.id, e.kind])).toEqual([
       ['n1', 'notice'],
       ['v1', '$unrecognized'],
@@ -123,7 +124,7 @@ describe('createApiClient', () => {
         },
       }),
     );
-    const entry = await createApiClient({ token: 't', baseUrl: base }).uploadFile({
+    const entry = await createApiClient({ baseUrl: base }).uploadFile({
       agentId: 'a1',
       file: new Blob([new Uint8Array([1, 2, 3])]),
       fileName: 'ré sumé.pdf',
@@ -138,23 +139,22 @@ describe('createApiClient', () => {
     expect([...seen[0]!.body]).toEqual([1, 2, 3]);
   });
 
-  it('fetches attachment bytes with GET and the bearer header', async () => {
+  it('fetches attachment bytes with GET and the CSRF header', async () => {
     const { base, seen } = await gateway((_seen, res) =>
       res.writeHead(200, { 'Content-Type': 'image/png' }).end('PNG'),
     );
-    const blob = await createApiClient({ token: 't', baseUrl: base }).attachment('a1', 'f'.repeat(64));
+    const blob = await createApiClient({ baseUrl: base }).attachment('a1', 'f'.repeat(64));
     expect(await blob.text()).toBe('PNG');
     expect(blob.type).toBe('image/png');
     expect(seen[0]).toMatchObject({
       method: 'GET',
       url: `/api/attachment?agentId=a1&sha256=${'f'.repeat(64)}`,
     });
-    expect(seen[0]!.headers.authorization).toBe('Bearer t');
+    expect(seen[0]!.headers['x-sendbox-request']).toBe('1');
   });
 
   it('reports an unreachable gateway with status 0', async () => {
     const failing = createApiClient({
-      token: 't',
       baseUrl: 'http://127.0.0.1:9',
       fetch: () => Promise.reject(new Error('ECONNREFUSED')),
     });

@@ -1,6 +1,8 @@
 /**
- * The gateway client (docs/gateway.md): `POST /api/<method>` with the Bearer token, every
- * response checked with Zod. Errors name the method, the status and the gateway's message.
+ * The gateway client (docs/gateway.md): `POST /api/<method>`, every response checked with
+ * Zod. The page holds no token: the browser's HttpOnly session cookie signs each request in,
+ * and the `X-Sendbox-Request` header proves the page itself sent it (the gateway's CSRF
+ * guard). Errors name the method, the status and the gateway's message.
  */
 import type { z } from 'zod';
 import {
@@ -17,6 +19,7 @@ import {
   sendPromptResponseSchema,
   statusResponseSchema,
   uploadResponseSchema,
+  imageHostsResponseSchema,
   type RosterRow,
   type StatusResponse,
   type TranscriptEntry,
@@ -35,8 +38,10 @@ export class ApiError extends Error {
   }
 }
 
+/** Sent with every request: a cross-site form, link or image cannot set it. */
+export const REQUEST_HEADERS: Readonly<Record<string, string>> = { 'X-Sendbox-Request': '1' };
+
 export interface ApiClientOptions {
-  token: string;
   /** Defaults to the page's origin. */
   baseUrl?: string;
   fetch?: typeof fetch;
@@ -44,17 +49,17 @@ export interface ApiClientOptions {
 
 export type ApiClient = ReturnType<typeof createApiClient>;
 
-export function createApiClient(options: ApiClientOptions) {
+export function createApiClient(options: ApiClientOptions = {}) {
   const doFetch = options.fetch ?? globalThis.fetch.bind(globalThis);
   const baseUrl = options.baseUrl ?? '';
-  const auth = { Authorization: `Bearer ${options.token}` };
 
   async function request(endpoint: string, init: RequestInit): Promise<Response> {
     let response: Response;
     try {
       response = await doFetch(`${baseUrl}${endpoint}`, {
         ...init,
-        headers: { ...auth, ...(init.headers as Record<string, string> | undefined) },
+        credentials: 'same-origin',
+        headers: { ...REQUEST_HEADERS, ...(init.headers as Record<string, string> | undefined) },
       });
     } catch (cause) {
       throw new ApiError(
@@ -82,7 +87,6 @@ export function createApiClient(options: ApiClientOptions) {
   }
 
   return {
-    token: options.token,
     baseUrl,
     fetch: doFetch,
     getStatus: (): Promise<StatusResponse> => call('getStatus', {}, statusResponseSchema),
@@ -138,6 +142,13 @@ export function createApiClient(options: ApiClientOptions) {
       blob(`/api/attachment?${new URLSearchParams({ agentId, sha256 }).toString()}`),
     upload: (agentId: string, entryId: string): Promise<Blob> =>
       blob(`/api/upload?${new URLSearchParams({ agentId, entryId }).toString()}`),
+    /** A remote image fetched by the gateway (never by the page itself): see docs/gateway.md. */
+    remoteImage: (url: string): Promise<Blob> =>
+      blob(`/api/remoteImage?${new URLSearchParams({ url }).toString()}`),
+    listImageHosts: async (): Promise<string[]> =>
+      (await call('listImageHosts', {}, imageHostsResponseSchema)).hosts,
+    allowImageHost: async (host: string): Promise<string[]> =>
+      (await call('allowImageHost', { host }, imageHostsResponseSchema)).hosts,
   };
 }
 
@@ -214,6 +225,9 @@ async function errorText(endpoint: string, response: Response): Promise<string> 
   } catch {
     // Not JSON: keep the status text.
   }
-  const hint = response.status === 401 ? ' (the page token is stale: reload the page from sendbox)' : '';
+  const hint =
+    response.status === 401
+      ? ' (this browser is signed out: run `sendbox login` and open the link it prints)'
+      : '';
   return `${endpoint} failed with ${response.status}: ${detail}${hint}`;
 }

@@ -85,13 +85,17 @@ describe('followAgentEvents against a loopback server', () => {
     handler: (url: URL, auth: string | undefined, res: ServerResponse) => void,
   ): Promise<string> {
     server = createServer((req, res) =>
-      handler(new URL(req.url ?? '/', 'http://x'), req.headers.authorization, res),
+      handler(
+        new URL(req.url ?? '/', 'http://x'),
+        req.headers['x-sendbox-request'] as string | undefined,
+        res,
+      ),
     );
     await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
     return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   }
 
-  it('sends the token and resumes with after=<last seq> when the stream drops', async () => {
+  it('sends the CSRF header and resumes with after=<last seq> when the stream drops', async () => {
     const requests: { after: string | null; agentId: string | null; auth: string | undefined }[] = [];
     const base = await listen((url, auth, res) => {
       requests.push({ after: url.searchParams.get('after'), agentId: url.searchParams.get('agentId'), auth });
@@ -102,7 +106,7 @@ describe('followAgentEvents against a loopback server', () => {
         res.write(entry(8));
       }
     });
-    const client = createApiClient({ token: 'tok', baseUrl: base });
+    const client = createApiClient({ baseUrl: base });
     const abort = new AbortController();
     const seen: TranscriptEntry[] = [];
     const states: string[] = [];
@@ -124,8 +128,8 @@ describe('followAgentEvents against a loopback server', () => {
     expect(seen.map((e) => e.seq)).toEqual([6, 7, 8]);
     expect(states).toEqual(['working']);
     expect(requests).toEqual([
-      { after: '5', agentId: 'a1', auth: 'Bearer tok' },
-      { after: '7', agentId: 'a1', auth: 'Bearer tok' },
+      { after: '5', agentId: 'a1', auth: '1' },
+      { after: '7', agentId: 'a1', auth: '1' },
     ]);
   });
 
@@ -137,7 +141,7 @@ describe('followAgentEvents against a loopback server', () => {
     });
     const statuses: string[] = [];
     await followAgentEvents(
-      createApiClient({ token: 't', baseUrl: base }),
+      createApiClient({ baseUrl: base }),
       'gone',
       0,
       {
@@ -166,7 +170,7 @@ describe('followAgentEvents against a loopback server', () => {
     });
     let refusals = 0;
     await followAgentEvents(
-      createApiClient({ token: 't', baseUrl: base }),
+      createApiClient({ baseUrl: base }),
       'a1',
       0,
       {
@@ -192,7 +196,7 @@ describe('followAgentEvents against a loopback server', () => {
     const abort = new AbortController();
     const changes: string[] = [];
     await followAgentEvents(
-      createApiClient({ token: 't', baseUrl: base }),
+      createApiClient({ baseUrl: base }),
       null,
       0,
       {

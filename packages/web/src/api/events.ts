@@ -1,9 +1,9 @@
 /**
- * The gateway's event stream (docs/gateway.md "Events"), read with `fetch` so the Bearer
- * header can be sent (EventSource cannot). A small SSE parser that follows the WHATWG
+ * The gateway's event stream (docs/gateway.md "Events"), read with `fetch` so the CSRF
+ * header can be sent (EventSource cannot); the session cookie signs it in. A small SSE parser that follows the WHATWG
  * event-stream rules, and a reader that resumes with `after=<last seq>` after a drop.
  */
-import type { ApiClient } from './client.ts';
+import { REQUEST_HEADERS, type ApiClient } from './client.ts';
 import {
   draftEventSchema,
   parseEntry,
@@ -102,7 +102,7 @@ export interface AgentStreamHandlers {
   onState(agentId: string, state: TurnState): void;
   onRoster(agentId: string, change: string): void;
   onStatus(status: StreamStatus, detail?: string): void;
-  /** The gateway refused the page's credentials (401/403); the stream keeps retrying. */
+  /** The gateway refused this browser (401/403); the stream keeps retrying. */
   onUnauthorized?(): void;
   /** A send_message text as the model writes it; `text: null` when that call is over. */
   onDraft?(toolCallId: string, text: string | null): void;
@@ -135,15 +135,16 @@ export async function followAgentEvents(
     const url = `${client.baseUrl}/api/events?${query.toString()}`;
     try {
       const response = await client.fetch(url, {
-        headers: { Authorization: `Bearer ${client.token}`, Accept: 'text/event-stream' },
+        credentials: 'same-origin',
+        headers: { ...REQUEST_HEADERS, Accept: 'text/event-stream' },
         signal,
       });
       if (response.status === 404) {
         handlers.onStatus('stopped', '/api/events failed with 404: this agent no longer exists');
         return;
       }
-      // Refused (a restarted box no longer knows this page's credentials): keep retrying with
-      // backoff, and let the page renew its access (App reloads itself, drafts kept).
+      // Refused (signed out, or a box not yet ready after a restart): keep retrying with
+      // backoff; signing in again in another tab is enough to bring this one back.
       if (response.status === 401 || response.status === 403) {
         handlers.onUnauthorized?.();
         throw new Error(`/api/events answered ${response.status}`);

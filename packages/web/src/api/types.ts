@@ -39,8 +39,18 @@ export type ModelStatus = z.infer<typeof modelStatusSchema>;
 /** Where a cursor-agent card opens its agent (`{bcId}` is replaced); the box's default when absent. */
 export const DEFAULT_CURSOR_AGENT_URL = 'https://cursor.com/agents?id={bcId}';
 
+/** Tool confinement (docs/sandbox.md); absent from older gateways. */
+export const sandboxStatusSchema = z.looseObject({
+  mode: z.string(),
+  confined: z.boolean(),
+  detail: z.string(),
+  fix: z.string().optional(),
+});
+export type SandboxStatus = z.infer<typeof sandboxStatusSchema>;
+
 export const statusResponseSchema = z.looseObject({
   model: modelStatusSchema,
+  sandbox: sandboxStatusSchema.optional(),
   version: z.string(),
   links: z.looseObject({ cursorAgent: z.string() }).default({ cursorAgent: DEFAULT_CURSOR_AGENT_URL }),
 });
@@ -110,6 +120,7 @@ export const cancelTurnResponseSchema = z.looseObject({ cancelled: z.boolean() }
 export const savedResponseSchema = z.looseObject({ saved: z.literal(true) });
 export const deletedResponseSchema = z.looseObject({ deleted: z.literal(true) });
 export const uploadResponseSchema = z.looseObject({ entry: z.unknown() });
+export const imageHostsResponseSchema = z.looseObject({ hosts: z.array(z.string()) });
 
 export const stateEventSchema = z.looseObject({ agentId: z.string(), state: turnStateSchema });
 export const rosterEventSchema = z.looseObject({ agentId: z.string(), change: z.string() });

@@ -8,7 +8,6 @@ import { Bubble } from './Bubble.tsx';
 
 const context = {
   client: createApiClient({
-    token: 't',
     baseUrl: 'http://127.0.0.1:9',
     fetch: () => Promise.reject(new Error('offline')),
   }),
@@ -99,9 +98,35 @@ describe('Bubble', () => {
   });
 
   it('shows text images as a grid with the alt text as hover text', () => {
-    const html = render(text('see', { images: [{ url: 'https://example.com/a.png', alt: 'A chart' }] }));
+    const pixel = 'data:image/png;base64,iVBORw0KGgo=';
+    const html = render(text('see', { images: [{ url: pixel, alt: 'A chart' }] }));
     expect(html).toContain('data-testid="image-grid"');
     expect(html).toMatch(/<img[^>]*alt="A chart"[^>]*title="A chart"/);
+  });
+
+  it('shows a remote image (images[], Markdown, attachment) as a placeholder naming its host, never as <img>', () => {
+    const messages = [
+      text('see', { images: [{ url: 'https://beacon.example/a.png?leak=1', alt: 'A chart' }] }),
+      text('look ![A chart](https://beacon.example/a.png?leak=1) here'),
+      entry({
+        id: 'att',
+        kind: 'send-message',
+        message: {
+          type: 'attachment',
+          url: 'https://beacon.example/a.png?leak=1',
+          file_name: 'a.png',
+          media_type: 'image/png',
+        },
+      }),
+    ];
+    for (const message of messages) {
+      const html = render(message);
+      expect(html).not.toMatch(/<img[^>]*beacon\.example/);
+      expect(html).toMatch(/data-testid="remote-image"[^>]*data-host="beacon.example"/);
+      expect(html).toContain('Image from <strong>beacon.example</strong>');
+      expect(html).toContain('data-testid="remote-image-load"');
+      expect(html).toContain('Always load from beacon.example');
+    }
   });
 
   it('shows a file card with name, size and media type', () => {

@@ -1,0 +1,57 @@
+/**
+ * The upload path: a user's file goes into the agent's attachment store
+ * (content-addressed) and into its sandbox (`uploads/<name>`, where tools see
+ * it). The session records the `user-attachment` entry after both are in place.
+ * The sandbox copy is created O_EXCL beneath the sandbox without following a
+ * link (sandbox/paths.ts): a link the agent planted in `uploads/`, or as
+ * `uploads/` itself, never makes the host write elsewhere. A file holding one
+ * of the agent's secrets is refused before either copy.
+ */
+import type { AttachmentStore, StoredFile } from '../attachments/store.ts';
+import { createNewInSandbox, withDeadline } from '../sandbox/paths.ts';
+import { SecretInFileError, type Scrubber } from '../secrets/scrub.ts';
+import { HostError } from './types.ts';
+
+export interface StagedUpload {
+  /** The file name as recorded: a plain name, never a path. */
+  fileName: string;
+  stored: StoredFile;
+  /** Where the copy in the sandbox is. */
+  sandboxPath: string;
+}
+
+/** A plain file name from what the client sent: no separators, no leading dots, at most 200 characters. */
+export function safeUploadName(fileName: string): string {
+  return (
+    fileName
+      .replace(/[/\\\0]/g, '_')
+      .replace(/^\.+/, '_')
+      .slice(0, 200) || 'upload'
+  );
+}
+
+export async function stageUpload(
+  attachments: AttachmentStore,
+  sandbox: string,
+  fileName: string,
+  bytes: Uint8Array,
+  secrets: Scrubber,
+): Promise<StagedUpload> {
+  const safeName = safeUploadName(fileName);
+  let stored;
+  try {
+    stored = await attachments.ingestBytes(bytes, safeName, { secrets });
+  } catch (error) {
+    throw new HostError((error as Error).message, error instanceof SecretInFileError ? 400 : 413);
+  }
+  let sandboxPath: string;
+  try {
+    // The first free name: `notes.txt`, `notes (1).txt`...
+    sandboxPath = await withDeadline(`Saving ${safeName} in the sandbox`, () =>
+      createNewInSandbox(sandbox, 'uploads', safeName, bytes),
+    );
+  } catch (error) {
+    throw new HostError(`the upload was not saved in the agent's sandbox: ${(error as Error).message}`, 409);
+  }
+  return { fileName: safeName, stored, sandboxPath };
+}
