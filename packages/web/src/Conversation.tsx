@@ -139,7 +139,8 @@ export function Conversation({
           onEntry: (entry) => {
             setEntries((current) => mergeEntries(current, [entry]));
             // A turn that ended (stopped, failed) leaves no draft behind.
-            if (entry.kind === 'turn-ended') setDrafts((current) => (current.size === 0 ? current : new Map()));
+            if (entry.kind === 'turn-ended')
+              setDrafts((current) => (current.size === 0 ? current : new Map()));
           },
           onDraft: (toolCallId, text) => {
             setDrafts((current) => {
@@ -158,7 +159,7 @@ export function Conversation({
             streamWas.current = status;
             setStreamStatus({ status, detail });
           },
-          },
+        },
         abort.signal,
       );
     })();
