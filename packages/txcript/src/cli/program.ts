@@ -24,6 +24,15 @@ Ranges (1-based, the #N numbers view prints):
   <id>#-10    the last 10 messages
 A range that would separate a tool call from its result is refused.`;
 
+const SEARCH_HELP = `
+Query syntax (case-insensitive, matches inside words):
+  deploy staging     both words, in the same message
+  "exact phrase"     the words together, in this order
+  -staging           hits without it (quote a phrase to exclude it: -"dry run")
+  paginaton~         up to one typo from 6 letters, two from 9
+A hit's reference (id#N, or id#N-M to keep a tool call with its result) works
+with view, export and continue.`;
+
 /**
  * Where commander writes, and its own usage errors in our one-line shape,
  * pointing at the help of the command that was mistyped.
@@ -140,6 +149,86 @@ function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
     .action(async (source, options) => {
       const { continueCommand } = await import('./continue.ts');
       setExitCode(await continueCommand(ctx, source, options));
+    });
+
+  program
+    .command('search')
+    .configureOutput(outputFor(io, 'txcript search'))
+    .description('search every session: ranked hits with the matching text and a reference for view')
+    .argument('[query...]', 'words (all must match), "an exact phrase", -exclude, typo~')
+    .option('--from <harness>', 'only this harness (e.g. claude_code)')
+    .option('--since <time>', 'only sessions active at or after: RFC 3339, YYYY-MM-DD, or an age like 2h, 3d')
+    .option(
+      '--until <time>',
+      'only sessions active at or before: RFC 3339, YYYY-MM-DD, or an age like 2h, 3d',
+    )
+    .option('--cwd <dir>', 'only sessions whose working folder is DIR or under it')
+    .addOption(new Option('-n, --limit <n>', 'at most N hits (default 20)').argParser(positiveInt))
+    .option(
+      '--json',
+      'print a JSON array (fields: ref, id, harness, message, kind, title, snippet, highlights, …)',
+    )
+    .option('--no-index', 'scan every session now; neither use nor update the search index')
+    // `-word` excludes a word: unknown single-dash options are query terms (search.ts refuses `--x`).
+    .allowUnknownOption()
+    .addHelpText('after', SEARCH_HELP)
+    .action(async (words, options) => {
+      const { searchCommand } = await import('./search.ts');
+      setExitCode(await searchCommand(ctx, words, options));
+    });
+
+  program
+    .command('pick')
+    .configureOutput(outputFor(io, 'txcript pick'))
+    .description('pick a session interactively (type to search, arrows, Enter continues it, Esc cancels)')
+    .option('--from <harness>', 'only this harness (e.g. claude_code)')
+    .option('--with <harness>', 'continue the pick in this harness (default: where it came from)')
+    .option('--since <time>', 'only sessions active at or after: RFC 3339, YYYY-MM-DD, or an age like 2h, 3d')
+    .option(
+      '--until <time>',
+      'only sessions active at or before: RFC 3339, YYYY-MM-DD, or an age like 2h, 3d',
+    )
+    .option('--cwd <dir>', 'only sessions whose working folder is DIR or under it')
+    .addOption(
+      new Option('-n, --limit <n>', 'at most N entries in the list (default 50)').argParser(positiveInt),
+    )
+    .option('--no-index', 'scan every session now; neither use nor update the search index')
+    .addHelpText('after', SEARCH_HELP)
+    .action(async (options) => {
+      const { pickCommand } = await import('./pick.ts');
+      setExitCode(await pickCommand(ctx, options));
+    });
+
+  program
+    .command('mcp')
+    .configureOutput(outputFor(io, 'txcript mcp'))
+    .description('serve list_sessions, search_sessions and read_session to agents over MCP (stdio)')
+    .addHelpText(
+      'after',
+      '\nStdout carries the protocol; warnings go to stderr. See docs/mcp.md to add it to an agent.',
+    )
+    .action(async () => {
+      const { serveMcp } = await import('../mcp/server.ts');
+      await serveMcp(ctx);
+    });
+
+  program
+    .command('completion')
+    .configureOutput(outputFor(io, 'txcript completion'))
+    .description('print a shell completion script: bash, zsh or fish')
+    .argument('<shell>', 'bash, zsh or fish')
+    .addHelpText(
+      'after',
+      `
+Install:
+  bash  echo 'source <(txcript completion bash)' >> ~/.bashrc
+  zsh   echo 'source <(txcript completion zsh)' >> ~/.zshrc
+  fish  txcript completion fish > ~/.config/fish/completions/txcript.fish`,
+    )
+    .action(async (shell) => {
+      const { completionScript, describeCommands } = await import('./completion.ts');
+      const harnesses = (await ctx.harnesses()).map((h) => h.id);
+      io.stdout.write(completionScript(shell, describeCommands(program), harnesses));
     });
 
   return program;

@@ -22,7 +22,7 @@ export interface ViewOptions {
 }
 
 /** How a harness's sessions read to a person. */
-interface Reading {
+export interface Reading {
   /** Plain assistant text is private scratch, shown as thinking (C1). */
   assistantTextIsThinking: boolean;
   /** The reply is the `send_message` tool call's content (C1). */
@@ -35,6 +35,11 @@ const PLAIN: Reading = { assistantTextIsThinking: false, markHidden: false };
 const READINGS: Record<string, Reading> = {
   grok_bot: { assistantTextIsThinking: true, replyTool: 'send_message', markHidden: true },
 };
+
+/** How `harness`'s sessions read (search files their text under the same kinds). */
+export function readingFor(harness: string): Reading {
+  return READINGS[harness] ?? PLAIN;
+}
 
 const LINE_WIDTH = 160;
 const SUMMARY_WIDTH = 120;
@@ -252,7 +257,7 @@ function renderBlock(
 
 export function renderView(t: Transcript, options: ViewOptions): string {
   const c = options.colors;
-  const reading = READINGS[options.harness] ?? PLAIN;
+  const reading = readingFor(options.harness);
   const count = t.messages.length;
   const selection = options.selection ?? { start: 0, end: count };
   const toolNames = new Map<string, string>();

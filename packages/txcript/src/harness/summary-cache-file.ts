@@ -31,10 +31,16 @@ export function summaryCacheDir(env: NodeJS.ProcessEnv): string {
   return join(xdg !== undefined && isAbsolute(xdg) ? xdg : join(homeDir(env), '.cache'), 'txcript');
 }
 
-/** `<dir>/<name>-v<version>-<hash of scope>.json`: one file per cache kind, version and scope (its roots). */
-export function cacheFileFor(env: NodeJS.ProcessEnv, name: string, version: number, scope: string): string {
+/** `<dir>/<name>-v<version>-<hash of scope>.<ext>`: one file per cache kind, version and scope (its roots). */
+export function cacheFileFor(
+  env: NodeJS.ProcessEnv,
+  name: string,
+  version: number,
+  scope: string,
+  ext = 'json',
+): string {
   const hash = createHash('sha256').update(scope).digest('hex').slice(0, 16);
-  return join(summaryCacheDir(env), `${name}-v${version}-${hash}.json`);
+  return join(summaryCacheDir(env), `${name}-v${version}-${hash}.${ext}`);
 }
 
 /** A file's identity and version as one string, and whether it changed too recently to vouch for. */

@@ -1,0 +1,264 @@
+/**
+ * The search index: one SQLite database (FTS5, trigram tokenizer) in the
+ * txcript cache folder, folder 0700 and file 0600 (titles and text are user
+ * data), or in memory for `--no-index`.
+ *
+ * `sessions` holds one row per session source with the stat signature it was
+ * read at; `messages` one FTS row per searchable message, its rowid
+ * `session key << 24 | message number`, so a session's rows are one rowid
+ * range (deleted without a scan). A file of another schema version, or one
+ * SQLite finds damaged, is deleted and built again; the caller is told why.
+ */
+import { chmodSync, closeSync, mkdirSync, openSync, rmSync } from 'node:fs';
+import { dirname } from 'node:path';
+import Database from 'better-sqlite3';
+import { cacheFileFor } from '../harness/summary-cache-file.ts';
+import { KINDS, type Kind, type SearchRow } from './documents.ts';
+
+/** Bumped whenever the schema or what is stored changes: an older file is rebuilt. */
+export const INDEX_VERSION = 3;
+
+const ROW_BITS = 24n;
+const MAX_ROWS = (1 << 24) - 1;
+
+/** `<cache dir>/search-v<version>-<hash>.sqlite`: one index for every harness of this user. */
+export function indexFile(env: NodeJS.ProcessEnv): string {
+  return cacheFileFor(env, 'search', INDEX_VERSION, 'sessions of every harness', 'sqlite');
+}
+
+export interface IndexedSession {
+  key: number;
+  harness: string;
+  id: string;
+  locator: string;
+  /** null: not to be trusted next time (a racy or unreadable source). */
+  sig: string | null;
+  title: string | null;
+  cwd: string | null;
+  lastActivity: string | null;
+  lastActivityMs: number | null;
+  messageCount: number | null;
+  parentId: string | null;
+}
+
+export interface SessionFacts {
+  harness: string;
+  id: string;
+  locator: string;
+  sig: string | null;
+  title?: string;
+  cwd?: string;
+  lastActivity?: string;
+  messageCount?: number;
+  parentId?: string;
+}
+
+/** A damaged file (SQLITE_CORRUPT, SQLITE_NOTADB): rebuilt rather than reported. */
+export function isCorruption(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && (code.startsWith('SQLITE_CORRUPT') || code.startsWith('SQLITE_NOTADB'));
+}
+
+const SCHEMA = `
+CREATE TABLE sessions (
+  key INTEGER PRIMARY KEY,
+  harness TEXT NOT NULL,
+  id TEXT NOT NULL,
+  locator TEXT NOT NULL,
+  sig TEXT,
+  title TEXT,
+  cwd TEXT,
+  last_activity TEXT,
+  last_activity_ms INTEGER,
+  message_count INTEGER,
+  parent_id TEXT,
+  UNIQUE (harness, locator)
+);
+CREATE INDEX sessions_by_activity ON sessions (last_activity_ms);
+CREATE VIRTUAL TABLE messages USING fts5(${KINDS.join(', ')}, ref UNINDEXED, tokenize = 'trigram');
+`;
+
+function removeFiles(file: string): void {
+  for (const suffix of ['', '-wal', '-shm', '-journal']) rmSync(`${file}${suffix}`, { force: true });
+}
+
+export class SearchIndex {
+  private constructor(readonly db: Database.Database) {}
+
+  /** An index that lives as long as the process (`--no-index`). */
+  static inMemory(): SearchIndex {
+    const db = new Database(':memory:');
+    db.exec(SCHEMA);
+    return new SearchIndex(db);
+  }
+
+  /**
+   * Open (or create) the index at `file`. A file of another version or a
+   * damaged one is replaced; `note` says which and why.
+   */
+  static open(file: string, note: (text: string) => void): SearchIndex {
+    const dir = dirname(file);
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    chmodSync(dir, 0o700);
+    try {
+      return SearchIndex.openExisting(file);
+    } catch (err) {
+      const why =
+        err instanceof OldIndexError
+          ? err.message
+          : `it is damaged (${err instanceof Error ? err.message : String(err)})`;
+      note(`the search index ${file} was rebuilt: ${why}`);
+      removeFiles(file);
+      return SearchIndex.openExisting(file);
+    }
+  }
+
+  private static openExisting(file: string): SearchIndex {
+    // Created 0600 before SQLite sees it; its -wal and -shm files take the same mode.
+    closeSync(openSync(file, 'a', 0o600));
+    chmodSync(file, 0o600);
+    const db = new Database(file);
+    try {
+      db.pragma('busy_timeout = 5000');
+      const version = db.pragma('user_version', { simple: true }) as number;
+      const tables = db.prepare("SELECT count(*) AS n FROM sqlite_master WHERE type = 'table'").get() as {
+        n: number;
+      };
+      if (tables.n === 0) {
+        db.pragma('journal_mode = WAL');
+        db.transaction(() => {
+          db.exec(SCHEMA);
+          db.pragma(`user_version = ${INDEX_VERSION}`);
+        })();
+      } else if (version !== INDEX_VERSION) {
+        throw new OldIndexError(
+          `it was made by another version of txcript (schema ${version}, now ${INDEX_VERSION})`,
+        );
+      } else {
+        // Damage deeper in the file shows as SQLITE_CORRUPT in a later read: see `isCorruption`.
+        db.pragma('journal_mode = WAL');
+      }
+      db.pragma('synchronous = NORMAL');
+      // FTS5 merges its segments through the page cache: 32 MiB (default 2) makes a first index faster.
+      db.pragma('cache_size = -32768');
+      return new SearchIndex(db);
+    } catch (err) {
+      db.close();
+      throw err;
+    }
+  }
+
+  close(): void {
+    this.db.close();
+  }
+
+  sessions(harnesses?: readonly string[]): IndexedSession[] {
+    const rows = this.db.prepare('SELECT * FROM sessions').all() as Array<Record<string, unknown>>;
+    return rows.map(sessionFromRow).filter((s) => harnesses === undefined || harnesses.includes(s.harness));
+  }
+
+  /** Replace what is stored of one session source (facts and rows) in one transaction. */
+  put(facts: SessionFacts, rows: readonly SearchRow[]): void {
+    const at = facts.lastActivity === undefined ? NaN : Date.parse(facts.lastActivity);
+    const write = this.db.transaction(() => {
+      const existing = this.db
+        .prepare('SELECT key FROM sessions WHERE harness = ? AND locator = ?')
+        .get(facts.harness, facts.locator) as { key: number } | undefined;
+      if (existing !== undefined) this.deleteRows(existing.key);
+      const values = [
+        facts.id,
+        facts.sig,
+        facts.title ?? null,
+        facts.cwd ?? null,
+        facts.lastActivity ?? null,
+        Number.isNaN(at) ? null : at,
+        facts.messageCount ?? null,
+        facts.parentId ?? null,
+      ];
+      let key: number;
+      if (existing === undefined) {
+        const info = this.db
+          .prepare(
+            `INSERT INTO sessions (harness, locator, id, sig, title, cwd, last_activity, last_activity_ms, message_count, parent_id)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+          )
+          .run(facts.harness, facts.locator, ...values);
+        key = Number(info.lastInsertRowid);
+      } else {
+        key = existing.key;
+        this.db
+          .prepare(
+            `UPDATE sessions SET id = ?, sig = ?, title = ?, cwd = ?, last_activity = ?, last_activity_ms = ?,
+             message_count = ?, parent_id = ? WHERE key = ?`,
+          )
+          .run(...values, key);
+      }
+      const insert = this.db.prepare(
+        `INSERT INTO messages (rowid, ${KINDS.join(', ')}, ref) VALUES (?, ${KINDS.map(() => '?').join(', ')}, ?)`,
+      );
+      for (const row of rows) {
+        if (row.message > MAX_ROWS) break;
+        insert.run(rowId(key, row.message), ...KINDS.map((k) => row.texts[k]), row.range);
+      }
+    });
+    // IMMEDIATE: take the write lock first (waiting up to busy_timeout for another txcript), rather
+    // than fail when a read turns into a write after another process committed.
+    write.immediate();
+  }
+
+  /** Forget sessions (their facts and rows). */
+  remove(keys: readonly number[]): void {
+    if (keys.length === 0) return;
+    this.db
+      .transaction(() => {
+        const del = this.db.prepare('DELETE FROM sessions WHERE key = ?');
+        for (const key of keys) {
+          this.deleteRows(key);
+          del.run(key);
+        }
+      })
+      .immediate();
+  }
+
+  private deleteRows(key: number): void {
+    this.db
+      .prepare('DELETE FROM messages WHERE rowid BETWEEN ? AND ?')
+      .run(rowId(key, 0), rowId(key, MAX_ROWS));
+  }
+
+  /** The texts of one message row, by kind. */
+  texts(rowid: bigint): Record<Kind, string> | undefined {
+    const row = this.db.prepare(`SELECT ${KINDS.join(', ')} FROM messages WHERE rowid = ?`).get(rowid) as
+      Record<Kind, string> | undefined;
+    return row;
+  }
+}
+
+class OldIndexError extends Error {}
+
+export function rowId(key: number, message: number): bigint {
+  return (BigInt(key) << ROW_BITS) | BigInt(message);
+}
+
+export function splitRowId(rowid: bigint): { key: number; message: number } {
+  return { key: Number(rowid >> ROW_BITS), message: Number(rowid & BigInt(MAX_ROWS)) };
+}
+
+/** A `sessions` row (possibly among other columns) as a session. */
+export function sessionFromRow(r: Record<string, unknown>): IndexedSession {
+  const s = (v: unknown) => (typeof v === 'string' ? v : null);
+  const n = (v: unknown) => (typeof v === 'number' ? v : typeof v === 'bigint' ? Number(v) : null);
+  return {
+    key: n(r.key)!,
+    harness: String(r.harness),
+    id: String(r.id),
+    locator: String(r.locator),
+    sig: s(r.sig),
+    title: s(r.title),
+    cwd: s(r.cwd),
+    lastActivity: s(r.last_activity),
+    lastActivityMs: n(r.last_activity_ms),
+    messageCount: n(r.message_count),
+    parentId: s(r.parent_id),
+  };
+}

@@ -1,0 +1,194 @@
+/**
+ * The index keeps up by itself: only new or changed sources are read, gone
+ * ones are forgotten, a source inside the racy window is read again, and a
+ * damaged or old index file is rebuilt with a note.
+ */
+import {
+  appendFileSync,
+  closeSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createContext } from '../cli/context.ts';
+import {
+  codingSession,
+  searchTree,
+  writeSimple,
+  type SearchTree,
+} from '../../test/fixtures/search/generate.ts';
+import { SessionIndex } from './engine.ts';
+import { findHits } from './hits.ts';
+import { indexFile } from './index-db.ts';
+import { parseQuery } from './query.ts';
+
+let tree: SearchTree;
+let stderr: string;
+let clock: number;
+
+function sessionIndex(): SessionIndex {
+  const ctx = createContext({
+    stdout: { write: () => true },
+    stderr: { write: (s: string) => (stderr += s) },
+    readStdin: () => Promise.resolve(''),
+    env: tree.env,
+    now: () => new Date(clock),
+    harnesses: tree.harnesses,
+  });
+  return new SessionIndex(ctx);
+}
+
+/** Refresh, then the refs of the hits for `q` and what the refresh read. */
+async function searchFresh(q: string): Promise<{ refs: string[]; read: number; removed: number }> {
+  const index = sessionIndex();
+  try {
+    const refs = await index.use(undefined, (i) =>
+      findHits(i, parseQuery(q), { limit: 50 })
+        .map((h) => h.ref)
+        .sort(),
+    );
+    return { refs, read: index.lastStats!.read, removed: index.lastStats!.removed };
+  } finally {
+    index.close();
+  }
+}
+
+function note(id: string, body: string, start = '2026-09-01T10:00:00Z'): string {
+  return writeSimple(tree, codingSession(id, { start, prompt: `about ${id}`, answer: body }));
+}
+
+beforeEach(async () => {
+  tree = searchTree(await mkdtemp(join(tmpdir(), 'txcript-index-')));
+  stderr = '';
+  clock = Date.now() + 10_000;
+  note('one', 'alpha quartz');
+  note('two', 'beta quartz');
+});
+
+afterEach(async () => {
+  await rm(tree.home, { recursive: true, force: true });
+});
+
+describe('incremental indexing', () => {
+  it('reads every source once, then only what is new', async () => {
+    expect(await searchFresh('quartz')).toMatchObject({ read: 2, refs: ['one#2', 'two#2'] });
+    expect(await searchFresh('quartz')).toMatchObject({ read: 0 });
+    note('three', 'gamma quartz');
+    const after = await searchFresh('quartz');
+    expect(after.read).toBe(1);
+    expect(after.refs).toContain('three#2');
+    expect(stderr).toBe('');
+  });
+
+  it('reads a changed file again and forgets what it said before', async () => {
+    await searchFresh('quartz');
+    note('two', 'beta obsidian');
+    const after = await searchFresh('obsidian');
+    expect(after).toMatchObject({ read: 1, refs: ['two#2'] });
+    expect((await searchFresh('quartz')).refs).toEqual(['one#2']);
+  });
+
+  it('forgets a deleted session', async () => {
+    await searchFresh('quartz');
+    rmSync(join(tree.simpleDir, 'two.json'));
+    expect(await searchFresh('quartz')).toMatchObject({ read: 0, removed: 1, refs: ['one#2'] });
+  });
+
+  it('reads a source changed within the racy window again next time', async () => {
+    clock = Date.now();
+    expect((await searchFresh('quartz')).read).toBe(2);
+    expect((await searchFresh('quartz')).read).toBe(2);
+    clock = Date.now() + 10_000;
+    await searchFresh('quartz');
+    expect((await searchFresh('quartz')).read).toBe(0);
+  });
+
+  it('sees a change that keeps the size and the time (ctime and inode are in the signature)', async () => {
+    const file = note('four', 'delta quartz');
+    await searchFresh('quartz');
+    const mtime = new Date('2026-09-01T00:00:00Z');
+    utimesSync(file, mtime, mtime);
+    await searchFresh('quartz');
+    writeFileSync(file, readFileSync(file, 'utf8').replace('delta', 'omega'));
+    utimesSync(file, mtime, mtime);
+    expect(await searchFresh('omega')).toMatchObject({ read: 1, refs: ['four#2'] });
+  });
+});
+
+describe('ranking a broad query', () => {
+  it('ranks by BM25, or newest first once the index counts more matches than the bound', async () => {
+    // "quartz" alone is a short message in "one"; "two" says it among many words (lower BM25).
+    note('one', 'quartz');
+    note('two', `quartz ${'filler words '.repeat(40)}`);
+    const index = sessionIndex();
+    try {
+      const refs = (broadMatches?: number) =>
+        index.use(
+          undefined,
+          (i) =>
+            findHits(i, parseQuery('quartz'), {
+              limit: 5,
+              ...(broadMatches !== undefined ? { broadMatches } : {}),
+            }).map((h) => h.ref),
+          Infinity,
+        );
+      expect(await refs()).toEqual(['one#2', 'two#2']);
+      // Over the bound: the last indexed first, whatever BM25 says.
+      expect(await refs(1)).toEqual(['two#2', 'one#2']);
+    } finally {
+      index.close();
+    }
+  });
+});
+
+describe('a damaged or old index', () => {
+  it('rebuilds a file that is not a database, with a note', async () => {
+    await searchFresh('quartz');
+    const file = indexFile(tree.env);
+    rmSync(`${file}-wal`, { force: true });
+    rmSync(`${file}-shm`, { force: true });
+    writeFileSync(file, 'this is not sqlite at all, just garbage bytes '.repeat(200));
+    const after = await searchFresh('quartz');
+    expect(after).toMatchObject({ read: 2, refs: ['one#2', 'two#2'] });
+    expect(stderr).toMatch(/txcript: note: the search index .* was rebuilt: it is damaged/);
+  });
+
+  it('rebuilds a file whose pages are damaged', async () => {
+    await searchFresh('quartz');
+    const file = indexFile(tree.env);
+    // Fold the WAL into the file, then overwrite the pages after the first.
+    const db = new Database(file);
+    db.pragma('wal_checkpoint(TRUNCATE)');
+    db.close();
+    const { size } = statSync(file);
+    const fd = openSync(file, 'r+');
+    writeSync(fd, Buffer.alloc(size - 4096, 0xab), 0, size - 4096, 4096);
+    closeSync(fd);
+    expect((await searchFresh('quartz')).refs).toEqual(['one#2', 'two#2']);
+    expect(stderr).toMatch(/was rebuilt: it is damaged/);
+  });
+
+  it('rebuilds an index of another schema version, with a note', async () => {
+    await searchFresh('quartz');
+    const db = new Database(indexFile(tree.env));
+    db.pragma('user_version = 999');
+    db.close();
+    expect(await searchFresh('quartz')).toMatchObject({ read: 2 });
+    expect(stderr).toMatch(/made by another version of txcript \(schema 999/);
+  });
+
+  it('appending to a session is seen', async () => {
+    await searchFresh('quartz');
+    appendFileSync(join(tree.simpleDir, 'one.json'), '\n');
+    expect((await searchFresh('quartz')).read).toBe(1);
+  });
+});

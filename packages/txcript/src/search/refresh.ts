@@ -1,0 +1,131 @@
+/**
+ * Keeping the index up with the stores: discover every session (the stores'
+ * summary caches make that cheap), then read only the sources whose stat
+ * signature differs from the one they were indexed at, and forget those that
+ * are gone. Signatures are the summary cache's (summary-cache-file.ts),
+ * combined with the facts discovery reported; a source changed within the
+ * racy window is indexed but not vouched for, so it is read again next time.
+ */
+import { join } from 'node:path';
+import { statSync } from 'node:fs';
+import { statSignature } from '../harness/summary-cache-file.ts';
+import type { SessionSummary } from '../harness/types.ts';
+import type { CliContext } from '../cli/context.ts';
+import { createProgress, progressDelay } from '../cli/progress.ts';
+import { type FoundSession, discoverSessions, scannedHarnesses } from '../cli/sessions.ts';
+import { searchRows } from './documents.ts';
+import type { SearchIndex } from './index-db.ts';
+
+/** A folder locator (a Grok Bot agent without a transcript) changes through its ledger, which the folder's times miss. */
+const FOLDER_SOURCES = ['store.db', 'store.db-wal'];
+
+/**
+ * The signature of a session source and its listed facts, or null when it
+ * cannot be vouched for (racy, or not a file on this machine).
+ */
+export function sourceSignature(summary: SessionSummary, now: number): string | null {
+  const parts: string[] = [];
+  let paths = [summary.locator];
+  try {
+    if (statSync(summary.locator, { throwIfNoEntry: false })?.isDirectory() === true) {
+      paths = [summary.locator, ...FOLDER_SOURCES.map((name) => join(summary.locator, name))];
+    }
+    for (const path of paths) {
+      const sig = statSignature(path, now, { ctime: true });
+      if (sig?.racy === true) return null;
+      parts.push(sig?.sig ?? '-');
+    }
+  } catch {
+    return null;
+  }
+  if (parts[0] === '-') return null;
+  parts.push(String(summary.messageCount ?? ''), summary.lastActivity ?? '', summary.title ?? '');
+  return parts.join('|');
+}
+
+export interface RefreshStats {
+  sessions: number;
+  /** Sources read (new or changed). */
+  read: number;
+  removed: number;
+}
+
+/** Bring `index` up to date with the sessions of `from` (default every harness with a store). */
+export async function refreshIndex(
+  ctx: CliContext,
+  index: SearchIndex,
+  from: string | undefined,
+): Promise<RefreshStats> {
+  const scanned = (await scannedHarnesses(ctx, from)).map((h) => h.id);
+  const { sessions, warnings } = await discoverSessions(ctx, from);
+  for (const w of warnings) ctx.warn(w);
+  const known = new Map(index.sessions(scanned).map((s) => [`${s.harness}\0${s.locator}`, s]));
+  // The injected clock, so tests can place sources outside the racy window.
+  const now = ctx.io.now().getTime();
+  const stale: Array<{ found: FoundSession; sig: string | null }> = [];
+  for (const found of sessions) {
+    const key = `${found.harness.id}\0${found.summary.locator}`;
+    const before = known.get(key);
+    known.delete(key);
+    const sig = sourceSignature(found.summary, now);
+    if (before !== undefined && before.sig !== null && before.sig === sig) continue;
+    stale.push({ found, sig });
+  }
+  const progress = createProgress({
+    stream: ctx.io.stderr,
+    delayMs: progressDelay(ctx.io.env),
+    label: 'txcript: indexing sessions',
+  });
+  try {
+    let done = 0;
+    for (const { found, sig } of stale) {
+      await indexSession(ctx, index, found, sig);
+      progress.update('index', ++done, stale.length);
+    }
+  } finally {
+    progress.finish();
+  }
+  index.remove([...known.values()].map((s) => s.key));
+  return { sessions: sessions.length, read: stale.length, removed: known.size };
+}
+
+async function indexSession(
+  ctx: CliContext,
+  index: SearchIndex,
+  found: FoundSession,
+  sig: string | null,
+): Promise<void> {
+  const { summary, harness } = found;
+  const facts = {
+    harness: harness.id,
+    id: summary.id,
+    locator: summary.locator,
+    sig,
+    ...(summary.title !== undefined ? { title: summary.title } : {}),
+    ...(summary.lastActivity !== undefined ? { lastActivity: summary.lastActivity } : {}),
+    ...(summary.messageCount !== undefined ? { messageCount: summary.messageCount } : {}),
+    ...(summary.parentId !== undefined ? { parentId: summary.parentId } : {}),
+  };
+  let loaded;
+  try {
+    loaded = await harness.store!(ctx.io.env).load(summary.id);
+  } catch (err) {
+    // Said once: the facts are kept with the signature, so an unchanged source is not read again.
+    ctx.warn({
+      source: summary.locator,
+      message: `not indexed: ${err instanceof Error ? err.message : String(err)}`,
+    });
+    index.put(facts, []);
+    return;
+  }
+  const { meta } = loaded.transcript;
+  const title = summary.title ?? meta.title;
+  index.put(
+    {
+      ...facts,
+      ...(title !== undefined ? { title } : {}),
+      ...(meta.cwd !== undefined ? { cwd: meta.cwd } : {}),
+    },
+    searchRows(loaded.transcript, harness.id, title),
+  );
+}
