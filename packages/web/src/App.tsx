@@ -4,13 +4,16 @@
  * and in localStorage so the next visit starts fetching its ledger at once (focused-agent.ts).
  */
 import { useCallback, useEffect, useRef, useState } from 'react';
-import type { ApiClient } from './api/client.ts';
+import { ApiError, type ApiClient } from './api/client.ts';
 import { followAgentEvents } from './api/events.ts';
 import type { RosterRow, StatusResponse, TurnState } from './api/types.ts';
 import { Conversation } from './Conversation.tsx';
 import { noPrefetch, rememberAgentId, rememberedAgentId, type LedgerPrefetch } from './focused-agent.ts';
 import { useBubbleStyle, useTheme, type ThemeChoice } from './preferences.ts';
+import { SettingsPanel } from './SettingsPanel.tsx';
+import { SetupNotice } from './SetupNotice.tsx';
 import { Sidebar } from './Sidebar.tsx';
+import { useNarrow } from './viewport.ts';
 
 const ROSTER_POLL_MS = 20_000;
 const NEXT_THEME: Record<ThemeChoice, ThemeChoice> = { system: 'light', light: 'dark', dark: 'system' };
@@ -23,14 +26,32 @@ export function App({ client, prefetch = noPrefetch }: { client: ApiClient; pref
   const theme = useTheme();
   const [bubbleStyle, setBubbleStyle] = useBubbleStyle();
   const refreshTimer = useRef<ReturnType<typeof setTimeout> | null>(null);
+  const narrow = useNarrow();
+  /** On a phone the agent list is a drawer over the conversation. */
+  const [drawerOpen, setDrawerOpen] = useState(false);
+  const [settingsOpen, setSettingsOpen] = useState(false);
+  const closeSettings = useCallback(() => setSettingsOpen(false), []);
+  const drawerButton = useRef<HTMLButtonElement>(null);
+  const select = useCallback((id: string | null) => {
+    setSelectedId(id);
+    setDrawerOpen(false);
+  }, []);
 
   const refreshRoster = useCallback(async () => {
     try {
       const rows = await client.listAgents();
       setAgents(rows);
       setStatusError(null);
+      // The model may have changed (settings, or a restart with other environment variables).
+      setStatus(await client.getStatus());
     } catch (cause) {
-      setStatusError(cause instanceof Error ? cause.message : String(cause));
+      setStatusError(
+        cause instanceof ApiError && cause.status === 0
+          ? 'The box is not reachable (restarting?). Retrying…'
+          : cause instanceof Error
+            ? cause.message
+            : String(cause),
+      );
     }
   }, [client]);
 
@@ -78,23 +99,45 @@ export function App({ client, prefetch = noPrefetch }: { client: ApiClient; pref
       client,
       null,
       0,
-      { onEntry: () => undefined, onState, onRoster: scheduleRosterRefresh, onStatus: () => undefined },
+      {
+        onEntry: () => undefined,
+        onState,
+        onRoster: scheduleRosterRefresh,
+        onStatus: (streamStatus) => {
+          if (streamStatus === 'open') scheduleRosterRefresh();
+        },
+      },
       abort.signal,
     );
     return () => abort.abort();
   }, [client, selectedId, onState, scheduleRosterRefresh]);
 
   const selected = agents?.find((agent) => agent.id === selectedId) ?? null;
+  const unreadElsewhere = (agents ?? []).reduce(
+    (sum, agent) => sum + (agent.id === selectedId ? 0 : agent.unreadCount),
+    0,
+  );
   const model = status?.model;
   const sandbox = status?.sandbox;
 
+  // The tab says how much is waiting elsewhere, like a mail or chat client.
+  useEffect(() => {
+    document.title = unreadElsewhere > 0 ? `(${unreadElsewhere}) sendbox` : 'sendbox';
+  }, [unreadElsewhere]);
+
+  const drawer = narrow && drawerOpen;
+  const closeDrawer = () => {
+    setDrawerOpen(false);
+    drawerButton.current?.focus();
+  };
+
   return (
-    <div className="app">
+    <div className={`app${narrow ? ' narrow' : ''}`}>
       {model && !model.configured && (
-        <section className="banner" role="alert" data-testid="model-banner">
-          <strong>Set up a model to chat.</strong> Until then agents are read-only. The exact steps:
-          <pre>{model.howToConfigure}</pre>
-        </section>
+        <SetupNotice model={model} onOpenSettings={() => setSettingsOpen(true)} />
+      )}
+      {settingsOpen && (
+        <SettingsPanel client={client} onClose={closeSettings} onSaved={() => void refreshRoster()} />
       )}
       {sandbox && !sandbox.confined && (
         // Permanent while it holds: an unconfined box is a standing risk, not a passing event.
@@ -112,19 +155,23 @@ export function App({ client, prefetch = noPrefetch }: { client: ApiClient; pref
         </section>
       )}
       <div className="layout">
+        {drawer && <div className="drawer-backdrop" onClick={closeDrawer} aria-hidden="true" />}
         <Sidebar
           agents={agents ?? []}
           selectedId={selectedId}
-          onSelect={setSelectedId}
+          hidden={narrow && !drawerOpen}
+          drawer={drawer}
+          onClose={closeDrawer}
+          onSelect={select}
           onCreate={async (name) => {
             const agent = await client.createAgent({ name });
             setAgents((rows) => [agent, ...(rows ?? []).filter((row) => row.id !== agent.id)]);
-            setSelectedId(agent.id);
+            select(agent.id);
           }}
           onDuplicate={async (id) => {
             const agent = await client.duplicateAgent(id);
             setAgents((rows) => [agent, ...(rows ?? []).filter((row) => row.id !== agent.id)]);
-            setSelectedId(agent.id);
+            select(agent.id);
           }}
           onDelete={async (id) => {
             await client.deleteAgent(id);
@@ -134,10 +181,39 @@ export function App({ client, prefetch = noPrefetch }: { client: ApiClient; pref
         />
         <main className="main">
           <div className="toolbar" role="toolbar" aria-label="Display">
+            {narrow && (
+              <button
+                ref={drawerButton}
+                type="button"
+                className="drawer-button"
+                aria-expanded={drawerOpen}
+                onClick={() => setDrawerOpen((open) => !open)}
+                data-testid="agents-drawer-button"
+              >
+                Agents
+                {unreadElsewhere > 0 && (
+                  <span className="unread" aria-label={`${unreadElsewhere} unread`}>
+                    {unreadElsewhere}
+                  </span>
+                )}
+              </button>
+            )}
+            <span className="toolbar-spacer" />
+            <button
+              type="button"
+              aria-haspopup="dialog"
+              onClick={() => setSettingsOpen(true)}
+              title={
+                model?.configured ? `Model: ${model.provider ?? ''} ${model.model ?? ''}` : 'No model set up'
+              }
+              data-testid="settings-open"
+            >
+              Model
+            </button>
             <button
               type="button"
               onClick={() => setBubbleStyle(bubbleStyle === 'cards' ? 'plain' : 'cards')}
-              aria-label={`Bubble style: ${bubbleStyle}. Switch to ${bubbleStyle === 'cards' ? 'plain' : 'cards'}`}
+              title={`Bubble style: ${bubbleStyle}. Switch to ${bubbleStyle === 'cards' ? 'plain' : 'cards'}`}
               data-testid="bubble-style-toggle"
               data-style={bubbleStyle}
             >
@@ -146,7 +222,7 @@ export function App({ client, prefetch = noPrefetch }: { client: ApiClient; pref
             <button
               type="button"
               onClick={() => theme.setChoice(NEXT_THEME[theme.choice])}
-              aria-label={`Theme: ${theme.choice}${theme.choice === 'system' ? ` (${theme.applied})` : ''}. Switch to ${NEXT_THEME[theme.choice]}`}
+              title={`Theme: ${theme.choice}${theme.choice === 'system' ? ` (${theme.applied})` : ''}. Switch to ${NEXT_THEME[theme.choice]}`}
               data-testid="theme-toggle"
               data-theme-choice={theme.choice}
             >
@@ -156,7 +232,7 @@ export function App({ client, prefetch = noPrefetch }: { client: ApiClient; pref
                   ? 'Light'
                   : 'Dark'}
             </button>
-            {status && <span className="version">sendbox {status.version}</span>}
+            {status && !narrow && <span className="version">sendbox {status.version}</span>}
           </div>
           {selected ? (
             <Conversation
@@ -165,6 +241,7 @@ export function App({ client, prefetch = noPrefetch }: { client: ApiClient; pref
               agent={selected}
               bubbleStyle={bubbleStyle}
               modelConfigured={model?.configured ?? true}
+              {...(status ? { cursorAgentUrl: status.links.cursorAgent } : {})}
               onState={onState}
               onRosterChange={scheduleRosterRefresh}
               prefetched={prefetch}

@@ -10,15 +10,23 @@
 import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
 import { parseEntries, parseNewest, type ApiClient } from './api/client.ts';
 import { followAgentEvents, type StreamStatus } from './api/events.ts';
-import type { PendingInput, RosterRow, TranscriptEntry, TurnState } from './api/types.ts';
+import {
+  DEFAULT_CURSOR_AGENT_URL,
+  type PendingInput,
+  type RosterRow,
+  type TranscriptEntry,
+  type TurnState,
+} from './api/types.ts';
 import { Bubble } from './bubbles/Bubble.tsx';
 import { Composer } from './Composer.tsx';
 import { noPrefetch, type LedgerPrefetch } from './focused-agent.ts';
 import { ConversationContext, type ConversationContextValue } from './conversation-context.ts';
 import { Lightbox } from './Lightbox.tsx';
+import { Markdown } from './markdown.tsx';
 import { NavigationContext, type Navigation } from './navigation.ts';
 import type { BubbleStyle } from './preferences.ts';
-import { deriveAnswers, deriveDismissed, isShown, lastSeq, mergeEntries } from './transcript.ts';
+import { isErrorNotice } from './bubbles/NoticeBubble.tsx';
+import { deriveQuestions, isShown, lastSeq, mergeEntries, retryableNoticeId } from './transcript.ts';
 
 export const WINDOW_STEP = 200;
 /** Rows in the first frame: more than fit a tall screen, a quarter of the window's render cost. */
@@ -30,6 +38,8 @@ export interface ConversationProps {
   agent: RosterRow;
   bubbleStyle: BubbleStyle;
   modelConfigured: boolean;
+  /** The box's link template for cursor-agent cards. */
+  cursorAgentUrl?: string;
   onState: (agentId: string, state: TurnState) => void;
   onRosterChange: () => void;
   /** The ledger fetched at page start, if it was for this agent. */
@@ -41,6 +51,7 @@ export function Conversation({
   agent,
   bubbleStyle,
   modelConfigured,
+  cursorAgentUrl = DEFAULT_CURSOR_AGENT_URL,
   onState,
   onRosterChange,
   prefetched = noPrefetch,
@@ -57,6 +68,12 @@ export function Conversation({
   const [windowSize, setWindowSize] = useState(FIRST_PAINT_ROWS);
   const [lightbox, setLightbox] = useState<{ src: string; caption: string } | null>(null);
   const [scrollRequest, setScrollRequest] = useState(0);
+  /** Prompts this tab sent that are not yet in the ledger: shown queued before the box's inbox event. */
+  const [queued, setQueued] = useState<ReadonlyArray<{ text: string; clientNonce: string }>>([]);
+  /** send_message texts the model is still writing, by tool call id, in arrival order. */
+  const [drafts, setDrafts] = useState<ReadonlyMap<string, string>>(new Map());
+  /** The reader scrolled up: offer a way back down. */
+  const [awayFromBottom, setAwayFromBottom] = useState(false);
   /** Whether older raw entries wait to be checked (first paint of a long ledger). */
   const [olderPending, setOlderPending] = useState(false);
   const olderRaw = useRef<readonly unknown[]>([]);
@@ -76,6 +93,7 @@ export function Conversation({
   };
   const anchor = useRef<{ scrollHeight: number; scrollTop: number } | null>(null);
   const pendingScrollTo = useRef<string | null>(null);
+  const streamWas = useRef<StreamStatus>('connecting');
   const onStateRef = useRef(onState);
   const onRosterRef = useRef(onRosterChange);
   onStateRef.current = onState;
@@ -87,6 +105,7 @@ export function Conversation({
     const abort = new AbortController();
     setEntries([]);
     setPending([]);
+    setQueued([]);
     setLoading(true);
     setLoadError(null);
     setWindowSize(FIRST_PAINT_ROWS);
@@ -122,11 +141,30 @@ export function Conversation({
         agent.id,
         lastSeq(newest),
         {
-          onEntry: (entry) => setEntries((current) => mergeEntries(current, [entry])),
+          onEntry: (entry) => {
+            setEntries((current) => mergeEntries(current, [entry]));
+            // A turn that ended (stopped, failed) leaves no draft behind.
+            if (entry.kind === 'turn-ended')
+              setDrafts((current) => (current.size === 0 ? current : new Map()));
+          },
+          onDraft: (toolCallId, text) => {
+            setDrafts((current) => {
+              if (text === null && !current.has(toolCallId)) return current;
+              const next = new Map(current);
+              if (text === null) next.delete(toolCallId);
+              else next.set(toolCallId, text);
+              return next;
+            });
+          },
           onState: (agentId, state) => onStateRef.current(agentId, state),
           onRoster: () => onRosterRef.current(),
           onInbox: (_agentId, inputs) => setPending(inputs),
-          onStatus: (status, detail) => setStreamStatus({ status, detail }),
+          onStatus: (status, detail) => {
+            // Back after a drop (a box restart): the roster and states may have moved on.
+            if (status === 'open' && streamWas.current === 'reconnecting') onRosterRef.current();
+            streamWas.current = status;
+            setStreamStatus({ status, detail });
+          },
         },
         abort.signal,
       );
@@ -142,8 +180,25 @@ export function Conversation({
     () => entries.filter((entry) => isShown(entry, showThinking)),
     [entries, showThinking],
   );
-  const answers = useMemo(() => deriveAnswers(entries), [entries]);
-  const dismissed = useMemo(() => deriveDismissed(entries, answers), [entries, answers]);
+  const { answers, skipped, answerTexts } = useMemo(() => deriveQuestions(entries), [entries]);
+  const retryable = useMemo(() => retryableNoticeId(entries, isErrorNotice), [entries]);
+  const arrivedNonces = useMemo(() => {
+    const nonces = new Set<string>();
+    for (const entry of entries) {
+      if (entry.kind === 'message' && typeof entry.clientNonce === 'string') nonces.add(entry.clientNonce);
+    }
+    return nonces;
+  }, [entries]);
+  // What waits for the agent: the box's pending inputs, then prompts sent here it has not listed yet.
+  const waiting = useMemo(() => {
+    const listed = new Set(pending.map((input) => input.nonce));
+    return [
+      ...pending.map((input) => ({ nonce: input.nonce, text: input.text })),
+      ...queued
+        .filter((prompt) => !listed.has(prompt.clientNonce))
+        .map((prompt) => ({ nonce: prompt.clientNonce, text: prompt.text })),
+    ].filter((input) => !arrivedNonces.has(input.nonce));
+  }, [pending, queued, arrivedNonces]);
   const start = Math.max(0, visible.length - windowSize);
   const rows = visible.slice(start);
   const lastRowId = rows[rows.length - 1]?.id;
@@ -195,7 +250,7 @@ export function Conversation({
     }
     // windowSize: a window that grew without mounting a row (fewer entries than it holds) still
     // consumes its anchor.
-  }, [lastRowId, rows.length, loading, scrollRequest, windowSize]);
+  }, [lastRowId, rows.length, loading, scrollRequest, windowSize, drafts]);
 
   // Bubbles grow after they are laid out (images and previews load, code is highlighted, off-screen
   // bubbles get their real height), and the view shrinks when a banner or the composer grows: a view
@@ -274,17 +329,30 @@ export function Conversation({
   );
 
   const context = useMemo<ConversationContextValue>(
-    () => ({ client, agentId: agent.id, readOnly: agent.readOnly, openLightbox: setLightbox }),
-    [client, agent.id, agent.readOnly],
+    () => ({
+      client,
+      agentId: agent.id,
+      readOnly: agent.readOnly,
+      openLightbox: setLightbox,
+      cursorAgentUrl,
+    }),
+    [client, agent.id, agent.readOnly, cursorAgentUrl],
   );
   const closeLightbox = useCallback(() => setLightbox(null), []);
+  const onSent = useCallback((prompt: { text: string; clientNonce: string }) => {
+    atBottom.current = true;
+    setQueued((current) => [...current, prompt]);
+  }, []);
+  const onStop = useCallback(async () => {
+    await client.cancelTurn(agent.id);
+  }, [client, agent.id]);
   const onUploaded = useCallback((entry: TranscriptEntry) => {
     atBottom.current = true;
     setEntries((current) => mergeEntries(current, [entry]));
   }, []);
 
   const disabledReason = !modelConfigured
-    ? 'No model is configured, so agents cannot answer yet — see the steps at the top of the page.'
+    ? 'No model is set up, so agents cannot answer yet: see "Details" at the top of the page.'
     : agent.readOnly
       ? 'This is a read-only demo agent: it replays a recorded conversation and cannot be prompted. Create an agent to chat.'
       : null;
@@ -327,6 +395,7 @@ export function Conversation({
               pinnedTop.current = null;
               atBottom.current =
                 element.scrollHeight - element.scrollTop - element.clientHeight < NEAR_BOTTOM_PX;
+              setAwayFromBottom(!atBottom.current);
             }}
           >
             <div ref={sentinel} className="sentinel" />
@@ -349,21 +418,52 @@ export function Conversation({
                 <Bubble
                   key={entry.id}
                   entry={entry}
-                  answer={answers.get(entry.id)}
-                  dismissed={dismissed.has(entry.id)}
+                  answer={answers.get(entry.id) ?? answerTexts.get(entry.id)}
+                  skipped={skipped.has(entry.id)}
+                  retryable={entry.id === retryable}
                 />
               ))}
-              {pending.map((input) => (
-                <div
-                  key={input.nonce}
-                  className="bubble bubble-pending side-user"
-                  data-testid="pending-input"
+              {[...drafts].map(([toolCallId, text]) => (
+                <article
+                  key={toolCallId}
+                  className="bubble bubble-text side-agent streaming"
+                  data-testid="streaming-bubble"
+                  aria-label="Agent: message being written"
+                  aria-busy="true"
                 >
-                  <p>{input.text}</p>
-                  <span className="pending-label">Waiting for the agent…</span>
-                </div>
+                  <Markdown text={text} />
+                </article>
+              ))}
+              {waiting.map((input) => (
+                <article
+                  key={input.nonce}
+                  className="bubble bubble-user-message side-user pending"
+                  data-testid="pending-input"
+                  aria-label="You: queued message"
+                >
+                  <div className="user-text">
+                    <span className="pending-tag">Queued</span>
+                    {input.text}
+                  </div>
+                </article>
               ))}
             </div>
+            {awayFromBottom && (
+              <button
+                type="button"
+                className="jump-latest"
+                onClick={() => {
+                  const element = scroller.current;
+                  if (!element) return;
+                  atBottom.current = true;
+                  pinToBottom(element);
+                  setAwayFromBottom(false);
+                }}
+                data-testid="jump-latest"
+              >
+                ↓ Jump to latest
+              </button>
+            )}
           </div>
           <Composer
             ref={composer}
@@ -372,6 +472,8 @@ export function Conversation({
             disabledReason={disabledReason}
             working={agent.state === 'working'}
             onUploaded={onUploaded}
+            onSent={onSent}
+            onStop={onStop}
           />
         </section>
         {lightbox && <Lightbox src={lightbox.src} caption={lightbox.caption} onClose={closeLightbox} />}

@@ -205,6 +205,11 @@ export const FileCard = memo(function FileCard({ fileName, size, mediaType, alt,
           {imageButton}
         </RemoteImage>
       )}
+      {alt && (
+        <p className="file-caption" data-testid="file-caption">
+          {alt}
+        </p>
+      )}
       {Preview && previewOpen && blob && (
         <Suspense fallback={<p className="preview-note">Loading the previewer…</p>}>
           <Preview blob={blob} fileName={fileName} />

@@ -1,9 +1,10 @@
 /**
- * The images riding on a text send: a grid of thumbnails, the alt text as hover text and as
- * the caption in the lightbox. Inline data images are shown directly; ingested files
- * (`file://…/attachments/<sha256>`) are fetched from the gateway and shown from `blob:` URLs;
- * remote (http/https) images wait behind a placeholder until the user loads them through the
- * gateway (RemoteImage.tsx); anything else becomes a labelled placeholder.
+ * The images riding on a text send: a grid of whole images (never cropped or upscaled), the alt
+ * text as their caption, as hover text and as the caption in the lightbox. Inline data images
+ * are shown directly; ingested files (`file://…/attachments/<sha256>`) are fetched from the
+ * gateway and shown from `blob:` URLs; remote (http/https) images wait behind a placeholder
+ * until the user loads them through the gateway (RemoteImage.tsx); anything else becomes a
+ * labelled placeholder.
  */
 import type { StoredImage } from '@sendbox/protocol';
 import { memo, useContext } from 'react';
@@ -56,21 +57,24 @@ function TileButton({ src, image, index }: { src: string; image: StoredImage; in
   const context = useContext(ConversationContext);
   const caption = image.alt ?? '';
   return (
-    <button
-      type="button"
-      className="image-button"
-      onClick={() => context?.openLightbox({ src, caption })}
-      aria-label={caption ? `View image: ${caption}` : `View image ${index + 1}`}
-    >
-      <img
-        src={src}
-        alt={caption}
-        title={caption || undefined}
-        loading="lazy"
-        referrerPolicy="no-referrer"
-        width={image.width}
-        height={image.height}
-      />
-    </button>
+    <figure className="image-tile">
+      <button
+        type="button"
+        className="image-button"
+        onClick={() => context?.openLightbox({ src, caption })}
+        aria-label={caption ? `View image: ${caption}` : `View image ${index + 1}`}
+      >
+        <img
+          src={src}
+          alt={caption}
+          title={caption || undefined}
+          loading="lazy"
+          referrerPolicy="no-referrer"
+          width={image.width}
+          height={image.height}
+        />
+      </button>
+      {caption && <figcaption data-testid="image-caption">{caption}</figcaption>}
+    </figure>
   );
 }

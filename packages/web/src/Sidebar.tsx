@@ -1,23 +1,59 @@
 /**
- * The agents: title, last entry, unread count, a marker when the agent waits for an answer,
- * and a working dot; create, duplicate and delete (delete asks inline first).
+ * The agents: name, the last visible entry and its age, unread count and the turn state
+ * (working / waiting for you; nothing on read-only agents); a filter box; create, and per row a
+ * menu with duplicate and delete (delete asks inline first). On a phone it is a drawer
+ * (App opens it with the "Agents" button); Esc closes it.
  */
-import { memo, useState, type FormEvent } from 'react';
+import { memo, useEffect, useRef, useState, type FormEvent, type KeyboardEvent } from 'react';
 import type { RosterRow } from './api/types.ts';
+import { fullTime, relativeTime } from './relative-time.ts';
 
 export interface SidebarProps {
   agents: readonly RosterRow[];
   selectedId: string | null;
+  /** Hidden (a closed drawer on a phone). */
+  hidden?: boolean;
+  /** Shown as a drawer over the conversation. */
+  drawer?: boolean;
+  onClose?: () => void;
   onSelect: (id: string) => void;
   onCreate: (name: string) => Promise<void>;
   onDuplicate: (id: string) => Promise<void>;
   onDelete: (id: string) => Promise<void>;
 }
 
-export function Sidebar({ agents, selectedId, onSelect, onCreate, onDuplicate, onDelete }: SidebarProps) {
+/** Re-renders every 30 s so relative times stay true. */
+function useNow(): number {
+  const [now, setNow] = useState(() => Date.now());
+  useEffect(() => {
+    const timer = setInterval(() => setNow(Date.now()), 30_000);
+    return () => clearInterval(timer);
+  }, []);
+  return now;
+}
+
+export function Sidebar({
+  agents,
+  selectedId,
+  hidden = false,
+  drawer = false,
+  onClose,
+  onSelect,
+  onCreate,
+  onDuplicate,
+  onDelete,
+}: SidebarProps) {
   const [creating, setCreating] = useState(false);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
+  const [filter, setFilter] = useState('');
+  const now = useNow();
+  const nav = useRef<HTMLElement>(null);
+
+  useEffect(() => {
+    if (drawer)
+      nav.current?.querySelector<HTMLElement>('[aria-current="page"], .agent-open, button')?.focus();
+  }, [drawer]);
 
   async function run(action: () => Promise<void>): Promise<void> {
     setBusy(true);
@@ -42,9 +78,26 @@ export function Sidebar({ agents, selectedId, onSelect, onCreate, onDuplicate, o
     });
   }
 
-  const sorted = [...agents].sort((a, b) => b.lastActivityAt - a.lastActivityAt);
+  const needle = filter.trim().toLowerCase();
+  const sorted = [...agents]
+    .filter(
+      (agent) =>
+        needle === '' ||
+        agent.name.toLowerCase().includes(needle) ||
+        (agent.lastEntry?.text ?? agent.description).toLowerCase().includes(needle),
+    )
+    .sort((a, b) => b.lastActivityAt - a.lastActivityAt);
   return (
-    <nav className="sidebar" aria-label="Agents">
+    <nav
+      ref={nav}
+      className={`sidebar${drawer ? ' drawer' : ''}`}
+      aria-label="Agents"
+      hidden={hidden}
+      data-testid="sidebar"
+      onKeyDown={(event) => {
+        if (drawer && event.key === 'Escape' && !event.defaultPrevented) onClose?.();
+      }}
+    >
       <div className="sidebar-head">
         <h1 className="brand">sendbox</h1>
         <button
@@ -55,6 +108,11 @@ export function Sidebar({ agents, selectedId, onSelect, onCreate, onDuplicate, o
         >
           New agent
         </button>
+        {drawer && (
+          <button type="button" className="drawer-close" aria-label="Close the agent list" onClick={onClose}>
+            ×
+          </button>
+        )}
       </div>
       {creating && (
         <form className="create-agent" onSubmit={create}>
@@ -67,13 +125,28 @@ export function Sidebar({ agents, selectedId, onSelect, onCreate, onDuplicate, o
             autoFocus
             data-testid="new-agent-name"
             onKeyDown={(event) => {
-              if (event.key === 'Escape') setCreating(false);
+              if (event.key === 'Escape') {
+                event.preventDefault();
+                setCreating(false);
+              }
             }}
           />
           <button type="submit" disabled={busy} data-testid="new-agent-create">
             Create
           </button>
         </form>
+      )}
+      {agents.length > 0 && (
+        <div className="agent-filter">
+          <input
+            type="search"
+            value={filter}
+            onChange={(event) => setFilter(event.target.value)}
+            placeholder="Filter agents"
+            aria-label="Filter agents"
+            data-testid="agent-filter"
+          />
+        </div>
       )}
       {error && (
         <p className="error" role="alert">
@@ -85,6 +158,7 @@ export function Sidebar({ agents, selectedId, onSelect, onCreate, onDuplicate, o
           <AgentRow
             key={agent.id}
             agent={agent}
+            now={now}
             selected={agent.id === selectedId}
             busy={busy}
             onSelect={onSelect}
@@ -92,14 +166,28 @@ export function Sidebar({ agents, selectedId, onSelect, onCreate, onDuplicate, o
             onDelete={(id) => void run(() => onDelete(id))}
           />
         ))}
-        {sorted.length === 0 && <li className="empty">No agents yet. Create one to start.</li>}
+        {agents.length === 0 && <li className="empty">No agents yet. Create one to start.</li>}
+        {agents.length > 0 && sorted.length === 0 && (
+          <li className="empty" data-testid="agent-filter-empty">
+            No agent matches “{filter.trim()}”.
+          </li>
+        )}
       </ul>
     </nav>
   );
 }
 
+/** What the row says about the turn: nothing for read-only agents, which never take one. */
+export function rowState(agent: RosterRow): { label: string; className: string } | null {
+  if (agent.readOnly) return null;
+  if (agent.state === 'working') return { label: 'Working', className: 'state-working' };
+  if (agent.state === 'awaiting-user') return { label: 'Waiting for you', className: 'state-awaiting' };
+  return null;
+}
+
 const AgentRow = memo(function AgentRow({
   agent,
+  now,
   selected,
   busy,
   onSelect,
@@ -107,6 +195,7 @@ const AgentRow = memo(function AgentRow({
   onDelete,
 }: {
   agent: RosterRow;
+  now: number;
   selected: boolean;
   busy: boolean;
   onSelect: (id: string) => void;
@@ -114,43 +203,65 @@ const AgentRow = memo(function AgentRow({
   onDelete: (id: string) => void;
 }) {
   const [confirming, setConfirming] = useState(false);
+  const unreadCount = selected ? 0 : agent.unreadCount;
   const unread = !selected && (agent.unreadCount > 0 || agent.hasUnread);
+  const state = rowState(agent);
+  // A preview line: a 1 MB message must not be laid out in the sidebar.
+  const last = (agent.lastEntry?.text || agent.description).slice(0, 240);
+  // Said after the visible text (the button's name must start with what it shows).
+  const spoken = [
+    unread ? `${unreadCount || 'new'} unread` : '',
+    agent.readOnly ? 'read-only' : state ? '' : 'idle',
+  ]
+    .filter(Boolean)
+    .join(', ');
   return (
     <li
       className={`agent-row${selected ? ' selected' : ''}`}
       data-testid="agent-row"
       data-agent-id={agent.id}
-      data-state={agent.state}
+      data-state={agent.readOnly ? 'read-only' : agent.state}
     >
       <button
         type="button"
         className="agent-open"
         aria-current={selected ? 'page' : undefined}
         onClick={() => onSelect(agent.id)}
-        aria-label={`${agent.name}${unread ? `, ${agent.unreadCount || 'new'} unread` : ''}${agent.awaitingUserResponse ? ', waiting for your answer' : ''}${agent.state === 'working' ? ', working' : ''}`}
       >
         <span className="agent-title">
-          {agent.state === 'working' && <span className="working-dot" aria-hidden="true" />}
+          {state?.className === 'state-working' && <span className="working-dot" aria-hidden="true" />}
           <span className="agent-name">{agent.name}</span>
-          {agent.readOnly && <span className="tag">demo</span>}
         </span>
-        <span className="agent-last">{agent.lastEntry?.text ?? agent.description}</span>
+        {agent.lastActivityAt > 0 && (
+          <time
+            className="agent-time"
+            dateTime={new Date(agent.lastActivityAt).toISOString()}
+            title={fullTime(agent.lastActivityAt)}
+            data-testid="agent-time"
+          >
+            {relativeTime(agent.lastActivityAt, now)}
+          </time>
+        )}
+        <span className="agent-last" data-testid="agent-last">
+          {last}
+        </span>
         <span className="agent-badges">
-          {agent.awaitingUserResponse && (
-            <span className="awaiting" data-testid="agent-awaiting" title="Waiting for your answer">
-              Your turn
+          {state && (
+            <span className={`agent-state ${state.className}`} data-testid="agent-state">
+              {state.label}
             </span>
           )}
           {unread && (
-            <span className="unread" data-testid="agent-unread">
-              {agent.unreadCount > 0 ? agent.unreadCount : '•'}
+            <span className="unread" data-testid="agent-unread" aria-hidden="true">
+              {unreadCount > 0 ? unreadCount : '•'}
             </span>
           )}
         </span>
+        {spoken && <span className="sr-only">, {spoken}</span>}
       </button>
       {confirming ? (
         <div className="agent-confirm" role="group" aria-label={`Delete ${agent.name}?`}>
-          <span>Delete?</span>
+          <span>Delete {agent.name}?</span>
           <button
             type="button"
             className="danger"
@@ -168,27 +279,98 @@ const AgentRow = memo(function AgentRow({
           </button>
         </div>
       ) : (
-        <div className="agent-actions">
-          <button
-            type="button"
-            disabled={busy}
-            aria-label={`Duplicate ${agent.name}`}
-            data-testid="agent-duplicate"
-            onClick={() => onDuplicate(agent.id)}
-          >
-            Duplicate
-          </button>
-          <button
-            type="button"
-            disabled={busy}
-            aria-label={`Delete ${agent.name}`}
-            data-testid="agent-delete"
-            onClick={() => setConfirming(true)}
-          >
-            Delete
-          </button>
-        </div>
+        <RowMenu
+          name={agent.name}
+          busy={busy}
+          onDuplicate={() => onDuplicate(agent.id)}
+          onDelete={() => setConfirming(true)}
+        />
       )}
     </li>
   );
 });
+
+/** The row's "⋯" menu: a menu button with arrow-key navigation; Esc or a click outside closes it. */
+function RowMenu({
+  name,
+  busy,
+  onDuplicate,
+  onDelete,
+}: {
+  name: string;
+  busy: boolean;
+  onDuplicate: () => void;
+  onDelete: () => void;
+}) {
+  const [open, setOpen] = useState(false);
+  const button = useRef<HTMLButtonElement>(null);
+  const menu = useRef<HTMLDivElement>(null);
+
+  useEffect(() => {
+    if (!open) return;
+    menu.current?.querySelector<HTMLElement>('[role="menuitem"]')?.focus();
+    const onPointer = (event: PointerEvent) => {
+      if (!menu.current?.contains(event.target as Node) && event.target !== button.current) setOpen(false);
+    };
+    document.addEventListener('pointerdown', onPointer);
+    return () => document.removeEventListener('pointerdown', onPointer);
+  }, [open]);
+
+  function close(): void {
+    setOpen(false);
+    button.current?.focus();
+  }
+
+  function onMenuKey(event: KeyboardEvent<HTMLDivElement>): void {
+    const items = Array.from(menu.current?.querySelectorAll<HTMLElement>('[role="menuitem"]') ?? []);
+    const at = items.indexOf(document.activeElement as HTMLElement);
+    if (event.key === 'Escape') {
+      event.preventDefault();
+      close();
+    } else if (event.key === 'ArrowDown' || event.key === 'ArrowUp') {
+      event.preventDefault();
+      const step = event.key === 'ArrowDown' ? 1 : -1;
+      items[(at + step + items.length) % items.length]?.focus();
+    } else if (event.key === 'Tab') {
+      setOpen(false);
+    }
+  }
+
+  const pick = (action: () => void) => () => {
+    setOpen(false);
+    action();
+  };
+  return (
+    <div className="agent-menu">
+      <button
+        ref={button}
+        type="button"
+        className="agent-menu-button"
+        aria-haspopup="menu"
+        aria-expanded={open}
+        aria-label={`Actions for ${name}`}
+        disabled={busy}
+        onClick={() => setOpen((value) => !value)}
+        data-testid="agent-menu"
+      >
+        ⋯
+      </button>
+      {open && (
+        <div ref={menu} className="menu" role="menu" aria-label={`Actions for ${name}`} onKeyDown={onMenuKey}>
+          <button type="button" role="menuitem" onClick={pick(onDuplicate)} data-testid="agent-duplicate">
+            Duplicate
+          </button>
+          <button
+            type="button"
+            role="menuitem"
+            className="danger"
+            onClick={pick(onDelete)}
+            data-testid="agent-delete"
+          >
+            Delete…
+          </button>
+        </div>
+      )}
+    </div>
+  );
+}

@@ -8,6 +8,8 @@ export interface ConversationContextValue {
   /** The demo agent: nothing in it can be answered. */
   readOnly: boolean;
   openLightbox: (image: { src: string; caption: string }) => void;
+  /** The box's link template for cursor-agent cards (`{bcId}` is replaced). */
+  cursorAgentUrl: string;
 }
 
 export const ConversationContext = createContext<ConversationContextValue | null>(null);

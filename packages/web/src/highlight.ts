@@ -37,7 +37,8 @@ export function languageFor(info: string | undefined): Language | null {
   return ALIASES[name] ?? null;
 }
 
-export const THEMES = { light: 'github-light', dark: 'github-dark' } as const;
+// The light theme's high-contrast variant: plain github-light's red and orange fall under 4.5:1 on the code background.
+export const THEMES = { light: 'github-light-high-contrast', dark: 'github-dark' } as const;
 
 let highlighter: Promise<HighlighterCore> | null = null;
 const loadedLanguages = new Map<Language, Promise<void>>();
@@ -47,7 +48,7 @@ function getHighlighter(): Promise<HighlighterCore> {
     const [{ createHighlighterCore }, { createJavaScriptRegexEngine }, light, dark] = await Promise.all([
       import('shiki/core'),
       import('shiki/engine/javascript'),
-      import('shiki/themes/github-light.mjs'),
+      import('shiki/themes/github-light-high-contrast.mjs'),
       import('shiki/themes/github-dark.mjs'),
     ]);
     return createHighlighterCore({

@@ -2,14 +2,14 @@
  * Message text as Markdown (GFM), sanitized: raw HTML is shown as literal text, links open
  * only for http/https/mailto (in a new tab, without opener or referrer), `sand-msg:<address>`
  * links scroll to that message, images at http/https addresses wait behind a placeholder
- * until the user loads them through the gateway (RemoteImage.tsx), and fenced code is
- * highlighted once shiki has loaded.
+ * until the user loads them through the gateway (RemoteImage.tsx), fenced code gets a
+ * CodeBlock, and text too long for Markdown a LongText.
  */
-import { memo, useContext, useEffect, useState, type CSSProperties, type ReactNode } from 'react';
+import { memo, useContext, type ReactNode } from 'react';
 import ReactMarkdown, { type Components } from 'react-markdown';
 import remarkGfm from 'remark-gfm';
-import type { ThemedTokenWithVariants } from 'shiki/core';
-import { highlight, languageFor } from './highlight.ts';
+import { CodeBlock } from './CodeBlock.tsx';
+import { LONG_TEXT, LongText } from './LongText.tsx';
 import { NavigationContext } from './navigation.ts';
 import { RemoteImage } from './RemoteImage.tsx';
 import { safeHref } from './sanitize.ts';
@@ -88,6 +88,7 @@ const components: Components = {
 const remarkPlugins = [remarkGfm, remarkHtmlAsText];
 
 export const Markdown = memo(function Markdown({ text }: { text: string }) {
+  if (text.length > LONG_TEXT) return <LongText text={text} />;
   return (
     <div className="markdown">
       <ReactMarkdown
@@ -99,54 +100,5 @@ export const Markdown = memo(function Markdown({ text }: { text: string }) {
         {text}
       </ReactMarkdown>
     </div>
-  );
-});
-
-export const CodeBlock = memo(function CodeBlock({
-  code,
-  info,
-}: {
-  code: string;
-  info?: string | undefined;
-}) {
-  const language = languageFor(info);
-  const [tokens, setTokens] = useState<ThemedTokenWithVariants[][] | null>(null);
-  useEffect(() => {
-    if (!language) return;
-    let live = true;
-    highlight(code, language)
-      .then((result) => {
-        if (live) setTokens(result);
-      })
-      .catch((error: unknown) => console.warn(`code highlighting (${language}) failed: ${String(error)}`));
-    return () => {
-      live = false;
-    };
-  }, [code, language]);
-  return (
-    <pre className="code-block" data-language={language ?? info ?? 'text'}>
-      <code>
-        {tokens
-          ? tokens.map((line, i) => (
-              <span className="code-line" key={i}>
-                {line.map((token, j) => (
-                  <span
-                    key={j}
-                    style={
-                      {
-                        '--shiki-light': token.variants.light?.color,
-                        '--shiki-dark': token.variants.dark?.color,
-                      } as CSSProperties
-                    }
-                  >
-                    {token.content}
-                  </span>
-                ))}
-                {'\n'}
-              </span>
-            ))
-          : code}
-      </code>
-    </pre>
   );
 });

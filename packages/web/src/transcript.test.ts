@@ -4,7 +4,8 @@ import { parseEntry, type TranscriptEntry } from './api/types.ts';
 import {
   bubbleKindFor,
   deriveAnswers,
-  deriveDismissed,
+  deriveQuestions,
+  answerLabels,
   isShown,
   lastSeq,
   mergeEntries,
@@ -95,7 +96,7 @@ describe('deriveAnswers', () => {
   });
 });
 
-describe('deriveDismissed', () => {
+describe('deriveQuestions', () => {
   const widget = (id: string, seq: number, dismissOnMoveOn?: boolean) =>
     entry({
       id,
@@ -105,28 +106,42 @@ describe('deriveDismissed', () => {
     });
   const user = (id: string, seq: number, extra: Record<string, unknown> = {}) =>
     entry({ id, seq, kind: 'message', role: 'user', content: 'next', ...extra });
+  const skipped = (entries: TranscriptEntry[]) => [...deriveQuestions(entries).skipped];
 
-  it('dismisses a dismissOnMoveOn widget once a new prompt follows it unanswered', () => {
-    const entries = [widget('w', 1, true), user('u', 2)];
-    expect([...deriveDismissed(entries, deriveAnswers(entries))]).toEqual(['w']);
+  it('skips an unanswered widget once a new prompt follows it, with or without dismissOnMoveOn', () => {
+    expect(skipped([widget('w', 1, true), user('u', 2)])).toEqual(['w']);
+    expect(skipped([widget('w', 1), user('u', 2)])).toEqual(['w']);
+    expect(skipped([widget('w', 1), user('u', 2, { respondedValue: 'x', widgetSkipped: true })])).toEqual([
+      'w',
+    ]);
   });
 
-  it('keeps it open without the flag, without a later prompt, or when it was answered', () => {
-    const plain = [widget('w', 1), user('u', 2)];
-    expect(deriveDismissed(plain, deriveAnswers(plain)).size).toBe(0);
-    const waiting = [user('u', 1), widget('w', 2, true)];
-    expect(deriveDismissed(waiting, deriveAnswers(waiting)).size).toBe(0);
-    const answered = [widget('w', 1, true), user('a', 2, { respondedValue: 'w' }), user('u', 3)];
-    expect(deriveDismissed(answered, deriveAnswers(answered)).size).toBe(0);
+  it('keeps it open without a later prompt, or when it was answered', () => {
+    expect(skipped([user('u', 1), widget('w', 2, true)])).toEqual([]);
+    expect(skipped([widget('w', 1), user('a', 2, { respondedValue: 'w' }), user('u', 3)])).toEqual([]);
   });
 
   it('does not count hidden messages or answers to other widgets as moving on', () => {
     const entries = [
-      widget('w', 1, true),
-      user('h', 2, { hidden: true }),
-      user('a', 3, { respondedValue: 'other' }),
+      widget('o', 1),
+      widget('w', 2),
+      user('h', 3, { hidden: true }),
+      user('a', 4, { respondedValue: 'o' }),
     ];
-    expect(deriveDismissed(entries, deriveAnswers(entries)).size).toBe(0);
+    expect(skipped(entries)).toEqual([]);
+  });
+
+  it("reads Grok Bot's answer shape: the label in content, the value in respondedValue", () => {
+    const entries = [widget('w', 1), user('a', 2, { content: 'Markdown summary', respondedValue: 'md' })];
+    expect(deriveQuestions(entries).answers.get('w')).toBe('Markdown summary');
+    expect(skipped(entries)).toEqual([]);
+  });
+});
+
+describe('answerLabels', () => {
+  it('maps stored values back to labels and keeps custom answers', () => {
+    const options = [{ label: 'Markdown summary', value: 'md' }, { label: 'PDF' }];
+    expect(answerLabels('md\nPDF\nmy own', options)).toEqual(['Markdown summary', 'PDF', 'my own']);
   });
 });
 

@@ -44,52 +44,76 @@ export function mergeEntries(
 }
 
 /**
- * The answer to each widget or secret-request send, by the send's id: the content (the label the
- * user clicked) of the user `message` that answers it (`questionAnswers`: its `replyTo`, else the
- * latest open widget for a Grok Bot answer; the ledger never rewrites the send).
+ * The answer to each widget or secret-request send, by the send's id: the content of the user
+ * `message` that answers it (`questionAnswers`: its `replyTo`, an older box ledger's
+ * `respondedValue`, else the latest open widget for a Grok Bot answer). Bubbles show labels
+ * (`answerLabels`).
  */
 export function deriveAnswers(entries: readonly TranscriptEntry[]): ReadonlyMap<string, string> {
-  const answers = new Map<string, string>();
-  for (const [id, entry] of questionAnswers(entries as readonly AnswerableEntry[])) {
-    if ('content' in entry && typeof entry.content === 'string') answers.set(id, entry.content);
-  }
-  return answers;
+  return deriveQuestions(entries).answers;
 }
 
 /**
- * Widget sends marked `dismissOnMoveOn` (grok-bot-format.md §6) that the user moved on from:
- * a later user prompt (a visible user message that answers nothing) arrived while they were
- * still unanswered. The bubble shows them dismissed instead of still asking. One pass from the
- * end: a widget is dismissed when a prompt follows it and no answer to it exists.
+ * The answers (`deriveAnswers`), and the questions the conversation moved past: a later user
+ * prompt (a visible user message that answers nothing) came while they were unanswered, or the
+ * answer was marked `widgetSkipped`. A skipped widget shows so, disabled, instead of still asking.
  */
-export function deriveDismissed(
-  entries: readonly TranscriptEntry[],
-  answers: ReadonlyMap<string, string>,
-): ReadonlySet<string> {
-  const dismissed = new Set<string>();
-  let promptFollows = false;
-  for (let i = entries.length - 1; i >= 0; i--) {
-    const entry = entries[i]!;
-    if (
-      entry.kind === 'message' &&
-      entry.role === 'user' &&
-      !entry.hidden &&
-      entry.respondedValue === undefined &&
-      entry.replyTo === undefined &&
-      entry.widgetSkipped === undefined
-    ) {
-      promptFollows = true;
-    } else if (
-      promptFollows &&
-      entry.kind === 'send-message' &&
-      entry.message.type === 'widget' &&
-      entry.message.widget.dismissOnMoveOn === true &&
-      !answers.has(entry.id)
-    ) {
-      dismissed.add(entry.id);
-    }
+export function deriveQuestions(entries: readonly TranscriptEntry[]): {
+  answers: ReadonlyMap<string, string>;
+  skipped: ReadonlySet<string>;
+  /** By answering user message id: the answer as the labels clicked, for its bubble. */
+  answerTexts: ReadonlyMap<string, string>;
+} {
+  const answers = new Map<string, string>();
+  const skipped = new Set<string>();
+  const answerTexts = new Map<string, string>();
+  const options = new Map<string, ReadonlyArray<{ label: string; value?: string | undefined }>>();
+  for (const entry of entries) {
+    if (entry.kind === 'send-message' && entry.message.type === 'widget')
+      options.set(entry.id, entry.message.widget.options);
   }
-  return dismissed;
+  const answering = new Set<string>();
+  for (const [id, entry] of questionAnswers(entries as readonly AnswerableEntry[])) {
+    const message = entry as AnswerableEntry & { content?: unknown };
+    answering.add(message.id);
+    if (message.widgetSkipped === true) {
+      skipped.add(id);
+      continue;
+    }
+    const content = typeof message.content === 'string' ? message.content : '';
+    answers.set(id, content);
+    const choices = options.get(id) ?? [];
+    if (choices.length > 0) answerTexts.set(message.id, answerLabels(content, choices).join(', '));
+  }
+  /** Questions asked since the last prompt, unanswered so far. */
+  let open: string[] = [];
+  for (const entry of entries) {
+    if (
+      entry.kind === 'send-message' &&
+      (entry.message.type === 'widget' || entry.message.type === 'secret-request')
+    ) {
+      open.push(entry.id);
+      continue;
+    }
+    if (entry.kind !== 'message' || entry.role !== 'user' || entry.hidden || answering.has(entry.id))
+      continue;
+    for (const id of open) if (!answers.has(id)) skipped.add(id);
+    open = [];
+  }
+  return { answers, skipped, answerTexts };
+}
+
+/** An answer text as the labels the user clicked (a stored value maps back to its option). */
+export function answerLabels(
+  answer: string,
+  options: ReadonlyArray<{ label: string; value?: string | undefined }>,
+): string[] {
+  return answer
+    .split('\n')
+    .map(
+      (line) =>
+        options.find((o) => o.label === line)?.label ?? options.find((o) => o.value === line)?.label ?? line,
+    );
 }
 
 /** Every bubble the renderer draws; `BubbleKind` keys the component map in Bubble.tsx. */
@@ -160,4 +184,20 @@ export function isShown(entry: TranscriptEntry, showThinking: boolean): boolean 
 /** The highest seq held, for resuming the event stream. */
 export function lastSeq(entries: readonly TranscriptEntry[]): number {
   return entries.length === 0 ? 0 : (entries[entries.length - 1]?.seq ?? 0);
+}
+
+/**
+ * The failed-model-call notice Retry may re-run: the last one, if no user message (a new
+ * prompt, an answer or a retry) came after it. `isError` tells such notices (NoticeBubble).
+ */
+export function retryableNoticeId(
+  entries: readonly TranscriptEntry[],
+  isError: (entry: Extract<TranscriptEntry, { kind: 'notice' }>) => boolean,
+): string | null {
+  for (let i = entries.length - 1; i >= 0; i--) {
+    const entry = entries[i]!;
+    if (entry.kind === 'message' && entry.role === 'user') return null;
+    if (entry.kind === 'notice' && isError(entry)) return entry.id;
+  }
+  return null;
 }

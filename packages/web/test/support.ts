@@ -15,6 +15,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { freshLoginUrl } from '../../box/src/cli/login.ts';
+import { writeCompletionStream } from '../../box/src/testing/openai-stream.ts';
 
 const WEB_DIR = fileURLToPath(new URL('..', import.meta.url));
 const REPO_ROOT = path.resolve(WEB_DIR, '..', '..');
@@ -88,15 +89,20 @@ export interface RunningGateway {
   signIn(context: BrowserContext): Promise<void>;
   /** What the gateway printed so far (500s are detailed there, not to the client). */
   output(): string;
-  stop(): Promise<void>;
+  /** Stops the box; its data dir is removed unless `keepData` (for a restart on it). */
+  stop(options?: { keepData?: boolean }): Promise<void>;
 }
 
-/** Starts `sendbox serve --port 0` (plus `args`) on a temp data dir and waits for its `gateway.json`. */
+/**
+ * Starts `sendbox serve` (plus `args`) on a temp data dir and an ephemeral port and waits for
+ * its `gateway.json`; `at` restarts a box on the data dir and port it had.
+ */
 export async function startGateway(
   env: Record<string, string> = {},
   args: string[] = [],
+  at?: { dataDir: string; port: number },
 ): Promise<RunningGateway> {
-  const dataDir = await fsp.mkdtemp(path.join(os.tmpdir(), 'sendbox-web-'));
+  const dataDir = at?.dataDir ?? (await fsp.mkdtemp(path.join(os.tmpdir(), 'sendbox-web-')));
   const cleanEnv: NodeJS.ProcessEnv = { ...process.env };
   for (const key of Object.keys(cleanEnv)) {
     if (/^(XAI_|OPENAI_|SENDBOX_)/.test(key)) delete cleanEnv[key];
@@ -109,7 +115,7 @@ export async function startGateway(
       path.join(REPO_ROOT, 'packages/box/src/cli/main.ts'),
       'serve',
       '--port',
-      '0',
+      String(at?.port ?? 0),
       '--data-dir',
       dataDir,
       '--no-build',
@@ -139,10 +145,10 @@ export async function startGateway(
         loginUrl: () => freshLoginUrl(dataDir),
         signIn: async (context) => signInContext(context, url, await freshLoginUrl(dataDir)),
         output: () => output,
-        async stop() {
+        async stop(options = {}) {
           if (child.exitCode === null) child.kill('SIGTERM');
           await exited;
-          await fsp.rm(dataDir, { recursive: true, force: true });
+          if (!options.keepData) await fsp.rm(dataDir, { recursive: true, force: true });
         },
       };
     } catch {
@@ -175,13 +181,16 @@ export interface ScriptedToolCall {
   arguments: Record<string, unknown>;
 }
 
-/** One model step: some tool calls (run in order by the runtime), or plain text. */
+/**
+ * One model step: some tool calls (run in order by the runtime), or plain text; `delayMs`
+ * holds the answer back (a model that takes its time, for working states and Stop), `after`
+ * holds it until that promise settles (for as long as the test needs), `status` answers with
+ * that HTTP error instead. Asked to stream, the server streams (word-sized deltas,
+ * `streamDelayMs` apart).
+ */
 export type ScriptedReply = (
-  { toolCall: ScriptedToolCall } | { toolCalls: ScriptedToolCall[] } | { text: string }
-) & {
-  /** Answer only once this settles (a model that takes its time, for as long as the test needs). */
-  after?: Promise<unknown>;
-};
+  { toolCall: ScriptedToolCall } | { toolCalls: ScriptedToolCall[] } | { text: string } | { status: number }
+) & { delayMs?: number; streamDelayMs?: number; after?: Promise<unknown> };
 
 export interface ModelServer {
   baseURL: string;
@@ -196,20 +205,53 @@ export interface ModelServer {
 }
 
 /** An OpenAI-compatible `/v1/chat/completions` on loopback answering from a script. */
-export async function startModelServer(options: { keepRequests?: boolean } = {}): Promise<ModelServer> {
+export async function startModelServer(
+  options: { keepRequests?: boolean; onDelta?: (piece: string) => void } = {},
+): Promise<ModelServer> {
   const queue: ScriptedReply[] = [];
   const requests: string[] = [];
   let calls = 0;
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => {
-      if (options.keepRequests) chunks.push(chunk);
-    });
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
       calls++;
-      if (options.keepRequests) requests.push(Buffer.concat(chunks).toString('utf8'));
+      const body = Buffer.concat(chunks).toString('utf8');
+      if (options.keepRequests) requests.push(body);
+      const streamed = (JSON.parse(body || '{}') as { stream?: unknown }).stream === true;
       const next = queue.shift() ?? { text: 'done' };
+      const reply = (): void => {
+        if (next.delayMs) setTimeout(() => answer(next, streamed), next.delayMs);
+        else answer(next, streamed);
+      };
+      if (next.after) void next.after.then(reply, reply);
+      else reply();
+    });
+    function answer(next: ScriptedReply, streamed: boolean): void {
+      if (res.destroyed) return; // the caller gave up (Stop, a timeout)
+      if ('status' in next) {
+        res.writeHead(next.status, { 'Content-Type': 'application/json' });
+        res.end(
+          JSON.stringify({ error: { message: `scripted failure ${next.status}`, type: 'server_error' } }),
+        );
+        return;
+      }
       const toolCalls = 'toolCall' in next ? [next.toolCall] : 'toolCalls' in next ? next.toolCalls : [];
+      if (streamed) {
+        void writeCompletionStream(res, {
+          id: `chatcmpl-${calls}`,
+          model: 'local',
+          content: 'text' in next ? next.text : null,
+          toolCalls: toolCalls.map((call, index) => ({
+            id: `call_${calls}_${index}`,
+            name: call.name,
+            arguments: JSON.stringify(call.arguments),
+          })),
+          ...(next.streamDelayMs ? { delayMs: next.streamDelayMs } : {}),
+          ...(options.onDelta ? { onDelta: options.onDelta } : {}),
+        });
+        return;
+      }
       const message =
         'text' in next
           ? { role: 'assistant', content: next.text }
@@ -222,21 +264,18 @@ export async function startModelServer(options: { keepRequests?: boolean } = {})
                 function: { name: call.name, arguments: JSON.stringify(call.arguments) },
               })),
             };
-      const body = JSON.stringify({
-        id: `chatcmpl-${calls}`,
-        object: 'chat.completion',
-        created: 0,
-        model: 'local',
-        choices: [{ index: 0, message, finish_reason: 'text' in next ? 'stop' : 'tool_calls' }],
-        usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
-      });
-      const answer = (): void => {
-        res.writeHead(200, { 'Content-Type': 'application/json' });
-        res.end(body);
-      };
-      if (next.after) void next.after.then(answer, answer);
-      else answer();
-    });
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      res.end(
+        JSON.stringify({
+          id: `chatcmpl-${calls}`,
+          object: 'chat.completion',
+          created: 0,
+          model: 'local',
+          choices: [{ index: 0, message, finish_reason: 'text' in next ? 'stop' : 'tool_calls' }],
+          usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+        }),
+      );
+    }
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as AddressInfo).port;

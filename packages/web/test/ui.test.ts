@@ -102,7 +102,7 @@ describe('web UI without a model (the demo agent)', () => {
     expect(await page.getByTestId('composer-input').isDisabled()).toBe(true);
     await expect
       .poll(() => page.getByTestId('composer-disabled').textContent())
-      .toMatch(/No model is configured/);
+      .toMatch(/No model is set up/);
 
     // The demo's widget was answered: its options are disabled and the choice is marked.
     const chosen = page.locator('[data-testid="widget-option"][aria-pressed="true"]');
@@ -233,9 +233,11 @@ describe('web UI without a model (the demo agent)', () => {
     await expect.poll(() => page.locator('.conversation-head h2').textContent()).toBe('Research');
 
     const original = page.locator(`[data-agent-id="${id}"]`);
+    await original.getByTestId('agent-menu').click();
     await original.getByTestId('agent-duplicate').click();
     await expect.poll(() => page.locator('[data-testid="agent-row"]').count()).toBe(3);
 
+    await original.getByTestId('agent-menu').click();
     await original.getByTestId('agent-delete').click();
     await original.getByTestId('agent-delete-confirm').click();
     await expect.poll(() => page.locator(`[data-agent-id="${id}"]`).count()).toBe(0);
@@ -532,6 +534,9 @@ describe('web UI with a model', () => {
       mimeType: 'text/plain',
       buffer: Buffer.from('hello from the test'),
     });
+    // Staged as a chip until Send.
+    await page.getByTestId('file-chip').waitFor();
+    await page.getByTestId('composer-send').click();
     const card = page.locator('[data-kind="user-attachment"] [data-testid="file-card"]', {
       hasText: 'notes one.txt',
     });

@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pc from 'picocolors';
 import { agentFiles, boxAgentFolders, startGateway } from '../gateway/index.ts';
+import { pageLinks } from '../gateway/links.ts';
 import type { RunningGateway } from '../gateway/index.ts';
 import type { AgentHost } from '../host/types.ts';
 import { lockDataDir } from './data-dir-lock.ts';
@@ -61,6 +62,7 @@ export async function serve(
   terminal: Terminal,
 ): Promise<RunningBox> {
   const dataDir = path.resolve(options.dataDir);
+  pageLinks(); // a bad SENDBOX_CURSOR_AGENT_URL stops the start, with what to set
   // Before anything touches the data dir: a second box must not recover, write or serve it.
   const lock = await lockDataDir(dataDir);
   let host: AgentHost;

@@ -97,6 +97,9 @@ export async function openEventStream(
         return frame('roster', { agentId: event.agentId, change: event.change });
       case 'inbox':
         return event.agentId === agentId ? frame('inbox', { agentId, pending: event.pending }) : null;
+      case 'draft':
+        if (event.agentId !== agentId) return null;
+        return frame('draft', { agentId: event.agentId, toolCallId: event.toolCallId, text: event.text });
     }
   };
 

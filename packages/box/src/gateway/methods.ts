@@ -3,18 +3,13 @@
  * (docs/gateway.md, "Methods"). The table reads like the API document.
  */
 import { z } from 'zod';
-import { AGENT_ID_PATTERN } from '../host/layout.ts';
-import type { AgentHost } from '../host/types.ts';
+import { agentIdSchema, method, type JsonMethod } from './method-spec.ts';
 import { imageHostSchema } from './image-hosts.ts';
-import type { ImageHosts } from './image-hosts.ts';
+import { pageLinks } from './links.ts';
+import { settingsMethods } from './settings-methods.ts';
+import { turnMethods } from './turn-methods.ts';
 
-/**
- * Agent ids name folders on disk (`agents/<id>/`). The host checks them too;
- * refusing anything but a plain name here keeps a path out of every call.
- */
-export const agentIdSchema = z
-  .string()
-  .regex(AGENT_ID_PATTERN, 'expected an agent id (letters, digits, "-" and "_", at most 128)');
+export { agentIdSchema } from './method-spec.ts';
 
 const messageIdSchema = z.string().min(1).max(200);
 
@@ -23,20 +18,7 @@ export class RawJson {
   constructor(readonly text: string) {}
 }
 
-export interface MethodContext {
-  host: AgentHost;
-  version: string;
-  imageHosts: ImageHosts;
-}
-
-interface JsonMethod<S extends z.ZodType> {
-  input: S;
-  run: (ctx: MethodContext, input: z.output<S>) => Promise<unknown>;
-}
-
-function method<S extends z.ZodType>(input: S, run: JsonMethod<S>['run']): JsonMethod<S> {
-  return { input, run };
-}
+export type { MethodContext } from './method-spec.ts';
 
 const empty = z.object({});
 const byId = z.object({ id: agentIdSchema });
@@ -44,7 +26,12 @@ const byImageHost = z.object({ host: imageHostSchema });
 
 export const jsonMethods = {
   getStatus: method(empty, ({ host, version }) =>
-    Promise.resolve({ model: host.modelStatus(), sandbox: host.sandboxStatus(), version }),
+    Promise.resolve({
+      model: host.modelStatus(),
+      sandbox: host.sandboxStatus(),
+      version,
+      links: pageLinks(),
+    }),
   ),
   createAgent: method(
     z.object({
@@ -89,6 +76,8 @@ export const jsonMethods = {
     }),
     ({ host }, input) => host.submitSecret(input),
   ),
+  ...turnMethods,
+  ...settingsMethods,
   listImageHosts: method(empty, ({ imageHosts }) => Promise.resolve({ hosts: imageHosts.list() })),
   allowImageHost: method(byImageHost, async ({ imageHosts }, { host }) => ({
     hosts: await imageHosts.allow(host),

@@ -12,7 +12,8 @@ import type { LedgerEntry } from '@sendbox/protocol';
 import { openLedgerForWrite } from '@sendbox/txcript';
 import { AttachmentStore, DEFAULT_MAX_ATTACHMENT_BYTES } from '../attachments/store.ts';
 import { ensurePrivateDir, removeAtomicTemps } from '../fs/atomic.ts';
-import { providerFromEnv, statusOf } from '../providers/index.ts';
+import { providerFromEnv, statusOf, type ProviderFromEnv } from '../providers/index.ts';
+import { ModelSettings, type ModelSettingsInput, type ModelSettingsView } from './model-settings.ts';
 import type { ModelProvider } from '../providers/types.ts';
 import { detectConfinement, type Confinement, type ConfinementOptions } from '../sandbox/confinement.ts';
 import type { SandboxStatus } from '../sandbox/confinement.ts';
@@ -77,6 +78,9 @@ export async function createAgentHost(options: AgentHostOptions): Promise<LocalA
   const key = await loadOrCreateSecretKey(dataDir);
   const confinement = options.sandbox?.confinement ?? (await detectConfinement(options.sandbox));
   const host = new LocalAgentHost(dataDir, key, confinement, options);
+  // Hook (web settings panel): a model saved in the panel applies when the environment sets none;
+  // loaded before recovery, so pending inputs resume on it.
+  if (options.provider === undefined) await host.loadModelSettings();
   await host.recover();
   return host;
 }
@@ -84,8 +88,9 @@ export async function createAgentHost(options: AgentHostOptions): Promise<LocalA
 export class LocalAgentHost implements AgentHost {
   private readonly sessions = new Map<string, Promise<AgentSession>>();
   private readonly listeners = new Set<(event: HostEvent) => void>();
-  private readonly provider: ModelProvider | null;
-  private readonly status: ModelStatus;
+  private provider: ModelProvider | null;
+  private status: ModelStatus;
+  private readonly settings: ModelSettings;
   private readonly config: SessionConfig;
   private readonly egress: EgressProxies;
   private focused: string | null = null;
@@ -98,6 +103,7 @@ export class LocalAgentHost implements AgentHost {
     options: AgentHostOptions,
   ) {
     const env = options.env ?? process.env;
+    this.settings = new ModelSettings(dataDir, env);
     if (options.provider === undefined) {
       const chosen = providerFromEnv(env);
       this.provider = chosen.provider;
@@ -132,6 +138,30 @@ export class LocalAgentHost implements AgentHost {
 
   modelStatus(): ModelStatus {
     return { ...this.status };
+  }
+
+  /** Reads `model-settings.json` and applies it (unless the environment configures the model). */
+  async loadModelSettings(): Promise<void> {
+    await this.settings.load();
+    this.useModel(this.settings.choose());
+  }
+
+  modelSettings(): ModelSettingsView {
+    return this.settings.view();
+  }
+
+  /** Saves the panel's settings and swaps the model without a restart (turns read it as they start). */
+  async updateModelSettings(input: ModelSettingsInput): Promise<ModelSettingsView> {
+    this.useModel(await this.settings.update(input));
+    return this.settings.view();
+  }
+
+  private useModel(chosen: ProviderFromEnv): void {
+    this.provider = chosen.provider;
+    this.status = chosen.status;
+    this.config.provider = chosen.provider;
+    // Read-only rows (no model) may have become writable.
+    for (const id of this.sessions.keys()) this.emit({ type: 'roster', agentId: id, change: 'updated' });
   }
 
   sandboxStatus(): SandboxStatus {
@@ -310,6 +340,16 @@ export class LocalAgentHost implements AgentHost {
       throw new HostError('sendPrompt: `clientNonce` must not be empty', 400);
     const session = await this.existing(input.agentId);
     return session.sendPrompt(input.prompt, input.clientNonce);
+  }
+
+  /** Hook (web Stop): aborts the agent's running turn. */
+  async cancelTurn(agentId: string): Promise<{ cancelled: boolean }> {
+    return (await this.existing(agentId)).cancelTurn();
+  }
+
+  /** Hook (web Retry): re-runs the agent on its conversation after a failed model call. */
+  async retryTurn(agentId: string): Promise<{ accepted: true }> {
+    return (await this.existing(agentId)).retryTurn();
   }
 
   async answerWidget(input: {

@@ -7,6 +7,7 @@
  * the JSONL), so a crash mid-turn costs nothing but that turn: the next
  * prompt continues the conversation.
  */
+import { randomUUID } from 'node:crypto';
 import { mkdir, open } from 'node:fs/promises';
 import { sendMessageFeature, userAttachmentId } from '@sendbox/protocol';
 import { grokBot, openLedgerForWrite, type LedgerWriter } from '@sendbox/txcript';
@@ -78,7 +79,13 @@ export const TURN_TEXTS: TurnTexts = {
   noReplyNotice: 'The agent stopped without sending you a reply.',
   modelFailedNotice: (message) => `The model call failed, so the agent stopped: ${message}`,
   stepLimitNotice: (steps) => `The agent was stopped after ${steps} model steps in one turn.`,
+  stoppedNotice: 'You stopped the turn.',
+  stoppedReminder:
+    'The user pressed Stop and ended your previous turn before it finished: the model call or tool that was running was interrupted. Do not resume that work unless the user asks.',
+  interruptedResult: 'Interrupted: the user stopped the turn before this call finished.',
 };
+
+/** What the model gets when Retry re-runs a turn after a failed model call (its user message is hidden). */
 
 const unreadStateSchema = z.object({
   lastActivityAt: z.number().default(0),
@@ -118,6 +125,8 @@ export class AgentSession implements TurnContext {
   private draining = false;
   /** A retry of the inbox after a full disk held an input back. */
   private retryTimer: NodeJS.Timeout | null = null;
+  /** Aborts the running turn (`cancelTurn`); null between turns. */
+  private turnAbort: AbortController | null = null;
   /** The ledger's entries in memory (see LedgerView); the last row of store.db, for the roster. */
   private readonly view = new LedgerView();
   /** store.db's inode when the ledger was opened: another file in its place means a full reload. */
@@ -293,7 +302,7 @@ export class AgentSession implements TurnContext {
     if (this.questions.awaitsAnswerAfter(lastUserSeq)) this.state.restore('awaiting-user');
     // Answers already accepted count as answered (their turn may not have started).
     for (const row of this.inbox?.pending() ?? []) {
-      if (row.input.kind !== 'prompt') this.questions.markAnswered(row.input.messageId);
+      if ('messageId' in row.input) this.questions.markAnswered(row.input.messageId);
     }
     // Uploads staged for the next prompt before a restart: those after the last prompt (see uploadsBefore).
     for (const row of rows) {
@@ -407,6 +416,21 @@ export class AgentSession implements TurnContext {
     if (prompt.trim() === '') throw new HostError('prompt is empty: type a message first', 400);
     this.accept(clientNonce, { kind: 'prompt', prompt });
     return { accepted: true, duplicate: false };
+  }
+
+  /** Hook (web Stop button): aborts the running turn; queued turns still run after it. */
+  cancelTurn(): { cancelled: boolean } {
+    const abort = this.turnAbort;
+    if (!abort || abort.signal.aborted) return { cancelled: false };
+    abort.abort(new Error('the user stopped the turn'));
+    return { cancelled: true };
+  }
+
+  /** Hook (web Retry button): a new turn on the conversation as it stands, its user message hidden. */
+  retryTurn(): { accepted: true } {
+    this.requireModel();
+    this.accept(`retry:${randomUUID()}`, { kind: 'retry' });
+    return { accepted: true };
   }
 
   answerWidget(messageId: string, answer: string | string[]): { accepted: true } {
@@ -624,9 +648,18 @@ export class AgentSession implements TurnContext {
         { role: 'user', blocks: texts.map((text) => ({ type: 'text' as const, text })) },
       ]);
       this.history.push({ role: 'user', content: texts.map((text) => ({ type: 'text' as const, text })) });
-      await runTurn(this.history, turnDriver(this, turn, provider), this.state, {
+      // Hook (web Stop and streaming bubbles): one abort per turn; drafts go out as events.
+      const abort = new AbortController();
+      this.turnAbort = abort;
+      const hooks = {
+        signal: abort.signal,
+        onDraft: (toolCallId: string, text: string | null) =>
+          this.config.emit({ type: 'draft', agentId: this.id, toolCallId, text }),
+      };
+      await runTurn(this.history, turnDriver(this, turn, provider, hooks), this.state, {
         maxSteps: this.config.maxStepsPerTurn,
         texts: TURN_TEXTS,
+        signal: abort.signal,
       });
     } catch (error) {
       // A turn never takes the agent down: it is closed with a notice saying why.
@@ -641,6 +674,8 @@ export class AgentSession implements TurnContext {
         if (!(closing instanceof StoreWriteError)) throw closing;
         // No space yet: the turn stays open and is closed before the next one (or on the next start).
       }
+    } finally {
+      this.turnAbort = null;
     }
   }
 

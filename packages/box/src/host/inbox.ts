@@ -35,7 +35,9 @@ CREATE INDEX IF NOT EXISTS idx_sendbox_inbox_pending ON sendbox_inbox(seq) WHERE
 export type InboxInput =
   | { kind: 'prompt'; prompt: string }
   | { kind: 'widget-answer'; messageId: string; text: string; value: string }
-  | { kind: 'secret-answer'; messageId: string; name: string; label: string };
+  | { kind: 'secret-answer'; messageId: string; name: string; label: string }
+  /** Retry after a failed model call: a new turn on the conversation as it stands. */
+  | { kind: 'retry' };
 
 export type InputState = 'pending' | 'started' | 'failed';
 
@@ -193,7 +195,9 @@ export function pendingView(row: InboxRow): PendingInput {
       ? input.prompt
       : input.kind === 'widget-answer'
         ? input.text
-        : `Provided ${input.label}`;
+        : input.kind === 'retry'
+          ? 'Retry'
+          : `Provided ${input.label}`;
   return { nonce: row.nonce, kind: input.kind, text, acceptedAt: row.acceptedAt };
 }
 

@@ -25,6 +25,7 @@ import type { TranscriptBlock, TranscriptWriter } from '../transcript/writer.ts'
 import type { AgentPaths } from './layout.ts';
 import type { Profile } from './profile.ts';
 import type { QuestionBook } from './question-book.ts';
+import { toolCallDetails } from './tool-details.ts';
 import type { ToolCallReport, TurnDriver } from './turn.ts';
 import type { TurnStateMachine } from './turn-state.ts';
 
@@ -49,7 +50,18 @@ export interface TurnContext {
   now(): number;
 }
 
-export function turnDriver(ctx: TurnContext, turn: number, provider: ModelProvider): TurnDriver {
+/** Hooks of the web UI: Stop (`signal`) and streaming bubbles (`onDraft`, scrubbed; null when a send is over). */
+export interface TurnHooks {
+  signal: AbortSignal;
+  onDraft(toolCallId: string, text: string | null): void;
+}
+
+export function turnDriver(
+  ctx: TurnContext,
+  turn: number,
+  provider: ModelProvider,
+  hooks: TurnHooks,
+): TurnDriver {
   const counters = { assistant: 0, send: 0, tool: 0, notice: 0 };
   const deliveredInTurn = new Map<string, string>();
   const tools = new Map(ctx.tools.map((tool) => [tool.name, tool]));
@@ -63,6 +75,84 @@ export function turnDriver(ctx: TurnContext, turn: number, provider: ModelProvid
   const recordResult = (name: string, result: JsonObject): void => {
     writer.appendRecords([{ role: 'tool', blocks: [{ type: 'tool_result', name, result }] }]);
   };
+  const runCall = async (call: ModelToolCall): Promise<ToolCallReport> => {
+    const tool = tools.get(call.name);
+    const known = tool !== undefined || call.name === 'send_message';
+    if (call.parseError !== undefined && known) {
+      const message =
+        `Your ${call.name} call was not run: its arguments are not valid JSON (${call.parseError}). ` +
+        `Call ${call.name} again with a JSON object as arguments.`;
+      recordCall(call.name, callInput(call));
+      recordResult(call.name, { error: { error: message } });
+      return { output: { type: 'error-text', value: message }, delivered: false };
+    }
+    if (call.name === 'send_message') {
+      const outcome = await handleSendMessage(call.input, {
+        sandboxDir: ctx.paths.sandbox,
+        attachments: ctx.attachments,
+        secrets: ctx.scrubber(),
+        sendsBlocked: () => ctx.state.sendsBlocked,
+        nextSendId: () => sendId(turn, counters.send++),
+        deliveredInTurn,
+        now,
+      });
+      recordCall('send_message', { ...outcome.jsonlInput, toolCallId: call.id });
+      if (!outcome.delivered) {
+        recordResult('send_message', outcome.result);
+        return { output: { type: 'error-text', value: outcome.reason }, delivered: false };
+      }
+      // Delivered means committed in the ledger: only then do the model and the JSONL learn of it.
+      const [entry] = writer.appendEntries([
+        { id: outcome.messageId, kind: 'send-message', message: outcome.stored, timestampMs: now() },
+      ]);
+      recordResult('send_message', outcome.result);
+      if (entry) ctx.questions.noteSend(outcome.messageId, entry.seq, outcome.stored);
+      if (outcome.awaitsUser) ctx.state.awaitUser();
+      return { output: { type: 'text', value: sendSuccessText(outcome.messageId) }, delivered: true };
+    }
+    const parsed = tool?.input.safeParse(call.input);
+    // One time for the recorded input and the run (update_todos stamps its input with it).
+    const startedAt = now();
+    recordCall(
+      call.name,
+      tool?.recordedInput && parsed?.success
+        ? {
+            ...tool.recordedInput(parsed.data, { todos: ctx.todos, now: () => startedAt }),
+            toolCallId: call.id,
+          }
+        : callInput(call),
+    );
+    let outcome: ToolOutcome;
+    if (!tool || !parsed) {
+      const names = ['send_message', ...tools.keys()].join(', ');
+      outcome = errorOutcome(
+        `There is no tool named ${call.name}. Your tools are: ${names}.`,
+        `unknown tool ${call.name}`,
+      );
+    } else {
+      outcome = parsed.success
+        ? await runTool(ctx, tool, parsed.data, startedAt, hooks.signal)
+        : errorOutcome(describeZodError(tool.name, parsed.error), 'invalid input');
+    }
+    const scrubber = ctx.scrubber();
+    const envelope = scrubber.value(outcome.envelope);
+    recordResult(call.name, envelope);
+    const rawInput = isObject(call.input) ? (call.input as JsonObject) : {};
+    writer.appendEntries([
+      {
+        id: `t${turn}c${counters.tool++}`,
+        kind: 'tool-call',
+        name: call.name,
+        status: statusOf(envelope),
+        summary: scrubber.text(outcome.summary),
+        // Hook (web tool rows): description, scrubbed input/output and duration.
+        ...toolCallDetails(rawInput, envelope, now() - startedAt, scrubber),
+        timestampMs: now(),
+      },
+    ]);
+    return { output: modelOutputFor(call.name, envelope), delivered: false };
+  };
+
   return {
     // Guidance and reminders are what the model reads, never what the transcript holds.
     step: (messages) =>
@@ -73,6 +163,8 @@ export function turnDriver(ctx: TurnContext, turn: number, provider: ModelProvid
           sendReminderEvery: ctx.sendReminderEvery,
         }),
         tools: specs,
+        abortSignal: hooks.signal,
+        onSendDraft: ({ toolCallId, text }) => hooks.onDraft(toolCallId, ctx.scrubber().text(text)),
       }),
     recordAssistant: (step: ModelStepResult) => {
       const blocks: TranscriptBlock[] = [];
@@ -92,79 +184,29 @@ export function turnDriver(ctx: TurnContext, turn: number, provider: ModelProvid
       }
     },
     runToolCall: async (call: ModelToolCall): Promise<ToolCallReport> => {
-      const tool = tools.get(call.name);
-      const known = tool !== undefined || call.name === 'send_message';
-      if (call.parseError !== undefined && known) {
-        const message =
-          `Your ${call.name} call was not run: its arguments are not valid JSON (${call.parseError}). ` +
-          `Call ${call.name} again with a JSON object as arguments.`;
-        recordCall(call.name, callInput(call));
-        recordResult(call.name, { error: { error: message } });
-        return { output: { type: 'error-text', value: message }, delivered: false };
+      try {
+        return await runCall(call);
+      } finally {
+        // The draft of this send is over: its entry (if delivered) was emitted before this.
+        if (call.name === 'send_message') hooks.onDraft(call.id, null);
       }
-      if (call.name === 'send_message') {
-        const outcome = await handleSendMessage(call.input, {
-          sandboxDir: ctx.paths.sandbox,
-          attachments: ctx.attachments,
-          secrets: ctx.scrubber(),
-          sendsBlocked: () => ctx.state.sendsBlocked,
-          nextSendId: () => sendId(turn, counters.send++),
-          deliveredInTurn,
-          now,
-        });
-        recordCall('send_message', { ...outcome.jsonlInput, toolCallId: call.id });
-        if (!outcome.delivered) {
-          recordResult('send_message', outcome.result);
-          return { output: { type: 'error-text', value: outcome.reason }, delivered: false };
-        }
-        // Delivered means committed in the ledger: only then do the model and the JSONL learn of it.
-        const [entry] = writer.appendEntries([
-          { id: outcome.messageId, kind: 'send-message', message: outcome.stored, timestampMs: now() },
-        ]);
-        recordResult('send_message', outcome.result);
-        if (entry) ctx.questions.noteSend(outcome.messageId, entry.seq, outcome.stored);
-        if (outcome.awaitsUser) ctx.state.awaitUser();
-        return { output: { type: 'text', value: sendSuccessText(outcome.messageId) }, delivered: true };
-      }
-      const parsed = tool?.input.safeParse(call.input);
-      // One time for the recorded input and the run (update_todos stamps its input with it).
-      const at = now();
-      recordCall(
-        call.name,
-        tool?.recordedInput && parsed?.success
-          ? { ...tool.recordedInput(parsed.data, { todos: ctx.todos, now: () => at }), toolCallId: call.id }
-          : callInput(call),
-      );
-      let outcome: ToolOutcome;
-      if (!tool || !parsed) {
-        const names = ['send_message', ...tools.keys()].join(', ');
-        outcome = errorOutcome(
-          `There is no tool named ${call.name}. Your tools are: ${names}.`,
-          `unknown tool ${call.name}`,
-        );
-      } else {
-        outcome = parsed.success
-          ? await runTool(ctx, tool, parsed.data, at)
-          : errorOutcome(describeZodError(tool.name, parsed.error), 'invalid input');
-      }
-      const scrubber = ctx.scrubber();
-      const envelope = scrubber.value(outcome.envelope);
-      recordResult(call.name, envelope);
+    },
+    recordHiddenPrompt: (text) => {
+      writer.appendRecords([{ role: 'user', blocks: [{ type: 'text', text }] }]);
+    },
+    recordNotice: (text, reason) => {
       writer.appendEntries([
         {
-          id: `t${turn}c${counters.tool++}`,
-          kind: 'tool-call',
-          name: call.name,
-          status: statusOf(envelope),
-          summary: scrubber.text(outcome.summary),
+          id: `t${turn}n${counters.notice++}`,
+          kind: 'notice',
+          text,
+          // `level` types the notice as an error; `reason` (sendbox extension) lets the web UI
+          // offer Retry after a failed model call.
+          ...(reason === 'model-failed' || reason === 'step-limit' ? { level: 'error' as const } : {}),
+          ...(reason ? { reason } : {}),
           timestampMs: now(),
         },
       ]);
-      return { output: modelOutputFor(call.name, envelope), delivered: false };
-    },
-    recordNotice: (text, level) => {
-      const id = `t${turn}n${counters.notice++}`;
-      writer.appendEntries([{ id, kind: 'notice', text, timestampMs: now(), ...(level ? { level } : {}) }]);
     },
     recordTurnEnded: () => {
       writer.appendEntries([{ id: `t${turn}e`, kind: 'turn-ended', timestampMs: now() }]);
@@ -201,6 +243,7 @@ async function runTool(
   tool: HostTool,
   input: unknown,
   startedAt: number,
+  signal: AbortSignal,
 ): Promise<ToolOutcome> {
   const secrets = await ctx.secrets.all();
   try {
@@ -210,6 +253,7 @@ async function runTool(
       allowDomains: await ctx.allowDomains(),
       scrub: ctx.scrubber(),
       todos: ctx.todos,
+      signal,
       now: () => startedAt,
     });
   } catch (error) {

@@ -7,6 +7,7 @@
  * text-only step) are not written here: the driver's `step` adds them to
  * what it sends the model (middleware/injections.ts), from the history.
  */
+import { hiddenPrompt } from '@sendbox/protocol';
 import type { ModelMessage, ModelStepResult, ModelToolCall } from '../providers/types.ts';
 import { TextOnlyGuard } from './middleware/text-only.ts';
 import type { TurnStateMachine } from './turn-state.ts';
@@ -26,20 +27,31 @@ export interface TurnDriver {
   recordAssistant(step: ModelStepResult): void;
   /** Records the call, runs it, records the result. Never throws for a tool's own failure. */
   runToolCall(call: ModelToolCall): Promise<ToolCallReport>;
-  /** A notice for the user; `error` when something failed (the UI shows it as an error). */
-  recordNotice(text: string, level?: 'error'): void;
+  /** Writes a host sentence for the model as a hidden-prompt user record (never the user's words). */
+  recordHiddenPrompt(text: string): void;
+  /** A notice for the user; `reason` types it (failures are errors; a failed model call can be retried). */
+  recordNotice(text: string, reason?: NoticeReason): void;
   recordTurnEnded(): void;
 }
+
+export type NoticeReason = 'model-failed' | 'step-limit' | 'stopped';
 
 export interface TurnTexts {
   noReplyNotice: string;
   modelFailedNotice: (message: string) => string;
   stepLimitNotice: (steps: number) => string;
+  /** The user pressed Stop (`cancelTurn`): the notice shown, and what the model reads next turn. */
+  stoppedNotice: string;
+  stoppedReminder: string;
+  /** The result the model reads for a tool call the stop interrupted or never started. */
+  interruptedResult: string;
 }
 
 export interface TurnOptions {
   maxSteps: number;
   texts: TurnTexts;
+  /** Aborted by `cancelTurn`: the model call is aborted, tools are killed, the turn ends. */
+  signal?: AbortSignal;
 }
 
 /**
@@ -55,10 +67,19 @@ export async function runTurn(
   const textOnly = new TextOnlyGuard();
   let delivered = 0;
   let steps = 0;
+  const stopped = (): boolean => options.signal?.aborted === true;
+  const endStopped = (): void => {
+    driver.recordNotice(options.texts.stoppedNotice, 'stopped');
+    tellModel(history, driver, options.texts.stoppedReminder);
+  };
   try {
     for (;;) {
+      if (stopped()) {
+        endStopped();
+        break;
+      }
       if (steps >= options.maxSteps) {
-        driver.recordNotice(options.texts.stepLimitNotice(options.maxSteps), 'error');
+        driver.recordNotice(options.texts.stepLimitNotice(options.maxSteps), 'step-limit');
         break;
       }
       steps += 1;
@@ -66,9 +87,13 @@ export async function runTurn(
       try {
         step = await driver.step(history);
       } catch (error) {
+        if (stopped()) {
+          endStopped();
+          break;
+        }
         driver.recordNotice(
           options.texts.modelFailedNotice(error instanceof Error ? error.message : String(error)),
-          'error',
+          'model-failed',
         );
         break;
       }
@@ -95,16 +120,24 @@ export async function runTurn(
 
       const results: Extract<ModelMessage, { role: 'tool' }>['content'] = [];
       for (const call of step.toolCalls) {
-        const report = await driver.runToolCall(call);
-        if (report.delivered) delivered += 1;
+        // Every call gets a result (the API requires one per call id); after a stop, "interrupted".
+        const report = stopped() ? null : await driver.runToolCall(call);
+        if (report?.delivered) delivered += 1;
         results.push({
           type: 'tool-result',
           toolCallId: call.id,
           toolName: call.name,
-          output: report.output,
+          output:
+            report && !stopped()
+              ? report.output
+              : { type: 'error-text', value: options.texts.interruptedResult },
         });
       }
       history.push({ role: 'tool', content: results });
+      if (stopped()) {
+        endStopped();
+        break;
+      }
 
       // A widget or secret-request ended the turn: wait for the user.
       if (state.sendsBlocked) break;
@@ -114,4 +147,11 @@ export async function runTurn(
     // A write that failed mid-turn ends it too; its caller closes it (notice, turn-ended) from the files.
     state.endTurn();
   }
+}
+
+/** The host tells the model something in the user role: a hidden prompt, never the user's words. */
+function tellModel(history: ModelMessage[], driver: TurnDriver, text: string): void {
+  const hidden = hiddenPrompt(text);
+  history.push({ role: 'user', content: [{ type: 'text', text: hidden }] });
+  driver.recordHiddenPrompt(hidden);
 }

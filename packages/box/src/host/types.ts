@@ -6,6 +6,7 @@
 import type { SandboxStatus } from '../sandbox/confinement.ts';
 import type { LedgerEntry } from '@sendbox/protocol';
 import type { PendingInput } from './inbox.ts';
+import type { ModelSettingsInput, ModelSettingsView } from './model-settings.ts';
 
 export type { PendingInput } from './inbox.ts';
 
@@ -47,7 +48,12 @@ export type HostEvent =
   | { type: 'state'; agentId: string; state: TurnState }
   | { type: 'roster'; agentId: string; change: 'created' | 'deleted' | 'updated' }
   /** The agent's pending inputs changed (one was accepted, or its turn started): the whole list. */
-  | { type: 'inbox'; agentId: string; pending: PendingInput[] };
+  | { type: 'inbox'; agentId: string; pending: PendingInput[] }
+  /**
+   * A `send_message` text as the model writes it (`text` so far), not yet checked nor stored;
+   * `text: null` when the call is over (delivered: its entry came first; refused: it vanishes).
+   */
+  | { type: 'draft'; agentId: string; toolCallId: string; text: string | null };
 
 export type { SandboxStatus };
 
@@ -121,6 +127,10 @@ function errorCode(error: unknown): string | undefined {
 export interface AgentHost {
   readonly dataDir: string;
   modelStatus(): ModelStatus;
+  /** The settings panel's view of the model (never the key). */
+  modelSettings(): ModelSettingsView;
+  /** Saves the panel's settings (key 0600 in the data dir) and applies them without a restart. */
+  updateModelSettings(input: ModelSettingsInput): Promise<ModelSettingsView>;
   /** Whether tool processes run confined (docs/sandbox.md); the UI warns when they do not. */
   sandboxStatus(): SandboxStatus;
   createAgent(input: CreateAgentInput): Promise<RosterRow>;
@@ -144,6 +154,10 @@ export interface AgentHost {
     clientNonce: string;
   }): Promise<{ accepted: true; duplicate: boolean }>;
   /** Answers a widget send by its message id; accepted once. */
+  /** Aborts the running turn (model call, tool processes); the turn ends with a notice. */
+  cancelTurn(agentId: string): Promise<{ cancelled: boolean }>;
+  /** A new turn on the conversation as it stands (a hidden user message), e.g. after a model failure. */
+  retryTurn(agentId: string): Promise<{ accepted: true }>;
   answerWidget(input: {
     agentId: string;
     messageId: string;

@@ -11,6 +11,7 @@
 import {
   answerMessage,
   attachedFilesPrompt,
+  hiddenPrompt,
   secretSavedPrompt,
   userMessageId,
   type LedgerEntry,
@@ -18,6 +19,9 @@ import {
 import type { InboxInput } from './inbox.ts';
 import { userTurnText } from './middleware/guidance.ts';
 import { envNameFor, type QuestionBook } from './question-book.ts';
+
+/** What the model reads when the user retries a turn whose model call failed (the host speaking). */
+export const RETRY_PROMPT = 'The previous model call failed. Try again: continue where you left off.';
 
 /** The user `message` entry of turn `turn` for an accepted input. */
 export function userEntryFor(
@@ -41,6 +45,9 @@ export function userEntryFor(
       };
     case 'secret-answer':
       return { ...base, content: `Provided ${input.label}`, replyTo: input.messageId };
+    case 'retry':
+      // Not the user's words: the UI never shows it (`hidden`), the model reads a hidden prompt.
+      return { ...base, content: RETRY_PROMPT, hidden: true };
   }
 }
 
@@ -49,6 +56,8 @@ export interface UserEntryFields {
   /** The send an answer answers (older sendbox ledgers named it in `respondedValue`). */
   replyTo?: string | undefined;
   respondedValue?: string | undefined;
+  /** A message the host wrote in the user role (a retry). */
+  hidden?: boolean | undefined;
 }
 
 /**
@@ -60,6 +69,7 @@ export function modelTextOf(
   uploads: readonly string[],
   questions: QuestionBook,
 ): string {
+  if (entry.hidden === true) return hiddenPrompt(entry.content);
   const answered = entry.replyTo ?? entry.respondedValue;
   const question = answered === undefined ? undefined : questions.get(answered);
   if (question?.kind === 'widget') return answerMessage(question.id, question.prompt, entry.content);

@@ -1,6 +1,7 @@
 /**
- * A `ModelProvider` over any AI SDK language model: one `generateText` call
- * per step, tools declared without `execute` so the SDK never runs them, and
+ * A `ModelProvider` over any AI SDK language model: one `generateText` call per step (or
+ * `streamText` when the caller follows `send_message` drafts and the provider streams: the
+ * tool-input deltas become drafts), tools declared without `execute` so the SDK never runs them, and
  * without an SDK-side validator so the host's own Zod check writes the
  * model-readable errors (a malformed-JSON call comes back as `invalid`).
  */
@@ -9,9 +10,11 @@ import {
   generateText,
   jsonSchema,
   NoSuchToolError,
+  streamText,
   type LanguageModel,
   type ToolSet,
 } from 'ai';
+import { partialSendText } from './partial-send.ts';
 import {
   ModelCallError,
   type ModelProvider,
@@ -28,7 +31,18 @@ export interface AiSdkProviderOptions {
   timeoutMs: number;
   /** Retries the SDK makes on retryable errors (429, 5xx) before failing the step. */
   maxRetries: number;
+  /**
+   * Told one line per failed model call (after the SDK's retries), for the terminal. The line
+   * names the provider, the model and the error; never the key. Defaults to stderr.
+   */
+  logFailure?: (line: string) => void;
+  /** Whether the endpoint streams (`SENDBOX_MODEL_STREAM=0` for one that does not). Default true. */
+  stream?: boolean;
 }
+
+const stderrLine = (line: string): void => {
+  process.stderr.write(`${line}\n`);
+};
 
 export function aiSdkProvider(options: AiSdkProviderOptions): ModelProvider {
   return {
@@ -48,66 +62,74 @@ export function aiSdkProvider(options: AiSdkProviderOptions): ModelProvider {
         lastFailure = error;
       });
       const started = Date.now();
+      const call = {
+        model,
+        system: request.system,
+        messages: [...request.messages],
+        tools,
+        maxRetries: options.maxRetries,
+        timeout: options.timeoutMs,
+        ...(request.abortSignal ? { abortSignal: request.abortSignal } : {}),
+      };
       try {
-        const result = await generateText({
-          model,
-          system: request.system,
-          messages: [...request.messages],
-          tools,
-          maxRetries: options.maxRetries,
-          timeout: options.timeoutMs,
-          ...(request.abortSignal ? { abortSignal: request.abortSignal } : {}),
-        });
-        const toolCalls: ModelToolCall[] = result.toolCalls.map((call) => {
-          if (call.dynamic && call.invalid) {
-            // A tool the model made up: the host tells it which tools it has (not that its JSON is bad).
-            if (NoSuchToolError.isInstance(call.error)) {
-              return { id: call.toolCallId, name: call.toolName, input: call.input };
-            }
-            const raw: unknown = call.input;
-            return {
-              id: call.toolCallId,
-              name: call.toolName,
-              input: undefined,
-              parseError: describeError(call.error),
-              rawArguments: typeof raw === 'string' ? raw : JSON.stringify(raw),
-            };
+        const onDraft = request.onSendDraft;
+        if (!onDraft || options.stream === false) {
+          const result = await generateText(call);
+          return {
+            text: result.text,
+            reasoning: result.reasoningText ?? '',
+            toolCalls: result.toolCalls.map(toModelToolCall),
+            finishReason: result.finishReason,
+          };
+        }
+        const result = streamText({ ...call, onError: () => undefined });
+        const sends = new Map<string, string>();
+        for await (const part of result.fullStream) {
+          if (part.type === 'error') throw part.error;
+          if (part.type === 'tool-input-start' && part.toolName === 'send_message') sends.set(part.id, '');
+          if (part.type === 'tool-input-delta' && sends.has(part.id)) {
+            const json = (sends.get(part.id) ?? '') + part.delta;
+            sends.set(part.id, json);
+            const text = partialSendText(json);
+            if (text !== null) onDraft({ toolCallId: part.id, text });
           }
-          return { id: call.toolCallId, name: call.toolName, input: call.input as unknown };
-        });
+        }
         return {
-          text: result.text,
-          reasoning: result.reasoningText ?? '',
-          toolCalls,
-          finishReason: result.finishReason,
+          text: await result.text,
+          reasoning: (await result.reasoningText) ?? '',
+          toolCalls: (await result.toolCalls).map(toModelToolCall),
+          finishReason: await result.finishReason,
         };
       } catch (error) {
-        throw new ModelCallError(
-          `${options.provider} model ${options.model}: ${describeFailure(error, lastFailure, options.timeoutMs, Date.now() - started)}`,
-          options.provider,
-          { cause: error },
-        );
+        const message = `${options.provider} model ${options.model}: ${describeFailure(error, lastFailure, options.timeoutMs, Date.now() - started)}`;
+        // A stopped turn is not a failure.
+        if (!request.abortSignal?.aborted)
+          (options.logFailure ?? stderrLine)(`model call failed: ${message}`);
+        throw new ModelCallError(message, options.provider, { cause: error });
       }
     },
   };
 }
 
-/** The model with each failed attempt reported to `onFailure` (the SDK's retries call it once per attempt). */
+/** The model with each failed attempt (generate or stream start) reported to `onFailure` (the SDK's retries call it once per attempt). */
 function observedModel(model: LanguageModel, onFailure: (error: unknown) => void): LanguageModel {
   if (typeof model === 'string') return model;
-  const inner = model as unknown as { doGenerate(options: unknown): Promise<unknown> };
-  const doGenerate = async (callOptions: unknown): Promise<unknown> => {
+  const inner = model as unknown as Record<'doGenerate' | 'doStream', (options: unknown) => Promise<unknown>>;
+  const observed = (name: 'doGenerate' | 'doStream') => async (callOptions: unknown) => {
     try {
-      return await inner.doGenerate(callOptions);
+      return await inner[name](callOptions);
     } catch (error) {
       onFailure(error);
       throw error;
     }
   };
+  const doGenerate = observed('doGenerate');
+  const doStream = observed('doStream');
   // A proxy, not a copy: the model's getters and methods keep running on the model itself.
   return new Proxy(model, {
     get(target, property) {
       if (property === 'doGenerate') return doGenerate;
+      if (property === 'doStream') return doStream;
       const value: unknown = Reflect.get(target, property, target);
       return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
     },
@@ -137,6 +159,31 @@ function isAbort(error: unknown): boolean {
     /aborted/i.test(error.message) ||
     (error.cause instanceof Error && isAbort(error.cause))
   );
+}
+
+function toModelToolCall(call: {
+  toolCallId: string;
+  toolName: string;
+  input: unknown;
+  dynamic?: boolean;
+  invalid?: boolean;
+  error?: unknown;
+}): ModelToolCall {
+  if (call.dynamic && call.invalid) {
+    // A tool the model made up: the host tells it which tools it has (not that its JSON is bad).
+    if (NoSuchToolError.isInstance(call.error)) {
+      return { id: call.toolCallId, name: call.toolName, input: call.input };
+    }
+    const raw = call.input;
+    return {
+      id: call.toolCallId,
+      name: call.toolName,
+      input: undefined,
+      parseError: describeError(call.error),
+      rawArguments: typeof raw === 'string' ? raw : JSON.stringify(raw),
+    };
+  }
+  return { id: call.toolCallId, name: call.toolName, input: call.input };
 }
 
 function describeError(error: unknown): string {

@@ -25,7 +25,8 @@ export const HOW_TO_CONFIGURE_MODEL = [
   '                      e.g. llama.cpp http://127.0.0.1:8080/v1, Ollama http://127.0.0.1:11434/v1,',
   '                      vLLM http://127.0.0.1:8000/v1, OpenRouter https://openrouter.ai/api/v1',
   'When both are set, SENDBOX_PROVIDER=xai|openai-compatible picks one (xai otherwise).',
-  'Optional: SENDBOX_MODEL_TIMEOUT_MS (per model step, default ' + DEFAULT_MODEL_TIMEOUT_MS + ').',
+  'Optional: SENDBOX_MODEL_TIMEOUT_MS (per model step, default ' + DEFAULT_MODEL_TIMEOUT_MS + '),',
+  '          SENDBOX_MODEL_STREAM=0 for an endpoint that cannot stream.',
 ].join('\n');
 
 export interface ProviderFromEnv {
@@ -37,6 +38,8 @@ export interface ProviderFromEnv {
 export function providerFromEnv(env: NodeJS.ProcessEnv = process.env): ProviderFromEnv {
   const timeoutMs = positiveInt(env.SENDBOX_MODEL_TIMEOUT_MS) ?? DEFAULT_MODEL_TIMEOUT_MS;
   const maxRetries = nonNegativeInt(env.SENDBOX_MODEL_MAX_RETRIES) ?? 2;
+  // Streaming shows a reply word by word; SENDBOX_MODEL_STREAM=0 for an endpoint that cannot stream.
+  const stream = env.SENDBOX_MODEL_STREAM?.trim() !== '0';
   const explicit = env.SENDBOX_PROVIDER?.trim();
   const xaiKey = env.XAI_API_KEY?.trim();
   const baseURL = env.OPENAI_BASE_URL?.trim();
@@ -63,7 +66,7 @@ export function providerFromEnv(env: NodeJS.ProcessEnv = process.env): ProviderF
     const id = model ?? DEFAULT_XAI_MODEL;
     const xai = createXai({ apiKey: xaiKey });
     return configured(
-      aiSdkProvider({ provider: 'xai', model: id, languageModel: xai(id), timeoutMs, maxRetries }),
+      aiSdkProvider({ provider: 'xai', model: id, languageModel: xai(id), timeoutMs, maxRetries, stream }),
     );
   }
   if (explicit === 'openai-compatible' || baseURL) {
@@ -71,7 +74,7 @@ export function providerFromEnv(env: NodeJS.ProcessEnv = process.env): ProviderF
     if (!model)
       return notConfigured(`OPENAI_BASE_URL=${baseURL} is set but SENDBOX_MODEL (the model id) is not.`);
     return configured(
-      openAiCompatibleProvider({ baseURL, apiKey: env.OPENAI_API_KEY, model, timeoutMs, maxRetries }),
+      openAiCompatibleProvider({ baseURL, apiKey: env.OPENAI_API_KEY, model, timeoutMs, maxRetries, stream }),
     );
   }
   return notConfigured();
@@ -83,6 +86,8 @@ export function openAiCompatibleProvider(options: {
   model: string;
   timeoutMs?: number;
   maxRetries?: number;
+  logFailure?: (line: string) => void;
+  stream?: boolean;
 }): ModelProvider {
   const compatible = createOpenAICompatible({
     name: 'openai-compatible',
@@ -95,6 +100,8 @@ export function openAiCompatibleProvider(options: {
     languageModel: compatible.chatModel(options.model),
     timeoutMs: options.timeoutMs ?? DEFAULT_MODEL_TIMEOUT_MS,
     maxRetries: options.maxRetries ?? 2,
+    ...(options.logFailure ? { logFailure: options.logFailure } : {}),
+    ...(options.stream === undefined ? {} : { stream: options.stream }),
   });
 }
 

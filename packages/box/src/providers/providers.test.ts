@@ -24,6 +24,7 @@ describe('OpenAI-compatible provider over a loopback server', () => {
     await server.close();
   });
 
+  let logged: string[] = [];
   const provider = (timeoutMs = 5_000) =>
     openAiCompatibleProvider({
       baseURL: server.baseURL,
@@ -31,6 +32,7 @@ describe('OpenAI-compatible provider over a loopback server', () => {
       model: 'local-model',
       timeoutMs,
       maxRetries: 0,
+      logFailure: (line) => logged.push(line),
     });
 
   it('sends system, messages and tools, and returns text and tool calls', async () => {
@@ -99,6 +101,24 @@ describe('OpenAI-compatible provider over a loopback server', () => {
     expect(error).toBeInstanceOf(ModelCallError);
     expect((error as Error).message).toContain('500');
     expect((error as Error).message).toContain('upstream exploded');
+  });
+
+  it('logs one line per failed model call, naming provider, model and status, never the key', async () => {
+    logged = [];
+    server.reply({ kind: 'status', status: 503, body: { error: { message: 'overloaded' } } });
+    await provider()
+      .step(request)
+      .catch(() => undefined);
+    expect(logged).toHaveLength(1);
+    expect(logged[0]).toMatch(/^model call failed: openai-compatible model local-model: .*503/);
+    expect(logged[0]).not.toContain('test-key');
+    // A stopped turn is not a failure.
+    const abort = new AbortController();
+    server.reply({ kind: 'hang' });
+    const step = provider().step({ ...request, abortSignal: abort.signal });
+    abort.abort();
+    await step.catch(() => undefined);
+    expect(logged).toHaveLength(1);
   });
 
   it('times out a step that never answers', async () => {

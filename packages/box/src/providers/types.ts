@@ -19,6 +19,11 @@ export interface ModelStepRequest {
   messages: readonly ModelMessage[];
   tools: readonly ModelToolSpec[];
   abortSignal?: AbortSignal;
+  /**
+   * Told, while the model writes them, the text of each `send_message` call so far (a
+   * streaming provider only; the call is still checked when complete). `text: null`: never.
+   */
+  onSendDraft?: (draft: { toolCallId: string; text: string }) => void;
 }
 
 export interface ModelToolCall {

@@ -1,10 +1,12 @@
 /**
  * A tiny OpenAI-compatible `/v1/chat/completions` server on a loopback port,
  * for tests of the real provider path. Each request takes the next scripted
- * reply; every request body is kept for assertions. Never used outside tests.
+ * reply (streamed when the request asks for a stream); every request body is kept for
+ * assertions. Never used outside tests.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { writeCompletionStream } from './openai-stream.ts';
 
 export type ScriptedReply =
   | { kind: 'message'; content?: string; toolCalls?: Array<{ id: string; name: string; arguments: string }> }
@@ -54,8 +56,12 @@ export async function startOpenAiTestServer(): Promise<OpenAiTestServer> {
         return;
       }
       if (body.stream === true) {
-        res.writeHead(500, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ error: { message: 'test server: streaming was not expected' } }));
+        void writeCompletionStream(res, {
+          id: `chatcmpl-${requests.length}`,
+          model: typeof body.model === 'string' ? body.model : 'test-model',
+          content: reply.content ?? null,
+          toolCalls: reply.toolCalls ?? [],
+        });
         return;
       }
       const toolCalls = reply.toolCalls?.map((call) => ({

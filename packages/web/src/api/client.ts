@@ -7,6 +7,9 @@
 import type { z } from 'zod';
 import {
   acceptedResponseSchema,
+  cancelTurnResponseSchema,
+  modelSettingsSchema,
+  type ModelSettings,
   agentResponseSchema,
   deletedResponseSchema,
   openAgentResponseSchema,
@@ -104,6 +107,18 @@ export function createApiClient(options: ApiClientOptions = {}) {
       (await call('openAgent', { id }, openAgentResponseSchema)).entries,
     sendPrompt: (input: { agentId: string; prompt: string; clientNonce: string }) =>
       call('sendPrompt', input, sendPromptResponseSchema),
+    getModelSettings: (): Promise<ModelSettings> => call('getModelSettings', {}, modelSettingsSchema),
+    /** The key goes into the request body only (omitted: keep the saved one); never returned. */
+    setModelSettings: (input: {
+      provider: 'xai' | 'openai-compatible';
+      baseURL?: string;
+      model?: string;
+      apiKey?: string;
+    }): Promise<ModelSettings> => call('setModelSettings', input, modelSettingsSchema),
+    /** Stops the agent's running turn (queued prompts still run after it). */
+    cancelTurn: (agentId: string) => call('cancelTurn', { agentId }, cancelTurnResponseSchema),
+    /** Runs the agent again on its conversation as it stands (after a failed model call). */
+    retryTurn: (agentId: string) => call('retryTurn', { agentId }, acceptedResponseSchema),
     answerWidget: (input: { agentId: string; messageId: string; answer: string | string[] }) =>
       call('answerWidget', input, acceptedResponseSchema),
     /** The value goes into the request body only: never logged, never kept. */

@@ -156,6 +156,36 @@ describe('followAgentEvents against a loopback server', () => {
     expect(statuses.at(-1)).toMatch(/^stopped: \/api\/events failed with 404/);
   });
 
+  it('keeps retrying after a refusal (a restarted box) and tells the page to renew its access', async () => {
+    let calls = 0;
+    const abort = new AbortController();
+    const base = await listen((_url, _auth, res) => {
+      calls++;
+      if (calls < 3) {
+        res.writeHead(401, { 'Content-Type': 'application/json' }).end('{"error":"bad token"}');
+        return;
+      }
+      res.writeHead(200, { 'Content-Type': 'text/event-stream' });
+      res.write('event: state\ndata: {"agentId":"a1","state":"idle"}\n\n');
+    });
+    let refusals = 0;
+    await followAgentEvents(
+      createApiClient({ baseUrl: base }),
+      'a1',
+      0,
+      {
+        onEntry: () => undefined,
+        onState: () => abort.abort(),
+        onRoster: () => undefined,
+        onStatus: () => undefined,
+        onUnauthorized: () => refusals++,
+      },
+      abort.signal,
+    );
+    expect(calls).toBe(3);
+    expect(refusals).toBe(2);
+  });
+
   it('omits agentId for the roster-only stream', async () => {
     let query = '';
     const base = await listen((url, _auth, res) => {

@@ -6,6 +6,7 @@
 import { REQUEST_HEADERS, type ApiClient } from './client.ts';
 import {
   inboxEventSchema,
+  draftEventSchema,
   parseEntry,
   rosterEventSchema,
   stateEventSchema,
@@ -105,6 +106,10 @@ export interface AgentStreamHandlers {
   /** The agent's pending inputs, whole, when the stream opens and whenever they change. */
   onInbox?(agentId: string, pending: PendingInput[]): void;
   onStatus(status: StreamStatus, detail?: string): void;
+  /** The gateway refused this browser (401/403); the stream keeps retrying. */
+  onUnauthorized?(): void;
+  /** A send_message text as the model writes it; `text: null` when that call is over. */
+  onDraft?(toolCallId: string, text: string | null): void;
 }
 
 /** Reconnect delays: 0.5 s doubling to 15 s, reset once a connection delivers data. */
@@ -116,7 +121,7 @@ export function backoffDelay(attempt: number): number {
  * Follows one agent's events until `signal` aborts (`agentId` null: only the `state` and
  * `roster` events every stream carries, for the sidebar while no agent is open). `after` is the highest seq already held;
  * it advances with every entry so a reconnect resumes exactly where the stream broke.
- * Stops for good on 401/403/404 (retrying cannot help), with the reason in `onStatus`.
+ * Retries with backoff after a drop or a refusal (a box restart); stops for good on 404.
  */
 export async function followAgentEvents(
   client: ApiClient,
@@ -138,9 +143,15 @@ export async function followAgentEvents(
         headers: { ...REQUEST_HEADERS, Accept: 'text/event-stream' },
         signal,
       });
-      if (response.status === 401 || response.status === 403 || response.status === 404) {
-        handlers.onStatus('stopped', `/api/events failed with ${response.status}; reload the page`);
+      if (response.status === 404) {
+        handlers.onStatus('stopped', '/api/events failed with 404: this agent no longer exists');
         return;
+      }
+      // Refused (signed out, or a box not yet ready after a restart): keep retrying with
+      // backoff; signing in again in another tab is enough to bring this one back.
+      if (response.status === 401 || response.status === 403) {
+        handlers.onUnauthorized?.();
+        throw new Error(`/api/events answered ${response.status}`);
       }
       if (!response.ok || !response.body) throw new Error(`/api/events answered ${response.status}`);
       handlers.onStatus('open');
@@ -185,6 +196,11 @@ export async function followAgentEvents(
       case 'state': {
         const state = stateEventSchema.safeParse(data);
         if (state.success) handlers.onState(state.data.agentId, state.data.state);
+        return;
+      }
+      case 'draft': {
+        const draft = draftEventSchema.safeParse(data);
+        if (draft.success) handlers.onDraft?.(draft.data.toolCallId, draft.data.text);
         return;
       }
       case 'roster': {

@@ -36,6 +36,9 @@ export const modelStatusSchema = z.looseObject({
 });
 export type ModelStatus = z.infer<typeof modelStatusSchema>;
 
+/** Where a cursor-agent card opens its agent (`{bcId}` is replaced); the box's default when absent. */
+export const DEFAULT_CURSOR_AGENT_URL = 'https://cursor.com/agents?id={bcId}';
+
 /** Tool confinement (docs/sandbox.md); absent from older gateways. */
 export const sandboxStatusSchema = z.looseObject({
   mode: z.string(),
@@ -49,6 +52,7 @@ export const statusResponseSchema = z.looseObject({
   model: modelStatusSchema,
   sandbox: sandboxStatusSchema.optional(),
   version: z.string(),
+  links: z.looseObject({ cursorAgent: z.string() }).default({ cursorAgent: DEFAULT_CURSOR_AGENT_URL }),
 });
 export type StatusResponse = z.infer<typeof statusResponseSchema>;
 
@@ -112,6 +116,7 @@ export const agentResponseSchema = z.looseObject({ agent: rosterRowSchema });
 export const rosterResponseSchema = z.array(rosterRowSchema);
 export const sendPromptResponseSchema = z.looseObject({ accepted: z.literal(true), duplicate: z.boolean() });
 export const acceptedResponseSchema = z.looseObject({ accepted: z.literal(true) });
+export const cancelTurnResponseSchema = z.looseObject({ cancelled: z.boolean() });
 export const savedResponseSchema = z.looseObject({ saved: z.literal(true) });
 export const deletedResponseSchema = z.looseObject({ deleted: z.literal(true) });
 export const uploadResponseSchema = z.looseObject({ entry: z.unknown() });
@@ -129,3 +134,17 @@ export const pendingInputSchema = z.looseObject({
 });
 export type PendingInput = z.infer<typeof pendingInputSchema>;
 export const inboxEventSchema = z.looseObject({ agentId: z.string(), pending: z.array(pendingInputSchema) });
+export const modelSettingsSchema = z.looseObject({
+  provider: z.enum(['xai', 'openai-compatible']).nullable(),
+  baseURL: z.string(),
+  model: z.string(),
+  hasKey: z.boolean(),
+  lockedByEnvironment: z.boolean(),
+});
+export type ModelSettings = z.infer<typeof modelSettingsSchema>;
+
+export const draftEventSchema = z.looseObject({
+  agentId: z.string(),
+  toolCallId: z.string(),
+  text: z.string().nullable(),
+});

@@ -14,6 +14,7 @@ const context = {
   agentId: 'a1',
   readOnly: false,
   openLightbox: () => undefined,
+  cursorAgentUrl: 'https://cursor.example/agents/{bcId}',
 };
 
 function entry(raw: Record<string, unknown>): TranscriptEntry {
@@ -22,10 +23,10 @@ function entry(raw: Record<string, unknown>): TranscriptEntry {
   return parsed;
 }
 
-function render(e: TranscriptEntry, answer?: string, readOnly = false, dismissed = false): string {
+function render(e: TranscriptEntry, answer?: string, readOnly = false, skipped = false): string {
   return renderToStaticMarkup(
     <ConversationContext.Provider value={{ ...context, readOnly }}>
-      <Bubble entry={e} answer={answer} dismissed={dismissed} />
+      <Bubble entry={e} answer={answer} skipped={skipped} />
     </ConversationContext.Provider>,
   );
 }
@@ -157,21 +158,38 @@ describe('Bubble', () => {
 
     const answered = render(widget(), 'y');
     expect(answered.match(/<button[^>]*data-testid="widget-option"[^>]*disabled=""/g)).toHaveLength(2);
-    expect(answered).toMatch(/aria-pressed="true"[^>]*disabled=""[^>]*>Yes/);
-    expect(answered).toContain('Answered: y');
+    expect(answered).toMatch(/aria-pressed="true"[^>]*disabled=""[^>]*>.*Yes/);
+    expect(answered).toContain('Answered: Yes');
+    // Grok Bot's shape stores the label: the same option is marked.
+    expect(render(widget(), 'Yes')).toMatch(/class="[^"]*chosen[^"]*"[^>]*aria-pressed="true"[^>]*>.*Yes/);
     expect(answered).not.toContain('widget-custom-input');
   });
 
-  it('shows a dismissed widget disabled, without the free-text answer; an answer still wins', () => {
+  it('shows a skipped widget disabled, without the free-text answer; an answer still wins', () => {
     const html = render(widget(), undefined, false, true);
-    expect(html).toContain('data-dismissed="true"');
+    expect(html).toContain('data-skipped="true"');
     expect(html.match(/<button[^>]*data-testid="widget-option"[^>]*disabled=""/g)).toHaveLength(2);
-    expect(html).toContain('data-testid="widget-dismissed"');
+    expect(html).toContain('data-testid="widget-skipped"');
     expect(html).not.toContain('widget-custom-input');
     const answered = render(widget(), 'y', false, true);
-    expect(answered).toContain('Answered: y');
-    expect(answered).not.toContain('widget-dismissed');
-    expect(render(widget())).toContain('data-dismissed="false"');
+    expect(answered).toContain('Answered: Yes');
+    expect(answered).not.toContain('widget-skipped');
+    expect(render(widget())).toContain('data-skipped="false"');
+  });
+
+  it('styles a primary option without marking it chosen', () => {
+    const primary = entry({
+      id: 't1s3',
+      kind: 'send-message',
+      message: {
+        type: 'widget',
+        widget: { prompt: 'Go?', options: [{ label: 'Go', style: 'primary' }, { label: 'Wait' }] },
+      },
+    });
+    const html = render(primary);
+    expect(html).toContain('style-primary');
+    expect(html).not.toContain('aria-pressed="true"');
+    expect(html).not.toMatch(/class="[^"]*chosen/);
   });
 
   it('renders multi-select widgets as checkboxes with a submit', () => {
@@ -214,5 +232,72 @@ describe('Bubble', () => {
     const html = render(entry({ id: 'u', kind: 'message', role: 'user', content: '**not bold** <b>x</b>' }));
     expect(html).toContain('**not bold** &lt;b&gt;x&lt;/b&gt;');
     expect(html).toContain('data-role="user"');
+  });
+
+  it('makes the cursor-agent card a link from its bcId and the configured template', () => {
+    const card = render(
+      entry({
+        id: 'ca',
+        kind: 'send-message',
+        message: { type: 'cursor-agent', bcId: 'bc 7/x', title: 'T' },
+      }),
+    );
+    expect(card).toMatch(/<a class="cursor-agent-card" href="https:\/\/cursor\.example\/agents\/bc%207%2Fx"/);
+    expect(card).toContain('rel="noopener noreferrer"');
+  });
+
+  it("shows an image's alt as its caption, and an attachment's alt under its file card", () => {
+    const html = render(
+      text('see', { images: [{ url: 'data:image/png;base64,iVBORw0KGgo=', alt: 'A chart' }] }),
+    );
+    expect(html).toMatch(/<figcaption[^>]*>A chart<\/figcaption>/);
+    const file = render(
+      entry({
+        id: 'at',
+        kind: 'send-message',
+        message: { type: 'attachment', url: 'https://example.com/r.pdf', alt: 'The Q3 report' },
+      }),
+    );
+    expect(file).toMatch(/data-testid="file-caption"[^>]*>The Q3 report</);
+  });
+
+  it('labels code blocks with their language and offers Copy', () => {
+    const html = render(text('```ts\nconst a = 1;\n```'));
+    expect(html).toMatch(/data-testid="code-language"[^>]*>ts</);
+    expect(html).toContain('>Copy<');
+    expect(render(text('```\nplain\n```'))).toMatch(/data-testid="code-language"[^>]*>text</);
+  });
+
+  it('shows huge text as capped plain text, never parsing it as Markdown', () => {
+    const huge = `**${'x'.repeat(1_000_000)}**`;
+    const started = performance.now();
+    const html = render(text(huge));
+    expect(performance.now() - started).toBeLessThan(500);
+    expect(html).toContain('data-testid="long-text"');
+    expect(html).not.toContain('<strong>');
+    expect(html.length).toBeLessThan(50_000);
+    const user = render(entry({ id: 'u', kind: 'message', role: 'user', content: huge }));
+    expect(user.length).toBeLessThan(50_000);
+  });
+
+  it("opens a tool row to its input and output, and leads with the model's description", () => {
+    const html = render(
+      entry({
+        id: 'c2',
+        kind: 'tool-call',
+        name: 'shell',
+        status: 'success',
+        summary: 'echo aGVsbG8=',
+        description: 'Decode the greeting',
+        input: '{"command":"echo aGVsbG8="}',
+        output: '{"success":{"output":"hello"}}',
+        durationMs: 1500,
+      }),
+    );
+    expect(html).toMatch(/<details[^>]*><summary/);
+    expect(html).toMatch(/class="tool-summary"[^>]*>Decode the greeting</);
+    expect(html).toContain('1.5 s');
+    expect(html).toContain('data-testid="tool-input"');
+    expect(html).toContain('hello');
   });
 });

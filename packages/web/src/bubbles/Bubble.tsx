@@ -38,16 +38,26 @@ const SIDE: Record<BubbleKind, 'user' | 'agent' | 'meta'> = {
 
 export interface BubbleProps {
   entry: TranscriptEntry;
-  /** For widgets and secret requests: the recorded answer, if any (`deriveAnswers`). */
+  /**
+   * For widgets and secret requests: the recorded answer, if any; for a user message that
+   * answers a widget: the answer as labels (`deriveQuestions`).
+   */
   answer: string | undefined;
-  /** For `dismissOnMoveOn` widgets: the user sent a new prompt instead (`deriveDismissed`). */
-  dismissed?: boolean | undefined;
+  /** For widgets: the conversation moved past it unanswered (`deriveQuestions`). */
+  skipped?: boolean | undefined;
+  /** For a failed-model-call notice: it is the latest turn's outcome, so Retry is offered. */
+  retryable?: boolean | undefined;
 }
 
-function body(entry: TranscriptEntry, answer: string | undefined, dismissed: boolean): ReactNode {
+function body(
+  entry: TranscriptEntry,
+  answer: string | undefined,
+  skipped: boolean,
+  retryable: boolean,
+): ReactNode {
   switch (entry.kind) {
     case 'message':
-      return <MessageBubble entry={entry} />;
+      return <MessageBubble entry={entry} shown={answer} />;
     case 'send-message': {
       const message = entry.message;
       switch (message.type) {
@@ -56,7 +66,7 @@ function body(entry: TranscriptEntry, answer: string | undefined, dismissed: boo
         case 'attachment':
           return <AttachmentBubble message={message} />;
         case 'widget':
-          return <WidgetBubble sendId={entry.id} message={message} answer={answer} dismissed={dismissed} />;
+          return <WidgetBubble sendId={entry.id} message={message} answer={answer} skipped={skipped} />;
         case 'cursor-agent':
           return <CursorAgentBubble message={message} />;
         case 'secret-request':
@@ -70,7 +80,7 @@ function body(entry: TranscriptEntry, answer: string | undefined, dismissed: boo
     case 'tool-call':
       return <ToolCallBubble entry={entry} />;
     case 'notice':
-      return <NoticeBubble entry={entry} />;
+      return <NoticeBubble entry={entry} retryable={retryable} />;
     case 'thinking':
       return <ThinkingBubble entry={entry} />;
     case 'turn-ended':
@@ -82,7 +92,12 @@ function body(entry: TranscriptEntry, answer: string | undefined, dismissed: boo
   }
 }
 
-export const Bubble = memo(function Bubble({ entry, answer, dismissed = false }: BubbleProps) {
+export const Bubble = memo(function Bubble({
+  entry,
+  answer,
+  skipped = false,
+  retryable = false,
+}: BubbleProps) {
   const kind = bubbleKindFor(entry);
   if (kind === null) return null;
   const type = entry.kind === 'send-message' ? entry.message.type : undefined;
@@ -99,7 +114,7 @@ export const Bubble = memo(function Bubble({ entry, answer, dismissed = false }:
       data-seq={entry.seq}
       aria-label={ariaLabel(kind, entry)}
     >
-      {body(entry, answer, dismissed)}
+      {body(entry, answer, skipped, retryable)}
       {entry.timestampMs > 0 && SIDE[kind] !== 'meta' && (
         <time className="bubble-time" dateTime={new Date(entry.timestampMs).toISOString()}>
           {formatTime(entry.timestampMs)}

@@ -1,13 +1,50 @@
-/** A host notice (an error the user should see, a model switch...), compact. */
+/**
+ * A host notice, compact (a model switch, "You stopped the turn."). A failed model call
+ * (`reason: "model-failed"`, or a notice typed as an error) is an alert instead: it says what
+ * failed and, while it is the latest turn's outcome, offers Retry, which re-runs the turn.
+ */
 import type { NoticeEntry } from '@sendbox/protocol';
+import { useContext, useState } from 'react';
+import { ConversationContext } from '../conversation-context.ts';
 
-export function NoticeBubble({ entry }: { entry: NoticeEntry }) {
-  // A failure (a model error, a turn cut short) reads as an error, not as a plain notice.
-  return entry.level === 'error' ? (
-    <div className="notice error" role="alert">
-      {entry.text}
+/** Whether a notice reports a failure (the box's `reason`, or an error level from other writers). */
+export function isErrorNotice(entry: NoticeEntry): boolean {
+  const typed = entry as NoticeEntry & { reason?: unknown; level?: unknown; severity?: unknown };
+  return typed.reason === 'model-failed' || typed.level === 'error' || typed.severity === 'error';
+}
+
+export function NoticeBubble({ entry, retryable = false }: { entry: NoticeEntry; retryable?: boolean }) {
+  const context = useContext(ConversationContext);
+  const [state, setState] = useState<'idle' | 'busy' | 'sent'>('idle');
+  const [error, setError] = useState<string | null>(null);
+  if (!isErrorNotice(entry)) return <div className="notice">{entry.text}</div>;
+  const canRetry = retryable && context !== null && !context.readOnly && state !== 'sent';
+  return (
+    <div className="notice-error" role="alert" data-testid="error-notice">
+      <p className="notice-error-text">
+        <strong>Something failed.</strong> {entry.text}
+      </p>
+      {canRetry && (
+        <button
+          type="button"
+          disabled={state === 'busy'}
+          data-testid="retry-turn"
+          onClick={() => {
+            setState('busy');
+            setError(null);
+            context.client.retryTurn(context.agentId).then(
+              () => setState('sent'),
+              (cause: unknown) => {
+                setState('idle');
+                setError(cause instanceof Error ? cause.message : String(cause));
+              },
+            );
+          }}
+        >
+          {state === 'busy' ? 'Retrying…' : 'Retry'}
+        </button>
+      )}
+      {error && <p className="error">{error}</p>}
     </div>
-  ) : (
-    <div className="notice">{entry.text}</div>
   );
 }

@@ -1,17 +1,88 @@
-/** A tool call, compact: name, status and the summary the host recorded. */
+/**
+ * A tool call: one row with an icon, the tool name, the model's `description` of the call
+ * (else the host's one-line summary), status and duration; it opens (`details`) to the input
+ * and the output as the model read them, scrubbed by the host. The name never shrinks; the
+ * description takes what is left and ends in an ellipsis.
+ */
 import type { ToolCallEntry } from '@sendbox/protocol';
 
+const ICONS: Readonly<Record<string, string>> = {
+  shell: '>_',
+  read: '▤',
+  write: '✎',
+  edit: '✎',
+  update_todos: '☑',
+};
+
+const STATUS_LABEL: Readonly<Record<string, string>> = {
+  success: 'done',
+  failure: 'failed',
+  error: 'error',
+  running: 'running',
+};
+
+/** The sendbox extension keys a tool-call entry may carry (packages/box/src/host/tool-details.ts). */
+interface ToolCallDetails {
+  description?: unknown;
+  input?: unknown;
+  output?: unknown;
+  durationMs?: unknown;
+}
+
+export function formatDuration(ms: number): string {
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(ms < 10_000 ? 1 : 0)} s`;
+  const minutes = Math.floor(ms / 60_000);
+  return `${minutes} min ${Math.round((ms % 60_000) / 1000)} s`;
+}
+
 export function ToolCallBubble({ entry }: { entry: ToolCallEntry }) {
+  const details = entry as ToolCallEntry & ToolCallDetails;
   const status = entry.status;
-  return (
-    <div className="tool-call">
-      <span
-        className={`status-dot status-${/^[a-z-]+$/.test(status) ? status : 'other'}`}
-        aria-hidden="true"
-      />
+  const description = typeof details.description === 'string' ? details.description : '';
+  const input = typeof details.input === 'string' ? details.input : '';
+  const output = typeof details.output === 'string' ? details.output : '';
+  const duration = typeof details.durationMs === 'number' ? formatDuration(details.durationMs) : '';
+  const line = description || entry.summary || '';
+  const statusClass = /^[a-z-]+$/.test(status) ? status : 'other';
+  const head = (
+    <>
+      <span className="tool-icon" aria-hidden="true">
+        {ICONS[entry.name] ?? '⚙'}
+      </span>
       <code className="tool-name">{entry.name}</code>
-      <span className="tool-status">{status}</span>
-      {entry.summary && <span className="tool-summary">{entry.summary}</span>}
-    </div>
+      {line && (
+        <span className="tool-summary" title={line}>
+          {line}
+        </span>
+      )}
+      <span className="tool-meta">
+        <span className={`status-dot status-${statusClass}`} aria-hidden="true" />
+        <span className="tool-status">{STATUS_LABEL[status] ?? status}</span>
+        {duration && <span className="tool-duration">{duration}</span>}
+      </span>
+    </>
+  );
+  if (!input && !output) return <div className="tool-call tool-row">{head}</div>;
+  return (
+    <details className="tool-call" data-testid="tool-details">
+      <summary className="tool-row" data-testid="tool-summary">
+        {head}
+      </summary>
+      <div className="tool-body">
+        {input && (
+          <>
+            <h4>Input</h4>
+            <pre data-testid="tool-input">{input}</pre>
+          </>
+        )}
+        {output && (
+          <>
+            <h4>Output</h4>
+            <pre data-testid="tool-output">{output}</pre>
+          </>
+        )}
+      </div>
+    </details>
   );
 }

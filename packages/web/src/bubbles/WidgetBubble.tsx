@@ -1,36 +1,41 @@
 /**
  * A widget send: a question with options. Single choice answers on click; multi-select
  * collects ticks and answers on submit; `allowCustom` adds a free-text answer. The control is
- * disabled once answered (a later message answers this send: `questionAnswers`, or the answer
- * was just given here), and a ref guards against a second `answerWidget` while one is in flight.
- * A `dismissOnMoveOn` widget the user moved on from (a new prompt instead of an answer) shows
- * as dismissed, also disabled.
+ * disabled once answered (the ledger holds an answer, or it was just given here), and a ref
+ * guards against a second `answerWidget` while one is in flight. The answer is shown as the
+ * labels clicked and the chosen options are marked (a check, and `aria-pressed`/checked);
+ * `primary` only styles an option. A widget the conversation moved past shows as skipped,
+ * disabled.
  */
 import type { StoredWidget, WidgetOption } from '@sendbox/protocol';
 import { useContext, useId, useRef, useState, type FormEvent } from 'react';
 import { ApiError } from '../api/client.ts';
 import { ConversationContext } from '../conversation-context.ts';
 import { createSingleFlight } from '../single-flight.ts';
+import { answerLabels } from '../transcript.ts';
 
 export function optionValue(option: WidgetOption): string {
   return option.value ?? option.label;
 }
 
-/** The answers a recorded answer text stands for (multi-select answers are joined with newlines). */
-export function chosenValues(answer: string | null | undefined): ReadonlySet<string> {
-  return new Set(answer ? answer.split('\n') : []);
+/** The labels a recorded answer stands for (multi-select answers are joined with newlines). */
+export function chosenLabels(
+  answer: string | null | undefined,
+  options: readonly WidgetOption[],
+): ReadonlySet<string> {
+  return new Set(answer ? answerLabels(answer, options) : []);
 }
 
 export function WidgetBubble({
   sendId,
   message,
   answer,
-  dismissed = false,
+  skipped = false,
 }: {
   sendId: string;
   message: StoredWidget;
   answer: string | undefined;
-  dismissed?: boolean;
+  skipped?: boolean;
 }) {
   const context = useContext(ConversationContext);
   const widget = message.widget;
@@ -43,15 +48,12 @@ export function WidgetBubble({
 
   const answered = answer ?? submitted;
   const readOnly = !context || context.readOnly;
-  const isDismissed = dismissed && answered === null;
-  const disabled = answered !== null || isDismissed || busy || readOnly;
-  const chosen = chosenValues(answered);
-  // A recorded answer names the labels clicked (Grok Bot's content); one just given here, the values.
-  const isChosen = (option: { label: string; value?: string }): boolean =>
-    chosen.has(optionValue(option)) || chosen.has(option.label);
+  const isSkipped = skipped && answered === null;
+  const disabled = answered !== null || isSkipped || busy || readOnly;
+  const chosen = chosenLabels(answered, widget.options);
 
   async function send(value: string | string[]): Promise<void> {
-    if (!context || answered !== null || isDismissed) return;
+    if (!context || answered !== null || isSkipped) return;
     setError(null);
     try {
       await flight.current.run(async () => {
@@ -91,12 +93,12 @@ export function WidgetBubble({
   const promptId = `${ids}-prompt`;
   return (
     <div
-      className={`widget${answered !== null ? ' answered' : ''}${isDismissed ? ' dismissed' : ''}`}
+      className={`widget${answered !== null ? ' answered' : ''}${isSkipped ? ' skipped' : ''}`}
       role="group"
       aria-labelledby={promptId}
       data-testid="widget"
       data-answered={answered !== null}
-      data-dismissed={isDismissed}
+      data-skipped={isSkipped}
     >
       <p className="widget-prompt" id={promptId}>
         {widget.prompt}
@@ -107,12 +109,15 @@ export function WidgetBubble({
           {widget.options.map((option) => {
             const value = optionValue(option);
             return (
-              <label key={value} className={`widget-check style-${option.style ?? 'default'}`}>
+              <label
+                key={value}
+                className={`widget-check style-${option.style ?? 'default'}${chosen.has(option.label) ? ' chosen' : ''}`}
+              >
                 <input
                   type="checkbox"
                   data-testid="widget-option"
                   data-value={value}
-                  checked={answered !== null ? isChosen(option) : ticked.has(value)}
+                  checked={answered !== null ? chosen.has(option.label) : ticked.has(value)}
                   disabled={disabled}
                   onChange={(event) => {
                     const next = new Set(ticked);
@@ -140,21 +145,28 @@ export function WidgetBubble({
               <button
                 key={value}
                 type="button"
-                className={`widget-option style-${option.style ?? 'default'}${isChosen(option) ? ' chosen' : ''}`}
+                className={`widget-option style-${option.style ?? 'default'}${chosen.has(option.label) ? ' chosen' : ''}`}
                 data-testid="widget-option"
                 data-value={value}
-                aria-pressed={isChosen(option)}
+                aria-pressed={chosen.has(option.label)}
                 disabled={disabled}
                 onClick={() => void send(value)}
               >
-                {option.label}
+                <span className="widget-option-label">
+                  {chosen.has(option.label) && (
+                    <span className="check" aria-hidden="true">
+                      ✓{' '}
+                    </span>
+                  )}
+                  {option.label}
+                </span>
                 {option.description && <small>{option.description}</small>}
               </button>
             );
           })}
         </div>
       )}
-      {widget.allowCustom && answered === null && !isDismissed && (
+      {widget.allowCustom && answered === null && !isSkipped && (
         <form className="widget-custom" onSubmit={submitCustom}>
           <input
             name="custom"
@@ -172,15 +184,15 @@ export function WidgetBubble({
       )}
       {answered !== null && (
         <p className="widget-status" role="status">
-          {answered === '' ? 'Answered.' : `Answered: ${answered.split('\n').join(', ')}`}
+          {answered === '' ? 'Answered.' : `Answered: ${answerLabels(answered, widget.options).join(', ')}`}
         </p>
       )}
-      {isDismissed && (
-        <p className="widget-status" role="status" data-testid="widget-dismissed">
-          Dismissed: you moved on without answering.
+      {isSkipped && (
+        <p className="widget-status" role="status" data-testid="widget-skipped">
+          Skipped: the conversation moved on without an answer.
         </p>
       )}
-      {readOnly && answered === null && !isDismissed && (
+      {readOnly && answered === null && !isSkipped && (
         <p className="widget-status">This agent is read-only.</p>
       )}
       {error && (

@@ -1,0 +1,176 @@
+/**
+ * The model chosen in the web UI's settings panel: provider (xAI or OpenAI-compatible), base
+ * URL, model id and key, in `<dataDir>/model-settings.json` (mode 0600, written atomically).
+ * The key is never returned (`view` says only whether one is saved) and never logged. The
+ * environment wins: when its variables configure a model, the file is ignored and the panel
+ * shows the settings as locked. Applying a change needs no restart (the host swaps providers
+ * between turns).
+ */
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { z } from 'zod';
+import { writeFileAtomic } from '../fs/atomic.ts';
+import { providerFromEnv, type ProviderFromEnv } from '../providers/index.ts';
+import { isNotFound } from '../sandbox/paths.ts';
+import { HostError } from './types.ts';
+
+export const MODEL_SETTINGS_FILE = 'model-settings.json';
+
+const storedSchema = z.object({
+  provider: z.enum(['xai', 'openai-compatible']),
+  baseURL: z.string().optional(),
+  model: z.string().optional(),
+  apiKey: z.string().optional(),
+});
+export type StoredModelSettings = z.output<typeof storedSchema>;
+
+export const modelSettingsInputSchema = z.object({
+  provider: z.enum(['xai', 'openai-compatible']),
+  baseURL: z.string().trim().max(2000).optional(),
+  model: z.string().trim().max(200).optional(),
+  /** Omitted: keep the saved key; empty: remove it. */
+  apiKey: z.string().max(4000).optional(),
+});
+export type ModelSettingsInput = z.output<typeof modelSettingsInputSchema>;
+
+/** What the page sees: never the key. */
+export interface ModelSettingsView {
+  provider: 'xai' | 'openai-compatible' | null;
+  baseURL: string;
+  model: string;
+  hasKey: boolean;
+  /** The environment configures the model; the panel cannot change it. */
+  lockedByEnvironment: boolean;
+}
+
+/** The variables the settings stand for, under the names `providerFromEnv` reads. */
+function asEnv(settings: StoredModelSettings | null): NodeJS.ProcessEnv {
+  if (!settings) return {};
+  const env: NodeJS.ProcessEnv = { SENDBOX_PROVIDER: settings.provider };
+  if (settings.model) env.SENDBOX_MODEL = settings.model;
+  if (settings.provider === 'xai') {
+    if (settings.apiKey) env.XAI_API_KEY = settings.apiKey;
+  } else {
+    if (settings.baseURL) env.OPENAI_BASE_URL = settings.baseURL;
+    if (settings.apiKey) env.OPENAI_API_KEY = settings.apiKey;
+  }
+  return env;
+}
+
+export class ModelSettings {
+  private stored: StoredModelSettings | null = null;
+
+  constructor(
+    private readonly dataDir: string,
+    private readonly env: NodeJS.ProcessEnv,
+  ) {}
+
+  private get file(): string {
+    return path.join(this.dataDir, MODEL_SETTINGS_FILE);
+  }
+
+  get lockedByEnvironment(): boolean {
+    return providerFromEnv(this.env).status.configured;
+  }
+
+  /** Reads the file (a missing one is no settings; a broken one is an error naming the file). */
+  async load(): Promise<void> {
+    let text: string;
+    try {
+      text = await readFile(this.file, 'utf8');
+    } catch (error) {
+      if (isNotFound(error)) return;
+      throw error;
+    }
+    const parsed = storedSchema.safeParse(JSON.parse(text));
+    if (!parsed.success) {
+      throw new Error(
+        `${this.file} is not valid model settings (${parsed.error.issues[0]?.message}); fix or delete it`,
+      );
+    }
+    this.stored = parsed.data;
+  }
+
+  /** The provider to use: the environment's when it configures one, else the saved settings'. */
+  choose(): ProviderFromEnv {
+    if (this.lockedByEnvironment || !this.stored) return providerFromEnv(this.env);
+    // Timeouts and retries still come from the environment.
+    return providerFromEnv({
+      ...pick(this.env, ['SENDBOX_MODEL_TIMEOUT_MS', 'SENDBOX_MODEL_MAX_RETRIES']),
+      ...asEnv(this.stored),
+    });
+  }
+
+  view(): ModelSettingsView {
+    const locked = this.lockedByEnvironment;
+    const s = this.stored;
+    return {
+      provider: s?.provider ?? null,
+      baseURL: s?.baseURL ?? '',
+      model: s?.model ?? '',
+      hasKey: Boolean(s?.apiKey),
+      lockedByEnvironment: locked,
+    };
+  }
+
+  /** Checks, saves (0600) and returns the provider to apply; refuses a setting that configures no model. */
+  async update(input: ModelSettingsInput): Promise<ProviderFromEnv> {
+    if (this.lockedByEnvironment) {
+      throw new HostError(
+        'the model is set by environment variables (XAI_API_KEY / OPENAI_BASE_URL / SENDBOX_*), which win over the settings panel; unset them and restart to use the panel',
+        409,
+      );
+    }
+    const keep =
+      input.apiKey === undefined && this.stored?.provider === input.provider ? this.stored.apiKey : undefined;
+    const apiKey = input.apiKey === undefined ? keep : input.apiKey.trim() || undefined;
+    if (input.provider === 'openai-compatible' && input.baseURL) {
+      let url: URL;
+      try {
+        url = new URL(input.baseURL);
+      } catch {
+        throw new HostError(`base URL "${input.baseURL}" is not a URL; e.g. http://127.0.0.1:11434/v1`, 400);
+      }
+      if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+        throw new HostError(`base URL must be http or https, not ${url.protocol}`, 400);
+      }
+    }
+    const next: StoredModelSettings = {
+      provider: input.provider,
+      ...(input.baseURL ? { baseURL: input.baseURL } : {}),
+      ...(input.model ? { model: input.model } : {}),
+      ...(apiKey ? { apiKey } : {}),
+    };
+    const chosen = providerFromEnv({
+      ...pick(this.env, ['SENDBOX_MODEL_TIMEOUT_MS', 'SENDBOX_MODEL_MAX_RETRIES']),
+      ...asEnv(next),
+    });
+    if (!chosen.provider) {
+      // The first line of the how-to says what is missing, in environment terms; say it in the panel's.
+      const why = chosen.status.howToConfigure.split('\n')[0] ?? '';
+      throw new HostError(`these settings configure no model: ${panelTerms(why)}`, 400);
+    }
+    await writeFileAtomic(this.file, `${JSON.stringify(next, null, 2)}\n`, { mode: 0o600 });
+    this.stored = next;
+    return chosen;
+  }
+}
+
+function pick(env: NodeJS.ProcessEnv, keys: readonly string[]): NodeJS.ProcessEnv {
+  const out: NodeJS.ProcessEnv = {};
+  for (const key of keys) if (env[key] !== undefined) out[key] = env[key];
+  return out;
+}
+
+function panelTerms(text: string): string {
+  return text
+    .replace(/SENDBOX_PROVIDER=xai but XAI_API_KEY is not set\./, 'xAI needs an API key.')
+    .replace(
+      /SENDBOX_PROVIDER=openai-compatible but OPENAI_BASE_URL is not set\./,
+      'an OpenAI-compatible provider needs a base URL.',
+    )
+    .replace(
+      /OPENAI_BASE_URL=(\S+) is set but SENDBOX_MODEL \(the model id\) is not\./,
+      'an OpenAI-compatible provider needs a model id.',
+    );
+}

@@ -1,0 +1,35 @@
+import { describe, expect, it } from 'vitest';
+import { scrubberFor } from '../secrets/scrub.ts';
+import { TOOL_OUTPUT_CAP, toolCallDetails } from './tool-details.ts';
+
+describe('toolCallDetails', () => {
+  const scrubber = scrubberFor(new Map([['TOKEN', 'sk-very-secret-value']]));
+
+  it("keeps the model's description, the input and output scrubbed, and the duration", () => {
+    const details = toolCallDetails(
+      { command: 'curl -H "sk-very-secret-value" x', description: 'Fetch the page' },
+      { success: { output: 'got sk-very-secret-value' } },
+      1234.4,
+      scrubber,
+    );
+    expect(details.description).toBe('Fetch the page');
+    expect(details.input).toContain('curl');
+    expect(details.input + details.output).not.toContain('sk-very-secret-value');
+    expect(details.durationMs).toBe(1234);
+    expect(details.output).toMatch(/^success\noutput: got \[secret TOKEN redacted\]$/);
+    const lines = toolCallDetails({}, { failure: { stdout: 'a\nb\n', exitCode: 1 } }, 1, scrubber).output;
+    expect(lines).toBe('failure\nstdout:\na\nb\nexitCode: 1');
+  });
+
+  it('caps a huge output and says how much was left out', () => {
+    const details = toolCallDetails(
+      { command: 'cat big' },
+      { success: { output: 'x'.repeat(50_000) } },
+      1,
+      scrubber,
+    );
+    expect(details.output.length).toBeLessThan(TOOL_OUTPUT_CAP + 100);
+    expect(details.output).toMatch(/more characters\)$/);
+    expect(details.description).toBeUndefined();
+  });
+});

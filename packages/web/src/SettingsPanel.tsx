@@ -1,0 +1,200 @@
+/**
+ * The model settings dialog: provider (xAI or OpenAI-compatible), base URL, model and key,
+ * saved in the box and applied at once. The key field is write-only: the box says whether a
+ * key is saved, never which; leaving it blank keeps it. Environment variables win: the box
+ * then reports the settings as locked and the form says so.
+ */
+import { useEffect, useId, useRef, useState, type FormEvent } from 'react';
+import type { ApiClient } from './api/client.ts';
+import type { ModelSettings } from './api/types.ts';
+
+type Provider = 'xai' | 'openai-compatible';
+
+export function SettingsPanel({
+  client,
+  onClose,
+  onSaved,
+}: {
+  client: ApiClient;
+  onClose: () => void;
+  onSaved: () => void;
+}) {
+  const [settings, setSettings] = useState<ModelSettings | null>(null);
+  const [provider, setProvider] = useState<Provider>('xai');
+  const [error, setError] = useState<string | null>(null);
+  const [saving, setSaving] = useState(false);
+  const [saved, setSaved] = useState(false);
+  const dialog = useRef<HTMLDivElement>(null);
+  const titleId = useId();
+
+  useEffect(() => {
+    client.getModelSettings().then(
+      (loaded) => {
+        setSettings(loaded);
+        if (loaded.provider) setProvider(loaded.provider);
+      },
+      (cause: unknown) => setError(cause instanceof Error ? cause.message : String(cause)),
+    );
+  }, [client]);
+
+  useEffect(() => {
+    const previous = document.activeElement instanceof HTMLElement ? document.activeElement : null;
+    dialog.current?.querySelector<HTMLElement>('select, input, button')?.focus();
+    const onKey = (event: KeyboardEvent) => {
+      if (event.key === 'Escape') onClose();
+    };
+    document.addEventListener('keydown', onKey);
+    return () => {
+      document.removeEventListener('keydown', onKey);
+      previous?.focus();
+    };
+  }, [onClose]);
+
+  function save(event: FormEvent<HTMLFormElement>): void {
+    event.preventDefault();
+    const form = new FormData(event.currentTarget);
+    const field = (name: string): string => {
+      const value = form.get(name);
+      return typeof value === 'string' ? value : '';
+    };
+    const text = (name: string) => field(name).trim();
+    const apiKey = field('apiKey');
+    setSaving(true);
+    setError(null);
+    setSaved(false);
+    client
+      .setModelSettings({
+        provider,
+        model: text('model'),
+        ...(provider === 'openai-compatible' ? { baseURL: text('baseURL') } : {}),
+        ...(apiKey !== '' ? { apiKey } : {}),
+      })
+      .then(
+        (next) => {
+          setSettings(next);
+          setSaved(true);
+          onSaved();
+        },
+        (cause: unknown) => setError(cause instanceof Error ? cause.message : String(cause)),
+      )
+      .finally(() => setSaving(false));
+  }
+
+  const locked = settings?.lockedByEnvironment ?? false;
+  return (
+    <div
+      className="dialog-backdrop"
+      onClick={(event) => {
+        if (event.target === event.currentTarget) onClose();
+      }}
+    >
+      <div
+        ref={dialog}
+        className="dialog"
+        role="dialog"
+        aria-modal="true"
+        aria-labelledby={titleId}
+        data-testid="settings-panel"
+      >
+        <h2 id={titleId}>Model settings</h2>
+        {locked && (
+          <p className="dialog-note" data-testid="settings-locked">
+            The model is set by environment variables, which win over these settings. Unset them and restart
+            sendbox to choose the model here.
+          </p>
+        )}
+        {settings === null && !error && <p className="dialog-note">Loading…</p>}
+        {settings && (
+          <form onSubmit={save}>
+            <fieldset disabled={locked || saving}>
+              <label>
+                Provider
+                <select
+                  name="provider"
+                  value={provider}
+                  onChange={(event) => setProvider(event.target.value as Provider)}
+                  data-testid="settings-provider"
+                >
+                  <option value="xai">xAI</option>
+                  <option value="openai-compatible">
+                    OpenAI-compatible (llama.cpp, Ollama, vLLM, OpenRouter…)
+                  </option>
+                </select>
+              </label>
+              {provider === 'openai-compatible' && (
+                <label>
+                  Base URL
+                  <input
+                    name="baseURL"
+                    type="url"
+                    required
+                    defaultValue={settings.baseURL}
+                    placeholder="http://127.0.0.1:11434/v1"
+                    data-testid="settings-base-url"
+                  />
+                </label>
+              )}
+              <label>
+                Model
+                <input
+                  name="model"
+                  defaultValue={settings.model}
+                  required={provider === 'openai-compatible'}
+                  placeholder={provider === 'xai' ? 'grok-4.7 (default)' : 'the model id, e.g. llama3.1'}
+                  data-testid="settings-model"
+                />
+              </label>
+              <label>
+                API key
+                <input
+                  name="apiKey"
+                  type="password"
+                  autoComplete="off"
+                  placeholder={
+                    settings.hasKey
+                      ? 'A key is saved; type to replace it'
+                      : provider === 'xai'
+                        ? 'Required'
+                        : 'Optional'
+                  }
+                  data-testid="settings-key"
+                />
+              </label>
+              <p className="dialog-note">
+                The key is stored in the box&apos;s data folder (readable by you only) and never shown again.
+              </p>
+            </fieldset>
+            {error && (
+              <p className="error" role="alert">
+                {error}
+              </p>
+            )}
+            {saved && (
+              <p className="dialog-saved" role="status" data-testid="settings-saved">
+                Saved: agents use this model from their next turn.
+              </p>
+            )}
+            <div className="dialog-actions">
+              <button type="button" onClick={onClose}>
+                Close
+              </button>
+              <button
+                type="submit"
+                className="primary"
+                disabled={locked || saving}
+                data-testid="settings-save"
+              >
+                {saving ? 'Saving…' : 'Save'}
+              </button>
+            </div>
+          </form>
+        )}
+        {!settings && error && (
+          <p className="error" role="alert">
+            {error}
+          </p>
+        )}
+      </div>
+    </div>
+  );
+}
