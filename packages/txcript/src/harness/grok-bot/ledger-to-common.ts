@@ -100,7 +100,9 @@ const PLACED_KEYS: Readonly<Record<string, ReadonlySet<string>>> = (() => {
       'sha256',
       'sandbox_path',
     ),
-    'tool-call': keys('name', 'status', 'summary'),
+    // description, input, output, durationMs: sendbox's tool-row details, a capped display copy
+    // of the JSONL's call and result.
+    'tool-call': keys('name', 'status', 'summary', 'description', 'input', 'output', 'durationMs'),
     thinking: keys('text'),
   };
 })();
