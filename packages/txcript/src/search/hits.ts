@@ -6,7 +6,7 @@
  */
 import { KINDS, type Kind } from './documents.ts';
 import { type IndexedSession, type SearchIndex, sessionFromRow, splitRowId } from './index-db.ts';
-import { Bm25, documentFrequency, indexTotals, scoredPhrases } from './ranking.ts';
+import { Bm25, indexTotals, scoredPhrases } from './ranking.ts';
 import {
   type Query,
   type Term,
@@ -126,12 +126,24 @@ export function findHits(index: SearchIndex, query: Query, filters: HitFilters):
   params.fts = fts;
   // Every match, newest first, up to one past the bound: in rowid order FTS5 can stop early.
   const bound = filters.broadMatches ?? BROAD_MATCHES;
-  const matches = db
-    .prepare('SELECT rowid FROM messages WHERE messages MATCH ? ORDER BY rowid DESC LIMIT ?')
-    .pluck()
-    .safeIntegers(true)
-    .all(fts, bound + 1) as bigint[];
-  if (matches.length <= bound) return rankedHits(index, query, fts, matches, and(where), params, checked);
+  const scan = db.prepare('SELECT rowid FROM messages WHERE messages MATCH ? ORDER BY rowid DESC LIMIT ?');
+  const matchesOf = (expression: string) =>
+    scan
+      .pluck()
+      .safeIntegers(true)
+      .all(expression, bound + 1) as bigint[];
+  // The wanted terms first: the texts of a narrow query's matches are read anyway, and an
+  // excluded word is checked there for less than FTS5's NOT, which walks its messages too.
+  const wanted = ftsExpression({ ...query, terms: query.terms.filter((t) => !t.negated) })!;
+  let matches = matchesOf(wanted);
+  const wantedCount = matches.length;
+  const ranked = (checkAll: boolean) =>
+    rankedHits(index, query, matches, wantedCount, and(where), params, checkAll);
+  if (matches.length <= bound) return ranked(checked || wanted !== fts);
+  if (wanted !== fts) {
+    matches = matchesOf(fts);
+    if (matches.length <= bound) return ranked(checked);
+  }
   // A broad query: the newest matches, unscored (BM25 would walk every match before the first).
   const sql = checked
     ? // The check in JavaScript sees the CANDIDATES newest rows the index found, not all.
@@ -187,8 +199,8 @@ function hitOf(
 function rankedHits(
   index: SearchIndex,
   query: Query,
-  fts: string,
   matches: readonly bigint[],
+  wantedCount: number,
   filterSql: string,
   params: Record<string, unknown>,
   checked: boolean,
@@ -205,12 +217,11 @@ function rankedHits(
     sessions.set(session.key, session);
   }
   const phrases = scoredPhrases(query);
-  // The FTS expression is one phrase: its matches, all in hand, are its frequency.
-  const frequencies =
-    phrases.length === 1 && fts === `"${phrases[0]!.replaceAll('"', '""')}"`
-      ? [matches.length]
-      : phrases.map((p) => documentFrequency(db, p));
-  const bm25 = new Bm25(phrases, frequencies, indexTotals(db));
+  // One phrase: its frequency scales every score alike, so the count of its matches in hand
+  // (exact up to the bound) does; several are weighed against each other by their counts.
+  const totals = indexTotals(db);
+  const frequencies = phrases.length === 1 ? [wantedCount] : phrases.map((p) => index.frequency(p, totals));
+  const bm25 = new Bm25(phrases, frequencies, totals);
   const read = db.prepare(`SELECT ref, ${KINDS.join(', ')} FROM messages WHERE rowid = ?`);
   const ranked: Array<{
     rowid: bigint;

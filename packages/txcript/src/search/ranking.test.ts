@@ -99,6 +99,45 @@ describe('BM25 computed from the matches', () => {
     }
   });
 
+  it('ranks an exclusion whose wanted word alone is broad, but not the query, as bm25() does', () => {
+    const index = fixtureIndex();
+    try {
+      const source = 'cursor -offset';
+      const expected = fts5Ranking(index, source, 500);
+      const wanted = fts5Ranking(index, 'cursor', 500);
+      expect(wanted.length).toBeGreaterThan(expected.length);
+      const hits = findHits(index, parseQuery(source), { limit: 500, broadMatches: expected.length });
+      expect(hits.map((h) => h.score)).not.toContain(0);
+      expect(hits.map((h) => Number((BigInt(h.session.key) << 24n) | BigInt(h.message)))).toEqual(
+        expected.map((e) => e.rowid),
+      );
+    } finally {
+      index.close();
+    }
+  });
+
+  it('counts document frequencies again once the index changed', () => {
+    const index = fixtureIndex();
+    try {
+      const scores = () =>
+        findHits(index, parseQuery('"dry run" passed'), { limit: 500 }).map((h) => h.score);
+      const before = scores();
+      const texts = Object.fromEntries(KINDS.map((k) => [k, k === 'user' ? 'a dry run' : ''])) as Record<
+        Kind,
+        string
+      >;
+      index.put(
+        { harness: 'codex', id: 'more', locator: '/tmp/more', sig: null },
+        Array.from({ length: 40 }, (_, m) => ({ message: m, range: String(m), texts })),
+      );
+      expect(scores()).not.toEqual(before);
+      const expected = fts5Ranking(index, '"dry run" passed', 500);
+      scores().forEach((score, i) => expect(score).toBeCloseTo(expected[i]!.score, 9));
+    } finally {
+      index.close();
+    }
+  });
+
   it('reads the row and trigram totals FTS5 keeps', () => {
     const index = fixtureIndex();
     try {
