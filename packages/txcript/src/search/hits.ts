@@ -1,8 +1,10 @@
 /**
- * Running a query against the index: candidates from FTS5, checked in
- * JavaScript where trigrams cannot decide (short terms, typos), ranked by
- * BM25 with the kinds weighted (a title or the user's words count more than a
- * tool's output), ties broken by recency; then each hit's kind and snippet.
+ * Running a query against the index: every match from FTS5 newest first, up
+ * to the broad bound; a narrow query's matches checked in JavaScript where
+ * trigrams cannot decide (short terms, typos, exclusions) and ranked by BM25
+ * (ranking.ts) with the kinds weighted (a title or the user's words count
+ * more than a tool's output), ties broken by recency; a broad query's newest
+ * matches unscored; then each hit's kind and snippet.
  */
 import { KINDS, type Kind } from './documents.ts';
 import { type IndexedSession, type SearchIndex, sessionFromRow, splitRowId } from './index-db.ts';
