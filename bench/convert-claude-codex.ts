@@ -7,6 +7,7 @@
  * peak RSS. Run: `npx tsx bench/convert-claude-codex.ts [sizeMB]`.
  */
 import { randomUUID } from 'node:crypto';
+import { claudeSessionText } from '../packages/txcript/test/fixtures/claude-code/generate.ts';
 import { performance } from 'node:perf_hooks';
 import { claudeCodeCodec, claudeCodeText } from '../packages/txcript/src/harness/claude-code/index.ts';
 import { codexCodec, codexText } from '../packages/txcript/src/harness/codex/index.ts';
@@ -14,81 +15,19 @@ import { codexCodec, codexText } from '../packages/txcript/src/harness/codex/ind
 const targetMb = Number(process.argv[2] ?? 50);
 const sessionId = randomUUID();
 
+/** A Claude Code session of about `bytes` bytes, from the fixture generator the CLI bench uses too. */
 function generate(bytes: number): string {
-  const lines: string[] = [];
-  let size = 0;
-  let parent: string | null = null;
-  let t = Date.UTC(2026, 0, 1);
-  const base = {
-    isSidechain: false,
-    userType: 'external',
-    cwd: '/home/dev/app',
+  const perTurn =
+    Buffer.byteLength(
+      claudeSessionText({ sessionId, cwd: '/home/dev/app', turns: 10, resultLines: 60, seed: 3 }),
+    ) / 10;
+  return claudeSessionText({
     sessionId,
-    version: '2.0.14',
-    gitBranch: 'main',
-  };
-  const push = (type: 'user' | 'assistant', message: object, extra: object = {}): void => {
-    const uuid = randomUUID();
-    t += 1000;
-    const line = JSON.stringify({
-      parentUuid: parent,
-      ...base,
-      type,
-      message,
-      uuid,
-      timestamp: new Date(t).toISOString(),
-      ...extra,
-    });
-    lines.push(line);
-    size += line.length + 1;
-    parent = uuid;
-  };
-  const filler = 'const value = compute(input) // lorem ipsum dolor sit amet\n'.repeat(60);
-  for (let i = 0; size < bytes; i++) {
-    push('user', { role: 'user', content: `Step ${i}: please refactor module ${i} and run the tests` });
-    const id = `toolu_${i.toString(36).padStart(8, '0')}`;
-    const tools = [
-      { name: 'Bash', input: { command: `npm test -- m${i}`, description: 'Run tests', timeout: 120000 } },
-      { name: 'Read', input: { file_path: `/home/dev/app/src/m${i}.ts` } },
-      {
-        name: 'Edit',
-        input: { file_path: `/home/dev/app/src/m${i}.ts`, old_string: 'let x', new_string: 'const x' },
-      },
-    ];
-    const tool = tools[i % 3]!;
-    push('assistant', {
-      id: `msg_${i}`,
-      type: 'message',
-      role: 'assistant',
-      model: 'claude-sonnet-4-5',
-      content: [
-        {
-          type: 'thinking',
-          thinking: `Plan for step ${i}. `.repeat(20),
-          signature: 'EqQBCkgIARABGAIiQL'.repeat(8),
-        },
-        { type: 'text', text: `Working on module ${i}.` },
-        { type: 'tool_use', id, ...tool },
-      ],
-      stop_reason: 'tool_use',
-      stop_sequence: null,
-      usage: {
-        input_tokens: 1200,
-        output_tokens: 300,
-        cache_read_input_tokens: 9000,
-        cache_creation_input_tokens: 40,
-      },
-    });
-    push(
-      'user',
-      {
-        role: 'user',
-        content: [{ tool_use_id: id, type: 'tool_result', content: filler, is_error: i % 17 === 0 }],
-      },
-      { toolUseResult: { stdout: filler, stderr: '', interrupted: false } },
-    );
-  }
-  return lines.join('\n') + '\n';
+    cwd: '/home/dev/app',
+    turns: Math.max(1, Math.round(bytes / perTurn)),
+    resultLines: 60,
+    seed: 3,
+  });
 }
 
 const mb = (n: number): number => n / (1024 * 1024);

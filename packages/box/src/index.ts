@@ -29,6 +29,7 @@ export {
   type ToolCallReport,
 } from './host/turn.ts';
 export { SendReminderCounter, DEFAULT_SEND_REMINDER_EVERY } from './host/middleware/send-reminder.ts';
+export { withInjections, type InjectionConfig } from './host/middleware/injections.ts';
 export { TextOnlyGuard, type TextOnlyVerdict } from './host/middleware/text-only.ts';
 
 export {

@@ -6,3 +6,4 @@ export * from './encoding.ts';
 export * from './address.ts';
 export * from './tool.ts';
 export * from './guidance.ts';
+export * from './answers.ts';

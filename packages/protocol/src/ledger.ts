@@ -22,12 +22,12 @@ export const messageEntrySchema = z.looseObject({
   content: z.string(),
   isStreaming: z.boolean().optional(),
   clientNonce: z.string().optional(),
+  /** The message this one replies to; for an answer, the widget or secret-request send it answers (answers.ts). */
   replyTo: z.string().optional(),
-  /**
-   * The id of the send (widget or secret-request) this user message answers.
-   * The UI marks that control answered from this, so the ledger never rewrites an entry.
-   */
+  /** A widget answer: the picked options' values, one per line (the labels are in `content`; answers.ts). */
   respondedValue: z.string().optional(),
+  /** A widget answer: true when the user skipped the question. */
+  widgetSkipped: z.boolean().optional(),
   /** True for a user-role message the UI never shows (hidden prompts, injected guidance). */
   hidden: z.boolean().optional(),
 });
@@ -65,6 +65,8 @@ export const noticeEntrySchema = z.looseObject({
   ...base,
   kind: z.literal('notice'),
   text: z.string(),
+  /** sendbox: `error` when something failed (the UI shows it as an error); absent for plain notices. */
+  level: z.enum(['info', 'error']).optional(),
 });
 
 /** Private assistant text: recorded, hidden in the UI behind the thinking toggle (C1). */

@@ -11,7 +11,7 @@
 // txcript's worker threads (WORKERS) are bundled with every bundle, as files
 // next to it, where the bundled code looks for them; the bundle counts as
 // fresh only with all of them.
-import { mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import { mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
@@ -24,9 +24,32 @@ const WORKERS = {
   ),
 };
 
-/** The bundle and its workers' bundles. */
+/**
+ * The bundle is split (esbuild `splitting`): the entry file holds what
+ * start-up needs (the CLI wiring), and each command's modules, the codecs
+ * and zod sit in chunks next to it that load when a command imports them, so
+ * `--help` parses a tenth of the code. `<bundle>.files` lists every file of
+ * one build; the bundle is fresh only while all of them are there.
+ */
+const CHUNK_PREFIX = 'chunk-';
+/** Chunks of older builds are deleted once this old: a process still running one has loaded them by then. */
+const STALE_CHUNK_MS = 10 * 60 * 1000;
+
+function manifestOf(bundle) {
+  return `${bundle}.files`;
+}
+
+/** The files of the bundle's build (itself, its workers, its chunks), or undefined when unknown. */
 function outputsOf(bundle) {
-  return [bundle, ...Object.keys(WORKERS).map((name) => join(dirname(bundle), name))];
+  let names;
+  try {
+    names = readFileSync(manifestOf(bundle), 'utf8')
+      .split('\n')
+      .filter((n) => n !== '');
+  } catch {
+    return undefined;
+  }
+  return names.map((name) => join(dirname(bundle), name));
 }
 
 function newestSourceMtime(dir) {
@@ -55,7 +78,11 @@ function mtime(path) {
 }
 
 function isFresh(bundle, packages) {
-  const built = Math.min(...outputsOf(bundle).map(mtime));
+  const outputs = outputsOf(bundle);
+  if (outputs === undefined) return false;
+  const required = [bundle, ...Object.keys(WORKERS).map((name) => join(dirname(bundle), name))];
+  if (!required.every((f) => outputs.includes(f))) return false;
+  const built = Math.min(...outputs.map(mtime));
   if (built === 0) return false;
   for (const pkg of packages) {
     if (newestSourceMtime(join(packagesDir, pkg, 'src')) > built) return false;
@@ -68,15 +95,18 @@ async function build(entry, bundle) {
   const esbuild = await import('esbuild');
   const dir = dirname(bundle);
   /** [file name in `dir`, TypeScript entry] */
-  const outputs = [[basename(bundle), entry], ...Object.entries(WORKERS)];
+  const entries = [[basename(bundle), entry], ...Object.entries(WORKERS)];
   const temp = join(dir, `.build-${basename(bundle)}.${process.pid}.tmp`);
   try {
     await esbuild.build({
       // Output names without the extension, which outExtension adds.
-      entryPoints: outputs.map(([name, input]) => ({ in: input, out: basename(name, '.mjs') })),
+      entryPoints: entries.map(([name, input]) => ({ in: input, out: basename(name, '.mjs') })),
       outdir: temp,
       outExtension: { '.js': '.mjs' },
       bundle: true,
+      splitting: true,
+      // Content-hashed, so two builds never write different chunks under one name.
+      chunkNames: `${CHUNK_PREFIX}[name]-[hash]`,
       platform: 'node',
       format: 'esm',
       target: 'node20',
@@ -87,11 +117,27 @@ async function build(entry, bundle) {
       },
       logLevel: 'silent',
     });
-    // Each rename is atomic: a concurrent start sees an old file or a new one. The bundle goes
-    // last, so a new bundle always finds workers at least as new.
-    for (const [name] of outputs.reverse()) renameSync(join(temp, name), join(dir, name));
+    const built = readdirSync(temp);
+    const entryNames = new Set(entries.map(([name]) => name));
+    // Each rename is atomic: a concurrent start sees an old file or a new one. Chunks go first, the
+    // bundle last, so a new bundle always finds its chunks and workers.
+    const order = [...built.filter((n) => !entryNames.has(n)), ...entries.map(([name]) => name).reverse()];
+    for (const name of order) renameSync(join(temp, name), join(dir, name));
+    writeFileSync(join(temp, 'files'), `${order.join('\n')}\n`);
+    renameSync(join(temp, 'files'), manifestOf(bundle));
+    removeStaleChunks(dir, new Set(order));
   } finally {
     rmSync(temp, { recursive: true, force: true });
+  }
+}
+
+/** Chunks no build of this bundle lists any more, once older than STALE_CHUNK_MS. */
+function removeStaleChunks(dir, current) {
+  const now = Date.now();
+  for (const name of readdirSync(dir)) {
+    if (!name.startsWith(CHUNK_PREFIX) || current.has(name)) continue;
+    const path = join(dir, name);
+    if (now - mtime(path) > STALE_CHUNK_MS) rmSync(path, { force: true });
   }
 }
 

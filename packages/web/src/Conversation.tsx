@@ -10,7 +10,7 @@
 import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
 import { parseEntries, parseNewest, type ApiClient } from './api/client.ts';
 import { followAgentEvents, type StreamStatus } from './api/events.ts';
-import type { RosterRow, TranscriptEntry, TurnState } from './api/types.ts';
+import type { PendingInput, RosterRow, TranscriptEntry, TurnState } from './api/types.ts';
 import { Bubble } from './bubbles/Bubble.tsx';
 import { Composer } from './Composer.tsx';
 import { noPrefetch, type LedgerPrefetch } from './focused-agent.ts';
@@ -46,6 +46,8 @@ export function Conversation({
   prefetched = noPrefetch,
 }: ConversationProps) {
   const [entries, setEntries] = useState<readonly TranscriptEntry[]>([]);
+  /** Inputs the box accepted whose turn has not started: shown after the conversation, as pending. */
+  const [pending, setPending] = useState<readonly PendingInput[]>([]);
   const [loading, setLoading] = useState(true);
   const [loadError, setLoadError] = useState<string | null>(null);
   const [streamStatus, setStreamStatus] = useState<{ status: StreamStatus; detail?: string | undefined }>({
@@ -84,6 +86,7 @@ export function Conversation({
   useEffect(() => {
     const abort = new AbortController();
     setEntries([]);
+    setPending([]);
     setLoading(true);
     setLoadError(null);
     setWindowSize(FIRST_PAINT_ROWS);
@@ -122,6 +125,7 @@ export function Conversation({
           onEntry: (entry) => setEntries((current) => mergeEntries(current, [entry])),
           onState: (agentId, state) => onStateRef.current(agentId, state),
           onRoster: () => onRosterRef.current(),
+          onInbox: (_agentId, inputs) => setPending(inputs),
           onStatus: (status, detail) => setStreamStatus({ status, detail }),
         },
         abort.signal,
@@ -348,6 +352,16 @@ export function Conversation({
                   answer={answers.get(entry.id)}
                   dismissed={dismissed.has(entry.id)}
                 />
+              ))}
+              {pending.map((input) => (
+                <div
+                  key={input.nonce}
+                  className="bubble bubble-pending side-user"
+                  data-testid="pending-input"
+                >
+                  <p>{input.text}</p>
+                  <span className="pending-label">Waiting for the agent…</span>
+                </div>
               ))}
             </div>
           </div>

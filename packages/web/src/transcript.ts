@@ -2,7 +2,7 @@
  * Pure rules over a conversation's entries: merging live entries in, which entries show, what
  * bubble each one gets, and which widgets and secret requests are already answered.
  */
-import { assertNever } from '@sendbox/protocol';
+import { assertNever, questionAnswers, type AnswerableEntry } from '@sendbox/protocol';
 import type { TranscriptEntry } from './api/types.ts';
 
 /**
@@ -44,19 +44,14 @@ export function mergeEntries(
 }
 
 /**
- * The answer to each widget or secret-request send, by the send's id: the content of a later
- * user `message` whose `respondedValue` names it (ledger.ts; the ledger never rewrites the send).
+ * The answer to each widget or secret-request send, by the send's id: the content (the label the
+ * user clicked) of the user `message` that answers it (`questionAnswers`: its `replyTo`, else the
+ * latest open widget for a Grok Bot answer; the ledger never rewrites the send).
  */
 export function deriveAnswers(entries: readonly TranscriptEntry[]): ReadonlyMap<string, string> {
   const answers = new Map<string, string>();
-  for (const entry of entries) {
-    if (
-      entry.kind === 'message' &&
-      entry.respondedValue !== undefined &&
-      !answers.has(entry.respondedValue)
-    ) {
-      answers.set(entry.respondedValue, entry.content);
-    }
+  for (const [id, entry] of questionAnswers(entries as readonly AnswerableEntry[])) {
+    if ('content' in entry && typeof entry.content === 'string') answers.set(id, entry.content);
   }
   return answers;
 }
@@ -79,7 +74,9 @@ export function deriveDismissed(
       entry.kind === 'message' &&
       entry.role === 'user' &&
       !entry.hidden &&
-      entry.respondedValue === undefined
+      entry.respondedValue === undefined &&
+      entry.replyTo === undefined &&
+      entry.widgetSkipped === undefined
     ) {
       promptFollows = true;
     } else if (

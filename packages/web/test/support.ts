@@ -176,8 +176,12 @@ export interface ScriptedToolCall {
 }
 
 /** One model step: some tool calls (run in order by the runtime), or plain text. */
-export type ScriptedReply =
-  { toolCall: ScriptedToolCall } | { toolCalls: ScriptedToolCall[] } | { text: string };
+export type ScriptedReply = (
+  { toolCall: ScriptedToolCall } | { toolCalls: ScriptedToolCall[] } | { text: string }
+) & {
+  /** Answer only once this settles (a model that takes its time, for as long as the test needs). */
+  after?: Promise<unknown>;
+};
 
 export interface ModelServer {
   baseURL: string;
@@ -218,17 +222,20 @@ export async function startModelServer(options: { keepRequests?: boolean } = {})
                 function: { name: call.name, arguments: JSON.stringify(call.arguments) },
               })),
             };
-      res.writeHead(200, { 'Content-Type': 'application/json' });
-      res.end(
-        JSON.stringify({
-          id: `chatcmpl-${calls}`,
-          object: 'chat.completion',
-          created: 0,
-          model: 'local',
-          choices: [{ index: 0, message, finish_reason: 'text' in next ? 'stop' : 'tool_calls' }],
-          usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
-        }),
-      );
+      const body = JSON.stringify({
+        id: `chatcmpl-${calls}`,
+        object: 'chat.completion',
+        created: 0,
+        model: 'local',
+        choices: [{ index: 0, message, finish_reason: 'text' in next ? 'stop' : 'tool_calls' }],
+        usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+      });
+      const answer = (): void => {
+        res.writeHead(200, { 'Content-Type': 'application/json' });
+        res.end(body);
+      };
+      if (next.after) void next.after.then(answer, answer);
+      else answer();
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -487,6 +487,42 @@ describe('web UI with a model', () => {
     expect(problems).toEqual([]);
   });
 
+  it('shows a prompt queued behind a running turn at once as pending, until its turn starts', async ({
+    task,
+  }) => {
+    const { page, problems } = await openPage(context, gateway.url);
+    await page.getByTestId('new-agent').click();
+    await page.getByTestId('new-agent-name').fill('Queue');
+    await page.keyboard.press('Enter');
+    // The new agent's conversation, not the one open before it.
+    await page.getByRole('heading', { name: 'Queue' }).waitFor();
+    const input = page.getByTestId('composer-input');
+    await expect.poll(() => input.isEnabled()).toBe(true);
+    let answerFirst = (): void => undefined;
+    const firstAnswered = new Promise<void>((resolve) => (answerFirst = resolve));
+    model.reply(
+      { ...send({ type: 'text', content: 'first answer' }), after: firstAnswered },
+      { text: 'done' },
+      send({ type: 'text', content: 'second answer' }),
+      { text: 'done' },
+    );
+    await input.fill('the first question');
+    await page.keyboard.press('Enter');
+    await page.locator('[data-kind="message"]', { hasText: 'the first question' }).waitFor();
+    await input.fill('the queued question');
+    await page.keyboard.press('Enter');
+    const pending = page.getByTestId('pending-input');
+    await pending.waitFor();
+    expect(await pending.textContent()).toContain('the queued question');
+    await saveScreenshot(page, task.name);
+    answerFirst();
+    // Its turn starts: the pending bubble gives way to the user message, and the answer follows.
+    await page.locator('.bubble', { hasText: 'second answer' }).waitFor({ timeout: 20_000 });
+    expect(await page.getByTestId('pending-input').count()).toBe(0);
+    await page.locator('[data-kind="message"]', { hasText: 'the queued question' }).waitFor();
+    expect(problems).toEqual([]);
+  });
+
   it('uploads a file from the composer and shows it as a file card', async ({ task }) => {
     const { page, problems } = await openPage(context, gateway.url);
     await page.waitForSelector('[data-testid="agent-row"]');

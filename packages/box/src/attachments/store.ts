@@ -46,6 +46,8 @@ export interface StoredFile {
   created: boolean;
 }
 
+const INGEST_TEMP_PREFIX = '.ingest-';
+
 export class AttachmentTooLargeError extends Error {
   constructor(
     readonly fileName: string,
@@ -221,7 +223,21 @@ export class AttachmentStore {
   }
 
   private tempPath(): string {
-    return path.join(this.dir, `.ingest-${randomBytes(8).toString('hex')}.tmp`);
+    return path.join(this.dir, `${INGEST_TEMP_PREFIX}${randomBytes(8).toString('hex')}.tmp`);
+  }
+
+  /** Removes the temp files an ingest that never finished left (the box was killed mid-copy); run on start. */
+  async removeTemps(): Promise<void> {
+    let names: string[];
+    try {
+      names = await readdir(this.dir);
+    } catch {
+      return;
+    }
+    for (const name of names) {
+      if (name.startsWith(INGEST_TEMP_PREFIX) && name.endsWith('.tmp'))
+        await rm(path.join(this.dir, name), { force: true });
+    }
   }
 
   /** True when a stored file has exactly this size (it may be the same file). */

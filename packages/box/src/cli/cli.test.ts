@@ -285,3 +285,34 @@ describe('sendbox serve with an OpenAI-compatible model', () => {
     }
   });
 });
+
+describe('one box per data dir', () => {
+  it('refuses a second serve on the same data dir (exit 1, naming the first), and the first serves on', async () => {
+    const lockHome = await fs.promises.mkdtemp(path.join(os.tmpdir(), 'sendbox-cli-lock-'));
+    const first = run(['serve', '--port', '0', '--no-build'], modelFreeEnv(lockHome));
+    try {
+      const at = (await waitFor(first.stdout, /running at (http:\/\/127\.0\.0\.1:\d+\/)/, first.exited))[1]!;
+      const descriptorFile = path.join(lockHome, 'agent-data', 'gateway.json');
+      const descriptor = fs.readFileSync(descriptorFile, 'utf8');
+      const second = run(['serve', '--port', '0', '--no-build'], modelFreeEnv(lockHome));
+      expect(await second.exited).toBe(1);
+      expect(second.stderr()).toContain(`PID ${first.child.pid}, serving ${at}`);
+      expect(second.stdout()).not.toContain('sendbox is running');
+      // The first box's descriptor is untouched and it still answers.
+      expect(fs.readFileSync(descriptorFile, 'utf8')).toBe(descriptor);
+      const { token } = JSON.parse(descriptor) as { token: string };
+      expect(await callAt(at, token, 'listAgents')).toEqual(expect.any(Array));
+
+      // A box killed outright leaves its lock to the next one.
+      first.child.kill('SIGKILL');
+      await first.exited;
+      const third = run(['serve', '--port', '0', '--no-build'], modelFreeEnv(lockHome));
+      await waitFor(third.stdout, /sendbox is running at/, third.exited);
+      third.child.kill('SIGTERM');
+      expect(await third.exited).toBe(0);
+    } finally {
+      if (first.child.exitCode === null) first.child.kill('SIGKILL');
+      await fs.promises.rm(lockHome, { recursive: true, force: true });
+    }
+  }, 60_000);
+});

@@ -66,9 +66,7 @@ describe('the demo agent', () => {
     expect(withImages).toHaveLength(1);
     // The widget was answered, so its answer is in the ledger too.
     const widget = sends('widget')[0]!;
-    expect(entries.some((entry) => entry.kind === 'message' && entry.respondedValue === widget.id)).toBe(
-      true,
-    );
+    expect(entries.some((entry) => entry.kind === 'message' && entry.replyTo === widget.id)).toBe(true);
   });
 
   it('attaches a real PDF from the attachment store', async () => {

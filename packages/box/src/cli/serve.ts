@@ -1,5 +1,5 @@
 /**
- * `sendbox serve`: build the UI if needed, open the host on the data dir,
+ * `sendbox serve`: take the data dir's lock (one box per data dir), build the UI if needed, open the host on the data dir,
  * start the gateway, say where it is and which model runs (or how to set one
  * up), and shut down cleanly on SIGINT/SIGTERM.
  */
@@ -10,6 +10,7 @@ import pc from 'picocolors';
 import { agentFiles, boxAgentFolders, startGateway } from '../gateway/index.ts';
 import type { RunningGateway } from '../gateway/index.ts';
 import type { AgentHost } from '../host/types.ts';
+import { lockDataDir } from './data-dir-lock.ts';
 import { ensureWebBuild, WEB_DIST_DIR } from './web-build.ts';
 
 export interface ServeOptions {
@@ -60,9 +61,16 @@ export async function serve(
   terminal: Terminal,
 ): Promise<RunningBox> {
   const dataDir = path.resolve(options.dataDir);
-  if (options.build) await ensureWebBuild((line) => terminal.err(pc.dim(line)));
-
-  const host = await openHost(dataDir, { unsafeHostTools: options.unsafeHostTools ?? false });
+  // Before anything touches the data dir: a second box must not recover, write or serve it.
+  const lock = await lockDataDir(dataDir);
+  let host: AgentHost;
+  try {
+    if (options.build) await ensureWebBuild((line) => terminal.err(pc.dim(line)));
+    host = await openHost(dataDir, { unsafeHostTools: options.unsafeHostTools ?? false });
+  } catch (error) {
+    lock.release();
+    throw error;
+  }
   let gateway: RunningGateway;
   try {
     gateway = await startGateway({
@@ -78,8 +86,11 @@ export async function serve(
     });
   } catch (error) {
     await host.close();
+    lock.release();
     throw error;
   }
+  // Informational (a second box names this address); a failure to write it does not stop the box.
+  await lock.announce(gateway.url).catch(() => undefined);
 
   const status = host.modelStatus();
   terminal.out(`sendbox is running at ${pc.bold(gateway.url)}`);
@@ -110,6 +121,7 @@ export async function serve(
       stopping ??= (async () => {
         await gateway.close();
         await host.close();
+        lock.release();
       })();
       return stopping;
     },

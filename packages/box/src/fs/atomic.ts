@@ -4,7 +4,7 @@
  * file or the new one, never a torn one.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdir, open, rename, rm } from 'node:fs/promises';
+import { mkdir, open, readdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 
 export async function writeFileAtomic(
@@ -28,6 +28,20 @@ export async function writeFileAtomic(
     throw error;
   }
   await syncDir(dir);
+}
+
+/** `.<name>.<12 hex>.tmp`: the temp file name `writeFileAtomic` uses. */
+const TEMP_NAME = /^\..+\.[0-9a-f]{12}\.tmp$/;
+
+/** Removes temp files of atomic writes a killed process never renamed (in `dir`, not below). */
+export async function removeAtomicTemps(dir: string): Promise<void> {
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch {
+    return;
+  }
+  for (const name of names) if (TEMP_NAME.test(name)) await rm(path.join(dir, name), { force: true });
 }
 
 export async function syncDir(dir: string): Promise<void> {

@@ -7,9 +7,9 @@
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { z } from 'zod';
-import { HostError } from '../host/types.ts';
+import { HostError, StoreWriteError } from '../host/types.ts';
 
-export type GatewayStatus = 400 | 401 | 403 | 404 | 405 | 409 | 413 | 415 | 423 | 500 | 502 | 503 | 504;
+export type GatewayStatus = 400 | 401 | 403 | 404 | 405 | 409 | 413 | 415 | 423 | 500 | 502 | 503 | 504 | 507;
 
 export class GatewayError extends Error {
   constructor(
@@ -44,6 +44,8 @@ export function respondWithError(c: Context, error: unknown, report: (message: s
   if (error instanceof GatewayError || error instanceof HostError) {
     return errorResponse(c, error.status, error.message);
   }
+  // A full disk is the operator's to fix, not a fault of the box: 507 Insufficient Storage, saying what was not saved.
+  if (error instanceof StoreWriteError && error.diskFull) return errorResponse(c, 507, error.message);
   const detail = error instanceof Error ? (error.stack ?? error.message) : String(error);
   report(`${c.req.method} ${c.req.path} failed: ${detail}`);
   return errorResponse(

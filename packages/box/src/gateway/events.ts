@@ -7,7 +7,7 @@
  * entry committed during the backlog read is therefore in the backlog, in the
  * buffer, or both, never in neither.
  */
-import type { AgentHost, HostEvent, SequencedEntry } from '../host/types.ts';
+import type { AgentHost, HostEvent, PendingInput, SequencedEntry } from '../host/types.ts';
 
 export const PING_INTERVAL_MS = 15_000;
 /**
@@ -71,8 +71,11 @@ export async function openEventStream(
   });
 
   let backlog: SequencedEntry[];
+  /** The agent's pending inputs as the stream opens (an `inbox` event updates them). */
+  let inbox: PendingInput[] | null = null;
   try {
     backlog = agentId === null ? [] : await host.entriesAfter(agentId, request.after);
+    if (agentId !== null) inbox = await host.pendingInputs(agentId);
   } catch (error) {
     unsubscribe();
     throw error;
@@ -92,6 +95,8 @@ export async function openEventStream(
         return frame('state', { agentId: event.agentId, state: event.state });
       case 'roster':
         return frame('roster', { agentId: event.agentId, change: event.change });
+      case 'inbox':
+        return event.agentId === agentId ? frame('inbox', { agentId, pending: event.pending }) : null;
     }
   };
 
@@ -129,6 +134,7 @@ export async function openEventStream(
           lastSeq = entry.seq;
           send(entryFrame(entry));
         }
+        if (inbox !== null) send(frame('inbox', { agentId, pending: inbox }));
         // The buffer may repeat entries the backlog already held; render() drops those by seq.
         const pending = buffered ?? [];
         buffered = null;

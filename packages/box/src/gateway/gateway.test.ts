@@ -496,8 +496,7 @@ describe('widgets and secrets', () => {
     expect(twice.status).toBe(409);
     // The answer is a user message pointing at the widget.
     await stream.collect(
-      (event) =>
-        event.event === 'entry' && entryOf(event).kind === 'message' && 'respondedValue' in entryOf(event),
+      (event) => event.event === 'entry' && entryOf(event).kind === 'message' && 'replyTo' in entryOf(event),
     );
     await stream.cancel();
   });
@@ -544,8 +543,7 @@ describe('widgets and secrets', () => {
     expect(bad.status).toBe(400);
 
     const events = await stream.collect(
-      (event) =>
-        event.event === 'entry' && entryOf(event).kind === 'message' && 'respondedValue' in entryOf(event),
+      (event) => event.event === 'entry' && entryOf(event).kind === 'message' && 'replyTo' in entryOf(event),
     );
     await stream.cancel();
     const { entries } = (await box.call('openAgent', { id: agent.id })).body as { entries: SequencedEntry[] };

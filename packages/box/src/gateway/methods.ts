@@ -55,10 +55,10 @@ export const jsonMethods = {
     async ({ host }, input) => ({ agent: await host.createAgent(input) }),
   ),
   listAgents: method(empty, ({ host }) => host.listAgents()),
-  openAgent: method(
-    byId,
-    async ({ host }, { id }) => new RawJson(`{"entries":${await host.openAgentJson(id)}}`),
-  ),
+  openAgent: method(byId, async ({ host }, { id }) => {
+    const entries = await host.openAgentJson(id);
+    return new RawJson(`{"entries":${entries},"pending":${JSON.stringify(await host.pendingInputs(id))}}`);
+  }),
   deleteAgent: method(byId, async ({ host }, { id }) => {
     await host.deleteAgent(id);
     return { deleted: true };

@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
+import type { AgentHostOptions } from '../host/agent-host.ts';
 import type { AgentHost, SequencedEntry } from '../host/types.ts';
 import type { ModelProvider } from '../providers/types.ts';
 import { agentFiles, boxAgentFolders } from './files.ts';
@@ -46,12 +47,15 @@ export async function makeWebRoot(): Promise<string> {
 
 export async function startTestBox(
   model: ModelProvider,
-  options: Pick<GatewayOptions, 'imagePolicy' | 'imageLimits'> & { webRoot?: string } = {},
+  options: Pick<GatewayOptions, 'imagePolicy' | 'imageLimits'> & {
+    webRoot?: string;
+    hostOptions?: Partial<AgentHostOptions>;
+  } = {},
 ): Promise<TestBox> {
   const dataDir = await makeTempDir('sendbox-gw-');
   const ownWebRoot = options.webRoot === undefined;
   const webRoot = options.webRoot ?? (await makeWebRoot());
-  const host = await openTestHost(dataDir, model);
+  const host = await openTestHost(dataDir, model, options.hostOptions);
   const requestLog: string[] = [];
   const errorLog: string[] = [];
   const gateway = await startGateway({

@@ -10,13 +10,14 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { LedgerEntry } from '@sendbox/protocol';
 import { openLedgerForWrite } from '@sendbox/txcript';
-import { DEFAULT_MAX_ATTACHMENT_BYTES } from '../attachments/store.ts';
-import { ensurePrivateDir } from '../fs/atomic.ts';
+import { AttachmentStore, DEFAULT_MAX_ATTACHMENT_BYTES } from '../attachments/store.ts';
+import { ensurePrivateDir, removeAtomicTemps } from '../fs/atomic.ts';
 import { providerFromEnv, statusOf } from '../providers/index.ts';
 import type { ModelProvider } from '../providers/types.ts';
 import { detectConfinement, type Confinement, type ConfinementOptions } from '../sandbox/confinement.ts';
 import type { SandboxStatus } from '../sandbox/confinement.ts';
 import { EgressProxies, type EgressProxyOptions } from '../sandbox/egress-proxy.ts';
+import { removeSandboxTemps } from '../sandbox/paths.ts';
 import { loadOrCreateSecretKey } from '../secrets/store.ts';
 import { shellTool, type ShellOptions } from '../tools/shell.ts';
 import { readTool } from '../tools/read.ts';
@@ -24,6 +25,9 @@ import { writeTool } from '../tools/write.ts';
 import { updateTodosTool } from '../tools/update-todos.ts';
 import type { HostTool } from '../tools/types.ts';
 import { AgentSession, type SessionConfig } from './agent-session.ts';
+import { needsRecovery } from './inbox.ts';
+import { UPLOADS_FOLDER } from './upload-staging.ts';
+import { WritePoints } from './write-points.ts';
 import { agentPaths, agentsRoot, isSafeAgentId } from './layout.ts';
 import { DEFAULT_SEND_REMINDER_EVERY } from './middleware/send-reminder.ts';
 import { writeProfile, type Profile } from './profile.ts';
@@ -33,6 +37,7 @@ import {
   type CreateAgentInput,
   type HostEvent,
   type ModelStatus,
+  type PendingInput,
   type RosterRow,
   type SequencedEntry,
   type UploadInput,
@@ -58,6 +63,10 @@ export interface AgentHostOptions {
   sandbox?: ConfinementOptions & { confinement?: Confinement; egress?: EgressProxyOptions };
   /** Clock (epoch ms), for tests. */
   now?: () => number;
+  /** Every durable write passes one (default: from `SENDBOX_TEST_CRASH_AT_WRITE`, else counting only). */
+  writePoints?: WritePoints;
+  /** How long a full disk holds an agent's pending inputs back before the next try (default 2 s). */
+  inboxRetryMs?: number;
 }
 
 export async function createAgentHost(options: AgentHostOptions): Promise<LocalAgentHost> {
@@ -67,7 +76,9 @@ export async function createAgentHost(options: AgentHostOptions): Promise<LocalA
   await ensurePrivateDir(path.join(dataDir, 'sandboxes'));
   const key = await loadOrCreateSecretKey(dataDir);
   const confinement = options.sandbox?.confinement ?? (await detectConfinement(options.sandbox));
-  return new LocalAgentHost(dataDir, key, confinement, options);
+  const host = new LocalAgentHost(dataDir, key, confinement, options);
+  await host.recover();
+  return host;
 }
 
 export class LocalAgentHost implements AgentHost {
@@ -114,6 +125,8 @@ export class LocalAgentHost implements AgentHost {
       emit: (event) => this.emit(event),
       now: options.now ?? Date.now,
       isFocused: (id) => this.focused === id,
+      writePoints: options.writePoints ?? WritePoints.fromEnv(env),
+      inboxRetryMs: options.inboxRetryMs ?? 2000,
     };
   }
 
@@ -181,6 +194,46 @@ export class LocalAgentHost implements AgentHost {
 
   async openAgentJson(id: string): Promise<string> {
     return (await this.open(id)).entriesJson();
+  }
+
+  async pendingInputs(id: string): Promise<PendingInput[]> {
+    return (await this.existing(id)).pendingInputs();
+  }
+
+  /**
+   * What start-up owes a data dir after a crash: temp files of interrupted writes are removed, and
+   * every agent with pending inputs or a turn the box never finished is opened, which closes that
+   * turn and resumes the inputs in order (AgentSession.load). Others stay closed until asked for.
+   */
+  async recover(): Promise<void> {
+    // gateway.json and the lock's owner file are written atomically while turns may already run.
+    await removeAtomicTemps(this.dataDir);
+    let names: string[];
+    try {
+      names = await readdir(agentsRoot(this.dataDir));
+    } catch {
+      return;
+    }
+    const recovering: string[] = [];
+    await inBatches(names.filter(isSafeAgentId), RECOVERY_CONCURRENCY, async (id) => {
+      const paths = agentPaths(this.dataDir, id);
+      await removeAtomicTemps(paths.agentDir);
+      await new AttachmentStore(paths.attachments).removeTemps();
+      await removeSandboxTemps(paths.sandbox, UPLOADS_FOLDER);
+      if (needsRecovery(paths.storeDb)) recovering.push(id);
+    });
+    // Every interrupted turn is closed before any agent takes new work, so start-up is not
+    // slowed by turns of the agents recovered first.
+    const opened: AgentSession[] = [];
+    await inBatches(recovering, RECOVERY_CONCURRENCY, async (id) => {
+      try {
+        opened.push(await this.open_(id));
+      } catch {
+        // An agent whose files cannot be read is left for listAgents/openAgent to report.
+        this.sessions.delete(id);
+      }
+    });
+    for (const session of opened) session.resume();
   }
 
   async entriesAfter(id: string, afterSeq: number): Promise<SequencedEntry[]> {
@@ -339,7 +392,15 @@ export class LocalAgentHost implements AgentHost {
     this.focused = session.id;
   }
 
-  private session(id: string): Promise<AgentSession> {
+  private async session(id: string): Promise<AgentSession> {
+    const fresh = !this.sessions.has(id);
+    const session = await this.open_(id);
+    if (fresh) session.resume();
+    return session;
+  }
+
+  /** The live session, opened (files read, an interrupted turn closed) but not yet resumed when new. */
+  private open_(id: string): Promise<AgentSession> {
     if (this.closed) return Promise.reject(new Error('the agent host is closed'));
     let pending = this.sessions.get(id);
     if (!pending) {
@@ -387,6 +448,7 @@ export class LocalAgentHost implements AgentHost {
       unreadCount: unread.unreadCount,
       hasUnread: unread.unreadCount > 0 || unread.isManuallyUnread,
       awaitingUserResponse: session.awaitingUserResponse,
+      pendingInputs: session.pendingInputs().length,
       state: session.turnState,
       readOnly: session.profile.readOnly === true || !this.provider,
     };
@@ -402,6 +464,21 @@ function toolEnvironment(env: NodeJS.ProcessEnv): Record<string, string> {
   };
   if (env.TZ) out.TZ = env.TZ;
   return out;
+}
+
+/** How many agents start-up reads at once (their files are read asynchronously; SQLite calls are not). */
+const RECOVERY_CONCURRENCY = 4;
+
+async function inBatches<T>(
+  items: readonly T[],
+  size: number,
+  run: (item: T) => Promise<void>,
+): Promise<void> {
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) await run(items[next++]!);
+  };
+  await Promise.all(Array.from({ length: Math.min(size, items.length) }, worker));
 }
 
 function copyIfExists(from: string, to: string): void {

@@ -8,16 +8,8 @@
  * prompt continues the conversation.
  */
 import { mkdir, open } from 'node:fs/promises';
-import {
-  answerMessage,
-  sendMessageFeature,
-  textOnlyTurnReminder,
-  nonSendReminder,
-  userAttachmentId,
-  userMessageId,
-  type LedgerEntry,
-} from '@sendbox/protocol';
-import { grokBot, openLedgerForWrite, type LedgerRow, type LedgerWriter } from '@sendbox/txcript';
+import { sendMessageFeature, userAttachmentId } from '@sendbox/protocol';
+import { grokBot, openLedgerForWrite, type LedgerWriter } from '@sendbox/txcript';
 import { z } from 'zod';
 import { AttachmentStore } from '../attachments/store.ts';
 import { ensurePrivateDir } from '../fs/atomic.ts';
@@ -33,16 +25,26 @@ import { TranscriptWriter, type JsonlMark } from '../transcript/writer.ts';
 import { fileMark, sameFile, sameJsonl, type FileMark } from './file-mark.ts';
 import { agentPaths, type AgentPaths } from './layout.ts';
 import { LedgerView } from './ledger-view.ts';
-import { userTurnBlocks, userTurnTexts } from './middleware/guidance.ts';
+import {
+  answerNonce,
+  Inbox,
+  pendingView,
+  type InboxInput,
+  type InboxRow,
+  type PendingInput,
+} from './inbox.ts';
 import { SendReminderCounter } from './middleware/send-reminder.ts';
 import { readProfile, type Profile } from './profile.ts';
-import { envNameFor, QuestionBook, widgetAnswerText } from './question-book.ts';
+import { envNameFor, QuestionBook, widgetAnswerOf } from './question-book.ts';
 import { StoreLock } from './store-lock.ts';
 import { runTurn, type TurnTexts } from './turn.ts';
 import { turnDriver, type TurnContext } from './turn-driver.ts';
 import { TurnStateMachine } from './turn-state.ts';
-import { HostError, type HostEvent, type SequencedEntry, type TurnState } from './types.ts';
+import { repairOf } from './turn-closer.ts';
+import { HostError, StoreWriteError, type HostEvent, type SequencedEntry, type TurnState } from './types.ts';
 import { stageUpload } from './upload-staging.ts';
+import { modelTextOf, userEntryFor, userRecordTexts, type UserEntryFields } from './user-turn.ts';
+import type { WritePoints } from './write-points.ts';
 
 export { envNameFor, type Question } from './question-book.ts';
 
@@ -60,13 +62,19 @@ export interface SessionConfig {
   confinement: Confinement;
   emit(event: HostEvent): void;
   now(): number;
+  /** Every durable write passes one (crash and full-disk tests). */
+  writePoints: WritePoints;
+  /** How long a full disk holds the inbox back before the next try. */
+  inboxRetryMs: number;
   /** True when this agent is the focused one (its entries do not count as unread). */
   isFocused(id: string): boolean;
 }
 
+/** Told to the user when a turn the box was running is found without its end (a crash). */
+export const BOX_STOPPED_NOTICE =
+  'The box stopped during this turn, so the agent did not finish it. Send your message again if you still need an answer.';
+
 export const TURN_TEXTS: TurnTexts = {
-  nonSendReminder: (count) => nonSendReminder(count),
-  textOnlyReminder: textOnlyTurnReminder(),
   noReplyNotice: 'The agent stopped without sending you a reply.',
   modelFailedNotice: (message) => `The model call failed, so the agent stopped: ${message}`,
   stepLimitNotice: (steps) => `The agent was stopped after ${steps} model steps in one turn.`,
@@ -91,19 +99,27 @@ export class AgentSession implements TurnContext {
   readonly questions = new QuestionBook();
   readonly attachments: AttachmentStore;
   readonly secrets: SecretStore;
-  private readonly reminder: SendReminderCounter;
+  /** Non-send tool calls in a row before the reminder (withInjections applies it per model call). */
+  readonly sendReminderEvery: number;
   private currentScrubber: Scrubber = scrubberFor(new Map());
   writer!: TranscriptWriter;
   private ledger!: LedgerWriter;
   private history: ModelMessage[] = [];
+  private inbox!: Inbox;
   private nextTurn = 0;
   private pendingUploads: Array<{ id: string; sandboxPath: string; fileName: string }> = [];
+  /** Nonces of prompts the ledger holds (agents written before the inbox, or by another writer). */
   private readonly nonces = new Set<string>();
+  /** The turn each started input's user message opened, by nonce (from the ledger). */
+  private readonly startedTurns = new Map<string, number>();
+  /** Uploads by their client nonce: a repeated upload gets its first entry back. */
+  private readonly uploadsByNonce = new Map<string, string>();
   private queue: Promise<void> = Promise.resolve();
-  private running = 0;
+  private draining = false;
+  /** A retry of the inbox after a full disk held an input back. */
+  private retryTimer: NodeJS.Timeout | null = null;
   /** The ledger's entries in memory (see LedgerView); the last row of store.db, for the roster. */
   private readonly view = new LedgerView();
-  private lastRow: Record<string, unknown> | null = null;
   /** store.db's inode when the ledger was opened: another file in its place means a full reload. */
   private storeIno = 0;
   private profileMark: FileMark | null = null;
@@ -118,7 +134,8 @@ export class AgentSession implements TurnContext {
   ) {
     this.paths = agentPaths(config.dataDir, id);
     this.lock = new StoreLock(this.paths.storeDb);
-    this.reminder = new SendReminderCounter(config.sendReminderEvery);
+    // The counter checks the threshold (a bad one fails here, not at the first model call).
+    this.sendReminderEvery = new SendReminderCounter(config.sendReminderEvery).threshold;
     this.attachments = new AttachmentStore(this.paths.attachments, config.maxAttachmentBytes);
     this.secrets = new SecretStore(this.paths.secrets, config.secretKey, id);
     this.state = new TurnStateMachine('idle', (state) => config.emit({ type: 'state', agentId: id, state }));
@@ -156,9 +173,9 @@ export class AgentSession implements TurnContext {
     return this.config.now();
   }
 
-  /** True while a turn runs or is queued. */
+  /** True while a turn runs or inputs wait for their turn (without a model, none will run). */
   get busy(): boolean {
-    return this.running > 0;
+    return this.draining || (this.config.provider !== null && this.inbox.pending().length > 0);
   }
 
   get turnState(): TurnState {
@@ -181,7 +198,9 @@ export class AgentSession implements TurnContext {
       this.ledger,
       () => this.currentScrubber,
       (entries) => this.onEntries(entries),
+      this.config.writePoints,
     );
+    this.inbox = new Inbox(p.storeDb, this.lock, this.config.writePoints);
     this.currentScrubber = scrubberFor(await this.secrets.all());
     this.unread = unreadStateSchema.parse(this.ledger.getKv('unreadState') ?? {});
     if (this.ledger.getKv('metadata') === undefined) {
@@ -192,7 +211,41 @@ export class AgentSession implements TurnContext {
     }
     this.readLedger();
     this.deriveFromLedger();
-    await this.readHistory();
+    this.inbox.reconcile((nonce) => this.startedTurns.get(nonce));
+    const records = await this.readHistory();
+    const open = this.openTurn();
+    if (open !== null) {
+      // The box stopped during this turn (killed, or its last write failed): close it now.
+      try {
+        await this.closeTurn(open, records, BOX_STOPPED_NOTICE);
+      } catch (error) {
+        if (!(error instanceof StoreWriteError)) throw error;
+        // Still no space: the turn is closed before the next one starts.
+      }
+    }
+  }
+
+  /** Starts answering the inputs that were pending when the files were read (the host calls it after opening). */
+  resume(): void {
+    if (this.inbox.pending().length > 0) this.schedule();
+  }
+
+  /**
+   * The last turn, when it has no `turn-ended` and the box started it (its input is in the inbox:
+   * a ledger another tool wrote, such as a minted one, is not the box's to close).
+   */
+  private openTurn(): number | null {
+    const turn = this.nextTurn - 1;
+    if (turn < 0 || this.view.byId(`t${turn}e`) !== undefined) return null;
+    const user = this.view.byId(`t${turn}u`) as Record<string, unknown> | undefined;
+    if (!user) return null;
+    const nonce =
+      typeof user.clientNonce === 'string'
+        ? user.clientNonce
+        : typeof user.respondedValue === 'string'
+          ? answerNonce(user.respondedValue)
+          : null;
+    return nonce !== null && this.inbox.has(nonce) ? turn : null;
   }
 
   /** Every row of store.db into the view: the one full, validated read of a session's ledger. */
@@ -200,16 +253,18 @@ export class AgentSession implements TurnContext {
     const count = this.ledger.countEntries();
     this.view.replace(this.ledger.readLedgerEntries().rows);
     this.view.rowCount = count;
-    this.lastRow = lastRowOf(this.ledger.lastEntry());
   }
 
   /** Turn counter, nonces, questions and answers, and the state, from the ledger entries. */
   private deriveFromLedger(): void {
     this.nonces.clear();
+    this.startedTurns.clear();
+    this.uploadsByNonce.clear();
     this.questions.clear();
     this.pendingUploads = [];
     this.state.restore('idle');
     let lastUserSeq = -1;
+    let lastPromptSeq = -1;
     let maxTurn = -1;
     const rows = this.view.all();
     for (const row of rows) {
@@ -218,19 +273,33 @@ export class AgentSession implements TurnContext {
       if (turn) maxTurn = Math.max(maxTurn, Number(turn[1]));
       if (entry.kind === 'message' && entry.role === 'user') {
         lastUserSeq = row.seq;
-        if (typeof entry.clientNonce === 'string') this.nonces.add(entry.clientNonce);
-        if (typeof entry.respondedValue === 'string') this.questions.markAnswered(entry.respondedValue);
+        const turnOf = turn ? Number(turn[1]) : -1;
+        if (typeof entry.clientNonce === 'string') {
+          this.nonces.add(entry.clientNonce);
+          this.startedTurns.set(entry.clientNonce, turnOf);
+          lastPromptSeq = row.seq;
+        }
+        // The send an answer answers (older sendbox ledgers named it in respondedValue).
+        const answered = [entry.replyTo, entry.respondedValue].find((v) => typeof v === 'string');
+        if (answered !== undefined) this.startedTurns.set(answerNonce(answered), turnOf);
+      }
+      if (entry.kind === 'user-attachment' && typeof entry.clientNonce === 'string') {
+        this.uploadsByNonce.set(entry.clientNonce, row.id);
       }
       if (entry.kind === 'send-message') this.questions.noteSend(row.id, row.seq, entry.message);
     }
+    this.questions.noteAnswers(rows);
     this.nextTurn = maxTurn + 1;
     if (this.questions.awaitsAnswerAfter(lastUserSeq)) this.state.restore('awaiting-user');
-    // Uploads staged for the next turn before a restart.
-    const prefix = `t${this.nextTurn}ua`;
+    // Answers already accepted count as answered (their turn may not have started).
+    for (const row of this.inbox?.pending() ?? []) {
+      if (row.input.kind !== 'prompt') this.questions.markAnswered(row.input.messageId);
+    }
+    // Uploads staged for the next prompt before a restart: those after the last prompt (see uploadsBefore).
     for (const row of rows) {
       const entry = row as Record<string, unknown>;
       if (
-        row.id.startsWith(prefix) &&
+        row.seq > lastPromptSeq &&
         entry.kind === 'user-attachment' &&
         typeof entry.file_name === 'string'
       ) {
@@ -244,7 +313,7 @@ export class AgentSession implements TurnContext {
   }
 
   /** The model conversation from the JSONL; the writer learns the size read, to notice another writer later. */
-  private async readHistory(): Promise<void> {
+  private async readHistory(): Promise<JsonObject[]> {
     let bytes: Buffer;
     let mark: JsonlMark;
     try {
@@ -261,13 +330,14 @@ export class AgentSession implements TurnContext {
       if (!isNotFound(error)) throw error;
       this.history = [];
       this.writer.expect({ ino: null, size: 0 });
-      return;
+      return [];
     }
     const records = grokBot.text.parse(bytes.toString('utf8'), this.paths.jsonl).records;
     const objects: JsonObject[] = [];
     for (const line of records) if (line.kind === 'record') objects.push(line.json);
     this.history = historyFromRecords(objects);
     this.writer.expect(mark);
+    return objects;
   }
 
   /** Closes and re-reads every file when no turn runs. */
@@ -277,6 +347,7 @@ export class AgentSession implements TurnContext {
       this.closeFiles();
       await this.load();
     });
+    this.resume();
   }
 
   /**
@@ -299,7 +370,6 @@ export class AgentSession implements TurnContext {
       } else {
         this.view.addRows(added.rows);
         this.view.rowCount = Math.max(count, this.view.rowCount);
-        this.lastRow = lastRowOf(this.ledger.lastEntry());
       }
       ledgerChanged = true;
       // The writer that added rows may have set the unread state with them (the mint does).
@@ -329,43 +399,27 @@ export class AgentSession implements TurnContext {
   // -------------------------------------------------------------------------
   // requests
 
+  /** Accepts a prompt: committed in the inbox before this returns, answered in its turn. */
   sendPrompt(prompt: string, clientNonce: string): { accepted: true; duplicate: boolean } {
-    if (this.nonces.has(clientNonce)) return { accepted: true, duplicate: true };
+    if (this.nonces.has(clientNonce) || this.inbox.has(clientNonce))
+      return { accepted: true, duplicate: true };
     this.requireModel();
     if (prompt.trim() === '') throw new HostError('prompt is empty: type a message first', 400);
-    this.nonces.add(clientNonce);
-    this.enqueue(async (turn) => {
-      const uploads = this.takeUploads();
-      const modelText = uploads.length
-        ? `${prompt}\n\n${uploads.map((u) => `[The user attached a file: ${u.sandboxPath}]`).join('\n')}`
-        : prompt;
-      await this.startTurn(turn, modelText, {
-        id: userMessageId(turn),
-        kind: 'message',
-        role: 'user',
-        content: prompt,
-        clientNonce,
-        timestampMs: this.config.now(),
-      });
-    });
+    this.accept(clientNonce, { kind: 'prompt', prompt });
     return { accepted: true, duplicate: false };
   }
 
   answerWidget(messageId: string, answer: string | string[]): { accepted: true } {
     const question = this.questions.open(this.id, messageId, 'widget');
-    const text = widgetAnswerText(question.widget!, answer);
+    const picked = widgetAnswerOf(question.widget!, answer);
     this.requireModel();
-    this.questions.markAnswered(messageId);
-    this.enqueue(async (turn) => {
-      await this.startTurn(turn, answerMessage(messageId, question.prompt, text), {
-        id: userMessageId(turn),
-        kind: 'message',
-        role: 'user',
-        content: text,
-        respondedValue: messageId,
-        timestampMs: this.config.now(),
-      });
+    this.accept(answerNonce(messageId), {
+      kind: 'widget-answer',
+      messageId,
+      text: picked.content,
+      value: picked.respondedValue,
     });
+    this.questions.markAnswered(messageId);
     return { accepted: true };
   }
 
@@ -373,33 +427,34 @@ export class AgentSession implements TurnContext {
     const question = this.questions.open(this.id, messageId, 'secret-request');
     if (value === '') throw new HostError('the secret is empty: paste the value into the field', 400);
     const name = envNameFor(question.target!);
-    this.questions.markAnswered(messageId);
-    try {
-      await this.secrets.set(name, value);
-    } catch (error) {
-      this.questions.unmarkAnswered(messageId);
-      throw error;
-    }
+    // The secret first: an accepted answer tells the model the secret is saved.
+    await this.secrets.set(name, value);
     this.currentScrubber = scrubberFor(await this.secrets.all());
-    const modelText =
-      `The user saved the secret. Your tools receive it as the environment variable ${name} ` +
-      `(for example "$${name}" in shell). Its value is never shown to you; do not ask for it in chat.`;
-    this.enqueue(async (turn) => {
-      await this.startTurn(turn, answerMessage(messageId, question.prompt, modelText), {
-        id: userMessageId(turn),
-        kind: 'message',
-        role: 'user',
-        content: `Provided ${question.prompt}`,
-        respondedValue: messageId,
-        timestampMs: this.config.now(),
-      });
-    });
+    // The store may have answered it meanwhile (two submits at once): accepted once.
+    this.questions.open(this.id, messageId, 'secret-request');
+    this.accept(answerNonce(messageId), { kind: 'secret-answer', messageId, name, label: question.prompt });
+    this.questions.markAnswered(messageId);
     return { saved: true };
   }
 
-  /** Stages an upload (see upload-staging.ts) and records its `user-attachment` entry for the next turn. */
+  /**
+   * Stages an upload (see upload-staging.ts) and records its `user-attachment` entry for the next
+   * prompt. Idempotent per client nonce: a repeat gets the first entry back.
+   */
   async uploadFile(fileName: string, bytes: Uint8Array, clientNonce?: string): Promise<SequencedEntry> {
-    const staged = await stageUpload(this.attachments, this.paths.sandbox, fileName, bytes, this.scrubber());
+    const earlier = clientNonce === undefined ? undefined : this.uploadsByNonce.get(clientNonce);
+    if (earlier !== undefined) {
+      const entry = this.view.byId(earlier);
+      if (entry) return entry;
+    }
+    const staged = await stageUpload(
+      this.attachments,
+      this.paths.sandbox,
+      fileName,
+      bytes,
+      this.scrubber(),
+      this.config.writePoints,
+    );
     const id = userAttachmentId(this.nextTurn, this.pendingUploads.length);
     const [entry] = this.writer.appendEntries([
       {
@@ -415,8 +470,14 @@ export class AgentSession implements TurnContext {
         ...(clientNonce ? { clientNonce } : {}),
       },
     ]);
+    if (clientNonce) this.uploadsByNonce.set(clientNonce, id);
     this.pendingUploads.push({ id, fileName: staged.fileName, sandboxPath: staged.sandboxPath });
     return entry!;
+  }
+
+  /** Inputs accepted whose turn has not started, oldest first. */
+  pendingInputs(): PendingInput[] {
+    return this.inbox.pending().map(pendingView);
   }
 
   /** Marks everything read (opening the agent). */
@@ -441,20 +502,9 @@ export class AgentSession implements TurnContext {
     return this.view.byId(entryId);
   }
 
+  /** The roster's preview: the last entry a user sees (LedgerView.lastVisible). */
   lastEntry(): { kind: string; text: string } | null {
-    const e = this.lastRow;
-    if (!e) return null;
-    const text =
-      typeof e.content === 'string'
-        ? e.content
-        : typeof e.text === 'string'
-          ? e.text
-          : typeof e.file_name === 'string'
-            ? e.file_name
-            : typeof e.message === 'object' && e.message !== null
-              ? summaryOf(e.message as Record<string, unknown>)
-              : '';
-    return { kind: String(e.kind), text };
+    return this.view.lastVisible();
   }
 
   get awaitingUserResponse(): boolean {
@@ -476,8 +526,11 @@ export class AgentSession implements TurnContext {
   }
 
   private closeFiles(): void {
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.retryTimer = null;
     this.lock.release();
     this.writer?.close();
+    this.inbox?.close();
     this.ledger?.close();
   }
 
@@ -495,61 +548,139 @@ export class AgentSession implements TurnContext {
       throw new HostError(`agent ${this.id} is read-only and cannot be prompted`, 403);
   }
 
-  private takeUploads(): Array<{ sandboxPath: string }> {
-    const taken = this.pendingUploads;
-    this.pendingUploads = [];
-    return taken;
+  /** Commits an input (a full disk: StoreWriteError, nothing accepted) and lets the queue take it. */
+  private accept(nonce: string, input: InboxInput): void {
+    this.inbox.accept(nonce, input, this.config.now());
+    this.emitPending();
+    this.schedule();
   }
 
-  /** Queues a turn; the turn number is assigned when it starts, in queue order. */
-  private enqueue(start: (turn: number) => Promise<void>): void {
-    this.running += 1;
+  private emitPending(): void {
+    this.config.emit({ type: 'inbox', agentId: this.id, pending: this.pendingInputs() });
+  }
+
+  /** Runs the inbox's inputs in order, one turn each, unless a run is on already. */
+  private schedule(): void {
+    if (this.draining || !this.config.provider) return;
+    this.draining = true;
     this.queue = this.queue
-      .then(async () => {
-        await this.refreshing;
-        const turn = this.nextTurn;
-        this.nextTurn += 1;
-        await start(turn);
-      })
-      .catch((error: unknown) => {
-        // A turn never takes the agent down: the failure is told to the user as a notice.
-        try {
-          this.writer.appendEntries([
-            {
-              id: `t${this.nextTurn - 1}x`,
-              kind: 'notice',
-              text: `The turn failed: ${(error as Error).message}`,
-              timestampMs: this.config.now(),
-            },
-          ]);
-        } catch {
-          // The ledger itself is failing; nothing more can be recorded.
-        }
-        if (this.state.state === 'working') this.state.to('idle');
-      })
+      .then(() => this.drain())
+      .catch(() => undefined)
       .finally(() => {
-        this.running -= 1;
+        this.draining = false;
         this.config.emit({ type: 'roster', agentId: this.id, change: 'updated' });
       });
   }
 
-  /** Records the user message (JSONL with guidance, ledger entry) and runs the model, if there is one. */
-  private async startTurn(turn: number, modelText: string, entry: LedgerEntry): Promise<void> {
+  private async drain(): Promise<void> {
     const provider = this.config.provider;
-    this.state.startTurn();
-    const texts = userTurnTexts(userTurnBlocks(turn, modelText, this.feature.guidance));
-    this.writer.appendRecords([
-      { role: 'user', blocks: texts.map((text) => ({ type: 'text' as const, text })) },
-    ]);
-    this.writer.appendEntries([entry]);
-    this.history.push({ role: 'user', content: texts.map((text) => ({ type: 'text' as const, text })) });
-    if (!provider) {
-      this.state.endTurn();
-      return;
+    if (!provider) return;
+    for (;;) {
+      await this.refreshing;
+      const row = this.inbox.pending()[0];
+      if (!row) return;
+      try {
+        const open = this.openTurn();
+        if (open !== null) await this.closeTurn(open, await this.readHistory(), BOX_STOPPED_NOTICE);
+        await this.runInput(row, provider);
+      } catch (error) {
+        if (!(error instanceof StoreWriteError)) throw error;
+        // The input stays pending (its user message did not commit): try again shortly.
+        this.retryLater();
+        return;
+      }
     }
-    await runTurn(this.history, turnDriver(this, turn, provider), this.state, this.reminder, {
-      maxSteps: this.config.maxStepsPerTurn,
-      texts: TURN_TEXTS,
+  }
+
+  private retryLater(): void {
+    if (this.retryTimer) return;
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = null;
+      this.schedule();
+    }, this.config.inboxRetryMs);
+    this.retryTimer.unref();
+  }
+
+  /**
+   * One input's turn. Write order (docs/runtime.md, "Invariants"): the user message commits in the
+   * ledger first (the input is started), then the JSONL record the model reads. A write failing
+   * after that ends the turn at once with a notice and rebuilds the model history from the files.
+   */
+  private async runInput(row: InboxRow, provider: ModelProvider): Promise<void> {
+    const turn = this.nextTurn;
+    const entry = userEntryFor(turn, row.nonce, row.input, this.config.now());
+    const uploads = row.input.kind === 'prompt' ? this.pendingUploads.map((u) => u.sandboxPath) : [];
+    const modelText = modelTextOf(entry as UserEntryFields, uploads, this.questions);
+    this.writer.appendEntries([entry]);
+    this.nextTurn += 1;
+    this.startedTurns.set(row.nonce, turn);
+    this.inbox.markStarted(row.nonce, turn);
+    if (row.input.kind === 'prompt') this.pendingUploads = [];
+    this.emitPending();
+    this.state.startTurn();
+    try {
+      const texts = userRecordTexts(turn, modelText);
+      this.writer.appendRecords([
+        { role: 'user', blocks: texts.map((text) => ({ type: 'text' as const, text })) },
+      ]);
+      this.history.push({ role: 'user', content: texts.map((text) => ({ type: 'text' as const, text })) });
+      await runTurn(this.history, turnDriver(this, turn, provider), this.state, {
+        maxSteps: this.config.maxStepsPerTurn,
+        texts: TURN_TEXTS,
+      });
+    } catch (error) {
+      // A turn never takes the agent down: it is closed with a notice saying why.
+      this.state.endTurn();
+      const notice =
+        error instanceof StoreWriteError
+          ? `The box could not save this turn, so it was stopped: ${error.message}.`
+          : `The turn failed: ${(error as Error).message}`;
+      try {
+        await this.closeTurn(turn, await this.readHistory(), notice);
+      } catch (closing) {
+        if (!(closing instanceof StoreWriteError)) throw closing;
+        // No space yet: the turn stays open and is closed before the next one (or on the next start).
+      }
+    }
+  }
+
+  /** Closes turn `turn` (see turn-closer.ts): the JSONL gets what it lacks, the ledger a notice and `turn-ended`. */
+  private async closeTurn(turn: number, records: JsonObject[], notice: string): Promise<void> {
+    const user = this.view.byId(`t${turn}u`) as (Record<string, unknown> & UserEntryFields) | undefined;
+    const repair = repairOf(turn, records, this.view.all(), () =>
+      userRecordTexts(
+        turn,
+        modelTextOf(
+          user ?? { content: '' },
+          this.uploadsBefore(user?.seq as number | undefined),
+          this.questions,
+        ),
+      ),
+    );
+    this.writer.appendRecords(repair.records);
+    const now = this.config.now();
+    const notices = this.view.all().filter((row) => row.id.startsWith(`t${turn}n`)).length;
+    this.writer.appendEntries([
+      { id: `t${turn}n${notices}`, kind: 'notice', level: 'error', text: notice, timestampMs: now },
+      { id: `t${turn}e`, kind: 'turn-ended', timestampMs: now },
+    ]);
+    if (this.state.state === 'working') this.state.endTurn();
+    if (repair.records.length > 0) await this.readHistory();
+  }
+
+  /** The sandbox paths of the uploads a prompt at `seq` listed: those after the prompt before it. */
+  private uploadsBefore(seq: number | undefined): string[] {
+    if (seq === undefined) return [];
+    const rows = this.view.all();
+    let from = -1;
+    for (const row of rows) {
+      const entry = row as Record<string, unknown>;
+      if (row.seq < seq && entry.kind === 'message' && typeof entry.clientNonce === 'string') from = row.seq;
+    }
+    return rows.flatMap((row) => {
+      const entry = row as Record<string, unknown>;
+      if (row.seq <= from || row.seq >= seq || entry.kind !== 'user-attachment') return [];
+      return [typeof entry.sandbox_path === 'string' ? entry.sandbox_path : String(entry.file_name)];
     });
   }
 
@@ -563,31 +694,15 @@ export class AgentSession implements TurnContext {
       ...(this.config.isFocused(this.id) ? { lastViewedAt: now } : {}),
     };
     // Persisted once per turn (and on open and upload), not per entry: one commit per send, not two.
+    // A view of the entries: when it cannot be saved (a full disk) the entries still stand.
     if (entries.some((entry) => entry.kind === 'turn-ended' || entry.kind === 'user-attachment')) {
-      this.ledger.setKv('unreadState', this.unread);
+      try {
+        this.ledger.setKv('unreadState', this.unread);
+      } catch {
+        // Saved again with the next turn's end.
+      }
     }
     this.view.addOwn(entries);
-    const last = entries.at(-1);
-    if (last) this.lastRow = last;
     for (const entry of entries) this.config.emit({ type: 'entry', agentId: this.id, entry });
   }
-}
-
-/** The last row of store.db if it parses (a row readers skip leaves the roster without a last entry). */
-function lastRowOf(row: LedgerRow | undefined): Record<string, unknown> | null {
-  return row ? row.entry : null;
-}
-
-function summaryOf(message: Record<string, unknown>): string {
-  if (typeof message.content === 'string') return message.content;
-  if (typeof message.file_name === 'string') return message.file_name;
-  if (typeof message.url === 'string') return message.url;
-  if (isObject(message.widget) && typeof message.widget.prompt === 'string') return message.widget.prompt;
-  if (isObject(message.secretRequest) && typeof message.secretRequest.label === 'string')
-    return message.secretRequest.label;
-  return typeof message.type === 'string' ? message.type : '';
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

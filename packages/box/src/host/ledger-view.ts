@@ -8,6 +8,10 @@
  * here instead of re-reading and re-validating every row.
  *
  * The entries are shared with every caller: treat them as read-only.
+ *
+ * It also keeps the roster's preview (`lastVisible`): the last entry a user
+ * sees — a send, a visible message, an attachment, a notice — never a turn
+ * end, a tool call or private thinking.
  */
 import type { LedgerRow } from '@sendbox/txcript';
 import type { SequencedEntry } from './types.ts';
@@ -23,6 +27,7 @@ export class LedgerView {
   /** `JSON.stringify` of the first `jsonCount` entries: appended to, never rebuilt, while the ledger grows. */
   private jsonText = '[]';
   private jsonCount = 0;
+  private preview: SequencedEntry | undefined;
 
   /** Starts over from a full read of store.db (valid rows, seq order). The caller sets `rowCount`. */
   replace(rows: readonly LedgerRow[]): void {
@@ -30,6 +35,7 @@ export class LedgerView {
     this.ids.clear();
     this.jsonText = '[]';
     this.jsonCount = 0;
+    this.preview = undefined;
     this.addRows(rows);
   }
 
@@ -85,6 +91,13 @@ export class LedgerView {
     return this.jsonText;
   }
 
+  /** The roster's `lastEntry`: kind and text of the last entry a user sees, or null when there is none. */
+  lastVisible(): { kind: string; text: string } | null {
+    const entry = this.preview;
+    if (entry === undefined) return null;
+    return { kind: entry.kind, text: previewText(entry) };
+  }
+
   /** The first entry with this id (ids are unique in the canonical DDL). */
   byId(id: string): SequencedEntry | undefined {
     return this.ids.get(id);
@@ -96,6 +109,43 @@ export class LedgerView {
       if (entry.seq <= this.lastSeq) continue;
       this.list.push(entry);
       if (!this.ids.has(entry.id)) this.ids.set(entry.id, entry);
+      if (isSeen(entry)) this.preview = entry;
     }
   }
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Whether a user sees this entry as a bubble (thinking is behind a toggle, turn ends and tool calls are not bubbles). */
+function isSeen(entry: Record<string, unknown>): boolean {
+  if (entry.branched === true || entry.branched === 1) return false;
+  switch (entry.kind) {
+    case 'send-message':
+    case 'notice':
+    case 'user-attachment':
+      return true;
+    case 'message':
+      return entry.hidden !== true && typeof entry.content === 'string' && entry.content !== '';
+    default:
+      return false;
+  }
+}
+
+/** The preview line of a seen entry. */
+function previewText(entry: Record<string, unknown>): string {
+  if (typeof entry.content === 'string') return entry.content;
+  if (typeof entry.text === 'string') return entry.text;
+  if (typeof entry.file_name === 'string') return entry.file_name;
+  const message = entry.message;
+  if (!isObject(message)) return '';
+  if (typeof message.content === 'string') return message.content;
+  if (typeof message.file_name === 'string') return message.file_name;
+  if (typeof message.url === 'string') return message.url;
+  if (isObject(message.widget) && typeof message.widget.prompt === 'string') return message.widget.prompt;
+  if (isObject(message.secretRequest) && typeof message.secretRequest.label === 'string')
+    return message.secretRequest.label;
+  if (typeof message.title === 'string') return message.title;
+  return typeof message.type === 'string' ? message.type : '';
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { envNameFor, QuestionBook, widgetAnswerText } from './question-book.ts';
+import { envNameFor, QuestionBook, widgetAnswerOf } from './question-book.ts';
 import { HostError } from './types.ts';
 
 const widget = {
@@ -30,13 +30,37 @@ describe('the question book', () => {
     expect(book.awaitsAnswerAfter(4)).toBe(false);
   });
 
-  it('reads a widget answer as the values the model sees, and refuses what the widget does not take', () => {
-    expect(widgetAnswerText(widget, 'Red')).toBe('r');
-    expect(widgetAnswerText(widget, ['Blue'])).toBe('Blue');
-    expect(() => widgetAnswerText(widget, ['Red', 'Blue'])).toThrow(/one answer/);
-    expect(() => widgetAnswerText(widget, 'Green')).toThrow(/not one of the options/);
-    expect(widgetAnswerText({ ...widget, allowCustom: true }, 'Green')).toBe('Green');
-    expect(() => widgetAnswerText(widget, ' ')).toThrow(/empty/);
+  it('reads a widget answer as Grok Bot stores it (label and value), and refuses what the widget does not take with a 400', () => {
+    expect(widgetAnswerOf(widget, 'Red')).toEqual({ content: 'Red', respondedValue: 'r' });
+    expect(widgetAnswerOf(widget, ['Blue'])).toEqual({ content: 'Blue', respondedValue: 'Blue' });
+    expect(() => widgetAnswerOf(widget, ['Red', 'Blue'])).toThrow(/one answer/);
+    const error = (() => {
+      try {
+        widgetAnswerOf(widget, 'Green');
+      } catch (e) {
+        return e;
+      }
+      return undefined;
+    })();
+    expect(error).toBeInstanceOf(HostError);
+    expect((error as HostError).status).toBe(400);
+    expect(widgetAnswerOf({ ...widget, allowCustom: true }, 'Green')).toEqual({
+      content: 'Green',
+      respondedValue: 'Green',
+    });
+  });
+
+  it('marks answered what a user message answers: replyTo, a Grok Bot answer, an older respondedValue id', () => {
+    const book = new QuestionBook();
+    book.noteSend('t0s0', 1, { type: 'widget', widget });
+    book.noteSend('t0s1', 2, { type: 'widget', widget });
+    book.noteAnswers([
+      { id: 't0s0', kind: 'send-message', message: { type: 'widget' } },
+      { id: 't0s1', kind: 'send-message', message: { type: 'widget' } },
+      { id: 't1u', kind: 'message', role: 'user', content: 'Red', respondedValue: 'r', widgetSkipped: false },
+    ]);
+    expect(() => book.open('a', 't0s1', 'widget')).toThrow(/already answered/);
+    expect(book.open('a', 't0s0', 'widget').id).toBe('t0s0');
   });
 
   it('names the environment variable of a secret target', () => {

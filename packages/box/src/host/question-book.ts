@@ -1,10 +1,19 @@
 /**
  * The question book: the widgets and secret-requests an agent has delivered,
  * and which of them the user has answered. Everything in it is derived from
- * the ledger (a `send-message` entry asks, a user `message` with
- * `respondedValue` answers), so a restart finds the same open questions.
+ * the ledger (a `send-message` entry asks, a user `message` answers it:
+ * `questionAnswers` in protocol/answers.ts), so a restart finds the same
+ * open questions.
  */
-import type { SecretTarget, Widget } from '@sendbox/protocol';
+import {
+  questionAnswers,
+  widgetAnswer,
+  WidgetAnswerError,
+  type AnswerableEntry,
+  type SecretTarget,
+  type Widget,
+  type WidgetAnswer,
+} from '@sendbox/protocol';
 import { HostError } from './types.ts';
 
 /** A widget or secret-request the user can answer, from its `send-message` entry. */
@@ -31,6 +40,15 @@ export class QuestionBook {
     const question = questionOf(id, seq, message);
     if (question) this.questions.set(question.id, question);
     return question;
+  }
+
+  get(id: string): Question | undefined {
+    return this.questions.get(id);
+  }
+
+  /** Marks answered every question a user message of `entries` answers. */
+  noteAnswers(entries: readonly object[]): void {
+    for (const id of questionAnswers(entries as readonly AnswerableEntry[]).keys()) this.answered.add(id);
   }
 
   markAnswered(id: string): void {
@@ -75,26 +93,14 @@ function questionOf(id: string, seq: number, message: unknown): Question | null 
   return null;
 }
 
-/** The answer as the model reads it: a pick's value (its label when it has none), several picks one per line. */
-export function widgetAnswerText(widget: Widget, answer: string | string[]): string {
-  const picks = (Array.isArray(answer) ? answer : [answer]).map((a) => a.trim()).filter((a) => a !== '');
-  if (picks.length === 0) throw new HostError('the answer is empty: pick an option', 400);
-  if (picks.length > 1 && !widget.multiSelect) {
-    throw new HostError('this question takes one answer; it does not allow several picks', 400);
+/** The answer to a widget in Grok Bot's shape (labels and values, protocol/answers.ts), or a 400 saying why it does not fit. */
+export function widgetAnswerOf(widget: Widget, answer: string | string[]): WidgetAnswer {
+  try {
+    return widgetAnswer(widget, answer);
+  } catch (error) {
+    if (error instanceof WidgetAnswerError) throw new HostError(error.message, 400);
+    throw error;
   }
-  const values = new Map(widget.options.map((o) => [o.label, o.value ?? o.label]));
-  for (const option of widget.options) values.set(option.value ?? option.label, option.value ?? option.label);
-  return picks
-    .map((pick) => {
-      const value = values.get(pick);
-      if (value !== undefined) return value;
-      if (widget.allowCustom) return pick;
-      throw new HostError(
-        `"${pick}" is not one of the options (${widget.options.map((o) => o.label).join(', ')}) and this question takes no custom answer`,
-        400,
-      );
-    })
-    .join('\n');
 }
 
 /** The environment variable a secret target fills. */

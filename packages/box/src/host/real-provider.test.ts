@@ -41,6 +41,9 @@ describe('host + OpenAI-compatible provider', () => {
     const toolMessage = second.at(-1)!;
     expect(toolMessage).toMatchObject({ role: 'tool', tool_call_id: 'c1' });
     expect(toolMessage.content).toContain('not valid JSON');
+    // The JSONL keeps what the model wrote, so the malformed call can be read later.
+    const records = await fx.records();
+    expect(JSON.stringify(records[1])).toContain(JSON.stringify('{"type":"text","content":"Hi'));
     const third = server.requests[2]!.body.messages as Array<{ role: string; content: string }>;
     expect(third.at(-1)!.content).toBe('Message sent to user. (id: t0s0)');
     const entries = await fx.entries();
@@ -58,6 +61,50 @@ describe('host + OpenAI-compatible provider', () => {
     const first = server.requests[0]!.body.messages as Array<{ role: string; content: unknown }>;
     expect(JSON.stringify(first[0])).not.toContain('system_reminder');
     expect(JSON.stringify(first.at(-1))).toContain('<system_reminder>');
+  });
+
+  it('tells the model which tools it has when it calls one that does not exist', async () => {
+    server.reply(
+      {
+        kind: 'message',
+        toolCalls: [{ id: 'c1', name: 'browse', arguments: '{"url":"https://example.com"}' }],
+      },
+      {
+        kind: 'message',
+        toolCalls: [{ id: 'c2', name: 'send_message', arguments: '{"type":"text","content":"ok"}' }],
+      },
+      { kind: 'message', content: 'done' },
+    );
+    fx = await hostFixture([], { provider: provider() });
+    await fx.prompt('hello');
+    const second = server.requests[1]!.body.messages as Array<{ role: string; content: string }>;
+    expect(second.at(-1)!.content).toBe(
+      'There is no tool named browse. Your tools are: send_message, shell, read, write, update_todos.',
+    );
+    expect(JSON.stringify((await fx.records())[1])).toContain('"url":"https://example.com"');
+  });
+
+  it('names the HTTP status, the rate limit and its retry time when the step timeout cuts the wait for a retry', async () => {
+    server.reply({
+      kind: 'status',
+      status: 429,
+      body: { error: { message: 'slow down' } },
+      headers: { 'retry-after': '5' },
+    });
+    fx = await hostFixture([], {
+      provider: openAiCompatibleProvider({
+        baseURL: server.baseURL,
+        model: 'local',
+        timeoutMs: 400,
+        maxRetries: 2,
+      }),
+    });
+    await fx.prompt('one');
+    const notice = (await fx.entries()).find((e) => e.kind === 'notice') as { text: string; level?: string };
+    expect(notice.level).toBe('error');
+    expect(notice.text).not.toMatch(/Delay was aborted/);
+    expect(notice.text).toMatch(/step timeout of 400 ms/);
+    expect(notice.text).toMatch(/HTTP 429, rate limited: the provider asks to retry after 5 s/);
   });
 
   it('records a notice on an HTTP 500 and on a timeout, and stays usable', async () => {

@@ -20,6 +20,7 @@ import {
   type ToolOutcome,
 } from '../tools/types.ts';
 import { modelOutputFor } from '../transcript/model-view.ts';
+import { withInjections } from './middleware/injections.ts';
 import type { TranscriptBlock, TranscriptWriter } from '../transcript/writer.ts';
 import type { AgentPaths } from './layout.ts';
 import type { Profile } from './profile.ts';
@@ -40,6 +41,8 @@ export interface TurnContext {
   readonly secrets: SecretStore;
   readonly state: TurnStateMachine;
   readonly questions: QuestionBook;
+  /** Non-send tool calls in a row before the reminder the model reads (withInjections). */
+  readonly sendReminderEvery: number;
   scrubber(): Scrubber;
   /** Hosts the agent's commands may reach (the profile's sandbox.allowDomains, as it is now). */
   allowDomains(): Promise<readonly string[]>;
@@ -61,7 +64,16 @@ export function turnDriver(ctx: TurnContext, turn: number, provider: ModelProvid
     writer.appendRecords([{ role: 'tool', blocks: [{ type: 'tool_result', name, result }] }]);
   };
   return {
-    step: (messages) => provider.step({ system, messages, tools: specs }),
+    // Guidance and reminders are what the model reads, never what the transcript holds.
+    step: (messages) =>
+      provider.step({
+        system,
+        messages: withInjections(messages, {
+          guidance: ctx.feature.guidance,
+          sendReminderEvery: ctx.sendReminderEvery,
+        }),
+        tools: specs,
+      }),
     recordAssistant: (step: ModelStepResult) => {
       const blocks: TranscriptBlock[] = [];
       if (step.reasoning) blocks.push({ type: 'thinking', thinking: step.reasoning });
@@ -80,11 +92,13 @@ export function turnDriver(ctx: TurnContext, turn: number, provider: ModelProvid
       }
     },
     runToolCall: async (call: ModelToolCall): Promise<ToolCallReport> => {
-      if (call.parseError !== undefined) {
+      const tool = tools.get(call.name);
+      const known = tool !== undefined || call.name === 'send_message';
+      if (call.parseError !== undefined && known) {
         const message =
           `Your ${call.name} call was not run: its arguments are not valid JSON (${call.parseError}). ` +
           `Call ${call.name} again with a JSON object as arguments.`;
-        recordCall(call.name, { toolCallId: call.id });
+        recordCall(call.name, callInput(call));
         recordResult(call.name, { error: { error: message } });
         return { output: { type: 'error-text', value: message }, delivered: false };
       }
@@ -99,30 +113,38 @@ export function turnDriver(ctx: TurnContext, turn: number, provider: ModelProvid
           now,
         });
         recordCall('send_message', { ...outcome.jsonlInput, toolCallId: call.id });
-        recordResult('send_message', outcome.result);
-        if (!outcome.delivered)
+        if (!outcome.delivered) {
+          recordResult('send_message', outcome.result);
           return { output: { type: 'error-text', value: outcome.reason }, delivered: false };
+        }
+        // Delivered means committed in the ledger: only then do the model and the JSONL learn of it.
         const [entry] = writer.appendEntries([
           { id: outcome.messageId, kind: 'send-message', message: outcome.stored, timestampMs: now() },
         ]);
+        recordResult('send_message', outcome.result);
         if (entry) ctx.questions.noteSend(outcome.messageId, entry.seq, outcome.stored);
         if (outcome.awaitsUser) ctx.state.awaitUser();
         return { output: { type: 'text', value: sendSuccessText(outcome.messageId) }, delivered: true };
       }
-      const tool = tools.get(call.name);
-      const rawInput = isObject(call.input) ? (call.input as JsonObject) : {};
-      recordCall(call.name, { ...rawInput, toolCallId: call.id });
+      const parsed = tool?.input.safeParse(call.input);
+      // One time for the recorded input and the run (update_todos stamps its input with it).
+      const at = now();
+      recordCall(
+        call.name,
+        tool?.recordedInput && parsed?.success
+          ? { ...tool.recordedInput(parsed.data, { todos: ctx.todos, now: () => at }), toolCallId: call.id }
+          : callInput(call),
+      );
       let outcome: ToolOutcome;
-      if (!tool) {
+      if (!tool || !parsed) {
         const names = ['send_message', ...tools.keys()].join(', ');
         outcome = errorOutcome(
-          `There is no tool named ${call.name}. Available tools: ${names}.`,
+          `There is no tool named ${call.name}. Your tools are: ${names}.`,
           `unknown tool ${call.name}`,
         );
       } else {
-        const parsed = tool.input.safeParse(call.input);
         outcome = parsed.success
-          ? await runTool(ctx, tool, parsed.data)
+          ? await runTool(ctx, tool, parsed.data, at)
           : errorOutcome(describeZodError(tool.name, parsed.error), 'invalid input');
       }
       const scrubber = ctx.scrubber();
@@ -140,13 +162,9 @@ export function turnDriver(ctx: TurnContext, turn: number, provider: ModelProvid
       ]);
       return { output: modelOutputFor(call.name, envelope), delivered: false };
     },
-    recordReminder: (text) => {
-      writer.appendRecords([{ role: 'user', blocks: [{ type: 'text', text }] }]);
-    },
-    recordNotice: (text) => {
-      writer.appendEntries([
-        { id: `t${turn}n${counters.notice++}`, kind: 'notice', text, timestampMs: now() },
-      ]);
+    recordNotice: (text, level) => {
+      const id = `t${turn}n${counters.notice++}`;
+      writer.appendEntries([{ id, kind: 'notice', text, timestampMs: now(), ...(level ? { level } : {}) }]);
     },
     recordTurnEnded: () => {
       writer.appendEntries([{ id: `t${turn}e`, kind: 'turn-ended', timestampMs: now() }]);
@@ -178,7 +196,12 @@ function systemPrompt(ctx: TurnContext): string {
   ].join('\n');
 }
 
-async function runTool(ctx: TurnContext, tool: HostTool, input: unknown): Promise<ToolOutcome> {
+async function runTool(
+  ctx: TurnContext,
+  tool: HostTool,
+  input: unknown,
+  startedAt: number,
+): Promise<ToolOutcome> {
   const secrets = await ctx.secrets.all();
   try {
     return await tool.run(input, {
@@ -187,11 +210,19 @@ async function runTool(ctx: TurnContext, tool: HostTool, input: unknown): Promis
       allowDomains: await ctx.allowDomains(),
       scrub: ctx.scrubber(),
       todos: ctx.todos,
-      now: () => ctx.now(),
+      now: () => startedAt,
     });
   } catch (error) {
     return errorOutcome(`${tool.name} failed: ${(error as Error).message}`);
   }
+}
+
+/** A call's JSONL `tool_use` input: its arguments with its id, or their raw text when they did not parse. */
+function callInput(call: ModelToolCall): JsonObject {
+  if (isObject(call.input)) return { ...(call.input as JsonObject), toolCallId: call.id };
+  return call.rawArguments === undefined
+    ? { toolCallId: call.id }
+    : { rawArguments: call.rawArguments, toolCallId: call.id };
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

@@ -1,13 +1,13 @@
 /**
  * The turn loop, one model step at a time. Between steps sit the rules of
  * the message mechanism: tool calls are dispatched by the host (the send gate
- * included), a widget or secret-request ends the turn, the non-send reminder
- * is injected after N consecutive tool calls without a send, and a turn that
- * ends without any delivered send gets one reminder and then a notice.
+ * included), a widget or secret-request ends the turn, and a turn that ends
+ * without any delivered send gets one more step and then a notice. The
+ * reminders the model reads (after N tool calls without a send, after a
+ * text-only step) are not written here: the driver's `step` adds them to
+ * what it sends the model (middleware/injections.ts), from the history.
  */
-import { wrapSystemReminder } from '@sendbox/protocol';
 import type { ModelMessage, ModelStepResult, ModelToolCall } from '../providers/types.ts';
-import type { SendReminderCounter } from './middleware/send-reminder.ts';
 import { TextOnlyGuard } from './middleware/text-only.ts';
 import type { TurnStateMachine } from './turn-state.ts';
 
@@ -20,20 +20,18 @@ export interface ToolCallReport {
 
 /** What the loop needs from the agent: the model, tool dispatch, and the transcript. */
 export interface TurnDriver {
+  /** One model call for the history so far (the driver adds guidance and reminders to what the model reads). */
   step(messages: readonly ModelMessage[]): Promise<ModelStepResult>;
   /** Records the step's private text / reasoning (JSONL assistant record, ledger `thinking`). */
   recordAssistant(step: ModelStepResult): void;
   /** Records the call, runs it, records the result. Never throws for a tool's own failure. */
   runToolCall(call: ModelToolCall): Promise<ToolCallReport>;
-  /** Records an injected reminder (a JSONL user record; never shown in the UI). */
-  recordReminder(text: string): void;
-  recordNotice(text: string): void;
+  /** A notice for the user; `error` when something failed (the UI shows it as an error). */
+  recordNotice(text: string, level?: 'error'): void;
   recordTurnEnded(): void;
 }
 
 export interface TurnTexts {
-  nonSendReminder: (count: number) => string;
-  textOnlyReminder: string;
   noReplyNotice: string;
   modelFailedNotice: (message: string) => string;
   stepLimitNotice: (steps: number) => string;
@@ -52,7 +50,6 @@ export async function runTurn(
   history: ModelMessage[],
   driver: TurnDriver,
   state: TurnStateMachine,
-  reminder: SendReminderCounter,
   options: TurnOptions,
 ): Promise<void> {
   const textOnly = new TextOnlyGuard();
@@ -61,7 +58,7 @@ export async function runTurn(
   try {
     for (;;) {
       if (steps >= options.maxSteps) {
-        driver.recordNotice(options.texts.stepLimitNotice(options.maxSteps));
+        driver.recordNotice(options.texts.stepLimitNotice(options.maxSteps), 'error');
         break;
       }
       steps += 1;
@@ -71,6 +68,7 @@ export async function runTurn(
       } catch (error) {
         driver.recordNotice(
           options.texts.modelFailedNotice(error instanceof Error ? error.message : String(error)),
+          'error',
         );
         break;
       }
@@ -89,10 +87,8 @@ export async function runTurn(
 
       if (step.toolCalls.length === 0) {
         const verdict = textOnly.onTurnEnd(delivered);
-        if (verdict === 'remind') {
-          injectReminder(history, driver, options.texts.textOnlyReminder);
-          continue;
-        }
+        // The next step reads the text-only reminder after this one (withInjections).
+        if (verdict === 'remind') continue;
         if (verdict === 'notice') driver.recordNotice(options.texts.noReplyNotice);
         break;
       }
@@ -101,7 +97,6 @@ export async function runTurn(
       for (const call of step.toolCalls) {
         const report = await driver.runToolCall(call);
         if (report.delivered) delivered += 1;
-        reminder.record(call.name, report.delivered);
         results.push({
           type: 'tool-result',
           toolCallId: call.id,
@@ -113,17 +108,10 @@ export async function runTurn(
 
       // A widget or secret-request ended the turn: wait for the user.
       if (state.sendsBlocked) break;
-      if (reminder.takeReminder())
-        injectReminder(history, driver, options.texts.nonSendReminder(reminder.threshold));
     }
-  } finally {
     driver.recordTurnEnded();
+  } finally {
+    // A write that failed mid-turn ends it too; its caller closes it (notice, turn-ended) from the files.
     state.endTurn();
   }
-}
-
-function injectReminder(history: ModelMessage[], driver: TurnDriver, text: string): void {
-  const wrapped = wrapSystemReminder(text);
-  history.push({ role: 'user', content: [{ type: 'text', text: wrapped }] });
-  driver.recordReminder(wrapped);
 }

@@ -5,6 +5,9 @@
  */
 import type { SandboxStatus } from '../sandbox/confinement.ts';
 import type { LedgerEntry } from '@sendbox/protocol';
+import type { PendingInput } from './inbox.ts';
+
+export type { PendingInput } from './inbox.ts';
 
 export type TurnState = 'idle' | 'working' | 'awaiting-user';
 
@@ -21,6 +24,8 @@ export interface RosterRow {
   unreadCount: number;
   hasUnread: boolean;
   awaitingUserResponse: boolean;
+  /** sendbox extension: inputs accepted whose turn has not started (the UI shows them as pending). */
+  pendingInputs: number;
   /** sendbox extension: the live turn state, for the working indicator. */
   state: TurnState;
   /** sendbox extension: true for agents the user cannot prompt (the no-model demo). */
@@ -40,7 +45,9 @@ export type SequencedEntry = LedgerEntry & { seq: number };
 export type HostEvent =
   | { type: 'entry'; agentId: string; entry: SequencedEntry }
   | { type: 'state'; agentId: string; state: TurnState }
-  | { type: 'roster'; agentId: string; change: 'created' | 'deleted' | 'updated' };
+  | { type: 'roster'; agentId: string; change: 'created' | 'deleted' | 'updated' }
+  /** The agent's pending inputs changed (one was accepted, or its turn started): the whole list. */
+  | { type: 'inbox'; agentId: string; pending: PendingInput[] };
 
 export type { SandboxStatus };
 
@@ -64,11 +71,51 @@ export interface UploadInput {
 export class HostError extends Error {
   constructor(
     message: string,
-    readonly status: 400 | 403 | 404 | 409 | 413 | 423,
+    readonly status: 400 | 403 | 404 | 409 | 413 | 423 | 507,
   ) {
     super(message);
     this.name = 'HostError';
   }
+}
+
+const DISK_FULL_CODES = new Set(['ENOSPC', 'EDQUOT', 'SQLITE_FULL']);
+
+/**
+ * A write to one of an agent's stores failed as a whole (nothing of it stays
+ * on disk). `diskFull` when the disk or quota is full: the gateway answers 507
+ * and the write can succeed once space returns.
+ */
+export class StoreWriteError extends Error {
+  readonly code: string | undefined;
+  readonly diskFull: boolean;
+
+  constructor(
+    readonly store: 'jsonl' | 'ledger' | 'inbox' | 'upload',
+    readonly what: string,
+    cause: unknown,
+  ) {
+    const code = errorCode(cause);
+    const full = code !== undefined && DISK_FULL_CODES.has(code);
+    const detail = cause instanceof Error ? cause.message : String(cause);
+    super(
+      full
+        ? `the disk of the data dir is full, so ${what} was not saved (${code}); free some space and try again`
+        : `${what} could not be written (${detail})`,
+      { cause },
+    );
+    this.name = 'StoreWriteError';
+    this.code = code;
+    this.diskFull = full;
+  }
+}
+
+/** The errno or SQLite code of an error, also when a wrapper (LedgerError) carries it. */
+function errorCode(error: unknown): string | undefined {
+  for (let e: unknown = error, depth = 0; e && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string') return code;
+  }
+  return undefined;
 }
 
 export interface AgentHost {
@@ -82,6 +129,8 @@ export interface AgentHost {
   openAgent(id: string): Promise<SequencedEntry[]>;
   /** `openAgent`, with the entries as the JSON text of the array (kept serialized between calls). */
   openAgentJson(id: string): Promise<string>;
+  /** Inputs accepted whose turn has not started, oldest first (shown as pending until their turn). */
+  pendingInputs(id: string): Promise<PendingInput[]>;
   /** Entries with seq > afterSeq, for resuming an event stream. */
   entriesAfter(id: string, afterSeq: number): Promise<SequencedEntry[]>;
   /** The ledger entry with this id (undefined when the agent has none); 404 for an unknown agent. */

@@ -5,12 +5,17 @@
  * The sandbox copy is created O_EXCL beneath the sandbox without following a
  * link (sandbox/paths.ts): a link the agent planted in `uploads/`, or as
  * `uploads/` itself, never makes the host write elsewhere. A file holding one
- * of the agent's secrets is refused before either copy.
+ * of the agent's secrets is refused before either copy. A full disk is a
+ * StoreWriteError (the gateway's 507), never "too large".
  */
-import type { AttachmentStore, StoredFile } from '../attachments/store.ts';
+import { AttachmentTooLargeError, type AttachmentStore, type StoredFile } from '../attachments/store.ts';
 import { createNewInSandbox, withDeadline } from '../sandbox/paths.ts';
+
+/** The sandbox folder user uploads go to, where tools see them. */
+export const UPLOADS_FOLDER = 'uploads';
 import { SecretInFileError, type Scrubber } from '../secrets/scrub.ts';
-import { HostError } from './types.ts';
+import { HostError, StoreWriteError } from './types.ts';
+import { WritePoints } from './write-points.ts';
 
 export interface StagedUpload {
   /** The file name as recorded: a plain name, never a path. */
@@ -36,21 +41,28 @@ export async function stageUpload(
   fileName: string,
   bytes: Uint8Array,
   secrets: Scrubber,
+  points: WritePoints = new WritePoints(),
 ): Promise<StagedUpload> {
   const safeName = safeUploadName(fileName);
   let stored;
   try {
+    points.pass('upload', safeName);
     stored = await attachments.ingestBytes(bytes, safeName, { secrets });
   } catch (error) {
-    throw new HostError((error as Error).message, error instanceof SecretInFileError ? 400 : 413);
+    if (error instanceof SecretInFileError) throw new HostError(error.message, 400);
+    if (error instanceof AttachmentTooLargeError) throw new HostError(error.message, 413);
+    throw new StoreWriteError('upload', `the upload ${safeName}`, error);
   }
   let sandboxPath: string;
   try {
+    points.pass('upload', safeName);
     // The first free name: `notes.txt`, `notes (1).txt`...
     sandboxPath = await withDeadline(`Saving ${safeName} in the sandbox`, () =>
-      createNewInSandbox(sandbox, 'uploads', safeName, bytes),
+      createNewInSandbox(sandbox, UPLOADS_FOLDER, safeName, bytes),
     );
   } catch (error) {
+    const written = new StoreWriteError('upload', `the upload ${safeName}`, error);
+    if (written.diskFull) throw written;
     throw new HostError(`the upload was not saved in the agent's sandbox: ${(error as Error).message}`, 409);
   }
   return { fileName: safeName, stored, sandboxPath };

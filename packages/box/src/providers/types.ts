@@ -28,6 +28,8 @@ export interface ModelToolCall {
   input: unknown;
   /** Set when the model's arguments could not be parsed: what was wrong, for the model to fix. */
   parseError?: string;
+  /** The arguments as the model sent them, when they did not parse (kept in the JSONL `tool_use`). */
+  rawArguments?: string;
 }
 
 export interface ModelStepResult {

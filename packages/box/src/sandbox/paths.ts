@@ -12,6 +12,7 @@ import { randomBytes } from 'node:crypto';
 import { constants, type Stats } from 'node:fs';
 import {
   lchown,
+  link,
   lstat,
   mkdir,
   open,
@@ -22,6 +23,7 @@ import {
   type FileHandle,
 } from 'node:fs/promises';
 import path from 'node:path';
+import { removeAtomicTemps } from '../fs/atomic.ts';
 
 /** Longest a host-side file operation in a sandbox may take before it is given up. */
 export const FILE_OP_TIMEOUT_MS = 10_000;
@@ -228,7 +230,7 @@ export async function writeInSandbox(
   const target = path.join(dir, name);
   const existing = await lstat(target).catch(() => null);
   if (existing && !existing.isFile()) throw new NotRegularFileError(requested, kindOf(existing));
-  const temp = path.join(dir, `.${name}.${randomBytes(6).toString('hex')}.tmp`);
+  const temp = path.join(dir, sandboxTempName(name));
   await createFile(temp, data, at, owner, requested, sandboxDir);
   try {
     await rename(temp, target);
@@ -241,8 +243,11 @@ export async function writeInSandbox(
 
 /**
  * Creates a new file in a folder of the sandbox under `name`, or `name (1)`,
- * `name (2)`... when taken (O_EXCL: an existing entry, a planted link
- * included, is never written through). Returns the host path.
+ * `name (2)`... when taken. The bytes go to a new (O_EXCL) temp file first,
+ * fsynced, then get their name by `link`, which never replaces an entry and
+ * never follows one (a planted link included): a kill midway leaves only a
+ * temp file (removed at start by `removeSandboxUploadTemps`), never a partial
+ * file under the user's name. Returns the host path.
  */
 export async function createNewInSandbox(
   sandboxDir: string,
@@ -256,16 +261,42 @@ export async function createNewInSandbox(
   const dot = name.lastIndexOf('.');
   const stem = dot > 0 ? name.slice(0, dot) : name;
   const ext = dot > 0 ? name.slice(dot) : '';
-  for (let i = 0; i < 1000; i++) {
-    const file = path.join(dir, i === 0 ? name : `${stem} (${i})${ext}`);
-    try {
-      await createFile(file, data, at, owner, path.join(folder, name), sandboxDir);
-      return file;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  const temp = path.join(dir, sandboxTempName(name));
+  await createFile(temp, data, at, owner, path.join(folder, name), sandboxDir);
+  try {
+    for (let i = 0; i < 1000; i++) {
+      const file = path.join(dir, i === 0 ? name : `${stem} (${i})${ext}`);
+      try {
+        await link(temp, file);
+        return file;
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      }
     }
+    throw new Error(`${folder} holds too many files named like ${name}`);
+  } finally {
+    await rm(temp, { force: true });
   }
-  throw new Error(`${folder} holds too many files named like ${name}`);
+}
+
+/** `.<name>.<12 hex>.tmp`, the temp name of the sandbox writes above. */
+function sandboxTempName(name: string): string {
+  return `.${name}.${randomBytes(6).toString('hex')}.tmp`;
+}
+
+/**
+ * Removes the temp files a killed box left in the sandbox's `folder` (not
+ * below). Only at start, before any tool of the agent runs, and only when
+ * `folder` is a real folder reached without a link.
+ */
+export async function removeSandboxTemps(sandboxDir: string, folder: string): Promise<void> {
+  let dir: string;
+  try {
+    dir = await folderInSandbox(sandboxDir, folder);
+  } catch {
+    return;
+  }
+  await removeAtomicTemps(dir);
 }
 
 async function createFile(

@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 
 export type ScriptedReply =
   | { kind: 'message'; content?: string; toolCalls?: Array<{ id: string; name: string; arguments: string }> }
-  | { kind: 'status'; status: number; body: unknown }
+  | { kind: 'status'; status: number; body: unknown; headers?: Record<string, string> }
   /** Accepts the request and never answers (a timeout). */
   | { kind: 'hang' };
 
@@ -16,11 +16,14 @@ export interface OpenAiTestServer {
   baseURL: string;
   requests: Array<{ path: string; headers: IncomingMessage['headers']; body: Record<string, unknown> }>;
   reply(...replies: ScriptedReply[]): void;
+  /** Answers every request the scripted replies do not (a model that always knows what to say). */
+  respondWith(answer: (body: Record<string, unknown>) => ScriptedReply): void;
   close(): Promise<void>;
 }
 
 export async function startOpenAiTestServer(): Promise<OpenAiTestServer> {
   const replies: ScriptedReply[] = [];
+  let fallback: ((body: Record<string, unknown>) => ScriptedReply) | null = null;
   const requests: OpenAiTestServer['requests'] = [];
   const hanging = new Set<ServerResponse>();
   const server: Server = createServer((req, res) => {
@@ -35,7 +38,7 @@ export async function startOpenAiTestServer(): Promise<OpenAiTestServer> {
         res.end(JSON.stringify({ error: { message: `no route ${req.method} ${req.url}` } }));
         return;
       }
-      const reply = replies.shift();
+      const reply = replies.shift() ?? fallback?.(body);
       if (!reply) {
         res.writeHead(500, { 'content-type': 'application/json' });
         res.end(JSON.stringify({ error: { message: 'test server: no reply scripted' } }));
@@ -46,7 +49,7 @@ export async function startOpenAiTestServer(): Promise<OpenAiTestServer> {
         return;
       }
       if (reply.kind === 'status') {
-        res.writeHead(reply.status, { 'content-type': 'application/json' });
+        res.writeHead(reply.status, { 'content-type': 'application/json', ...reply.headers });
         res.end(JSON.stringify(reply.body));
         return;
       }
@@ -89,6 +92,9 @@ export async function startOpenAiTestServer(): Promise<OpenAiTestServer> {
     baseURL: `http://127.0.0.1:${port}/v1`,
     requests,
     reply: (...more) => replies.push(...more),
+    respondWith: (answer) => {
+      fallback = answer;
+    },
     close: () =>
       new Promise<void>((resolve) => {
         for (const res of hanging) res.destroy();

@@ -5,7 +5,6 @@
  * variables; its output is scrubbed of them before anything else sees it.
  */
 import { spawn } from 'node:child_process';
-import path from 'node:path';
 import { z } from 'zod';
 import type { Confinement, LaunchSpec } from '../sandbox/confinement.ts';
 import type { EgressProxies } from '../sandbox/egress-proxy.ts';
@@ -78,14 +77,21 @@ export function shellTool(options: ShellOptions) {
       });
       if ('refused' in spec) return errorOutcome(spec.refused, 'shell is disabled (no confinement)');
       const run = await runCommand({ ...spec, cwd }, { timeoutMs, cap, signal: ctx.signal });
+      // Real files: `spawnError {command, error}`, and `isBackground` beside every shell envelope.
       if (run.spawnError)
-        return errorOutcome(`Could not start the command: ${ctx.scrub.text(run.spawnError)}`);
+        return {
+          envelope: {
+            spawnError: { command: ctx.scrub.text(input.command), error: ctx.scrub.text(run.spawnError) },
+            isBackground: false,
+          },
+          summary: oneLine(`Could not start the command: ${ctx.scrub.text(run.spawnError)}`),
+        };
       const stdout = run.stdout.scrubbed(ctx.scrub);
       const stderr = run.stderr.scrubbed(ctx.scrub);
       const command = ctx.scrub.text(input.command);
       if (run.exitCode === 0 && !run.timedOut) {
         return {
-          envelope: { success: { stdout, exitCode: 0, ...(stderr ? { stderr } : {}) } },
+          envelope: { success: { stdout, exitCode: 0, ...(stderr ? { stderr } : {}) }, isBackground: false },
           summary: oneLine(command),
         };
       }
@@ -102,8 +108,10 @@ export function shellTool(options: ShellOptions) {
             stdout,
             stderr,
             interleavedOutput: run.interleaved.scrubbed(ctx.scrub),
-            workingDirectory: path.relative(ctx.sandboxDir, cwd) || '.',
+            // As the agent sees it: the absolute folder the command ran in.
+            workingDirectory: cwd,
           },
+          isBackground: false,
         },
         summary: oneLine(`${command} (${why})`),
       };

@@ -10,7 +10,7 @@ import type { TodoItem, ToolContext, ToolEnvelope } from './types.ts';
 
 function errorText(envelope: ToolEnvelope): string {
   if (!('error' in envelope)) throw new Error(`expected an error envelope, got ${JSON.stringify(envelope)}`);
-  return envelope.error.error;
+  return 'error' in envelope.error ? envelope.error.error : envelope.error.errorMessage;
 }
 import { updateTodosTool } from './update-todos.ts';
 import { writeTool } from './write.ts';
@@ -44,7 +44,7 @@ afterEach(async () => {
 describe('shell', () => {
   it('runs in the sandbox and returns {stdout, exitCode} on success', async () => {
     const out = await shellTool().run({ command: 'pwd' }, ctx);
-    expect(out.envelope).toEqual({ success: { stdout: `${sandbox}\n`, exitCode: 0 } });
+    expect(out.envelope).toEqual({ success: { stdout: `${sandbox}\n`, exitCode: 0 }, isBackground: false });
   });
 
   it('returns the failure envelope on a non-zero exit', async () => {
@@ -55,8 +55,10 @@ describe('shell', () => {
         exitCode: 3,
         stdout: 'out\n',
         stderr: 'err\n',
-        workingDirectory: '.',
+        // As the agent sees it (real files: absolute), and isBackground beside the envelope.
+        workingDirectory: sandbox,
       },
+      isBackground: false,
     });
   });
 
@@ -140,8 +142,9 @@ describe('read and write', () => {
     expect(await readFile(path.join(root, 'new.txt')).catch(() => null)).toBeNull();
   });
 
-  it('reports a missing file as an error envelope', async () => {
-    expect(errorText((await readTool.run({ path: 'nope.txt' }, ctx)).envelope)).toContain('No file');
+  it('reports a missing file as an error envelope with the real key, errorMessage', async () => {
+    const { envelope } = await readTool.run({ path: 'nope.txt' }, ctx);
+    expect(envelope).toEqual({ error: { errorMessage: expect.stringContaining('No file') as unknown } });
   });
 });
 
@@ -163,5 +166,35 @@ describe('update_todos', () => {
     expect(out.envelope).toMatchObject({ success: { wasMerge: true, totalCount: 2 } });
     expect(ctx.todos.map((t) => t.status)).toEqual(['completed', 'pending']);
     expect(out.summary).toBe('1/2 done');
+  });
+
+  it('puts the todo times on the recorded input, not on the result (real files)', async () => {
+    ctx.todos.push({ id: '1', content: 'a', status: 'pending', createdAt: 500, updatedAt: 500 });
+    const input = {
+      merge: true,
+      todos: [
+        { id: '1', content: 'a', status: 'completed' as const },
+        { id: '2', content: 'b', status: 'pending' as const },
+      ],
+    };
+    expect(updateTodosTool.recordedInput!(input, ctx)).toEqual({
+      merge: true,
+      todos: [
+        { id: '1', content: 'a', status: 'completed', createdAt: 500, updatedAt: 1000 },
+        { id: '2', content: 'b', status: 'pending', createdAt: 1000, updatedAt: 1000 },
+      ],
+    });
+    const out = await updateTodosTool.run(input, ctx);
+    expect(out.envelope).toEqual({
+      success: {
+        wasMerge: true,
+        totalCount: 2,
+        todos: [
+          { id: '1', content: 'a', status: 'completed' },
+          { id: '2', content: 'b', status: 'pending' },
+        ],
+      },
+    });
+    expect(ctx.todos[0]).toMatchObject({ createdAt: 500, updatedAt: 1000 });
   });
 });

@@ -8,11 +8,17 @@ import type { Scrubber } from '../secrets/scrub.ts';
 
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
 
-/** The result envelopes on disk (grok-bot-format.md §5). */
-export type ToolEnvelope =
+/**
+ * The result envelopes on disk (grok-bot-format.md §5), with the keys real files use: `error`
+ * holds `{error}` for most tools and `{errorMessage}` for `read`; shell results carry
+ * `isBackground` beside the envelope, and a command that could not start is `spawnError`.
+ */
+export type ToolEnvelope = (
   | { success: { [key: string]: JsonValue } }
   | { failure: { [key: string]: JsonValue } }
-  | { error: { error: string } };
+  | { error: { error: string } | { errorMessage: string } }
+  | { spawnError: { command: string; error: string } }
+) & { isBackground?: boolean };
 
 export type ToolStatus = 'success' | 'failure' | 'error';
 
@@ -48,6 +54,11 @@ export interface HostTool<S extends z.ZodType = z.ZodType> {
   name: string;
   description: string;
   input: S;
+  /**
+   * The input as the JSONL records it, when the tool adds to what the model sent (update_todos
+   * stamps each todo's times on its input, as real files have them). `now` is the time `run` sees.
+   */
+  recordedInput?(input: z.output<S>, ctx: Pick<ToolContext, 'todos' | 'now'>): { [key: string]: JsonValue };
   run(input: z.output<S>, ctx: ToolContext): Promise<ToolOutcome>;
 }
 
@@ -57,8 +68,14 @@ export function statusOf(envelope: ToolEnvelope): ToolStatus {
   return 'error';
 }
 
-export function errorOutcome(message: string, summary = message): ToolOutcome {
-  return { envelope: { error: { error: message } }, summary: oneLine(summary) };
+/** An `error` envelope; `key` is the tool's own (`errorMessage` for read, per real files). */
+export function errorOutcome(
+  message: string,
+  summary = message,
+  key: 'error' | 'errorMessage' = 'error',
+): ToolOutcome {
+  const error = key === 'error' ? { error: message } : { errorMessage: message };
+  return { envelope: { error }, summary: oneLine(summary) };
 }
 
 /** The first line of `text`, capped, for ledger summaries. */

@@ -1,4 +1,8 @@
-/** `update_todos`: the agent's task list (the `{merge, todos}` shape of C15). */
+/**
+ * `update_todos`: the agent's task list (the `{merge, todos}` shape of C15). As in real files (VR
+ * parity 10), each todo's `createdAt`/`updatedAt` are on the recorded input and the result's todos
+ * are `{id, content, status}`.
+ */
 import { z } from 'zod';
 import { defineTool, type JsonValue, type TodoItem, type ToolOutcome } from './types.ts';
 
@@ -20,18 +24,32 @@ export const updateTodosInput = z.strictObject({
     .min(1, 'give at least one todo'),
 });
 
+type UpdateTodosInput = z.output<typeof updateTodosInput>;
+
+/** The listed todos with their times: `createdAt` kept from the list for an id it holds, `updatedAt` now. */
+function stamped(input: UpdateTodosInput, todos: readonly TodoItem[], now: number): TodoItem[] {
+  const previous = new Map(todos.map((item) => [item.id, item]));
+  return input.todos.map((item) => ({
+    ...item,
+    createdAt: previous.get(item.id)?.createdAt ?? now,
+    updatedAt: now,
+  }));
+}
+
 export const updateTodosTool = defineTool({
   name: 'update_todos',
   description: 'Create or update your task list. Items have an id, content and a status.',
   input: updateTodosInput,
+  recordedInput(input, ctx) {
+    return {
+      ...(input.merge !== undefined ? { merge: input.merge } : {}),
+      todos: stamped(input, ctx.todos, ctx.now()).map((item): JsonValue => ({ ...item })),
+    };
+  },
   run(input, ctx): Promise<ToolOutcome> {
-    const now = ctx.now();
-    const previous = new Map(ctx.todos.map((item) => [item.id, item]));
     const next: TodoItem[] = input.merge ? [...ctx.todos] : [];
-    for (const item of input.todos) {
-      const before = previous.get(item.id);
-      const updated: TodoItem = { ...item, createdAt: before?.createdAt ?? now, updatedAt: now };
-      const at = next.findIndex((existing) => existing.id === item.id);
+    for (const updated of stamped(input, ctx.todos, ctx.now())) {
+      const at = next.findIndex((existing) => existing.id === updated.id);
       if (at >= 0) next[at] = updated;
       else next.push(updated);
     }
@@ -42,7 +60,7 @@ export const updateTodosTool = defineTool({
         success: {
           wasMerge: input.merge ?? false,
           totalCount: next.length,
-          todos: next.map((item): JsonValue => ({ ...item })),
+          todos: next.map(({ id, content, status }): JsonValue => ({ id, content, status })),
         },
       },
       summary: `${done}/${next.length} done`,

@@ -20,17 +20,31 @@ export function modelOutputFor(
     }
     const error = envelope.error;
     if (isObject(error) && typeof error.error === 'string') return { type: 'error-text', value: error.error };
+    // read's real key (grok-bot-format.md §5).
+    if (isObject(error) && typeof error.errorMessage === 'string')
+      return { type: 'error-text', value: error.errorMessage };
     if (typeof error === 'string') return { type: 'error-text', value: error };
+    const spawn = envelope.spawnError;
+    if (isObject(spawn) && typeof spawn.error === 'string')
+      return { type: 'error-text', value: `Could not start the command: ${spawn.error}` };
   }
   return { type: 'text', value: JSON.stringify(envelope) };
 }
 
+/** A `<system_reminder>` block as a whole text part: guidance or a reminder older boxes wrote into user records. */
+const WRITTEN_INJECTION = /^\s*<system_reminder>[\s\S]*<\/system_reminder>\s*$/;
+
 /**
  * Rebuilds the model conversation from JSONL record objects (`{role,
- * message:{content}}`), for an agent loaded after a restart. Records the box
+ * message:{content}}`), for an agent loaded after a restart: the history as
+ * the session keeps it, without guidance or reminders (they are added per
+ * model call, host/middleware/injections.ts; those an older box wrote into
+ * user records are dropped, so they are not read twice). Records the box
  * did not write (unknown roles, malformed lines) are skipped. A tool call
  * whose result never landed (a crash mid-tool) gets an error result, so the
- * conversation stays valid for the provider.
+ * conversation stays valid for the provider. A step's text record comes
+ * before its calls, so an assistant text record after other assistant
+ * content starts the next step.
  */
 export function historyFromRecords(records: readonly JsonObject[]): ModelMessage[] {
   const out: ModelMessage[] = [];
@@ -67,12 +81,13 @@ export function historyFromRecords(records: readonly JsonObject[]): ModelMessage
     if (role === 'user') {
       closeCalls();
       const parts = blocks
-        .filter((b) => b.type === 'text' && typeof b.text === 'string')
+        .filter((b) => b.type === 'text' && typeof b.text === 'string' && !WRITTEN_INJECTION.test(b.text))
         .map((b) => ({ type: 'text' as const, text: b.text as string }));
       if (parts.length) out.push({ role: 'user', content: parts });
     } else if (role === 'assistant') {
-      if (tool) {
-        // A new assistant record after results starts the next exchange.
+      const startsStep = blocks.some((b) => b.type === 'text' && typeof b.text === 'string');
+      if (tool || (startsStep && assistant !== null && assistant.content.length > 0)) {
+        // A new assistant record after results, or a step's text after another step, starts the next exchange.
         assistant = null;
         tool = null;
       }

@@ -130,7 +130,10 @@ describe('read back with the grok_bot harness', () => {
       onDisk.rows.map((r) => r.entry),
       { sessionId: fx.agentId },
     );
-    expect(common.warnings).toEqual([]);
+    // An answer's link and value are the ledger's alone: Common says so once.
+    expect(common.warnings.map((w) => w.message)).toEqual([
+      'fields left out of Common, which has no place for them (the ledger keeps them): message.replyTo, message.respondedValue, message.widgetSkipped',
+    ]);
     const sendCalls = blocks(common.transcript.messages, 'tool_use');
     expect(sendCalls.length).toBeGreaterThanOrEqual(4);
   });
@@ -152,5 +155,19 @@ describe('read back with the grok_bot harness', () => {
     // Records carry no timestamps (grok-bot-format.md §2): the store dates them by the file, the codec by the epoch.
     const shape = (messages: Message[]) => messages.map((m) => ({ role: m.role, content: m.content }));
     expect(shape(loaded.transcript.messages)).toEqual(shape(direct.messages));
+    // Real clocks: a user record takes its ledger entry's time (same address), a send its result's.
+    const served = await fx.entries();
+    const at = (id: string) => new Date(served.find((e) => e.id === id)!.timestampMs).toISOString();
+    const users = loaded.transcript.messages.flatMap((m, i) =>
+      m.role === 'user' && m.content.some((b) => b.type === 'text') ? [i] : [],
+    );
+    expect(users.map((i) => loaded.transcript.messages[i]!.timestamp)).toEqual([at('t0u'), at('t1u')]);
+    for (const i of users) expect(loaded.untimed?.has(i), `message ${i}`).toBe(false);
+    const firstSend = loaded.transcript.messages.findIndex((m) =>
+      m.content.some(
+        (b) => b.type === 'tool_use' && b.tool.name === 'Raw' && b.tool.tool_name === 'send_message',
+      ),
+    );
+    expect(loaded.untimed?.has(firstSend)).toBe(false);
   });
 });

@@ -5,11 +5,17 @@
  * ledger module into `store.db`, each batch in one transaction. Both are
  * append-only, so a crash at any point leaves files every reader accepts.
  * Every record and entry is scrubbed of secret values first.
+ *
+ * A write fails whole: a JSONL append that fails part-way (a full disk) is cut
+ * back to where it began, a ledger batch is one transaction, and either raises
+ * a StoreWriteError. Which store is written first is the caller's write order
+ * (docs/runtime.md, "Invariants"): the ledger is the commit point.
  */
-import { closeSync, fstatSync, openSync, readSync, writeSync } from 'node:fs';
+import { closeSync, fstatSync, ftruncateSync, openSync, readSync, writeSync } from 'node:fs';
 import type { LedgerEntry } from '@sendbox/protocol';
 import { grokBot, type GrokBotRecords, type LedgerWriter } from '@sendbox/txcript';
-import type { SequencedEntry } from '../host/types.ts';
+import { StoreWriteError, type SequencedEntry } from '../host/types.ts';
+import { WritePoints } from '../host/write-points.ts';
 import type { Scrubber } from '../secrets/scrub.ts';
 import type { JsonValue } from '../tools/types.ts';
 
@@ -46,6 +52,7 @@ export class TranscriptWriter {
     private readonly ledger: LedgerWriter,
     private readonly scrub: () => Scrubber,
     private readonly onEntries: (entries: SequencedEntry[]) => void,
+    private readonly points: WritePoints = new WritePoints(),
   ) {}
 
   /** Appends records to the JSONL (one line each), through the grok_bot text codec. */
@@ -58,10 +65,20 @@ export class TranscriptWriter {
       end: '\n',
     }));
     const text = grokBot.text.render(lines);
-    const fd = this.open();
     const bytes = Buffer.from(text, 'utf8');
+    let fd: number | null = null;
+    let start = 0;
     let offset = 0;
-    while (offset < bytes.length) offset += writeSync(fd, bytes, offset, bytes.length - offset);
+    try {
+      this.points.pass('jsonl');
+      fd = this.open();
+      start = fstatSync(fd).size;
+      while (offset < bytes.length) offset += writeSync(fd, bytes, offset, bytes.length - offset);
+    } catch (error) {
+      // Cut a part-written append back, so no torn line stays behind (truncating frees space, so it works on a full disk).
+      if (fd !== null && offset > 0) ftruncateSync(fd, start);
+      throw new StoreWriteError('jsonl', 'the transcript record', error);
+    }
     if (this.mark) this.mark.size += bytes.length;
   }
 
@@ -81,7 +98,13 @@ export class TranscriptWriter {
     if (entries.length === 0) return [];
     const scrub = this.scrub();
     const clean = entries.map((entry) => scrub.value(entry));
-    const seqs = this.ledger.appendEntries(clean);
+    let seqs: number[];
+    try {
+      this.points.pass('ledger', clean.map((entry) => entry.id).join(' '));
+      seqs = this.ledger.appendEntries(clean);
+    } catch (error) {
+      throw new StoreWriteError('ledger', describeEntries(clean), error);
+    }
     const out = clean.map((entry, i) => ({ ...entry, seq: seqs[i] ?? -1 }));
     this.onEntries(out);
     return out;
@@ -118,4 +141,10 @@ export class TranscriptWriter {
     this.fd = fd;
     return fd;
   }
+}
+
+/** `the message t3u`, `the entries t3n0, t3e`: what a failed ledger write was. */
+function describeEntries(entries: readonly LedgerEntry[]): string {
+  const ids = entries.map((entry) => entry.id).join(', ');
+  return entries.length === 1 ? `the ${entries[0]!.kind} entry ${ids}` : `the entries ${ids}`;
 }

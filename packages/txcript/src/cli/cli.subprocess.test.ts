@@ -156,7 +156,8 @@ describe('txcript as a process', () => {
     const r = await txcript(['view', 'Report desk#1-4']);
     expect(r.code).toBe(0);
     expect(r.stdout.split('\n')[0]).toBe('Report desk');
-    expect(r.stdout).toContain('── #1 · user · ');
+    expect(r.stdout).toContain('── #1 · user ──\n'); // the file gives the prompt no time
+    expect(r.stdout).toContain('── #3 · assistant · 2026-09-04T01:30:00.095Z ──'); // the send's result does
     expect(r.stdout).toContain('delegate the report');
     expect(r.stdout).toContain('thinking: thinking it over');
     expect(r.stdout).toContain('Re: delegate the report');

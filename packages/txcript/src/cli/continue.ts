@@ -46,6 +46,8 @@ interface Source {
   label: string;
   /** Read from stdin: the terminal is not there for a resumed program. */
   fromStdin: boolean;
+  /** A whole Grok Bot session: its agent id, so a mint copies its ledger and files (grok-bot-copy.ts). */
+  grokBotAgent?: string;
 }
 
 async function isFile(path: string): Promise<boolean> {
@@ -106,6 +108,11 @@ async function readSource(ctx: CliContext, arg: string, from: string | undefined
     harness: found.harness,
     label: `${found.harness.id} session ${found.summary.id}`,
     fromStdin: false,
+    ...(found.harness.id === 'grok_bot' &&
+    selection.start === 0 &&
+    selection.end === transcript.messages.length
+      ? { grokBotAgent: found.summary.id }
+      : {}),
   };
 }
 
@@ -200,7 +207,10 @@ export async function continueCommand(
       metadata,
       willLaunch,
       ...(options.out !== undefined ? { out: options.out } : {}),
-      mint: { onWarning: (m) => ctx.warn({ source: 'grok_bot', message: m }) },
+      mint: {
+        onWarning: (m) => ctx.warn({ source: 'grok_bot', message: m }),
+        ...(source.grokBotAgent !== undefined ? { fromAgent: source.grokBotAgent } : {}),
+      },
     });
   } catch (err) {
     throw new CliError({

@@ -5,7 +5,7 @@
 import type { SessionSummary } from '../harness/types.ts';
 import type { Colors } from './colors.ts';
 import type { CliContext } from './context.ts';
-import { type FoundSession, discoverSessions } from './sessions.ts';
+import { type ListedSession, listSessions } from './sessions.ts';
 import { parseWhen } from './when.ts';
 
 export interface ListOptions {
@@ -40,7 +40,7 @@ function activityMs(s: SessionSummary): number {
   return Number.isNaN(t) ? -Infinity : t;
 }
 
-function toRow(s: FoundSession): ListRow {
+function toRow(s: ListedSession): ListRow {
   return {
     id: s.summary.id,
     harness: s.harness.id,
@@ -54,7 +54,7 @@ function toRow(s: FoundSession): ListRow {
 
 /** A session with its sort facts computed once (a list may hold thousands). */
 interface Entry {
-  session: FoundSession;
+  session: ListedSession;
   key: string;
   at: number;
   /** The most recent activity in the session's family (itself and its listed subagents). */
@@ -75,7 +75,7 @@ function byTime(a: number, b: number, ea: Entry, eb: Entry): number {
  * family sorts by its most recent member, so an active subagent lifts its parent.
  */
 export function orderSessions(
-  sessions: readonly FoundSession[],
+  sessions: readonly ListedSession[],
   options: { since?: Date; until?: Date; limit?: number } = {},
 ): OrderedRow[] {
   const since = options.since?.getTime() ?? -Infinity;
@@ -207,7 +207,7 @@ export async function listCommand(ctx: CliContext, options: ListOptions): Promis
   const now = ctx.io.now();
   const since = options.since === undefined ? undefined : parseWhen(options.since, '--since', now);
   const until = options.until === undefined ? undefined : parseWhen(options.until, '--until', now);
-  const { sessions, warnings } = await discoverSessions(ctx, options.from, { cache: options.cache });
+  const { sessions, warnings } = await listSessions(ctx, options.from, { cache: options.cache });
   for (const w of warnings) ctx.warn(w);
   const rows = orderSessions(sessions, { since, until, limit: options.limit });
   if (options.json === true) {

@@ -3,7 +3,8 @@
  * what the user typed to one session: exact id, then exact title, then an
  * unambiguous id prefix.
  */
-import type { DiscoverOptions, Harness, SessionSummary, Warning } from '../harness/types.ts';
+import type { SessionSource } from '../harness/listing.ts';
+import type { DiscoverOptions, Harness, SessionSummary, Store, Warning } from '../harness/types.ts';
 import type { CliContext } from './context.ts';
 import { CliError, usageError } from './errors.ts';
 import { createProgress, progressDelay } from './progress.ts';
@@ -32,18 +33,24 @@ export interface Discovered {
   warnings: Warning[];
 }
 
+/** A session as a listing knows it: its summary and which harness has it. */
+export interface ListedSession {
+  summary: SessionSummary;
+  harness: { id: string };
+}
+
 /**
- * Every session the harnesses' stores know, and the warnings met on the way
+ * Every session the sources' stores know, and the warnings met on the way
  * (the caller decides whether they matter). A store that fails is a warning
  * when scanning all harnesses, and an error when it is the only one asked for.
- * `cache: false` makes every store read its sources afresh.
  */
-export async function discoverSessions(
+async function discoverIn<S extends { id: string }>(
   ctx: CliContext,
+  scanned: readonly S[],
+  openStore: (source: S) => Promise<Store>,
   from: string | undefined,
-  options: Pick<DiscoverOptions, 'cache'> = {},
-): Promise<Discovered> {
-  const scanned = await scannedHarnesses(ctx, from);
+  options: Pick<DiscoverOptions, 'cache'>,
+): Promise<{ sessions: { summary: SessionSummary; source: S }[]; warnings: Warning[] }> {
   const progress = createProgress({
     stream: ctx.io.stderr,
     delayMs: progressDelay(ctx.io.env),
@@ -51,36 +58,82 @@ export async function discoverSessions(
   });
   try {
     const results = await Promise.all(
-      scanned.map(async (harness) => {
+      scanned.map(async (source) => {
         try {
-          const store = harness.store!(ctx.io.env);
+          const store = await openStore(source);
           const found = await store.discover({
-            onProgress: (done, total) => progress.update(harness.id, done, total),
+            onProgress: (done, total) => progress.update(source.id, done, total),
             ...(options.cache === false ? { cache: false } : {}),
           });
-          return { harness, found };
+          return { source, found };
         } catch (err) {
           const message = err instanceof Error ? err.message : String(err);
           if (from !== undefined) {
-            throw new CliError({ what: `could not scan ${harness.id} sessions: ${message}` });
+            throw new CliError({ what: `could not scan ${source.id} sessions: ${message}` });
           }
           return {
-            harness,
-            found: { sessions: [], warnings: [{ source: harness.id, message: `scan failed: ${message}` }] },
+            source,
+            found: { sessions: [], warnings: [{ source: source.id, message: `scan failed: ${message}` }] },
           };
         }
       }),
     );
-    const sessions: FoundSession[] = [];
+    const sessions: { summary: SessionSummary; source: S }[] = [];
     const warnings: Warning[] = [];
-    for (const { harness, found } of results) {
+    for (const { source, found } of results) {
       warnings.push(...found.warnings);
-      for (const summary of found.sessions) sessions.push({ summary, harness });
+      for (const summary of found.sessions) sessions.push({ summary, source });
     }
     return { sessions, warnings };
   } finally {
     progress.finish();
   }
+}
+
+/**
+ * Every session the harnesses' stores know (see discoverIn), with the
+ * harness each came from. `cache: false` makes every store read its sources afresh.
+ */
+export async function discoverSessions(
+  ctx: CliContext,
+  from: string | undefined,
+  options: Pick<DiscoverOptions, 'cache'> = {},
+): Promise<Discovered> {
+  const scanned = await scannedHarnesses(ctx, from);
+  const { sessions, warnings } = await discoverIn(
+    ctx,
+    scanned,
+    (h) => Promise.resolve(h.store!(ctx.io.env)),
+    from,
+    options,
+  );
+  return { sessions: sessions.map(({ summary, source }) => ({ summary, harness: source })), warnings };
+}
+
+/**
+ * The same listing for commands that only show summaries (`list`): the
+ * stores are loaded alone (harness/listing.ts), not the whole registry with
+ * every codec. A `--from` that names no store harness goes the registry's way,
+ * for its error.
+ */
+export async function listSessions(
+  ctx: CliContext,
+  from: string | undefined,
+  options: Pick<DiscoverOptions, 'cache'> = {},
+): Promise<{ sessions: ListedSession[]; warnings: Warning[] }> {
+  if (ctx.io.harnesses !== undefined) return discoverSessions(ctx, from, options);
+  const { findByName, sessionSources } = await import('../harness/listing.ts');
+  const picked = from === undefined ? sessionSources : [findByName(from, sessionSources)];
+  if (picked.some((s) => s === undefined)) return discoverSessions(ctx, from, options);
+  const scanned = picked as readonly SessionSource[];
+  const { sessions, warnings } = await discoverIn(
+    ctx,
+    scanned,
+    (s) => s.openStore(ctx.io.env),
+    from,
+    options,
+  );
+  return { sessions: sessions.map(({ summary, source }) => ({ summary, harness: source })), warnings };
 }
 
 function describeCandidate(s: FoundSession): string {

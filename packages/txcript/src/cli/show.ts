@@ -16,6 +16,8 @@ export interface OpenedSession {
   found: FoundSession;
   transcript: Transcript;
   selection: Selection;
+  /** Messages whose time the source does not give. */
+  untimed?: ReadonlySet<number>;
 }
 
 /** `<id>[#range]` → the loaded session and the messages the range picks. */
@@ -59,7 +61,7 @@ export async function openSession(
   const title = meta.title ?? found.summary.title;
   const transcript =
     title === undefined ? loaded.transcript : { ...loaded.transcript, meta: { ...meta, title } };
-  return { found, transcript, selection };
+  return { found, transcript, selection, ...(loaded.untimed ? { untimed: loaded.untimed } : {}) };
 }
 
 export async function viewCommand(
@@ -67,8 +69,15 @@ export async function viewCommand(
   target: string,
   options: { from?: string },
 ): Promise<void> {
-  const { found, transcript, selection } = await openSession(ctx, target, options.from);
-  ctx.io.stdout.write(renderView(transcript, { harness: found.harness.id, colors: ctx.out, selection }));
+  const { found, transcript, selection, untimed } = await openSession(ctx, target, options.from);
+  ctx.io.stdout.write(
+    renderView(transcript, {
+      harness: found.harness.id,
+      colors: ctx.out,
+      selection,
+      ...(untimed !== undefined ? { untimed } : {}),
+    }),
+  );
 }
 
 export async function exportCommand(

@@ -50,6 +50,20 @@ describe('renderView', () => {
     expect(out).toContain('── #4 · assistant · 2026-09-10T12:00:03Z ──\nDone.\n');
   });
 
+  it('prints no time for a message whose source gives none, and no start for an epoch session', () => {
+    const out = renderView(codingSession, { harness: 'simple', colors: plain, untimed: new Set([1, 2]) });
+    expect(out).toContain('── #1 · user · 2026-09-10T12:00:00Z ──');
+    expect(out).toContain('── #2 · assistant ──');
+    expect(out).toContain('── #3 · tool ──');
+    const epoch = {
+      ...codingSession,
+      meta: { ...codingSession.meta, timestamp: '1970-01-01T00:00:00.000Z' },
+    };
+    expect(renderView(epoch, { harness: 'simple', colors: plain }).split('\n')[1]).toBe(
+      'sess-1 · simple · 4 messages',
+    );
+  });
+
   it('shows tool calls on one line and cuts long results', () => {
     const out = renderView(codingSession, { harness: 'simple', colors: plain });
     expect(out).toContain('Looking.\n→ Bash: ls -la\n→ web_fetch: https://x.test\n');

@@ -19,6 +19,8 @@ export interface ViewOptions {
   selection?: Selection;
   /** How many lines of a tool result to show before `… N more lines` (default 5). */
   resultLines?: number;
+  /** Messages whose time the source does not give: printed without one rather than with a made-up one. */
+  untimed?: ReadonlySet<number>;
 }
 
 /** How a harness's sessions read to a person. */
@@ -271,7 +273,8 @@ export function renderView(t: Transcript, options: ViewOptions): string {
     t.meta.id,
     options.harness,
     `${count} message${count === 1 ? '' : 's'}`,
-    `started ${t.meta.timestamp}`,
+    // The Unix epoch is what a reader puts when nothing gave a time: no start is better than a false one.
+    ...(t.meta.timestamp.startsWith('1970-01-01T00:00:00') ? [] : [`started ${t.meta.timestamp}`]),
     ...(t.meta.cwd === undefined ? [] : [t.meta.cwd]),
     ...(t.meta.model === undefined ? [] : [t.meta.model]),
   ];
@@ -283,7 +286,8 @@ export function renderView(t: Transcript, options: ViewOptions): string {
     const m = t.messages[i]!;
     const role = roleLabel(m);
     const roleText = role === 'user' ? c.green(role) : role === 'assistant' ? c.blue(role) : c.yellow(role);
-    const parts = [`#${i + 1}`, roleText, m.timestamp, ...(m.model === undefined ? [] : [m.model])];
+    const time = options.untimed?.has(i) === true ? [] : [m.timestamp];
+    const parts = [`#${i + 1}`, roleText, ...time, ...(m.model === undefined ? [] : [m.model])];
     out.push('');
     out.push(`${c.dim('──')} ${parts.join(c.dim(' · '))} ${c.dim('──')}`);
     const w = new MessageWriter(c, options.resultLines ?? 5);

@@ -16,14 +16,19 @@
  * Everything that can be checked without the box (the ledger entries, the
  * gateway config) is checked before `createAgent`, so a transcript that
  * cannot be seeded never creates an agent at all.
+ *
+ * Continuing a Grok Bot agent (`fromAgent`) seeds the new ledger with the
+ * source's own entries and files (grok-bot-copy.ts) and its JSONL with the
+ * source's JSONL text, so nothing is rebuilt through Common; other sources
+ * are seeded from Common (common-to-ledger.ts, the codec).
  */
 import { constants } from 'node:fs';
-import { access, mkdir, stat } from 'node:fs/promises';
+import { access, mkdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { ledgerEntrySchema } from '@sendbox/protocol';
+import { ledgerEntrySchema, type LedgerEntry } from '@sendbox/protocol';
 import type { JsonObject, JsonValue, Transcript } from '../model/common.ts';
-import { commonToLedger } from '../harness/grok-bot/common-to-ledger.ts';
+import { commonToLedger, type LedgerSeed } from '../harness/grok-bot/common-to-ledger.ts';
 import { grokBotCodec } from '../harness/grok-bot/codec.ts';
 import { GatewayClient } from '../harness/grok-bot/gateway.ts';
 import { openLedgerForWrite } from '../harness/grok-bot/ledger-db.ts';
@@ -31,6 +36,7 @@ import { createFileAtomic, FileExistsError, writeFileAtomic } from '../fs/atomic
 import { grokBotRoots } from '../harness/grok-bot/roots.ts';
 import { assertSafeSessionId } from '../harness/session-id.ts';
 import { grokBotText } from '../harness/grok-bot/text.ts';
+import { copyLedger, readSourceLedger, type SourceLedger } from './grok-bot-copy.ts';
 import { metadataString } from './metadata.ts';
 
 export const DEFAULT_DESCRIPTION = 'Continued from another session by txcript';
@@ -57,6 +63,11 @@ export interface MintOptions {
   /** How long the ledger write waits on the box's store lock. */
   busyTimeoutMs?: number;
   onWarning?: (message: string) => void;
+  /**
+   * The id of a Grok Bot agent in the same roots that `transcript` is the whole of: its ledger,
+   * files and JSONL are copied instead of rebuilt from Common (when it has a non-empty store.db).
+   */
+  fromAgent?: string;
   /** Called before each step after createAgent; throwing fails the mint there (fault injection in tests). */
   beforeStep?: (step: MintStep, agentId: string) => void | Promise<void>;
 }
@@ -163,8 +174,10 @@ export async function mintGrokBotAgent(
   await preflight(roots.agents, 'agents', 'TXCRIPT_GROK_BOT_AGENTS');
   await preflight(roots.transcripts, 'agent-transcripts', 'TXCRIPT_GROK_BOT_ROOT (or GROK_BOT_TRANSCRIPTS)');
   const { name, description } = agentIdentity(transcript, options.metadata);
-  const seed = commonToLedger(transcript);
-  assertValidEntries(seed.entries);
+  const source = fromAgentSource(roots, options.fromAgent);
+  const seed = source === undefined ? commonToLedger(transcript) : undefined;
+  if (seed !== undefined) assertValidEntries(seed.entries);
+  const sourceJsonl = source === undefined ? undefined : await readJsonlText(source.jsonlPath);
   const gateway = await GatewayClient.fromEnv(env, options.timeoutMs);
   lap('preflight');
 
@@ -174,6 +187,7 @@ export async function mintGrokBotAgent(
   const storePath = join(roots.agents, id, 'store.db');
   const jsonlPath = join(roots.transcripts, id, `${id}.jsonl`);
   let current: MintStep = MINT_STEPS[0];
+  let entryCount = 0;
   const step = async (s: MintStep): Promise<void> => {
     current = s;
     await options.beforeStep?.(s, id);
@@ -191,32 +205,40 @@ export async function mintGrokBotAgent(
 
     await step('ledger');
     await mkdir(join(roots.agents, id), { recursive: true, mode: 0o700 });
+    let written: { entries: readonly LedgerEntry[]; lastActivityAt: number };
+    if (source !== undefined) {
+      const copy = await copyLedger(source.ledger, join(roots.agents, id));
+      for (const line of copy.left) warn(line);
+      written = copy;
+    } else written = seed as LedgerSeed;
     const ledger = openLedgerForWrite(storePath, { busyTimeoutMs: options.busyTimeoutMs ?? 5000 });
     try {
-      ledger.appendEntries(seed.entries);
+      ledger.appendEntries(written.entries);
       ledger.setKv('unreadState', {
-        lastActivityAt: seed.lastActivityAt,
-        lastViewedAt: seed.lastActivityAt,
+        lastActivityAt: written.lastActivityAt,
+        lastViewedAt: written.lastActivityAt,
         isManuallyUnread: false,
         unreadCount: 0,
       });
     } finally {
       ledger.close();
     }
+    entryCount = written.entries.length;
     lap('ledger');
 
     await step('jsonl');
     await mkdir(join(roots.transcripts, id), { recursive: true, mode: 0o700 });
-    const text = grokBotText.render(
-      grokBotCodec.fromCommon({ ...transcript, meta: { ...transcript.meta, id } }),
-    );
+    // The source's own records when there are some: nothing re-encoded, no time invented.
+    const text =
+      sourceJsonl ??
+      grokBotText.render(grokBotCodec.fromCommon({ ...transcript, meta: { ...transcript.meta, id } }));
     await writeJsonl(jsonlPath, text);
     lap('jsonl');
 
     await step('open');
     await gateway.call('openAgent', { id });
     lap('open');
-    return { id, name, description, entries: seed.entries.length, jsonlPath, storePath, phaseMs };
+    return { id, name, description, entries: entryCount, jsonlPath, storePath, phaseMs };
   } catch (error) {
     try {
       await gateway.call('deleteAgent', { id });
@@ -227,6 +249,28 @@ export async function mintGrokBotAgent(
           `the half-made agent "${name}" may still be in the box: delete it there`,
       );
     }
+    throw error;
+  }
+}
+
+/** The Grok Bot agent a mint copies from: its ledger (when non-empty) and where its JSONL is. */
+function fromAgentSource(
+  roots: ReturnType<typeof grokBotRoots>,
+  fromAgent: string | undefined,
+): { ledger: SourceLedger; jsonlPath: string } | undefined {
+  if (fromAgent === undefined) return undefined;
+  assertSafeSessionId(fromAgent);
+  const ledger = readSourceLedger(join(roots.agents, fromAgent));
+  return ledger === undefined
+    ? undefined
+    : { ledger, jsonlPath: join(roots.transcripts, fromAgent, `${fromAgent}.jsonl`) };
+}
+
+async function readJsonlText(path: string): Promise<string | undefined> {
+  try {
+    return await readFile(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw error;
   }
 }

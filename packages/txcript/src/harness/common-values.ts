@@ -1,9 +1,15 @@
 /** Small conversions both codecs share: timestamps, stop reasons, data URLs, artifact text. */
 import type { Artifact, ImageSource, StopReason } from '../model/common.ts';
 
+/** The canonical form, with a day every month has (later days take the slow path, which knows the month). */
+const CANONICAL_UTC =
+  /^\d{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|1\d|2[0-8])T(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d\.\d{3}Z$/;
+
 /** RFC 3339 UTC with milliseconds, or undefined when `s` is not a date. */
 export function normalizeTimestamp(s: string | undefined): string | undefined {
   if (s === undefined || s === '') return undefined;
+  // Already the canonical form (what the tools write): no date parsing, which a long session pays per line.
+  if (CANONICAL_UTC.test(s)) return s;
   const ms = Date.parse(s);
   return Number.isNaN(ms) ? undefined : new Date(ms).toISOString();
 }

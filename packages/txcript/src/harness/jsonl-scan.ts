@@ -7,17 +7,16 @@ import type { JsonObject } from '../model/common.ts';
 import { isJsonObject } from '../model/json.ts';
 
 /**
- * The string value of a top-level key of a JSON object line, found without
- * parsing the line: a small scanner that tracks nesting and strings and stops
- * at the first match. Used by discovery, which must stay cheap on big files.
- * Returns undefined when the key is absent, not a string, or the line is
- * not an object.
+ * Where the value of a top-level key of a JSON object line starts, found
+ * without parsing the line: a small scanner that tracks nesting and strings
+ * and stops at the first match. -1 when the key is absent or the line is
+ * not an object. Used by discovery, which must stay cheap on big files.
  */
-export function topLevelString(line: string, key: string): string | undefined {
+function topLevelValueAt(line: string, key: string): number {
   let i = 0;
   const n = line.length;
   while (i < n && line.charCodeAt(i) <= 32) i++;
-  if (line[i] !== '{') return undefined;
+  if (line[i] !== '{') return -1;
   i++;
   let depth = 1;
   let expectKey = true;
@@ -25,21 +24,15 @@ export function topLevelString(line: string, key: string): string | undefined {
     const c = line[i];
     if (c === '"') {
       const end = stringEnd(line, i);
-      if (end === -1) return undefined;
+      if (end === -1) return -1;
       if (depth === 1 && expectKey) {
-        const name = line.slice(i + 1, end);
+        const isKey = end - i - 1 === key.length && line.startsWith(key, i + 1);
         let j = end + 1;
         while (j < n && line.charCodeAt(j) <= 32) j++;
-        if (line[j] !== ':') return undefined;
+        if (line[j] !== ':') return -1;
         j++;
         while (j < n && line.charCodeAt(j) <= 32) j++;
-        if (name === key) {
-          if (line[j] !== '"') return undefined;
-          const vEnd = stringEnd(line, j);
-          if (vEnd === -1) return undefined;
-          const rawValue = line.slice(j, vEnd + 1);
-          return rawValue.includes('\\') ? (JSON.parse(rawValue) as string) : rawValue.slice(1, -1);
-        }
+        if (isKey) return j;
         expectKey = false;
         i = j;
         continue;
@@ -50,11 +43,32 @@ export function topLevelString(line: string, key: string): string | undefined {
     if (c === '{' || c === '[') depth++;
     else if (c === '}' || c === ']') {
       depth--;
-      if (depth === 0) return undefined;
+      if (depth === 0) return -1;
     } else if (c === ',' && depth === 1) expectKey = true;
     i++;
   }
-  return undefined;
+  return -1;
+}
+
+/**
+ * The string value of a top-level key of a JSON object line, found without
+ * parsing the line. undefined when the key is absent, not a string, or the
+ * line is not an object.
+ */
+export function topLevelString(line: string, key: string): string | undefined {
+  const j = topLevelValueAt(line, key);
+  if (j === -1 || line[j] !== '"') return undefined;
+  const vEnd = stringEnd(line, j);
+  if (vEnd === -1) return undefined;
+  const rawValue = line.slice(j, vEnd + 1);
+  return rawValue.includes('\\') ? (JSON.parse(rawValue) as string) : rawValue.slice(1, -1);
+}
+
+/** The text of a top-level literal value (`true`, `false`, `null`, a number), or undefined. */
+export function topLevelLiteral(line: string, key: string): string | undefined {
+  const j = topLevelValueAt(line, key);
+  if (j === -1) return undefined;
+  return /^(?:true|false|null|-?\d[\d.eE+-]*)/.exec(line.slice(j, j + 32))?.[0];
 }
 
 /** Index of the closing quote of the JSON string starting at `start`, or -1. */
@@ -67,17 +81,6 @@ function stringEnd(s: string, start: number): number {
     for (let k = q - 1; k > start && s[k] === '\\'; k--) backslashes++;
     if (backslashes % 2 === 0) return q;
     i = q + 1;
-  }
-}
-
-/** Split text into lines (without terminators) lazily, for cheap scans. */
-export function* textLines(text: string): Generator<string> {
-  let start = 0;
-  while (start < text.length) {
-    const nl = text.indexOf('\n', start);
-    const end = nl === -1 ? text.length : nl;
-    yield text.slice(start, end > start && text.charCodeAt(end - 1) === 13 ? end - 1 : end);
-    start = end + 1;
   }
 }
 

@@ -197,6 +197,42 @@ export function parseJsonlLazily(text: string, source: string): { lines: JsonlLi
   return { lines, warnings };
 }
 
+export interface JsonlParseOptions {
+  /**
+   * Recover a record glued to a truncated one: a writer that crashed mid-line
+   * leaves a partial record, and its next append lands on the same line. When
+   * a line is not JSON but a tail of it starting at `{` is an object this
+   * accepts, that tail is the line's record (the line still renders verbatim).
+   */
+  recoverGlued?: (value: JsonObject) => boolean;
+}
+
+/** A record of a format whose every line carries a string `type` (Claude Code, Codex). */
+export function hasStringType(value: JsonObject): boolean {
+  return typeof value.type === 'string';
+}
+
+/** Tails tried per bad line: bounds the work on a long line full of braces. */
+const MAX_GLUE_TRIES = 64;
+
+/** The earliest complete record ending a line that does not parse, and where it starts. */
+function gluedRecord(
+  raw: string,
+  accept: (value: JsonObject) => boolean,
+): { at: number; value: JsonObject } | undefined {
+  let at = raw.indexOf('{"', 1);
+  for (let tries = 0; at !== -1 && tries < MAX_GLUE_TRIES; tries++) {
+    try {
+      const value: unknown = JSON.parse(raw.slice(at));
+      if (isJsonObject(value) && accept(value)) return { at, value };
+    } catch {
+      // not a record start; try the next one
+    }
+    at = raw.indexOf('{"', at + 1);
+  }
+  return undefined;
+}
+
 /**
  * Split text into lines and classify each JSON object line. Never throws: a
  * line that is not a JSON object is kept verbatim as `malformed` with a
@@ -206,6 +242,7 @@ export function parseJsonl<F extends { json: object }>(
   text: string,
   source: string,
   classify: (value: JsonObject) => Classified<F>,
+  options: JsonlParseOptions = {},
 ): { lines: JsonlLine<F>[]; warnings: Warning[] } {
   const lines: JsonlLine<F>[] = [];
   const warnings: Warning[] = [];
@@ -215,7 +252,18 @@ export function parseJsonl<F extends { json: object }>(
       lines.push({ kind: 'blank', raw, end });
       return;
     }
-    const decoded = decodeLine(raw, line);
+    let decoded = decodeLine(raw, line);
+    if ('error' in decoded && options.recoverGlued !== undefined) {
+      const glued = gluedRecord(raw, options.recoverGlued);
+      if (glued !== undefined) {
+        warnings.push({
+          source,
+          line,
+          message: `a truncated record (the first ${glued.at} characters) is glued to a complete one; the complete record is read, the truncated part skipped, the line kept verbatim`,
+        });
+        decoded = { value: glued.value };
+      }
+    }
     if ('error' in decoded) {
       lines.push(malformedLine(raw, end, line, decoded.error, source, warnings));
       return;

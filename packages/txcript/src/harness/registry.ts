@@ -6,6 +6,7 @@ import { claudeCode } from './claude-code/index.ts';
 import { codex } from './codex/index.ts';
 import { grokBot } from './grok-bot/index.ts';
 import { simple } from './simple/index.ts';
+import { findByName } from './listing.ts';
 import type { Harness } from './types.ts';
 
 export const harnesses: readonly Harness[] = [grokBot, claudeCode, codex, simple];
@@ -21,15 +22,9 @@ export class UnknownHarnessError extends Error {
   }
 }
 
-/** Lower-case, with `-` and `_` the same, so `Grok-Bot` finds `grok_bot`. */
-function normalise(name: string): string {
-  return name.trim().toLowerCase().replaceAll('-', '_');
-}
-
 /** The harness whose id or alias is `idOrAlias`, from `among` (default: all). */
 export function findHarness(idOrAlias: string, among: readonly Harness[] = harnesses): Harness {
-  const wanted = normalise(idOrAlias);
-  const found = among.find((h) => [h.id, ...h.aliases].some((name) => normalise(name) === wanted));
+  const found = findByName(idOrAlias, among);
   if (found === undefined)
     throw new UnknownHarnessError(
       idOrAlias,

@@ -54,9 +54,9 @@ async function list(options?: DiscoverOptions, e: NodeJS.ProcessEnv = env): Prom
 /** Rewrite the stored summary of `file` (its signature kept): served as is only by a cache hit. */
 function tamper(cache: string, file: string, title: string): void {
   const doc = JSON.parse(readFileSync(cache, 'utf8')) as {
-    files: Record<string, { summary: SessionSummary }>;
+    files: Record<string, { scan: { sessions: SessionSummary[] } }>;
   };
-  doc.files[file]!.summary.title = title;
+  doc.files[file]!.scan.sessions[0]!.title = title;
   writeFileSync(cache, JSON.stringify(doc));
 }
 

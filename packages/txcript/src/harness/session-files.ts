@@ -8,6 +8,7 @@ import { promises as fs } from 'node:fs';
 import { resolve } from 'node:path';
 import { assertLoadable } from '../fs/memory-budget.ts';
 import { isJsonObject } from '../model/json.ts';
+import type { JsonObject } from '../model/common.ts';
 import {
   CacheDocument,
   cacheFileFor,
@@ -28,43 +29,65 @@ import type {
 } from './types.ts';
 
 /**
- * The summaries of unchanged session files, kept between listings: a file's
- * summary is served while its stat signature (summary-cache-file.ts) is the
- * one taken before it was read. Only summaries are kept; a file that is not a
- * session, or cannot be read, is looked at again (and reported) every time.
+ * What a listing learns from one file: the sessions it holds (none, one, or
+ * a session with its inline subagents), and facts the store wants for a pass
+ * over all files (JSON, so they can be cached with the sessions).
+ */
+export interface FileScan {
+  sessions: SessionSummary[];
+  notes?: JsonObject;
+}
+
+/**
+ * The scans of unchanged session files, kept between listings: a file's scan
+ * is served while its stat signature (summary-cache-file.ts) is the one
+ * taken before it was read. A file that cannot be read, or is not a session
+ * file (a reason instead of a scan), is looked at again (and reported) every time.
  */
 export interface SessionFileCache {
-  summary(path: string, summarize: () => Promise<SessionSummary | string>): Promise<SessionSummary | string>;
+  scan(path: string, scan: () => Promise<FileScan | string>): Promise<FileScan | string>;
   /** Write the cache if anything changed; never throws. */
   save(): Promise<void>;
 }
 
 /** Every file read afresh, nothing written. */
 export const noSessionFileCache: SessionFileCache = {
-  summary: (_path, summarize) => summarize(),
+  scan: (_path, scan) => scan(),
   save: () => Promise.resolve(),
 };
 
 /** Bumped whenever what is stored, or how it is computed, changes: an older file is then ignored. */
-export const SESSION_FILE_CACHE_VERSION = 1;
+export const SESSION_FILE_CACHE_VERSION = 2;
 
-interface CachedSummary {
+interface CachedScan {
   sig: string;
-  summary: SessionSummary;
+  scan: FileScan;
 }
 
-function cachedSummary(v: unknown): CachedSummary | undefined {
-  if (!isJsonObject(v) || typeof v.sig !== 'string' || !isJsonObject(v.summary)) return undefined;
-  const s = v.summary;
+function isStoredSummary(s: unknown): boolean {
+  if (!isJsonObject(s)) return false;
+  const o: JsonObject = s;
+  return (
+    typeof o.id === 'string' &&
+    typeof o.harness === 'string' &&
+    typeof o.locator === 'string' &&
+    (o.messageCount === undefined || isCount(o.messageCount)) &&
+    isOptionalString(o.title) &&
+    isOptionalString(o.lastActivity) &&
+    isOptionalString(o.parentId)
+  );
+}
+
+function cachedScan(v: unknown): CachedScan | undefined {
+  if (!isJsonObject(v)) return undefined;
+  const o: JsonObject = v;
+  if (typeof o.sig !== 'string' || !isJsonObject(o.scan)) return undefined;
+  const { sessions, notes } = o.scan;
   const ok =
-    typeof s.id === 'string' &&
-    typeof s.harness === 'string' &&
-    typeof s.locator === 'string' &&
-    (s.messageCount === undefined || isCount(s.messageCount)) &&
-    isOptionalString(s.title) &&
-    isOptionalString(s.lastActivity) &&
-    isOptionalString(s.parentId);
-  return ok ? (v as unknown as CachedSummary) : undefined;
+    Array.isArray(sessions) &&
+    sessions.every(isStoredSummary) &&
+    (notes === undefined || isJsonObject(notes));
+  return ok ? (o as unknown as CachedScan) : undefined;
 }
 
 /**
@@ -91,56 +114,66 @@ export function openSessionFileCache(
     ['files'],
   );
   return {
-    async summary(path, summarize) {
+    async scan(path, scan) {
       let sig: StatSignature | undefined;
       try {
         sig = statSignature(path, now(), { ctime: true });
       } catch {
-        return summarize(); // the summary reports why the file cannot be read
+        return scan(); // the scan reports why the file cannot be read
       }
-      if (sig === undefined) return summarize();
-      const hit = cachedSummary(doc.stored('files', path));
+      if (sig === undefined) return scan();
+      const hit = cachedScan(doc.stored('files', path));
       if (hit !== undefined && hit.sig === sig.sig) {
         doc.keep('files', path, hit);
-        return hit.summary;
+        return hit.scan;
       }
-      const fresh = await summarize();
-      if (typeof fresh !== 'string' && !sig.racy) doc.put('files', path, { sig: sig.sig, summary: fresh });
+      const fresh = await scan();
+      if (typeof fresh !== 'string' && !sig.racy) doc.put('files', path, { sig: sig.sig, scan: fresh });
       return fresh;
     },
     save: () => doc.save(),
   };
 }
 
+export interface ScannedFiles extends DiscoverResult {
+  /** Each file's scan (cached or fresh), for a pass over all of them. */
+  scans: { path: string; scan: FileScan }[];
+}
+
 /**
- * Summarise `files` one by one. `summarize` returns a summary, or a reason the
+ * Scan `files` one by one. `scan` returns what a file holds, or a reason the
  * file is not a session (a warning); a thrown error is reported as unreadable.
  * Unchanged files are served from the cache `openCache` gives, which is saved at the end.
  */
 export async function summarizeSessionFiles<F>(
   files: readonly F[],
   pathOf: (file: F) => string,
-  summarize: (file: F) => Promise<SessionSummary | string>,
+  scan: (file: F) => Promise<FileScan | string>,
   options?: DiscoverOptions,
   openCache: () => SessionFileCache = () => noSessionFileCache,
-): Promise<DiscoverResult> {
+): Promise<ScannedFiles> {
   const sessions: SessionSummary[] = [];
   const warnings: Warning[] = [];
+  const scans: ScannedFiles['scans'] = [];
   // `--no-cache`: the cache file is not even read.
   const cached = options?.cache === false ? noSessionFileCache : openCache();
   let done = 0;
   for (const file of files) {
+    const path = pathOf(file);
     try {
-      const summary = await cached.summary(pathOf(file), () => summarize(file));
-      if (typeof summary === 'string') warnings.push({ source: pathOf(file), message: summary });
-      else sessions.push(summary);
+      const result = await cached.scan(path, () => scan(file));
+      if (typeof result === 'string') warnings.push({ source: path, message: result });
+      else {
+        sessions.push(...result.sessions);
+        scans.push({ path, scan: result });
+      }
     } catch (e) {
-      warnings.push({ source: pathOf(file), message: `unreadable, skipped: ${(e as Error).message}` });
+      warnings.push({ source: path, message: `unreadable, skipped: ${(e as Error).message}` });
     }
     options?.onProgress?.(++done, files.length);
   }
   await cached.save();
-  return { sessions, warnings };
+  return { sessions, warnings, scans };
 }
 
 /** Read a session file and convert it to Common; `warnings` come first (e.g. from finding the file). */

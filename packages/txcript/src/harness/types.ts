@@ -31,6 +31,16 @@ export interface CodecContext {
   sessionId: string;
   /** Fallback session timestamp (RFC 3339) when the native form has none. */
   timestamp?: string;
+  /**
+   * Filled by codecs that know which messages the native form gives no time: their indexes (their
+   * Common timestamp is borrowed from the nearest known one).
+   */
+  untimed?: Set<number>;
+  /**
+   * The real time of a user message by its address (`t3u`), when another source knows it (Grok
+   * Bot: the agent's ledger entry of that id); dates the user record carrying that tag.
+   */
+  addressTime?: (address: string) => string | undefined;
 }
 
 export interface Codec<R> {
@@ -73,6 +83,8 @@ export interface LoadResult {
   /** Which source the conversation came from, e.g. a JSONL path, `store.db`, or a gateway URL. */
   source: string;
   warnings: Warning[];
+  /** Indexes of messages whose time the source does not give (views leave it out); absent when every time is real. */
+  untimed?: ReadonlySet<number>;
 }
 
 export interface SaveResult {

@@ -5,9 +5,11 @@
  */
 import { REQUEST_HEADERS, type ApiClient } from './client.ts';
 import {
+  inboxEventSchema,
   parseEntry,
   rosterEventSchema,
   stateEventSchema,
+  type PendingInput,
   type TranscriptEntry,
   type TurnState,
 } from './types.ts';
@@ -100,6 +102,8 @@ export interface AgentStreamHandlers {
   onEntry(entry: TranscriptEntry): void;
   onState(agentId: string, state: TurnState): void;
   onRoster(agentId: string, change: string): void;
+  /** The agent's pending inputs, whole, when the stream opens and whenever they change. */
+  onInbox?(agentId: string, pending: PendingInput[]): void;
   onStatus(status: StreamStatus, detail?: string): void;
 }
 
@@ -186,6 +190,11 @@ export async function followAgentEvents(
       case 'roster': {
         const roster = rosterEventSchema.safeParse(data);
         if (roster.success) handlers.onRoster(roster.data.agentId, roster.data.change);
+        return;
+      }
+      case 'inbox': {
+        const inbox = inboxEventSchema.safeParse(data);
+        if (inbox.success) handlers.onInbox?.(inbox.data.agentId, inbox.data.pending);
         return;
       }
       default:

@@ -119,3 +119,13 @@ export const imageHostsResponseSchema = z.looseObject({ hosts: z.array(z.string(
 
 export const stateEventSchema = z.looseObject({ agentId: z.string(), state: turnStateSchema });
 export const rosterEventSchema = z.looseObject({ agentId: z.string(), change: z.string() });
+
+/** An input the box accepted whose turn has not started (docs/gateway.md, `inbox` event). */
+export const pendingInputSchema = z.looseObject({
+  nonce: z.string(),
+  kind: z.string(),
+  text: z.string(),
+  acceptedAt: z.number(),
+});
+export type PendingInput = z.infer<typeof pendingInputSchema>;
+export const inboxEventSchema = z.looseObject({ agentId: z.string(), pending: z.array(pendingInputSchema) });

@@ -9,7 +9,9 @@ export function MessageBubble({ entry }: { entry: MessageEntry }) {
   if (entry.role === 'assistant') return <Markdown text={entry.content} />;
   return (
     <div className="user-text">
-      {entry.respondedValue !== undefined && <span className="answer-tag">Answer</span>}
+      {(entry.respondedValue !== undefined ||
+        entry.widgetSkipped !== undefined ||
+        entry.replyTo !== undefined) && <span className="answer-tag">Answer</span>}
       {entry.content}
     </div>
   );

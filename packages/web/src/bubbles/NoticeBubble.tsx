@@ -2,5 +2,12 @@
 import type { NoticeEntry } from '@sendbox/protocol';
 
 export function NoticeBubble({ entry }: { entry: NoticeEntry }) {
-  return <div className="notice">{entry.text}</div>;
+  // A failure (a model error, a turn cut short) reads as an error, not as a plain notice.
+  return entry.level === 'error' ? (
+    <div className="notice error" role="alert">
+      {entry.text}
+    </div>
+  ) : (
+    <div className="notice">{entry.text}</div>
+  );
 }

@@ -1,7 +1,7 @@
 /**
  * A widget send: a question with options. Single choice answers on click; multi-select
  * collects ticks and answers on submit; `allowCustom` adds a free-text answer. The control is
- * disabled once answered (a later message names this send in `respondedValue`, or the answer
+ * disabled once answered (a later message answers this send: `questionAnswers`, or the answer
  * was just given here), and a ref guards against a second `answerWidget` while one is in flight.
  * A `dismissOnMoveOn` widget the user moved on from (a new prompt instead of an answer) shows
  * as dismissed, also disabled.
@@ -46,6 +46,9 @@ export function WidgetBubble({
   const isDismissed = dismissed && answered === null;
   const disabled = answered !== null || isDismissed || busy || readOnly;
   const chosen = chosenValues(answered);
+  // A recorded answer names the labels clicked (Grok Bot's content); one just given here, the values.
+  const isChosen = (option: { label: string; value?: string }): boolean =>
+    chosen.has(optionValue(option)) || chosen.has(option.label);
 
   async function send(value: string | string[]): Promise<void> {
     if (!context || answered !== null || isDismissed) return;
@@ -109,7 +112,7 @@ export function WidgetBubble({
                   type="checkbox"
                   data-testid="widget-option"
                   data-value={value}
-                  checked={answered !== null ? chosen.has(value) : ticked.has(value)}
+                  checked={answered !== null ? isChosen(option) : ticked.has(value)}
                   disabled={disabled}
                   onChange={(event) => {
                     const next = new Set(ticked);
@@ -137,10 +140,10 @@ export function WidgetBubble({
               <button
                 key={value}
                 type="button"
-                className={`widget-option style-${option.style ?? 'default'}${chosen.has(value) ? ' chosen' : ''}`}
+                className={`widget-option style-${option.style ?? 'default'}${isChosen(option) ? ' chosen' : ''}`}
                 data-testid="widget-option"
                 data-value={value}
-                aria-pressed={chosen.has(value)}
+                aria-pressed={isChosen(option)}
                 disabled={disabled}
                 onClick={() => void send(value)}
               >

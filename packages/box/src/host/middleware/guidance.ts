@@ -1,25 +1,13 @@
 /**
- * The guidance middleware: every user turn the model reads is the user's
- * text under its `[t<N>u]` address tag, followed by the send_message guidance
- * in a `<system_reminder>` block, both in the user role (seed 000: the
- * guidance is not in the system prompt, and the UI never shows it: the
- * ledger's `message` entry carries only what the user typed).
+ * What a user turn is in the transcript: the user's text under its `[t<N>u]`
+ * address tag, and nothing else. Grok Bot appends its send_message guidance
+ * to every user turn (seed 000), yet no real JSONL record holds it: it is
+ * added when the model is called, never written (see `withInjections` in
+ * ./injections.ts and docs/formats/grok-bot.md "What the box writes").
  */
-import { withAddressTag, wrapSystemReminder } from '@sendbox/protocol';
+import { withAddressTag } from '@sendbox/protocol';
 
-export interface UserTurnBlocks {
-  /** `[t<N>u]\n<text>`. */
-  tagged: string;
-  /** The guidance wrapped in `<system_reminder>`; absent when the feature is off. */
-  reminder?: string;
-}
-
-export function userTurnBlocks(turn: number, text: string, guidance: string | undefined): UserTurnBlocks {
-  const tagged = withAddressTag(turn, text);
-  return guidance ? { tagged, reminder: wrapSystemReminder(guidance) } : { tagged };
-}
-
-/** The blocks as text parts, in order. */
-export function userTurnTexts(blocks: UserTurnBlocks): string[] {
-  return blocks.reminder === undefined ? [blocks.tagged] : [blocks.tagged, blocks.reminder];
+/** `[t<N>u]\n<text>`: the user record's one text block. */
+export function userTurnText(turn: number, text: string): string {
+  return withAddressTag(turn, text);
 }

@@ -28,10 +28,13 @@ import {
   titleFromText,
 } from '../common-values.ts';
 import { isJsonObject } from '../../model/json.ts';
+import { isCount } from '../summary-cache-file.ts';
 import { builtLine } from '../jsonl.ts';
 import type { ClaudeEntry, ClaudeLine, ClaudeRecord } from './records.ts';
-import { sessionUuid } from '../session-id.ts';
+import { isUuid, sessionUuid } from '../session-id.ts';
 import { claudeToolToCommon, commonToolToClaude } from './tools.ts';
+import { commandBody, parseLocalCommand, stdoutBody, type LocalCommandEnvelope } from './local-command.ts';
+import { splitSidechains } from './sidechains.ts';
 
 /** The `version` written when Common has no cli_version: a Claude Code release line that resumes. */
 export const DEFAULT_CLAUDE_VERSION = '2.0.0';
@@ -86,10 +89,33 @@ function resultContentToCommon(content: unknown): ToolOutput {
   return JSON.stringify(content);
 }
 
+const isObj = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Each block schema's test written out (see fitsEnvelope in records.ts): the schema is asked only for a block that fails it. */
+const blockFits: Record<keyof typeof blockSchemas, (b: JsonObject) => boolean> = {
+  text: (b) => typeof b.text === 'string',
+  thinking: (b) =>
+    typeof b.thinking === 'string' && (b.signature === undefined || typeof b.signature === 'string'),
+  tool_use: (b) => typeof b.id === 'string' && typeof b.name === 'string',
+  tool_result: (b) =>
+    typeof b.tool_use_id === 'string' &&
+    (b.is_error === undefined || b.is_error === null || typeof b.is_error === 'boolean'),
+  image: (b) =>
+    isObj(b.source) &&
+    typeof b.source.type === 'string' &&
+    typeof b.source.media_type === 'string' &&
+    typeof b.source.data === 'string',
+};
+
+type BlockShapes = { [K in keyof typeof blockSchemas]: z.infer<(typeof blockSchemas)[K]> };
+
 function blockToCommon(raw: JsonObject, where: string, warn: (m: string) => void): Block | undefined {
   const type = raw.type as string;
   if (!(type in blockSchemas)) return undefined; // a block type with no Common form (kept natively)
-  const checked = blockSchemas[type as keyof typeof blockSchemas].safeParse(raw);
+  const kind = type as keyof typeof blockSchemas;
+  const checked = blockFits[kind](raw)
+    ? { success: true as const, data: raw as unknown as BlockShapes[typeof kind] }
+    : blockSchemas[kind].safeParse(raw);
   if (!checked.success) {
     const issue = checked.error.issues[0];
     warn(
@@ -124,8 +150,18 @@ function blockToCommon(raw: JsonObject, where: string, warn: (m: string) => void
   }
 }
 
+const isOptionalCount = (v: unknown): boolean => v === undefined || v === null || isCount(v);
+
 function usageToCommon(u: unknown): Usage | undefined {
-  const checked = UsageShape.safeParse(u);
+  const fits =
+    isObj(u) &&
+    isCount(u.input_tokens) &&
+    isCount(u.output_tokens) &&
+    isOptionalCount(u.cache_read_input_tokens) &&
+    isOptionalCount(u.cache_creation_input_tokens);
+  const checked = fits
+    ? { success: true as const, data: u as z.infer<typeof UsageShape> }
+    : UsageShape.safeParse(u);
   if (!checked.success) return undefined;
   const { input_tokens, output_tokens, cache_read_input_tokens, cache_creation_input_tokens } = checked.data;
   return {
@@ -141,15 +177,77 @@ function isHarnessText(text: string): boolean {
   return text.trimStart().startsWith('<') || text.startsWith('Caveat: ');
 }
 
+/** The text of a body that may be a local-command envelope: a bare string or one lone text block. */
+function envelopeText(content: unknown): string | undefined {
+  if (typeof content === 'string') return content;
+  if (Array.isArray(content) && content.length === 1) {
+    const only: unknown = content[0];
+    if (isJsonObject(only)) {
+      const block = only;
+      if (block.type === 'text' && typeof block.text === 'string') return block.text;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Slash commands and their output as Common blocks: the command is a user
+ * `tool_use` of the typed `Command` tool with the line's uuid as id; its
+ * output a `tool_result` for the command its `parentUuid` names (or, when
+ * that is not the command still waiting, a result under its own uuid); the
+ * caveat nothing.
+ */
+class LocalCommands {
+  #open: string | undefined;
+
+  blocks(envelope: LocalCommandEnvelope, uuid: string, parentUuid: string | null | undefined): Block[] {
+    switch (envelope.kind) {
+      case 'command':
+        this.#open = uuid;
+        return [
+          {
+            type: 'tool_use',
+            id: uuid,
+            tool: {
+              name: 'Command',
+              command: envelope.command,
+              ...(envelope.args !== undefined ? { args: envelope.args } : {}),
+            },
+          },
+        ];
+      case 'stdout': {
+        const paired = parentUuid != null && parentUuid === this.#open ? parentUuid : uuid;
+        this.#open = undefined;
+        return [{ type: 'tool_result', tool_use_id: paired, content: envelope.text }];
+      }
+      case 'caveat':
+        return [];
+    }
+  }
+}
+
+/** A `system` line carrying a local-command envelope, or undefined. */
+function systemCommand(json: JsonObject): { envelope: LocalCommandEnvelope; uuid: string } | undefined {
+  if (json.type !== 'system' || json.subtype !== 'local_command') return undefined;
+  if (typeof json.uuid !== 'string' || typeof json.content !== 'string') return undefined;
+  const envelope = parseLocalCommand(json.content);
+  return envelope === undefined ? undefined : { envelope, uuid: json.uuid };
+}
+
 function entryToMessage(
   entry: ClaudeEntry,
   fallbackTs: string,
   where: string,
   warn: (m: string) => void,
+  commands: LocalCommands,
 ): Message | undefined {
   const content = entry.message.content;
   const blocks: Block[] = [];
-  if (typeof content === 'string') {
+  const text = entry.type === 'user' ? envelopeText(content) : undefined;
+  const envelope = text !== undefined ? parseLocalCommand(text) : undefined;
+  if (envelope !== undefined) {
+    blocks.push(...commands.blocks(envelope, entry.uuid, entry.parentUuid));
+  } else if (typeof content === 'string') {
     if (content !== '') blocks.push({ type: 'text', text: content });
   } else {
     content.forEach((raw, i) => {
@@ -173,10 +271,41 @@ function entryToMessage(
   return message;
 }
 
-function toCommon(records: ClaudeLine[], ctx: WarningContext): Transcript {
+/**
+ * The title a file gives itself, by Claude Code's precedence: the last
+ * `custom-title` (the user's rename), then `agent-name`, then the last
+ * `ai-title`, then the last `summary` whose `leafUuid` is a line of this
+ * file. undefined when none applies (the first prompt is the caller's).
+ */
+export function ownTitle(records: readonly ClaudeLine[]): string | undefined {
+  let custom: string | undefined;
+  let agent: string | undefined;
+  let ai: string | undefined;
+  const summaries: { leaf: string | undefined; text: string }[] = [];
+  const uuids = new Set<string>();
+  for (const line of records) {
+    if (line.kind !== 'record') continue;
+    const json = line.json as JsonObject;
+    if (typeof json.uuid === 'string') uuids.add(json.uuid);
+    if (line.shape === 'summary') summaries.push({ leaf: line.json.leafUuid, text: line.json.summary });
+    else if (json.type === 'custom-title' && typeof json.customTitle === 'string') custom = json.customTitle;
+    else if (json.type === 'agent-name' && typeof json.agentName === 'string') agent = json.agentName;
+    else if (json.type === 'ai-title' && typeof json.aiTitle === 'string') ai = json.aiTitle;
+  }
+  const summary = summaries.findLast((s) => s.leaf !== undefined && uuids.has(s.leaf))?.text;
+  return [custom, agent, ai, summary].find((t) => t !== undefined && t !== '');
+}
+
+/** Builds one conversation (the main one, or a sidechain) from its lines in file order. */
+function conversationToCommon(
+  records: readonly ClaudeLine[],
+  indices: readonly number[],
+  ctx: WarningContext,
+): Transcript {
   const source = ctx.source ?? 'claude_code';
   let firstTs: string | undefined;
-  for (const line of records) {
+  for (const i of indices) {
+    const line = records[i]!;
     if (line.kind === 'record' && line.shape === 'entry') {
       const ts = normalizeTimestamp(line.json.timestamp);
       if (ts !== undefined && (firstTs === undefined || ts < firstTs)) firstTs = ts;
@@ -185,32 +314,34 @@ function toCommon(records: ClaudeLine[], ctx: WarningContext): Transcript {
   const fallbackTs = ctx.timestamp ?? firstTs ?? new Date(0).toISOString();
   const meta: Meta = { id: '', timestamp: firstTs ?? fallbackTs };
   const messages: Message[] = [];
-  let summaryTitle: string | undefined;
-  let customTitle: string | undefined;
-  let agentName: string | undefined;
+  const commands = new LocalCommands();
   let firstUserText: string | undefined;
 
-  records.forEach((line, index) => {
-    if (line.kind !== 'record') return;
+  for (const index of indices) {
+    const line = records[index]!;
+    if (line.kind !== 'record') continue;
     const r: ClaudeRecord = line;
-    if (r.shape === 'summary') {
-      summaryTitle ??= r.json.summary;
-      return;
-    }
     if (r.shape === 'other') {
-      if (r.json.type === 'custom-title' && typeof r.json.customTitle === 'string')
-        customTitle = r.json.customTitle;
-      if (r.json.type === 'agent-name' && typeof r.json.agentName === 'string') agentName = r.json.agentName;
-      return;
+      const command = systemCommand(r.json);
+      if (command === undefined) continue;
+      const blocks = commands.blocks(
+        command.envelope,
+        command.uuid,
+        typeof r.json.parentUuid === 'string' ? r.json.parentUuid : undefined,
+      );
+      const ts = typeof r.json.timestamp === 'string' ? normalizeTimestamp(r.json.timestamp) : undefined;
+      if (blocks.length > 0) messages.push({ role: 'user', content: blocks, timestamp: ts ?? fallbackTs });
+      continue;
     }
+    if (r.shape !== 'entry') continue;
     const e = r.json;
     if (meta.id === '' && e.sessionId) meta.id = e.sessionId;
     if (meta.cwd === undefined && e.cwd) meta.cwd = e.cwd;
     if (meta.git_branch === undefined && e.gitBranch) meta.git_branch = e.gitBranch;
     if (meta.cli_version === undefined && e.version) meta.cli_version = e.version;
     const warn = (message: string): void => ctx.onWarning?.({ source, line: index + 1, message });
-    const message = entryToMessage(e, fallbackTs, `line ${index + 1}`, warn);
-    if (message === undefined) return;
+    const message = entryToMessage(e, fallbackTs, `line ${index + 1}`, warn, commands);
+    if (message === undefined) continue;
     if (
       message.role === 'assistant' &&
       meta.model === undefined &&
@@ -224,16 +355,38 @@ function toCommon(records: ClaudeLine[], ctx: WarningContext): Transcript {
       if (text !== undefined && !isHarnessText(text.text)) firstUserText = text.text;
     }
     messages.push(message);
-  });
+  }
 
   if (meta.id === '') meta.id = ctx.sessionId;
-  const title =
-    customTitle ??
-    agentName ??
-    summaryTitle ??
-    (firstUserText !== undefined ? titleFromText(firstUserText) : undefined);
+  const title = firstUserText !== undefined ? titleFromText(firstUserText) : undefined;
   if (title !== undefined && title !== '') meta.title = title;
   return { meta, messages };
+}
+
+/** The main conversation of a file: every line but those of inline sidechains. */
+function toCommon(records: ClaudeLine[], ctx: WarningContext): Transcript {
+  const transcript = conversationToCommon(records, splitSidechains(records).main, ctx);
+  const title = ownTitle(records);
+  if (title !== undefined) transcript.meta.title = title;
+  return transcript;
+}
+
+/**
+ * One inline sidechain of a file as a session of its own: the subagent's
+ * conversation, with the id `sidechainSessionId` gives it. undefined when the
+ * file has no sidechain with that key.
+ */
+export function sidechainToCommon(
+  records: ClaudeLine[],
+  key: string,
+  ctx: WarningContext,
+): Transcript | undefined {
+  const chain = splitSidechains(records).chains.find((c) => c.key === key);
+  if (chain === undefined) return undefined;
+  const transcript = conversationToCommon(records, chain.lines, ctx);
+  transcript.meta.id = ctx.sessionId;
+  if (chain.description !== undefined) transcript.meta.title = chain.description;
+  return transcript;
 }
 
 // ── fromCommon ─────────────────────────────────────────────────────────
@@ -332,8 +485,48 @@ function withApiSafeIds(t: Transcript): Transcript {
   };
 }
 
+/** How a local-command message is written: the command's user line, or its output's system line. */
+type LocalLine =
+  | { kind: 'command'; id: string; command: string; args?: string }
+  | { kind: 'stdout'; id: string; text: string };
+
+/**
+ * The user messages that are local commands (one `Command` call) or their
+ * output (one result for such a call), each replaced by a stand-in message
+ * without tool blocks, so tool-pairing repair, which is for what the API
+ * sees, leaves them alone: Claude Code writes them as markup, never as tool
+ * blocks. A result for no call at all (output read without its command) is
+ * an orphan like any other, and repair makes it text.
+ */
+function standInLocalCommands(t: Transcript): { transcript: Transcript; local: Map<Message, LocalLine> } {
+  const local = new Map<Message, LocalLine>();
+  const commands = new Set<string>();
+  const messages = t.messages.map((m) => {
+    const only = m.content.length === 1 && m.role === 'user' ? m.content[0]! : undefined;
+    let spec: LocalLine | undefined;
+    if (only?.type === 'tool_use' && only.tool.name === 'Command') {
+      commands.add(only.id);
+      spec = {
+        kind: 'command',
+        id: only.id,
+        command: only.tool.command,
+        ...(only.tool.args !== undefined ? { args: only.tool.args } : {}),
+      };
+    } else if (only?.type === 'tool_result' && commands.has(only.tool_use_id)) {
+      const text = typeof only.content === 'string' ? only.content : JSON.stringify(only.content);
+      spec = { kind: 'stdout', id: only.tool_use_id, text };
+    }
+    if (spec === undefined) return m;
+    const standIn: Message = { role: 'user', content: [{ type: 'text', text: '' }], timestamp: m.timestamp };
+    local.set(standIn, spec);
+    return standIn;
+  });
+  return { transcript: local.size === 0 ? t : { meta: t.meta, messages }, local };
+}
+
 function fromCommon(transcript: Transcript): ClaudeLine[] {
-  const t = repairToolPairing(withApiSafeIds(transcript));
+  const { transcript: withStandIns, local } = standInLocalCommands(withApiSafeIds(transcript));
+  const t = repairToolPairing(withStandIns);
   const meta = t.meta;
   const sessionId = sessionUuid(meta.id);
   const envelope: JsonObject = {
@@ -346,10 +539,48 @@ function fromCommon(transcript: Transcript): ClaudeLine[] {
   };
   const lines: ClaudeLine[] = [];
   let parentUuid: string | null = null;
+  /** The last entry line: a summary's leafUuid must name one. */
+  let leaf: string | undefined;
+  /** Command id -> the uuid of the line it was written on, for its output's parentUuid. */
+  const commandLines = new Map<string, string>();
   t.messages.forEach((m, i) => {
+    let uuid = uuidV5(ENTRY_NS, `${sessionId}:${i}`);
+    const spec = local.get(m);
+    if (spec?.kind === 'command') {
+      // The call's id comes back as the line's uuid, so a uuid id is kept.
+      if (isUuid(spec.id) && !commandLines.has(spec.id)) uuid = spec.id;
+      commandLines.set(spec.id, uuid);
+      const json = {
+        parentUuid,
+        ...envelope,
+        type: 'user',
+        message: { role: 'user', content: commandBody(spec.command, spec.args) },
+        uuid,
+        timestamp: m.timestamp,
+      } as ClaudeEntry;
+      lines.push(builtLine<ClaudeRecord>({ shape: 'entry', json }));
+      parentUuid = leaf = uuid;
+      return;
+    }
+    if (spec?.kind === 'stdout') {
+      // Output points at its command (an unpaired one at the line before it), as Claude Code links them.
+      const json: JsonObject = {
+        parentUuid: commandLines.get(spec.id) ?? parentUuid,
+        ...envelope,
+        type: 'system',
+        subtype: 'local_command',
+        content: stdoutBody(spec.text),
+        level: 'info',
+        isMeta: false,
+        uuid,
+        timestamp: m.timestamp,
+      };
+      lines.push(builtLine<ClaudeRecord>({ shape: 'other', json }));
+      parentUuid = uuid;
+      return;
+    }
     const blocks = m.content.map(blockToClaude).filter((b): b is JsonObject => b !== undefined);
     if (blocks.length === 0) return;
-    const uuid = uuidV5(ENTRY_NS, `${sessionId}:${i}`);
     let message: JsonObject;
     if (m.role === 'user') {
       const only = blocks.length === 1 ? blocks[0] : undefined;
@@ -376,14 +607,14 @@ function fromCommon(transcript: Transcript): ClaudeLine[] {
       timestamp: m.timestamp,
     } as ClaudeEntry;
     lines.push(builtLine<ClaudeRecord>({ shape: 'entry', json }));
-    parentUuid = uuid;
+    parentUuid = leaf = uuid;
   });
-  if (meta.title !== undefined && meta.title !== '' && parentUuid !== null) {
+  if (meta.title !== undefined && meta.title !== '' && leaf !== undefined) {
     // A leading summary titles the session in `claude --resume`; its leafUuid must name a real record.
     lines.unshift(
       builtLine<ClaudeRecord>({
         shape: 'summary',
-        json: { type: 'summary', summary: meta.title, leafUuid: parentUuid },
+        json: { type: 'summary', summary: meta.title, leafUuid: leaf },
       }),
     );
   }

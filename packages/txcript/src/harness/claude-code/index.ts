@@ -1,4 +1,5 @@
 /** The Claude Code harness (`claude_code`): `~/.claude/projects/<project>/<session>.jsonl`. */
+import { HARNESS_NAMES } from '../listing.ts';
 import type { Harness } from '../types.ts';
 import { claudeCodeCodec } from './codec.ts';
 import { resumeArgv } from '../resume-command.ts';
@@ -7,7 +8,7 @@ import { claudeCodeStore } from './store.ts';
 
 export const claudeCode: Harness<ClaudeLine[]> = {
   id: 'claude_code',
-  aliases: ['claude', 'claude-code', 'cc'],
+  aliases: HARNESS_NAMES.claude_code,
   text: claudeCodeText,
   codec: claudeCodeCodec,
   store: claudeCodeStore,

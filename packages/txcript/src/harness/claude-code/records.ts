@@ -8,7 +8,7 @@
 import { z } from 'zod';
 import type { JsonObject } from '../../model/common.ts';
 import type { Parsed, TextCodec } from '../types.ts';
-import { parseJsonl, renderJsonl, type Classified, type JsonlLine } from '../jsonl.ts';
+import { hasStringType, parseJsonl, renderJsonl, type Classified, type JsonlLine } from '../jsonl.ts';
 
 const ContentBlockShape = z.looseObject({ type: z.string() });
 
@@ -59,9 +59,44 @@ function issueText(error: z.ZodError): string {
   return `${first.path.length > 0 ? first.path.join('.') : '(record)'}: ${first.message}`;
 }
 
+const optionalString = (v: unknown): boolean => v === undefined || typeof v === 'string';
+const optionalBoolean = (v: unknown): boolean => v === undefined || typeof v === 'boolean';
+
+/**
+ * The envelope schema's test written out, for the lines that pass it (all but
+ * broken ones): a long session has one per line, and the schema is asked only
+ * when this says no, for its message. It accepts nothing the schema refuses.
+ */
+function fitsEnvelope(v: JsonObject): boolean {
+  const m = v.message;
+  if (typeof v.uuid !== 'string' || typeof m !== 'object' || m === null || Array.isArray(m)) return false;
+  const c = m.content;
+  const content =
+    typeof c === 'string' ||
+    (Array.isArray(c) &&
+      c.every((b) => typeof b === 'object' && b !== null && !Array.isArray(b) && typeof b.type === 'string'));
+  return (
+    content &&
+    (v.parentUuid === undefined || v.parentUuid === null || typeof v.parentUuid === 'string') &&
+    optionalString(v.sessionId) &&
+    optionalString(v.timestamp) &&
+    optionalString(v.cwd) &&
+    optionalString(v.gitBranch) &&
+    optionalString(v.version) &&
+    optionalString(v.userType) &&
+    optionalBoolean(v.isSidechain) &&
+    optionalBoolean(v.isMeta) &&
+    optionalString(m.role) &&
+    optionalString(m.model) &&
+    optionalString(m.id) &&
+    (m.stop_reason === undefined || m.stop_reason === null || typeof m.stop_reason === 'string')
+  );
+}
+
 export function classifyClaudeRecord(value: JsonObject): Classified<ClaudeRecord> {
   const type = value.type;
   if (type === 'user' || type === 'assistant') {
+    if (fitsEnvelope(value)) return { fields: { shape: 'entry', json: value as ClaudeEntry } };
     const checked = ClaudeEntrySchema.safeParse(value);
     if (checked.success) return { fields: { shape: 'entry', json: value as ClaudeEntry } };
     return {
@@ -82,7 +117,9 @@ export function classifyClaudeRecord(value: JsonObject): Classified<ClaudeRecord
 
 export const claudeCodeText: TextCodec<ClaudeLine[]> = {
   parse(text: string, source = '<claude_code text>'): Parsed<ClaudeLine[]> {
-    const { lines, warnings } = parseJsonl(text, source, classifyClaudeRecord);
+    const { lines, warnings } = parseJsonl(text, source, classifyClaudeRecord, {
+      recoverGlued: hasStringType,
+    });
     return { records: lines, warnings };
   },
   render(records: ClaudeLine[]): string {

@@ -21,14 +21,34 @@ import { readDirSafe } from '../../fs/dir.ts';
 import { isJsonObject } from '../../model/json.ts';
 import { normalizeTimestamp, titleFromText } from '../common-values.ts';
 import { envValue, homeDir } from '../env.ts';
-import { parseObjectLine, textLines, topLevelString } from '../jsonl-scan.ts';
+import { parseObjectLine, topLevelLiteral, topLevelString } from '../jsonl-scan.ts';
+import { forEachLatin1Line, ownString, utf8Line } from '../line-skim.ts';
+
+const maybeOwn = (s: string | undefined): string | undefined => (s === undefined ? undefined : ownString(s));
 import { loadSessionFile, openSessionFileCache, summarizeSessionFiles } from '../session-files.ts';
-import type { SessionFileCacheOptions } from '../session-files.ts';
+import type { FileScan, ScannedFiles, SessionFileCacheOptions } from '../session-files.ts';
+import {
+  firstText,
+  groupSidechains,
+  parseSidechainSessionId,
+  sidechainSessionId,
+  taskCalls,
+  type LineFacts,
+  type TaskCall,
+} from './sidechains.ts';
 import { assertSafeSessionId, sessionUuid } from '../session-id.ts';
-import { claudeCodeCodec } from './codec.ts';
-import { claudeCodeText } from './records.ts';
 
 const HARNESS = 'claude_code';
+
+/** The codec modules (and zod), loaded when a session is read or written: a listing needs neither. */
+async function codecModules() {
+  const [codec, records] = await Promise.all([import('./codec.ts'), import('./records.ts')]);
+  return {
+    claudeCodeCodec: codec.claudeCodeCodec,
+    sidechainToCommon: codec.sidechainToCommon,
+    claudeCodeText: records.claudeCodeText,
+  };
+}
 
 /** The projects root for an env (see the module comment for the order). */
 export function claudeProjectsRoot(env: NodeJS.ProcessEnv = process.env): string {
@@ -78,71 +98,219 @@ async function listSessionFiles(root: string): Promise<SessionFile[]> {
   return out;
 }
 
-/**
- * Summary of one file without parsing the conversation: record types come
- * from a scanner that stops at the top-level `type`; only title-bearing
- * lines (summaries, custom titles, the first user prompt) and the last
- * timestamped line are parsed.
- */
-async function summarize(sf: SessionFile): Promise<SessionSummary> {
-  const text = await fs.readFile(sf.file, 'utf8');
-  let count = 0;
-  let summary: string | undefined;
-  let custom: string | undefined;
-  let firstUser: string | undefined;
-  let sidechainParent: string | undefined;
-  let lastLine: string | undefined;
-  for (const line of textLines(text)) {
-    const type = topLevelString(line, 'type');
-    if (type === undefined) continue;
-    if (type === 'user' || type === 'assistant') {
-      count++;
-      lastLine = line;
-      if (type === 'user' && firstUser === undefined) {
-        const parsed = parseObjectLine(line);
-        const content =
-          isJsonObject(parsed) && isJsonObject(parsed.message) ? parsed.message.content : undefined;
-        if (typeof content === 'string' && parsed?.isMeta !== true && !content.trimStart().startsWith('<'))
-          firstUser = content;
-        if (isJsonObject(parsed) && parsed.isSidechain === true && typeof parsed.sessionId === 'string') {
-          sidechainParent = parsed.sessionId;
-        }
-      }
-    } else if (type === 'summary' && summary === undefined) {
-      const parsed = parseObjectLine(line);
-      if (isJsonObject(parsed) && typeof parsed.summary === 'string') summary = parsed.summary;
-    } else if (type === 'custom-title') {
-      const parsed = parseObjectLine(line);
-      if (isJsonObject(parsed) && typeof parsed.customTitle === 'string') custom = parsed.customTitle;
-    }
+/** A summary-only file's summaries, which may title the session whose lines their leafUuid names. */
+type LeafSummaries = [leafUuid: string, summary: string][];
+
+/** Task/Agent calls in a main assistant line, parsed only when the line names such a tool. */
+function skimCalls(line: string): TaskCall[] {
+  if (!line.includes('"name":"Task"') && !line.includes('"name":"Agent"')) return [];
+  const parsed = parseObjectLine(utf8Line(line));
+  return isJsonObject(parsed) && isJsonObject(parsed.message) ? taskCalls(parsed.message.content) : [];
+}
+
+/** The first prompt of a user line, when it is a real one (not meta, not harness markup). */
+function skimPrompt(line: string): string | undefined {
+  const parsed = parseObjectLine(utf8Line(line));
+  if (!isJsonObject(parsed) || parsed.isMeta === true) return undefined;
+  const text = firstText(parsed.message);
+  return text === undefined || text.trimStart().startsWith('<') ? undefined : text;
+}
+
+/** A skimmed conversation line: its facts are scanned out of the text only when grouping asks. */
+class SkimmedLine implements LineFacts {
+  uuid?: string;
+  parentUuid?: string;
+  constructor(
+    readonly line: string,
+    readonly type: string,
+    readonly entry: boolean,
+    readonly sidechain: boolean,
+  ) {}
+  calls(): TaskCall[] {
+    return this.type === 'assistant' ? skimCalls(this.line) : [];
   }
-  const title = custom ?? summary ?? (firstUser !== undefined ? titleFromText(firstUser) : undefined);
-  const lastTs =
-    lastLine !== undefined ? normalizeTimestamp(topLevelString(lastLine, 'timestamp')) : undefined;
-  const parentId =
-    sf.parentId ?? (sidechainParent !== undefined && sidechainParent !== sf.id ? sidechainParent : undefined);
-  return {
-    id: sf.id,
-    harness: HARNESS,
-    locator: sf.file,
-    messageCount: count,
-    ...(title !== undefined ? { title } : {}),
-    ...(lastTs !== undefined ? { lastActivity: lastTs } : {}),
-    ...(parentId !== undefined ? { parentId } : {}),
+  prompt(): string | undefined {
+    return this.type === 'user' ? skimPrompt(this.line) : undefined;
+  }
+  /** Scanned only for the last line of a session. */
+  timestamp(): string | undefined {
+    return this.entry ? topLevelString(this.line, 'timestamp') : undefined;
+  }
+}
+
+/** `isSidechain: true` at the top level; the plain search finds the key (written early) before any nested one. */
+function isSidechainLine(line: string): boolean {
+  const at = line.indexOf('"isSidechain":');
+  if (at === -1 || !line.startsWith('true', at + 14)) return false;
+  return topLevelLiteral(line, 'isSidechain') === 'true';
+}
+
+/**
+ * What one file holds, without parsing the conversation: record types come
+ * from a scanner that stops at the top-level `type`; only title-bearing lines
+ * (titles, summaries, the first prompt), Task calls and sidechain lines are
+ * parsed or scanned further. Sidechains are grouped as `load` groups them
+ * (sidechains.ts), each a child session.
+ */
+function scanFile(sf: SessionFile): FileScan {
+  const entries: SkimmedLine[] = [];
+  const summaries: { leaf?: string; text: string }[] = [];
+  const titles: Record<'custom' | 'agent' | 'ai', string | undefined> = {
+    custom: undefined,
+    agent: undefined,
+    ai: undefined,
   };
+  let sidechainParent: string | undefined;
+  forEachLatin1Line(sf.file, (line) => {
+    const type = topLevelString(line, 'type');
+    if (type === undefined) return;
+    if (type === 'summary' || type === 'custom-title' || type === 'agent-name' || type === 'ai-title') {
+      const parsed = parseObjectLine(utf8Line(line));
+      if (!isJsonObject(parsed)) return;
+      if (type === 'summary' && typeof parsed.summary === 'string')
+        summaries.push({
+          ...(typeof parsed.leafUuid === 'string' ? { leaf: parsed.leafUuid } : {}),
+          text: parsed.summary,
+        });
+      else if (type === 'custom-title' && typeof parsed.customTitle === 'string')
+        titles.custom = parsed.customTitle;
+      else if (type === 'agent-name' && typeof parsed.agentName === 'string') titles.agent = parsed.agentName;
+      else if (type === 'ai-title' && typeof parsed.aiTitle === 'string') titles.ai = parsed.aiTitle;
+      return;
+    }
+    // A local command's line on newer CLIs is a message of the conversation too (codec.ts).
+    const entry =
+      type === 'user' ||
+      type === 'assistant' ||
+      (type === 'system' && line.includes('"subtype":"local_command"'));
+    if (!entry && type !== 'system') return;
+    const sidechain = isSidechainLine(line);
+    if (!entry && !sidechain) return;
+    const facts = new SkimmedLine(line, type, entry, sidechain);
+    if (sidechain) {
+      const uuid = topLevelString(line, 'uuid');
+      const parent = topLevelString(line, 'parentUuid');
+      if (uuid !== undefined) facts.uuid = ownString(uuid);
+      if (parent !== undefined) facts.parentUuid = parent;
+      if (type === 'user' && sidechainParent === undefined)
+        sidechainParent = maybeOwn(topLevelString(line, 'sessionId'));
+    }
+    entries.push(facts);
+  });
+  // A summary's leaf must be a line of this file (leaves are usually the last line: searched from the end).
+  const hasLine = (uuid: string): boolean => {
+    const needle = `"uuid":"${uuid}"`;
+    for (let i = entries.length - 1; i >= 0; i--) if (entries[i]!.line.includes(needle)) return true;
+    return false;
+  };
+  const leafSummary = summaries.findLast((s) => s.leaf !== undefined && hasLine(s.leaf))?.text;
+  if (!entries.some((e) => e.entry)) {
+    // Not a session (summary-only, or bookkeeping only): its summaries may title the sessions they point into.
+    const leaves: LeafSummaries = summaries.flatMap((s) =>
+      s.leaf !== undefined ? [[s.leaf, s.text] as [string, string]] : [],
+    );
+    return { sessions: [], ...(leaves.length > 0 ? { notes: { leafSummaries: leaves } } : {}) };
+  }
+  const { main, chains } = groupSidechains(entries);
+  const firstPrompt = (lines: readonly SkimmedLine[]): string | undefined => {
+    for (const l of lines) {
+      const prompt = l.entry ? l.prompt() : undefined;
+      if (prompt !== undefined) return prompt;
+    }
+    return undefined;
+  };
+  const summary = (
+    id: string,
+    lines: readonly SkimmedLine[],
+    title: string | undefined,
+    parentId: string | undefined,
+  ): SessionSummary => {
+    const last = lines.findLast((l) => l.entry)?.timestamp();
+    const lastTs = last !== undefined ? normalizeTimestamp(ownString(last)) : undefined;
+    return {
+      id,
+      harness: HARNESS,
+      locator: sf.file,
+      messageCount: lines.filter((l) => l.entry).length,
+      ...(title !== undefined && title !== '' ? { title } : {}),
+      ...(lastTs !== undefined ? { lastActivity: lastTs } : {}),
+      ...(parentId !== undefined ? { parentId } : {}),
+    };
+  };
+  const own = titles.custom ?? titles.agent ?? titles.ai ?? leafSummary;
+  const allSidechain = chains.length === 0 && entries.every((e) => !e.entry || e.sidechain);
+  const parentId =
+    sf.parentId ??
+    (allSidechain && sidechainParent !== undefined && sidechainParent !== sf.id
+      ? sidechainParent
+      : undefined);
+  const mainLines = main.map((i) => entries[i]!);
+  const prompt = own === undefined ? firstPrompt(mainLines) : undefined;
+  const sessions = [
+    summary(sf.id, mainLines, own ?? (prompt !== undefined ? titleFromText(prompt) : undefined), parentId),
+    ...chains.map((c) => {
+      const lines = c.lines.map((i) => entries[i]!);
+      const prompt = c.description === undefined ? firstPrompt(lines) : undefined;
+      return summary(
+        sidechainSessionId(sf.id, c.key),
+        lines,
+        c.description ?? (prompt !== undefined ? titleFromText(prompt) : undefined),
+        sf.id,
+      );
+    }),
+  ];
+  return { sessions, ...(own === undefined ? { notes: { promptTitled: true } } : {}) };
+}
+
+/**
+ * Titles from summary-only files: a session whose title is only its first
+ * prompt takes the last such summary whose leafUuid is one of its lines.
+ * Claude Code writes these files beside the sessions, so only the sessions
+ * of the same project folder are looked at, and only when there are any.
+ */
+async function applyLeafSummaries(scans: ScannedFiles['scans']): Promise<void> {
+  const byFolder = new Map<string, LeafSummaries>();
+  for (const { path: file, scan } of scans) {
+    const leaves = scan.notes?.leafSummaries as LeafSummaries | undefined;
+    if (Array.isArray(leaves) && leaves.length > 0)
+      byFolder.set(path.dirname(file), [...(byFolder.get(path.dirname(file)) ?? []), ...leaves]);
+  }
+  if (byFolder.size === 0) return;
+  for (const entry of scans) {
+    const { path: file, scan } = entry;
+    const leaves = byFolder.get(path.dirname(file));
+    const main = scan.sessions[0];
+    if (leaves === undefined || main === undefined || scan.notes?.promptTitled !== true) continue;
+    let text: string;
+    try {
+      text = await fs.readFile(file, 'utf8');
+    } catch {
+      continue;
+    }
+    const hit = leaves.findLast(([leaf]) => text.includes(`"uuid":"${leaf}"`));
+    // A cached scan is the cache's own object: the title goes on a copy.
+    if (hit !== undefined)
+      entry.scan = { ...scan, sessions: [{ ...main, title: hit[1] }, ...scan.sessions.slice(1)] };
+  }
 }
 
 async function findSessionFile(root: string, id: string): Promise<{ file?: string; warnings: Warning[] }> {
   const hits: { file: string; mtime: number }[] = [];
-  for (const project of await readDirSafe(root)) {
-    if (!project.isDirectory()) continue;
-    const file = path.join(root, project.name, `${id}.jsonl`);
+  const consider = async (file: string): Promise<void> => {
     try {
       const st = await fs.stat(file);
       if (st.isFile()) hits.push({ file, mtime: st.mtimeMs });
     } catch {
-      // not in this project
+      // not there
     }
+  };
+  for (const project of await readDirSafe(root)) {
+    if (project.isDirectory()) await consider(path.join(root, project.name, `${id}.jsonl`));
+  }
+  // A subagent's own file: <project>/<session>/subagents/<id>.jsonl.
+  if (hits.length === 0) {
+    for (const sf of await listSessionFiles(root))
+      if (sf.parentId !== undefined && sf.id === id) await consider(sf.file);
   }
   hits.sort((a, b) => b.mtime - a.mtime);
   const warnings: Warning[] =
@@ -165,24 +333,50 @@ export function claudeCodeStore(
   return {
     async discover(options?: DiscoverOptions): Promise<DiscoverResult> {
       const files = await listSessionFiles(root);
-      return summarizeSessionFiles(
+      const { warnings, scans } = await summarizeSessionFiles(
         files,
         (sf) => sf.file,
-        summarize,
+        (sf) => Promise.resolve(scanFile(sf)),
         options,
         () => openSessionFileCache(env, HARNESS, [root], cacheOptions),
       );
+      await applyLeafSummaries(scans);
+      return { sessions: scans.flatMap((s) => s.scan.sessions), warnings };
     },
 
     async load(id: string): Promise<LoadResult> {
       assertSafeSessionId(id, HARNESS);
-      const { file, warnings } = await findSessionFile(root, id);
+      const { claudeCodeCodec, claudeCodeText, sidechainToCommon } = await codecModules();
+      const sidechain = parseSidechainSessionId(id);
+      const fileId = sidechain?.fileId ?? id;
+      const { file, warnings } = await findSessionFile(root, fileId);
       if (file === undefined) {
         throw new Error(
-          `claude_code: no session ${id} under ${root} (looked for <project>/${id}.jsonl); run \`txcript list\` to see the ids`,
+          `claude_code: no session ${id} under ${root} (looked for <project>/${fileId}.jsonl and subagent files); run \`txcript list\` to see the ids`,
         );
       }
-      return loadSessionFile(file, id, { text: claudeCodeText, codec: claudeCodeCodec }, warnings);
+      if (sidechain === undefined)
+        return loadSessionFile(file, id, { text: claudeCodeText, codec: claudeCodeCodec }, warnings);
+      const loaded = await loadSessionFile(
+        file,
+        id,
+        {
+          text: claudeCodeText,
+          codec: {
+            ...claudeCodeCodec,
+            toCommon: (records, ctx) => {
+              const t = sidechainToCommon(records, sidechain.key, ctx);
+              if (t === undefined)
+                throw new Error(
+                  `claude_code: ${file} has no subagent conversation started by ${sidechain.key}; run \`txcript list\` to see the ids`,
+                );
+              return t;
+            },
+          },
+        },
+        warnings,
+      );
+      return loaded;
     },
 
     async save(transcript: Transcript): Promise<SaveResult> {
@@ -197,6 +391,7 @@ export function claudeCodeStore(
       const existing = await findSessionFile(root, id);
       if (existing.file !== undefined) throw new FileExistsError(existing.file);
       const target = path.join(root, claudeProjectDirName(cwd), `${id}.jsonl`);
+      const { claudeCodeCodec, claudeCodeText } = await codecModules();
       const text = claudeCodeText.render(claudeCodeCodec.fromCommon(transcript));
       await createFileAtomic(target, text);
       return { id, locator: target };

@@ -143,9 +143,67 @@ function reasoningToBlock(payload: JsonObject): Block | undefined {
   let parts = texts('summary', 'summary_text');
   if (parts.length === 0) parts = texts('content', 'reasoning_text');
   const text = parts.join('\n\n');
+  // Encrypted-only reasoning has nothing to read: no block (it rides along natively, see CARRIED).
+  if (text === '') return undefined;
   const encrypted = str(payload, 'encrypted_content');
-  if (text === '' && encrypted === undefined) return undefined;
   return { type: 'thinking', text, ...(encrypted !== undefined ? { encrypted } : {}) };
+}
+
+/**
+ * Reasoning items with no readable text (only `encrypted_content`) are not
+ * Common content, but a Codex -> Codex trip must give them back: the API
+ * needs them to carry the model's reasoning across turns. They ride on the
+ * Common message they preceded (or, at the end, the last one) under a symbol
+ * key: object spreads and slices keep them, JSON (Simple, view) never shows them.
+ */
+const CARRIED = Symbol('codex native reasoning');
+
+interface CarriedReasoning {
+  before: JsonObject[];
+  after: JsonObject[];
+}
+
+type CarryingMessage = Message & { [CARRIED]?: CarriedReasoning };
+
+function carried(m: Message): CarriedReasoning | undefined {
+  return (m as CarryingMessage)[CARRIED];
+}
+
+function carry(m: Message, where: keyof CarriedReasoning, items: JsonObject[]): void {
+  if (items.length === 0) return;
+  const c = ((m as CarryingMessage)[CARRIED] ??= { before: [], after: [] });
+  c[where].push(...items);
+}
+
+/** Display-log events that make the conversation of a rollout with no protocol items. */
+function eventToMessage(payload: JsonObject): { role: 'user' | 'assistant'; content: Block[] } | undefined {
+  if (payload.type === 'user_message') {
+    const text = str(payload, 'message') ?? '';
+    const content: Block[] = text !== '' && !isScaffolding(text) ? [{ type: 'text', text }] : [];
+    if (Array.isArray(payload.images)) {
+      for (const url of payload.images) {
+        const source = typeof url === 'string' ? imageFromDataUrl(url) : undefined;
+        if (source !== undefined) content.push({ type: 'image', source });
+      }
+    }
+    return content.length > 0 ? { role: 'user', content } : undefined;
+  }
+  if (payload.type === 'agent_message') {
+    const text = str(payload, 'message') ?? '';
+    return text !== '' ? { role: 'assistant', content: [{ type: 'text', text }] } : undefined;
+  }
+  if (payload.type === 'agent_reasoning') {
+    const text = str(payload, 'text') ?? '';
+    return text !== '' ? { role: 'assistant', content: [{ type: 'thinking', text }] } : undefined;
+  }
+  return undefined;
+}
+
+/** Protocol items that are conversation; a rollout with none is read from its display log. */
+function isConversationItem(payload: JsonObject): boolean {
+  const type = payload.type;
+  if (type === 'message') return payload.role === 'user' || payload.role === 'assistant';
+  return typeof type === 'string' && type !== 'web_search_call' && type !== 'compaction';
 }
 
 function toCommon(records: CodexLine[], ctx: WarningContext): Transcript {
@@ -188,6 +246,13 @@ function toCommon(records: CodexLine[], ctx: WarningContext): Transcript {
     str(p, 'id') ??
     uuidV5('8d3b2a61-0f4e-4c7a-9b25-6e1f0c9d4a77', `${meta.id}:${synthetic++}`);
 
+  const eventOnly = !rollouts.some(
+    (r) =>
+      r.json.type === 'response_item' && isJsonObject(r.json.payload) && isConversationItem(r.json.payload),
+  );
+  /** Encrypted-only reasoning waiting for the message it precedes. */
+  let pendingReasoning: JsonObject[] = [];
+
   for (const { json } of rollouts) {
     const payload = isJsonObject(json.payload) ? json.payload : undefined;
     if (payload === undefined) continue;
@@ -198,6 +263,8 @@ function toCommon(records: CodexLine[], ctx: WarningContext): Transcript {
         if (model !== undefined) m.model = model;
         usageTarget = messages.length;
       }
+      carry(m, 'before', pendingReasoning);
+      pendingReasoning = [];
       messages.push(m);
     };
     if (json.type === 'turn_context') {
@@ -209,6 +276,15 @@ function toCommon(records: CodexLine[], ctx: WarningContext): Transcript {
       continue;
     }
     if (json.type === 'event_msg') {
+      const shown = eventOnly ? eventToMessage(payload) : undefined;
+      if (shown !== undefined) {
+        if (shown.role === 'user' && firstUserText === undefined) {
+          const text = shown.content.find((b) => b.type === 'text');
+          if (text !== undefined && !text.text.trimStart().startsWith('<')) firstUserText = text.text;
+        }
+        push(shown.role, shown.content);
+        continue;
+      }
       if (payload.type === 'token_count' && usageTarget !== undefined) {
         const usage = usageFromTokenCount(payload);
         const target = messages[usageTarget];
@@ -236,6 +312,7 @@ function toCommon(records: CodexLine[], ctx: WarningContext): Transcript {
       case 'reasoning': {
         const block = reasoningToBlock(payload);
         if (block !== undefined) push('assistant', [block]);
+        else if (str(payload, 'encrypted_content') !== undefined) pendingReasoning.push(payload);
         break;
       }
       case 'function_call': {
@@ -283,6 +360,8 @@ function toCommon(records: CodexLine[], ctx: WarningContext): Transcript {
         break;
     }
   }
+  const last = messages.at(-1);
+  if (last !== undefined) carry(last, 'after', pendingReasoning);
   if (firstUserText !== undefined) {
     const title = titleFromText(firstUserText);
     if (title !== undefined) meta.title = title;
@@ -342,8 +421,9 @@ function usageToCodex(u: Usage): JsonObject {
   };
 }
 
-function turnContext(ts: string, cwd: string, model: string): CodexLine {
+function turnContext(ts: string, turnId: string, cwd: string, model: string): CodexLine {
   return line(ts, 'turn_context', {
+    turn_id: turnId,
     cwd,
     approval_policy: 'on-request',
     sandbox_policy: { type: 'read-only' },
@@ -351,6 +431,14 @@ function turnContext(ts: string, cwd: string, model: string): CodexLine {
     summary: 'auto',
   });
 }
+
+/** A user message that opens a turn: anything but tool results answering the turn's calls. */
+function opensTurn(m: Message): boolean {
+  return m.role === 'user' && m.content.some((b) => b.type !== 'tool_result');
+}
+
+/** Namespace of the turn ids fromCommon writes, so they are a pure function of the session. */
+const TURN_NS = '4f7c2a90-3b1d-4e58-a6c4-9d0e8b2f1a37';
 
 function fromCommon(transcript: Transcript): CodexLine[] {
   const t = repairToolPairing(transcript);
@@ -371,8 +459,39 @@ function fromCommon(transcript: Transcript): CodexLine[] {
       ...(meta.git_branch !== undefined ? { git: { branch: meta.git_branch } } : {}),
     }),
   ];
+  // Turns as the CLI writes them: task_started, turn_context (the turn's model), the items, task_complete.
   let model = meta.model;
-  if (model !== undefined) lines.push(turnContext(meta.timestamp, cwd, model));
+  let turn: { id: string; model: string | undefined; lastAgentText: string | null } | undefined;
+  let turns = 0;
+  const endTurn = (ts: string): void => {
+    if (turn === undefined) return;
+    lines.push(
+      line(ts, 'event_msg', {
+        type: 'task_complete',
+        turn_id: turn.id,
+        last_agent_message: turn.lastAgentText,
+      }),
+    );
+    turn = undefined;
+  };
+  const startTurn = (index: number, ts: string): void => {
+    const turnId = uuidV5(TURN_NS, `${id}:${turns++}`);
+    let first: Message | undefined;
+    for (let k = index; k < t.messages.length; k++) {
+      const m = t.messages[k]!;
+      if (m.role === 'assistant' || (k > index && opensTurn(m))) {
+        first = m;
+        break;
+      }
+    }
+    const turnModel = (first?.role === 'assistant' ? first.model : undefined) ?? model;
+    lines.push(line(ts, 'event_msg', { type: 'task_started', turn_id: turnId, model_context_window: null }));
+    if (turnModel !== undefined) {
+      model = turnModel;
+      lines.push(turnContext(ts, turnId, cwd, turnModel));
+    }
+    turn = { id: turnId, model: turnModel, lastAgentText: null };
+  };
   const customCalls = new Set<string>();
   const total = {
     input_tokens: 0,
@@ -382,12 +501,22 @@ function fromCommon(transcript: Transcript): CodexLine[] {
     total_tokens: 0,
   };
 
-  for (const m of t.messages) {
+  t.messages.forEach((m, index) => {
     const ts = m.timestamp;
-    if (m.role === 'assistant' && m.model !== undefined && m.model !== model) {
-      model = m.model;
-      lines.push(turnContext(ts, cwd, model));
+    if (turn === undefined || opensTurn(m)) {
+      endTurn(ts);
+      startTurn(index, ts);
     }
+    const current = turn!;
+    if (m.role === 'assistant' && m.model !== undefined && m.model !== current.model) {
+      // The model changed inside a turn: the CLI writes a new turn context for the same turn.
+      model = current.model = m.model;
+      lines.push(turnContext(ts, current.id, cwd, m.model));
+    }
+    const reasoning = (items: JsonObject[] | undefined): void => {
+      for (const item of items ?? []) lines.push(line(ts, 'response_item', item));
+    };
+    reasoning(carried(m)?.before);
     let parts: JsonObject[] = [];
     let texts: string[] = [];
     let images: string[] = [];
@@ -396,8 +525,11 @@ function fromCommon(transcript: Transcript): CodexLine[] {
       lines.push(line(ts, 'response_item', { type: 'message', role: m.role, content: parts }));
       if (m.role === 'user')
         lines.push(line(ts, 'event_msg', { type: 'user_message', message: texts.join('\n\n'), images }));
-      else if (texts.length > 0)
-        lines.push(line(ts, 'event_msg', { type: 'agent_message', message: texts.join('\n\n') }));
+      else if (texts.length > 0) {
+        const message = texts.join('\n\n');
+        lines.push(line(ts, 'event_msg', { type: 'agent_message', message }));
+        current.lastAgentText = message;
+      }
       parts = [];
       texts = [];
       images = [];
@@ -473,6 +605,7 @@ function fromCommon(transcript: Transcript): CodexLine[] {
       }
     }
     flush();
+    reasoning(carried(m)?.after);
     if (m.role === 'assistant' && m.usage !== undefined) {
       const last = usageToCodex(m.usage);
       for (const k of Object.keys(total) as (keyof typeof total)[])
@@ -484,7 +617,8 @@ function fromCommon(transcript: Transcript): CodexLine[] {
         }),
       );
     }
-  }
+  });
+  endTurn(t.messages.at(-1)?.timestamp ?? meta.timestamp);
   return lines;
 }
 

@@ -1,5 +1,6 @@
 /** The Codex harness (`codex`): `~/.codex/sessions/YYYY/MM/DD/rollout-<ts>-<uuid>.jsonl`. */
 import { resumeArgv } from '../resume-command.ts';
+import { HARNESS_NAMES } from '../listing.ts';
 import type { Harness } from '../types.ts';
 import { codexCodec } from './codec.ts';
 import { codexText, type CodexLine } from './records.ts';
@@ -7,7 +8,7 @@ import { codexStore } from './store.ts';
 
 export const codex: Harness<CodexLine[]> = {
   id: 'codex',
-  aliases: ['codex-cli', 'openai-codex'],
+  aliases: HARNESS_NAMES.codex,
   text: codexText,
   codec: codexCodec,
   store: codexStore,

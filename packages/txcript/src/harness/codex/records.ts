@@ -7,7 +7,7 @@
  */
 import { z } from 'zod';
 import type { JsonObject } from '../../model/common.ts';
-import { parseJsonl, renderJsonl, type Classified, type JsonlLine } from '../jsonl.ts';
+import { hasStringType, parseJsonl, renderJsonl, type Classified, type JsonlLine } from '../jsonl.ts';
 import type { Parsed, TextCodec } from '../types.ts';
 
 export const RolloutLineSchema = z.looseObject({
@@ -30,7 +30,26 @@ export type CodexRecord = { shape: 'rollout'; json: RolloutLine } | { shape: 'ot
 
 export type CodexLine = JsonlLine<CodexRecord>;
 
+const isObj = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** The payload checks written out, so the schemas are asked only about a line that fails them. */
+const payloadFits: Record<string, (p: unknown) => boolean> = {
+  session_meta: (p) => isObj(p) && typeof p.id === 'string',
+  response_item: (p) => isObj(p) && typeof p.type === 'string',
+  event_msg: (p) => isObj(p) && typeof p.type === 'string',
+  turn_context: isObj,
+};
+
+function fitsRollout(value: JsonObject): boolean {
+  if (typeof value.type !== 'string') return false;
+  if (value.timestamp !== undefined && typeof value.timestamp !== 'string') return false;
+  // Own keys only: a line typed `constructor` is not a known kind.
+  const fits = Object.hasOwn(payloadFits, value.type) ? payloadFits[value.type] : undefined;
+  return fits === undefined || fits(value.payload);
+}
+
 export function classifyCodexRecord(value: JsonObject): Classified<CodexRecord> {
+  if (fitsRollout(value)) return { fields: { shape: 'rollout', json: value as RolloutLine } };
   const envelope = RolloutLineSchema.safeParse(value);
   if (!envelope.success) {
     const issue = envelope.error.issues[0];
@@ -39,7 +58,9 @@ export function classifyCodexRecord(value: JsonObject): Classified<CodexRecord> 
       problem: `not a rollout line (${issue ? `${issue.path.join('.') || '(record)'}: ${issue.message}` : 'bad envelope'}); kept verbatim, skipped in the conversation`,
     };
   }
-  const check = payloadChecks[envelope.data.type];
+  const check = Object.hasOwn(payloadChecks, envelope.data.type)
+    ? payloadChecks[envelope.data.type]
+    : undefined;
   if (check !== undefined) {
     const payload = check.safeParse(value.payload);
     if (!payload.success) {
@@ -55,7 +76,9 @@ export function classifyCodexRecord(value: JsonObject): Classified<CodexRecord> 
 
 export const codexText: TextCodec<CodexLine[]> = {
   parse(text: string, source = '<codex text>'): Parsed<CodexLine[]> {
-    const { lines, warnings } = parseJsonl(text, source, classifyCodexRecord);
+    const { lines, warnings } = parseJsonl(text, source, classifyCodexRecord, {
+      recoverGlued: hasStringType,
+    });
     return { records: lines, warnings };
   },
   render(records: CodexLine[]): string {

@@ -4,14 +4,14 @@
  * else `~/.codex/sessions`; rollouts archived by Codex sit flat in the
  * sibling `archived_sessions` folder and are listed and loaded too.
  */
-import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import type { Transcript } from '../../model/common.ts';
 import { normalizeTimestamp, titleFromText } from '../common-values.ts';
 import { isJsonObject } from '../../model/json.ts';
-import { parseObjectLine, textLines, topLevelString } from '../jsonl-scan.ts';
+import { parseObjectLine, topLevelString } from '../jsonl-scan.ts';
+import { forEachLatin1Line, ownString, utf8Line } from '../line-skim.ts';
 import { loadSessionFile, openSessionFileCache, summarizeSessionFiles } from '../session-files.ts';
-import type { SessionFileCacheOptions } from '../session-files.ts';
+import type { FileScan, SessionFileCacheOptions } from '../session-files.ts';
 import { createFileAtomic, FileExistsError } from '../../fs/atomic.ts';
 import { readDirSafe } from '../../fs/dir.ts';
 import { envValue, homeDir } from '../env.ts';
@@ -24,10 +24,14 @@ import type {
   SavingStore,
   SessionSummary,
 } from '../types.ts';
-import { codexCodec } from './codec.ts';
-import { codexText } from './records.ts';
 
 const HARNESS = 'codex';
+
+/** The codec modules (and zod), loaded when a rollout is read or written: a listing needs neither. */
+async function codecModules() {
+  const [codec, records] = await Promise.all([import('./codec.ts'), import('./records.ts')]);
+  return { codexCodec: codec.codexCodec, codexText: records.codexText };
+}
 
 export interface CodexRoots {
   sessions: string;
@@ -67,6 +71,9 @@ async function allRollouts(roots: CodexRoots): Promise<string[]> {
   return files;
 }
 
+/** The display-log events an event-only rollout is read from (codec.ts). */
+const DISPLAY_MESSAGES = new Set(['user_message', 'agent_message', 'agent_reasoning']);
+
 const CONVERSATION_ITEMS = new Set([
   'reasoning',
   'function_call',
@@ -89,41 +96,46 @@ function payloadType(line: string): string | undefined {
  * until one gives the title. The count is of protocol items (messages,
  * reasoning, calls and outputs), Codex's own scaffolding messages included.
  */
-async function summarize(file: string): Promise<SessionSummary | string> {
-  const text = await fs.readFile(file, 'utf8');
-  let id: string | undefined;
+function summarize(file: string): FileScan | string {
+  const seen: { id?: string; title?: string; last?: string } = {};
   let count = 0;
-  let title: string | undefined;
-  let last: string | undefined;
-  for (const line of textLines(text)) {
+  /** Display-log messages, the conversation of a rollout that has no protocol items. */
+  let events = 0;
+  forEachLatin1Line(file, (line) => {
     const type = topLevelString(line, 'type');
-    if (type === undefined) continue;
-    last = line;
-    if (type === 'session_meta' && id === undefined) {
-      const payload = parseObjectLine(line)?.payload;
-      if (isJsonObject(payload) && typeof payload.id === 'string') id = payload.id;
+    if (type === undefined) return;
+    seen.last = line;
+    if (type === 'session_meta' && seen.id === undefined) {
+      const payload = parseObjectLine(utf8Line(line))?.payload;
+      if (isJsonObject(payload) && typeof payload.id === 'string') seen.id = payload.id;
     } else if (type === 'response_item') {
       const item = payloadType(line);
       if (
         item === 'message' ? /"role"\s*:\s*"(user|assistant)"/.test(line) : CONVERSATION_ITEMS.has(item ?? '')
       )
         count++;
-    } else if (type === 'event_msg' && title === undefined && payloadType(line) === 'user_message') {
-      const payload = parseObjectLine(line)?.payload as { message?: unknown } | undefined;
+    } else if (type === 'event_msg') {
+      const event = payloadType(line);
+      if (event !== undefined && DISPLAY_MESSAGES.has(event)) events++;
+      if (seen.title !== undefined || event !== 'user_message') return;
+      const payload = parseObjectLine(utf8Line(line))?.payload as { message?: unknown } | undefined;
       if (typeof payload?.message === 'string' && !payload.message.trimStart().startsWith('<'))
-        title = titleFromText(payload.message);
+        seen.title = titleFromText(payload.message);
     }
-  }
+  });
+  const { id, title, last } = seen;
   if (id === undefined) return 'no session_meta line with an id; not a Codex session, not listed';
-  const lastActivity = last !== undefined ? normalizeTimestamp(topLevelString(last, 'timestamp')) : undefined;
-  return {
+  const lastTs = last !== undefined ? topLevelString(last, 'timestamp') : undefined;
+  const lastActivity = lastTs !== undefined ? normalizeTimestamp(ownString(lastTs)) : undefined;
+  const summary: SessionSummary = {
     id,
     harness: HARNESS,
     locator: file,
-    messageCount: count,
+    messageCount: count > 0 ? count : events,
     ...(title !== undefined ? { title } : {}),
     ...(lastActivity !== undefined ? { lastActivity } : {}),
   };
+  return { sessions: [summary] };
 }
 
 async function findRollout(roots: CodexRoots, id: string): Promise<string | undefined> {
@@ -139,13 +151,14 @@ export function codexStore(
   return {
     async discover(options?: DiscoverOptions): Promise<DiscoverResult> {
       const dirs = [roots.sessions, ...(roots.archived !== undefined ? [roots.archived] : [])];
-      return summarizeSessionFiles(
+      const { sessions, warnings } = await summarizeSessionFiles(
         await allRollouts(roots),
         (file) => file,
-        summarize,
+        (file) => Promise.resolve(summarize(file)),
         options,
         () => openSessionFileCache(env, HARNESS, dirs, cacheOptions),
       );
+      return { sessions, warnings };
     },
 
     async load(id: string): Promise<LoadResult> {
@@ -156,6 +169,7 @@ export function codexStore(
           `codex: no rollout for session ${id} under ${roots.sessions}${roots.archived ? ` or ${roots.archived}` : ''}; run \`txcript list\` to see the ids`,
         );
       }
+      const { codexCodec, codexText } = await codecModules();
       return loadSessionFile(file, id, { text: codexText, codec: codexCodec });
     },
 
@@ -173,6 +187,7 @@ export function codexStore(
       const iso = when.toISOString();
       const dir = path.join(roots.sessions, iso.slice(0, 4), iso.slice(5, 7), iso.slice(8, 10));
       const target = path.join(dir, rolloutFileName(iso, id));
+      const { codexCodec, codexText } = await codecModules();
       await createFileAtomic(target, codexText.render(codexCodec.fromCommon(transcript)));
       return { id, locator: target };
     },

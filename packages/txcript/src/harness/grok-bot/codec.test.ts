@@ -95,6 +95,12 @@ describe('grok_bot codec: records to Common', () => {
     expect(common(user(text('[t4u]\n'))).messages).toEqual([]);
   });
 
+  it('gives no block for text that is only whitespace after the tag, as txcript does', () => {
+    expect(common(user(text('[t4u]\n  \n\t'))).messages).toEqual([]);
+    expect(common(assistant(text(' \n'))).messages).toEqual([]);
+    expect(blocks(common(user(text('[t1u]\n \n'), text('kept'))))).toEqual([text('kept')]);
+  });
+
   it('types shell as Bash (timeout -> timeout_ms) and read as Read (path -> file_path), and back', () => {
     const t = common(
       assistant(use('shell', { command: 'ls', timeout: 5000, toolCallId: 'c1' })),
@@ -268,6 +274,48 @@ describe('grok_bot codec: records to Common', () => {
     expect(common(user(text('a'))).meta).toEqual({ id: SESSION, timestamp: UNIX_EPOCH });
   });
 
+  it('dates a call and its result by the result success.timestamp; messages without a clock are untimed', () => {
+    const sent = 1_790_000_000_000;
+    const later = sent + 60_000;
+    const untimed = new Set<number>();
+    const t = grokBotToCommon(
+      parseGrokBotJsonl(
+        [
+          user(text('[t0u]\nhi')),
+          assistant(use('shell', { command: 'ls' })),
+          tool(result('shell', { success: { stdout: 'a' } })),
+          assistant(use('send_message', { text: { content: 'done' } })),
+          tool(result('send_message', { success: { timestamp: String(sent), messageId: 't0s0' } })),
+          user(text('[t1u]\nthanks')),
+          assistant(use('send_message', { text: { content: 'bye' } })),
+          tool(result('send_message', { success: { timestamp: later, messageId: 't1s0' } })),
+        ].join('\n'),
+      ).records,
+      { sessionId: 's', timestamp: '2026-01-01T00:00:00.000Z', untimed },
+    );
+    const iso = (ms: number): string => new Date(ms).toISOString();
+    expect(t.messages.map((m) => m.timestamp)).toEqual([
+      iso(sent), // before any clock: the first one
+      iso(sent),
+      iso(sent),
+      iso(sent), // the send, dated by its result
+      iso(sent),
+      iso(sent), // after it: the nearest earlier clock
+      iso(later),
+      iso(later),
+    ]);
+    expect(t.meta.timestamp).toBe(iso(sent));
+    expect([...untimed]).toEqual([0, 1, 2, 5]);
+    // No clock at all: the caller's time, every message untimed.
+    const none = new Set<number>();
+    const bare = grokBotToCommon(parseGrokBotJsonl(user(text('x'))).records, {
+      sessionId: 's',
+      timestamp: '2026-01-01T00:00:00.000Z',
+      untimed: none,
+    });
+    expect([bare.meta.timestamp, [...none]]).toEqual(['2026-01-01T00:00:00.000Z', [0]]);
+  });
+
   it('writes an id-less native file back unchanged (synthetic ids and FIFO pairing are not written)', () => {
     const lines = [
       user(text('go')),
@@ -315,7 +363,9 @@ describe('grok_bot codec: records to Common', () => {
 
 const TIMES = ['2026-09-10T10:00:00.000Z', '2026-09-10T10:00:01.500Z', '2026-09-11T08:30:00.000Z'];
 const nonEmpty = fc.string({ minLength: 1, maxLength: 20 });
-const userText = nonEmpty.filter((s) => !/^\[t[0-9a-z]+\]/.test(s));
+// Text that is only whitespace gives no block (txcript), so Common text always has a visible character.
+const visibleText = nonEmpty.filter((s) => s.trim() !== '');
+const userText = visibleText.filter((s) => !/^\[t[0-9a-z]+\]/.test(s));
 const nat = fc.nat({ max: 100_000 });
 // JSON has no -0: normalise generated values the way a file would.
 const json: fc.Arbitrary<JsonValue> = fc
@@ -368,7 +418,7 @@ const rawTool: fc.Arbitrary<Tool> = fc
 type Draft = { role: 'user' | 'assistant'; kind: 'plain' | 'results'; blocks: Block[]; resultCount: number };
 
 const assistantBlock: fc.Arbitrary<Block> = fc.oneof(
-  nonEmpty.map((t): Block => ({ type: 'text', text: t })),
+  visibleText.map((t): Block => ({ type: 'text', text: t })),
   fc
     .record({ text: nonEmpty, signature: fc.string() }, { requiredKeys: ['text'] })
     .map((r): Block => ({ type: 'thinking', ...r })),

@@ -75,6 +75,13 @@ const BLOCK_ID_KEYS = ['toolCallId', 'tool_call_id', 'tool_use_id'] as const;
 // C6: `[t` + base-36 turn (+ optional letter, already inside [0-9a-z]+) + `]`, then one separator.
 const ADDRESS_TAG = /^\[t[0-9a-z]+\](?:\r\n|\n| )?/;
 
+/** The address (`t3u`) of the tag that opens a user record's first text block, if any. */
+function addressOf(blocks: readonly JsonValue[]): string | undefined {
+  const first = blocks.find((b) => isObject(b) && b.type === 'text');
+  if (!isObject(first) || typeof first.text !== 'string') return undefined;
+  return /^\[(t[0-9a-z]+)\]/.exec(first.text)?.[1];
+}
+
 /** Remove a leading `[tNu]`-style address tag and one following newline or space (C6). */
 export function stripAddressTag(text: string): string {
   if (!text.startsWith('[t')) return text;
@@ -241,12 +248,11 @@ function usage(v: JsonValue | undefined): Usage | undefined {
 /** Native records -> Common. Pure; never throws on odd records (they are left out). */
 export function grokBotToCommon(records: GrokBotRecords, ctx: CodecContext): Transcript {
   const session = ctx.sessionId;
-  // The session's time is the first record time in the file; messages before it take it too.
-  // It is learnt in the one pass over the records, and given to those messages once known.
-  let metaTimestamp: string | undefined;
-  let current = '';
   const pending = new PendingCalls();
   const messages: Message[] = [];
+  const clocks = new MessageClocks();
+  /** The message index of each tool call, so a result's time can date its call too. */
+  const callAt = new Map<string, number>();
   // recordIndex counts JSON-object lines only: blank and malformed lines do not shift synthetic ids.
   let recordIndex = -1;
   for (const line of records) {
@@ -255,13 +261,7 @@ export function grokBotToCommon(records: GrokBotRecords, ctx: CodecContext): Tra
     // Each record is looked at once: decode it without keeping the tree on the line.
     const rec = decodeRecord(line);
     const ts = normalizeTimestamp(rec.timestamp);
-    if (ts !== undefined) {
-      if (metaTimestamp === undefined) {
-        metaTimestamp = ts;
-        for (const m of messages) m.timestamp = ts;
-      }
-      current = ts;
-    }
+    if (ts !== undefined) clocks.record(recordIndex, ts);
     const role = rec.role;
     if (role !== 'user' && role !== 'assistant' && role !== 'tool') continue;
     const envelope = rec.message;
@@ -274,6 +274,7 @@ export function grokBotToCommon(records: GrokBotRecords, ctx: CodecContext): Tra
           : [];
     const content: Block[] = [];
     let firstText = true;
+    let resultClock: string | undefined;
     for (let b = 0; b < nativeBlocks.length; b++) {
       const block = nativeBlocks[b];
       if (!isObject(block)) continue;
@@ -283,7 +284,8 @@ export function grokBotToCommon(records: GrokBotRecords, ctx: CodecContext): Tra
           if (typeof block.text !== 'string') break;
           const text = role === 'user' && firstText ? stripAddressTag(block.text) : block.text;
           firstText = false;
-          if (text !== '') content.push({ type: 'text', text });
+          // txcript: text that is only whitespace (after the tag) gives no block.
+          if (text.trim() !== '') content.push({ type: 'text', text });
           break;
         }
         case 'thinking': {
@@ -309,6 +311,7 @@ export function grokBotToCommon(records: GrokBotRecords, ctx: CodecContext): Tra
           const { id: explicit, input } = nativeCallId(block);
           const id = explicit ?? syntheticCallId(session, recordIndex, b, block.name);
           pending.add(block.name, id);
+          callAt.set(id, messages.length);
           content.push({ type: 'tool_use', id, tool: toolFromNative(block.name, input) });
           break;
         }
@@ -324,6 +327,15 @@ export function grokBotToCommon(records: GrokBotRecords, ctx: CodecContext): Tra
             content: result,
             ...(isErrorResult(result) ? { is_error: true } : {}),
           });
+          // A send's result carries when it was delivered: the time of the result and of its call.
+          const at =
+            isObject(result) && isObject(result.success)
+              ? normalizeTimestamp(result.success.timestamp)
+              : undefined;
+          if (at !== undefined) {
+            resultClock ??= at;
+            clocks.dateCall(callAt.get(id), recordIndex, at);
+          }
           break;
         }
         case 'image': {
@@ -342,10 +354,13 @@ export function grokBotToCommon(records: GrokBotRecords, ctx: CodecContext): Tra
       }
     }
     if (content.length === 0) continue;
+    const addressed = role === 'user' && ctx.addressTime !== undefined ? addressOf(nativeBlocks) : undefined;
+    const addressClock = addressed === undefined ? undefined : ctx.addressTime!(addressed);
+    clocks.message(messages.length, recordIndex, ts ?? resultClock ?? addressClock);
     const message: Message = {
       role: role === 'assistant' ? 'assistant' : 'user',
       content,
-      timestamp: current,
+      timestamp: '',
     };
     if (typeof rec.model === 'string') message.model = rec.model;
     const stop = stopReason(rec.stop_reason);
@@ -354,11 +369,64 @@ export function grokBotToCommon(records: GrokBotRecords, ctx: CodecContext): Tra
     if (u !== undefined) message.usage = u;
     messages.push(message);
   }
-  if (metaTimestamp === undefined) {
-    metaTimestamp = ctx.timestamp ?? UNIX_EPOCH;
-    for (const m of messages) m.timestamp = metaTimestamp;
-  }
+  const metaTimestamp = clocks.apply(messages, ctx.timestamp ?? UNIX_EPOCH, ctx.untimed);
   return { meta: { id: session, timestamp: metaTimestamp }, messages };
+}
+
+/**
+ * The real clocks of a Grok Bot file, and which message each dates. Records carry no time of their
+ * own (seed; a record-level `timestamp` is read when present, C10); a tool result's
+ * `success.timestamp` (every delivered send has one) dates that result and its call. A message with
+ * no clock takes the nearest earlier one (else the first of the file, else the caller's) and is
+ * reported as untimed, so a view can leave its time out rather than invent one.
+ */
+class MessageClocks {
+  /** Record-level times, in record order. */
+  private readonly records: Array<{ at: number; ts: string }> = [];
+  /** Per message: its record, and its own clock with the record that gave it. */
+  private readonly byMessage: Array<{ at: number; own?: { at: number; ts: string } }> = [];
+
+  record(recordIndex: number, ts: string): void {
+    this.records.push({ at: recordIndex, ts });
+  }
+
+  /** A message at `index` from record `recordIndex`, dated by that record or its first result. */
+  message(index: number, recordIndex: number, own: string | undefined): void {
+    this.byMessage[index] = {
+      at: recordIndex,
+      ...(own !== undefined ? { own: { at: recordIndex, ts: own } } : {}),
+    };
+  }
+
+  /** A result's time also dates its call, when the call's record has no time of its own. */
+  dateCall(callIndex: number | undefined, recordIndex: number, ts: string): void {
+    const call = callIndex === undefined ? undefined : this.byMessage[callIndex];
+    if (call !== undefined && call.own === undefined) call.own = { at: recordIndex, ts };
+  }
+
+  /** Sets every message's timestamp; returns the session's. Untimed message indexes go into `untimed`. */
+  apply(messages: Message[], fallback: string, untimed: Set<number> | undefined): string {
+    const first =
+      this.byMessage.find((m) => m?.own !== undefined)?.own?.ts ?? this.records[0]?.ts ?? fallback;
+    // Walk in file order: the nearest earlier clock is the later of a record time and a message clock.
+    let last: { at: number; ts: string } | undefined;
+    let r = 0;
+    messages.forEach((m, i) => {
+      const info = this.byMessage[i]!;
+      while (r < this.records.length && this.records[r]!.at <= info.at) {
+        const rec = this.records[r++]!;
+        if (last === undefined || rec.at >= last.at) last = rec;
+      }
+      if (info.own !== undefined) {
+        m.timestamp = info.own.ts;
+        if (last === undefined || info.own.at >= last.at) last = info.own;
+        return;
+      }
+      untimed?.add(i);
+      m.timestamp = last?.ts ?? first;
+    });
+    return first;
+  }
 }
 
 function artifactToJson(a: Artifact): JsonObject {

@@ -1,6 +1,6 @@
 import { ledgerEntrySchema } from '@sendbox/protocol';
 import { describe, expect, it } from 'vitest';
-import type { Message, Transcript } from '../../model/common.ts';
+import type { JsonObject, Message, Transcript } from '../../model/common.ts';
 import { commonToLedger } from './common-to-ledger.ts';
 
 const ts = '2026-11-30T10:00:00.000Z';
@@ -91,6 +91,41 @@ describe('commonToLedger', () => {
     );
     expect(entries).toHaveLength(1);
     expect(entries[0]).toMatchObject({ kind: 'message', hidden: true });
+  });
+
+  it('keeps only what the user typed in a bubble, and links an answer to the send it answers', () => {
+    const sendCall = (id: string, input: JsonObject) =>
+      msg('assistant', [{ type: 'tool_use', id, tool: { name: 'Raw', tool_name: 'send_message', input } }]);
+    const result = (id: string, messageId: string) =>
+      msg('user', [{ type: 'tool_result', tool_use_id: id, content: { success: { messageId } } }]);
+    const { entries } = commonToLedger(
+      doc([
+        msg('user', [
+          { type: 'text', text: '[SAND_HIDDEN_PROMPT][routine] tidy\n[inbound] Ship the fix today' },
+        ]),
+        sendCall('w', { type: 'widget', widget: { prompt: 'Ship?', options: [{ label: 'Yes' }] } }),
+        result('w', 'old7s3'),
+        msg('user', [{ type: 'text', text: '[Answering your question old7s3: "Ship?"]\nYes' }]),
+        sendCall('k', { type: 'secret-request', secret: { label: 'Token', name: 'TOKEN' } }),
+        result('k', 'old8s0'),
+        msg('user', [
+          {
+            type: 'text',
+            text: '[Answering your question old8s0: "Token"]\n[SAND_HIDDEN_PROMPT]The user saved the secret.',
+          },
+        ]),
+      ]),
+    );
+    const users = entries.filter((e) => e.kind === 'message');
+    expect(users.map((e) => (e.kind === 'message' ? [e.content, e.replyTo, e.hidden] : []))).toEqual([
+      ['Ship the fix today', undefined, undefined],
+      ['Yes', 't0s0', undefined],
+      [
+        '[Answering your question old8s0: "Token"]\n[SAND_HIDDEN_PROMPT]The user saved the secret.',
+        't1s0',
+        true,
+      ],
+    ]);
   });
 
   it('gives ids that are unique, the boot turn before the first user message', () => {

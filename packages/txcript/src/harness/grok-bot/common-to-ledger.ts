@@ -7,8 +7,12 @@
  *   each send becomes a `send-message` bubble of its stored type and plain
  *   assistant text becomes private `thinking` (C1). Otherwise (a Claude Code
  *   or Codex session) assistant text is the visible reply: a `message`.
- * - User text becomes a `message`; hidden prompts and wakes are kept but
- *   marked `hidden` (C5). Artifacts the user sent become `user-attachment`s.
+ * - User text becomes a `message` holding what the user typed: hidden
+ *   prompts and wakes around it are left out of the bubble, and a text that
+ *   is only host text is kept whole but marked `hidden` (C5). An answer
+ *   (`[Answering your question <id>: …]`) names the send it answers in
+ *   `replyTo`, so the widget or secret request shows answered. Artifacts the
+ *   user sent become `user-attachment`s.
  * - Other tool calls become compact `tool-call` rows with the status of their
  *   result; tool results themselves are not bubbles.
  *
@@ -19,6 +23,7 @@
 import {
   assistantId,
   BOOT_TURN,
+  parseAnswerPrefix,
   decodeJsonlSendInput,
   sendId,
   userAttachmentId,
@@ -28,7 +33,7 @@ import {
 } from '@sendbox/protocol';
 import type { Block, JsonValue, Transcript } from '../../model/common.ts';
 import { toolToCanonical } from '../../model/tool.ts';
-import { isHiddenOrWake } from './injected-text.ts';
+import { splitHiddenText } from './injected-text.ts';
 
 const SEND_MESSAGE = 'send_message';
 
@@ -64,6 +69,18 @@ function toolSummary(input: JsonValue): string | undefined {
   return undefined;
 }
 
+/** The user's own words in a user text, and the send an answer names (its id as the source had it). */
+function userWords(text: string): { visible: string; answers?: string } {
+  const segments = splitHiddenText(text);
+  const visible = segments.flatMap((s) => (s.hidden ? [] : [s.text])).join('\n');
+  const first = segments[0];
+  const answer =
+    first?.hidden === true && first.kind === 'answering a question'
+      ? parseAnswerPrefix(first.text + '\n')
+      : undefined;
+  return { visible, ...(answer !== undefined ? { answers: answer.id } : {}) };
+}
+
 export function commonToLedger(transcript: Transcript): LedgerSeed {
   const speaksThroughSends = transcript.messages.some((m) => m.content.some(isSendMessage));
   const status = new Map<string, 'success' | 'failure'>();
@@ -79,11 +96,24 @@ export function commonToLedger(transcript: Transcript): LedgerSeed {
   let assistantK = 0;
   let sendK = 0;
   let lastActivityAt = epochMs(transcript.meta.timestamp);
+  /** New send id by the call's id, then by the id the source's result gave (`success.messageId`). */
+  const sendByCall = new Map<string, string>();
+  const sendBySourceId = new Map<string, string>();
 
   for (const message of transcript.messages) {
     const timestampMs = epochMs(message.timestamp);
     lastActivityAt = Math.max(lastActivityAt, timestampMs);
     if (message.role === 'user') {
+      for (const b of message.content) {
+        if (b.type !== 'tool_result' || !sendByCall.has(b.tool_use_id)) continue;
+        const c = b.content;
+        const success = typeof c === 'object' && c !== null && !Array.isArray(c) ? c.success : undefined;
+        const sourceId =
+          typeof success === 'object' && success !== null && !Array.isArray(success)
+            ? success.messageId
+            : undefined;
+        if (typeof sourceId === 'string') sendBySourceId.set(sourceId, sendByCall.get(b.tool_use_id)!);
+      }
       const text = message.content
         .flatMap((b) => (b.type === 'text' ? [b.text] : []))
         .join('\n\n')
@@ -94,13 +124,17 @@ export function commonToLedger(transcript: Transcript): LedgerSeed {
       assistantK = 0;
       sendK = 0;
       if (text !== '') {
+        const { visible, answers } = userWords(text);
+        const replyTo =
+          answers === undefined ? undefined : (sendBySourceId.get(answers) ?? sendByCall.get(answers));
         entries.push({
           id: userMessageId(turn),
           kind: 'message',
           role: 'user',
-          content: text,
+          content: visible === '' ? text : visible,
           timestampMs,
-          ...(isHiddenOrWake(text) ? { hidden: true } : {}),
+          ...(visible === '' ? { hidden: true } : {}),
+          ...(replyTo !== undefined ? { replyTo } : {}),
         });
       }
       artifacts.forEach((artifact, k) => {
@@ -148,7 +182,9 @@ export function commonToLedger(transcript: Transcript): LedgerSeed {
             const stored = decodeJsonlSendInput(input);
             // A failed send was never shown to the user: it is not a bubble.
             if (stored !== undefined && status.get(block.id) !== 'failure') {
-              entries.push({ id: sendId(turn, sendK++), kind: 'send-message', message: stored, timestampMs });
+              const id = sendId(turn, sendK++);
+              sendByCall.set(block.id, id);
+              entries.push({ id, kind: 'send-message', message: stored, timestampMs });
             }
             break;
           }

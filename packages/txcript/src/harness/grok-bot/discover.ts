@@ -19,7 +19,7 @@ import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import type { DiscoverOptions, DiscoverResult, SessionSummary, Warning } from '../types.ts';
-import { readLedgerOutcome, startLedgerReads } from './ledger-reads.ts';
+import { epochMs, readLedgerOutcome, startLedgerReads } from './ledger-reads.ts';
 import type { LedgerFacts, LedgerOutcome, LedgerRequest, LedgerWorkerOptions } from './ledger-reads.ts';
 import { isSafeSessionId } from '../session-id.ts';
 import { realPathInside } from './roots.ts';
@@ -254,6 +254,8 @@ interface AgentScan {
   id: string;
   dir: string;
   name?: string;
+  /** The profile's own `updatedAt` (else `createdAt`), epoch ms or ISO: a real time when the ledger has none. */
+  profileMs?: number;
   messageCount: number;
   lastActivityMs?: number;
   title?: string;
@@ -330,7 +332,9 @@ async function scanProfile(
   }
   const scan: AgentScan = { id, dir, messageCount: 0, warnings };
   try {
-    const profile = profileName(JSON.parse(profileText));
+    const json: unknown = JSON.parse(profileText);
+    const profile = profileName(json);
+    if (isObject(json)) scan.profileMs = epochMs(json.updatedAt) ?? epochMs(json.createdAt);
     if ('problem' in profile) warnings.push({ source: profilePath, message: profile.problem });
     else if (profile.name !== undefined && profile.name.trim() !== '') scan.name = profile.name.trim();
   } catch (e) {
@@ -355,7 +359,10 @@ function settleLedger(scan: AgentScan, outcome: LedgerOutcome): void {
   delete scan.pending;
 }
 
-/** Count, activity and title from the ledger; the profile's mtime when the ledger gives no time. */
+/**
+ * Count, activity and title from the ledger; when the ledger gives no time, the profile's own
+ * time, else its mtime. A time at or before the Unix epoch is no time (a fresh box writes 0).
+ */
 function applyLedger(scan: AgentScan, ledgerPath: string, outcome: LedgerOutcome): void {
   if ('error' in outcome)
     scan.warnings.push({ source: ledgerPath, message: `ledger not read: ${outcome.error}` });
@@ -364,6 +371,7 @@ function applyLedger(scan: AgentScan, ledgerPath: string, outcome: LedgerOutcome
     if (outcome.facts.lastActivityMs !== undefined) scan.lastActivityMs = outcome.facts.lastActivityMs;
     if (outcome.facts.title !== undefined) scan.title = outcome.facts.title;
   }
+  scan.lastActivityMs ??= scan.profileMs;
   if (scan.lastActivityMs === undefined) {
     try {
       scan.lastActivityMs = statSync(join(scan.dir, 'profile.json')).mtimeMs;
@@ -416,9 +424,11 @@ async function scanTranscriptDir(
   }
 }
 
+/** A time as RFC 3339; none for the Unix epoch or before (a zero someone wrote means "never"). */
 function iso(ms: number | undefined): string | undefined {
-  if (ms === undefined || !Number.isFinite(ms)) return undefined;
-  return new Date(ms).toISOString();
+  if (ms === undefined || !Number.isFinite(ms) || ms <= 0) return undefined;
+  // Rounded as node:fs rounds a Stats date, so a file time reads the same here as in `stat`.
+  return new Date(Math.round(ms)).toISOString();
 }
 
 /** List every Grok Bot session under the roots. Never throws for one bad folder. */

@@ -43,6 +43,38 @@ describe('gateway config', () => {
     expect(config).toMatchObject({ baseUrl: 'http://127.0.0.1:9', token: 't' });
   });
 
+  it('takes TXCRIPT_GROK_BOT_GATEWAY as txcript documents it: host:port, http://host:port, a trailing slash', async () => {
+    const cases: Array<[string, string]> = [
+      ['127.0.0.1:1340', 'http://127.0.0.1:1340'],
+      ['http://127.0.0.1:1340', 'http://127.0.0.1:1340'],
+      ['127.0.0.1:1340/', 'http://127.0.0.1:1340'],
+      ['http://localhost:1340/', 'http://localhost:1340'],
+      ['[::1]:1340', 'http://[::1]:1340'],
+    ];
+    for (const [value, baseUrl] of cases) {
+      const config = await readGatewayConfig({
+        HOME: home,
+        TXCRIPT_GROK_BOT_GATEWAY: value,
+        TXCRIPT_GROK_BOT_TOKEN: 't',
+      });
+      expect(config.baseUrl, value).toBe(baseUrl);
+    }
+  });
+
+  it('refuses a gateway address it cannot use, naming the variable', async () => {
+    for (const value of ['not a url', 'ftp://127.0.0.1:1340', 'http://127.0.0.1:1340/api', 'http://:1340']) {
+      const error = await readGatewayConfig({
+        HOME: home,
+        TXCRIPT_GROK_BOT_GATEWAY: value,
+        TXCRIPT_GROK_BOT_TOKEN: 't',
+      }).catch((e: unknown) => e);
+      expect(error, value).toBeInstanceOf(GatewayError);
+      expect((error as GatewayError).kind).toBe('config');
+      expect((error as Error).message).toContain('TXCRIPT_GROK_BOT_GATEWAY=');
+      expect((error as Error).message).toContain('host:port');
+    }
+  });
+
   it('says what is missing or malformed, naming the file', async () => {
     await expect(readGatewayConfig({ HOME: home })).rejects.toThrow(
       /no gateway configured: .*gateway\.json does not exist/,

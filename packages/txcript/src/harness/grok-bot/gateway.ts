@@ -45,17 +45,50 @@ function trimSlash(url: string): string {
 }
 
 /**
- * The gateway address and token: `TXCRIPT_GROK_BOT_GATEWAY` (base URL) and
+ * `TXCRIPT_GROK_BOT_GATEWAY` as a base URL. txcript documents `host:port`, with an optional
+ * `http://`; a trailing slash is allowed. Anything else is a `config` error naming the variable.
+ */
+export function gatewayUrlFromEnv(value: string): string {
+  const raw = value.trim();
+  const withScheme = /^[a-z][a-z0-9+.-]*:\/\//i.test(raw) ? raw : `http://${raw}`;
+  let url: URL | undefined;
+  try {
+    url = new URL(withScheme);
+  } catch {
+    url = undefined;
+  }
+  const plain =
+    url !== undefined &&
+    (url.protocol === 'http:' || url.protocol === 'https:') &&
+    url.hostname !== '' &&
+    url.username === '' &&
+    url.password === '' &&
+    url.search === '' &&
+    url.hash === '' &&
+    (url.pathname === '/' || url.pathname === '');
+  if (url === undefined || !plain) {
+    throw new GatewayError(
+      `TXCRIPT_GROK_BOT_GATEWAY=${JSON.stringify(value)} is not a gateway address: ` +
+        'give host:port (for example 127.0.0.1:1340), optionally with http://',
+      'config',
+      'TXCRIPT_GROK_BOT_GATEWAY',
+    );
+  }
+  return trimSlash(`${url.protocol}//${url.host}`);
+}
+
+/**
+ * The gateway address and token: `TXCRIPT_GROK_BOT_GATEWAY` (`host:port`, see gatewayUrlFromEnv) and
  * `TXCRIPT_GROK_BOT_TOKEN` override `<agent-data>/gateway.json` `{host?, port, token}`.
  * Throws a `config` GatewayError saying what is missing or malformed.
  */
 export async function readGatewayConfig(env: NodeJS.ProcessEnv = process.env): Promise<GatewayConfig> {
   const file = grokBotRoots(env).gatewayFile;
-  const envUrl = env.TXCRIPT_GROK_BOT_GATEWAY || undefined;
+  const envUrl = env.TXCRIPT_GROK_BOT_GATEWAY ? gatewayUrlFromEnv(env.TXCRIPT_GROK_BOT_GATEWAY) : undefined;
   const envToken = env.TXCRIPT_GROK_BOT_TOKEN || undefined;
   if (envUrl !== undefined && envToken !== undefined) {
     return {
-      baseUrl: trimSlash(envUrl),
+      baseUrl: envUrl,
       token: envToken,
       source: 'TXCRIPT_GROK_BOT_GATEWAY + TXCRIPT_GROK_BOT_TOKEN',
     };
@@ -91,7 +124,7 @@ export async function readGatewayConfig(env: NodeJS.ProcessEnv = process.env): P
   const { host = '127.0.0.1', port, token } = parsed.data;
   const hostPart = host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
   return {
-    baseUrl: envUrl !== undefined ? trimSlash(envUrl) : `http://${hostPart}:${port}`,
+    baseUrl: envUrl ?? `http://${hostPart}:${port}`,
     token: envToken ?? token,
     source: file,
   };

@@ -2,6 +2,7 @@
  * The `grok_bot` harness: Grok Bot's `agent-transcripts` JSONL, its per-agent
  * `store.db` UI ledger and its local gateway. See docs/formats/grok-bot.md.
  */
+import { HARNESS_NAMES } from '../listing.ts';
 import type { Harness } from '../types.ts';
 import { grokBotCodec } from './codec.ts';
 import { GROK_BOT_HARNESS_ID } from './discover.ts';
@@ -11,7 +12,7 @@ import type { GrokBotRecords } from './text.ts';
 
 export const grokBot: Harness<GrokBotRecords> = {
   id: GROK_BOT_HARNESS_ID,
-  aliases: ['grok-bot', 'grokbot', 'grok_desktop', 'grok-desktop'],
+  aliases: HARNESS_NAMES.grok_bot,
   text: grokBotText,
   codec: grokBotCodec,
   store: (env?: NodeJS.ProcessEnv) => createGrokBotStore(env),

@@ -74,6 +74,73 @@ describe('splitHiddenText', () => {
   });
 });
 
+describe('splitHiddenText: a record of concatenated wakes', () => {
+  // Written for this test after the shape of the public parity fixture: one record, several wakes.
+  const record = [
+    '[SAND_HIDDEN_PROMPT][A background task just completed]',
+    'The build you started finished.',
+    'Result: green',
+    '[routine] Tidy the notes folder.',
+    '[agent] Handing over the release list.',
+    '[inbound] Could you draft the changelog?',
+    '[object Object]',
+    '[Group chat: "Ops" - with Builder]',
+    'Participants: Builder (ci)',
+    'Mia: is it out?',
+    "It's your turn, Helper.",
+  ].join('\n');
+
+  it('splits at each wake and hides only the injected parts', () => {
+    const segments = splitHiddenText(record);
+    expect(segments.map((s) => (s.hidden ? `hidden:${s.kind}` : `user:${s.text}`))).toEqual([
+      'hidden:background task',
+      'hidden:routine',
+      'hidden:agent',
+      'hidden:inbound',
+      'user:Could you draft the changelog?',
+      'hidden:malformed wake',
+      'hidden:group chat',
+    ]);
+    // Nothing is lost: the pieces hold the whole record.
+    expect(
+      segments
+        .map((s) => s.text)
+        .join('')
+        .replace(/\s/g, ''),
+    ).toBe(record.replace(/\s/g, ''));
+  });
+
+  it('gives the inbound prompt as the title', () => {
+    expect(titleFromUserText(record)).toBe('Could you draft the changelog?');
+  });
+
+  it('splits at a later marker too, and hides opaque host text after a leading one', () => {
+    expect(
+      splitHiddenText(
+        '[Group chat: "Ops" - with Builder]\nMia: hi\n[SAND_HIDDEN_PROMPT]<<SAND_AGENT_PROFILE_UPDATE {}>>',
+      ),
+    ).toMatchObject([
+      { hidden: true, kind: 'group chat' },
+      { hidden: true, kind: 'profile update' },
+    ]);
+    expect(splitHiddenText('[SAND_HIDDEN_PROMPT]You asked earlier and got no answer')).toMatchObject([
+      { hidden: true, kind: 'hidden prompt' },
+    ]);
+    expect(
+      splitHiddenText('[SAND_HIDDEN_PROMPT][SAND_TRUSTED_AUTOMATION_PROMPT]\n\n[routine] Weekly check.'),
+    ).toMatchObject([
+      { hidden: true, kind: 'trusted automation' },
+      { hidden: true, kind: 'routine' },
+    ]);
+  });
+
+  it('never cuts a user message that only mentions a wake on a later line', () => {
+    expect(splitHiddenText('Please run this:\n[routine] is a tag I saw')).toEqual([
+      { hidden: false, text: 'Please run this:\n[routine] is a tag I saw' },
+    ]);
+  });
+});
+
 describe('isHiddenOrWake', () => {
   it('is false for typed text, inbound channel messages and unknown brackets', () => {
     for (const t of ['hello', '[t1u]\nplan the trip', '[inbound] deploy please', '[note] keep this'])

@@ -82,25 +82,87 @@ function splitWakes(text: string): TextSegment[] {
 }
 
 /**
+ * Where one wake of a record that concatenates several begins: a wake tag at the start of a line
+ * (VR parity fixture 01: a background-task wake, then `[routine]`, `[agent]`, `[inbound] …`,
+ * a stray `[object Object]` and a group-chat wake, all in one record).
+ */
+const WAKE_START =
+  /^\[(?:routine\]|agent\]|inbound\]|event\]|first run\]|A background task just completed\]|Answering your question\b|Group chat:|object Object\]|SAND_TRUSTED_AUTOMATION_PROMPT\])/i;
+
+/** Host bookkeeping that can open a wake segment: hidden, never the user's. */
+const HOST_SEGMENTS: ReadonlyArray<[RegExp, string]> = [
+  [/^\[SAND_TRUSTED_AUTOMATION_PROMPT\]/i, 'trusted automation'],
+  [/^\[object Object\]/i, 'malformed wake'],
+];
+
+/** `text` cut before each line that opens a wake; the first piece may be anything. */
+function wakeSegments(text: string): string[] {
+  const out: string[] = [];
+  let from = 0;
+  for (let at = text.indexOf('\n'); at >= 0; at = text.indexOf('\n', at + 1)) {
+    if (WAKE_START.test(text.slice(at + 1, at + 64))) {
+      out.push(text.slice(from, at + 1));
+      from = at + 1;
+    }
+  }
+  out.push(text.slice(from));
+  return out;
+}
+
+/** One wake (or the user's text): a whole wake is hidden, a prefix wake hides its bracket only. */
+function splitSegment(segment: string, opaque: string | undefined): TextSegment[] {
+  const body = segment.trimStart();
+  for (const [re, kind] of HOST_SEGMENTS) {
+    const m = re.exec(body);
+    if (m !== null)
+      return [{ hidden: true, kind, text: m[0] }, ...splitSegment(body.slice(m[0].length), opaque)];
+  }
+  if (knownWake(body) === undefined && opaque !== undefined) {
+    // Text straight after a hidden-prompt marker that is no wake: the host's, not the user's.
+    return body.trim() === '' ? [] : [{ hidden: true, kind: opaque, text: segment }];
+  }
+  return splitWakes(segment);
+}
+
+/** A run of text with no marker in it, cut into wakes when it is made of wakes. */
+function splitRun(text: string, opaque: string | undefined): TextSegment[] {
+  // Plain text only splits when it opens with a wake: a user's own lines are never cut.
+  const cut = opaque !== undefined || WAKE_START.test(text.trimStart());
+  const pieces = cut ? wakeSegments(text) : [text];
+  return pieces.flatMap((piece, i) => splitSegment(piece, i === 0 ? opaque : undefined));
+}
+
+/**
  * A user text split into what the user typed and what the host injected.
- * A hidden-prompt marker hides everything from it to the end (VR-late: "a
- * marker later in the text cuts off what follows"). Blank segments are dropped.
+ * A hidden-prompt marker hides what the host put after it; when that is a
+ * record of several wakes, it is split at each one (and at each further
+ * marker), so a real prompt among them (`[inbound] …`, an answer) stays
+ * visible and only the injected parts are hidden. Blank segments are dropped.
  */
 export function splitHiddenText(text: string): TextSegment[] {
-  const marker = HIDDEN_MARKER.exec(text);
-  const segments =
-    marker === null
-      ? splitWakes(text)
-      : [
-          ...splitWakes(text.slice(0, marker.index)),
-          {
-            hidden: true as const,
-            kind: wakeKind(text.slice(marker.index + marker[0].length)) ?? 'hidden prompt',
-            text: text.slice(marker.index),
-          },
-        ];
+  const marker = new RegExp(HIDDEN_MARKER.source, 'g');
+  const segments: TextSegment[] = [];
+  let from = 0;
+  let opaque: string | undefined;
+  for (let m = marker.exec(text); m !== null; m = marker.exec(text)) {
+    segments.push(...splitRun(text.slice(from, m.index), opaque));
+    segments.push({ hidden: true, kind: 'hidden prompt', text: m[0] });
+    from = m.index + m[0].length;
+    opaque = wakeKind(text.slice(from)) ?? 'hidden prompt';
+  }
+  segments.push(...splitRun(text.slice(from), opaque));
+  // A marker and what it wraps read as one hidden piece: merge the marker into the next hidden one.
+  const merged: TextSegment[] = [];
+  for (let i = 0; i < segments.length; i++) {
+    const seg = segments[i]!;
+    const next = segments[i + 1];
+    if (seg.hidden && seg.kind === 'hidden prompt' && HIDDEN_MARKER.test(seg.text) && next?.hidden === true) {
+      merged.push({ hidden: true, kind: next.kind, text: seg.text + next.text });
+      i++;
+    } else merged.push(seg);
+  }
   // Blank pieces go; a visible piece loses the whitespace that only separated it from a hidden one.
-  const kept = segments.filter((seg) => seg.text.trim() !== '');
+  const kept = merged.filter((seg) => seg.text.trim() !== '');
   return kept.map((seg, i) => {
     if (seg.hidden) return seg;
     let text = seg.text;

@@ -158,7 +158,7 @@ describe('ledger db: reading', () => {
     expect(readLedgerFile(noId).rows).toMatchObject([{ seq: 1, id: 'z' }]);
   });
 
-  it('skips bad JSON, unknown kinds and invalid shapes with a warning naming path and seq', () => {
+  it('keeps unknown kinds; skips bad JSON and invalid shapes with a warning naming path and seq', () => {
     const path = join(dir, 'store.db');
     looseLedger(path, [
       [1, 'a', JSON.stringify(msg('a', 'ok'))],
@@ -169,14 +169,13 @@ describe('ledger db: reading', () => {
       [6, 'f', JSON.stringify(msg('f', 'ok too'))],
     ]);
     const read = readLedgerFile(path);
-    expect(read.rows.map((r) => r.id)).toEqual(['a', 'e', 'f']);
+    expect(read.rows.map((r) => r.id)).toEqual(['a', 'c', 'e', 'f']);
+    expect(read.rows[1]!.entry).toEqual({ id: 'c', kind: 'hologram', timestampMs: 1 });
     expect(read.warnings.map((w) => [w.source, w.message.slice(0, 6)])).toEqual([
       [path, 'seq 2:'],
-      [path, 'seq 3:'],
       [path, 'seq 4:'],
     ]);
-    expect(read.warnings[1]!.message).toMatch(/unknown entry kind "hologram"/);
-    expect(read.warnings[2]!.message).toMatch(/content/);
+    expect(read.warnings[1]!.message).toMatch(/content/);
   });
 
   it('reports a locked database clearly, naming the path', () => {

@@ -76,6 +76,11 @@ export interface LedgerReader {
   readEntriesAfter(seq: number, limit?: number): LedgerRead;
   /** Row count (cheap; no JSON is parsed). */
   countEntries(): number;
+  /**
+   * `timestampMs` of each user `message` entry by its address id (`t<N>u`), read by SQLite
+   * without decoding the rows here: the real time of the JSONL user record with the same tag.
+   */
+  userMessageTimes(): Map<string, number>;
   /** The row with the highest seq, if it parses. */
   lastEntry(): LedgerRow | undefined;
   /** A `kv` value decoded from JSON (the raw text when it is not JSON); undefined when absent. */
@@ -237,6 +242,26 @@ class LedgerDb implements LedgerWriter {
     return this.run('counting transcript_entries', () => {
       const row = this.db.prepare(`SELECT count(*) AS n FROM transcript_entries`).get() as { n: number };
       return row.n;
+    });
+  }
+
+  userMessageTimes(): Map<string, number> {
+    const out = new Map<string, number>();
+    if (!this.hasEntries) return out;
+    return this.run('reading user message times', () => {
+      const rows = this.db
+        .prepare(
+          `SELECT json_extract(entry, '$.id') AS id, json_extract(entry, '$.timestampMs') AS ms
+             FROM transcript_entries
+            WHERE json_valid(entry) AND json_extract(entry, '$.kind') = 'message'
+              AND json_extract(entry, '$.role') = 'user'`,
+        )
+        .all() as Array<{ id: unknown; ms: unknown }>;
+      for (const { id, ms } of rows) {
+        if (typeof id === 'string' && typeof ms === 'number' && Number.isFinite(ms) && !out.has(id))
+          out.set(id, ms);
+      }
+      return out;
     });
   }
 

@@ -1,11 +1,21 @@
 /**
  * Reading ledger entries from outside (store.db rows, gateway responses).
  *
- * Readers are liberal (grok-bot-format.md §7, sendbox decision C12): the
- * kinds sendbox writes are checked with the protocol schemas; the older kind
- * names `user-message`, `receive-message`, `assistant` and `user` are
- * accepted; `event` and `voice-call` are known Grok Bot kinds that carry no
- * conversation text. Anything else is reported, and the rest is still read.
+ * Readers are liberal (grok-bot-format.md §6–§7, sendbox decision C12) and
+ * lossless: the protocol's strict schemas are for what the box writes, not
+ * for what it reads.
+ * - The kinds sendbox writes are checked with the protocol schemas; a
+ *   `send-message` whose stored form the protocol does not model (a real
+ *   Grok Bot type such as `connector` or `auto-review-approval`, or a known
+ *   type with fields of other shapes) is still read, its `message` kept as
+ *   stored.
+ * - The older kind names `user-message`, `receive-message`, `assistant` and
+ *   `user` are accepted; `event` and `voice-call` are known Grok Bot kinds
+ *   that carry no conversation text.
+ * - Any other kind is kept as it is (`UnknownLedgerEntry`): a reader that
+ *   cannot place it says so.
+ * Only what is not an entry at all (not an object, no `kind`, no `id`) is
+ * reported and left out.
  */
 import { ledgerEntrySchema } from '@sendbox/protocol';
 import type { LedgerEntry } from '@sendbox/protocol';
@@ -24,6 +34,7 @@ const PROTOCOL_KINDS = new Set<string>([
 
 export const LEGACY_KINDS = ['user-message', 'receive-message', 'assistant', 'user'] as const;
 export const FOREIGN_KINDS = ['event', 'voice-call'] as const;
+const KNOWN_KINDS = new Set<string>([...PROTOCOL_KINDS, ...LEGACY_KINDS, ...FOREIGN_KINDS]);
 
 /** C12: kind names seen in collectors and test scripts instead of `message` + `role`. */
 export const legacyLedgerEntrySchema = z.looseObject({
@@ -43,10 +54,33 @@ export const foreignLedgerEntrySchema = z.looseObject({
   timestampMs: z.number().optional(),
 });
 
+/** A `send-message` entry as stored, whatever its type (§6 "Other stored types exist"). */
+export const storedSendEntrySchema = z.looseObject({
+  id: z.string(),
+  kind: z.literal('send-message'),
+  timestampMs: z.number().optional(),
+  message: z.looseObject({ type: z.string() }),
+});
+
+/** An entry of a kind no schema here knows: kept whole, so nothing a newer host writes is lost. */
+export const unknownLedgerEntrySchema = z.looseObject({
+  id: z.string(),
+  kind: z.string(),
+  timestampMs: z.number().optional(),
+});
+
 export type LegacyLedgerEntry = z.infer<typeof legacyLedgerEntrySchema>;
 export type ForeignLedgerEntry = z.infer<typeof foreignLedgerEntrySchema>;
+export type StoredSendEntry = z.infer<typeof storedSendEntrySchema>;
+export type UnknownLedgerEntry = z.infer<typeof unknownLedgerEntrySchema> & { readonly unknownKind: true };
 /** Any entry a reader accepts. */
-export type ReadLedgerEntry = LedgerEntry | LegacyLedgerEntry | ForeignLedgerEntry;
+export type ReadLedgerEntry =
+  LedgerEntry | LegacyLedgerEntry | ForeignLedgerEntry | StoredSendEntry | UnknownLedgerEntry;
+
+/** True for an entry of a kind no schema here knows (kept as read). */
+export function isUnknownEntry(entry: ReadLedgerEntry): entry is UnknownLedgerEntry {
+  return !KNOWN_KINDS.has(entry.kind);
+}
 
 function describeIssues(error: z.ZodError): string {
   return error.issues
@@ -76,12 +110,15 @@ export function parseLedgerEntry(
       ? legacyLedgerEntrySchema
       : (FOREIGN_KINDS as readonly string[]).includes(kind)
         ? foreignLedgerEntrySchema
-        : undefined;
-  if (schema === undefined) return { ok: false, problem: `unknown entry kind "${kind}", entry skipped` };
+        : unknownLedgerEntrySchema;
   const parsed = schema.safeParse(input);
-  if (!parsed.success)
-    return { ok: false, problem: `invalid "${kind}" entry: ${describeIssues(parsed.error)}` };
-  return { ok: true, entry: parsed.data };
+  if (parsed.success) return { ok: true, entry: parsed.data as ReadLedgerEntry };
+  // A send the protocol does not model is still a send: keep its stored form (§6).
+  if (kind === 'send-message') {
+    const stored = storedSendEntrySchema.safeParse(input);
+    if (stored.success) return { ok: true, entry: stored.data };
+  }
+  return { ok: false, problem: `invalid "${kind}" entry: ${describeIssues(parsed.error)}` };
 }
 
 /**

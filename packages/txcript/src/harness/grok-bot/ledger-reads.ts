@@ -24,11 +24,11 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { MessagePort } from 'node:worker_threads';
-import type { JsonValue } from '../../model/common.ts';
 import { isJsonObject } from '../../model/json.ts';
 import { envValue } from '../env.ts';
 import type { Warning } from '../types.ts';
 import { readLedgerSummary } from './ledger-db.ts';
+import { isUnknownEntry } from './ledger-entry.ts';
 import { titleFromUserText } from './title.ts';
 import { errorMessage } from '../../error-text.ts';
 
@@ -66,13 +66,12 @@ export interface LedgerRequest {
 /** A read's outcome: the facts (none when there is no `store.db`), or why the ledger could not be read. */
 export type LedgerOutcome = { facts: LedgerFacts | undefined } | { error: string };
 
-function toMs(v: JsonValue | undefined): number | undefined {
-  if (typeof v === 'number' && Number.isFinite(v)) return v;
-  if (typeof v === 'string') {
-    const n = /^\d+$/.test(v) ? Number(v) : Date.parse(v);
-    return Number.isFinite(n) ? n : undefined;
-  }
-  return undefined;
+/** A time as epoch ms (a number, digits or ISO); none at or before the epoch (a fresh box writes 0). */
+export function epochMs(v: unknown): number | undefined {
+  let n: number | undefined;
+  if (typeof v === 'number') n = v;
+  else if (typeof v === 'string') n = /^\d+$/.test(v) ? Number(v) : Date.parse(v);
+  return n !== undefined && Number.isFinite(n) && n > 0 ? n : undefined;
 }
 
 /** Ledger facts for the list: row count, last activity, and a title when asked. Throws when unreadable. */
@@ -83,14 +82,15 @@ export function readLedgerFacts(path: string, needTitle: boolean): LedgerFacts |
     ...(needTitle ? { firstEntries: TITLE_LEDGER_ENTRIES } : {}),
   });
   const unread = summary.unreadState;
-  const unreadAt = isJsonObject(unread) ? toMs(unread.lastActivityAt) : undefined;
-  const last = summary.lastTimestampMs;
+  const unreadAt = isJsonObject(unread) ? epochMs(unread.lastActivityAt) : undefined;
+  const last = epochMs(summary.lastTimestampMs);
   const lastActivityMs =
     last !== undefined || unreadAt !== undefined
       ? Math.max(last ?? -Infinity, unreadAt ?? -Infinity)
       : undefined;
   let title: string | undefined;
   for (const { entry } of summary.first ?? []) {
+    if (isUnknownEntry(entry)) continue;
     const text =
       entry.kind === 'message' && entry.role === 'user'
         ? entry.hidden === true

@@ -143,7 +143,7 @@ describe('ledger -> Common', () => {
       { role: 'assistant', content: [{ type: 'thinking', text: 'private' }], timestamp: at(T) },
     ]);
     expect(warnings.map((w) => w.message)).toEqual([
-      'entry 5: unknown entry kind "hologram", entry skipped',
+      '1 "hologram" entry (u) left out of Common, which has no place for them; the ledger keeps them',
       '1 entry of an abandoned branch skipped',
     ]);
   });

@@ -13,11 +13,15 @@
  * - `thinking` -> an assistant thinking block;
  * - `notice`, `turn-ended`, `event`, `voice-call` carry no turn: skipped.
  * Entries marked `branched` belong to an abandoned branch and are skipped.
+ * What Common has no place for (a reaction-only message, a kind no schema
+ * knows) is reported in one warning per kind; the entry itself stays as read.
+ * A message's time is its entry's `timestampMs`; an entry without one takes
+ * the nearest earlier time and is listed in `untimed`.
  */
 import type { Block, JsonObject, Message, Role, Transcript } from '../../model/common.ts';
 import type { Warning } from '../types.ts';
 import { UNIX_EPOCH } from './codec.ts';
-import type { ReadLedgerEntry } from './ledger-entry.ts';
+import { isUnknownEntry, type ReadLedgerEntry } from './ledger-entry.ts';
 
 export interface LedgerToCommonContext {
   sessionId: string;
@@ -30,6 +34,8 @@ export interface LedgerToCommonContext {
 export interface LedgerConversion {
   transcript: Transcript;
   warnings: Warning[];
+  /** Indexes of messages whose entry has no time of its own (their timestamp is borrowed). */
+  untimed: Set<number>;
 }
 
 function iso(ms: number | undefined): string | undefined {
@@ -49,11 +55,84 @@ function toolCallResult(
   return { content: { success: body }, isError: false };
 }
 
+/** Entries Common cannot hold, counted by what they are, for one warning each. */
+class Unplaced {
+  private readonly byWhat = new Map<string, string[]>();
+  add(what: string, id: string): void {
+    const ids = this.byWhat.get(what) ?? [];
+    ids.push(id);
+    this.byWhat.set(what, ids);
+  }
+  warnings(source: string): Warning[] {
+    return [...this.byWhat].map(([what, ids]) => ({
+      source,
+      message:
+        `${ids.length} ${what} entr${ids.length === 1 ? 'y' : 'ies'} (${ids.slice(0, 3).join(', ')}` +
+        `${ids.length > 3 ? ', …' : ''}) left out of Common, which has no place for them; the ledger keeps them`,
+    }));
+  }
+}
+
+/**
+ * Keys of each kind that Common holds, or that only steer the UI and say nothing about the
+ * conversation (streaming flags, nonces, file bookkeeping). Any other key an entry has is named
+ * once in a warning: it stays in the ledger, Common has no place for it.
+ */
+const PLACED_KEYS: Readonly<Record<string, ReadonlySet<string>>> = (() => {
+  const common = ['id', 'kind', 'timestampMs', 'seq', 'branched'];
+  const keys = (...k: string[]) => new Set([...common, ...k]);
+  return {
+    message: keys('role', 'content', 'isStreaming', 'clientNonce', 'hidden', 'richText'),
+    'user-message': keys('role', 'content', 'text', 'prompt'),
+    'receive-message': keys('role', 'content', 'text', 'prompt'),
+    user: keys('role', 'content', 'text', 'prompt'),
+    assistant: keys('role', 'content', 'text', 'prompt'),
+    'send-message': keys('message', 'streaming'),
+    'user-attachment': keys(
+      'file_name',
+      'file_path',
+      'media_type',
+      'batchId',
+      'clientNonce',
+      'width',
+      'height',
+      'byteSize',
+      'sha256',
+      'sandbox_path',
+    ),
+    'tool-call': keys('name', 'status', 'summary'),
+    thinking: keys('text'),
+  };
+})();
+
+class UnplacedFields {
+  private readonly seen = new Set<string>();
+  add(entry: ReadLedgerEntry): void {
+    const placed = PLACED_KEYS[entry.kind];
+    if (placed === undefined) return;
+    for (const key of Object.keys(entry)) if (!placed.has(key)) this.seen.add(`${entry.kind}.${key}`);
+  }
+  warning(source: string): Warning | undefined {
+    if (this.seen.size === 0) return undefined;
+    const names = [...this.seen].sort();
+    return {
+      source,
+      message:
+        `fields left out of Common, which has no place for them (the ledger keeps them): ` +
+        `${names.slice(0, 12).join(', ')}${names.length > 12 ? `, and ${names.length - 12} more` : ''}`,
+    };
+  }
+}
+
+function isBranched(entry: ReadLedgerEntry): boolean {
+  const b = (entry as { branched?: unknown }).branched;
+  return b === true || b === 1;
+}
+
 export function ledgerToCommon(
   entries: readonly ReadLedgerEntry[],
   ctx: LedgerToCommonContext,
 ): LedgerConversion {
-  const warnings: Warning[] = [];
   let sessionTs: string | undefined;
   for (const e of entries) {
     sessionTs = iso(e.timestampMs);
@@ -61,23 +140,34 @@ export function ledgerToCommon(
   }
   sessionTs ??= ctx.timestamp ?? UNIX_EPOCH;
   let current = sessionTs;
+  let timed = false;
   const messages: Message[] = [];
+  const untimed = new Set<number>();
   const push = (role: Role, content: Block[]): void => {
+    if (!timed) untimed.add(messages.length);
     messages.push({ role, content, timestamp: current });
   };
+  const unplaced = new Unplaced();
+  const fields = new UnplacedFields();
   let branched = 0;
   for (const entry of entries) {
-    current = iso(entry.timestampMs) ?? current;
-    if (
-      (entry as { branched?: unknown }).branched === true ||
-      (entry as { branched?: unknown }).branched === 1
-    ) {
+    const own = iso(entry.timestampMs);
+    timed = own !== undefined;
+    current = own ?? current;
+    if (isBranched(entry)) {
       branched++;
       continue;
     }
+    if (isUnknownEntry(entry)) {
+      unplaced.add(`"${entry.kind}"`, entry.id);
+      continue;
+    }
+    fields.add(entry);
     switch (entry.kind) {
       case 'message':
         if (entry.content !== '') push(entry.role, [{ type: 'text', text: entry.content }]);
+        else if (Array.isArray((entry as { reactions?: unknown }).reactions))
+          unplaced.add('reaction-only "message"', entry.id);
         break;
       case 'user-message':
       case 'receive-message':
@@ -147,11 +237,19 @@ export function ledgerToCommon(
         break;
     }
   }
+  const source = ctx.source ?? ctx.sessionId;
+  const warnings = unplaced.warnings(source);
+  const fieldWarning = fields.warning(source);
+  if (fieldWarning !== undefined) warnings.push(fieldWarning);
   if (branched > 0) {
     warnings.push({
-      source: ctx.source ?? ctx.sessionId,
+      source,
       message: `${branched} entr${branched === 1 ? 'y' : 'ies'} of an abandoned branch skipped`,
     });
   }
-  return { transcript: { meta: { id: ctx.sessionId, timestamp: sessionTs }, messages }, warnings };
+  return {
+    transcript: { meta: { id: ctx.sessionId, timestamp: sessionTs }, messages },
+    warnings,
+    untimed,
+  };
 }

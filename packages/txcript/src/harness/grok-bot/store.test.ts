@@ -16,6 +16,7 @@ import { hashTree } from '../../../test/fixtures/grok-bot/hash-tree.ts';
 import type { Transcript } from '../../model/common.ts';
 import { startServer } from '../../../test/fixtures/grok-bot/http-server.ts';
 import { FileExistsError, GrokBotLoadError, createGrokBotStore, grokBot, scanJsonl } from './index.ts';
+import { openLedgerForWrite } from './ledger-db.ts';
 import { UnsafePathError } from '../session-id.ts';
 
 let home: string;
@@ -72,6 +73,34 @@ describe('grok_bot store: discover', () => {
     expect(byId.get(FIXTURE.parent)!.parentId).toBeUndefined();
     expect(byId.get(FIXTURE.malformed)).toMatchObject({ title: 'malformed middle', messageCount: 5 });
     expect(byId.get(FIXTURE.crlf)).toMatchObject({ title: 'carriage returns', messageCount: 4 });
+  });
+
+  it('never dates an agent with no messages 1970: the profile time, else the profile file time', async () => {
+    const agent = async (id: string, profile: object): Promise<void> => {
+      await mkdir(join(box.agents, id), { recursive: true });
+      await writeFile(join(box.agents, id, 'profile.json'), JSON.stringify(profile));
+      // A fresh box writes an unread state whose times are 0.
+      const ledger = openLedgerForWrite(join(box.agents, id, 'store.db'));
+      ledger.setKv('unreadState', {
+        lastActivityAt: 0,
+        lastViewedAt: 0,
+        isManuallyUnread: false,
+        unreadCount: 0,
+      });
+      ledger.close();
+    };
+    await agent('agent-fresh-updated', { name: 'Fresh', updatedAt: 1_790_000_000_000, createdAt: 1 });
+    await agent('agent-fresh-created', { name: 'Fresh too', createdAt: '2026-10-01T08:00:00.000Z' });
+    await agent('agent-fresh-bare', { name: 'Bare' });
+    const { sessions } = await createGrokBotStore(box.env).discover({ cache: false });
+    const byId = new Map(sessions.map((x) => [x.id, x]));
+    expect(byId.get('agent-fresh-updated')!.lastActivity).toBe(new Date(1_790_000_000_000).toISOString());
+    expect(byId.get('agent-fresh-created')!.lastActivity).toBe('2026-10-01T08:00:00.000Z');
+    const profileTime = (
+      await stat(join(box.agents, 'agent-fresh-bare', 'profile.json'))
+    ).mtime.toISOString();
+    expect(byId.get('agent-fresh-bare')!.lastActivity).toBe(profileTime);
+    for (const x of sessions) expect(x.lastActivity ?? '', x.id).not.toMatch(/^1970/);
   });
 
   it('skips broken symlinks, files where folders belong, escaping symlinks and unreadable profiles with warnings', async () => {

@@ -124,11 +124,32 @@ export function createGrokBotStore(
     const decoded = decodeJsonlBytes(bytes, path);
     const parsed = parseGrokBotJsonl(decoded.text, path);
     if (!startsWithEnvelope(parsed.records)) return 'first record is not a {role, message} envelope';
+    const untimed = new Set<number>();
+    const times = userMessageTimes(join(roots.agents, id, 'store.db'));
     const transcript = grokBotToCommon(parsed.records, {
       sessionId: id,
       timestamp: new Date(birth).toISOString(),
+      untimed,
+      ...(times.size > 0 ? { addressTime: (address: string) => isoOf(times.get(address)) } : {}),
     });
-    return { transcript, source: path, warnings: [...decoded.warnings, ...parsed.warnings] };
+    return { transcript, source: path, warnings: [...decoded.warnings, ...parsed.warnings], untimed };
+  }
+
+  /** User message times from the agent's ledger (none when it has no readable store.db). */
+  function userMessageTimes(path: string): Map<string, number> {
+    let ledger;
+    try {
+      ledger = openLedgerReadOnly(path);
+    } catch {
+      return new Map();
+    }
+    try {
+      return ledger.userMessageTimes();
+    } catch {
+      return new Map(); // a locked or damaged ledger only costs the times
+    } finally {
+      ledger.close();
+    }
   }
 
   function fromLedger(id: string): LoadResult | string {
@@ -150,11 +171,11 @@ export function createGrokBotStore(
         ? `ledger has no readable entries (${read.warnings.length} skipped)`
         : 'ledger empty';
     }
-    const { transcript, warnings } = ledgerToCommon(
+    const { transcript, warnings, untimed } = ledgerToCommon(
       read.rows.map((r) => r.entry),
       { sessionId: id, source: path },
     );
-    return { transcript, source: path, warnings: [...read.warnings, ...warnings] };
+    return { transcript, source: path, warnings: [...read.warnings, ...warnings], untimed };
   }
 
   async function fromGateway(id: string): Promise<LoadResult | string> {
@@ -182,6 +203,7 @@ export function createGrokBotStore(
       transcript: converted.transcript,
       source: endpoint,
       warnings: [...warnings, ...converted.warnings],
+      untimed: converted.untimed,
     };
   }
 
@@ -227,4 +249,8 @@ export function createGrokBotStore(
     load,
     save,
   };
+}
+
+function isoOf(ms: number | undefined): string | undefined {
+  return ms === undefined || ms <= 0 ? undefined : new Date(ms).toISOString();
 }

@@ -1,0 +1,75 @@
+/**
+ * A user turn's two records: the ledger `message` entry (what the user typed
+ * or picked, in Grok Bot's shape) and the text the model reads. The model
+ * text is derived from ledger data alone (the entry, the question it
+ * answers, the uploads before it), so a turn interrupted between the two
+ * writes gets exactly the same JSONL record when it is repaired on the next
+ * start. What the host says in the user role is a hidden prompt
+ * (`[SAND_HIDDEN_PROMPT]`), never the user's words; guidance is added per
+ * model call and never written (middleware/injections.ts).
+ */
+import {
+  answerMessage,
+  attachedFilesPrompt,
+  secretSavedPrompt,
+  userMessageId,
+  type LedgerEntry,
+} from '@sendbox/protocol';
+import type { InboxInput } from './inbox.ts';
+import { userTurnText } from './middleware/guidance.ts';
+import { envNameFor, type QuestionBook } from './question-book.ts';
+
+/** The user `message` entry of turn `turn` for an accepted input. */
+export function userEntryFor(
+  turn: number,
+  nonce: string,
+  input: InboxInput,
+  timestampMs: number,
+): LedgerEntry {
+  const base = { id: userMessageId(turn), kind: 'message' as const, role: 'user' as const, timestampMs };
+  switch (input.kind) {
+    case 'prompt':
+      return { ...base, content: input.prompt, clientNonce: nonce };
+    case 'widget-answer':
+      // Grok Bot's shape: the label clicked in content, the option's value in respondedValue.
+      return {
+        ...base,
+        content: input.text,
+        respondedValue: input.value,
+        widgetSkipped: false,
+        replyTo: input.messageId,
+      };
+    case 'secret-answer':
+      return { ...base, content: `Provided ${input.label}`, replyTo: input.messageId };
+  }
+}
+
+export interface UserEntryFields {
+  content: string;
+  /** The send an answer answers (older sendbox ledgers named it in `respondedValue`). */
+  replyTo?: string | undefined;
+  respondedValue?: string | undefined;
+}
+
+/**
+ * What the model reads for a user message: the prompt with the files uploaded for it listed after
+ * it (a hidden prompt), or the answer under the question it answers.
+ */
+export function modelTextOf(
+  entry: UserEntryFields,
+  uploads: readonly string[],
+  questions: QuestionBook,
+): string {
+  const answered = entry.replyTo ?? entry.respondedValue;
+  const question = answered === undefined ? undefined : questions.get(answered);
+  if (question?.kind === 'widget') return answerMessage(question.id, question.prompt, entry.content);
+  if (question?.kind === 'secret-request') {
+    return answerMessage(question.id, question.prompt, secretSavedPrompt(envNameFor(question.target!)));
+  }
+  return uploads.length ? `${entry.content}\n\n${attachedFilesPrompt(uploads)}` : entry.content;
+}
+
+/** The text blocks of the JSONL user record of turn `turn`: the address-tagged text alone. */
+export function userRecordTexts(turn: number, modelText: string): string[] {
+  return [userTurnText(turn, modelText)];
+}

@@ -1,0 +1,74 @@
+/**
+ * Reading a JSONL file for a listing: a stream of lines through one reused
+ * buffer, without decoding the file as UTF-8.
+ *
+ * Each chunk is read with a synchronous `read` into a buffer shared by every
+ * file (no promise, thread-pool hop or file-sized allocation per file), and
+ * viewed as a Latin-1 string: one character per byte, so the structural
+ * characters and the ASCII values a skim looks for (`type`, timestamps,
+ * uuids) read as themselves, and a line's characters are its bytes. A line
+ * whose content is needed (a title) is decoded as UTF-8 with `utf8Line`.
+ */
+import { closeSync, openSync, readSync } from 'node:fs';
+
+const CHUNK = 1 << 20;
+let shared = Buffer.allocUnsafe(CHUNK);
+
+/**
+ * Calls `each` with every line of `file` (no terminator, CR dropped), as
+ * Latin-1 text. `each` returning false stops the read. Throws what opening or
+ * reading throws.
+ */
+export function forEachLatin1Line(file: string, each: (line: string) => boolean | void): void {
+  const fd = openSync(file, 'r');
+  try {
+    let buf = shared;
+    let filled = 0;
+    let first = true;
+    for (;;) {
+      if (filled === buf.length) {
+        // One line longer than the buffer: grow it (kept for later files, which a big file is likely to have).
+        const bigger = Buffer.allocUnsafe(buf.length * 2);
+        buf.copy(bigger, 0, 0, filled);
+        buf = shared = bigger;
+      }
+      const n = readSync(fd, buf, filled, buf.length - filled, null);
+      const end = filled + n;
+      const text = buf.toString('latin1', 0, end);
+      // A UTF-8 byte-order mark may open the file (the text codecs accept it too).
+      let start = first && text.startsWith('\xef\xbb\xbf') ? 3 : 0;
+      first = false;
+      for (;;) {
+        const nl = text.indexOf('\n', start);
+        if (nl === -1) break;
+        const stop = nl > start && text.charCodeAt(nl - 1) === 13 ? nl - 1 : nl;
+        if (each(text.slice(start, stop)) === false) return;
+        start = nl + 1;
+      }
+      if (n === 0) {
+        if (start < end) each(text.slice(start, end));
+        return;
+      }
+      // The partial last line moves to the front for the next read.
+      buf.copy(buf, 0, start, end);
+      filled = end - start;
+    }
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** A Latin-1 line (from forEachLatin1Line) decoded as the UTF-8 it holds. */
+export function utf8Line(latin1: string): string {
+  // eslint-disable-next-line no-control-regex
+  return /[^\x00-\x7f]/.test(latin1) ? Buffer.from(latin1, 'latin1').toString('utf8') : latin1;
+}
+
+/**
+ * A copy of `s` that holds nothing else: a value cut from a skimmed line
+ * (a slice of its chunk) would keep the whole chunk alive for as long as a
+ * summary keeps the value.
+ */
+export function ownString(s: string): string {
+  return JSON.parse(JSON.stringify(s)) as string;
+}
