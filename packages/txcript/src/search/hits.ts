@@ -1,11 +1,14 @@
 /**
- * Running a query against the index: candidates from FTS5, checked in
- * JavaScript where trigrams cannot decide (short terms, typos), ranked by
- * BM25 with the kinds weighted (a title or the user's words count more than a
- * tool's output), ties broken by recency; then each hit's kind and snippet.
+ * Running a query against the index: every match from FTS5 newest first, up
+ * to the broad bound; a narrow query's matches checked in JavaScript where
+ * trigrams cannot decide (short terms, typos, exclusions) and ranked by BM25
+ * (ranking.ts) with the kinds weighted (a title or the user's words count
+ * more than a tool's output), ties broken by recency; a broad query's newest
+ * matches unscored; then each hit's kind and snippet.
  */
 import { KINDS, type Kind } from './documents.ts';
 import { type IndexedSession, type SearchIndex, sessionFromRow, splitRowId } from './index-db.ts';
+import { Bm25, indexTotals, scoredPhrases } from './ranking.ts';
 import {
   type Query,
   type Term,
@@ -15,16 +18,6 @@ import {
   mergeRanges,
   occurrences,
 } from './query.ts';
-
-/** BM25 weight of each kind, in KINDS order. */
-const WEIGHTS: Record<Kind, number> = {
-  title: 8,
-  user: 4,
-  assistant: 3,
-  thinking: 1.5,
-  tool_input: 1.2,
-  tool_output: 0.6,
-};
 
 export interface HitFilters {
   harnesses?: readonly string[];
@@ -77,26 +70,11 @@ const MAX_ROW = (1 << 24) - 1;
 /** Past this many matching messages, a query is ranked newest first rather than by BM25. */
 export const BROAD_MATCHES = 1_000;
 
-/**
- * Whether the FTS expression matches more than `bound` messages: counted in
- * rowid order, which FTS5 can stop early, unlike a BM25 ranking.
- */
-function isBroad(index: SearchIndex, fts: string, bound: number): boolean {
-  const count = index.db
-    .prepare(
-      'SELECT count(*) FROM (SELECT 1 FROM messages WHERE messages MATCH ? ORDER BY rowid DESC LIMIT ?)',
-    )
-    .pluck()
-    .get(fts, bound + 1) as number;
-  return count > bound;
-}
-
 export function findHits(index: SearchIndex, query: Query, filters: HitFilters): Hit[] {
   const { db } = index;
   const fts = ftsExpression(query);
   const where: string[] = [];
   const params: Record<string, unknown> = { limit: filters.limit };
-  if (fts !== undefined) params.fts = fts;
   const checked = !decidedByIndex(query);
   if (checked) {
     db.function(VERIFY, { varargs: true, deterministic: true }, (...texts: unknown[]) =>
@@ -107,7 +85,6 @@ export function findHits(index: SearchIndex, query: Query, filters: HitFilters):
         ? 1
         : 0,
     );
-    where.push(`${VERIFY}(${KINDS.map((k) => `m.${k}`).join(', ')})`);
   }
   if (filters.harnesses !== undefined) {
     const names = filters.harnesses.map((h, i) => {
@@ -129,63 +106,159 @@ export function findHits(index: SearchIndex, query: Query, filters: HitFilters):
     params.cwd = filters.cwd.replace(/\/+$/, '') || '/';
   }
   const and = (clauses: readonly string[]) => clauses.map((c) => ` AND ${c}`).join('');
-  const score = `bm25(messages, ${KINDS.map((k) => WEIGHTS[k]).join(', ')})`;
-  let sql: string;
+  const verify = checked ? [`${VERIFY}(${KINDS.map((k) => `m.${k}`).join(', ')})`] : [];
   if (fts === undefined) {
     // No term the index can narrow by: the most recent sessions first, stopping at `limit` hits.
-    sql = `
-      SELECT m.rowid AS rowid, m.ref AS ref, 0 AS score, s.*
-      FROM sessions s INDEXED BY sessions_by_activity
-      CROSS JOIN messages m ON m.rowid BETWEEN (s.key << 24) AND (s.key << 24) + ${MAX_ROW}
-      WHERE 1${and(where)}
-      ORDER BY s.last_activity_ms DESC
-      LIMIT @limit`;
-  } else {
-    // BM25 scores every match before the first is returned: a broad query takes the newest instead.
-    const broad = isBroad(index, fts, filters.broadMatches ?? BROAD_MATCHES);
-    const order = broad ? 'm.rowid DESC' : 'score, s.last_activity_ms DESC, m.rowid';
-    // BM25's document frequencies cost a walk over every match too: a broad query is not scored.
-    const rowScore = broad ? '0' : score;
-    if (!checked) {
-      sql = `
-        SELECT m.rowid AS rowid, m.ref AS ref, ${rowScore} AS score, s.*
+    return hitsOf(
+      index,
+      query,
+      db
+        .prepare(
+          `SELECT m.rowid AS rowid, m.ref AS ref, 0 AS score, s.*
+          FROM sessions s INDEXED BY sessions_by_activity
+          CROSS JOIN messages m ON m.rowid BETWEEN (s.key << 24) AND (s.key << 24) + ${MAX_ROW}
+          WHERE 1${and([...where, ...verify])}
+          ORDER BY s.last_activity_ms DESC
+          LIMIT @limit`,
+        )
+        .safeIntegers(true)
+        .all(params) as Array<Record<string, unknown>>,
+    );
+  }
+  params.fts = fts;
+  // Every match, newest first, up to one past the bound: in rowid order FTS5 can stop early.
+  const bound = filters.broadMatches ?? BROAD_MATCHES;
+  const scan = db.prepare('SELECT rowid FROM messages WHERE messages MATCH ? ORDER BY rowid DESC LIMIT ?');
+  const matchesOf = (expression: string) =>
+    scan
+      .pluck()
+      .safeIntegers(true)
+      .all(expression, bound + 1) as bigint[];
+  // The wanted terms first: the texts of a narrow query's matches are read anyway, and an
+  // excluded word is checked there for less than FTS5's NOT, which walks its messages too.
+  const wanted = ftsExpression({ ...query, terms: query.terms.filter((t) => !t.negated) })!;
+  let matches = matchesOf(wanted);
+  const wantedCount = matches.length;
+  const ranked = (checkAll: boolean) =>
+    rankedHits(index, query, matches, wantedCount, and(where), params, checkAll);
+  if (matches.length <= bound) return ranked(checked || wanted !== fts);
+  if (wanted !== fts) {
+    matches = matchesOf(fts);
+    if (matches.length <= bound) return ranked(checked);
+  }
+  // A broad query: the newest matches, unscored (BM25 would walk every match before the first).
+  const sql = checked
+    ? // The check in JavaScript sees the CANDIDATES newest rows the index found, not all.
+      `WITH c AS (SELECT rowid FROM messages WHERE messages MATCH @fts ORDER BY rowid DESC LIMIT ${CANDIDATES})
+        SELECT m.rowid AS rowid, m.ref AS ref, 0 AS score, s.*
+        FROM c CROSS JOIN messages m ON m.rowid = c.rowid CROSS JOIN sessions s ON s.key = (m.rowid >> 24)
+        WHERE 1${and([...where, ...verify])}
+        ORDER BY m.rowid DESC
+        LIMIT @limit`
+    : `SELECT m.rowid AS rowid, m.ref AS ref, 0 AS score, s.*
         FROM messages m CROSS JOIN sessions s ON s.key = (m.rowid >> 24)
         WHERE messages MATCH @fts${and(where)}
-        ORDER BY ${order}
+        ORDER BY m.rowid DESC
         LIMIT @limit`;
-    } else {
-      // The check in JavaScript sees the CANDIDATES best (or newest) rows the index found, not all.
-      sql = `
-        WITH c AS (
-          SELECT rowid, ${rowScore} AS score FROM messages WHERE messages MATCH @fts
-          ORDER BY ${broad ? 'rowid DESC' : 'score'} LIMIT ${CANDIDATES})
-        SELECT m.rowid AS rowid, m.ref AS ref, c.score AS score, s.*
-        FROM c CROSS JOIN messages m ON m.rowid = c.rowid CROSS JOIN sessions s ON s.key = (m.rowid >> 24)
-        WHERE 1${and(where)}
-        ORDER BY ${order}
-        LIMIT @limit`;
-    }
-  }
-  const rows = db.prepare(sql).safeIntegers(true).all(params) as Array<Record<string, unknown>>;
+  return hitsOf(
+    index,
+    query,
+    db.prepare(sql).safeIntegers(true).all(params) as Array<Record<string, unknown>>,
+  );
+}
+
+/** Rows of (rowid, ref, score, the session's columns) as hits, their texts read for kind and snippet. */
+function hitsOf(index: SearchIndex, query: Query, rows: ReadonlyArray<Record<string, unknown>>): Hit[] {
   const hits: Hit[] = [];
   for (const row of rows) {
     const rowid = row.rowid as bigint;
-    const { message } = splitRowId(rowid);
     const texts = index.texts(rowid);
     if (texts === undefined) continue;
-    const session = sessionFromRow(row);
-    const kind = matchedKind(query, texts);
-    const ref = message === 0 ? session.id : `${session.id}#${String(row.ref)}`;
-    hits.push({
-      session,
-      message,
-      ref,
-      kind,
-      snippet: snippetOf(query, texts[kind]),
-      score: Number(row.score),
-    });
+    hits.push(hitOf(query, sessionFromRow(row), rowid, String(row.ref), texts, Number(row.score)));
   }
   return hits;
+}
+
+function hitOf(
+  query: Query,
+  session: IndexedSession,
+  rowid: bigint,
+  range: string,
+  texts: Record<Kind, string>,
+  score: number,
+): Hit {
+  const { message } = splitRowId(rowid);
+  const kind = matchedKind(query, texts);
+  const ref = message === 0 ? session.id : `${session.id}#${range}`;
+  return { session, message, ref, kind, snippet: snippetOf(query, texts[kind]), score };
+}
+
+/**
+ * Every match of a narrow query (at most the bound), kept to the filters and
+ * the JavaScript check, ranked by BM25 (ranking.ts), ties to the most recent
+ * session, then the earlier message.
+ */
+function rankedHits(
+  index: SearchIndex,
+  query: Query,
+  matches: readonly bigint[],
+  wantedCount: number,
+  filterSql: string,
+  params: Record<string, unknown>,
+  checked: boolean,
+): Hit[] {
+  const { db } = index;
+  if (matches.length === 0) return [];
+  const keys = [...new Set(matches.map((rowid) => String(rowid >> 24n)))];
+  const sessions = new Map<number, IndexedSession>();
+  const sessionRows = db
+    .prepare(`SELECT s.* FROM sessions s WHERE s.key IN (SELECT value FROM json_each(@keys))${filterSql}`)
+    .all({ ...params, keys: `[${keys.join(',')}]` }) as Array<Record<string, unknown>>;
+  for (const row of sessionRows) {
+    const session = sessionFromRow(row);
+    sessions.set(session.key, session);
+  }
+  const phrases = scoredPhrases(query);
+  // One phrase: its frequency scales every score alike, so the count of its matches in hand
+  // (exact up to the bound) does; several are weighed against each other by their counts.
+  const totals = indexTotals(db);
+  const frequencies = phrases.length === 1 ? [wantedCount] : phrases.map((p) => index.frequency(p, totals));
+  const bm25 = new Bm25(phrases, frequencies, totals);
+  const read = db.prepare(`SELECT ref, ${KINDS.join(', ')} FROM messages WHERE rowid = ?`);
+  const ranked: Array<{
+    rowid: bigint;
+    session: IndexedSession;
+    ref: string;
+    texts: Record<Kind, string>;
+    score: number;
+  }> = [];
+  for (const rowid of matches) {
+    const session = sessions.get(Number(rowid >> 24n));
+    if (session === undefined) continue;
+    const row = read.get(rowid) as (Record<Kind, string> & { ref: string }) | undefined;
+    if (row === undefined) continue;
+    const folded = {} as Record<Kind, string>;
+    for (const kind of KINDS) folded[kind] = foldCase(row[kind] ?? '');
+    if (
+      checked &&
+      !matchesTexts(
+        query,
+        KINDS.map((k) => folded[k]),
+      )
+    )
+      continue;
+    ranked.push({ rowid, session, ref: row.ref, texts: row, score: bm25.score(folded) });
+  }
+  const recency = (s: IndexedSession) => s.lastActivityMs ?? -Infinity;
+  ranked.sort(
+    (a, b) =>
+      a.score - b.score ||
+      (recency(a.session) === recency(b.session) ? 0 : recency(b.session) > recency(a.session) ? 1 : -1) ||
+      (a.rowid < b.rowid ? -1 : a.rowid > b.rowid ? 1 : 0),
+  );
+  return ranked
+    .slice(0, Number(params.limit))
+    .map((r) => hitOf(query, r.session, r.rowid, r.ref, r.texts, r.score));
 }
 
 /** The kind holding the most of the query's terms; among equals, the one listed first. */

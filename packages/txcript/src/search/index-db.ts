@@ -14,6 +14,7 @@ import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { cacheFileFor } from '../harness/summary-cache-file.ts';
 import { KINDS, type Kind, type SearchRow } from './documents.ts';
+import { type IndexTotals, documentFrequency } from './ranking.ts';
 
 /** Bumped whenever the schema or what is stored changes: an older file is rebuilt. */
 export const INDEX_VERSION = 3;
@@ -83,7 +84,26 @@ function removeFiles(file: string): void {
 }
 
 export class SearchIndex {
+  /**
+   * Document frequencies counted since the index last changed (the MCP server and the picker ask
+   * again): cleared by a write here, and when the totals show another process wrote.
+   */
+  private readonly frequencies = new Map<string, number>();
+  private frequenciesOf = '';
+
   private constructor(readonly db: Database.Database) {}
+
+  /** Messages holding `phrase`, up to DF_BOUND (ranking.ts), in the index of these totals. */
+  frequency(phrase: string, totals: IndexTotals): number {
+    const of = `${totals.rows}/${totals.tokens}`;
+    if (of !== this.frequenciesOf) {
+      this.frequencies.clear();
+      this.frequenciesOf = of;
+    }
+    let n = this.frequencies.get(phrase);
+    if (n === undefined) this.frequencies.set(phrase, (n = documentFrequency(this.db, phrase)));
+    return n;
+  }
 
   /** An index that lives as long as the process (`--no-index`). */
   static inMemory(): SearchIndex {
@@ -159,6 +179,7 @@ export class SearchIndex {
 
   /** Replace what is stored of one session source (facts and rows) in one transaction. */
   put(facts: SessionFacts, rows: readonly SearchRow[]): void {
+    this.frequencies.clear();
     const at = facts.lastActivity === undefined ? NaN : Date.parse(facts.lastActivity);
     const write = this.db.transaction(() => {
       const existing = this.db
@@ -209,6 +230,7 @@ export class SearchIndex {
   /** Forget sessions (their facts and rows). */
   remove(keys: readonly number[]): void {
     if (keys.length === 0) return;
+    this.frequencies.clear();
     this.db
       .transaction(() => {
         const del = this.db.prepare('DELETE FROM sessions WHERE key = ?');

@@ -1,0 +1,157 @@
+/**
+ * The ranking computed in JavaScript (ranking.ts) against FTS5's own
+ * `bm25()` over the same index: the same hits, in the same order, with the
+ * same scores, for every kind of query.
+ */
+import { describe, expect, it } from 'vitest';
+import { KINDS, type Kind } from './documents.ts';
+import { findHits, foldCase } from './hits.ts';
+import { SearchIndex } from './index-db.ts';
+import { decidedByIndex, ftsExpression, matchesTexts, parseQuery } from './query.ts';
+import { WEIGHTS, indexTotals } from './ranking.ts';
+
+const WORDS = ['cursor', 'offset', 'pagination', 'deploy', 'staging', 'keyset', 'naïve', 'zürich', 'aaaa'];
+
+/** A small index of varied rows: lengths, repeats, kinds, accents and a character outside the BMP. */
+function fixtureIndex(): SearchIndex {
+  const index = SearchIndex.inMemory();
+  let seed = 7;
+  const random = () => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
+  const words = (n: number) =>
+    Array.from({ length: n }, () => WORDS[Math.floor(random() * WORDS.length)]).join(' ');
+  for (let s = 0; s < 12; s++) {
+    const rows = Array.from({ length: 8 }, (_, m) => {
+      const texts = Object.fromEntries(KINDS.map((k) => [k, ''])) as Record<Kind, string>;
+      for (const kind of KINDS) if (random() < 0.5) texts[kind] = words(1 + Math.floor(random() * 30));
+      if (m === 3) texts.user = `${texts.user} 😀 the dry run passed`;
+      return { message: m, range: String(m), texts };
+    });
+    index.put(
+      {
+        harness: s % 2 === 0 ? 'claude_code' : 'codex',
+        id: `s${s}`,
+        locator: `/tmp/s${s}`,
+        sig: null,
+        title: `session ${s}`,
+        lastActivity: new Date(Date.UTC(2026, 0, 1 + (s % 5))).toISOString(),
+      },
+      rows,
+    );
+  }
+  return index;
+}
+
+/** What FTS5 says: every match of the expression, checked as findHits checks, ordered by `bm25()`. */
+function fts5Ranking(index: SearchIndex, source: string, limit: number) {
+  const query = parseQuery(source);
+  const rows = index.db
+    .prepare(
+      `SELECT m.rowid AS rowid, ${KINDS.map((k) => `m.${k}`).join(', ')},
+        bm25(messages, ${KINDS.map((k) => WEIGHTS[k]).join(', ')}) AS score
+      FROM messages m JOIN sessions s ON s.key = (m.rowid >> 24)
+      WHERE messages MATCH ? ORDER BY score, s.last_activity_ms DESC, m.rowid`,
+    )
+    .all(ftsExpression(query)) as Array<Record<string, unknown>>;
+  return rows
+    .filter(
+      (r) =>
+        decidedByIndex(query) ||
+        matchesTexts(
+          query,
+          KINDS.map((k) => foldCase(String(r[k]))),
+        ),
+    )
+    .slice(0, limit)
+    .map((r) => ({ rowid: Number(r.rowid), score: Number(r.score) }));
+}
+
+describe('BM25 computed from the matches', () => {
+  const queries = [
+    'cursor',
+    'pagination',
+    'cursor offset',
+    '"dry run"',
+    '"cursor offset"',
+    'deploy -staging',
+    'keyset -"cursor offset" -zz',
+    'paginaton~',
+    'naïve',
+    'zürich cursor',
+    'aaa',
+    'aaaa keyset',
+    'cursor ke',
+    '😀 dry',
+  ];
+
+  it.each(queries)('ranks %s as bm25() does', (source) => {
+    const index = fixtureIndex();
+    try {
+      const hits = findHits(index, parseQuery(source), { limit: 500 }).map((h) => ({
+        rowid: Number((BigInt(h.session.key) << 24n) | BigInt(h.message)),
+        score: h.score,
+      }));
+      const expected = fts5Ranking(index, source, 500);
+      expect(expected.length).toBeGreaterThan(0);
+      expect(hits.map((h) => h.rowid)).toEqual(expected.map((e) => e.rowid));
+      hits.forEach((h, i) => expect(h.score).toBeCloseTo(expected[i]!.score, 9));
+    } finally {
+      index.close();
+    }
+  });
+
+  it('ranks an exclusion whose wanted word alone is broad, but not the query, as bm25() does', () => {
+    const index = fixtureIndex();
+    try {
+      const source = 'cursor -offset';
+      const expected = fts5Ranking(index, source, 500);
+      const wanted = fts5Ranking(index, 'cursor', 500);
+      expect(wanted.length).toBeGreaterThan(expected.length);
+      const hits = findHits(index, parseQuery(source), { limit: 500, broadMatches: expected.length });
+      expect(hits.map((h) => h.score)).not.toContain(0);
+      expect(hits.map((h) => Number((BigInt(h.session.key) << 24n) | BigInt(h.message)))).toEqual(
+        expected.map((e) => e.rowid),
+      );
+    } finally {
+      index.close();
+    }
+  });
+
+  it('counts document frequencies again once the index changed', () => {
+    const index = fixtureIndex();
+    try {
+      const scores = () =>
+        findHits(index, parseQuery('"dry run" passed'), { limit: 500 }).map((h) => h.score);
+      const before = scores();
+      const texts = Object.fromEntries(KINDS.map((k) => [k, k === 'user' ? 'a dry run' : ''])) as Record<
+        Kind,
+        string
+      >;
+      index.put(
+        { harness: 'codex', id: 'more', locator: '/tmp/more', sig: null },
+        Array.from({ length: 40 }, (_, m) => ({ message: m, range: String(m), texts })),
+      );
+      expect(scores()).not.toEqual(before);
+      const expected = fts5Ranking(index, '"dry run" passed', 500);
+      scores().forEach((score, i) => expect(score).toBeCloseTo(expected[i]!.score, 9));
+    } finally {
+      index.close();
+    }
+  });
+
+  it('reads the row and trigram totals FTS5 keeps', () => {
+    const index = fixtureIndex();
+    try {
+      const rows = index.db.prepare('SELECT count(*) FROM messages').pluck().get() as number;
+      const texts = index.db.prepare(`SELECT ${KINDS.join(', ')} FROM messages`).all() as Array<
+        Record<Kind, string>
+      >;
+      const tokens = texts.reduce(
+        (sum, r) => sum + KINDS.reduce((n, k) => n + Math.max(0, [...r[k]].length - 2), 0),
+        0,
+      );
+      expect(indexTotals(index.db)).toEqual({ rows, tokens });
+    } finally {
+      index.close();
+    }
+  });
+});
