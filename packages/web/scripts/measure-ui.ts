@@ -41,7 +41,10 @@ const percentile = (sorted: number[], p: number) =>
 try {
   // 1. Streaming.
   const { agent } = await callGateway<{ agent: { id: string } }>(gateway, 'createAgent', { name: 'Stream' });
-  const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+  // Signed in as a person is: through a login link (the page holds no token).
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  await gateway.signIn(context);
+  const page = await context.newPage();
   await page.goto(`${gateway.url}#agent=${agent.id}`);
   await page.getByTestId('composer-input').waitFor();
   await page.evaluate(() => {
@@ -91,7 +94,7 @@ try {
   await new Promise((r) => setTimeout(r, 1000));
   const paints: number[] = [];
   for (let run = 0; run < runs; run++) {
-    const tab = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    const tab = await context.newPage();
     await tab.goto(`${gateway.url}#agent=${huge.id}`);
     await tab.getByTestId('long-text').waitFor({ timeout: 30_000 });
     const ms = await tab.evaluate(
