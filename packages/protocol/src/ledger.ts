@@ -67,6 +67,8 @@ export const noticeEntrySchema = z.looseObject({
   text: z.string(),
   /** sendbox: `error` when something failed (the UI shows it as an error); absent for plain notices. */
   level: z.enum(['info', 'error']).optional(),
+  /** sendbox: why the host wrote it (`model-failed`, `step-limit`, `stopped`); readers may ignore it. */
+  reason: z.string().optional(),
 });
 
 /** Private assistant text: recorded, hidden in the UI behind the thinking toggle (C1). */

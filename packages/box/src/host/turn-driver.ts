@@ -200,8 +200,7 @@ export function turnDriver(
           id: `t${turn}n${counters.notice++}`,
           kind: 'notice',
           text,
-          // `level` types the notice as an error; `reason` (sendbox extension) lets the web UI
-          // offer Retry after a failed model call.
+          // `level` types a failure as an error (the UI shows it as one, with Retry); `reason` says which.
           ...(reason === 'model-failed' || reason === 'step-limit' ? { level: 'error' as const } : {}),
           ...(reason ? { reason } : {}),
           timestampMs: now(),

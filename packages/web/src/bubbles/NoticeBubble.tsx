@@ -1,16 +1,16 @@
 /**
- * A host notice, compact (a model switch, "You stopped the turn."). A failed model call
- * (`reason: "model-failed"`, or a notice typed as an error) is an alert instead: it says what
- * failed and, while it is the latest turn's outcome, offers Retry, which re-runs the turn.
+ * A host notice, compact (a model switch, "You stopped the turn."). A notice typed as an error
+ * (`level: "error"`: a failed model call, the step cap, a turn the box could not finish) is an
+ * alert instead: it says what failed and, while it is the latest turn's outcome, offers Retry,
+ * which re-runs the turn.
  */
 import type { NoticeEntry } from '@sendbox/protocol';
 import { useContext, useState } from 'react';
 import { ConversationContext } from '../conversation-context.ts';
 
-/** Whether a notice reports a failure (the box's `reason`, or an error level from other writers). */
+/** Whether a notice reports a failure. */
 export function isErrorNotice(entry: NoticeEntry): boolean {
-  const typed = entry as NoticeEntry & { reason?: unknown; level?: unknown; severity?: unknown };
-  return typed.reason === 'model-failed' || typed.level === 'error' || typed.severity === 'error';
+  return entry.level === 'error';
 }
 
 export function NoticeBubble({ entry, retryable = false }: { entry: NoticeEntry; retryable?: boolean }) {
