@@ -16,11 +16,9 @@
  * checked to be a regular file, so a FIFO or device cannot block the store.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { constants, createWriteStream, existsSync, type Dirent } from 'node:fs';
+import { constants, existsSync, type Dirent } from 'node:fs';
 import { copyFile, open, readdir, rename, rm, stat, type FileHandle } from 'node:fs/promises';
 import type { Stats } from 'node:fs';
-import { Readable, Transform } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import path from 'node:path';
 import { ensurePrivateDir, syncDir } from '../fs/atomic.ts';
 import { SecretInFileError, type Scrubber, type SecretScanner } from '../secrets/scrub.ts';
@@ -149,55 +147,6 @@ export class AttachmentStore {
         await handle.close();
       }
       return await this.commit(temp, fileName, bytes.byteLength, sha256);
-    } catch (error) {
-      await rm(temp, { force: true });
-      throw error;
-    }
-  }
-
-  /**
-   * Streams chunks of unknown total size into a temp file while hashing them;
-   * the write stream works in libuv's thread pool, so the disk write of one
-   * chunk overlaps the hashing of the next.
-   */
-  async ingest(
-    chunks: Readable | AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
-    fileName: string,
-    options: IngestOptions = {},
-  ): Promise<StoredFile> {
-    await ensurePrivateDir(this.dir);
-    const temp = this.tempPath();
-    const hash = createHash('sha256');
-    let size = 0;
-    const maxBytes = this.maxBytes;
-    const scanner = options.secrets?.scanner();
-    const hashing = new Transform({
-      transform(chunk: Buffer, _encoding, done) {
-        size += chunk.byteLength;
-        if (size > maxBytes) {
-          done(new AttachmentTooLargeError(fileName, maxBytes));
-          return;
-        }
-        const secret = scanner?.push(chunk) ?? null;
-        if (secret !== null) {
-          done(new SecretInFileError(fileName, secret));
-          return;
-        }
-        hash.update(chunk);
-        done(null, chunk);
-      },
-    });
-    try {
-      const out = createWriteStream(temp, { flags: 'wx', mode: 0o600, highWaterMark: CHUNK_BYTES });
-      const source = chunks instanceof Readable ? chunks : Readable.from(chunks, { objectMode: false });
-      await pipeline(source, hashing, out);
-      const handle = await open(temp, 'r');
-      try {
-        await handle.sync();
-      } finally {
-        await handle.close();
-      }
-      return await this.commit(temp, fileName, size, hash.digest('hex'));
     } catch (error) {
       await rm(temp, { force: true });
       throw error;
