@@ -159,7 +159,7 @@ export function createGatewayApp(options: GatewayAppOptions): GatewayApp {
         .safeParse({ agentId: c.req.query('agentId'), sha256: c.req.query('sha256') });
       if (!query.success) throw new GatewayError(describeZodError('attachment', query.error), 400);
       const file = await files.attachment(query.data.agentId, query.data.sha256);
-      return await fileResponse(file.path, file.mediaType, attachmentHeaders(file.fileName));
+      return fileResponse(file, file.mediaType, attachmentHeaders(file.fileName));
     } catch (error) {
       return fail(c, error);
     }
@@ -172,7 +172,7 @@ export function createGatewayApp(options: GatewayAppOptions): GatewayApp {
         .safeParse({ agentId: c.req.query('agentId'), entryId: c.req.query('entryId') });
       if (!query.success) throw new GatewayError(describeZodError('upload', query.error), 400);
       const file = await files.upload(query.data.agentId, query.data.entryId);
-      return await fileResponse(file.path, file.mediaType, attachmentHeaders(file.fileName));
+      return fileResponse(file, file.mediaType, attachmentHeaders(file.fileName));
     } catch (error) {
       return fail(c, error);
     }

@@ -1,16 +1,25 @@
-/** Streams a file from disk as a response, without reading it whole into memory. */
-import fs from 'node:fs';
+/** Streams an open file as a response, without reading it whole into memory; the stream closes the handle. */
+import type { FileHandle } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 
-export async function fileResponse(
-  file: string,
+export interface OpenFile {
+  handle: FileHandle;
+  size: number;
+}
+
+export function fileResponse(
+  file: OpenFile,
   mediaType: string,
   headers: Record<string, string> = {},
-): Promise<Response> {
-  const stat = await fs.promises.stat(file);
-  const body = Readable.toWeb(fs.createReadStream(file)) as ReadableStream<Uint8Array>;
-  return new Response(body, {
-    status: 200,
-    headers: { 'Content-Type': mediaType, 'Content-Length': String(stat.size), ...headers },
-  });
+): Response {
+  try {
+    const body = Readable.toWeb(file.handle.createReadStream()) as ReadableStream<Uint8Array>;
+    return new Response(body, {
+      status: 200,
+      headers: { 'Content-Type': mediaType, 'Content-Length': String(file.size), ...headers },
+    });
+  } catch (error) {
+    void file.handle.close();
+    throw error;
+  }
 }

@@ -1,20 +1,27 @@
 /**
  * Files the gateway streams back: ingested attachments (by SHA-256) and user
  * uploads (by their `user-attachment` entry). Whatever a ledger entry says, a
- * served path must resolve (symlinks followed) inside one of the agent's own
- * folders; anything else is a 404, so a crafted entry cannot read the disk.
+ * served file is opened beneath one of the agent's own folders without
+ * following a link at any component, with O_NONBLOCK, and must be a regular
+ * file (`openInSandbox`); anything else is a 404. The response streams from
+ * that open handle, never from the path again, so an agent that swaps its
+ * sandbox file for a link or a FIFO after the check gains nothing: a crafted
+ * entry cannot read the disk, and a pipe cannot stall the gateway.
  */
 import path from 'node:path';
-import { realpath, stat } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { AttachmentStore } from '../attachments/store.ts';
 import { agentPaths } from '../host/layout.ts';
 import type { AgentHost } from '../host/types.ts';
 import { HostError } from '../host/types.ts';
 import { mediaTypeOf } from '../attachments/media-type.ts';
+import { isInside, openInSandbox, type OpenedFile } from '../sandbox/paths.ts';
 
 export interface ServedFile {
-  path: string;
+  /** Open for reading; whoever takes it closes it (the response does, when the body ends or is cancelled). */
+  handle: FileHandle;
+  size: number;
   mediaType: string;
   fileName: string;
 }
@@ -45,17 +52,12 @@ export function boxAgentFolders(dataDir: string): AgentFolders {
   };
 }
 
-async function realInside(roots: string[], candidate: string): Promise<string | null> {
-  const real = await realpath(candidate).catch(() => null);
-  if (real === null) return null;
+/** The file opened beneath the first of `roots` that holds it, or null (missing, a link, not a regular file). */
+async function openInside(roots: string[], candidate: string): Promise<OpenedFile | null> {
   for (const root of roots) {
-    const realRoot = await realpath(root).catch(() => null);
-    if (realRoot === null) continue;
-    const rel = path.relative(realRoot, real);
-    if (rel !== '' && !rel.startsWith('..') && !path.isAbsolute(rel)) {
-      const info = await stat(real);
-      return info.isFile() ? real : null;
-    }
+    if (!isInside(path.resolve(root), path.resolve(candidate))) continue;
+    const opened = await openInSandbox(root, candidate).catch(() => null);
+    if (opened !== null) return opened;
   }
   return null;
 }
@@ -70,6 +72,10 @@ function recordedPath(recorded: string, sandboxDir: string): string {
   }
 }
 
+function served(file: OpenedFile, mediaType: string, fileName: string): ServedFile {
+  return { handle: file.handle, size: file.info.size, mediaType, fileName };
+}
+
 function notFound(what: string): HostError {
   return new HostError(what, 404);
 }
@@ -78,27 +84,23 @@ export function agentFiles(host: AgentHost, folders: AgentFolders): AgentFiles {
   return {
     async attachment(agentId, sha256) {
       const stored = await new AttachmentStore(folders.attachmentsDir(agentId)).find(sha256);
-      const file = stored === null ? null : await realInside(folders.roots(agentId), stored);
+      const file = stored === null ? null : await openInside(folders.roots(agentId), stored);
       if (file === null) throw notFound(`agent ${agentId} has no attachment ${sha256}`);
-      return { path: file, mediaType: mediaTypeOf(file), fileName: path.basename(file) };
+      return served(file, mediaTypeOf(file.path), path.basename(file.path));
     },
     async upload(agentId, entryId) {
       const entry = await host.entryById(agentId, entryId);
       if (entry === undefined || entry.kind !== 'user-attachment') {
         throw notFound(`agent ${agentId} has no upload entry ${entryId}`);
       }
-      const file = await realInside(
+      const file = await openInside(
         folders.roots(agentId),
         recordedPath(entry.file_path, folders.sandboxDir(agentId)),
       );
       if (file === null) {
         throw notFound(`the file of upload ${entryId} is gone or outside agent ${agentId}'s folders`);
       }
-      return {
-        path: file,
-        mediaType: entry.media_type ?? mediaTypeOf(entry.file_name),
-        fileName: entry.file_name,
-      };
+      return served(file, entry.media_type ?? mediaTypeOf(entry.file_name), entry.file_name);
     },
   };
 }

@@ -2,6 +2,7 @@
  * The gateway over real HTTP on an ephemeral loopback port, driving the real
  * host on a temp data dir; only the model is scripted.
  */
+import { execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -10,6 +11,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { agentPaths } from '../host/layout.ts';
 import type { RosterRow, SequencedEntry } from '../host/types.ts';
 import { removeGatewayDescriptor, writeGatewayDescriptor } from './descriptor.ts';
+import { fileResponse } from './file-response.ts';
+import { agentFiles, boxAgentFolders } from './files.ts';
 import { GatewayStartError, startGateway } from './server.ts';
 import { CONTENT_SECURITY_POLICY } from './static-ui.ts';
 import { entryOf, makeTempDir, openLoginLink, rawRequest, SseReader, startTestBox } from './test-support.ts';
@@ -586,6 +589,35 @@ describe('files', () => {
     expect(download.headers.get('content-type')).toMatch(/^text\/plain/);
     expect(download.headers.get('content-disposition')).toContain("filename*=UTF-8''notes");
     expect(new Uint8Array(await download.arrayBuffer())).toEqual(bytes);
+  });
+
+  it('serves the file it checked: a sandbox file swapped for a link or a FIFO afterwards changes nothing', async () => {
+    const agent = await createAgent('Swap agent');
+    const response = await box.api('uploadFile', {
+      method: 'POST',
+      headers: { 'X-Agent-Id': agent.id, 'X-File-Name': 'photo.txt', 'X-Client-Nonce': 'swap-1' },
+      body: 'the real upload',
+    });
+    const { entry } = (await response.json()) as { entry: SequencedEntry & { file_path: string } };
+    const paths = agentPaths(box.dataDir, agent.id);
+    const onDisk = path.resolve(paths.sandbox, entry.file_path);
+    const files = agentFiles(box.host, boxAgentFolders(box.dataDir));
+
+    // Checked and opened, then the agent (which owns the sandbox) swaps the file for a link to the ledger.
+    const served = await files.upload(agent.id, entry.id);
+    await fs.promises.rm(onDisk);
+    await fs.promises.symlink(paths.storeDb, onDisk);
+    expect(await new Response(fileResponse(served, 'text/plain').body).text()).toBe('the real upload');
+    // Asked again, the link is refused at the open, not followed.
+    const linked = await box.api(`upload?agentId=${agent.id}&entryId=${encodeURIComponent(entry.id)}`);
+    expect(linked.status).toBe(404);
+    expect(await linked.text()).not.toContain('SQLite format');
+
+    // A FIFO in its place is refused at once instead of blocking a thread of the gateway.
+    await fs.promises.rm(onDisk);
+    execFileSync('mkfifo', [onDisk]);
+    const piped = await box.api(`upload?agentId=${agent.id}&entryId=${encodeURIComponent(entry.id)}`);
+    expect(piped.status).toBe(404);
   });
 
   it('refuses bad upload headers and an upload over 50 MiB', async () => {

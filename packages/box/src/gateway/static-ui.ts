@@ -128,8 +128,16 @@ export class StaticUi {
     if (file === null || path.basename(file) === 'index.html') {
       return errorResponse(c, 404, `no such file: ${c.req.path}`);
     }
+    const handle = await fsp.open(file, 'r');
+    let size: number;
+    try {
+      size = (await handle.stat()).size;
+    } catch (error) {
+      await handle.close();
+      throw error;
+    }
     // Vite names assets by content hash, so they never change under one URL.
-    return fileResponse(file, mediaTypeOf(file), {
+    return fileResponse({ handle, size }, mediaTypeOf(file), {
       'Cache-Control': 'public, max-age=31536000, immutable',
     });
   }
