@@ -1,6 +1,7 @@
 /** `read`: a text file inside the sandbox, optionally a line window (`offset` is 1-based, `limit` lines). */
 import { z } from 'zod';
 import { openInSandbox, withDeadline } from '../sandbox/paths.ts';
+import { readLineWindow } from './line-window.ts';
 import { defineTool, errorOutcome as anyErrorOutcome, type ToolOutcome } from './types.ts';
 
 /** Real read errors are `{error: {errorMessage}}` (grok-bot-format.md §5, VR parity 06). */
@@ -21,9 +22,9 @@ export const readTool = defineTool({
   input: readInput,
   async run(input, ctx): Promise<ToolOutcome> {
     const windowed = input.offset !== undefined || input.limit !== undefined;
-    let text: string;
+    let content: string;
     try {
-      text = await withDeadline(`Reading ${input.path}`, async () => {
+      content = await withDeadline(`Reading ${input.path}`, async () => {
         const { handle, info } = await openInSandbox(ctx.sandboxDir, input.path);
         try {
           if (!windowed && info.size > READ_CAP_BYTES) {
@@ -32,24 +33,20 @@ export const readTool = defineTool({
                 'Read it in parts with offset and limit (lines), or search it with shell (grep, head).',
             );
           }
-          return (await handle.readFile()).toString('utf8');
+          const text = await readLineWindow(handle, (input.offset ?? 1) - 1, input.limit, READ_CAP_BYTES);
+          if (text !== null) return text;
+          throw new Error(
+            windowed
+              ? `That window of ${input.path} is over ${READ_CAP_BYTES} bytes; ask for fewer lines.`
+              : `${input.path} grew past the ${READ_CAP_BYTES}-byte read limit while it was read; ` +
+                  'read it in parts with offset and limit (lines).',
+          );
         } finally {
           await handle.close();
         }
       });
     } catch (error) {
       return errorOutcome(ctx.scrub.text((error as Error).message));
-    }
-    let content = text;
-    if (windowed) {
-      const lines = text.split('\n');
-      const start = (input.offset ?? 1) - 1;
-      content = lines.slice(start, input.limit === undefined ? undefined : start + input.limit).join('\n');
-      if (Buffer.byteLength(content) > READ_CAP_BYTES) {
-        return errorOutcome(
-          `That window of ${input.path} is over ${READ_CAP_BYTES} bytes; ask for fewer lines.`,
-        );
-      }
     }
     return { envelope: { success: { content: ctx.scrub.text(content) } }, summary: input.path };
   },

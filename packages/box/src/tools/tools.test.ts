@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, symlink, truncate, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -126,6 +126,19 @@ describe('read and write', () => {
     expect((await readTool.run({ path: 'notes/a.txt', offset: 2, limit: 1 }, ctx)).envelope).toEqual({
       success: { content: 'two' },
     });
+  });
+
+  it('reads a window near the start of a file too big to hold in memory without reading the rest', async () => {
+    const big = path.join(sandbox, 'huge.log');
+    await writeFile(big, 'first\nsecond\nthird\n');
+    await truncate(big, 3 * 1024 ** 3); // sparse: 3 GiB on paper, a few bytes on disk
+    expect((await readTool.run({ path: 'huge.log', offset: 2, limit: 1 }, ctx)).envelope).toEqual({
+      success: { content: 'second' },
+    });
+    const whole = await readTool.run({ path: 'huge.log' }, ctx);
+    expect(errorText(whole.envelope)).toMatch(/more than the 262144-byte read limit/);
+    const tooWide = await readTool.run({ path: 'huge.log', offset: 3 }, ctx);
+    expect(errorText(tooWide.envelope)).toMatch(/window of huge\.log is over 262144 bytes/);
   });
 
   it('refuses paths that leave the sandbox, by .. or by symlink', async () => {
