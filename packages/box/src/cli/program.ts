@@ -23,17 +23,17 @@ export const processTerminal: Terminal = {
   err: (line) => process.stderr.write(`${line}\n`),
 };
 
-/** Stops the box on SIGINT/SIGTERM; a second signal exits at once. */
-function stopOnSignals(box: RunningBox, terminal: Terminal): void {
+/**
+ * Stops the box on SIGINT/SIGTERM; a second signal exits at once. Installed before the box starts, so
+ * a signal sent as soon as the box says where it runs stops it cleanly instead of finding Node's default
+ * action (killed, exit code null) in the moment between that line and the handlers. A signal during
+ * the start stops the box once it is up.
+ */
+function stopOnSignals(terminal: Terminal): { started(box: RunningBox): void } {
   let received = false;
-  const onSignal = (signal: NodeJS.Signals): void => {
-    if (received) {
-      terminal.err(`${signal} again: exiting without waiting for running turns.`);
-      process.exit(130);
-    }
-    received = true;
-    terminal.err(`${signal}: stopping (waiting for running turns; press Ctrl+C again to force)…`);
-    box.stop().then(
+  let box: RunningBox | null = null;
+  const stop = (running: RunningBox): void => {
+    running.stop().then(
       () => process.exit(0),
       (error: unknown) => {
         terminal.err(
@@ -43,8 +43,23 @@ function stopOnSignals(box: RunningBox, terminal: Terminal): void {
       },
     );
   };
+  const onSignal = (signal: NodeJS.Signals): void => {
+    if (received) {
+      terminal.err(`${signal} again: exiting without waiting for running turns.`);
+      process.exit(130);
+    }
+    received = true;
+    terminal.err(`${signal}: stopping (waiting for running turns; press Ctrl+C again to force)…`);
+    if (box !== null) stop(box);
+  };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
+  return {
+    started(running) {
+      box = running;
+      if (received) stop(running);
+    },
+  };
 }
 
 export function sendboxProgram(openHost: OpenHost, terminal: Terminal = processTerminal) {
@@ -73,6 +88,7 @@ export function sendboxProgram(openHost: OpenHost, terminal: Terminal = processT
       false,
     )
     .action(async (options) => {
+      const signals = stopOnSignals(terminal);
       const box = await serve(
         {
           host: options.host,
@@ -85,7 +101,7 @@ export function sendboxProgram(openHost: OpenHost, terminal: Terminal = processT
         openHost,
         terminal,
       );
-      stopOnSignals(box, terminal);
+      signals.started(box);
     });
 
   program
