@@ -7,10 +7,17 @@
  *
  * Cases: `--help`; `list --from claude_code --no-cache` over N sessions;
  * the same warm (cache filled); `export` of a ~50 MB session; `convert` of
- * it to Codex. `--bin FILE` times another build of the CLI (for example a
- * copy of an older bundle) on the same corpus.
+ * it to Codex; `continue <id> --with codex --out DIR` (Claude Code → Codex
+ * through the store, the form both CLIs share). `--bin FILE` times another
+ * build of the CLI (for example a copy of an older bundle) on the same corpus.
  *
- *   npx tsx bench/cli-claude-code.ts [--sessions N] [--mb N] [--runs N] [--bin FILE]
+ * `--against EXE` also times another txcript executable (the public Rust
+ * txcript, built separately; nothing of it is in this repository) on the same
+ * corpus, case by case, and prints the CPU-time ratio ours/theirs. Its flags
+ * differ in two places: it lists without a cache unless given `--cache PATH`,
+ * and it has no `convert` (the `continue` case stands for it).
+ *
+ *   npx tsx bench/cli-claude-code.ts [--sessions N] [--mb N] [--runs N] [--bin FILE] [--against EXE]
  */
 import { spawnSync } from 'node:child_process';
 import {
@@ -46,6 +53,7 @@ const bigMb = flag('--mb', 50);
 const runs = flag('--runs', 5);
 const bin =
   stringFlag('--bin') ?? fileURLToPath(new URL('../packages/txcript/bin/txcript.mjs', import.meta.url));
+const against = stringFlag('--against');
 const gnuTime = '/usr/bin/time';
 if (!existsSync(gnuTime)) throw new Error('this benchmark needs GNU time at /usr/bin/time');
 
@@ -66,10 +74,14 @@ interface Run {
   wallMs: number;
 }
 
-function once(args: string[]): Run {
+/** How a CLI is started: ours through Node, another executable as it is. */
+const ours = [process.execPath, bin];
+const theirs = against === undefined ? null : [against];
+
+function once(args: string[], command = ours): Run {
   const env = { ...process.env, HOME: home, NO_COLOR: '1', TXCRIPT_CLAUDE_CODE_ROOT: root };
   const t0 = performance.now();
-  const r = spawnSync(gnuTime, ['-f', 'BENCH_TIME %U %S %M', process.execPath, bin, ...args], {
+  const r = spawnSync(gnuTime, ['-f', 'BENCH_TIME %U %S %M', ...command, ...args], {
     env,
     encoding: 'utf8',
     maxBuffer: 1024 * 1024 * 1024,
@@ -77,16 +89,16 @@ function once(args: string[]): Run {
   const wallMs = performance.now() - t0;
   const m = /BENCH_TIME ([\d.]+) ([\d.]+) (\d+)/.exec(r.stderr);
   if (r.status !== 0 || m === null)
-    throw new Error(`txcript ${args.join(' ')} exited ${r.status}: ${r.stderr}`);
+    throw new Error(`${command.join(' ')} ${args.join(' ')} exited ${r.status}: ${r.stderr}`);
   const userMs = Number(m[1]) * 1000;
   const sysMs = Number(m[2]) * 1000;
   return { cpuMs: userMs + sysMs, userMs, sysMs, peakMb: Number(m[3]) / 1024, wallMs };
 }
 
-function measure(label: string, args: string[], before = (): void => {}): Run {
+function measure(label: string, args: string[], before = (): void => {}, command = ours): Run {
   const results = Array.from({ length: runs }, () => {
     before();
-    return once(args);
+    return once(args, command);
   });
   const med = (k: keyof Run): number => median(results.map((r) => r[k]));
   const row: Run = {
@@ -140,27 +152,62 @@ try {
     `JSON floor: JSON.parse of every line: corpus ${jsonFloor(files).toFixed(0)} ms, big session ${jsonFloor([bigFile]).toFixed(0)} ms (cpu, in-process)`,
   );
 
-  once(['list', '--from', 'claude_code', '--no-cache']); // page cache and bundle warm
-  measure('--help', ['--help']);
-  measure('list --no-cache', ['list', '--from', 'claude_code', '--no-cache']);
+  const theirCache = join(home, 'their-cache.db');
+  const outDir = join(home, 'continued');
+  const freshOut = (): void => rmSync(outDir, { recursive: true, force: true });
+
+  interface Case {
+    label: string;
+    ours: string[];
+    /** The same work in the other CLI's flags; null where it has no such command. */
+    theirs: string[] | null;
+    before?: () => void;
+  }
+  const ratios: string[] = [];
+  const run = (c: Case): void => {
+    const mine = measure(c.label, c.ours, c.before);
+    if (theirs === null || c.theirs === null) return;
+    const other = measure(`  against: ${c.label}`, c.theirs, c.before, theirs);
+    ratios.push(
+      `${c.label.padEnd(34)} ${(mine.cpuMs / other.cpuMs).toFixed(2).padStart(5)}  (cpu ${mine.cpuMs.toFixed(0)} / ${other.cpuMs.toFixed(0)} ms; peak ${mine.peakMb.toFixed(1)} / ${other.peakMb.toFixed(1)} MB)`,
+    );
+  };
+
+  const list = ['list', '--from', 'claude_code'];
+  once([...list, '--no-cache']); // page cache and bundle warm
+  run({ label: '--help', ours: ['--help'], theirs: ['--help'] });
+  run({ label: 'list --no-cache', ours: [...list, '--no-cache'], theirs: list });
+  // Both caches filled, outside the racy window of the files' mtimes.
   const age = Date.now() - written;
   if (age < RACY_WINDOW_MS + 100) await new Promise((r) => setTimeout(r, RACY_WINDOW_MS + 100 - age));
   rmSync(cacheDir, { recursive: true, force: true });
-  once(['list', '--from', 'claude_code']);
-  measure('list (warm cache)', ['list', '--from', 'claude_code']);
-  measure(`convert ${bigMb} MB claude_code -> codex`, [
-    'convert',
-    bigFile,
-    '--from',
-    'claude_code',
-    '--to',
-    'codex',
-  ]);
-  // export looks the session up in the store: put the big file in a project folder of its own.
+  once(list);
+  if (theirs !== null) once([...list, '--cache', theirCache], theirs);
+  run({ label: 'list (warm cache)', ours: list, theirs: [...list, '--cache', theirCache] });
+
+  run({
+    label: `convert ${bigMb} MB claude_code -> codex`,
+    ours: ['convert', bigFile, '--from', 'claude_code', '--to', 'codex'],
+    theirs: null,
+  });
+  // export and continue look the session up in the store: put the big file in a project folder of its own.
   const bigProject = join(root, '-home-dev-big');
   mkdirSync(bigProject);
   writeFileSync(join(bigProject, `${bigId}.jsonl`), bigText);
-  measure(`export ${bigMb} MB session`, ['export', bigId, '--from', 'claude_code']);
+  const continueArgs = ['continue', bigId, '--from', 'claude_code', '--with', 'codex', '--out', outDir];
+  run({
+    label: `continue ${bigMb} MB --with codex --out`,
+    ours: continueArgs,
+    theirs: continueArgs,
+    before: freshOut,
+  });
+  const exportArgs = ['export', bigId, '--from', 'claude_code'];
+  run({ label: `export ${bigMb} MB session`, ours: exportArgs, theirs: exportArgs });
+
+  if (ratios.length > 0) {
+    console.log(`\nCPU-time ratio ours / ${against}:`);
+    for (const line of ratios) console.log(line);
+  }
 } finally {
   rmSync(home, { recursive: true, force: true });
 }
