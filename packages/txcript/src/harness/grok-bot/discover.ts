@@ -17,9 +17,8 @@ import { closeSync, fstatSync, openSync, readFileSync, readSync, statSync } from
 import type { Dirent } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { z } from 'zod';
 import type { DiscoverOptions, DiscoverResult, SessionSummary, Warning } from '../types.ts';
-import { epochMs, readLedgerOutcome, startLedgerReads } from './ledger-reads.ts';
+import { epochMs, startLedgerReads } from './ledger-reads.ts';
 import type { LedgerFacts, LedgerOutcome, LedgerRequest, LedgerWorkerOptions } from './ledger-reads.ts';
 import { isSafeSessionId } from '../session-id.ts';
 import { realPathInside } from './roots.ts';
@@ -224,11 +223,15 @@ function scanJsonlSync(path: string, wantSubagentIds: boolean): JsonlScan {
   }
 }
 
-const profileSchema = z.looseObject({
-  name: z.string().optional(),
-  title: z.string().optional(),
-  description: z.string().optional(),
-});
+/** The profile fields a listing reads; built (and zod loaded) only for a profile that fails the hand check. */
+async function profileSchema() {
+  const { z } = await import('zod');
+  return z.looseObject({
+    name: z.string().optional(),
+    title: z.string().optional(),
+    description: z.string().optional(),
+  });
+}
 
 const optionalString = (v: unknown): boolean => v === undefined || typeof v === 'string';
 
@@ -237,7 +240,7 @@ const optionalString = (v: unknown): boolean => v === undefined || typeof v === 
  * zod's cost on every agent. A profile that fails it goes through the schema,
  * which says what is wrong.
  */
-function profileName(value: unknown): { name?: string } | { problem: string } {
+async function profileName(value: unknown): Promise<{ name?: string } | { problem: string }> {
   if (
     isObject(value) &&
     optionalString(value.name) &&
@@ -245,7 +248,7 @@ function profileName(value: unknown): { name?: string } | { problem: string } {
     optionalString(value.description)
   )
     return typeof value.name === 'string' ? { name: value.name } : {};
-  const parsed = profileSchema.safeParse(value);
+  const parsed = (await profileSchema()).safeParse(value);
   if (parsed.success) return parsed.data.name !== undefined ? { name: parsed.data.name } : {};
   return { problem: `unexpected profile shape: ${parsed.error.issues[0]?.message}` };
 }
@@ -333,7 +336,7 @@ async function scanProfile(
   const scan: AgentScan = { id, dir, messageCount: 0, warnings };
   try {
     const json: unknown = JSON.parse(profileText);
-    const profile = profileName(json);
+    const profile = await profileName(json);
     if (isObject(json)) scan.profileMs = epochMs(json.updatedAt) ?? epochMs(json.createdAt);
     if ('problem' in profile) warnings.push({ source: profilePath, message: profile.problem });
     else if (profile.name !== undefined && profile.name.trim() !== '') scan.name = profile.name.trim();
@@ -488,7 +491,8 @@ export async function discoverGrokBot(
   for (const a of agents) {
     if (!transcriptNames.has(a.id) || withJsonl.has(a.id)) continue;
     lookupLedger(a, cache);
-    if (a.pending !== undefined) settleLedger(a, readLedgerOutcome(a.pending.request));
+    if (a.pending !== undefined)
+      settleLedger(a, (await import('./ledger-facts.ts')).readLedgerOutcome(a.pending.request));
   }
   warnings.push(...agentWarnings.flat(), ...read.warnings);
   await cache.save();
