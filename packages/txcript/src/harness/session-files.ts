@@ -45,19 +45,26 @@ export interface FileScan {
  * file (a reason instead of a scan), is looked at again (and reported) every time.
  */
 export interface SessionFileCache {
-  scan(path: string, scan: () => Promise<FileScan | string>): Promise<FileScan | string>;
+  /**
+   * The stored scan of `path` while the file is unchanged (`hit`), else how to remember the scan
+   * about to be made (`remember`; a no-op for a file too recently changed to vouch for). Never
+   * throws: a file that cannot be stat'ed is a miss, and its scan reports why.
+   */
+  lookup(path: string): { hit: FileScan } | { remember(scan: FileScan): void };
   /** Write the cache if anything changed; never throws. */
   save(): Promise<void>;
 }
 
+const forget = { remember: (): void => {} };
+
 /** Every file read afresh, nothing written. */
 export const noSessionFileCache: SessionFileCache = {
-  scan: (_path, scan) => scan(),
+  lookup: () => forget,
   save: () => Promise.resolve(),
 };
 
 /** Bumped whenever what is stored, or how it is computed, changes: an older file is then ignored. */
-export const SESSION_FILE_CACHE_VERSION = 2;
+export const SESSION_FILE_CACHE_VERSION = 3;
 
 interface CachedScan {
   sig: string;
@@ -114,22 +121,22 @@ export function openSessionFileCache(
     ['files'],
   );
   return {
-    async scan(path, scan) {
+    lookup(path) {
       let sig: StatSignature | undefined;
       try {
-        sig = statSignature(path, now(), { ctime: true });
+        sig = statSignature(path, now(), { ctime: true, times: 'ms' });
       } catch {
-        return scan(); // the scan reports why the file cannot be read
+        return forget; // the scan reports why the file cannot be read
       }
-      if (sig === undefined) return scan();
-      const hit = cachedScan(doc.stored('files', path));
+      if (sig === undefined) return forget;
+      const stored = doc.stored('files', path);
+      const hit = stored === undefined ? undefined : cachedScan(stored);
       if (hit !== undefined && hit.sig === sig.sig) {
         doc.keep('files', path, hit);
-        return hit.scan;
+        return { hit: hit.scan };
       }
-      const fresh = await scan();
-      if (typeof fresh !== 'string' && !sig.racy) doc.put('files', path, { sig: sig.sig, scan: fresh });
-      return fresh;
+      const { racy, sig: fresh } = sig;
+      return racy ? forget : { remember: (scan) => doc.put('files', path, { sig: fresh, scan }) };
     },
     save: () => doc.save(),
   };
@@ -160,15 +167,23 @@ export async function summarizeSessionFiles<F>(
   let done = 0;
   for (const file of files) {
     const path = pathOf(file);
-    try {
-      const result = await cached.scan(path, () => scan(file));
-      if (typeof result === 'string') warnings.push({ source: path, message: result });
-      else {
-        sessions.push(...result.sessions);
-        scans.push({ path, scan: result });
+    // Served from the cache without a turn of the event loop: a warm listing is thousands of hits.
+    const looked = cached.lookup(path);
+    if ('hit' in looked) {
+      for (const s of looked.hit.sessions) sessions.push(s);
+      scans.push({ path, scan: looked.hit });
+    } else {
+      try {
+        const result = await scan(file);
+        if (typeof result === 'string') warnings.push({ source: path, message: result });
+        else {
+          looked.remember(result);
+          for (const s of result.sessions) sessions.push(s);
+          scans.push({ path, scan: result });
+        }
+      } catch (e) {
+        warnings.push({ source: path, message: `unreadable, skipped: ${(e as Error).message}` });
       }
-    } catch (e) {
-      warnings.push({ source: path, message: `unreadable, skipped: ${(e as Error).message}` });
     }
     options?.onProgress?.(++done, files.length);
   }
