@@ -79,7 +79,8 @@ async function listSessionFiles(root: string): Promise<SessionFile[]> {
     const dir = path.join(root, project.name);
     for (const entry of await readDirSafe(dir)) {
       if (entry.isFile() && entry.name.endsWith('.jsonl')) {
-        out.push({ file: path.join(dir, entry.name), id: entry.name.slice(0, -'.jsonl'.length) });
+        // `dir` is normalised and a name holds no separator: what path.join gives, without its cost per file.
+        out.push({ file: `${dir}${path.sep}${entry.name}`, id: entry.name.slice(0, -'.jsonl'.length) });
       } else if (entry.isDirectory()) {
         // <session>/subagents/*.jsonl: a subagent's own transcript.
         const sub = path.join(dir, entry.name, 'subagents');
