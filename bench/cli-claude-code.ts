@@ -5,12 +5,15 @@
  * time of `JSON.parse` over every line of the same bytes in this process,
  * which no reader that decodes each record can beat.
  *
- * Cases: `--help`; `list --from claude_code --no-cache` over N sessions;
- * the same warm (cache filled); `export` of a ~50 MB session; `convert` of
- * it to Codex. `--bin FILE` times another build of the CLI (for example a
- * copy of an older bundle) on the same corpus.
+ * Cases: `node -e 0` (Node's own floor); `--help`; `list --from claude_code
+ * --no-cache` over N sessions; the same warm (cache filled); plain `list` (every
+ * harness) over those sessions and a box of A Grok Bot agents (half with a
+ * JSONL transcript, half with a ledger only), without and with the caches;
+ * `export` of a ~50 MB session; `convert` of it to Codex. `--bin FILE` times
+ * another build of the CLI (for example a copy of an older bundle) on the same
+ * corpus.
  *
- *   npx tsx bench/cli-claude-code.ts [--sessions N] [--mb N] [--runs N] [--bin FILE]
+ *   npx tsx bench/cli-claude-code.ts [--sessions N] [--agents A] [--mb N] [--runs N] [--bin FILE]
  */
 import { spawnSync } from 'node:child_process';
 import {
@@ -30,6 +33,7 @@ import {
   claudeSessionText,
   generateClaudeProjects,
 } from '../packages/txcript/test/fixtures/claude-code/generate.ts';
+import { generateBox } from '../packages/txcript/test/fixtures/grok-bot/generate.ts';
 
 function flag(name: string, fallback: number): number {
   const at = process.argv.indexOf(name);
@@ -42,6 +46,7 @@ function stringFlag(name: string): string | undefined {
 }
 
 const sessions = flag('--sessions', 2_000);
+const agents = flag('--agents', 500);
 const bigMb = flag('--mb', 50);
 const runs = flag('--runs', 5);
 const bin =
@@ -66,10 +71,22 @@ interface Run {
   wallMs: number;
 }
 
-function once(args: string[]): Run {
-  const env = { ...process.env, HOME: home, NO_COLOR: '1', TXCRIPT_CLAUDE_CODE_ROOT: root };
+/** One timed run of the CLI with `args`, or of `command` itself (`node -e 0`). */
+function once(args: string[], command?: string[], extraEnv: NodeJS.ProcessEnv = {}): Run {
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    HOME: home,
+    NO_COLOR: '1',
+    TXCRIPT_CLAUDE_CODE_ROOT: root,
+  };
+  // An undefined value removes the variable.
+  for (const [k, v] of Object.entries(extraEnv)) {
+    if (v === undefined) delete env[k];
+    else env[k] = v;
+  }
+  const argv = command ?? [process.execPath, bin, ...args];
   const t0 = performance.now();
-  const r = spawnSync(gnuTime, ['-f', 'BENCH_TIME %U %S %M', process.execPath, bin, ...args], {
+  const r = spawnSync(gnuTime, ['-f', 'BENCH_TIME %U %S %M', ...argv], {
     env,
     encoding: 'utf8',
     maxBuffer: 1024 * 1024 * 1024,
@@ -77,16 +94,22 @@ function once(args: string[]): Run {
   const wallMs = performance.now() - t0;
   const m = /BENCH_TIME ([\d.]+) ([\d.]+) (\d+)/.exec(r.stderr);
   if (r.status !== 0 || m === null)
-    throw new Error(`txcript ${args.join(' ')} exited ${r.status}: ${r.stderr}`);
+    throw new Error(`${argv.slice(1).join(' ')} exited ${r.status}: ${r.stderr}`);
   const userMs = Number(m[1]) * 1000;
   const sysMs = Number(m[2]) * 1000;
   return { cpuMs: userMs + sysMs, userMs, sysMs, peakMb: Number(m[3]) / 1024, wallMs };
 }
 
-function measure(label: string, args: string[], before = (): void => {}): Run {
+function measure(
+  label: string,
+  args: string[],
+  before = (): void => {},
+  command?: string[],
+  extraEnv?: NodeJS.ProcessEnv,
+): Run {
   const results = Array.from({ length: runs }, () => {
     before();
-    return once(args);
+    return once(args, command, extraEnv);
   });
   const med = (k: keyof Run): number => median(results.map((r) => r[k]));
   const row: Run = {
@@ -116,9 +139,10 @@ function jsonFloor(files: string[]): number {
 try {
   const t0 = performance.now();
   const bytes = generateClaudeProjects(root, { sessions });
+  generateBox(home, { agents, withJsonl: Math.floor(agents / 2) });
   const written = Date.now();
   console.log(
-    `corpus: ${sessions} Claude Code sessions, ${(bytes / 1e6).toFixed(0)} MB, in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
+    `corpus: ${sessions} Claude Code sessions, ${(bytes / 1e6).toFixed(0)} MB, and ${agents} Grok Bot agents, in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
   );
   const bigDir = join(home, 'big');
   mkdirSync(bigDir);
@@ -140,14 +164,24 @@ try {
     `JSON floor: JSON.parse of every line: corpus ${jsonFloor(files).toFixed(0)} ms, big session ${jsonFloor([bigFile]).toFixed(0)} ms (cpu, in-process)`,
   );
 
-  once(['list', '--from', 'claude_code', '--no-cache']); // page cache and bundle warm
+  once(['list', '--no-cache']); // page cache and bundle warm
+  const nodeFloor = [process.execPath, '-e', '0'];
+  measure('node -e 0', [], undefined, nodeFloor);
+  if (process.env.NODE_EXTRA_CA_CERTS !== undefined) {
+    // Node loads these certificates at every start, before any code runs: part of every figure here.
+    measure('node -e 0 (NODE_EXTRA_CA_CERTS unset)', [], undefined, nodeFloor, {
+      NODE_EXTRA_CA_CERTS: undefined,
+    });
+  }
   measure('--help', ['--help']);
   measure('list --no-cache', ['list', '--from', 'claude_code', '--no-cache']);
+  measure('list, every harness, --no-cache', ['list', '--no-cache']);
   const age = Date.now() - written;
   if (age < RACY_WINDOW_MS + 100) await new Promise((r) => setTimeout(r, RACY_WINDOW_MS + 100 - age));
   rmSync(cacheDir, { recursive: true, force: true });
-  once(['list', '--from', 'claude_code']);
+  once(['list']);
   measure('list (warm cache)', ['list', '--from', 'claude_code']);
+  measure('list, every harness (warm)', ['list']);
   measure(`convert ${bigMb} MB claude_code -> codex`, [
     'convert',
     bigFile,
