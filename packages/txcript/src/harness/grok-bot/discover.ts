@@ -16,7 +16,8 @@
 import { closeSync, fstatSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
 import type { Dirent } from 'node:fs';
 import { readdir } from 'node:fs/promises';
-import { join } from 'node:path';
+import { normalize } from 'node:path';
+import { entryPath } from '../../fs/dir.ts';
 import type { DiscoverOptions, DiscoverResult, SessionSummary, Warning } from '../types.ts';
 import { epochMs, startLedgerReads } from './ledger-reads.ts';
 import type { LedgerFacts, LedgerOutcome, LedgerRequest, LedgerWorkerOptions } from './ledger-reads.ts';
@@ -313,7 +314,7 @@ async function scanProfile(
 ): Promise<AgentScan | undefined> {
   const id = entry.name;
   if (!isSafeSessionId(id)) return undefined;
-  const dir = join(roots.agents, id);
+  const dir = entryPath(roots.agents, id);
   if (entry.isSymbolicLink()) {
     try {
       await realPathInside(roots.agents, dir);
@@ -322,7 +323,7 @@ async function scanProfile(
       return undefined;
     }
   } else if (!entry.isDirectory()) return undefined;
-  const profilePath = join(dir, 'profile.json');
+  const profilePath = entryPath(dir, 'profile.json');
   let profileText: string;
   try {
     profileText = readFileSync(profilePath, 'utf8');
@@ -348,7 +349,10 @@ async function scanProfile(
 
 /** A profile-only agent's ledger facts: from the cache now, else `pending` until read (see settleLedger). */
 function lookupLedger(scan: AgentScan, cache: SummaryCache): void {
-  const request: LedgerRequest = { path: join(scan.dir, 'store.db'), needTitle: scan.name === undefined };
+  const request: LedgerRequest = {
+    path: entryPath(scan.dir, 'store.db'),
+    needTitle: scan.name === undefined,
+  };
   const lookup = cache.lookupLedger(request.path, request.needTitle);
   if ('hit' in lookup) applyLedger(scan, request.path, { facts: lookup.hit });
   else scan.pending = { request, remember: lookup.remember };
@@ -377,7 +381,7 @@ function applyLedger(scan: AgentScan, ledgerPath: string, outcome: LedgerOutcome
   scan.lastActivityMs ??= scan.profileMs;
   if (scan.lastActivityMs === undefined) {
     try {
-      scan.lastActivityMs = statSync(join(scan.dir, 'profile.json')).mtimeMs;
+      scan.lastActivityMs = statSync(entryPath(scan.dir, 'profile.json')).mtimeMs;
     } catch {
       // the profile was readable a moment ago; without a time the row still lists
     }
@@ -397,7 +401,7 @@ async function scanTranscriptDir(
   warnings: Warning[],
 ): Promise<TranscriptScan | undefined> {
   const id = entry.name;
-  const dir = join(roots.transcripts, id);
+  const dir = entryPath(roots.transcripts, id);
   if (!isSafeSessionId(id)) return undefined;
   if (entry.isSymbolicLink()) {
     try {
@@ -411,7 +415,7 @@ async function scanTranscriptDir(
     warnings.push({ source: dir, message: 'not a session folder (expected a directory); skipped' });
     return undefined;
   }
-  const path = join(dir, `${id}.jsonl`);
+  const path = entryPath(dir, `${id}.jsonl`);
   try {
     const scan = cache.transcript(path, wantSubagentIds, () => scanJsonlSync(path, wantSubagentIds));
     if (!scan.envelope) return undefined; // TX-a/b/c: not a transcript
@@ -436,9 +440,11 @@ function iso(ms: number | undefined): string | undefined {
 
 /** List every Grok Bot session under the roots. Never throws for one bad folder. */
 export async function discoverGrokBot(
-  roots: GrokBotRoots,
+  given: GrokBotRoots,
   options: GrokBotDiscoverOptions = {},
 ): Promise<DiscoverResult> {
+  // Normalised once, so that each agent's paths are joined without path.join (fs/dir.ts: entryPath).
+  const roots = { ...given, agents: normalize(given.agents), transcripts: normalize(given.transcripts) };
   const warnings: Warning[] = [];
   const concurrency = options.concurrency ?? DEFAULT_CONCURRENCY;
   const cache = options.summaryCache ?? noSummaryCache;
