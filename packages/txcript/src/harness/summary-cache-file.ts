@@ -107,7 +107,8 @@ export interface CacheIdentity {
  * of sources that are gone drop out.
  */
 export class CacheDocument<S extends string> {
-  private readonly loaded = new Map<S, Map<string, unknown>>();
+  /** Each section as parsed (looked up in place: a copy into a Map would cost a listing an object per entry). */
+  private readonly loaded = new Map<S, { entries: Record<string, unknown>; size: number }>();
   private readonly next = new Map<S, Map<string, unknown>>();
   /** A new entry was made, or the file on disk is not a usable cache. */
   private changed = false;
@@ -133,7 +134,7 @@ export class CacheDocument<S extends string> {
       sections.every((s) => isJsonObject(value[s]));
     for (const s of sections) {
       const stored = usable ? (value as Record<S, Record<string, unknown>>)[s] : {};
-      this.loaded.set(s, new Map(Object.entries(stored)));
+      this.loaded.set(s, { entries: stored, size: Object.keys(stored).length });
       this.next.set(s, new Map());
     }
     // A file that is there but not usable is replaced.
@@ -142,7 +143,8 @@ export class CacheDocument<S extends string> {
 
   /** The stored entry of `key`, still to be checked by the caller. */
   stored(section: S, key: string): unknown {
-    return this.loaded.get(section)!.get(key);
+    const { entries } = this.loaded.get(section)!;
+    return Object.hasOwn(entries, key) ? entries[key] : undefined;
   }
 
   /** How many entries the document held when read. */
