@@ -13,7 +13,6 @@ import {
   CacheDocument,
   cacheFileFor,
   isCount,
-  isOptionalString,
   statSignature,
   summaryCacheDisabled,
   type StatSignature,
@@ -66,35 +65,65 @@ export const noSessionFileCache: SessionFileCache = {
 /** Bumped whenever what is stored, or how it is computed, changes: an older file is then ignored. */
 export const SESSION_FILE_CACHE_VERSION = 3;
 
-interface CachedScan {
-  sig: string;
-  scan: FileScan;
+/**
+ * A file's entry: `[sig, sessions]` or `[sig, sessions, notes]`, each session
+ * `[id, messageCount, title, lastActivity, parentId, locator]`, null for what
+ * it lacks and for a locator that is the file itself. The harness is the
+ * cache's and the locator nearly always the file, so neither is stored
+ * thousands of times, and a listing parses a few arrays per file, not objects.
+ */
+type StoredSession = [string, number | null, string | null, string | null, string | null, string | null];
+type StoredEntry = [string, StoredSession[]] | [string, StoredSession[], JsonObject];
+
+const isNullableString = (v: unknown): v is string | null => v === null || typeof v === 'string';
+
+/** A stored entry, or undefined when a summary is of another harness (not cached, never expected). */
+function storedEntry(sig: string, scan: FileScan, path: string, harness: string): StoredEntry | undefined {
+  const sessions: StoredSession[] = [];
+  for (const s of scan.sessions) {
+    if (s.harness !== harness) return undefined;
+    sessions.push([
+      s.id,
+      s.messageCount ?? null,
+      s.title ?? null,
+      s.lastActivity ?? null,
+      s.parentId ?? null,
+      s.locator === path ? null : s.locator,
+    ]);
+  }
+  return scan.notes === undefined ? [sig, sessions] : [sig, sessions, scan.notes];
 }
 
-function isStoredSummary(s: unknown): boolean {
-  if (!isJsonObject(s)) return false;
-  const o: JsonObject = s;
-  return (
-    typeof o.id === 'string' &&
-    typeof o.harness === 'string' &&
-    typeof o.locator === 'string' &&
-    (o.messageCount === undefined || isCount(o.messageCount)) &&
-    isOptionalString(o.title) &&
-    isOptionalString(o.lastActivity) &&
-    isOptionalString(o.parentId)
-  );
-}
-
-function cachedScan(v: unknown): CachedScan | undefined {
-  if (!isJsonObject(v)) return undefined;
-  const o: JsonObject = v;
-  if (typeof o.sig !== 'string' || !isJsonObject(o.scan)) return undefined;
-  const { sessions, notes } = o.scan;
-  const ok =
-    Array.isArray(sessions) &&
-    sessions.every(isStoredSummary) &&
-    (notes === undefined || isJsonObject(notes));
-  return ok ? (o as unknown as CachedScan) : undefined;
+/** The scan a stored entry holds, when it has the shape storedEntry gives (an older or damaged file may not). */
+function storedScan(v: unknown, path: string, harness: string): { sig: string; scan: FileScan } | undefined {
+  if (!Array.isArray(v) || (v.length !== 2 && v.length !== 3)) return undefined;
+  const [sig, stored, notes] = v as unknown[];
+  if (typeof sig !== 'string' || !Array.isArray(stored)) return undefined;
+  if (notes !== undefined && !isJsonObject(notes)) return undefined;
+  const sessions: SessionSummary[] = [];
+  for (const t of stored as unknown[]) {
+    if (!Array.isArray(t) || t.length !== 6) return undefined;
+    const [id, messageCount, title, lastActivity, parentId, locator] = t as unknown[];
+    if (
+      typeof id !== 'string' ||
+      !(messageCount === null || isCount(messageCount)) ||
+      !isNullableString(title) ||
+      !isNullableString(lastActivity) ||
+      !isNullableString(parentId) ||
+      !isNullableString(locator)
+    )
+      return undefined;
+    sessions.push({
+      id,
+      harness,
+      locator: locator ?? path,
+      ...(messageCount !== null ? { messageCount } : {}),
+      ...(title !== null ? { title } : {}),
+      ...(lastActivity !== null ? { lastActivity } : {}),
+      ...(parentId !== null ? { parentId } : {}),
+    });
+  }
+  return { sig, scan: notes === undefined ? { sessions } : { sessions, notes } };
 }
 
 /**
@@ -130,13 +159,19 @@ export function openSessionFileCache(
       }
       if (sig === undefined) return forget;
       const stored = doc.stored('files', path);
-      const hit = stored === undefined ? undefined : cachedScan(stored);
+      const hit = stored === undefined ? undefined : storedScan(stored, path, harness);
       if (hit !== undefined && hit.sig === sig.sig) {
-        doc.keep('files', path, hit);
+        doc.keep('files', path, stored);
         return { hit: hit.scan };
       }
       const { racy, sig: fresh } = sig;
-      return racy ? forget : { remember: (scan) => doc.put('files', path, { sig: fresh, scan }) };
+      if (racy) return forget;
+      return {
+        remember: (scan) => {
+          const entry = storedEntry(fresh, scan, path, harness);
+          if (entry !== undefined) doc.put('files', path, entry);
+        },
+      };
     },
     save: () => doc.save(),
   };
