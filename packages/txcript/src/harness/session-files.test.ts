@@ -1,7 +1,7 @@
 import { appendFileSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { claudeCode } from './claude-code/index.ts';
 import { claudeCodeStore, claudeProjectsRoot } from './claude-code/store.ts';
@@ -103,6 +103,28 @@ describe('session-file summary cache (Claude Code, Codex)', () => {
     );
     expect(text).not.toContain('"claude_code"');
     expect(text.split(JSON.stringify(main)).length - 1).toBe(1); // the key only
+  });
+
+  it('removes the files older versions of the cache left, on its first write only', async () => {
+    claudeSession('Plan the release');
+    const dir = dirname(claudeCache());
+    const older = claudeCache().replace(`-v${SESSION_FILE_CACHE_VERSION}-`, '-v1-');
+    const newer = claudeCache().replace(
+      `-v${SESSION_FILE_CACHE_VERSION}-`,
+      `-v${SESSION_FILE_CACHE_VERSION + 1}-`,
+    );
+    const otherScope = older.replace(/-[0-9a-f]{16}\.json$/, '-0123456789abcdef.json');
+    const otherKind = join(dir, 'codex-files-v1-0123456789abcdef.json');
+    mkdirSync(dir, { recursive: true });
+    for (const f of [older, newer, otherScope, otherKind]) writeFileSync(f, '{}');
+    await list();
+    expect(existsSync(claudeCache())).toBe(true);
+    expect([older, newer, otherScope, otherKind].map(existsSync)).toEqual([false, true, true, true]);
+    // Later writes of the same version leave what is there alone.
+    writeFileSync(older, '{}');
+    claudeSession('Plan the release again', '7c6b5a49-3827-4160-a5f4-e3d2c1b0a998');
+    await list();
+    expect(existsSync(older)).toBe(true);
   });
 
   it('neither uses nor writes the cache with --no-cache or TXCRIPT_NO_CACHE', async () => {

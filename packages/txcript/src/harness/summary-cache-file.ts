@@ -7,11 +7,13 @@
  * spec says), else `$HOME/.cache/txcript/`: folder 0700, file 0600 (titles
  * come from user text). A document that is missing, unreadable, corrupt, of
  * another format or version, or for another scope is ignored (and replaced);
- * one that cannot be written is left alone. A cache never fails a listing.
+ * one that cannot be written is left alone. The first write of a version
+ * removes the files older versions of that cache left. A cache never fails a
+ * listing.
  */
 import { createHash } from 'node:crypto';
-import { chmodSync, mkdirSync, readFileSync, statSync } from 'node:fs';
-import { dirname, isAbsolute, join } from 'node:path';
+import { chmodSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { basename, dirname, isAbsolute, join } from 'node:path';
 import { writeFileAtomic } from '../fs/atomic.ts';
 import { isJsonObject } from '../model/json.ts';
 import { envValue, homeDir } from './env.ts';
@@ -41,6 +43,32 @@ export function cacheFileFor(
 ): string {
   const hash = createHash('sha256').update(scope).digest('hex').slice(0, 16);
   return join(summaryCacheDir(env), `${name}-v${version}-${hash}.${ext}`);
+}
+
+/**
+ * The files of older versions of the cache `file` (cacheFileFor's name, same
+ * kind and scope, a lower version), which no run of this txcript reads. Newer
+ * ones are left to the txcript that wrote them.
+ */
+export function olderVersionsOf(file: string): string[] {
+  const m = /^(.+)-v(\d+)-([0-9a-f]{16})(\.[a-z]+)$/.exec(basename(file));
+  if (m === null) return [];
+  const [, name, version, hash, ext] = m as unknown as [string, string, string, string, string];
+  const prefix = `${name}-v`;
+  const suffix = `-${hash}${ext}`;
+  let names: string[];
+  try {
+    names = readdirSync(dirname(file));
+  } catch {
+    return [];
+  }
+  return names
+    .filter((n) => {
+      if (!n.startsWith(prefix) || !n.endsWith(suffix)) return false;
+      const v = n.slice(prefix.length, n.length - suffix.length);
+      return /^\d+$/.test(v) && Number(v) < Number(version);
+    })
+    .map((n) => join(dirname(file), n));
 }
 
 /** A file's identity and version as one string, and whether it changed too recently to vouch for. */
@@ -112,6 +140,8 @@ export class CacheDocument<S extends string> {
   private readonly next = new Map<S, Map<string, unknown>>();
   /** A new entry was made, or the file on disk is not a usable cache. */
   private changed = false;
+  /** No file of this version was there: its first write removes those of older versions. */
+  private readonly first: boolean;
 
   constructor(
     private readonly file: string,
@@ -139,6 +169,7 @@ export class CacheDocument<S extends string> {
     }
     // A file that is there but not usable is replaced.
     this.changed = text !== undefined && !usable;
+    this.first = text === undefined;
   }
 
   /** The stored entry of `key`, still to be checked by the caller. */
@@ -177,6 +208,7 @@ export class CacheDocument<S extends string> {
       chmodSync(dir, 0o700);
       // A cache lost in a crash is only rebuilt: no fsync, but never seen half-written.
       await writeFileAtomic(this.file, JSON.stringify(content), { mode: 0o600, durable: false });
+      if (this.first) for (const old of olderVersionsOf(this.file)) rmSync(old, { force: true });
     } catch {
       // A cache that cannot be written only costs the next run its speed.
     }
