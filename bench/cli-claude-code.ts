@@ -5,11 +5,14 @@
  * time of `JSON.parse` over every line of the same bytes in this process,
  * which no reader that decodes each record can beat.
  *
- * Cases: `--help`; `list --from claude_code --no-cache` over N sessions;
- * the same warm (cache filled); `export` of a ~50 MB session; `convert` of
- * it to Codex; `continue <id> --with codex --out DIR` (Claude Code → Codex
- * through the store, the form both CLIs share). `--bin FILE` times another
- * build of the CLI (for example a copy of an older bundle) on the same corpus.
+ * Cases: `node -e 0` (Node's own floor); `--help`; `list --from claude_code
+ * --no-cache` over N sessions; the same warm (cache filled); plain `list` (every
+ * harness) over those sessions and a box of A Grok Bot agents (half with a
+ * JSONL transcript, half with a ledger only), without and with the caches;
+ * `export` of a ~50 MB session; `convert` of it to Codex; `continue <id>
+ * --with codex --out DIR` (Claude Code → Codex through the store, the form
+ * both CLIs share). `--bin FILE` times another build of the CLI (for example a
+ * copy of an older bundle) on the same corpus.
  *
  * `--against EXE` also times another txcript executable (the public Rust
  * txcript, built separately; nothing of it is in this repository) on the same
@@ -17,7 +20,8 @@
  * differ in two places: it lists without a cache unless given `--cache PATH`,
  * and it has no `convert` (the `continue` case stands for it).
  *
- *   npx tsx bench/cli-claude-code.ts [--sessions N] [--mb N] [--runs N] [--bin FILE] [--against EXE]
+ *   npx tsx bench/cli-claude-code.ts [--sessions N] [--agents A] [--mb N] [--runs N] [--bin FILE]
+ *     [--against EXE]
  */
 import { spawnSync } from 'node:child_process';
 import {
@@ -37,6 +41,7 @@ import {
   claudeSessionText,
   generateClaudeProjects,
 } from '../packages/txcript/test/fixtures/claude-code/generate.ts';
+import { generateBox } from '../packages/txcript/test/fixtures/grok-bot/generate.ts';
 
 function flag(name: string, fallback: number): number {
   const at = process.argv.indexOf(name);
@@ -49,6 +54,7 @@ function stringFlag(name: string): string | undefined {
 }
 
 const sessions = flag('--sessions', 2_000);
+const agents = flag('--agents', 500);
 const bigMb = flag('--mb', 50);
 const runs = flag('--runs', 5);
 const bin =
@@ -74,14 +80,22 @@ interface Run {
   wallMs: number;
 }
 
-/** How a CLI is started: ours through Node, another executable as it is. */
-const ours = [process.execPath, bin];
-const theirs = against === undefined ? null : [against];
-
-function once(args: string[], command = ours): Run {
-  const env = { ...process.env, HOME: home, NO_COLOR: '1', TXCRIPT_CLAUDE_CODE_ROOT: root };
+/** One timed run of the CLI with `args`, or of `command` itself (`node -e 0`). */
+function once(args: string[], command?: string[], extraEnv: NodeJS.ProcessEnv = {}): Run {
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    HOME: home,
+    NO_COLOR: '1',
+    TXCRIPT_CLAUDE_CODE_ROOT: root,
+  };
+  // An undefined value removes the variable.
+  for (const [k, v] of Object.entries(extraEnv)) {
+    if (v === undefined) delete env[k];
+    else env[k] = v;
+  }
+  const argv = command ?? [process.execPath, bin, ...args];
   const t0 = performance.now();
-  const r = spawnSync(gnuTime, ['-f', 'BENCH_TIME %U %S %M', ...command, ...args], {
+  const r = spawnSync(gnuTime, ['-f', 'BENCH_TIME %U %S %M', ...argv], {
     env,
     encoding: 'utf8',
     maxBuffer: 1024 * 1024 * 1024,
@@ -89,16 +103,22 @@ function once(args: string[], command = ours): Run {
   const wallMs = performance.now() - t0;
   const m = /BENCH_TIME ([\d.]+) ([\d.]+) (\d+)/.exec(r.stderr);
   if (r.status !== 0 || m === null)
-    throw new Error(`${command.join(' ')} ${args.join(' ')} exited ${r.status}: ${r.stderr}`);
+    throw new Error(`${argv.slice(1).join(' ')} exited ${r.status}: ${r.stderr}`);
   const userMs = Number(m[1]) * 1000;
   const sysMs = Number(m[2]) * 1000;
   return { cpuMs: userMs + sysMs, userMs, sysMs, peakMb: Number(m[3]) / 1024, wallMs };
 }
 
-function measure(label: string, args: string[], before = (): void => {}, command = ours): Run {
+function measure(
+  label: string,
+  args: string[],
+  before = (): void => {},
+  command?: string[],
+  extraEnv?: NodeJS.ProcessEnv,
+): Run {
   const results = Array.from({ length: runs }, () => {
     before();
-    return once(args, command);
+    return once(args, command, extraEnv);
   });
   const med = (k: keyof Run): number => median(results.map((r) => r[k]));
   const row: Run = {
@@ -128,9 +148,10 @@ function jsonFloor(files: string[]): number {
 try {
   const t0 = performance.now();
   const bytes = generateClaudeProjects(root, { sessions });
+  generateBox(home, { agents, withJsonl: Math.floor(agents / 2) });
   const written = Date.now();
   console.log(
-    `corpus: ${sessions} Claude Code sessions, ${(bytes / 1e6).toFixed(0)} MB, in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
+    `corpus: ${sessions} Claude Code sessions, ${(bytes / 1e6).toFixed(0)} MB, and ${agents} Grok Bot agents, in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
   );
   const bigDir = join(home, 'big');
   mkdirSync(bigDir);
@@ -155,54 +176,51 @@ try {
   const theirCache = join(home, 'their-cache.db');
   const outDir = join(home, 'continued');
   const freshOut = (): void => rmSync(outDir, { recursive: true, force: true });
-
-  interface Case {
-    label: string;
-    ours: string[];
-    /** The same work in the other CLI's flags; null where it has no such command. */
-    theirs: string[] | null;
-    before?: () => void;
-  }
   const ratios: string[] = [];
-  const run = (c: Case): void => {
-    const mine = measure(c.label, c.ours, c.before);
-    if (theirs === null || c.theirs === null) return;
-    const other = measure(`  against: ${c.label}`, c.theirs, c.before, theirs);
+  /** Ours with `args`; then, given `--against`, the other CLI with `theirs` (null: it has no such command). */
+  const compare = (label: string, args: string[], theirs: string[] | null, before?: () => void): void => {
+    const mine = measure(label, args, before);
+    if (against === undefined || theirs === null) return;
+    const other = measure(`  against: ${label}`, [], before, [against, ...theirs]);
     ratios.push(
-      `${c.label.padEnd(34)} ${(mine.cpuMs / other.cpuMs).toFixed(2).padStart(5)}  (cpu ${mine.cpuMs.toFixed(0)} / ${other.cpuMs.toFixed(0)} ms; peak ${mine.peakMb.toFixed(1)} / ${other.peakMb.toFixed(1)} MB)`,
+      `${label.padEnd(34)} ${(mine.cpuMs / other.cpuMs).toFixed(2).padStart(5)}  (cpu ${mine.cpuMs.toFixed(0)} / ${other.cpuMs.toFixed(0)} ms; peak ${mine.peakMb.toFixed(1)} / ${other.peakMb.toFixed(1)} MB)`,
     );
   };
+  const claudeList = ['list', '--from', 'claude_code'];
 
-  const list = ['list', '--from', 'claude_code'];
-  once([...list, '--no-cache']); // page cache and bundle warm
-  run({ label: '--help', ours: ['--help'], theirs: ['--help'] });
-  run({ label: 'list --no-cache', ours: [...list, '--no-cache'], theirs: list });
+  once(['list', '--no-cache']); // page cache and bundle warm
+  const nodeFloor = [process.execPath, '-e', '0'];
+  measure('node -e 0', [], undefined, nodeFloor);
+  if (process.env.NODE_EXTRA_CA_CERTS !== undefined) {
+    // Node loads these certificates at every start, before any code runs: part of every figure here.
+    measure('node -e 0 (NODE_EXTRA_CA_CERTS unset)', [], undefined, nodeFloor, {
+      NODE_EXTRA_CA_CERTS: undefined,
+    });
+  }
+  compare('--help', ['--help'], ['--help']);
+  compare('list --no-cache', [...claudeList, '--no-cache'], claudeList);
+  measure('list, every harness, --no-cache', ['list', '--no-cache']);
   // Both caches filled, outside the racy window of the files' mtimes.
   const age = Date.now() - written;
   if (age < RACY_WINDOW_MS + 100) await new Promise((r) => setTimeout(r, RACY_WINDOW_MS + 100 - age));
   rmSync(cacheDir, { recursive: true, force: true });
-  once(list);
-  if (theirs !== null) once([...list, '--cache', theirCache], theirs);
-  run({ label: 'list (warm cache)', ours: list, theirs: [...list, '--cache', theirCache] });
-
-  run({
-    label: `convert ${bigMb} MB claude_code -> codex`,
-    ours: ['convert', bigFile, '--from', 'claude_code', '--to', 'codex'],
-    theirs: null,
-  });
+  once(['list']);
+  if (against !== undefined) once([], [against, ...claudeList, '--cache', theirCache]);
+  compare('list (warm cache)', claudeList, [...claudeList, '--cache', theirCache]);
+  measure('list, every harness (warm)', ['list']);
+  compare(
+    `convert ${bigMb} MB claude_code -> codex`,
+    ['convert', bigFile, '--from', 'claude_code', '--to', 'codex'],
+    null,
+  );
   // export and continue look the session up in the store: put the big file in a project folder of its own.
   const bigProject = join(root, '-home-dev-big');
   mkdirSync(bigProject);
   writeFileSync(join(bigProject, `${bigId}.jsonl`), bigText);
   const continueArgs = ['continue', bigId, '--from', 'claude_code', '--with', 'codex', '--out', outDir];
-  run({
-    label: `continue ${bigMb} MB --with codex --out`,
-    ours: continueArgs,
-    theirs: continueArgs,
-    before: freshOut,
-  });
+  compare(`continue ${bigMb} MB --with codex --out`, continueArgs, continueArgs, freshOut);
   const exportArgs = ['export', bigId, '--from', 'claude_code'];
-  run({ label: `export ${bigMb} MB session`, ours: exportArgs, theirs: exportArgs });
+  compare(`export ${bigMb} MB session`, exportArgs, exportArgs);
 
   if (ratios.length > 0) {
     console.log(`\nCPU-time ratio ours / ${against}:`);

@@ -88,10 +88,11 @@ export function orderSessions(
       return { session, key: keyOf(session.harness.id, session.summary.id), at, familyAt: at };
     })
     .filter((e) => !bounded || (e.at !== -Infinity && e.at >= since && e.at <= until))
-    .sort((a, b) => byTime(a.at, b.at, a, b))
-    .slice(0, options.limit);
+    .sort((a, b) => byTime(a.at, b.at, a, b));
+  if (options.limit !== undefined) kept.length = Math.min(kept.length, options.limit);
 
-  const listed = new Map(kept.map((e) => [e.key, e]));
+  const listed = new Map<string, Entry>();
+  for (const e of kept) listed.set(e.key, e);
   const children = new Map<string, Entry[]>();
   const roots: Entry[] = [];
   for (const e of kept) {
@@ -107,9 +108,10 @@ export function orderSessions(
   const done = new Set<string>();
   const inProgress = new Set<string>();
   const settle = (e: Entry): number => {
-    if (done.has(e.key) || inProgress.has(e.key)) return e.familyAt;
+    const mine = children.get(e.key);
+    if (mine === undefined || done.has(e.key) || inProgress.has(e.key)) return e.familyAt;
     inProgress.add(e.key);
-    for (const c of children.get(e.key) ?? []) e.familyAt = Math.max(e.familyAt, settle(c));
+    for (const c of mine) e.familyAt = Math.max(e.familyAt, settle(c));
     inProgress.delete(e.key);
     done.add(e.key);
     return e.familyAt;
@@ -124,7 +126,8 @@ export function orderSessions(
     if (seen.has(e.key)) return;
     seen.add(e.key);
     out.push({ row: toRow(e.session), depth });
-    for (const c of (children.get(e.key) ?? []).sort(byFamily)) visit(c, depth + 1);
+    const mine = children.get(e.key);
+    if (mine !== undefined) for (const c of mine.sort(byFamily)) visit(c, depth + 1);
   };
   for (const r of roots.sort(byFamily)) visit(r, 0);
   // A parent cycle leaves its members unreached: list them at the top level.
@@ -160,47 +163,51 @@ function truncate(text: string, width: number): string {
 }
 
 export function formatTable(rows: readonly OrderedRow[], c: Colors): string {
-  const cells = rows.map(({ row, depth }) => ({
-    id: depth === 0 ? row.id : `${'  '.repeat(depth - 1)}└ ${row.id}`,
-    depth,
-    harness: row.harness,
-    messages: row.messages === null ? '' : String(row.messages),
-    when: formatLocalMinute(row.last_activity),
-    title: row.title === null ? null : truncate(row.title, TITLE_WIDTH),
-  }));
   const header = { id: 'ID', harness: 'HARNESS', messages: 'MSGS', when: 'LAST ACTIVITY', title: 'TITLE' };
   const width = {
-    id: Math.max(header.id.length, ...cells.map((x) => x.id.length)),
-    harness: Math.max(header.harness.length, ...cells.map((x) => x.harness.length)),
-    messages: Math.max(header.messages.length, ...cells.map((x) => x.messages.length)),
-    when: Math.max(header.when.length, ...cells.map((x) => x.when.length)),
+    id: header.id.length,
+    harness: header.harness.length,
+    messages: header.messages.length,
+    when: header.when.length,
   };
+  // One pass for the cells and the column widths: a table may have thousands of rows.
+  const cells = rows.map(({ row, depth }) => {
+    const cell = {
+      id: depth === 0 ? row.id : `${'  '.repeat(depth - 1)}└ ${row.id}`,
+      depth,
+      harness: row.harness,
+      messages: row.messages === null ? '' : String(row.messages),
+      when: formatLocalMinute(row.last_activity),
+      title: row.title === null ? null : truncate(row.title, TITLE_WIDTH),
+    };
+    if (cell.id.length > width.id) width.id = cell.id.length;
+    if (cell.harness.length > width.harness) width.harness = cell.harness.length;
+    if (cell.messages.length > width.messages) width.messages = cell.messages.length;
+    if (cell.when.length > width.when) width.when = cell.when.length;
+    return cell;
+  });
   const line = (id: string, harness: string, messages: string, when: string, title: string): string =>
-    [id, harness, messages, when, title].join('  ').trimEnd();
-  const out = [
-    c.bold(
-      line(
-        header.id.padEnd(width.id),
-        header.harness.padEnd(width.harness),
-        header.messages.padStart(width.messages),
-        header.when.padEnd(width.when),
-        header.title,
-      ),
+    `${id}  ${harness}  ${messages}  ${when}  ${title}`.trimEnd();
+  let out = `${c.bold(
+    line(
+      header.id.padEnd(width.id),
+      header.harness.padEnd(width.harness),
+      header.messages.padStart(width.messages),
+      header.when.padEnd(width.when),
+      header.title,
     ),
-  ];
+  )}\n`;
   for (const x of cells) {
     const id = x.id.padEnd(width.id);
-    out.push(
-      line(
-        x.depth === 0 ? id : c.dim(id),
-        c.cyan(x.harness.padEnd(width.harness)),
-        x.messages.padStart(width.messages),
-        x.when.padEnd(width.when),
-        x.title ?? c.dim('(untitled)'),
-      ),
-    );
+    out += `${line(
+      x.depth === 0 ? id : c.dim(id),
+      c.cyan(x.harness.padEnd(width.harness)),
+      x.messages.padStart(width.messages),
+      x.when.padEnd(width.when),
+      x.title ?? c.dim('(untitled)'),
+    )}\n`;
   }
-  return `${out.join('\n')}\n`;
+  return out;
 }
 
 export async function listCommand(ctx: CliContext, options: ListOptions): Promise<void> {

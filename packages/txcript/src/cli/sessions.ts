@@ -50,7 +50,7 @@ async function discoverIn<S extends { id: string }>(
   openStore: (source: S) => Promise<Store>,
   from: string | undefined,
   options: Pick<DiscoverOptions, 'cache'>,
-): Promise<{ sessions: { summary: SessionSummary; source: S }[]; warnings: Warning[] }> {
+): Promise<{ sessions: { summary: SessionSummary; harness: S }[]; warnings: Warning[] }> {
   const progress = createProgress({
     stream: ctx.io.stderr,
     delayMs: progressDelay(ctx.io.env),
@@ -78,11 +78,11 @@ async function discoverIn<S extends { id: string }>(
         }
       }),
     );
-    const sessions: { summary: SessionSummary; source: S }[] = [];
+    const sessions: { summary: SessionSummary; harness: S }[] = [];
     const warnings: Warning[] = [];
     for (const { source, found } of results) {
       warnings.push(...found.warnings);
-      for (const summary of found.sessions) sessions.push({ summary, source });
+      for (const summary of found.sessions) sessions.push({ summary, harness: source });
     }
     return { sessions, warnings };
   } finally {
@@ -100,14 +100,7 @@ export async function discoverSessions(
   options: Pick<DiscoverOptions, 'cache'> = {},
 ): Promise<Discovered> {
   const scanned = await scannedHarnesses(ctx, from);
-  const { sessions, warnings } = await discoverIn(
-    ctx,
-    scanned,
-    (h) => Promise.resolve(h.store!(ctx.io.env)),
-    from,
-    options,
-  );
-  return { sessions: sessions.map(({ summary, source }) => ({ summary, harness: source })), warnings };
+  return discoverIn(ctx, scanned, (h) => Promise.resolve(h.store!(ctx.io.env)), from, options);
 }
 
 /**
@@ -126,14 +119,7 @@ export async function listSessions(
   const picked = from === undefined ? sessionSources : [findByName(from, sessionSources)];
   if (picked.some((s) => s === undefined)) return discoverSessions(ctx, from, options);
   const scanned = picked as readonly SessionSource[];
-  const { sessions, warnings } = await discoverIn(
-    ctx,
-    scanned,
-    (s) => s.openStore(ctx.io.env),
-    from,
-    options,
-  );
-  return { sessions: sessions.map(({ summary, source }) => ({ summary, harness: source })), warnings };
+  return discoverIn(ctx, scanned, (s) => s.openStore(ctx.io.env), from, options);
 }
 
 function describeCandidate(s: FoundSession): string {

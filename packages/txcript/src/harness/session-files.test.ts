@@ -1,7 +1,7 @@
 import { appendFileSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { claudeCode } from './claude-code/index.ts';
 import { claudeCodeStore, claudeProjectsRoot } from './claude-code/store.ts';
@@ -53,10 +53,9 @@ async function list(options?: DiscoverOptions, e: NodeJS.ProcessEnv = env): Prom
 
 /** Rewrite the stored summary of `file` (its signature kept): served as is only by a cache hit. */
 function tamper(cache: string, file: string, title: string): void {
-  const doc = JSON.parse(readFileSync(cache, 'utf8')) as {
-    files: Record<string, { scan: { sessions: SessionSummary[] } }>;
-  };
-  doc.files[file]!.scan.sessions[0]!.title = title;
+  // An entry is [sig, sessions, notes?], a session [id, messageCount, title, …] (session-files.ts).
+  const doc = JSON.parse(readFileSync(cache, 'utf8')) as { files: Record<string, [string, unknown[][]]> };
+  doc.files[file]![1][0]![2] = title;
   writeFileSync(cache, JSON.stringify(doc));
 }
 
@@ -69,6 +68,63 @@ describe('session-file summary cache (Claude Code, Codex)', () => {
     expect((await list()).map((s) => s.title)).toEqual(['served from the cache']);
     appendFileSync(file, '\n');
     expect((await list()).map((s) => s.title)).toEqual(['Plan the release']);
+  });
+
+  it('serves the very summaries a fresh read gives, storing neither the harness nor the file path per session', async () => {
+    const main = claudeSession('Plan the release');
+    const project = join(claudeProjectsRoot(env), '-work-project');
+    const sub = join(project, ID, 'subagents', 'agent-1.jsonl');
+    mkdirSync(join(project, ID, 'subagents'), { recursive: true });
+    writeFileSync(sub, readFileSync(main, 'utf8'));
+    // No prompt and no time: no title, no last activity.
+    const bare = join(project, '1c2d3e4f-5a6b-4c7d-8e9f-0a1b2c3d4e5f.jsonl');
+    writeFileSync(
+      bare,
+      `${JSON.stringify({ type: 'assistant', uuid: 'u-bare', message: { role: 'assistant', content: [{ type: 'text', text: 'hi' }] } })}\n`,
+    );
+    // A summary-only file titles the main session through a leaf among its lines.
+    const leaf = (JSON.parse(readFileSync(main, 'utf8').trim().split('\n').at(-1)!) as { uuid: string }).uuid;
+    writeFileSync(
+      join(project, 'summaries.jsonl'),
+      `${JSON.stringify({ type: 'summary', summary: 'Release plan', leafUuid: leaf })}\n`,
+    );
+    const byId = (xs: SessionSummary[]) => [...xs].sort((a, b) => (a.id < b.id ? -1 : 1));
+    const fresh = byId(await list({ cache: false }));
+    expect(fresh.map((s) => [s.id, s.title, s.parentId])).toEqual([
+      [ID, 'Release plan', undefined],
+      ['1c2d3e4f-5a6b-4c7d-8e9f-0a1b2c3d4e5f', undefined, undefined],
+      ['agent-1', 'Plan the release', ID],
+    ]);
+    expect(byId(await list())).toStrictEqual(fresh); // read, and remembered
+    expect(byId(await list())).toStrictEqual(fresh); // served
+    const text = readFileSync(claudeCache(), 'utf8');
+    expect(Object.keys((JSON.parse(text) as { files: object }).files).sort()).toEqual(
+      [bare, main, join(project, 'summaries.jsonl'), sub].sort(),
+    );
+    expect(text).not.toContain('"claude_code"');
+    expect(text.split(JSON.stringify(main)).length - 1).toBe(1); // the key only
+  });
+
+  it('removes the files older versions of the cache left, on its first write only', async () => {
+    claudeSession('Plan the release');
+    const dir = dirname(claudeCache());
+    const older = claudeCache().replace(`-v${SESSION_FILE_CACHE_VERSION}-`, '-v1-');
+    const newer = claudeCache().replace(
+      `-v${SESSION_FILE_CACHE_VERSION}-`,
+      `-v${SESSION_FILE_CACHE_VERSION + 1}-`,
+    );
+    const otherScope = older.replace(/-[0-9a-f]{16}\.json$/, '-0123456789abcdef.json');
+    const otherKind = join(dir, 'codex-files-v1-0123456789abcdef.json');
+    mkdirSync(dir, { recursive: true });
+    for (const f of [older, newer, otherScope, otherKind]) writeFileSync(f, '{}');
+    await list();
+    expect(existsSync(claudeCache())).toBe(true);
+    expect([older, newer, otherScope, otherKind].map(existsSync)).toEqual([false, true, true, true]);
+    // Later writes of the same version leave what is there alone.
+    writeFileSync(older, '{}');
+    claudeSession('Plan the release again', '7c6b5a49-3827-4160-a5f4-e3d2c1b0a998');
+    await list();
+    expect(existsSync(older)).toBe(true);
   });
 
   it('neither uses nor writes the cache with --no-cache or TXCRIPT_NO_CACHE', async () => {

@@ -13,7 +13,6 @@ import {
   CacheDocument,
   cacheFileFor,
   isCount,
-  isOptionalString,
   statSignature,
   summaryCacheDisabled,
   type StatSignature,
@@ -45,49 +44,86 @@ export interface FileScan {
  * file (a reason instead of a scan), is looked at again (and reported) every time.
  */
 export interface SessionFileCache {
-  scan(path: string, scan: () => Promise<FileScan | string>): Promise<FileScan | string>;
+  /**
+   * The stored scan of `path` while the file is unchanged (`hit`), else how to remember the scan
+   * about to be made (`remember`; a no-op for a file too recently changed to vouch for). Never
+   * throws: a file that cannot be stat'ed is a miss, and its scan reports why.
+   */
+  lookup(path: string): { hit: FileScan } | { remember(scan: FileScan): void };
   /** Write the cache if anything changed; never throws. */
   save(): Promise<void>;
 }
 
+const forget = { remember: (): void => {} };
+
 /** Every file read afresh, nothing written. */
 export const noSessionFileCache: SessionFileCache = {
-  scan: (_path, scan) => scan(),
+  lookup: () => forget,
   save: () => Promise.resolve(),
 };
 
 /** Bumped whenever what is stored, or how it is computed, changes: an older file is then ignored. */
-export const SESSION_FILE_CACHE_VERSION = 2;
+export const SESSION_FILE_CACHE_VERSION = 3;
 
-interface CachedScan {
-  sig: string;
-  scan: FileScan;
+/**
+ * A file's entry: `[sig, sessions]` or `[sig, sessions, notes]`, each session
+ * `[id, messageCount, title, lastActivity, parentId, locator]`, null for what
+ * it lacks and for a locator that is the file itself. The harness is the
+ * cache's and the locator nearly always the file, so neither is stored
+ * thousands of times, and a listing parses a few arrays per file, not objects.
+ */
+type StoredSession = [string, number | null, string | null, string | null, string | null, string | null];
+type StoredEntry = [string, StoredSession[]] | [string, StoredSession[], JsonObject];
+
+const isNullableString = (v: unknown): v is string | null => v === null || typeof v === 'string';
+
+/** A stored entry, or undefined when a summary is of another harness (not cached, never expected). */
+function storedEntry(sig: string, scan: FileScan, path: string, harness: string): StoredEntry | undefined {
+  const sessions: StoredSession[] = [];
+  for (const s of scan.sessions) {
+    if (s.harness !== harness) return undefined;
+    sessions.push([
+      s.id,
+      s.messageCount ?? null,
+      s.title ?? null,
+      s.lastActivity ?? null,
+      s.parentId ?? null,
+      s.locator === path ? null : s.locator,
+    ]);
+  }
+  return scan.notes === undefined ? [sig, sessions] : [sig, sessions, scan.notes];
 }
 
-function isStoredSummary(s: unknown): boolean {
-  if (!isJsonObject(s)) return false;
-  const o: JsonObject = s;
-  return (
-    typeof o.id === 'string' &&
-    typeof o.harness === 'string' &&
-    typeof o.locator === 'string' &&
-    (o.messageCount === undefined || isCount(o.messageCount)) &&
-    isOptionalString(o.title) &&
-    isOptionalString(o.lastActivity) &&
-    isOptionalString(o.parentId)
-  );
-}
-
-function cachedScan(v: unknown): CachedScan | undefined {
-  if (!isJsonObject(v)) return undefined;
-  const o: JsonObject = v;
-  if (typeof o.sig !== 'string' || !isJsonObject(o.scan)) return undefined;
-  const { sessions, notes } = o.scan;
-  const ok =
-    Array.isArray(sessions) &&
-    sessions.every(isStoredSummary) &&
-    (notes === undefined || isJsonObject(notes));
-  return ok ? (o as unknown as CachedScan) : undefined;
+/** The scan a stored entry holds, when it has the shape storedEntry gives (an older or damaged file may not). */
+function storedScan(v: unknown, path: string, harness: string): { sig: string; scan: FileScan } | undefined {
+  if (!Array.isArray(v) || (v.length !== 2 && v.length !== 3)) return undefined;
+  const [sig, stored, notes] = v as unknown[];
+  if (typeof sig !== 'string' || !Array.isArray(stored)) return undefined;
+  if (notes !== undefined && !isJsonObject(notes)) return undefined;
+  const sessions: SessionSummary[] = [];
+  for (const t of stored as unknown[]) {
+    if (!Array.isArray(t) || t.length !== 6) return undefined;
+    const [id, messageCount, title, lastActivity, parentId, locator] = t as unknown[];
+    if (
+      typeof id !== 'string' ||
+      !(messageCount === null || isCount(messageCount)) ||
+      !isNullableString(title) ||
+      !isNullableString(lastActivity) ||
+      !isNullableString(parentId) ||
+      !isNullableString(locator)
+    )
+      return undefined;
+    sessions.push({
+      id,
+      harness,
+      locator: locator ?? path,
+      ...(messageCount !== null ? { messageCount } : {}),
+      ...(title !== null ? { title } : {}),
+      ...(lastActivity !== null ? { lastActivity } : {}),
+      ...(parentId !== null ? { parentId } : {}),
+    });
+  }
+  return { sig, scan: notes === undefined ? { sessions } : { sessions, notes } };
 }
 
 /**
@@ -114,22 +150,28 @@ export function openSessionFileCache(
     ['files'],
   );
   return {
-    async scan(path, scan) {
+    lookup(path) {
       let sig: StatSignature | undefined;
       try {
-        sig = statSignature(path, now(), { ctime: true });
+        sig = statSignature(path, now(), { ctime: true, times: 'ms' });
       } catch {
-        return scan(); // the scan reports why the file cannot be read
+        return forget; // the scan reports why the file cannot be read
       }
-      if (sig === undefined) return scan();
-      const hit = cachedScan(doc.stored('files', path));
+      if (sig === undefined) return forget;
+      const stored = doc.stored('files', path);
+      const hit = stored === undefined ? undefined : storedScan(stored, path, harness);
       if (hit !== undefined && hit.sig === sig.sig) {
-        doc.keep('files', path, hit);
-        return hit.scan;
+        doc.keep('files', path, stored);
+        return { hit: hit.scan };
       }
-      const fresh = await scan();
-      if (typeof fresh !== 'string' && !sig.racy) doc.put('files', path, { sig: sig.sig, scan: fresh });
-      return fresh;
+      const { racy, sig: fresh } = sig;
+      if (racy) return forget;
+      return {
+        remember: (scan) => {
+          const entry = storedEntry(fresh, scan, path, harness);
+          if (entry !== undefined) doc.put('files', path, entry);
+        },
+      };
     },
     save: () => doc.save(),
   };
@@ -160,15 +202,23 @@ export async function summarizeSessionFiles<F>(
   let done = 0;
   for (const file of files) {
     const path = pathOf(file);
-    try {
-      const result = await cached.scan(path, () => scan(file));
-      if (typeof result === 'string') warnings.push({ source: path, message: result });
-      else {
-        sessions.push(...result.sessions);
-        scans.push({ path, scan: result });
+    // Served from the cache without a turn of the event loop: a warm listing is thousands of hits.
+    const looked = cached.lookup(path);
+    if ('hit' in looked) {
+      for (const s of looked.hit.sessions) sessions.push(s);
+      scans.push({ path, scan: looked.hit });
+    } else {
+      try {
+        const result = await scan(file);
+        if (typeof result === 'string') warnings.push({ source: path, message: result });
+        else {
+          looked.remember(result);
+          for (const s of result.sessions) sessions.push(s);
+          scans.push({ path, scan: result });
+        }
+      } catch (e) {
+        warnings.push({ source: path, message: `unreadable, skipped: ${(e as Error).message}` });
       }
-    } catch (e) {
-      warnings.push({ source: path, message: `unreadable, skipped: ${(e as Error).message}` });
     }
     options?.onProgress?.(++done, files.length);
   }

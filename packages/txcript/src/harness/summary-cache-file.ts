@@ -7,11 +7,13 @@
  * spec says), else `$HOME/.cache/txcript/`: folder 0700, file 0600 (titles
  * come from user text). A document that is missing, unreadable, corrupt, of
  * another format or version, or for another scope is ignored (and replaced);
- * one that cannot be written is left alone. A cache never fails a listing.
+ * one that cannot be written is left alone. The first write of a version
+ * removes the files older versions of that cache left. A cache never fails a
+ * listing.
  */
 import { createHash } from 'node:crypto';
-import { chmodSync, mkdirSync, readFileSync, statSync } from 'node:fs';
-import { dirname, isAbsolute, join } from 'node:path';
+import { chmodSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { basename, dirname, isAbsolute, join } from 'node:path';
 import { writeFileAtomic } from '../fs/atomic.ts';
 import { isJsonObject } from '../model/json.ts';
 import { envValue, homeDir } from './env.ts';
@@ -43,6 +45,32 @@ export function cacheFileFor(
   return join(summaryCacheDir(env), `${name}-v${version}-${hash}.${ext}`);
 }
 
+/**
+ * The files of older versions of the cache `file` (cacheFileFor's name, same
+ * kind and scope, a lower version), which no run of this txcript reads. Newer
+ * ones are left to the txcript that wrote them.
+ */
+export function olderVersionsOf(file: string): string[] {
+  const m = /^(.+)-v(\d+)-([0-9a-f]{16})(\.[a-z]+)$/.exec(basename(file));
+  if (m === null) return [];
+  const [, name, version, hash, ext] = m as unknown as [string, string, string, string, string];
+  const prefix = `${name}-v`;
+  const suffix = `-${hash}${ext}`;
+  let names: string[];
+  try {
+    names = readdirSync(dirname(file));
+  } catch {
+    return [];
+  }
+  return names
+    .filter((n) => {
+      if (!n.startsWith(prefix) || !n.endsWith(suffix)) return false;
+      const v = n.slice(prefix.length, n.length - suffix.length);
+      return /^\d+$/.test(v) && Number(v) < Number(version);
+    })
+    .map((n) => join(dirname(file), n));
+}
+
 /** A file's identity and version as one string, and whether it changed too recently to vouch for. */
 export interface StatSignature {
   sig: string;
@@ -51,22 +79,41 @@ export interface StatSignature {
 
 /**
  * The signature of `path` (device, inode, size, mtime and, unless `ctime:
- * false`, ctime, in nanoseconds); undefined when it does not exist. Other
- * errors throw. A source changed less than RACY_WINDOW_MS before `now` is
- * `racy`: a second change within the file system's time granularity could
- * leave its signature as it was, so it must not be remembered.
+ * false`, ctime); undefined when it does not exist. Other errors throw. A
+ * source changed less than RACY_WINDOW_MS before `now` is `racy`: a second
+ * change within the file system's time granularity could leave its signature
+ * as it was, so it must not be remembered.
+ *
+ * Times are in nanoseconds (`times: 'ns'`, the default), or as the
+ * milliseconds of a plain stat (`'ms'`, with their fraction): the racy window
+ * already covers changes closer together than that, and a listing that stats
+ * thousands of files spends far less on plain stats than on BigInt ones. The
+ * two give different signatures: a cache keeps to one (and changes its
+ * version when it changes).
  */
 export function statSignature(
   path: string,
   now: number,
-  { ctime }: { ctime: boolean },
+  { ctime, times = 'ns' }: { ctime: boolean; times?: 'ns' | 'ms' },
 ): StatSignature | undefined {
-  const s = statSync(path, { bigint: true, throwIfNoEntry: false });
-  if (s === undefined) return undefined;
-  const identity = `${s.dev}:${s.ino}:${s.size}:${s.mtimeNs}`;
-  const changedMs = Number(ctime && s.ctimeMs > s.mtimeMs ? s.ctimeMs : s.mtimeMs);
+  let identity: string;
+  let changed: string;
+  let changedMs: number;
+  if (times === 'ms') {
+    const s = statSync(path, { throwIfNoEntry: false });
+    if (s === undefined) return undefined;
+    identity = `${s.dev}:${s.ino}:${s.size}:${s.mtimeMs}`;
+    changed = String(s.ctimeMs);
+    changedMs = ctime && s.ctimeMs > s.mtimeMs ? s.ctimeMs : s.mtimeMs;
+  } else {
+    const s = statSync(path, { bigint: true, throwIfNoEntry: false });
+    if (s === undefined) return undefined;
+    identity = `${s.dev}:${s.ino}:${s.size}:${s.mtimeNs}`;
+    changed = String(s.ctimeNs);
+    changedMs = Number(ctime && s.ctimeMs > s.mtimeMs ? s.ctimeMs : s.mtimeMs);
+  }
   return {
-    sig: ctime ? `${identity}:${s.ctimeNs}` : identity,
+    sig: ctime ? `${identity}:${changed}` : identity,
     racy: now - changedMs < RACY_WINDOW_MS,
   };
 }
@@ -88,10 +135,13 @@ export interface CacheIdentity {
  * of sources that are gone drop out.
  */
 export class CacheDocument<S extends string> {
-  private readonly loaded = new Map<S, Map<string, unknown>>();
+  /** Each section as parsed (looked up in place: a copy into a Map would cost a listing an object per entry). */
+  private readonly loaded = new Map<S, { entries: Record<string, unknown>; size: number }>();
   private readonly next = new Map<S, Map<string, unknown>>();
   /** A new entry was made, or the file on disk is not a usable cache. */
   private changed = false;
+  /** No file of this version was there: its first write removes those of older versions. */
+  private readonly first: boolean;
 
   constructor(
     private readonly file: string,
@@ -114,16 +164,18 @@ export class CacheDocument<S extends string> {
       sections.every((s) => isJsonObject(value[s]));
     for (const s of sections) {
       const stored = usable ? (value as Record<S, Record<string, unknown>>)[s] : {};
-      this.loaded.set(s, new Map(Object.entries(stored)));
+      this.loaded.set(s, { entries: stored, size: Object.keys(stored).length });
       this.next.set(s, new Map());
     }
     // A file that is there but not usable is replaced.
     this.changed = text !== undefined && !usable;
+    this.first = text === undefined;
   }
 
   /** The stored entry of `key`, still to be checked by the caller. */
   stored(section: S, key: string): unknown {
-    return this.loaded.get(section)!.get(key);
+    const { entries } = this.loaded.get(section)!;
+    return Object.hasOwn(entries, key) ? entries[key] : undefined;
   }
 
   /** How many entries the document held when read. */
@@ -156,6 +208,7 @@ export class CacheDocument<S extends string> {
       chmodSync(dir, 0o700);
       // A cache lost in a crash is only rebuilt: no fsync, but never seen half-written.
       await writeFileAtomic(this.file, JSON.stringify(content), { mode: 0o600, durable: false });
+      if (this.first) for (const old of olderVersionsOf(this.file)) rmSync(old, { force: true });
     } catch {
       // A cache that cannot be written only costs the next run its speed.
     }

@@ -17,7 +17,7 @@ import type {
   Warning,
 } from '../types.ts';
 import { createFileAtomic, FileExistsError } from '../../fs/atomic.ts';
-import { readDirSafe } from '../../fs/dir.ts';
+import { entryPath, readDirSafe } from '../../fs/dir.ts';
 import { isJsonObject } from '../../model/json.ts';
 import { normalizeTimestamp, titleFromText } from '../common-values.ts';
 import { envValue, homeDir } from '../env.ts';
@@ -79,7 +79,7 @@ async function listSessionFiles(root: string): Promise<SessionFile[]> {
     const dir = path.join(root, project.name);
     for (const entry of await readDirSafe(dir)) {
       if (entry.isFile() && entry.name.endsWith('.jsonl')) {
-        out.push({ file: path.join(dir, entry.name), id: entry.name.slice(0, -'.jsonl'.length) });
+        out.push({ file: entryPath(dir, entry.name), id: entry.name.slice(0, -'.jsonl'.length) });
       } else if (entry.isDirectory()) {
         // <session>/subagents/*.jsonl: a subagent's own transcript.
         const sub = path.join(dir, entry.name, 'subagents');

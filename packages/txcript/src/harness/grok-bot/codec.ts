@@ -33,6 +33,7 @@ import type { Codec, CodecContext } from '../types.ts';
 import { isJsonObject as isObject } from '../../model/json.ts';
 import { decodeRecord } from '../jsonl.ts';
 import { recordLine } from './text.ts';
+import { stripAddressTag } from './address-tag.ts';
 import type { GrokBotRecords } from './text.ts';
 
 /** Namespace of every synthetic Grok Bot id (UUIDv5). */
@@ -72,9 +73,6 @@ export const ORPHAN_RESULT_NAME = 'unknown';
 /** Block-level id keys, in the order they are read (C2). */
 const BLOCK_ID_KEYS = ['toolCallId', 'tool_call_id', 'tool_use_id'] as const;
 
-// C6: `[t` + base-36 turn (+ optional letter, already inside [0-9a-z]+) + `]`, then one separator.
-const ADDRESS_TAG = /^\[t[0-9a-z]+\](?:\r\n|\n| )?/;
-
 /** The address (`t3u`) of the tag that opens a user record's first text block, if any. */
 function addressOf(blocks: readonly JsonValue[]): string | undefined {
   const first = blocks.find((b) => isObject(b) && b.type === 'text');
@@ -82,12 +80,8 @@ function addressOf(blocks: readonly JsonValue[]): string | undefined {
   return /^\[(t[0-9a-z]+)\]/.exec(first.text)?.[1];
 }
 
-/** Remove a leading `[tNu]`-style address tag and one following newline or space (C6). */
-export function stripAddressTag(text: string): string {
-  if (!text.startsWith('[t')) return text;
-  const m = ADDRESS_TAG.exec(text);
-  return m === null ? text : text.slice(m[0].length);
-}
+// Its own module, so list titles (title.ts) take it without the codec.
+export { stripAddressTag };
 
 // C4: every envelope key but `success` marks an error; MCP also flags success.isError.
 const ERROR_KEYS = ['failure', 'rejected', 'error', 'spawnError'] as const;

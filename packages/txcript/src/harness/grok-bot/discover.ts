@@ -16,10 +16,10 @@
 import { closeSync, fstatSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
 import type { Dirent } from 'node:fs';
 import { readdir } from 'node:fs/promises';
-import { join } from 'node:path';
-import { z } from 'zod';
+import { normalize } from 'node:path';
+import { entryPath } from '../../fs/dir.ts';
 import type { DiscoverOptions, DiscoverResult, SessionSummary, Warning } from '../types.ts';
-import { epochMs, readLedgerOutcome, startLedgerReads } from './ledger-reads.ts';
+import { epochMs, startLedgerReads } from './ledger-reads.ts';
 import type { LedgerFacts, LedgerOutcome, LedgerRequest, LedgerWorkerOptions } from './ledger-reads.ts';
 import { isSafeSessionId } from '../session-id.ts';
 import { realPathInside } from './roots.ts';
@@ -224,11 +224,15 @@ function scanJsonlSync(path: string, wantSubagentIds: boolean): JsonlScan {
   }
 }
 
-const profileSchema = z.looseObject({
-  name: z.string().optional(),
-  title: z.string().optional(),
-  description: z.string().optional(),
-});
+/** The profile fields a listing reads; built (and zod loaded) only for a profile that fails the hand check. */
+async function profileSchema() {
+  const { z } = await import('zod');
+  return z.looseObject({
+    name: z.string().optional(),
+    title: z.string().optional(),
+    description: z.string().optional(),
+  });
+}
 
 const optionalString = (v: unknown): boolean => v === undefined || typeof v === 'string';
 
@@ -237,7 +241,7 @@ const optionalString = (v: unknown): boolean => v === undefined || typeof v === 
  * zod's cost on every agent. A profile that fails it goes through the schema,
  * which says what is wrong.
  */
-function profileName(value: unknown): { name?: string } | { problem: string } {
+async function profileName(value: unknown): Promise<{ name?: string } | { problem: string }> {
   if (
     isObject(value) &&
     optionalString(value.name) &&
@@ -245,7 +249,7 @@ function profileName(value: unknown): { name?: string } | { problem: string } {
     optionalString(value.description)
   )
     return typeof value.name === 'string' ? { name: value.name } : {};
-  const parsed = profileSchema.safeParse(value);
+  const parsed = (await profileSchema()).safeParse(value);
   if (parsed.success) return parsed.data.name !== undefined ? { name: parsed.data.name } : {};
   return { problem: `unexpected profile shape: ${parsed.error.issues[0]?.message}` };
 }
@@ -310,7 +314,7 @@ async function scanProfile(
 ): Promise<AgentScan | undefined> {
   const id = entry.name;
   if (!isSafeSessionId(id)) return undefined;
-  const dir = join(roots.agents, id);
+  const dir = entryPath(roots.agents, id);
   if (entry.isSymbolicLink()) {
     try {
       await realPathInside(roots.agents, dir);
@@ -319,7 +323,7 @@ async function scanProfile(
       return undefined;
     }
   } else if (!entry.isDirectory()) return undefined;
-  const profilePath = join(dir, 'profile.json');
+  const profilePath = entryPath(dir, 'profile.json');
   let profileText: string;
   try {
     profileText = readFileSync(profilePath, 'utf8');
@@ -333,7 +337,7 @@ async function scanProfile(
   const scan: AgentScan = { id, dir, messageCount: 0, warnings };
   try {
     const json: unknown = JSON.parse(profileText);
-    const profile = profileName(json);
+    const profile = await profileName(json);
     if (isObject(json)) scan.profileMs = epochMs(json.updatedAt) ?? epochMs(json.createdAt);
     if ('problem' in profile) warnings.push({ source: profilePath, message: profile.problem });
     else if (profile.name !== undefined && profile.name.trim() !== '') scan.name = profile.name.trim();
@@ -345,7 +349,10 @@ async function scanProfile(
 
 /** A profile-only agent's ledger facts: from the cache now, else `pending` until read (see settleLedger). */
 function lookupLedger(scan: AgentScan, cache: SummaryCache): void {
-  const request: LedgerRequest = { path: join(scan.dir, 'store.db'), needTitle: scan.name === undefined };
+  const request: LedgerRequest = {
+    path: entryPath(scan.dir, 'store.db'),
+    needTitle: scan.name === undefined,
+  };
   const lookup = cache.lookupLedger(request.path, request.needTitle);
   if ('hit' in lookup) applyLedger(scan, request.path, { facts: lookup.hit });
   else scan.pending = { request, remember: lookup.remember };
@@ -374,7 +381,7 @@ function applyLedger(scan: AgentScan, ledgerPath: string, outcome: LedgerOutcome
   scan.lastActivityMs ??= scan.profileMs;
   if (scan.lastActivityMs === undefined) {
     try {
-      scan.lastActivityMs = statSync(join(scan.dir, 'profile.json')).mtimeMs;
+      scan.lastActivityMs = statSync(entryPath(scan.dir, 'profile.json')).mtimeMs;
     } catch {
       // the profile was readable a moment ago; without a time the row still lists
     }
@@ -394,7 +401,7 @@ async function scanTranscriptDir(
   warnings: Warning[],
 ): Promise<TranscriptScan | undefined> {
   const id = entry.name;
-  const dir = join(roots.transcripts, id);
+  const dir = entryPath(roots.transcripts, id);
   if (!isSafeSessionId(id)) return undefined;
   if (entry.isSymbolicLink()) {
     try {
@@ -408,7 +415,7 @@ async function scanTranscriptDir(
     warnings.push({ source: dir, message: 'not a session folder (expected a directory); skipped' });
     return undefined;
   }
-  const path = join(dir, `${id}.jsonl`);
+  const path = entryPath(dir, `${id}.jsonl`);
   try {
     const scan = cache.transcript(path, wantSubagentIds, () => scanJsonlSync(path, wantSubagentIds));
     if (!scan.envelope) return undefined; // TX-a/b/c: not a transcript
@@ -433,9 +440,11 @@ function iso(ms: number | undefined): string | undefined {
 
 /** List every Grok Bot session under the roots. Never throws for one bad folder. */
 export async function discoverGrokBot(
-  roots: GrokBotRoots,
+  given: GrokBotRoots,
   options: GrokBotDiscoverOptions = {},
 ): Promise<DiscoverResult> {
+  // Normalised once, so that each agent's paths are joined without path.join (fs/dir.ts: entryPath).
+  const roots = { ...given, agents: normalize(given.agents), transcripts: normalize(given.transcripts) };
   const warnings: Warning[] = [];
   const concurrency = options.concurrency ?? DEFAULT_CONCURRENCY;
   const cache = options.summaryCache ?? noSummaryCache;
@@ -488,7 +497,8 @@ export async function discoverGrokBot(
   for (const a of agents) {
     if (!transcriptNames.has(a.id) || withJsonl.has(a.id)) continue;
     lookupLedger(a, cache);
-    if (a.pending !== undefined) settleLedger(a, readLedgerOutcome(a.pending.request));
+    if (a.pending !== undefined)
+      settleLedger(a, (await import('./ledger-facts.ts')).readLedgerOutcome(a.pending.request));
   }
   warnings.push(...agentWarnings.flat(), ...read.warnings);
   await cache.save();
@@ -526,8 +536,9 @@ export async function discoverGrokBot(
       locator: a.dir,
     });
   }
-  sessions.sort(
-    (x, y) => (y.lastActivity ?? '').localeCompare(x.lastActivity ?? '') || x.id.localeCompare(y.id),
-  );
+  // Code-unit order, as the list sorts: localeCompare's first call sets up an ICU collator, which
+  // costs a listing more than the sort itself.
+  const byCodeUnits = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+  sessions.sort((x, y) => byCodeUnits(y.lastActivity ?? '', x.lastActivity ?? '') || byCodeUnits(x.id, y.id));
   return { sessions, warnings };
 }

@@ -5,7 +5,7 @@
  * group-chat turns). Common keeps all of it; list titles skip it, the ledger
  * marks it hidden, and the view shows it folded.
  */
-import { stripAddressTag } from './codec.ts';
+import { stripAddressTag } from './address-tag.ts';
 
 export type TextSegment = { hidden: false; text: string } | { hidden: true; kind: string; text: string };
 

@@ -17,10 +17,10 @@ import {
   WORKER_THRESHOLD,
   bundledWorkerUrl,
   ledgerWorkerMode,
-  readLedgerOutcome,
   startLedgerReads,
   wantsWorker,
 } from './ledger-reads.ts';
+import { readLedgerOutcome } from './ledger-facts.ts';
 import type { LedgerOutcome, LedgerRequest, LedgerWorkerOptions } from './ledger-reads.ts';
 import { discoverGrokBot } from './discover.ts';
 import { grokBotRoots } from './roots.ts';

@@ -1,6 +1,6 @@
 /**
- * The ledger reads of a listing: what one `store.db` tells the list
- * (`readLedgerFacts`), and many such reads shared with a worker thread.
+ * The ledger reads of a listing: many reads of what one `store.db` tells the
+ * list (`readLedgerOutcome`, ledger-facts.ts), shared with a worker thread.
  *
  * A cold list of a box with many profile-only agents spends much of its time
  * in SQLite. When WORKER_THRESHOLD reads or more are expected, a
@@ -20,20 +20,12 @@
  * then. From the TypeScript sources (tsx, vitest) there is none (Node 20
  * starts no `.ts` worker, even under tsx) and every ledger is read in-process.
  */
-import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { MessagePort } from 'node:worker_threads';
-import { isJsonObject } from '../../model/json.ts';
 import { envValue } from '../env.ts';
 import type { Warning } from '../types.ts';
-import { readLedgerSummary } from './ledger-db.ts';
-import { isUnknownEntry } from './ledger-entry.ts';
-import { titleFromUserText } from './title.ts';
 import { errorMessage } from '../../error-text.ts';
-
-/** Ledger entries searched for a title (agents without a profile name). */
-const TITLE_LEDGER_ENTRIES = 50;
 /**
  * Fewer ledger reads than this are not worth a worker. Measured on 2 slow cores (`txcript list
  * --no-cache`, boxes of N profile-only and N JSONL agents): a worker takes about 240 ms to be
@@ -74,50 +66,6 @@ export function epochMs(v: unknown): number | undefined {
   return n !== undefined && Number.isFinite(n) && n > 0 ? n : undefined;
 }
 
-/** Ledger facts for the list: row count, last activity, and a title when asked. Throws when unreadable. */
-export function readLedgerFacts(path: string, needTitle: boolean): LedgerFacts | undefined {
-  if (!existsSync(path)) return undefined;
-  const summary = readLedgerSummary(path, {
-    busyTimeoutMs: 200,
-    ...(needTitle ? { firstEntries: TITLE_LEDGER_ENTRIES } : {}),
-  });
-  const unread = summary.unreadState;
-  const unreadAt = isJsonObject(unread) ? epochMs(unread.lastActivityAt) : undefined;
-  const last = epochMs(summary.lastTimestampMs);
-  const lastActivityMs =
-    last !== undefined || unreadAt !== undefined
-      ? Math.max(last ?? -Infinity, unreadAt ?? -Infinity)
-      : undefined;
-  let title: string | undefined;
-  for (const { entry } of summary.first ?? []) {
-    if (isUnknownEntry(entry)) continue;
-    const text =
-      entry.kind === 'message' && entry.role === 'user'
-        ? entry.hidden === true
-          ? undefined
-          : entry.content
-        : entry.kind === 'user-message'
-          ? (entry.content ?? entry.text ?? entry.prompt)
-          : undefined;
-    title = text === undefined ? undefined : titleFromUserText(text);
-    if (title !== undefined) break;
-  }
-  return {
-    count: summary.count,
-    ...(lastActivityMs !== undefined ? { lastActivityMs } : {}),
-    ...(title ? { title } : {}),
-  };
-}
-
-/** One read, its failure included: what either thread reports for a ledger. */
-export function readLedgerOutcome({ path, needTitle }: LedgerRequest): LedgerOutcome {
-  try {
-    return { facts: readLedgerFacts(path, needTitle) };
-  } catch (e) {
-    return { error: errorMessage(e) };
-  }
-}
-
 /*
  * The protocol: the worker is started with a counter shared with the caller (`workerData`, an
  * Int32Array on a SharedArrayBuffer; `Atomics.add` hands out the next index), receives the requests
@@ -132,7 +80,11 @@ function claim(next: Int32Array, total: number): number | undefined {
 }
 
 /** The worker's side (ledger-worker.ts): once the requests come, claim, read and report until none is left. */
-export function serveLedgerReads(port: MessagePort, next: Int32Array): void {
+export function serveLedgerReads(
+  port: MessagePort,
+  next: Int32Array,
+  readLedgerOutcome: (request: LedgerRequest) => LedgerOutcome,
+): void {
   port.once('message', (requests: LedgerRequest[]) => {
     let report: WorkerReport = [];
     for (let i = claim(next, requests.length); i !== undefined; i = claim(next, requests.length)) {
@@ -256,8 +208,11 @@ export function startLedgerReads(expected: number, options: LedgerWorkerOptions 
   /** Read what `pick` hands out on this thread, yielding now and then. */
   const readHere = async (pick: () => number | undefined): Promise<void> => {
     let sinceYield = 0;
+    let read: ((request: LedgerRequest) => LedgerOutcome) | undefined;
     for (let i = pick(); i !== undefined; i = pick()) {
-      put(i, readLedgerOutcome(requests[i]!));
+      // SQLite and the ledger schemas load only when this thread has a ledger to read.
+      read ??= (await import('./ledger-facts.ts')).readLedgerOutcome;
+      put(i, read(requests[i]!));
       if (++sinceYield >= YIELD_EVERY) {
         sinceYield = 0;
         await new Promise((resolve) => setImmediate(resolve));

@@ -4,7 +4,8 @@
  * it next to the CLI bundle as `txcript-ledger-worker.mjs`.
  */
 import { parentPort, workerData } from 'node:worker_threads';
+import { readLedgerOutcome } from './ledger-facts.ts';
 import { serveLedgerReads } from './ledger-reads.ts';
 
 if (parentPort === null) throw new Error('ledger-worker.ts runs as a worker thread (see ledger-reads.ts)');
-serveLedgerReads(parentPort, workerData as Int32Array);
+serveLedgerReads(parentPort, workerData as Int32Array, readLedgerOutcome);

@@ -1,5 +1,5 @@
 import { chmodSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -101,6 +101,18 @@ describe('grok_bot store: discover', () => {
     ).mtime.toISOString();
     expect(byId.get('agent-fresh-bare')!.lastActivity).toBe(profileTime);
     for (const x of sessions) expect(x.lastActivity ?? '', x.id).not.toMatch(/^1970/);
+  });
+
+  it('orders sessions newest first, then by id in code-unit order (as list does), not by locale', async () => {
+    const at = new Date('2031-01-02T03:04:05Z');
+    // Code units put 'Z' before 'a' and '-' before '_'; a locale's collation puts them the other way.
+    const ids = ['agent-Z1', 'agent-a1', 'agent_a0'];
+    for (const id of [...ids].reverse()) {
+      const file = writeJsonl(box, id, conversation(`hello from ${id}`).join('\n') + '\n');
+      await utimes(file, at, at);
+    }
+    const { sessions } = await createGrokBotStore(box.env).discover({ cache: false });
+    expect(sessions.slice(0, 3).map((s) => s.id)).toEqual(ids);
   });
 
   it('skips broken symlinks, files where folders belong, escaping symlinks and unreadable profiles with warnings', async () => {

@@ -12,22 +12,47 @@ import { join } from 'node:path';
 import { createFileAtomic } from '../../fs/atomic.ts';
 import type { JsonValue, Transcript } from '../../model/common.ts';
 import type { LoadResult, SaveResult, Store } from '../types.ts';
-import { grokBotFromCommon, grokBotToCommon } from './codec.ts';
 import { discoverGrokBot } from './discover.ts';
 import type { GrokBotDiscoverOptions } from './discover.ts';
-import { DEFAULT_GATEWAY_TIMEOUT_MS, GatewayClient, readGatewayConfig } from './gateway.ts';
-import { openLedgerReadOnly } from './ledger-db.ts';
+import type { GatewayClient } from './gateway.ts';
 import { ledgerWorkerMode } from './ledger-reads.ts';
-import { parseLedgerEntries } from './ledger-entry.ts';
-import { ledgerToCommon } from './ledger-to-common.ts';
 import { assertSafeSessionId, UnsafePathError } from '../session-id.ts';
 import { grokBotRoots, realPathInside } from './roots.ts';
 import type { GrokBotRoots } from './roots.ts';
 import { noSummaryCache, openSummaryCache } from './summary-cache.ts';
 import type { SummaryCacheOptions } from './summary-cache.ts';
-import { decodeJsonlBytes, parseGrokBotJsonl, renderGrokBotJsonl } from './text.ts';
+import type { parseGrokBotJsonl } from './text.ts';
 import { assertLoadable, TooLargeToLoadError } from '../../fs/memory-budget.ts';
 import { errnoCode, errorMessage } from '../../error-text.ts';
+
+/**
+ * What reading or writing a session takes (the codecs, SQLite, zod through the ledger and gateway
+ * schemas), loaded when a session is loaded or saved: a listing needs none of it.
+ */
+async function sessionModules() {
+  const [codec, gateway, ledgerDb, ledgerEntry, ledgerToCommon, text] = await Promise.all([
+    import('./codec.ts'),
+    import('./gateway.ts'),
+    import('./ledger-db.ts'),
+    import('./ledger-entry.ts'),
+    import('./ledger-to-common.ts'),
+    import('./text.ts'),
+  ]);
+  return {
+    grokBotFromCommon: codec.grokBotFromCommon,
+    grokBotToCommon: codec.grokBotToCommon,
+    DEFAULT_GATEWAY_TIMEOUT_MS: gateway.DEFAULT_GATEWAY_TIMEOUT_MS,
+    GatewayClient: gateway.GatewayClient,
+    readGatewayConfig: gateway.readGatewayConfig,
+    openLedgerReadOnly: ledgerDb.openLedgerReadOnly,
+    parseLedgerEntries: ledgerEntry.parseLedgerEntries,
+    ledgerToCommon: ledgerToCommon.ledgerToCommon,
+    decodeJsonlBytes: text.decodeJsonlBytes,
+    parseGrokBotJsonl: text.parseGrokBotJsonl,
+    renderGrokBotJsonl: text.renderGrokBotJsonl,
+  };
+}
+type SessionModules = Awaited<ReturnType<typeof sessionModules>>;
 
 export interface GrokBotStoreOptions {
   /** Gateway call limit; default `TXCRIPT_GROK_BOT_TIMEOUT_MS` or 5000 ms. */
@@ -99,9 +124,8 @@ export function createGrokBotStore(
   options: GrokBotStoreOptions = {},
 ): GrokBotStore {
   const roots = grokBotRoots(env);
-  const gatewayTimeoutMs = options.gatewayTimeoutMs ?? timeoutFromEnv(env) ?? DEFAULT_GATEWAY_TIMEOUT_MS;
 
-  async function fromJsonl(id: string): Promise<LoadResult | string> {
+  async function fromJsonl(m: SessionModules, id: string): Promise<LoadResult | string> {
     const dir = join(roots.transcripts, id);
     const path = join(dir, `${id}.jsonl`);
     try {
@@ -121,12 +145,12 @@ export function createGrokBotStore(
       if (e instanceof TooLargeToLoadError) throw e; // the session is there: another source would hide why
       return errnoCode(e) === 'ENOENT' ? 'file missing' : `cannot read: ${errorMessage(e)}`;
     }
-    const decoded = decodeJsonlBytes(bytes, path);
-    const parsed = parseGrokBotJsonl(decoded.text, path);
+    const decoded = m.decodeJsonlBytes(bytes, path);
+    const parsed = m.parseGrokBotJsonl(decoded.text, path);
     if (!startsWithEnvelope(parsed.records)) return 'first record is not a {role, message} envelope';
     const untimed = new Set<number>();
-    const times = userMessageTimes(join(roots.agents, id, 'store.db'));
-    const transcript = grokBotToCommon(parsed.records, {
+    const times = userMessageTimes(m, join(roots.agents, id, 'store.db'));
+    const transcript = m.grokBotToCommon(parsed.records, {
       sessionId: id,
       timestamp: new Date(birth).toISOString(),
       untimed,
@@ -136,10 +160,10 @@ export function createGrokBotStore(
   }
 
   /** User message times from the agent's ledger (none when it has no readable store.db). */
-  function userMessageTimes(path: string): Map<string, number> {
+  function userMessageTimes(m: SessionModules, path: string): Map<string, number> {
     let ledger;
     try {
-      ledger = openLedgerReadOnly(path);
+      ledger = m.openLedgerReadOnly(path);
     } catch {
       return new Map();
     }
@@ -152,11 +176,11 @@ export function createGrokBotStore(
     }
   }
 
-  function fromLedger(id: string): LoadResult | string {
+  function fromLedger(m: SessionModules, id: string): LoadResult | string {
     const path = join(roots.agents, id, 'store.db');
     let read;
     try {
-      const ledger = openLedgerReadOnly(path);
+      const ledger = m.openLedgerReadOnly(path);
       try {
         read = ledger.readLedgerEntries();
       } finally {
@@ -171,17 +195,18 @@ export function createGrokBotStore(
         ? `ledger has no readable entries (${read.warnings.length} skipped)`
         : 'ledger empty';
     }
-    const { transcript, warnings, untimed } = ledgerToCommon(
+    const { transcript, warnings, untimed } = m.ledgerToCommon(
       read.rows.map((r) => r.entry),
       { sessionId: id, source: path },
     );
     return { transcript, source: path, warnings: [...read.warnings, ...warnings], untimed };
   }
 
-  async function fromGateway(id: string): Promise<LoadResult | string> {
+  async function fromGateway(m: SessionModules, id: string): Promise<LoadResult | string> {
+    const timeoutMs = options.gatewayTimeoutMs ?? timeoutFromEnv(env) ?? m.DEFAULT_GATEWAY_TIMEOUT_MS;
     let client: GatewayClient;
     try {
-      client = new GatewayClient({ ...(await readGatewayConfig(env)), timeoutMs: gatewayTimeoutMs });
+      client = new m.GatewayClient({ ...(await m.readGatewayConfig(env)), timeoutMs });
     } catch (e) {
       return errorMessage(e);
     }
@@ -196,9 +221,9 @@ export function createGrokBotStore(
     if (values === undefined) {
       return `POST ${endpoint}: unexpected response (expected an array, or {entries|messages|transcript})`;
     }
-    const { entries, warnings } = parseLedgerEntries(values, endpoint);
+    const { entries, warnings } = m.parseLedgerEntries(values, endpoint);
     if (entries.length === 0) return `POST ${endpoint}: no conversation entries in the response`;
-    const converted = ledgerToCommon(entries, { sessionId: id, source: endpoint });
+    const converted = m.ledgerToCommon(entries, { sessionId: id, source: endpoint });
     return {
       transcript: converted.transcript,
       source: endpoint,
@@ -209,14 +234,15 @@ export function createGrokBotStore(
 
   async function load(id: string): Promise<LoadResult> {
     assertSafeSessionId(id);
+    const m = await sessionModules();
     const attempts: LoadAttempt[] = [];
-    const jsonl = await fromJsonl(id);
+    const jsonl = await fromJsonl(m, id);
     if (typeof jsonl !== 'string') return jsonl;
     attempts.push({ source: join(roots.transcripts, id, `${id}.jsonl`), reason: jsonl });
-    const ledger = fromLedger(id);
+    const ledger = fromLedger(m, id);
     if (typeof ledger !== 'string') return ledger;
     attempts.push({ source: join(roots.agents, id, 'store.db'), reason: ledger });
-    const gateway = await fromGateway(id);
+    const gateway = await fromGateway(m, id);
     if (typeof gateway !== 'string') return gateway;
     attempts.push({ source: 'gateway openAgent', reason: gateway });
     throw new GrokBotLoadError(id, attempts);
@@ -229,6 +255,7 @@ export function createGrokBotStore(
     const path = join(dir, `${id}.jsonl`);
     await mkdir(dir, { recursive: true, mode: 0o700 });
     await realPathInside(roots.transcripts, dir);
+    const { grokBotFromCommon, renderGrokBotJsonl } = await sessionModules();
     const text = renderGrokBotJsonl(grokBotFromCommon(transcript));
     await createFileAtomic(path, text);
     return { id, locator: path };

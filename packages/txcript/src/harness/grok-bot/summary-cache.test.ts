@@ -31,7 +31,7 @@ import type { DiscoverResult } from '../types.ts';
 import { openLedgerForWrite, openLedgerReadOnly } from './ledger-db.ts';
 import { grokBotRoots } from './roots.ts';
 import { createGrokBotStore } from './store.ts';
-import { summaryCacheFile } from './summary-cache.ts';
+import { SUMMARY_CACHE_VERSION, summaryCacheFile } from './summary-cache.ts';
 import { RACY_WINDOW_MS } from '../summary-cache-file.ts';
 import type { SummaryCacheOptions } from './summary-cache.ts';
 
@@ -164,8 +164,8 @@ describe('grok_bot summary cache', () => {
     utimesSync(temp, stamp, stamp);
     renameSync(temp, path);
     const before = readCache().transcripts[path]!.sig.split(':');
-    const now = statSync(path, { bigint: true });
-    expect([String(now.size), String(now.mtimeNs)]).toEqual([before[2], before[3]]);
+    const now = statSync(path);
+    expect([String(now.size), String(now.mtimeMs)]).toEqual([before[2], before[3]]);
     expect(String(now.ino)).not.toBe(before[1]);
     expect(byId(await list(), id)?.title).toBe('omega question');
   });
@@ -217,7 +217,7 @@ describe('grok_bot summary cache', () => {
     expect(fresh.warnings).toEqual([]);
     writeFileSync(cacheFile(), '{"version": 1, "transcripts": {');
     expect(await list()).toEqual(fresh);
-    expect(readCache().version).toBe(1);
+    expect(readCache().version).toBe(SUMMARY_CACHE_VERSION);
     expect(Object.keys(readCache().transcripts)).toEqual([jsonlPath]);
 
     const other = readCache();
@@ -225,7 +225,7 @@ describe('grok_bot summary cache', () => {
     other.transcripts[jsonlPath]!.scan.lineCount = 999;
     writeCache(other);
     expect(await list()).toEqual(fresh);
-    expect(readCache().version).toBe(1);
+    expect(readCache().version).toBe(SUMMARY_CACHE_VERSION);
 
     // An entry of the wrong shape is not served even when its signature matches.
     const bad = readCache();
@@ -317,9 +317,9 @@ describe('grok_bot summary cache', () => {
   it('lives under $XDG_CACHE_HOME/txcript (absolute only), else $HOME/.cache/txcript, one file per pair of roots', () => {
     const roots = grokBotRoots(box.env);
     const file = summaryCacheFile(box.env, roots);
-    expect(file).toMatch(new RegExp(`^${home}/\\.cache/txcript/grok-bot-v1-[0-9a-f]{16}\\.json$`));
+    expect(file).toMatch(new RegExp(`^${home}/\\.cache/txcript/grok-bot-v2-[0-9a-f]{16}\\.json$`));
     expect(summaryCacheFile({ ...box.env, XDG_CACHE_HOME: '/xdg' }, roots)).toMatch(
-      /^\/xdg\/txcript\/grok-bot-v1-[0-9a-f]{16}\.json$/,
+      /^\/xdg\/txcript\/grok-bot-v2-[0-9a-f]{16}\.json$/,
     );
     expect(summaryCacheFile({ ...box.env, XDG_CACHE_HOME: 'relative' }, roots)).toBe(file);
     const other = grokBotRoots({ ...box.env, TXCRIPT_GROK_BOT_AGENTS: join(home, 'other-agents') });

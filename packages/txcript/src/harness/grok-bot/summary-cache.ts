@@ -34,7 +34,7 @@ import type { LedgerFacts } from './ledger-reads.ts';
 import type { GrokBotRoots } from './roots.ts';
 
 /** Bumped whenever what is stored, or how it is computed, changes: an older file is then ignored. */
-export const SUMMARY_CACHE_VERSION = 1;
+export const SUMMARY_CACHE_VERSION = 2;
 const FORMAT = 'txcript grok_bot summary cache';
 
 export interface SummaryCache {
@@ -150,7 +150,7 @@ class FileSummaryCache implements SummaryCache {
   transcript(path: string, wantSubagentIds: boolean, scan: () => JsonlScan): JsonlScan {
     let sig: StatSignature | undefined;
     try {
-      sig = statSignature(path, this.now(), { ctime: true });
+      sig = statSignature(path, this.now(), { ctime: true, times: 'ms' });
     } catch {
       return scan(); // the scan reports why the file cannot be read
     }
@@ -174,10 +174,10 @@ class FileSummaryCache implements SummaryCache {
     let db: StatSignature | undefined;
     let wal: StatSignature | undefined;
     try {
-      db = statSignature(path, this.now(), { ctime: true });
+      db = statSignature(path, this.now(), { ctime: true, times: 'ms' });
       // Every write to the WAL moves its mtime. Its ctime is left out: SQLite running as root
       // chowns the WAL on every open, a reader's included, which moves the ctime and nothing else.
-      wal = statSignature(`${path}-wal`, this.now(), { ctime: false });
+      wal = statSignature(`${path}-wal`, this.now(), { ctime: false, times: 'ms' });
     } catch {
       return forget; // the read reports why the file cannot be read
     }

@@ -2,7 +2,7 @@
  * Which user text may become a list title (grok-bot-format.md §4; sendbox
  * decision C5: hidden prompts and wakes stay in Common, but never as a title).
  */
-import { stripAddressTag } from './codec.ts';
+import { stripAddressTag } from './address-tag.ts';
 import { splitHiddenText } from './injected-text.ts';
 
 export const TITLE_MAX_CHARS = 80;
