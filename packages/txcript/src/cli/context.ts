@@ -8,7 +8,9 @@ import { type Colors, colorsFor } from './colors.ts';
 import { formatError, oneLine, usageError } from './errors.ts';
 
 export interface OutStream {
+  /** false: the stream's buffer is full; more may be written after `drain` (when the stream has `once`). */
   write(chunk: string): unknown;
+  once?(event: 'drain', listener: () => void): unknown;
   isTTY?: boolean;
 }
 

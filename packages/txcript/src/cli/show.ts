@@ -2,11 +2,12 @@
  * `txcript view` and `txcript export`: find the session, load it, apply the
  * range, and print it for people (view) or as a Simple document (export).
  */
-import { commonToSimple, renderSimple } from '../harness/simple/index.ts';
+import { commonToSimplePieces } from '../harness/simple/index.ts';
 import type { Transcript } from '../model/common.ts';
 import { writeFileAtomic } from '../fs/atomic.ts';
 import type { CliContext } from './context.ts';
 import { CliError, EXIT_RUNTIME } from './errors.ts';
+import { writeText } from './output.ts';
 import { type Selection, selectRange, splitTarget } from './range.ts';
 import { type FoundSession, discoverSessions, resolveSession } from './sessions.ts';
 import { renderView } from './view.ts';
@@ -86,14 +87,13 @@ export async function exportCommand(
   options: { from?: string; out?: string },
 ): Promise<void> {
   const { transcript, selection } = await openSession(ctx, target, options.from);
-  const text = renderSimple(
-    commonToSimple({
-      meta: transcript.meta,
-      messages: transcript.messages.slice(selection.start, selection.end),
-    }),
-  );
+  // Made one message at a time as it is written, never whole.
+  const text = commonToSimplePieces({
+    meta: transcript.meta,
+    messages: transcript.messages.slice(selection.start, selection.end),
+  });
   if (options.out === undefined) {
-    ctx.io.stdout.write(text);
+    await writeText(ctx.io.stdout, text);
     return;
   }
   try {

@@ -46,6 +46,7 @@ async function codecModules() {
   return {
     claudeCodeCodec: codec.claudeCodeCodec,
     sidechainToCommon: codec.sidechainToCommon,
+    readClaudeCommon: codec.readClaudeCommon,
     claudeCodeText: records.claudeCodeText,
   };
 }
@@ -346,7 +347,7 @@ export function claudeCodeStore(
 
     async load(id: string): Promise<LoadResult> {
       assertSafeSessionId(id, HARNESS);
-      const { claudeCodeCodec, claudeCodeText, sidechainToCommon } = await codecModules();
+      const { claudeCodeCodec, claudeCodeText, sidechainToCommon, readClaudeCommon } = await codecModules();
       const sidechain = parseSidechainSessionId(id);
       const fileId = sidechain?.fileId ?? id;
       const { file, warnings } = await findSessionFile(root, fileId);
@@ -356,7 +357,12 @@ export function claudeCodeStore(
         );
       }
       if (sidechain === undefined)
-        return loadSessionFile(file, id, { text: claudeCodeText, codec: claudeCodeCodec }, warnings);
+        return loadSessionFile(
+          file,
+          id,
+          { text: claudeCodeText, codec: claudeCodeCodec, readCommon: readClaudeCommon },
+          warnings,
+        );
       const loaded = await loadSessionFile(
         file,
         id,

@@ -440,7 +440,11 @@ function opensTurn(m: Message): boolean {
 /** Namespace of the turn ids fromCommon writes, so they are a pure function of the session. */
 const TURN_NS = '4f7c2a90-3b1d-4e58-a6c4-9d0e8b2f1a37';
 
-function fromCommon(transcript: Transcript): CodexLine[] {
+/**
+ * The rollout lines of a transcript, made one message at a time: a consumer
+ * that renders each line as it comes never holds them all.
+ */
+export function* codexLines(transcript: Transcript): Generator<CodexLine> {
   const t = repairToolPairing(transcript);
   const meta = t.meta;
   const id = sessionUuid(meta.id);
@@ -501,7 +505,11 @@ function fromCommon(transcript: Transcript): CodexLine[] {
     total_tokens: 0,
   };
 
-  t.messages.forEach((m, index) => {
+  for (let index = 0; index < t.messages.length; index++) {
+    // The lines written so far leave before the next message's are made.
+    yield* lines;
+    lines.length = 0;
+    const m = t.messages[index]!;
     const ts = m.timestamp;
     if (turn === undefined || opensTurn(m)) {
       endTurn(ts);
@@ -617,9 +625,12 @@ function fromCommon(transcript: Transcript): CodexLine[] {
         }),
       );
     }
-  });
+  }
   endTurn(t.messages.at(-1)?.timestamp ?? meta.timestamp);
-  return lines;
+  yield* lines;
 }
 
-export const codexCodec: WarningCodec<CodexLine[]> = { toCommon, fromCommon };
+export const codexCodec: WarningCodec<CodexLine[]> = {
+  toCommon,
+  fromCommon: (transcript) => [...codexLines(transcript)],
+};

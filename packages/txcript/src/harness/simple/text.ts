@@ -106,6 +106,24 @@ export function renderSimple(doc: SimpleDocument): string {
   return `${JSON.stringify(doc, null, 2)}\n`;
 }
 
+/**
+ * renderSimple in pieces, for a document given as its other keys (`head`)
+ * and its messages, which come last and are stringified one at a time:
+ * joined, the pieces are renderSimple({ ...head, messages }).
+ */
+export function* renderSimplePieces(head: JsonObject, messages: Iterable<JsonValue>): Generator<string> {
+  // `"messages": []` closes the document; the messages go between the brackets, two levels deep.
+  const empty = JSON.stringify({ ...head, messages: [] }, null, 2);
+  const open = `${empty.slice(0, -'[]\n}'.length)}[\n`;
+  let first = true;
+  for (const message of messages) {
+    // JSON text holds no raw newline inside a string: every newline is layout, indented with the rest.
+    yield `${first ? open : ',\n'}    ${JSON.stringify(message, null, 2).replaceAll('\n', '\n    ')}`;
+    first = false;
+  }
+  yield first ? `${empty}\n` : '\n  ]\n}\n';
+}
+
 export const simpleText: TextCodec<SimpleDocument> = {
   parse: parseSimple,
   render: renderSimple,

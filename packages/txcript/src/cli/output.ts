@@ -1,0 +1,14 @@
+/**
+ * A command's text written to a stream as it is made, in chunks
+ * (fs/text-chunks.ts), waiting for the stream to drain when it asks to, so
+ * the whole output is never held at once.
+ */
+import { textChunks } from '../fs/text-chunks.ts';
+import type { OutStream } from './context.ts';
+
+export async function writeText(stream: OutStream, pieces: Iterable<string>): Promise<void> {
+  for (const chunk of textChunks(pieces)) {
+    if (stream.write(chunk) === false && stream.once !== undefined)
+      await new Promise<void>((resolve) => stream.once!('drain', resolve));
+  }
+}
