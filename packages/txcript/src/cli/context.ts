@@ -36,17 +36,19 @@ export interface CliContext {
 
 export function createContext(io: CliIo): CliContext {
   const err = colorsFor(io.env, io.stderr.isTTY);
-  // The registry pulls in every harness; load it only when a command needs one.
+  // The registry pulls in every harness: loaded only when a command needs every one; one named is loaded alone.
   const registry = async () => import('../harness/registry.ts');
+  const catalog = async () => import('../harness/catalog.ts');
   return {
     io,
     out: colorsFor(io.env, io.stdout.isTTY),
     err,
     harnesses: async () => io.harnesses ?? (await registry()).harnesses,
     findHarness: async (name) => {
-      const { findHarness, UnknownHarnessError } = await registry();
+      const { loadHarness, UnknownHarnessError } = await catalog();
       try {
-        return io.harnesses === undefined ? findHarness(name) : findHarness(name, io.harnesses);
+        if (io.harnesses === undefined) return await loadHarness(name);
+        return (await registry()).findHarness(name, io.harnesses);
       } catch (err) {
         if (!(err instanceof UnknownHarnessError)) throw err;
         throw usageError({
