@@ -8,8 +8,11 @@ import { type Colors, colorsFor } from './colors.ts';
 import { formatError, oneLine, usageError } from './errors.ts';
 
 export interface OutStream {
-  /** false: the stream's buffer is full; more may be written after `drain` (when the stream has `once`). */
-  write(chunk: string): unknown;
+  /**
+   * Text, or UTF-8 bytes ending on a character boundary (cli/output.ts). false: the stream's buffer
+   * is full; more may be written after `drain` (when the stream has `once`).
+   */
+  write(chunk: string | Uint8Array): unknown;
   once?(event: 'drain', listener: () => void): unknown;
   isTTY?: boolean;
 }

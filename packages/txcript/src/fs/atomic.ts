@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
-import { textChunks } from './text-chunks.ts';
+import { utf8Chunks } from './text-chunks.ts';
 
 /** A file already stands where a new one was to be created; it is left as it was. */
 export class FileExistsError extends Error {
@@ -34,8 +34,8 @@ async function writeTemp(
   const handle = await fs.open(temp, 'wx', mode);
   try {
     // writeFile on a handle writes from where the last write ended, and writes all of it.
-    for (const chunk of typeof text === 'string' ? [text] : textChunks(text))
-      await handle.writeFile(chunk, 'utf8');
+    if (typeof text === 'string') await handle.writeFile(text, 'utf8');
+    else for (const chunk of utf8Chunks(text)) await handle.writeFile(chunk);
     if (durable) await handle.sync();
   } catch (e) {
     await handle.close();

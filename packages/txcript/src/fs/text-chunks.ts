@@ -1,23 +1,37 @@
 /**
  * Text made in pieces, written in chunks: few large writes instead of one per
- * piece, and never the whole text in memory at once.
+ * piece, and never the whole text in memory at once. Each piece is encoded
+ * as UTF-8 straight into the chunk, so no joined string is made on the way.
  */
 
-/** About how many characters a chunk holds (a chunk ends at the piece that reaches it). */
-export const CHUNK_CHARS = 1 << 20;
+/** The bytes of a chunk (a chunk ends before the piece that would not fit). */
+export const CHUNK_BYTES = 1 << 20;
 
-/** `pieces` joined into chunks of at least `size` characters, the last one shorter; no empty chunk. */
-export function* textChunks(pieces: Iterable<string>, size: number = CHUNK_CHARS): Generator<string> {
-  let batch: string[] = [];
-  let length = 0;
+/** The most UTF-8 bytes one UTF-16 code unit takes (a surrogate pair takes 4 for 2 units). */
+const MAX_BYTES_PER_UNIT = 3;
+
+/**
+ * The UTF-8 bytes of `pieces`, joined, in chunks of at most `size` bytes (a
+ * piece bigger than that is a chunk of its own); no empty chunk. A chunk ends
+ * between pieces, so it never splits a character.
+ */
+export function* utf8Chunks(pieces: Iterable<string>, size: number = CHUNK_BYTES): Generator<Buffer> {
+  let chunk = Buffer.allocUnsafeSlow(size);
+  let used = 0;
   for (const piece of pieces) {
-    batch.push(piece);
-    length += piece.length;
-    if (length >= size) {
-      yield batch.join('');
-      batch = [];
-      length = 0;
+    const most = piece.length * MAX_BYTES_PER_UNIT;
+    if (used + most > size) {
+      if (used > 0) {
+        yield chunk.subarray(0, used);
+        chunk = Buffer.allocUnsafeSlow(size);
+        used = 0;
+      }
+      if (most > size) {
+        if (piece !== '') yield Buffer.from(piece, 'utf8');
+        continue;
+      }
     }
+    used += chunk.write(piece, used, 'utf8');
   }
-  if (length > 0) yield batch.join('');
+  if (used > 0) yield chunk.subarray(0, used);
 }

@@ -106,6 +106,10 @@ export function renderSimple(doc: SimpleDocument): string {
   return `${JSON.stringify(doc, null, 2)}\n`;
 }
 
+/** Where a message stands in `JSON.stringify({ messages: [message] }, null, 2)`: after the opening, before the closing. */
+const MESSAGE_START = '{\n  "messages": [\n'.length;
+const MESSAGE_END = '\n  ]\n}'.length;
+
 /**
  * renderSimple in pieces, for a document given as its other keys (`head`)
  * and its messages, which come last and are stringified one at a time:
@@ -117,8 +121,9 @@ export function* renderSimplePieces(head: JsonObject, messages: Iterable<JsonVal
   const open = `${empty.slice(0, -'[]\n}'.length)}[\n`;
   let first = true;
   for (const message of messages) {
-    // JSON text holds no raw newline inside a string: every newline is layout, indented with the rest.
-    yield `${first ? open : ',\n'}    ${JSON.stringify(message, null, 2).replaceAll('\n', '\n    ')}`;
+    // Stringified at its depth in the document: inside `{"messages": [...]}`, then cut out of it.
+    const alone = JSON.stringify({ messages: [message] }, null, 2);
+    yield `${first ? open : ',\n'}${alone.slice(MESSAGE_START, alone.length - MESSAGE_END)}`;
     first = false;
   }
   yield first ? `${empty}\n` : '\n  ]\n}\n';
