@@ -17,19 +17,19 @@ export const harnessCatalog: readonly HarnessEntry[] = [
   {
     id: 'grok_bot',
     aliases: HARNESS_NAMES.grok_bot,
-    load: async () => (await import('./grok-bot/index.ts')).grokBot as Harness,
+    load: async () => (await import('./grok-bot/index.ts')).grokBot,
   },
   {
     id: 'claude_code',
     aliases: HARNESS_NAMES.claude_code,
-    load: async () => (await import('./claude-code/index.ts')).claudeCode as Harness,
+    load: async () => (await import('./claude-code/index.ts')).claudeCode,
   },
   {
     id: 'codex',
     aliases: HARNESS_NAMES.codex,
-    load: async () => (await import('./codex/index.ts')).codex as Harness,
+    load: async () => (await import('./codex/index.ts')).codex,
   },
-  { id: 'simple', aliases: [], load: async () => (await import('./simple/index.ts')).simple as Harness },
+  { id: 'simple', aliases: [], load: async () => (await import('./simple/index.ts')).simple },
 ];
 
 /** An id or alias no harness answers to. */

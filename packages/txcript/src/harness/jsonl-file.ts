@@ -7,18 +7,21 @@
  * and the partial line after it moves to the front for the next read.
  */
 import { closeSync, openSync, readSync } from 'node:fs';
-import type { LineEnd, LineSource } from './jsonl.ts';
+import type { LineSource } from './jsonl.ts';
 
 const CHUNK = 1 << 20;
 const NEWLINE = 0x0a;
 const CR = 13;
 
-/** The lines of `file`. Opening or reading errors are thrown by the read, when the source is called. */
-export function linesOfFile(file: string): LineSource {
+/**
+ * The lines of `file`, read `chunkBytes` at a time. Opening or reading errors
+ * are thrown by the read, when the source is called.
+ */
+export function linesOfFile(file: string, chunkBytes: number = CHUNK): LineSource {
   return (each) => {
     const fd = openSync(file, 'r');
     try {
-      let buf = Buffer.allocUnsafe(CHUNK);
+      let buf = Buffer.allocUnsafe(chunkBytes);
       let filled = 0;
       let line = 0;
       const emit = (text: string, last: boolean): void => {
@@ -30,7 +33,7 @@ export function linesOfFile(file: string): LineSource {
           each(text.slice(pos, crlf ? nl - 1 : nl), crlf ? '\r\n' : '\n', ++line);
           pos = nl + 1;
         }
-        if (last && pos < text.length) each(text.slice(pos), '' as LineEnd, ++line);
+        if (last && pos < text.length) each(text.slice(pos), '', ++line);
       };
       for (;;) {
         if (filled === buf.length) {

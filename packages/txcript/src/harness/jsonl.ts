@@ -103,7 +103,8 @@ export type LineSource = (each: (raw: string, end: LineEnd, line: number) => voi
 
 /** The lines of a text held whole. */
 export function linesOfText(text: string): LineSource {
-  return (each) => forEachLine(text, ({ start, stop, end }, line) => each(text.slice(start, stop), end, line));
+  return (each) =>
+    forEachLine(text, ({ start, stop, end }, line) => each(text.slice(start, stop), end, line));
 }
 
 /** A line of only white space (or nothing). */

@@ -5,7 +5,11 @@
  * through here, so both ways give the same result.
  */
 import { readFile, stat } from 'node:fs/promises';
-import { assertLoadable } from '../fs/memory-budget.ts';
+import {
+  assertLoadable,
+  HEAP_BYTES_PER_FILE_BYTE,
+  HEAP_BYTES_PER_STREAMED_BYTE,
+} from '../fs/memory-budget.ts';
 import type { Transcript } from '../model/common.ts';
 import { linesOfFile } from './jsonl-file.ts';
 import { linesOfText, type LineSource } from './jsonl.ts';
@@ -26,7 +30,14 @@ export async function readSessionText<R>(
   source: string,
   ctx: WarningContext,
 ): Promise<{ transcript: Transcript; warnings: Warning[] }> {
-  if ('file' in input) assertLoadable(input.file, (await stat(input.file)).size);
+  const streamed = harness.readCommon !== undefined;
+  if ('file' in input)
+    assertLoadable(
+      input.file,
+      (await stat(input.file)).size,
+      undefined,
+      streamed ? HEAP_BYTES_PER_STREAMED_BYTE : HEAP_BYTES_PER_FILE_BYTE,
+    );
   if (harness.readCommon !== undefined) {
     const lines: LineSource = 'file' in input ? linesOfFile(input.file) : linesOfText(input.text);
     return harness.readCommon(lines, source, ctx);

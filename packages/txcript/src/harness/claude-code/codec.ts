@@ -290,7 +290,8 @@ class OwnTitle {
     const json = line.json as JsonObject;
     if (typeof json.uuid === 'string') this.#uuids.add(json.uuid);
     if (line.shape === 'summary') this.#summaries.push({ leaf: line.json.leafUuid, text: line.json.summary });
-    else if (json.type === 'custom-title' && typeof json.customTitle === 'string') this.#custom = json.customTitle;
+    else if (json.type === 'custom-title' && typeof json.customTitle === 'string')
+      this.#custom = json.customTitle;
     else if (json.type === 'agent-name' && typeof json.agentName === 'string') this.#agent = json.agentName;
     else if (json.type === 'ai-title' && typeof json.aiTitle === 'string') this.#ai = json.aiTitle;
   }
@@ -453,13 +454,9 @@ export function readClaudeCommon(
 ): { transcript: Transcript; warnings: Warning[] } {
   const conversation = new MainConversation(ctx);
   let index = 0;
-  const warnings = readJsonl(
-    lines,
-    source,
-    classifyClaudeRecord,
-    (line) => conversation.add(line, index++),
-    { recoverGlued: hasStringType },
-  );
+  const warnings = readJsonl(lines, source, classifyClaudeRecord, (line) => conversation.add(line, index++), {
+    recoverGlued: hasStringType,
+  });
   return { transcript: conversation.finish(), warnings };
 }
 
