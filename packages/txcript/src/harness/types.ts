@@ -103,6 +103,13 @@ export interface DiscoverOptions {
 export interface Store {
   discover(options?: DiscoverOptions): Promise<DiscoverResult>;
   load(id: string): Promise<LoadResult>;
+  /**
+   * The sources (files) that hold a session listed under exactly this id,
+   * found without reading any: every one `discover` would list it from, and
+   * one listed from each that holds a conversation. undefined: the store
+   * cannot tell without listing.
+   */
+  locate?(id: string): Promise<string[] | undefined>;
   save?(transcript: Transcript): Promise<SaveResult>;
 }
 

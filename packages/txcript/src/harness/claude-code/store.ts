@@ -345,6 +345,12 @@ export function claudeCodeStore(
       return { sessions: scans.flatMap((s) => s.scan.sessions), warnings };
     },
 
+    async locate(id: string): Promise<string[] | undefined> {
+      // A subagent conversation inside a file is listed only if the file has it: the listing decides.
+      if (parseSidechainSessionId(id) !== undefined) return undefined;
+      return (await listSessionFiles(root)).filter((sf) => sf.id === id).map((sf) => sf.file);
+    },
+
     async load(id: string): Promise<LoadResult> {
       assertSafeSessionId(id, HARNESS);
       const { claudeCodeCodec, claudeCodeText, sidechainToCommon, readClaudeCommon } = await codecModules();
