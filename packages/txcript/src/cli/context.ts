@@ -8,12 +8,8 @@ import { type Colors, colorsFor } from './colors.ts';
 import { formatError, oneLine, usageError } from './errors.ts';
 
 export interface OutStream {
-  /**
-   * Text, or UTF-8 bytes ending on a character boundary (cli/output.ts). false: the stream's buffer
-   * is full; more may be written after `drain` (when the stream has `once`).
-   */
+  /** Text, or UTF-8 bytes ending on a character boundary (cli/output.ts). */
   write(chunk: string | Uint8Array): unknown;
-  once?(event: 'drain', listener: () => void): unknown;
   isTTY?: boolean;
 }
 

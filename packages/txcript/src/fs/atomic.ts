@@ -35,6 +35,7 @@ async function writeTemp(
   try {
     // writeFile on a handle writes from where the last write ended, and writes all of it.
     if (typeof text === 'string') await handle.writeFile(text, 'utf8');
+    // Each chunk is written before the next is made (its bytes are reused).
     else for (const chunk of utf8Chunks(text)) await handle.writeFile(chunk);
     if (durable) await handle.sync();
   } catch (e) {

@@ -1,13 +1,17 @@
 import { describe, expect, it } from 'vitest';
 import { utf8Chunks } from './text-chunks.ts';
 
+/** Every chunk, copied as it comes (a chunk's bytes are reused for the next one). */
+const copies = (pieces: Iterable<string>, size: number): Buffer[] =>
+  Array.from(utf8Chunks(pieces, size), (c) => Buffer.from(c));
+
 describe('utf8Chunks', () => {
   const pieces = ['{"a":"é"}\n', '✓😀', '', 'x'.repeat(40), '\n', 'ü'.repeat(7), '😀'.repeat(9)];
 
   it('gives the UTF-8 of the joined pieces, in chunks no bigger than asked, each whole characters', () => {
     const whole = Buffer.from(pieces.join(''), 'utf8');
     for (const size of [16, 24, 64, 1 << 20]) {
-      const chunks = [...utf8Chunks(pieces, size)];
+      const chunks = copies(pieces, size);
       expect(Buffer.concat(chunks)).toEqual(whole);
       for (const c of chunks) {
         expect(c.length).toBeGreaterThan(0);
@@ -25,8 +29,8 @@ describe('utf8Chunks', () => {
         1 << 20,
       ),
     ]).toHaveLength(1);
-    expect([...utf8Chunks([], 16)]).toEqual([]);
-    expect([...utf8Chunks(['', ''], 16)]).toEqual([]);
+    expect(copies([], 16)).toEqual([]);
+    expect(copies(['', ''], 16)).toEqual([]);
   });
 
   it('asks for a piece only when the chunk before it is full', () => {
@@ -41,5 +45,20 @@ describe('utf8Chunks', () => {
     const chunks = utf8Chunks(lazy(), 30);
     expect(String(chunks.next().value)).toBe('x'.repeat(10));
     expect(made).toEqual([0, 1]);
+  });
+
+  it('fills one buffer again for each chunk: a chunk is valid until the next is asked for', () => {
+    const chunks = utf8Chunks(['a'.repeat(10), 'b'.repeat(10)], 30);
+    const next = (): Buffer => {
+      const r = chunks.next();
+      if (r.done === true) throw new Error('no more chunks');
+      return r.value;
+    };
+    const first = next();
+    expect(first.toString()).toBe('a'.repeat(10));
+    const second = next();
+    expect(second.toString()).toBe('b'.repeat(10));
+    expect(first.buffer).toBe(second.buffer);
+    expect(first.toString()).toBe('b'.repeat(10));
   });
 });
