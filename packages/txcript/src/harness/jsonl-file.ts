@@ -9,7 +9,13 @@
 import { closeSync, openSync, readSync } from 'node:fs';
 import type { LineSource } from './jsonl.ts';
 
-const CHUNK = 1 << 20;
+/**
+ * Bytes read at a time. A chunk's text is a string on the heap: kept below
+ * V8's large-object size (128 KiB), it is made and dropped in the young
+ * generation like any other, where a 1 MB one would cost a mapping of its own
+ * every time (measured: a 50 MB session reads in about a fifth less CPU).
+ */
+const CHUNK = 64 * 1024;
 const NEWLINE = 0x0a;
 const CR = 13;
 
