@@ -275,7 +275,22 @@ function classifyLine<F extends { json: object }>(
   if ('error' in decoded) return malformedLine(raw, end, line, decoded.error, source, warnings);
   const { fields, problem } = classify(decoded.value);
   if (problem !== undefined) warnings.push({ source, line, message: problem });
-  return Object.assign(fields, { kind: 'record' as const, raw, end, line });
+  return asRecordLine(fields, raw, end, line);
+}
+
+/** `fields` made a record line in place (plain assignments: Object.assign costs a session's worth of lines). */
+function asRecordLine<F extends { json: object }>(
+  fields: F,
+  raw: string | undefined,
+  end: LineEnd,
+  line: number | undefined,
+): JsonlRecordLine<F> {
+  const record = fields as JsonlRecordLine<F>;
+  record.kind = 'record';
+  if (raw !== undefined) record.raw = raw;
+  record.end = end;
+  if (line !== undefined) record.line = line;
+  return record;
 }
 
 /**
@@ -354,5 +369,5 @@ export function* renderJsonlPieces(lines: Iterable<JsonlLine<{ json: object }>>)
 
 /** A line built in code: rendered with JSON.stringify and a `\n`. */
 export function builtLine<F extends { json: object }>(fields: F): JsonlRecordLine<F> {
-  return Object.assign(fields, { kind: 'record' as const, end: '\n' as const });
+  return asRecordLine(fields, undefined, '\n', undefined);
 }
