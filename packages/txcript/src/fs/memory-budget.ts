@@ -16,7 +16,7 @@ export const HEAP_BYTES_PER_FILE_BYTE = 12;
 /**
  * The same for a transcript read line by line (harness `readCommon`), where
  * only Common is held (measured: a 50 MB Claude Code session peaks at about
- * 150 MB resident in `export` and `convert`, some 50 MB of it Node itself).
+ * 130 MB resident in `export` and `convert`, some 50 MB of it Node itself).
  */
 export const HEAP_BYTES_PER_STREAMED_BYTE = 3;
 
