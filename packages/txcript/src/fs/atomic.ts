@@ -85,13 +85,14 @@ export async function writeFileAtomic(
 }
 
 /**
- * Create `target` with `text` atomically and never over an existing file
+ * Create `target` with `text` (or its pieces, as writeFileAtomic takes them)
+ * atomically and never over an existing file
  * (creating missing folders, private to the user). The temp file is
  * hard-linked into place: unlike rename, link fails with EEXIST instead of
  * replacing. File systems without hard links fall back to an existence check
  * followed by rename. Throws FileExistsError when the target exists.
  */
-export async function createFileAtomic(target: string, text: string): Promise<void> {
+export async function createFileAtomic(target: string, text: string | Iterable<string>): Promise<void> {
   const dir = path.dirname(target);
   await fs.mkdir(dir, { recursive: true, mode: 0o700 });
   const temp = await writeTemp(target, text, 0o600);

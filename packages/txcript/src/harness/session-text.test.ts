@@ -12,6 +12,7 @@ import type { Transcript } from '../model/common.ts';
 import { claudeCode } from './claude-code/index.ts';
 import { sampleConversation } from './claude-code/conversation.fixture.ts';
 import { codex } from './codex/index.ts';
+import { uuidV5 } from '../model/uuid.ts';
 import { simple } from './simple/index.ts';
 import { readSessionText, renderSessionText } from './session-text.ts';
 import type { Harness, Warning, WarningContext } from './types.ts';
@@ -25,6 +26,8 @@ afterEach(() => {
 });
 
 const SID = '3c2b1a09-8f7e-4d6c-9b5a-4f3e2d1c0b9a';
+/** The namespace of the ids the Codex codec gives calls without one. */
+const SYNTHETIC_CALLS = '8d3b2a61-0f4e-4c7a-9b25-6e1f0c9d4a77';
 const env = (side = false): string =>
   `"isSidechain":${side},"userType":"external","cwd":"/w/app","sessionId":"${SID}","version":"2.1.3"`;
 const user = (
@@ -188,6 +191,93 @@ describe('readSessionText', () => {
   it('reads text held whole (stdin) the same way', async () => {
     const text = `${POOL.join('\n')}\n`;
     expect(await readStreamed(claudeCode, { text })).toEqual(readWhole(claudeCode, text, '<stdin>'));
+  });
+});
+
+const CODEX_PROTOCOL = [
+  '{"type":"response_item","payload":{"type":"function_call","name":"shell","arguments":"{\\"command\\":[\\"ls\\"]}"}}',
+  '{"timestamp":"2026-04-01T09:00:00.000Z","type":"session_meta","payload":{"id":"aaaaaaaa-1111-4222-8333-444444444444","timestamp":"2026-04-01T08:59:00.000Z","cwd":"/w","cli_version":"0.50.0"}}',
+  '{"timestamp":"2026-04-01T09:00:01.000Z","type":"turn_context","payload":{"model":"gpt-5"}}',
+  '{"timestamp":"2026-04-01T09:00:02.000Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"List files"}]}}',
+  '{"timestamp":"2026-04-01T09:00:03.000Z","type":"response_item","payload":{"type":"reasoning","summary":[],"encrypted_content":"xyz"}}',
+  '{"timestamp":"2026-04-01T09:00:04.000Z","type":"response_item","payload":{"type":"function_call","name":"shell","arguments":"{\\"command\\":[\\"pwd\\"]}"}}',
+  '{"timestamp":"2026-04-01T09:00:05.000Z","type":"response_item","payload":{"type":"function_call_output","output":"x"}}',
+  '{"timestamp":"2026-04-01T09:00:06.000Z","type":"event_msg","payload":{"type":"token_count","info":{"last_token_usage":{"input_tokens":10,"cached_input_tokens":4,"output_tokens":2}}}}',
+  '{"type":"event_msg","payload":{"type":"user_message","message":"ignored here"}}',
+];
+
+const CODEX_DISPLAY = [
+  '{"timestamp":"2026-04-01T09:00:00.000Z","type":"event_msg","payload":{"type":"user_message","message":"Hello there"}}',
+  '{"type":"event_msg","payload":{"type":"agent_message","message":"Hi"}}',
+  '{"timestamp":"2026-04-01T09:00:03.000Z","type":"turn_context","payload":{"model":"gpt-5-codex"}}',
+  '{"timestamp":"2026-04-01T09:00:04.000Z","type":"event_msg","payload":{"type":"agent_reasoning","text":"think"}}',
+  '{"timestamp":"2026-04-01T09:00:05.000Z","type":"event_msg","payload":{"type":"token_count","info":{"last_token_usage":{"input_tokens":3,"output_tokens":1}}}}',
+  '{"timestamp":"2026-04-01T09:00:06.000Z","type":"response_item","payload":{"type":"web_search_call"}}',
+];
+
+describe('readSessionText of Codex rollouts', () => {
+  it('reads a rollout line by line, filling in what only later lines tell (start, id) as a whole read does', async () => {
+    const text = `${CODEX_PROTOCOL.join('\n')}\n`;
+    const file = join(dir, 'rollout.jsonl');
+    writeFileSync(file, text);
+    const streamingOnly: Harness = {
+      ...codex,
+      text: { ...codex.text, parse: () => expect.unreachable('the text was parsed whole') },
+    };
+    const streamed = await readStreamed(streamingOnly, { file });
+    expect(streamed).toEqual(readWhole(codex, text, file));
+    const { meta, messages } = streamed.transcript;
+    expect(meta).toMatchObject({
+      id: 'aaaaaaaa-1111-4222-8333-444444444444',
+      model: 'gpt-5',
+      title: 'List files',
+    });
+    // A call before session_meta still takes its id from it; a line with no time takes the start.
+    const ids = messages.flatMap((m) => m.content.flatMap((b) => (b.type === 'tool_use' ? [b.id] : [])));
+    expect(ids).toEqual([
+      uuidV5(SYNTHETIC_CALLS, 'aaaaaaaa-1111-4222-8333-444444444444:0'),
+      uuidV5(SYNTHETIC_CALLS, 'aaaaaaaa-1111-4222-8333-444444444444:1'),
+    ]);
+    expect(messages.map((m) => m.timestamp)).toEqual([
+      '2026-04-01T08:59:00.000Z',
+      '2026-04-01T09:00:02.000Z',
+      '2026-04-01T09:00:04.000Z',
+    ]);
+    expect(streamed.warnings.map((w) => [w.source, w.message])).toEqual([
+      [file, 'function_call_output without call_id; skipped'],
+    ]);
+  });
+
+  it('reads a rollout with no protocol items from its display log, and one that has them from its protocol log', async () => {
+    const file = join(dir, 'events.jsonl');
+    for (const lines of [CODEX_DISPLAY, [...CODEX_DISPLAY, CODEX_PROTOCOL[3]!]]) {
+      const text = `${lines.join('\n')}\n`;
+      writeFileSync(file, text);
+      const streamed = await readStreamed(codex, { file });
+      expect(streamed).toEqual(readWhole(codex, text, file));
+      expect(streamed.transcript.messages.map((m) => m.content[0]!.type)).toEqual(
+        lines === CODEX_DISPLAY ? ['text', 'text', 'thinking'] : ['text'],
+      );
+    }
+  });
+
+  it('gives what the whole read gives for any mix of rollout lines', async () => {
+    const file = join(dir, 'mix.jsonl');
+    const pool = [
+      ...CODEX_PROTOCOL,
+      ...CODEX_DISPLAY,
+      '{broken',
+      '',
+      '{"type":"event_msg","payload":{"type":"us{"timestamp":"2026-04-01T09:00:00.000Z","type":"turn_context","payload":{}}',
+    ];
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.constantFrom(...pool), { maxLength: 25 }), async (lines) => {
+        const text = lines.map((l) => `${l}\n`).join('');
+        writeFileSync(file, text);
+        expect(await readStreamed(codex, { file })).toEqual(readWhole(codex, text, file));
+      }),
+      { numRuns: 200 },
+    );
   });
 });
 

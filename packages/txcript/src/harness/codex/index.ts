@@ -2,7 +2,7 @@
 import { resumeArgv } from '../resume-command.ts';
 import { HARNESS_NAMES } from '../listing.ts';
 import type { Harness } from '../types.ts';
-import { codexCodec, codexLines } from './codec.ts';
+import { codexCodec, codexLines, readCodexCommon } from './codec.ts';
 import { renderJsonlPieces } from '../jsonl.ts';
 import { codexText, type CodexLine } from './records.ts';
 import { codexStore } from './store.ts';
@@ -13,6 +13,7 @@ export const codex: Harness<CodexLine[]> = {
   text: codexText,
   codec: codexCodec,
   store: codexStore,
+  readCommon: readCodexCommon,
   renderCommon: (transcript) => renderJsonlPieces(codexLines(transcript)),
 };
 
