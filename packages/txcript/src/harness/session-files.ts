@@ -174,7 +174,7 @@ export async function summarizeSessionFiles<F>(
   return { sessions, warnings, scans };
 }
 
-/** Read a session file and convert it to Common; `warnings` come first (e.g. from finding the file). */
+/** Read a session file and convert it to Common (session-text.ts: line by line when the harness can); `warnings` come first (e.g. from finding the file). */
 export async function loadSessionFile<R>(
   file: string,
   id: string,
