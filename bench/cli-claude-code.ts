@@ -7,7 +7,7 @@
  *
  * Cases: `--help`; `list --from claude_code --no-cache` over N sessions;
  * the same warm (cache filled); `export` of a ~50 MB session; `convert` of
- * it to Codex. `--bin FILE` times another build of the CLI (for example a
+ * it to Codex, and of that Codex rollout to Simple. `--bin FILE` times another build of the CLI (for example a
  * copy of an older bundle) on the same corpus.
  *
  *   npx tsx bench/cli-claude-code.ts [--sessions N] [--mb N] [--runs N] [--bin FILE]
@@ -156,6 +156,21 @@ try {
     '--to',
     'codex',
   ]);
+  // The same session as Codex writes it, read back (Codex is read line by line too).
+  const rollout = join(bigDir, 'rollout.jsonl');
+  const env = { ...process.env, HOME: home, NO_COLOR: '1', TXCRIPT_CLAUDE_CODE_ROOT: root };
+  const asCodex = spawnSync(
+    process.execPath,
+    [bin, 'convert', bigFile, '--from', 'claude_code', '--to', 'codex'],
+    {
+      env,
+      encoding: 'utf8',
+      maxBuffer: 1024 * 1024 * 1024,
+    },
+  );
+  if (asCodex.status !== 0) throw new Error(`txcript convert exited ${asCodex.status}: ${asCodex.stderr}`);
+  writeFileSync(rollout, asCodex.stdout);
+  measure(`convert it back codex -> simple`, ['convert', rollout, '--from', 'codex', '--to', 'simple']);
   // export looks the session up in the store: put the big file in a project folder of its own.
   const bigProject = join(root, '-home-dev-big');
   mkdirSync(bigProject);
