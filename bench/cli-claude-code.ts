@@ -9,7 +9,8 @@
  * --no-cache` over N sessions; the same warm (cache filled); plain `list` (every
  * harness) over those sessions and a box of A Grok Bot agents (half with a
  * JSONL transcript, half with a ledger only), without and with the caches;
- * `export` of a ~50 MB session; `convert` of it to Codex; `continue <id>
+ * `export` of a ~50 MB session; `convert` of it to Codex, and of that Codex
+ * rollout to Simple; `continue <id>
  * --with codex --out DIR` (Claude Code → Codex through the store, the form
  * both CLIs share). `--bin FILE` times another build of the CLI (for example a
  * copy of an older bundle) on the same corpus.
@@ -213,6 +214,21 @@ try {
     ['convert', bigFile, '--from', 'claude_code', '--to', 'codex'],
     null,
   );
+  // The same session as Codex writes it, read back (Codex is read line by line too).
+  const rollout = join(bigDir, 'rollout.jsonl');
+  const env = { ...process.env, HOME: home, NO_COLOR: '1', TXCRIPT_CLAUDE_CODE_ROOT: root };
+  const asCodex = spawnSync(
+    process.execPath,
+    [bin, 'convert', bigFile, '--from', 'claude_code', '--to', 'codex'],
+    {
+      env,
+      encoding: 'utf8',
+      maxBuffer: 1024 * 1024 * 1024,
+    },
+  );
+  if (asCodex.status !== 0) throw new Error(`txcript convert exited ${asCodex.status}: ${asCodex.stderr}`);
+  writeFileSync(rollout, asCodex.stdout);
+  measure(`convert it back codex -> simple`, ['convert', rollout, '--from', 'codex', '--to', 'simple']);
   // export and continue look the session up in the store: put the big file in a project folder of its own.
   const bigProject = join(root, '-home-dev-big');
   mkdirSync(bigProject);

@@ -8,7 +8,8 @@ import { type Colors, colorsFor } from './colors.ts';
 import { formatError, oneLine, usageError } from './errors.ts';
 
 export interface OutStream {
-  write(chunk: string): unknown;
+  /** Text, or UTF-8 bytes ending on a character boundary (cli/output.ts). */
+  write(chunk: string | Uint8Array): unknown;
   isTTY?: boolean;
 }
 
@@ -34,17 +35,19 @@ export interface CliContext {
 
 export function createContext(io: CliIo): CliContext {
   const err = colorsFor(io.env, io.stderr.isTTY);
-  // The registry pulls in every harness; load it only when a command needs one.
+  // The registry pulls in every harness: loaded only when a command needs every one; one named is loaded alone.
   const registry = async () => import('../harness/registry.ts');
+  const catalog = async () => import('../harness/catalog.ts');
   return {
     io,
     out: colorsFor(io.env, io.stdout.isTTY),
     err,
     harnesses: async () => io.harnesses ?? (await registry()).harnesses,
     findHarness: async (name) => {
-      const { findHarness, UnknownHarnessError } = await registry();
+      const { loadHarness, UnknownHarnessError } = await catalog();
       try {
-        return io.harnesses === undefined ? findHarness(name) : findHarness(name, io.harnesses);
+        if (io.harnesses === undefined) return await loadHarness(name);
+        return (await registry()).findHarness(name, io.harnesses);
       } catch (err) {
         if (!(err instanceof UnknownHarnessError)) throw err;
         throw usageError({

@@ -5,8 +5,8 @@
  * way in both: what was wrong, where (file:line:column when the format can
  * say), and what to do.
  */
-import { readFile, stat } from 'node:fs/promises';
-import { assertLoadable, TooLargeToLoadError } from '../fs/memory-budget.ts';
+import { TooLargeToLoadError } from '../fs/memory-budget.ts';
+import { readSessionText, type SessionText } from '../harness/session-text.ts';
 import { formatUtc, sessionIdForFile, SimpleFormatError } from '../harness/simple/index.ts';
 import type { Harness, Warning } from '../harness/types.ts';
 import type { Transcript } from '../model/common.ts';
@@ -26,9 +26,15 @@ export function documentLabel(path: string): string {
   return path === '-' ? '<stdin>' : path;
 }
 
+/** An error of the file system (it names a system call), as opposed to one about the text. */
+function isSystemError(err: unknown): boolean {
+  return err instanceof Error && typeof (err as NodeJS.ErrnoException).syscall === 'string';
+}
+
 /**
- * Read `path` (`-`: stdin) and convert it with `harness`; warnings go to the
- * context. A document with no time of its own is stamped with the time it is read.
+ * Read `path` (`-`: stdin) and convert it with `harness` (line by line when
+ * it can, harness/session-text.ts); warnings go to the context. A document
+ * with no time of its own is stamped with the time it is read.
  */
 export async function readDocumentAsCommon(
   ctx: CliContext,
@@ -37,27 +43,29 @@ export async function readDocumentAsCommon(
   role: DocumentRole,
 ): Promise<Transcript> {
   const name = documentLabel(path);
-  let text: string;
-  try {
-    if (path !== '-') assertLoadable(path, (await stat(path)).size);
-    text = path === '-' ? await ctx.io.readStdin() : await readFile(path, 'utf8');
-  } catch (err) {
-    if (err instanceof TooLargeToLoadError)
-      throw new CliError({ what: err.problem, where: name, todo: err.remedy });
-    throw new CliError({
+  const readError = (err: unknown): CliError =>
+    new CliError({
       what: `could not read ${role.what}: ${errorMessage(err)}`,
       where: name,
       todo: role.todo,
     });
+  let input: SessionText;
+  try {
+    input = path === '-' ? { text: await ctx.io.readStdin() } : { file: path };
+  } catch (err) {
+    throw readError(err);
   }
   try {
-    const parsed = harness.text.parse(text, name);
-    parsed.warnings.forEach((w: Warning) => ctx.warn(w));
-    return harness.codec.toCommon(parsed.records, {
+    const { transcript, warnings } = await readSessionText(harness, input, name, {
       sessionId: sessionIdForFile(path),
       timestamp: formatUtc(ctx.io.now()),
     });
+    warnings.forEach((w: Warning) => ctx.warn(w));
+    return transcript;
   } catch (err) {
+    if (err instanceof TooLargeToLoadError)
+      throw new CliError({ what: err.problem, where: name, todo: err.remedy });
+    if (isSystemError(err)) throw readError(err);
     if (err instanceof SimpleFormatError) {
       const at = err.line === undefined ? err.source : `${err.source}:${err.line}:${err.column ?? 1}`;
       throw new CliError({

@@ -192,3 +192,24 @@ describe('the harness registry', () => {
     expect(harnesses.map((h) => h.id)).toEqual(expect.arrayContaining(['grok_bot', 'simple']));
   });
 });
+
+describe('the harness catalog', () => {
+  it('loads the one harness a name picks, by id or alias', async () => {
+    const { loadHarness } = await import('../harness/catalog.ts');
+    expect((await loadHarness('cc')).id).toBe('claude_code');
+    expect((await loadHarness('Codex-CLI')).id).toBe('codex');
+    expect((await loadHarness('simple')).id).toBe('simple');
+  });
+
+  it('lists the same harnesses as the registry, and names them when a name is unknown', async () => {
+    const { harnessCatalog, loadHarness, UnknownHarnessError } = await import('../harness/catalog.ts');
+    const { harnesses } = await import('../harness/registry.ts');
+    expect(harnessCatalog.map((h) => h.id)).toEqual(harnesses.map((h) => h.id));
+    for (const entry of harnessCatalog) expect((await entry.load()).aliases).toEqual(entry.aliases);
+    const refused = loadHarness('grok');
+    await expect(refused).rejects.toBeInstanceOf(UnknownHarnessError);
+    await expect(refused).rejects.toThrow(
+      `unknown harness "grok"; known harnesses: ${harnesses.map((h) => h.id).join(', ')}`,
+    );
+  });
+});

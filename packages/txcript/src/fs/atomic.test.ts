@@ -1,4 +1,4 @@
-import { promises as fs } from 'node:fs';
+import { promises as fs, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -66,6 +66,36 @@ describe('writeFileAtomic', () => {
     } finally {
       sync.mockRestore();
     }
+  });
+
+  it('writes text given in pieces, and replaces the target only once the last piece is written', async () => {
+    const target = path.join(dir, 'export.json');
+    await fs.writeFile(target, 'old');
+    const seen: string[] = [];
+    function* pieces(): Generator<string> {
+      for (let i = 0; i < 3000; i++) {
+        // While pieces are still being made, the target is the old file.
+        if (i % 1000 === 999) seen.push(readFileSync(target, 'utf8'));
+        yield `{"i":${i},"t":"é✓"}\n`;
+      }
+    }
+    await writeFileAtomic(target, pieces());
+    expect(seen).toEqual(['old', 'old', 'old']);
+    const expected = Array.from({ length: 3000 }, (_, i) => `{"i":${i},"t":"é✓"}\n`).join('');
+    expect(await fs.readFile(target, 'utf8')).toBe(expected);
+    expect(await fs.readdir(dir)).toEqual(['export.json']);
+  });
+
+  it('leaves the target as it was, and no temp file, when making a piece fails', async () => {
+    const target = path.join(dir, 'export.json');
+    await fs.writeFile(target, 'old');
+    function* pieces(): Generator<string> {
+      yield 'x'.repeat(3 << 20);
+      throw new Error('the codec gave up');
+    }
+    await expect(writeFileAtomic(target, pieces())).rejects.toThrow('the codec gave up');
+    expect(await fs.readFile(target, 'utf8')).toBe('old');
+    expect(await fs.readdir(dir)).toEqual(['export.json']);
   });
 
   it('fails without touching anything when the folder does not exist', async () => {

@@ -7,6 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
+import { utf8Chunks } from './text-chunks.ts';
 
 /** A file already stands where a new one was to be created; it is left as it was. */
 export class FileExistsError extends Error {
@@ -19,15 +20,23 @@ export class FileExistsError extends Error {
   }
 }
 
-/** Write `text` to a fresh temp file beside `target` and (when `durable`) fsync it; returns the temp path. */
-async function writeTemp(target: string, text: string, mode: number, durable = true): Promise<string> {
+/** Write `text` (or its pieces, in chunks) to a fresh temp file beside `target` and (when `durable`) fsync it; returns the temp path. */
+async function writeTemp(
+  target: string,
+  text: string | Iterable<string>,
+  mode: number,
+  durable = true,
+): Promise<string> {
   const temp = path.join(
     path.dirname(target),
     `.${path.basename(target)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`,
   );
   const handle = await fs.open(temp, 'wx', mode);
   try {
-    await handle.writeFile(text, 'utf8');
+    // writeFile on a handle writes from where the last write ended, and writes all of it.
+    if (typeof text === 'string') await handle.writeFile(text, 'utf8');
+    // Each chunk is written before the next is made (its bytes are reused).
+    else for (const chunk of utf8Chunks(text)) await handle.writeFile(chunk);
     if (durable) await handle.sync();
   } catch (e) {
     await handle.close();
@@ -52,14 +61,15 @@ async function syncDir(dir: string): Promise<void> {
 }
 
 /**
- * Replace (or create) `target` with `text` atomically. The new file gets
+ * Replace (or create) `target` with `text` atomically; `text` may come in
+ * pieces (written as they are made, the target replaced only once all are). The new file gets
  * `mode` (default 0666), narrowed by the umask. `durable: false` skips the
  * fsyncs, for files that may be lost in a crash but never seen half-written
  * (a cache): the move is still atomic.
  */
 export async function writeFileAtomic(
   target: string,
-  text: string,
+  text: string | Iterable<string>,
   options: { mode?: number; durable?: boolean } = {},
 ): Promise<void> {
   const file = path.resolve(target);
@@ -75,13 +85,14 @@ export async function writeFileAtomic(
 }
 
 /**
- * Create `target` with `text` atomically and never over an existing file
+ * Create `target` with `text` (or its pieces, as writeFileAtomic takes them)
+ * atomically and never over an existing file
  * (creating missing folders, private to the user). The temp file is
  * hard-linked into place: unlike rename, link fails with EEXIST instead of
  * replacing. File systems without hard links fall back to an existence check
  * followed by rename. Throws FileExistsError when the target exists.
  */
-export async function createFileAtomic(target: string, text: string): Promise<void> {
+export async function createFileAtomic(target: string, text: string | Iterable<string>): Promise<void> {
   const dir = path.dirname(target);
   await fs.mkdir(dir, { recursive: true, mode: 0o700 });
   const temp = await writeTemp(target, text, 0o600);

@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { assertLoadable, HEAP_BYTES_PER_FILE_BYTE, TooLargeToLoadError } from './memory-budget.ts';
+import {
+  assertLoadable,
+  HEAP_BYTES_PER_FILE_BYTE,
+  HEAP_BYTES_PER_STREAMED_BYTE,
+  TooLargeToLoadError,
+} from './memory-budget.ts';
 
 const MIB = 1024 * 1024;
 
@@ -25,5 +30,20 @@ describe('assertLoadable', () => {
       'raise the limit (NODE_OPTIONS=--max-old-space-size=6144) and run the command again',
     );
     expect(e.message).toBe(`/t/big.jsonl: ${e.problem}; ${e.remedy}`);
+  });
+
+  it('lets a file read line by line through at its own, smaller, cost per byte, and names that cost when it refuses', () => {
+    const heap = 1024 * MIB;
+    expect(() => assertLoadable('/t/s.jsonl', 200 * MIB, heap)).toThrow(TooLargeToLoadError);
+    expect(() => assertLoadable('/t/s.jsonl', 200 * MIB, heap, HEAP_BYTES_PER_STREAMED_BYTE)).not.toThrow();
+    let caught: unknown;
+    try {
+      assertLoadable('/t/s.jsonl', 400 * MIB, heap, HEAP_BYTES_PER_STREAMED_BYTE);
+    } catch (e) {
+      caught = e;
+    }
+    expect((caught as TooLargeToLoadError).problem).toBe(
+      `the transcript is 400 MB: loading it takes about ${400 * HEAP_BYTES_PER_STREAMED_BYTE} MB of memory, and this Node.js heap stops at 1024 MB`,
+    );
   });
 });

@@ -1,6 +1,7 @@
 /**
- * Whether a transcript file can be loaded whole within this process's heap.
- * A transcript is read into memory and converted to Common in one piece, and
+ * Whether a transcript file can be loaded within this process's heap.
+ * A transcript is read into memory (whole, or line by line where the harness
+ * can) and converted to Common in one piece, and
  * V8 ends a process that outgrows its heap with a fatal error that names
  * nothing: refusing up front says what is wrong and what to do.
  */
@@ -11,6 +12,13 @@ import { getHeapStatistics } from 'node:v8';
  * 200 MB Grok Bot JSONL peaks at 2.2–2.5 GB resident in `view` and `export`).
  */
 export const HEAP_BYTES_PER_FILE_BYTE = 12;
+
+/**
+ * The same for a transcript read line by line (harness `readCommon`), where
+ * only Common is held (measured: a 50 MB Claude Code session peaks at about
+ * 130 MB resident in `export` and `convert`, some 50 MB of it Node itself).
+ */
+export const HEAP_BYTES_PER_STREAMED_BYTE = 3;
 
 const MIB = 1024 * 1024;
 
@@ -25,8 +33,9 @@ export class TooLargeToLoadError extends Error {
     readonly path: string,
     readonly size: number,
     readonly heapLimit: number,
+    perByte: number = HEAP_BYTES_PER_FILE_BYTE,
   ) {
-    const need = size * HEAP_BYTES_PER_FILE_BYTE;
+    const need = size * perByte;
     // A round number of GiB with room to spare.
     const suggest = Math.ceil((need * 1.25) / (1024 * MIB)) * 1024;
     const problem =
@@ -39,11 +48,15 @@ export class TooLargeToLoadError extends Error {
   }
 }
 
-/** Throws TooLargeToLoadError when a file of `size` bytes would not fit in the heap once loaded. */
+/**
+ * Throws TooLargeToLoadError when a file of `size` bytes would not fit in the
+ * heap once loaded, at `perByte` bytes of heap per byte of file.
+ */
 export function assertLoadable(
   path: string,
   size: number,
   heapLimit: number = getHeapStatistics().heap_size_limit,
+  perByte: number = HEAP_BYTES_PER_FILE_BYTE,
 ): void {
-  if (size * HEAP_BYTES_PER_FILE_BYTE > heapLimit) throw new TooLargeToLoadError(path, size, heapLimit);
+  if (size * perByte > heapLimit) throw new TooLargeToLoadError(path, size, heapLimit, perByte);
 }

@@ -94,6 +94,19 @@ function forEachLine(text: string, each: (span: LineSpan, line: number) => void)
   }
 }
 
+/**
+ * The lines of a document, read one by one: calls `each` with every line's
+ * text (no terminator), its terminator and its 1-based number, in order.
+ * A source is read once per call.
+ */
+export type LineSource = (each: (raw: string, end: LineEnd, line: number) => void) => void;
+
+/** The lines of a text held whole. */
+export function linesOfText(text: string): LineSource {
+  return (each) =>
+    forEachLine(text, ({ start, stop, end }, line) => each(text.slice(start, stop), end, line));
+}
+
 /** A line of only white space (or nothing). */
 function isBlank(text: string, start: number, stop: number): boolean {
   // Fast path: almost every line is a record starting with `{`.
@@ -234,6 +247,72 @@ function gluedRecord(
 }
 
 /**
+ * Classify one line: blank, malformed (with a warning), or a record with the
+ * harness's fields. `raw` is the line's text without its terminator.
+ */
+function classifyLine<F extends { json: object }>(
+  raw: string,
+  end: LineEnd,
+  line: number,
+  source: string,
+  classify: (value: JsonObject) => Classified<F>,
+  options: JsonlParseOptions,
+  warnings: Warning[],
+): JsonlLine<F> {
+  if (isBlank(raw, 0, raw.length)) return { kind: 'blank', raw, end };
+  let decoded = decodeLine(raw, line);
+  if ('error' in decoded && options.recoverGlued !== undefined) {
+    const glued = gluedRecord(raw, options.recoverGlued);
+    if (glued !== undefined) {
+      warnings.push({
+        source,
+        line,
+        message: `a truncated record (the first ${glued.at} characters) is glued to a complete one; the complete record is read, the truncated part skipped, the line kept verbatim`,
+      });
+      decoded = { value: glued.value };
+    }
+  }
+  if ('error' in decoded) return malformedLine(raw, end, line, decoded.error, source, warnings);
+  const { fields, problem } = classify(decoded.value);
+  if (problem !== undefined) warnings.push({ source, line, message: problem });
+  return asRecordLine(fields, raw, end, line);
+}
+
+/** `fields` made a record line in place (plain assignments: Object.assign costs a session's worth of lines). */
+function asRecordLine<F extends { json: object }>(
+  fields: F,
+  raw: string | undefined,
+  end: LineEnd,
+  line: number | undefined,
+): JsonlRecordLine<F> {
+  const record = fields as JsonlRecordLine<F>;
+  record.kind = 'record';
+  if (raw !== undefined) record.raw = raw;
+  record.end = end;
+  if (line !== undefined) record.line = line;
+  return record;
+}
+
+/**
+ * Read lines one by one and classify each (see parseJsonl), handing each to
+ * `each` as soon as it is read: a reader that keeps only what it makes of
+ * the records never holds the whole text or every record at once. Returns
+ * the warnings, in line order. `each` must not keep `raw`: for a file source
+ * it is a slice of a read chunk, and would keep the chunk alive.
+ */
+export function readJsonl<F extends { json: object }>(
+  lines: LineSource,
+  source: string,
+  classify: (value: JsonObject) => Classified<F>,
+  each: (line: JsonlLine<F>) => void,
+  options: JsonlParseOptions = {},
+): Warning[] {
+  const warnings: Warning[] = [];
+  lines((raw, end, line) => each(classifyLine(raw, end, line, source, classify, options, warnings)));
+  return warnings;
+}
+
+/**
  * Split text into lines and classify each JSON object line. Never throws: a
  * line that is not a JSON object is kept verbatim as `malformed` with a
  * warning naming the source and the 1-based line number.
@@ -245,33 +324,7 @@ export function parseJsonl<F extends { json: object }>(
   options: JsonlParseOptions = {},
 ): { lines: JsonlLine<F>[]; warnings: Warning[] } {
   const lines: JsonlLine<F>[] = [];
-  const warnings: Warning[] = [];
-  forEachLine(text, ({ start, stop, end }, line) => {
-    const raw = text.slice(start, stop);
-    if (isBlank(text, start, stop)) {
-      lines.push({ kind: 'blank', raw, end });
-      return;
-    }
-    let decoded = decodeLine(raw, line);
-    if ('error' in decoded && options.recoverGlued !== undefined) {
-      const glued = gluedRecord(raw, options.recoverGlued);
-      if (glued !== undefined) {
-        warnings.push({
-          source,
-          line,
-          message: `a truncated record (the first ${glued.at} characters) is glued to a complete one; the complete record is read, the truncated part skipped, the line kept verbatim`,
-        });
-        decoded = { value: glued.value };
-      }
-    }
-    if ('error' in decoded) {
-      lines.push(malformedLine(raw, end, line, decoded.error, source, warnings));
-      return;
-    }
-    const { fields, problem } = classify(decoded.value);
-    lines.push(Object.assign(fields, { kind: 'record' as const, raw, end, line }));
-    if (problem !== undefined) warnings.push({ source, line, message: problem });
-  });
+  const warnings = readJsonl(linesOfText(text), source, classify, (l) => lines.push(l), options);
   return { lines, warnings };
 }
 
@@ -298,13 +351,23 @@ export function renderJsonl(lines: readonly JsonlLine<{ json: object }>[]): stri
       i = j;
       continue;
     }
-    out += (line.raw ?? JSON.stringify(line.kind === 'record' ? line.json : null)) + line.end;
+    out += lineText(line);
     i++;
   }
   return out;
 }
 
+/** The text of one line with its terminator: its own text as read, or a built record stringified. */
+function lineText(line: JsonlLine<{ json: object }>): string {
+  return (line.raw ?? JSON.stringify(line.kind === 'record' ? line.json : null)) + line.end;
+}
+
+/** renderJsonl in pieces, one per line, each made when it is asked for: joined, they are renderJsonl's text. */
+export function* renderJsonlPieces(lines: Iterable<JsonlLine<{ json: object }>>): Generator<string> {
+  for (const line of lines) yield lineText(line);
+}
+
 /** A line built in code: rendered with JSON.stringify and a `\n`. */
 export function builtLine<F extends { json: object }>(fields: F): JsonlRecordLine<F> {
-  return Object.assign(fields, { kind: 'record' as const, end: '\n' as const });
+  return asRecordLine(fields, undefined, '\n', undefined);
 }

@@ -31,51 +31,53 @@ export function repairToolPairing(transcript: Transcript): Transcript {
   const open = new Map<string, string>();
   /** Final ids of calls that got a result. */
   const answered = new Set<string>();
-  /** For each message index, the final ids of the calls it holds. */
+  /** For each message index that holds calls, the final ids of its calls. */
   const callsAt: string[][] = [];
   let changed = false;
 
+  /** The block as repaired: itself when it needs nothing (most do: a long session is copied only where it changes). */
+  const repaired = (block: Block, calls: string[]): Block => {
+    if (block.type === 'tool_use') {
+      let id = block.id;
+      for (let n = 2; usedIds.has(id); n++) id = `${block.id}_${n}`;
+      usedIds.add(id);
+      open.set(block.id, id);
+      calls.push(id);
+      return id === block.id ? block : { ...block, id };
+    }
+    if (block.type === 'tool_result') {
+      const callId = open.get(block.tool_use_id);
+      if (callId === undefined) {
+        return {
+          type: 'text',
+          text: orphanResultText(block.tool_use_id, block.content, block.is_error === true),
+        };
+      }
+      open.delete(block.tool_use_id);
+      answered.add(callId);
+      return callId === block.tool_use_id ? block : { ...block, tool_use_id: callId };
+    }
+    return block;
+  };
+
   const messages: Message[] = transcript.messages.map((message, index) => {
     const calls: string[] = [];
-    callsAt[index] = calls;
-    let blocksChanged = false;
-    const content = message.content.map((block): Block => {
-      if (block.type === 'tool_use') {
-        let id = block.id;
-        for (let n = 2; usedIds.has(id); n++) id = `${block.id}_${n}`;
-        usedIds.add(id);
-        open.set(block.id, id);
-        calls.push(id);
-        if (id === block.id) return block;
-        blocksChanged = true;
-        return { ...block, id };
-      }
-      if (block.type === 'tool_result') {
-        const callId = open.get(block.tool_use_id);
-        if (callId === undefined) {
-          blocksChanged = true;
-          return {
-            type: 'text',
-            text: orphanResultText(block.tool_use_id, block.content, block.is_error === true),
-          };
-        }
-        open.delete(block.tool_use_id);
-        answered.add(callId);
-        if (callId === block.tool_use_id) return block;
-        blocksChanged = true;
-        return { ...block, tool_use_id: callId };
-      }
-      return block;
+    let content: Block[] | undefined;
+    message.content.forEach((block, j) => {
+      const after = repaired(block, calls);
+      if (after !== block) content ??= message.content.slice(0, j);
+      content?.push(after);
     });
-    if (!blocksChanged) return message;
+    if (calls.length > 0) callsAt[index] = calls;
+    if (content === undefined) return message;
     changed = true;
     return { ...message, content };
   });
 
   // Synthetic results, inserted back to front so indexes stay valid.
   for (let index = messages.length - 1; index >= 0; index--) {
-    const missing = (callsAt[index] ?? []).filter((id) => !answered.has(id));
-    if (missing.length === 0) continue;
+    const missing = callsAt[index]?.filter((id) => !answered.has(id));
+    if (missing === undefined || missing.length === 0) continue;
     changed = true;
     const holder = messages[index]!;
     const results: Block[] = missing.map((id) => ({

@@ -1,26 +1,15 @@
 /**
- * Every harness txcript knows, looked up by id or alias. Adding a harness is
- * one line in `harnesses`.
+ * Every harness txcript knows, loaded, and looked up by id or alias
+ * (catalog.ts lists them; a command that needs one harness loads it alone
+ * with `loadHarness`).
  */
-import { claudeCode } from './claude-code/index.ts';
-import { codex } from './codex/index.ts';
-import { grokBot } from './grok-bot/index.ts';
-import { simple } from './simple/index.ts';
+import { harnessCatalog, UnknownHarnessError } from './catalog.ts';
 import { findByName } from './listing.ts';
 import type { Harness } from './types.ts';
 
-export const harnesses: readonly Harness[] = [grokBot, claudeCode, codex, simple];
+export const harnesses: readonly Harness[] = await Promise.all(harnessCatalog.map((h) => h.load()));
 
-/** An id or alias no harness answers to. */
-export class UnknownHarnessError extends Error {
-  override readonly name = 'UnknownHarnessError';
-  constructor(
-    readonly requested: string,
-    readonly known: readonly string[],
-  ) {
-    super(`unknown harness "${requested}"; known harnesses: ${known.join(', ')}`);
-  }
-}
+export { UnknownHarnessError };
 
 /** The harness whose id or alias is `idOrAlias`, from `among` (default: all). */
 export function findHarness(idOrAlias: string, among: readonly Harness[] = harnesses): Harness {

@@ -4,9 +4,7 @@
  * a warning and never the end of the listing; and load one file through the
  * harness's text codec and codec, collecting both layers' warnings.
  */
-import { promises as fs } from 'node:fs';
 import { resolve } from 'node:path';
-import { assertLoadable } from '../fs/memory-budget.ts';
 import { isJsonObject } from '../model/json.ts';
 import type { JsonObject } from '../model/common.ts';
 import {
@@ -22,10 +20,10 @@ import type {
   DiscoverResult,
   LoadResult,
   SessionSummary,
-  TextCodec,
+  Harness,
   Warning,
-  WarningCodec,
 } from './types.ts';
+import { readSessionText } from './session-text.ts';
 
 /**
  * What a listing learns from one file: the sessions it holds (none, one, or
@@ -226,20 +224,19 @@ export async function summarizeSessionFiles<F>(
   return { sessions, warnings, scans };
 }
 
-/** Read a session file and convert it to Common; `warnings` come first (e.g. from finding the file). */
+/** Read a session file and convert it to Common (session-text.ts: line by line when the harness can); `warnings` come first (e.g. from finding the file). */
 export async function loadSessionFile<R>(
   file: string,
   id: string,
-  harness: { text: TextCodec<R>; codec: WarningCodec<R> },
+  harness: Pick<Harness<R>, 'text' | 'codec' | 'readCommon'>,
   warnings: Warning[] = [],
 ): Promise<LoadResult> {
-  assertLoadable(file, (await fs.stat(file)).size);
-  const parsed = harness.text.parse(await fs.readFile(file, 'utf8'), file);
-  warnings.push(...parsed.warnings);
-  const transcript = harness.codec.toCommon(parsed.records, {
+  const codecWarnings: Warning[] = [];
+  const read = await readSessionText(harness, { file }, file, {
     sessionId: id,
     source: file,
-    onWarning: (w) => warnings.push(w),
+    onWarning: (w) => codecWarnings.push(w),
   });
-  return { transcript, source: file, warnings };
+  warnings.push(...read.warnings, ...codecWarnings);
+  return { transcript: read.transcript, source: file, warnings };
 }

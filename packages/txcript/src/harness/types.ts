@@ -4,6 +4,7 @@
  * a codec (native records <-> Common, pure), and a store (the real backend).
  */
 import type { Transcript } from '../model/common.ts';
+import type { LineSource } from './jsonl.ts';
 
 /** A problem that did not stop the command: a skipped line, an unreadable dir. */
 export interface Warning {
@@ -102,6 +103,13 @@ export interface DiscoverOptions {
 export interface Store {
   discover(options?: DiscoverOptions): Promise<DiscoverResult>;
   load(id: string): Promise<LoadResult>;
+  /**
+   * The sources (files) that hold a session listed under exactly this id,
+   * found without reading any: every one `discover` would list it from, and
+   * one listed from each that holds a conversation. undefined: the store
+   * cannot tell without listing.
+   */
+  locate?(id: string): Promise<string[] | undefined>;
   save?(transcript: Transcript): Promise<SaveResult>;
 }
 
@@ -116,4 +124,21 @@ export interface Harness<R = unknown> {
   codec: Codec<R>;
   /** Harnesses with a managed location (not `simple`) have a store. */
   store?: (env?: NodeJS.ProcessEnv) => Store;
+  /**
+   * Common from native lines read one by one, each dropped once read, for
+   * sessions too big to hold whole: the transcript `codec.toCommon` gives for
+   * `text.parse`'s records; the text layer's warnings are returned, the
+   * codec's given to `ctx.onWarning`. Harnesses without it are read whole.
+   */
+  readCommon?: (
+    lines: LineSource,
+    source: string,
+    ctx: WarningContext,
+  ) => { transcript: Transcript; warnings: Warning[] };
+  /**
+   * The native text of a transcript in pieces, each made when it is asked
+   * for: joined, `text.render(codec.fromCommon(transcript))`. Harnesses
+   * without it render whole.
+   */
+  renderCommon?: (transcript: Transcript) => Iterable<string>;
 }

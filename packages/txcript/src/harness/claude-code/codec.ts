@@ -16,7 +16,7 @@ import type {
   Usage,
 } from '../../model/common.ts';
 import { uuidV5 } from '../../model/uuid.ts';
-import type { WarningCodec, WarningContext } from '../types.ts';
+import type { Warning, WarningCodec, WarningContext } from '../types.ts';
 import { repairToolPairing } from '../orphans.ts';
 import { apiSafeId, apiSafeName } from '../api-names.ts';
 import {
@@ -29,8 +29,8 @@ import {
 } from '../common-values.ts';
 import { isJsonObject } from '../../model/json.ts';
 import { isCount } from '../summary-cache-file.ts';
-import { builtLine } from '../jsonl.ts';
-import type { ClaudeEntry, ClaudeLine, ClaudeRecord } from './records.ts';
+import { builtLine, hasStringType, readJsonl, type LineSource } from '../jsonl.ts';
+import { classifyClaudeRecord, type ClaudeEntry, type ClaudeLine, type ClaudeRecord } from './records.ts';
 import { isUuid, sessionUuid } from '../session-id.ts';
 import { claudeToolToCommon, commonToolToClaude } from './tools.ts';
 import { commandBody, parseLocalCommand, stdoutBody, type LocalCommandEnvelope } from './local-command.ts';
@@ -275,73 +275,90 @@ function entryToMessage(
  * The title a file gives itself, by Claude Code's precedence: the last
  * `custom-title` (the user's rename), then `agent-name`, then the last
  * `ai-title`, then the last `summary` whose `leafUuid` is a line of this
- * file. undefined when none applies (the first prompt is the caller's).
+ * file. Fed every line in file order; `title` is undefined when none
+ * applies (the first prompt is the caller's).
  */
-export function ownTitle(records: readonly ClaudeLine[]): string | undefined {
-  let custom: string | undefined;
-  let agent: string | undefined;
-  let ai: string | undefined;
-  const summaries: { leaf: string | undefined; text: string }[] = [];
-  const uuids = new Set<string>();
-  for (const line of records) {
-    if (line.kind !== 'record') continue;
+class OwnTitle {
+  #custom: string | undefined;
+  #agent: string | undefined;
+  #ai: string | undefined;
+  readonly #summaries: { leaf: string | undefined; text: string }[] = [];
+  readonly #uuids = new Set<string>();
+
+  add(line: ClaudeLine): void {
+    if (line.kind !== 'record') return;
     const json = line.json as JsonObject;
-    if (typeof json.uuid === 'string') uuids.add(json.uuid);
-    if (line.shape === 'summary') summaries.push({ leaf: line.json.leafUuid, text: line.json.summary });
-    else if (json.type === 'custom-title' && typeof json.customTitle === 'string') custom = json.customTitle;
-    else if (json.type === 'agent-name' && typeof json.agentName === 'string') agent = json.agentName;
-    else if (json.type === 'ai-title' && typeof json.aiTitle === 'string') ai = json.aiTitle;
+    if (typeof json.uuid === 'string') this.#uuids.add(json.uuid);
+    if (line.shape === 'summary') this.#summaries.push({ leaf: line.json.leafUuid, text: line.json.summary });
+    else if (json.type === 'custom-title' && typeof json.customTitle === 'string')
+      this.#custom = json.customTitle;
+    else if (json.type === 'agent-name' && typeof json.agentName === 'string') this.#agent = json.agentName;
+    else if (json.type === 'ai-title' && typeof json.aiTitle === 'string') this.#ai = json.aiTitle;
   }
-  const summary = summaries.findLast((s) => s.leaf !== undefined && uuids.has(s.leaf))?.text;
-  return [custom, agent, ai, summary].find((t) => t !== undefined && t !== '');
+
+  get title(): string | undefined {
+    const summary = this.#summaries.findLast((s) => s.leaf !== undefined && this.#uuids.has(s.leaf))?.text;
+    return [this.#custom, this.#agent, this.#ai, summary].find((t) => t !== undefined && t !== '');
+  }
 }
 
-/** Builds one conversation (the main one, or a sidechain) from its lines in file order. */
-function conversationToCommon(
-  records: readonly ClaudeLine[],
-  indices: readonly number[],
-  ctx: WarningContext,
-): Transcript {
-  const source = ctx.source ?? 'claude_code';
-  let firstTs: string | undefined;
-  for (const i of indices) {
-    const line = records[i]!;
-    if (line.kind === 'record' && line.shape === 'entry') {
-      const ts = normalizeTimestamp(line.json.timestamp);
-      if (ts !== undefined && (firstTs === undefined || ts < firstTs)) firstTs = ts;
-    }
-  }
-  const fallbackTs = ctx.timestamp ?? firstTs ?? new Date(0).toISOString();
-  const meta: Meta = { id: '', timestamp: firstTs ?? fallbackTs };
-  const messages: Message[] = [];
-  const commands = new LocalCommands();
-  let firstUserText: string | undefined;
+/** A message's time until the conversation's first time is known (see Conversation). */
+const UNTIMED = '';
 
-  for (const index of indices) {
-    const line = records[index]!;
-    if (line.kind !== 'record') continue;
+/**
+ * Builds one conversation (the main one, or a sidechain) from its lines, fed
+ * one by one in file order. A message the source gives no time takes the
+ * context's, else the conversation's earliest, which is known only at the
+ * end: such messages are dated in `finish`.
+ */
+class Conversation {
+  readonly #ctx: WarningContext;
+  readonly #source: string;
+  #firstTs: string | undefined;
+  readonly #meta: Meta = { id: '', timestamp: UNTIMED };
+  readonly #messages: Message[] = [];
+  readonly #untimed: Message[] = [];
+  readonly #commands = new LocalCommands();
+  #firstUserText: string | undefined;
+
+  constructor(ctx: WarningContext) {
+    this.#ctx = ctx;
+    this.#source = ctx.source ?? 'claude_code';
+  }
+
+  #push(message: Message): void {
+    if (message.timestamp === UNTIMED) this.#untimed.push(message);
+    this.#messages.push(message);
+  }
+
+  add(line: ClaudeLine, index: number): void {
+    if (line.kind !== 'record') return;
     const r: ClaudeRecord = line;
+    const meta = this.#meta;
     if (r.shape === 'other') {
       const command = systemCommand(r.json);
-      if (command === undefined) continue;
-      const blocks = commands.blocks(
+      if (command === undefined) return;
+      const blocks = this.#commands.blocks(
         command.envelope,
         command.uuid,
         typeof r.json.parentUuid === 'string' ? r.json.parentUuid : undefined,
       );
       const ts = typeof r.json.timestamp === 'string' ? normalizeTimestamp(r.json.timestamp) : undefined;
-      if (blocks.length > 0) messages.push({ role: 'user', content: blocks, timestamp: ts ?? fallbackTs });
-      continue;
+      if (blocks.length > 0) this.#push({ role: 'user', content: blocks, timestamp: ts ?? UNTIMED });
+      return;
     }
-    if (r.shape !== 'entry') continue;
+    if (r.shape !== 'entry') return;
     const e = r.json;
+    const ts = normalizeTimestamp(e.timestamp);
+    if (ts !== undefined && (this.#firstTs === undefined || ts < this.#firstTs)) this.#firstTs = ts;
     if (meta.id === '' && e.sessionId) meta.id = e.sessionId;
     if (meta.cwd === undefined && e.cwd) meta.cwd = e.cwd;
     if (meta.git_branch === undefined && e.gitBranch) meta.git_branch = e.gitBranch;
     if (meta.cli_version === undefined && e.version) meta.cli_version = e.version;
-    const warn = (message: string): void => ctx.onWarning?.({ source, line: index + 1, message });
-    const message = entryToMessage(e, fallbackTs, `line ${index + 1}`, warn, commands);
-    if (message === undefined) continue;
+    const warn = (message: string): void =>
+      this.#ctx.onWarning?.({ source: this.#source, line: index + 1, message });
+    const message = entryToMessage(e, UNTIMED, `line ${index + 1}`, warn, this.#commands);
+    if (message === undefined) return;
     if (
       message.role === 'assistant' &&
       meta.model === undefined &&
@@ -350,25 +367,97 @@ function conversationToCommon(
     ) {
       meta.model = message.model;
     }
-    if (firstUserText === undefined && message.role === 'user' && e.isMeta !== true) {
+    if (this.#firstUserText === undefined && message.role === 'user' && e.isMeta !== true) {
       const text = message.content.find((b) => b.type === 'text');
-      if (text !== undefined && !isHarnessText(text.text)) firstUserText = text.text;
+      if (text !== undefined && !isHarnessText(text.text)) this.#firstUserText = text.text;
     }
-    messages.push(message);
+    this.#push(message);
   }
 
-  if (meta.id === '') meta.id = ctx.sessionId;
-  const title = firstUserText !== undefined ? titleFromText(firstUserText) : undefined;
-  if (title !== undefined && title !== '') meta.title = title;
-  return { meta, messages };
+  finish(): Transcript {
+    const meta = this.#meta;
+    const fallbackTs = this.#ctx.timestamp ?? this.#firstTs ?? new Date(0).toISOString();
+    for (const m of this.#untimed) m.timestamp = fallbackTs;
+    meta.timestamp = this.#firstTs ?? fallbackTs;
+    if (meta.id === '') meta.id = this.#ctx.sessionId;
+    const title = this.#firstUserText !== undefined ? titleFromText(this.#firstUserText) : undefined;
+    if (title !== undefined && title !== '') meta.title = title;
+    return { meta, messages: this.#messages };
+  }
+}
+
+function conversationToCommon(
+  records: readonly ClaudeLine[],
+  indices: readonly number[],
+  ctx: WarningContext,
+): Transcript {
+  const conversation = new Conversation(ctx);
+  for (const i of indices) conversation.add(records[i]!, i);
+  return conversation.finish();
+}
+
+/**
+ * The main conversation of a file, fed every line in file order: every line
+ * but those of inline sidechains, or, in a file with no conversation line
+ * outside a sidechain (a subagent's own file), every line (sidechains.ts
+ * splits a file the same way). Until a main conversation line comes, the
+ * lines also go to a second conversation of every line, whose warnings wait
+ * until it is known to be the one.
+ */
+class MainConversation {
+  readonly #main: Conversation;
+  #all: { conversation: Conversation; warnings: Warning[] } | undefined;
+  readonly #title = new OwnTitle();
+  readonly #ctx: WarningContext;
+
+  constructor(ctx: WarningContext) {
+    this.#ctx = ctx;
+    this.#main = new Conversation(ctx);
+    const warnings: Warning[] = [];
+    this.#all = { conversation: new Conversation({ ...ctx, onWarning: (w) => warnings.push(w) }), warnings };
+  }
+
+  add(line: ClaudeLine, index: number): void {
+    this.#title.add(line);
+    const sidechain = line.kind === 'record' && (line.json as JsonObject).isSidechain === true;
+    if (!sidechain && line.kind === 'record' && line.shape === 'entry') this.#all = undefined;
+    this.#all?.conversation.add(line, index);
+    if (!sidechain) this.#main.add(line, index);
+  }
+
+  finish(): Transcript {
+    const all = this.#all;
+    if (all !== undefined) for (const w of all.warnings) this.#ctx.onWarning?.(w);
+    const transcript = (all?.conversation ?? this.#main).finish();
+    const title = this.#title.title;
+    if (title !== undefined) transcript.meta.title = title;
+    return transcript;
+  }
 }
 
 /** The main conversation of a file: every line but those of inline sidechains. */
 function toCommon(records: ClaudeLine[], ctx: WarningContext): Transcript {
-  const transcript = conversationToCommon(records, splitSidechains(records).main, ctx);
-  const title = ownTitle(records);
-  if (title !== undefined) transcript.meta.title = title;
-  return transcript;
+  const conversation = new MainConversation(ctx);
+  records.forEach((line, index) => conversation.add(line, index));
+  return conversation.finish();
+}
+
+/**
+ * `toCommon(claudeCodeText.parse(...).records)` for lines read one by one,
+ * each dropped once read: the same transcript, the text layer's warnings
+ * returned (in line order) and the codec's given to `ctx.onWarning`.
+ */
+export function readClaudeCommon(
+  lines: LineSource,
+  source: string,
+  ctx: WarningContext,
+): { transcript: Transcript; warnings: Warning[] } {
+  const conversation = new MainConversation(ctx);
+  let index = 0;
+  const warnings = readJsonl(lines, source, classifyClaudeRecord, (line) => conversation.add(line, index++), {
+    recoverGlued: hasStringType,
+  });
+  return { transcript: conversation.finish(), warnings };
 }
 
 /**

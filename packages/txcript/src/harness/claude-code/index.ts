@@ -1,7 +1,7 @@
 /** The Claude Code harness (`claude_code`): `~/.claude/projects/<project>/<session>.jsonl`. */
 import { HARNESS_NAMES } from '../listing.ts';
 import type { Harness } from '../types.ts';
-import { claudeCodeCodec } from './codec.ts';
+import { claudeCodeCodec, readClaudeCommon } from './codec.ts';
 import { resumeArgv } from '../resume-command.ts';
 import { claudeCodeText, type ClaudeLine } from './records.ts';
 import { claudeCodeStore } from './store.ts';
@@ -12,6 +12,7 @@ export const claudeCode: Harness<ClaudeLine[]> = {
   text: claudeCodeText,
   codec: claudeCodeCodec,
   store: claudeCodeStore,
+  readCommon: readClaudeCommon,
 };
 
 /** Env var holding a resume command template, e.g. `mytool --open {id}`. */

@@ -46,6 +46,7 @@ async function codecModules() {
   return {
     claudeCodeCodec: codec.claudeCodeCodec,
     sidechainToCommon: codec.sidechainToCommon,
+    readClaudeCommon: codec.readClaudeCommon,
     claudeCodeText: records.claudeCodeText,
   };
 }
@@ -344,9 +345,15 @@ export function claudeCodeStore(
       return { sessions: scans.flatMap((s) => s.scan.sessions), warnings };
     },
 
+    async locate(id: string): Promise<string[] | undefined> {
+      // A subagent conversation inside a file is listed only if the file has it: the listing decides.
+      if (parseSidechainSessionId(id) !== undefined) return undefined;
+      return (await listSessionFiles(root)).filter((sf) => sf.id === id).map((sf) => sf.file);
+    },
+
     async load(id: string): Promise<LoadResult> {
       assertSafeSessionId(id, HARNESS);
-      const { claudeCodeCodec, claudeCodeText, sidechainToCommon } = await codecModules();
+      const { claudeCodeCodec, claudeCodeText, sidechainToCommon, readClaudeCommon } = await codecModules();
       const sidechain = parseSidechainSessionId(id);
       const fileId = sidechain?.fileId ?? id;
       const { file, warnings } = await findSessionFile(root, fileId);
@@ -356,7 +363,12 @@ export function claudeCodeStore(
         );
       }
       if (sidechain === undefined)
-        return loadSessionFile(file, id, { text: claudeCodeText, codec: claudeCodeCodec }, warnings);
+        return loadSessionFile(
+          file,
+          id,
+          { text: claudeCodeText, codec: claudeCodeCodec, readCommon: readClaudeCommon },
+          warnings,
+        );
       const loaded = await loadSessionFile(
         file,
         id,

@@ -13,13 +13,14 @@ import type {
   JsonValue,
   Message,
   Meta,
+  Tool,
   ToolOutput,
   Transcript,
   Usage,
 } from '../../model/common.ts';
 import { uuidV5 } from '../../model/uuid.ts';
 import { apiSafeName } from '../api-names.ts';
-import type { WarningCodec, WarningContext } from '../types.ts';
+import type { Warning, WarningCodec, WarningContext } from '../types.ts';
 import {
   artifactText,
   imageFromDataUrl,
@@ -28,10 +29,10 @@ import {
   titleFromText,
 } from '../common-values.ts';
 import { isJsonObject } from '../../model/json.ts';
-import { builtLine } from '../jsonl.ts';
+import { builtLine, hasStringType, readJsonl, type LineSource } from '../jsonl.ts';
 import { sessionUuid } from '../session-id.ts';
 import { repairToolPairing } from '../orphans.ts';
-import type { CodexLine, CodexRecord, RolloutLine } from './records.ts';
+import { classifyCodexRecord, type CodexLine, type CodexRecord, type RolloutLine } from './records.ts';
 import { codexFunctionToCommon, codexLocalShellToCommon, commonToolToCodex } from './tools.ts';
 
 /** cli_version written when Common has none. */
@@ -206,94 +207,86 @@ function isConversationItem(payload: JsonObject): boolean {
   return typeof type === 'string' && type !== 'web_search_call' && type !== 'compaction';
 }
 
-function toCommon(records: CodexLine[], ctx: WarningContext): Transcript {
-  const rollouts: { json: RolloutLine; index: number }[] = [];
-  records.forEach((line, index) => {
-    if (line.kind === 'record' && line.shape === 'rollout') rollouts.push({ json: line.json, index });
-  });
-  const sessionMeta = rollouts.find((r) => r.json.type === 'session_meta')?.json.payload as
-    JsonObject | undefined;
-  const firstTs = rollouts.map((r) => normalizeTimestamp(r.json.timestamp)).find((t) => t !== undefined);
-  const start =
-    normalizeTimestamp(sessionMeta !== undefined ? str(sessionMeta, 'timestamp') : undefined) ??
-    firstTs ??
-    ctx.timestamp;
-  const fallbackTs = start ?? new Date(0).toISOString();
-  const meta: Meta = {
-    id: (sessionMeta !== undefined ? str(sessionMeta, 'id') : undefined) ?? ctx.sessionId,
-    timestamp: fallbackTs,
-  };
-  if (sessionMeta !== undefined) {
-    const cwd = str(sessionMeta, 'cwd');
-    if (cwd) meta.cwd = cwd;
-    const version = str(sessionMeta, 'cli_version');
-    if (version) meta.cli_version = version;
-    const git = sessionMeta.git;
-    if (isJsonObject(git) && typeof git.branch === 'string' && git.branch !== '')
-      meta.git_branch = git.branch;
-    const model = str(sessionMeta, 'model');
-    if (model) meta.model = model;
+/** Namespace of the ids given to calls the rollout gives none (UUIDv5, key `{session id}:{n}`). */
+const SYNTHETIC_CALL_NS = '8d3b2a61-0f4e-4c7a-9b25-6e1f0c9d4a77';
+
+/** A message's time until the session's start is known (see `finish`). */
+const UNTIMED = '';
+
+/**
+ * One reading of a rollout's conversation, fed its rollout lines in order:
+ * from the protocol log, or (`eventOnly`) from the display log of a rollout
+ * with no protocol items. What depends on the whole file (the session's
+ * start, for messages without a time; its id, for synthetic call ids) is
+ * filled in by `finish`.
+ */
+class RolloutConversation {
+  readonly messages: Message[] = [];
+  firstUserText: string | undefined;
+  readonly #ctx: WarningContext;
+  #model: string | undefined;
+  /** Index of the last assistant message since the last token_count. */
+  #usageTarget: number | undefined;
+  /** Encrypted-only reasoning waiting for the message it precedes. */
+  #pendingReasoning: JsonObject[] = [];
+  readonly #untimed: Message[] = [];
+  /** Calls that wait for a synthetic id, numbered in this order. */
+  readonly #unnamed: Extract<Block, { type: 'tool_use' }>[] = [];
+
+  constructor(
+    readonly eventOnly: boolean,
+    ctx: WarningContext,
+  ) {
+    this.#ctx = ctx;
   }
 
-  const messages: Message[] = [];
-  let model: string | undefined;
-  /** Index of the last assistant message since the last token_count. */
-  let usageTarget: number | undefined;
-  let firstUserText: string | undefined;
-  let synthetic = 0;
-  const callId = (p: JsonObject): string =>
-    str(p, 'call_id') ??
-    str(p, 'id') ??
-    uuidV5('8d3b2a61-0f4e-4c7a-9b25-6e1f0c9d4a77', `${meta.id}:${synthetic++}`);
+  /** The tool_use block of a call item; one with no id of its own is given one in `finish`. */
+  #call(p: JsonObject, tool: Tool): Block {
+    const id = str(p, 'call_id') ?? str(p, 'id');
+    const block = { type: 'tool_use' as const, id: id ?? '', tool };
+    if (id === undefined) this.#unnamed.push(block);
+    return block;
+  }
 
-  const eventOnly = !rollouts.some(
-    (r) =>
-      r.json.type === 'response_item' && isJsonObject(r.json.payload) && isConversationItem(r.json.payload),
-  );
-  /** Encrypted-only reasoning waiting for the message it precedes. */
-  let pendingReasoning: JsonObject[] = [];
-
-  for (const { json } of rollouts) {
+  add(json: RolloutLine): void {
     const payload = isJsonObject(json.payload) ? json.payload : undefined;
-    if (payload === undefined) continue;
-    const ts = normalizeTimestamp(json.timestamp) ?? fallbackTs;
+    if (payload === undefined) return;
+    const ts = normalizeTimestamp(json.timestamp) ?? UNTIMED;
     const push = (role: 'user' | 'assistant', content: Block[]): void => {
       const m: Message = { role, content, timestamp: ts };
+      if (ts === UNTIMED) this.#untimed.push(m);
       if (role === 'assistant') {
-        if (model !== undefined) m.model = model;
-        usageTarget = messages.length;
+        if (this.#model !== undefined) m.model = this.#model;
+        this.#usageTarget = this.messages.length;
       }
-      carry(m, 'before', pendingReasoning);
-      pendingReasoning = [];
-      messages.push(m);
+      carry(m, 'before', this.#pendingReasoning);
+      this.#pendingReasoning = [];
+      this.messages.push(m);
     };
     if (json.type === 'turn_context') {
       const m = str(payload, 'model');
-      if (m) {
-        model = m;
-        meta.model ??= m;
-      }
-      continue;
+      if (m) this.#model = m;
+      return;
     }
     if (json.type === 'event_msg') {
-      const shown = eventOnly ? eventToMessage(payload) : undefined;
+      const shown = this.eventOnly ? eventToMessage(payload) : undefined;
       if (shown !== undefined) {
-        if (shown.role === 'user' && firstUserText === undefined) {
+        if (shown.role === 'user' && this.firstUserText === undefined) {
           const text = shown.content.find((b) => b.type === 'text');
-          if (text !== undefined && !text.text.trimStart().startsWith('<')) firstUserText = text.text;
+          if (text !== undefined && !text.text.trimStart().startsWith('<')) this.firstUserText = text.text;
         }
         push(shown.role, shown.content);
-        continue;
+        return;
       }
-      if (payload.type === 'token_count' && usageTarget !== undefined) {
+      if (payload.type === 'token_count' && this.#usageTarget !== undefined) {
         const usage = usageFromTokenCount(payload);
-        const target = messages[usageTarget];
+        const target = this.messages[this.#usageTarget];
         if (usage !== undefined && target !== undefined && target.usage === undefined) target.usage = usage;
-        usageTarget = undefined;
+        this.#usageTarget = undefined;
       }
-      continue;
+      return;
     }
-    if (json.type !== 'response_item') continue;
+    if (json.type !== 'response_item') return;
     const itemType = str(payload, 'type') ?? '';
     switch (itemType) {
       case 'message': {
@@ -302,9 +295,9 @@ function toCommon(records: CodexLine[], ctx: WarningContext): Transcript {
         const blocks = contentToBlocks(payload.content);
         if (blocks.length === 0) break;
         if (role === 'user' && blocks.every((b) => b.type === 'text' && isScaffolding(b.text))) break;
-        if (role === 'user' && firstUserText === undefined) {
+        if (role === 'user' && this.firstUserText === undefined) {
           const text = blocks.find((b) => b.type === 'text');
-          if (text !== undefined && !text.text.trimStart().startsWith('<')) firstUserText = text.text;
+          if (text !== undefined && !text.text.trimStart().startsWith('<')) this.firstUserText = text.text;
         }
         push(role, blocks);
         break;
@@ -312,39 +305,31 @@ function toCommon(records: CodexLine[], ctx: WarningContext): Transcript {
       case 'reasoning': {
         const block = reasoningToBlock(payload);
         if (block !== undefined) push('assistant', [block]);
-        else if (str(payload, 'encrypted_content') !== undefined) pendingReasoning.push(payload);
+        else if (str(payload, 'encrypted_content') !== undefined) this.#pendingReasoning.push(payload);
         break;
       }
       case 'function_call': {
         const name = str(payload, 'name') ?? 'tool';
         push('assistant', [
-          {
-            type: 'tool_use',
-            id: callId(payload),
-            tool: codexFunctionToCommon(name, parseArguments(payload.arguments)),
-          },
+          this.#call(payload, codexFunctionToCommon(name, parseArguments(payload.arguments))),
         ]);
         break;
       }
       case 'custom_tool_call': {
         const name = str(payload, 'name') ?? 'custom_tool';
         const input = payload.input ?? '';
-        push('assistant', [
-          { type: 'tool_use', id: callId(payload), tool: { name: 'Raw', tool_name: name, input } },
-        ]);
+        push('assistant', [this.#call(payload, { name: 'Raw', tool_name: name, input })]);
         break;
       }
       case 'local_shell_call':
-        push('assistant', [
-          { type: 'tool_use', id: callId(payload), tool: codexLocalShellToCommon(payload.action ?? null) },
-        ]);
+        push('assistant', [this.#call(payload, codexLocalShellToCommon(payload.action ?? null))]);
         break;
       case 'function_call_output':
       case 'custom_tool_call_output': {
         const id = str(payload, 'call_id');
         if (id === undefined) {
-          ctx.onWarning?.({
-            source: ctx.source ?? 'codex',
+          this.#ctx.onWarning?.({
+            source: this.#ctx.source ?? 'codex',
             message: `${itemType} without call_id; skipped`,
           });
           break;
@@ -360,13 +345,106 @@ function toCommon(records: CodexLine[], ctx: WarningContext): Transcript {
         break;
     }
   }
-  const last = messages.at(-1);
-  if (last !== undefined) carry(last, 'after', pendingReasoning);
-  if (firstUserText !== undefined) {
-    const title = titleFromText(firstUserText);
-    if (title !== undefined) meta.title = title;
+
+  finish(fallbackTs: string, sessionId: string): void {
+    for (const m of this.#untimed) m.timestamp = fallbackTs;
+    this.#unnamed.forEach((block, n) => (block.id = uuidV5(SYNTHETIC_CALL_NS, `${sessionId}:${n}`)));
+    const last = this.messages.at(-1);
+    if (last !== undefined) carry(last, 'after', this.#pendingReasoning);
   }
-  return { meta, messages };
+}
+
+/**
+ * A rollout's transcript, fed its lines in order. Its conversation is read
+ * from the protocol log; until a protocol item comes, the display log is
+ * read too, for a rollout that turns out to have none.
+ */
+class CodexConversation {
+  readonly #ctx: WarningContext;
+  #sessionMeta: JsonObject | undefined;
+  #firstTs: string | undefined;
+  /** The first turn_context's model: the session's when session_meta names none. */
+  #turnModel: string | undefined;
+  readonly #protocol: RolloutConversation;
+  #display: RolloutConversation | undefined;
+
+  constructor(ctx: WarningContext) {
+    this.#ctx = ctx;
+    this.#protocol = new RolloutConversation(false, ctx);
+    this.#display = new RolloutConversation(true, ctx);
+  }
+
+  add(line: CodexLine): void {
+    if (line.kind !== 'record' || line.shape !== 'rollout') return;
+    const json = line.json;
+    const payload = isJsonObject(json.payload) ? json.payload : undefined;
+    if (json.type === 'session_meta' && this.#sessionMeta === undefined)
+      this.#sessionMeta = json.payload as JsonObject;
+    this.#firstTs ??= normalizeTimestamp(json.timestamp);
+    if (json.type === 'turn_context' && payload !== undefined) {
+      const model = str(payload, 'model');
+      if (model) this.#turnModel ??= model;
+    }
+    if (json.type === 'response_item' && payload !== undefined && isConversationItem(payload))
+      this.#display = undefined;
+    this.#protocol.add(json);
+    this.#display?.add(json);
+  }
+
+  finish(): Transcript {
+    const sessionMeta = this.#sessionMeta;
+    const start =
+      normalizeTimestamp(sessionMeta !== undefined ? str(sessionMeta, 'timestamp') : undefined) ??
+      this.#firstTs ??
+      this.#ctx.timestamp;
+    const fallbackTs = start ?? new Date(0).toISOString();
+    const meta: Meta = {
+      id: (sessionMeta !== undefined ? str(sessionMeta, 'id') : undefined) ?? this.#ctx.sessionId,
+      timestamp: fallbackTs,
+    };
+    if (sessionMeta !== undefined) {
+      const cwd = str(sessionMeta, 'cwd');
+      if (cwd) meta.cwd = cwd;
+      const version = str(sessionMeta, 'cli_version');
+      if (version) meta.cli_version = version;
+      const git = sessionMeta.git;
+      if (isJsonObject(git) && typeof git.branch === 'string' && git.branch !== '')
+        meta.git_branch = git.branch;
+      const model = str(sessionMeta, 'model');
+      if (model) meta.model = model;
+    }
+    if (this.#turnModel !== undefined) meta.model ??= this.#turnModel;
+    const conversation = this.#display ?? this.#protocol;
+    conversation.finish(fallbackTs, meta.id);
+    if (conversation.firstUserText !== undefined) {
+      const title = titleFromText(conversation.firstUserText);
+      if (title !== undefined) meta.title = title;
+    }
+    return { meta, messages: conversation.messages };
+  }
+}
+
+function toCommon(records: CodexLine[], ctx: WarningContext): Transcript {
+  const conversation = new CodexConversation(ctx);
+  for (const line of records) conversation.add(line);
+  return conversation.finish();
+}
+
+/**
+ * `toCommon(codexText.parse(...).records)` for lines read one by one, each
+ * dropped once read: the same transcript, the text layer's warnings returned
+ * (in line order) and the codec's given to `ctx.onWarning`.
+ */
+export function readCodexCommon(
+  lines: LineSource,
+  source: string,
+  ctx: WarningContext,
+): { transcript: Transcript; warnings: Warning[] } {
+  const conversation = new CodexConversation(ctx);
+  const warnings = readJsonl(lines, source, classifyCodexRecord, (line) => conversation.add(line), {
+    recoverGlued: hasStringType,
+  });
+  return { transcript: conversation.finish(), warnings };
 }
 
 // ── fromCommon ─────────────────────────────────────────────────────────
@@ -440,7 +518,11 @@ function opensTurn(m: Message): boolean {
 /** Namespace of the turn ids fromCommon writes, so they are a pure function of the session. */
 const TURN_NS = '4f7c2a90-3b1d-4e58-a6c4-9d0e8b2f1a37';
 
-function fromCommon(transcript: Transcript): CodexLine[] {
+/**
+ * The rollout lines of a transcript, made one message at a time: a consumer
+ * that renders each line as it comes never holds them all.
+ */
+export function* codexLines(transcript: Transcript): Generator<CodexLine> {
   const t = repairToolPairing(transcript);
   const meta = t.meta;
   const id = sessionUuid(meta.id);
@@ -501,7 +583,11 @@ function fromCommon(transcript: Transcript): CodexLine[] {
     total_tokens: 0,
   };
 
-  t.messages.forEach((m, index) => {
+  for (let index = 0; index < t.messages.length; index++) {
+    // The lines written so far leave before the next message's are made.
+    yield* lines;
+    lines.length = 0;
+    const m = t.messages[index]!;
     const ts = m.timestamp;
     if (turn === undefined || opensTurn(m)) {
       endTurn(ts);
@@ -617,9 +703,12 @@ function fromCommon(transcript: Transcript): CodexLine[] {
         }),
       );
     }
-  });
+  }
   endTurn(t.messages.at(-1)?.timestamp ?? meta.timestamp);
-  return lines;
+  yield* lines;
 }
 
-export const codexCodec: WarningCodec<CodexLine[]> = { toCommon, fromCommon };
+export const codexCodec: WarningCodec<CodexLine[]> = {
+  toCommon,
+  fromCommon: (transcript) => [...codexLines(transcript)],
+};

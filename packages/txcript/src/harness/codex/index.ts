@@ -2,7 +2,8 @@
 import { resumeArgv } from '../resume-command.ts';
 import { HARNESS_NAMES } from '../listing.ts';
 import type { Harness } from '../types.ts';
-import { codexCodec } from './codec.ts';
+import { codexCodec, codexLines, readCodexCommon } from './codec.ts';
+import { renderJsonlPieces } from '../jsonl.ts';
 import { codexText, type CodexLine } from './records.ts';
 import { codexStore } from './store.ts';
 
@@ -12,6 +13,8 @@ export const codex: Harness<CodexLine[]> = {
   text: codexText,
   codec: codexCodec,
   store: codexStore,
+  readCommon: readCodexCommon,
+  renderCommon: (transcript) => renderJsonlPieces(codexLines(transcript)),
 };
 
 /** Env var holding a resume command template, e.g. `mytool --open {id}`. */

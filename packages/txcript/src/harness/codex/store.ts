@@ -11,6 +11,7 @@ import { isJsonObject } from '../../model/json.ts';
 import { parseObjectLine, topLevelString } from '../jsonl-scan.ts';
 import { forEachLatin1Line, ownString, utf8Line } from '../line-skim.ts';
 import { loadSessionFile, openSessionFileCache, summarizeSessionFiles } from '../session-files.ts';
+import { renderJsonlPieces } from '../jsonl.ts';
 import type { FileScan, SessionFileCacheOptions } from '../session-files.ts';
 import { createFileAtomic, FileExistsError } from '../../fs/atomic.ts';
 import { readDirSafe } from '../../fs/dir.ts';
@@ -30,7 +31,12 @@ const HARNESS = 'codex';
 /** The codec modules (and zod), loaded when a rollout is read or written: a listing needs neither. */
 async function codecModules() {
   const [codec, records] = await Promise.all([import('./codec.ts'), import('./records.ts')]);
-  return { codexCodec: codec.codexCodec, codexText: records.codexText };
+  return {
+    codexCodec: codec.codexCodec,
+    codexLines: codec.codexLines,
+    readCodexCommon: codec.readCodexCommon,
+    codexText: records.codexText,
+  };
 }
 
 export interface CodexRoots {
@@ -169,8 +175,8 @@ export function codexStore(
           `codex: no rollout for session ${id} under ${roots.sessions}${roots.archived ? ` or ${roots.archived}` : ''}; run \`txcript list\` to see the ids`,
         );
       }
-      const { codexCodec, codexText } = await codecModules();
-      return loadSessionFile(file, id, { text: codexText, codec: codexCodec });
+      const { codexCodec, codexText, readCodexCommon } = await codecModules();
+      return loadSessionFile(file, id, { text: codexText, codec: codexCodec, readCommon: readCodexCommon });
     },
 
     async save(transcript: Transcript): Promise<SaveResult> {
@@ -187,8 +193,8 @@ export function codexStore(
       const iso = when.toISOString();
       const dir = path.join(roots.sessions, iso.slice(0, 4), iso.slice(5, 7), iso.slice(8, 10));
       const target = path.join(dir, rolloutFileName(iso, id));
-      const { codexCodec, codexText } = await codecModules();
-      await createFileAtomic(target, codexText.render(codexCodec.fromCommon(transcript)));
+      const { codexLines } = await codecModules();
+      await createFileAtomic(target, renderJsonlPieces(codexLines(transcript)));
       return { id, locator: target };
     },
   };

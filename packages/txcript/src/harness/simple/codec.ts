@@ -10,7 +10,7 @@ import { uuidV5 } from '../../model/uuid.ts';
 import { PendingCalls } from '../pending-calls.ts';
 import type { Codec, CodecContext } from '../types.ts';
 import { type SimpleBlock, readMessage, readMeta } from './schema.ts';
-import type { SimpleDocument } from './text.ts';
+import { renderSimplePieces, type SimpleDocument } from './text.ts';
 import { formatUtc, toUtcRfc3339 } from './timestamp.ts';
 
 /** Namespace of the synthetic ids given to id-less tool calls (UUIDv5, key `{sessionId}:{i}:{j}`). */
@@ -164,7 +164,20 @@ function messageToSimple(m: Message): JsonObject {
 
 /** Common's exact JSON form: keys in a fixed order, absent ones left out (never null). */
 export function commonToSimple(t: Transcript): SimpleDocument {
-  const { meta } = t;
+  return { ...simpleHead(t.meta), messages: t.messages.map(messageToSimple) };
+}
+
+/** The text of commonToSimple(t) in pieces, each message made when its piece is asked for. */
+export function commonToSimplePieces(t: Transcript): Iterable<string> {
+  return renderSimplePieces(simpleHead(t.meta), mapLazily(t.messages, messageToSimple));
+}
+
+function* mapLazily<T, U>(items: readonly T[], f: (item: T) => U): Generator<U> {
+  for (const item of items) yield f(item);
+}
+
+/** A Simple document's keys before `messages`, from the meta. */
+function simpleHead(meta: Meta): JsonObject {
   return {
     id: meta.id,
     timestamp: meta.timestamp,
@@ -173,7 +186,6 @@ export function commonToSimple(t: Transcript): SimpleDocument {
     ...(meta.title !== undefined && { title: meta.title }),
     ...(meta.cli_version !== undefined && { cli_version: meta.cli_version }),
     ...(meta.model !== undefined && { model: meta.model }),
-    messages: t.messages.map(messageToSimple),
   };
 }
 

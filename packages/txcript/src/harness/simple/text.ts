@@ -106,6 +106,29 @@ export function renderSimple(doc: SimpleDocument): string {
   return `${JSON.stringify(doc, null, 2)}\n`;
 }
 
+/** Where a message stands in `JSON.stringify({ messages: [message] }, null, 2)`: after the opening, before the closing. */
+const MESSAGE_START = '{\n  "messages": [\n'.length;
+const MESSAGE_END = '\n  ]\n}'.length;
+
+/**
+ * renderSimple in pieces, for a document given as its other keys (`head`)
+ * and its messages, which come last and are stringified one at a time:
+ * joined, the pieces are renderSimple({ ...head, messages }).
+ */
+export function* renderSimplePieces(head: JsonObject, messages: Iterable<JsonValue>): Generator<string> {
+  // `"messages": []` closes the document; the messages go between the brackets, two levels deep.
+  const empty = JSON.stringify({ ...head, messages: [] }, null, 2);
+  const open = `${empty.slice(0, -'[]\n}'.length)}[\n`;
+  let first = true;
+  for (const message of messages) {
+    // Stringified at its depth in the document: inside `{"messages": [...]}`, then cut out of it.
+    const alone = JSON.stringify({ messages: [message] }, null, 2);
+    yield `${first ? open : ',\n'}${alone.slice(MESSAGE_START, alone.length - MESSAGE_END)}`;
+    first = false;
+  }
+  yield first ? `${empty}\n` : '\n  ]\n}\n';
+}
+
 export const simpleText: TextCodec<SimpleDocument> = {
   parse: parseSimple,
   render: renderSimple,

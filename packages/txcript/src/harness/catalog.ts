@@ -1,0 +1,55 @@
+/**
+ * Every harness txcript knows, by name, each loaded only when asked for: a
+ * command that converts from one harness to another loads those two codecs,
+ * not every one (Grok Bot's brings SQLite). Adding a harness is one entry in
+ * `harnessCatalog`; registry.ts loads them all, for callers that want every one.
+ */
+import { findByName, HARNESS_NAMES } from './listing.ts';
+import type { Harness } from './types.ts';
+
+export interface HarnessEntry {
+  id: string;
+  aliases: readonly string[];
+  load(): Promise<Harness>;
+}
+
+export const harnessCatalog: readonly HarnessEntry[] = [
+  {
+    id: 'grok_bot',
+    aliases: HARNESS_NAMES.grok_bot,
+    load: async () => (await import('./grok-bot/index.ts')).grokBot,
+  },
+  {
+    id: 'claude_code',
+    aliases: HARNESS_NAMES.claude_code,
+    load: async () => (await import('./claude-code/index.ts')).claudeCode,
+  },
+  {
+    id: 'codex',
+    aliases: HARNESS_NAMES.codex,
+    load: async () => (await import('./codex/index.ts')).codex,
+  },
+  { id: 'simple', aliases: [], load: async () => (await import('./simple/index.ts')).simple },
+];
+
+/** An id or alias no harness answers to. */
+export class UnknownHarnessError extends Error {
+  override readonly name = 'UnknownHarnessError';
+  constructor(
+    readonly requested: string,
+    readonly known: readonly string[],
+  ) {
+    super(`unknown harness "${requested}"; known harnesses: ${known.join(', ')}`);
+  }
+}
+
+/** The harness whose id or alias is `idOrAlias`, loaded alone. Throws UnknownHarnessError. */
+export async function loadHarness(idOrAlias: string): Promise<Harness> {
+  const entry = findByName(idOrAlias, harnessCatalog);
+  if (entry === undefined)
+    throw new UnknownHarnessError(
+      idOrAlias,
+      harnessCatalog.map((h) => h.id),
+    );
+  return entry.load();
+}
