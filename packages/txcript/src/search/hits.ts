@@ -12,6 +12,7 @@ import { Bm25, indexTotals, scoredPhrases } from './ranking.ts';
 import {
   type Query,
   type Term,
+  TRIGRAM,
   decidedByIndex,
   ftsExpression,
   matchesTexts,
@@ -70,6 +71,73 @@ const MAX_ROW = (1 << 24) - 1;
 /** Past this many matching messages, a query is ranked newest first rather than by BM25. */
 export const BROAD_MATCHES = 1_000;
 
+/**
+ * Where the matches of a query's terms come from, newest first: FTS5 rows
+ * (`from`, the row's id `rowid`, `match` its condition) with `m` the message
+ * row when `texts` asks for it.
+ */
+interface MatchPlan {
+  /** The wanted terms' rows (all: the rows of every term the plan decides, exclusions too). */
+  rows(all: boolean, texts: boolean): { from: string; rowid: string; where: string };
+  /** The expressions `rows` binds: @wanted, and @fts for `all`. */
+  params: { wanted: string; fts: string };
+  /** Whether `all` differs from the wanted terms alone (the index decides an exclusion). */
+  excludes: boolean;
+}
+
+/** The trigram index decides every term of three characters or more (query.ts). */
+function trigramPlan(query: Query, fts: string): MatchPlan {
+  const wanted = ftsExpression({ ...query, terms: query.terms.filter((t) => !t.negated) })!;
+  return {
+    rows: (all) => ({ from: 'messages m', rowid: 'm.rowid', where: `messages MATCH @${all ? 'fts' : 'wanted'}` }),
+    params: { wanted, fts },
+    excludes: wanted !== fts,
+  };
+}
+
+const LACKS = 'txcript_lacks';
+
+/**
+ * The word index (words.ts) when it answers every wanted term the trigram
+ * index would: the same rows, found from each word's short list. An excluded
+ * term of three characters or more (what the trigram index would exclude) is
+ * checked in JavaScript on the texts of the wanted rows, newest first:
+ * reading a row costs less than FTS5's NOT over a common word, which walks
+ * its every message. Undefined when some term is not the word index's;
+ * null when a wanted term is in no message (nothing matches).
+ */
+function wordPlan(index: SearchIndex, query: Query): MatchPlan | null | undefined {
+  if (query.terms.some((t) => t.fuzzy)) return undefined;
+  const wanted: string[] = [];
+  for (const t of query.terms) {
+    if (t.negated || [...t.text].length < TRIGRAM) continue;
+    const words = index.wordMatch(t.text);
+    if (words === undefined) return undefined;
+    if (words === null) return null;
+    wanted.push(words);
+  }
+  const excluded = query.terms.filter((t) => t.negated && [...t.text].length >= TRIGRAM);
+  if (excluded.length > 0) {
+    index.db.function(LACKS, { varargs: true, deterministic: true }, (...texts: unknown[]) => {
+      const folded = texts.map((t) => foldCase(typeof t === 'string' ? t : ''));
+      return excluded.some((t) => folded.some((x) => occurrences(t, x, 1).length > 0)) ? 0 : 1;
+    });
+  }
+  const expression = wanted.join(' AND ');
+  return {
+    rows: (all, texts) => {
+      const lacks = all && excluded.length > 0;
+      return {
+        from: texts || lacks ? 'words w CROSS JOIN messages m ON m.rowid = w.rowid' : 'words w',
+        rowid: 'w.rowid',
+        where: `words MATCH @wanted${lacks ? ` AND ${LACKS}(${KINDS.map((k) => `m.${k}`).join(', ')})` : ''}`,
+      };
+    },
+    params: { wanted: expression, fts: expression },
+    excludes: excluded.length > 0,
+  };
+}
+
 export function findHits(index: SearchIndex, query: Query, filters: HitFilters): Hit[] {
   const { db } = index;
   const fts = ftsExpression(query);
@@ -125,40 +193,45 @@ export function findHits(index: SearchIndex, query: Query, filters: HitFilters):
         .all(params) as Array<Record<string, unknown>>,
     );
   }
-  params.fts = fts;
+  const words = wordPlan(index, query);
+  if (words === null) return [];
+  const plan = words ?? trigramPlan(query, fts);
+  Object.assign(params, plan.params);
   // Every match, newest first, up to one past the bound: in rowid order FTS5 can stop early.
   const bound = filters.broadMatches ?? BROAD_MATCHES;
-  const scan = db.prepare('SELECT rowid FROM messages WHERE messages MATCH ? ORDER BY rowid DESC LIMIT ?');
-  const matchesOf = (expression: string) =>
-    scan
+  const matchesOf = (all: boolean) => {
+    const rows = plan.rows(all, false);
+    return db
+      .prepare(`SELECT ${rows.rowid} FROM ${rows.from} WHERE ${rows.where} ORDER BY ${rows.rowid} DESC LIMIT @n`)
       .pluck()
       .safeIntegers(true)
-      .all(expression, bound + 1) as bigint[];
+      .all({ ...plan.params, n: bound + 1 }) as bigint[];
+  };
   // The wanted terms first: the texts of a narrow query's matches are read anyway, and an
-  // excluded word is checked there for less than FTS5's NOT, which walks its messages too.
-  const wanted = ftsExpression({ ...query, terms: query.terms.filter((t) => !t.negated) })!;
-  let matches = matchesOf(wanted);
+  // excluded word is checked there for less than the index's exclusion, which walks its messages too.
+  let matches = matchesOf(false);
   const wantedCount = matches.length;
   const ranked = (checkAll: boolean) =>
     rankedHits(index, query, matches, wantedCount, and(where), params, checkAll);
-  if (matches.length <= bound) return ranked(checked || wanted !== fts);
-  if (wanted !== fts) {
-    matches = matchesOf(fts);
+  if (matches.length <= bound) return ranked(checked || plan.excludes);
+  if (plan.excludes) {
+    matches = matchesOf(true);
     if (matches.length <= bound) return ranked(checked);
   }
   // A broad query: the newest matches, unscored (BM25 would walk every match before the first).
+  const rows = plan.rows(true, !checked);
   const sql = checked
     ? // The check in JavaScript sees the CANDIDATES newest rows the index found, not all.
-      `WITH c AS (SELECT rowid FROM messages WHERE messages MATCH @fts ORDER BY rowid DESC LIMIT ${CANDIDATES})
+      `WITH c AS (SELECT ${rows.rowid} AS rowid FROM ${rows.from} WHERE ${rows.where} ORDER BY ${rows.rowid} DESC LIMIT ${CANDIDATES})
         SELECT m.rowid AS rowid, m.ref AS ref, 0 AS score, s.*
         FROM c CROSS JOIN messages m ON m.rowid = c.rowid CROSS JOIN sessions s ON s.key = (m.rowid >> 24)
         WHERE 1${and([...where, ...verify])}
         ORDER BY m.rowid DESC
         LIMIT @limit`
     : `SELECT m.rowid AS rowid, m.ref AS ref, 0 AS score, s.*
-        FROM messages m CROSS JOIN sessions s ON s.key = (m.rowid >> 24)
-        WHERE messages MATCH @fts${and(where)}
-        ORDER BY m.rowid DESC
+        FROM ${rows.from} CROSS JOIN sessions s ON s.key = (${rows.rowid} >> 24)
+        WHERE ${rows.where}${and(where)}
+        ORDER BY ${rows.rowid} DESC
         LIMIT @limit`;
   return hitsOf(
     index,

@@ -6,18 +6,21 @@
  * `sessions` holds one row per session source with the stat signature it was
  * read at; `messages` one FTS row per searchable message, its rowid
  * `session key << 24 | message number`, so a session's rows are one rowid
- * range (deleted without a scan). A file of another schema version, or one
- * SQLite finds damaged, is deleted and built again; the caller is told why.
+ * range (deleted without a scan); `words` the same messages as words, and
+ * `vocabulary` every word ever indexed (words.ts). A file of another schema
+ * version, or one SQLite finds damaged, is deleted and built again; the
+ * caller is told why.
  */
 import { chmodSync, closeSync, mkdirSync, openSync, rmSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { cacheFileFor } from '../harness/summary-cache-file.ts';
 import { KINDS, type Kind, type SearchRow } from './documents.ts';
-import { type IndexTotals, documentFrequency } from './ranking.ts';
+import { DF_BOUND, type IndexTotals, documentFrequency } from './ranking.ts';
+import { MAX_WORDS_PER_TERM, anyOf, collectWords, isWordTerm, wordText } from './words.ts';
 
 /** Bumped whenever the schema or what is stored changes: an older file is rebuilt. */
-export const INDEX_VERSION = 3;
+export const INDEX_VERSION = 4;
 
 const ROW_BITS = 24n;
 const MAX_ROWS = (1 << 24) - 1;
@@ -77,7 +80,12 @@ CREATE TABLE sessions (
 );
 CREATE INDEX sessions_by_activity ON sessions (last_activity_ms);
 CREATE VIRTUAL TABLE messages USING fts5(${KINDS.join(', ')}, ref UNINDEXED, tokenize = 'trigram');
+CREATE VIRTUAL TABLE words USING fts5(text, tokenize = 'ascii', content = '', contentless_delete = 1, detail = none);
+CREATE TABLE vocabulary (word TEXT PRIMARY KEY) WITHOUT ROWID;
 `;
+
+/** Past this many, the words known to be in the vocabulary are forgotten (they are only a shortcut). */
+const KNOWN_WORDS = 1_000_000;
 
 function removeFiles(file: string): void {
   for (const suffix of ['', '-wal', '-shm', '-journal']) rmSync(`${file}${suffix}`, { force: true });
@@ -90,6 +98,8 @@ export class SearchIndex {
    */
   private readonly frequencies = new Map<string, number>();
   private frequenciesOf = '';
+  /** Words this process saw in the vocabulary or put there: not inserted again. */
+  private readonly knownWords = new Set<string>();
 
   private constructor(readonly db: Database.Database) {}
 
@@ -101,8 +111,37 @@ export class SearchIndex {
       this.frequenciesOf = of;
     }
     let n = this.frequencies.get(phrase);
-    if (n === undefined) this.frequencies.set(phrase, (n = documentFrequency(this.db, phrase)));
+    if (n === undefined) {
+      const words = this.wordMatch(phrase);
+      n =
+        words === undefined
+          ? documentFrequency(this.db, phrase)
+          : words === null
+            ? 0
+            : (this.db
+                .prepare(
+                  'SELECT count(*) FROM (SELECT 1 FROM words WHERE words MATCH ? ORDER BY rowid DESC LIMIT ?)',
+                )
+                .pluck()
+                .get(words, DF_BOUND) as number);
+      this.frequencies.set(phrase, n);
+    }
     return n;
+  }
+
+  /**
+   * The word index's expression for the messages holding `term` (lower-cased):
+   * undefined when the word index does not answer it (see words.ts), null
+   * when no message holds it.
+   */
+  wordMatch(term: string): string | null | undefined {
+    if (!isWordTerm(term)) return undefined;
+    const words = this.db
+      .prepare('SELECT word FROM vocabulary WHERE instr(word, ?) > 0 LIMIT ?')
+      .pluck()
+      .all(term, MAX_WORDS_PER_TERM + 1) as string[];
+    if (words.length > MAX_WORDS_PER_TERM) return undefined;
+    return words.length === 0 ? null : anyOf(words);
   }
 
   /** An index that lives as long as the process (`--no-index`). */
@@ -217,10 +256,17 @@ export class SearchIndex {
       const insert = this.db.prepare(
         `INSERT INTO messages (rowid, ${KINDS.join(', ')}, ref) VALUES (?, ${KINDS.map(() => '?').join(', ')}, ?)`,
       );
+      const insertWords = this.db.prepare('INSERT INTO words (rowid, text) VALUES (?, ?)');
+      const seen = new Set<string>();
       for (const row of rows) {
         if (row.message > MAX_ROWS) break;
-        insert.run(rowId(key, row.message), ...KINDS.map((k) => row.texts[k]), row.range);
+        const rowid = rowId(key, row.message);
+        insert.run(rowid, ...KINDS.map((k) => row.texts[k]), row.range);
+        const text = wordText(row.texts, KINDS);
+        insertWords.run(rowid, text);
+        collectWords(text, seen);
       }
+      this.addWords(seen);
     });
     // IMMEDIATE: take the write lock first (waiting up to busy_timeout for another txcript), rather
     // than fail when a read turns into a write after another process committed.
@@ -243,9 +289,26 @@ export class SearchIndex {
   }
 
   private deleteRows(key: number): void {
-    this.db
-      .prepare('DELETE FROM messages WHERE rowid BETWEEN ? AND ?')
-      .run(rowId(key, 0), rowId(key, MAX_ROWS));
+    for (const table of ['words', 'messages']) {
+      this.db
+        .prepare(`DELETE FROM ${table} WHERE rowid BETWEEN ? AND ?`)
+        .run(rowId(key, 0), rowId(key, MAX_ROWS));
+    }
+  }
+
+  /**
+   * Add words to the vocabulary. A word is never taken out (a session's
+   * words may be another's too): one no message holds any more only adds an
+   * empty list to a query's OR, until the index is next rebuilt.
+   */
+  private addWords(words: ReadonlySet<string>): void {
+    if (this.knownWords.size > KNOWN_WORDS) this.knownWords.clear();
+    const insert = this.db.prepare('INSERT OR IGNORE INTO vocabulary (word) VALUES (?)');
+    for (const word of words) {
+      if (this.knownWords.has(word)) continue;
+      insert.run(word);
+      this.knownWords.add(word);
+    }
   }
 
   /** The texts of one message row, by kind. */
