@@ -118,10 +118,9 @@ function wordPlan(index: SearchIndex, query: Query): MatchPlan | null | undefine
   }
   const excluded = query.terms.filter((t) => t.negated && [...t.text].length >= TRIGRAM);
   if (excluded.length > 0) {
-    index.db.function(LACKS, { varargs: true, deterministic: true }, (...texts: unknown[]) => {
-      const folded = texts.map((t) => foldCase(typeof t === 'string' ? t : ''));
-      return excluded.some((t) => folded.some((x) => occurrences(t, x, 1).length > 0)) ? 0 : 1;
-    });
+    index.db.function(LACKS, { varargs: true, deterministic: true }, (...texts: unknown[]) =>
+      texts.some((t) => typeof t === 'string' && holdsAny(excluded, t)) ? 0 : 1,
+    );
   }
   const expression = wanted.join(' AND ');
   return {
@@ -138,7 +137,24 @@ function wordPlan(index: SearchIndex, query: Query): MatchPlan | null | undefine
   };
 }
 
+/** Whether `text` holds one of `terms` (not fuzzy), as `occurrences` finds them in its folded text. */
+function holdsAny(terms: readonly Term[], text: string): boolean {
+  // An excluded word is often common: found as it is written, the text need not be folded.
+  if (terms.some((t) => text.includes(t.text))) return true;
+  const folded = foldCase(text);
+  return folded !== text && terms.some((t) => folded.includes(t.text));
+}
+
+/** Whether no message can match: an excluded term is part of a wanted one, so every row holding that holds it. */
+function selfExcluding(query: Query): boolean {
+  const wanted = query.terms.filter((t) => !t.negated && !t.fuzzy);
+  return query.terms.some(
+    (x) => x.negated && !x.fuzzy && wanted.some((w) => w.text.includes(x.text)),
+  );
+}
+
 export function findHits(index: SearchIndex, query: Query, filters: HitFilters): Hit[] {
+  if (selfExcluding(query)) return [];
   const { db } = index;
   const fts = ftsExpression(query);
   const where: string[] = [];

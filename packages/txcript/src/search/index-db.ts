@@ -11,7 +11,7 @@
  * version, or one SQLite finds damaged, is deleted and built again; the
  * caller is told why.
  */
-import { chmodSync, closeSync, mkdirSync, openSync, rmSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync, rmSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { cacheFileFor } from '../harness/summary-cache-file.ts';
@@ -25,9 +25,27 @@ export const INDEX_VERSION = 4;
 const ROW_BITS = 24n;
 const MAX_ROWS = (1 << 24) - 1;
 
+const SCOPE = 'sessions of every harness';
+
 /** `<cache dir>/search-v<version>-<hash>.sqlite`: one index for every harness of this user. */
-export function indexFile(env: NodeJS.ProcessEnv): string {
-  return cacheFileFor(env, 'search', INDEX_VERSION, 'sessions of every harness', 'sqlite');
+export function indexFile(env: NodeJS.ProcessEnv, version = INDEX_VERSION): string {
+  return cacheFileFor(env, 'search', version, SCOPE, 'sqlite');
+}
+
+/** Delete the index files earlier versions of txcript left (their names differ from this one's); `note` says which. */
+export function removeOlderIndexFiles(env: NodeJS.ProcessEnv, note: (text: string) => void): void {
+  for (let version = 1; version < INDEX_VERSION; version++) {
+    const file = indexFile(env, version);
+    if (!existsSync(file)) continue;
+    try {
+      removeFiles(file);
+      note(`removed ${file}, the search index of an older txcript (schema ${version}, now ${INDEX_VERSION})`);
+    } catch (err) {
+      note(
+        `cannot remove ${file}, the search index of an older txcript (${err instanceof Error ? err.message : String(err)}); delete it by hand`,
+      );
+    }
+  }
 }
 
 export interface IndexedSession {
@@ -86,6 +104,22 @@ CREATE TABLE vocabulary (word TEXT PRIMARY KEY) WITHOUT ROWID;
 
 /** Past this many, the words known to be in the vocabulary are forgotten (they are only a shortcut). */
 const KNOWN_WORDS = 1_000_000;
+
+/**
+ * FTS5 keeps a transaction's new rows in memory up to this many bytes per
+ * table before it writes them as a segment (default 1 MiB); with `batched`
+ * writes, fewer and larger segments mean less merging later.
+ */
+const PENDING_BYTES = 64 * 2 ** 20;
+/** A batch of writes commits past this many message rows, or after this long holding the write lock. */
+const BATCH_ROWS = 20_000;
+const BATCH_MS = 1_000;
+
+function configure(db: Database.Database): void {
+  for (const table of ['messages', 'words']) {
+    db.exec(`INSERT INTO ${table} (${table}, rank) VALUES ('hashsize', ${PENDING_BYTES})`);
+  }
+}
 
 function removeFiles(file: string): void {
   for (const suffix of ['', '-wal', '-shm', '-journal']) rmSync(`${file}${suffix}`, { force: true });
@@ -148,6 +182,7 @@ export class SearchIndex {
   static inMemory(): SearchIndex {
     const db = new Database(':memory:');
     db.exec(SCHEMA);
+    configure(db);
     return new SearchIndex(db);
   }
 
@@ -187,6 +222,7 @@ export class SearchIndex {
         db.pragma('journal_mode = WAL');
         db.transaction(() => {
           db.exec(SCHEMA);
+          configure(db);
           db.pragma(`user_version = ${INDEX_VERSION}`);
         })();
       } else if (version !== INDEX_VERSION) {
@@ -209,6 +245,29 @@ export class SearchIndex {
 
   close(): void {
     this.db.close();
+  }
+
+  private batch: { rows: number; since: number } | undefined;
+
+  /**
+   * Run `write` with its puts grouped into transactions of many sessions (a
+   * session is still stored whole or not at all), each holding the write
+   * lock about a second at most, so another txcript waits less than its busy
+   * timeout. What `write` stored before it failed is rolled back to the last
+   * commit; the next refresh reads those sources again.
+   */
+  async batched<T>(write: () => Promise<T>): Promise<T> {
+    this.batch = { rows: 0, since: 0 };
+    try {
+      const result = await write();
+      if (this.db.inTransaction) this.db.exec('COMMIT');
+      return result;
+    } catch (err) {
+      if (this.db.inTransaction) this.db.exec('ROLLBACK');
+      throw err;
+    } finally {
+      this.batch = undefined;
+    }
   }
 
   sessions(harnesses?: readonly string[]): IndexedSession[] {
@@ -268,9 +327,19 @@ export class SearchIndex {
       }
       this.addWords(seen);
     });
+    const batch = this.batch;
+    if (batch !== undefined && !this.db.inTransaction) {
+      this.db.exec('BEGIN IMMEDIATE');
+      batch.rows = 0;
+      batch.since = Date.now();
+    }
     // IMMEDIATE: take the write lock first (waiting up to busy_timeout for another txcript), rather
-    // than fail when a read turns into a write after another process committed.
+    // than fail when a read turns into a write after another process committed. (Within a batch: a savepoint.)
     write.immediate();
+    if (batch !== undefined) {
+      batch.rows += rows.length;
+      if (batch.rows >= BATCH_ROWS || Date.now() - batch.since >= BATCH_MS) this.db.exec('COMMIT');
+    }
   }
 
   /** Forget sessions (their facts and rows). */
