@@ -29,6 +29,8 @@ export interface HitFilters {
   limit: number;
   /** Past this many matching messages, newest first rather than by BM25 (default BROAD_MATCHES). */
   broadMatches?: number;
+  /** false: the trigram index alone, never the word index (to compare the two: tests, bench). */
+  wordIndex?: boolean;
 }
 
 export interface Snippet {
@@ -209,7 +211,7 @@ export function findHits(index: SearchIndex, query: Query, filters: HitFilters):
         .all(params) as Array<Record<string, unknown>>,
     );
   }
-  const words = wordPlan(index, query);
+  const words = filters.wordIndex === false ? undefined : wordPlan(index, query);
   if (words === null) return [];
   const plan = words ?? trigramPlan(query, fts);
   Object.assign(params, plan.params);

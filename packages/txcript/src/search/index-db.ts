@@ -279,7 +279,7 @@ export class SearchIndex {
   put(facts: SessionFacts, rows: readonly SearchRow[]): void {
     this.frequencies.clear();
     const at = facts.lastActivity === undefined ? NaN : Date.parse(facts.lastActivity);
-    const write = this.db.transaction(() => {
+    const store = () => {
       const existing = this.db
         .prepare('SELECT key FROM sessions WHERE harness = ? AND locator = ?')
         .get(facts.harness, facts.locator) as { key: number } | undefined;
@@ -326,20 +326,23 @@ export class SearchIndex {
         collectWords(text, seen);
       }
       this.addWords(seen);
-    });
+    };
     const batch = this.batch;
-    if (batch !== undefined && !this.db.inTransaction) {
+    if (batch === undefined) {
+      // IMMEDIATE: take the write lock first (waiting up to busy_timeout for another txcript), rather
+      // than fail when a read turns into a write after another process committed.
+      this.db.transaction(store).immediate();
+      return;
+    }
+    if (!this.db.inTransaction) {
       this.db.exec('BEGIN IMMEDIATE');
       batch.rows = 0;
       batch.since = Date.now();
     }
-    // IMMEDIATE: take the write lock first (waiting up to busy_timeout for another txcript), rather
-    // than fail when a read turns into a write after another process committed. (Within a batch: a savepoint.)
-    write.immediate();
-    if (batch !== undefined) {
-      batch.rows += rows.length;
-      if (batch.rows >= BATCH_ROWS || Date.now() - batch.since >= BATCH_MS) this.db.exec('COMMIT');
-    }
+    // No savepoint: FTS5 writes its pending rows out at each one. A failure rolls the batch back (`batched`).
+    store();
+    batch.rows += rows.length;
+    if (batch.rows >= BATCH_ROWS || Date.now() - batch.since >= BATCH_MS) this.db.exec('COMMIT');
   }
 
   /** Forget sessions (their facts and rows). */
