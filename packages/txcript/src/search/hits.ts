@@ -97,41 +97,58 @@ function trigramPlan(query: Query, fts: string): MatchPlan {
   };
 }
 
-const LACKS = 'txcript_lacks';
+const KEEPS = 'txcript_keeps';
+/** Candidates of a query with a phrase past this many: the trigram index finds its rows for less than checking them. */
+export const WORD_CANDIDATES = 5_000;
 
 /**
- * The word index (words.ts) when it answers every wanted term the trigram
- * index would: the same rows, found from each word's short list. An excluded
- * term of three characters or more (what the trigram index would exclude) is
+ * The word index (words.ts) when it narrows by every wanted term the trigram
+ * index would: the same rows, found from each word's short list, those of a
+ * phrase or a term with punctuation checked in JavaScript. An excluded term
+ * of three characters or more (what the trigram index would exclude) is
  * checked in JavaScript on the texts of the wanted rows, newest first:
  * reading a row costs less than FTS5's NOT over a common word, which walks
- * its every message. Undefined when some term is not the word index's;
+ * its every message. Undefined when the trigram index is the better plan;
  * null when a wanted term is in no message (nothing matches).
  */
 function wordPlan(index: SearchIndex, query: Query): MatchPlan | null | undefined {
   if (query.terms.some((t) => t.fuzzy)) return undefined;
   const wanted: string[] = [];
+  const checked: Term[] = [];
   for (const t of query.terms) {
     if (t.negated || [...t.text].length < TRIGRAM) continue;
     const words = index.wordMatch(t.text);
     if (words === undefined) return undefined;
     if (words === null) return null;
-    wanted.push(words);
-  }
-  const excluded = query.terms.filter((t) => t.negated && [...t.text].length >= TRIGRAM);
-  if (excluded.length > 0) {
-    index.db.function(LACKS, { varargs: true, deterministic: true }, (...texts: unknown[]) =>
-      texts.some((t) => typeof t === 'string' && holdsAny(excluded, t)) ? 0 : 1,
-    );
+    wanted.push(words.expression);
+    if (!words.exact) checked.push(t);
   }
   const expression = wanted.join(' AND ');
+  if (checked.length > 0) {
+    const candidates = index.db
+      .prepare('SELECT count(*) FROM (SELECT 1 FROM words WHERE words MATCH ? LIMIT ?)')
+      .pluck()
+      .get(expression, WORD_CANDIDATES + 1) as number;
+    if (candidates > WORD_CANDIDATES) return undefined;
+  }
+  const excluded = query.terms.filter((t) => t.negated && [...t.text].length >= TRIGRAM);
+  if (checked.length > 0 || excluded.length > 0) {
+    index.db.function(KEEPS, { varargs: true, deterministic: true }, (all: unknown, ...texts: unknown[]) => {
+      const strings = texts.map((t) => (typeof t === 'string' ? t : ''));
+      const keeps =
+        checked.every((t) => strings.some((x) => holdsAny([t], x))) &&
+        (all === 0 || !strings.some((x) => holdsAny(excluded, x)));
+      return keeps ? 1 : 0;
+    });
+  }
   return {
     rows: (all, texts) => {
-      const lacks = all && excluded.length > 0;
+      const excludes = all && excluded.length > 0;
+      const check = checked.length > 0 || excludes;
       return {
-        from: texts || lacks ? 'words w CROSS JOIN messages m ON m.rowid = w.rowid' : 'words w',
+        from: texts || check ? 'words w CROSS JOIN messages m ON m.rowid = w.rowid' : 'words w',
         rowid: 'w.rowid',
-        where: `words MATCH @wanted${lacks ? ` AND ${LACKS}(${KINDS.map((k) => `m.${k}`).join(', ')})` : ''}`,
+        where: `words MATCH @wanted${check ? ` AND ${KEEPS}(${excludes ? 1 : 0}, ${KINDS.map((k) => `m.${k}`).join(', ')})` : ''}`,
       };
     },
     params: { wanted: expression, fts: expression },

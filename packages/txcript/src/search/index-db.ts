@@ -17,7 +17,7 @@ import Database from 'better-sqlite3';
 import { cacheFileFor } from '../harness/summary-cache-file.ts';
 import { KINDS, type Kind, type SearchRow } from './documents.ts';
 import { DF_BOUND, type IndexTotals, documentFrequency } from './ranking.ts';
-import { MAX_WORDS_PER_TERM, anyOf, collectWords, isWordTerm, wordText } from './words.ts';
+import { MAX_WORDS_PER_TERM, anyOf, collectWords, wordPieces, wordText } from './words.ts';
 
 /** Bumped whenever the schema or what is stored changes: an older file is rebuilt. */
 export const INDEX_VERSION = 4;
@@ -102,6 +102,20 @@ CREATE VIRTUAL TABLE words USING fts5(text, tokenize = 'ascii', content = '', co
 CREATE TABLE vocabulary (word TEXT PRIMARY KEY) WITHOUT ROWID;
 `;
 
+/** The vocabulary's words a piece of a term lies in, by where it lies (words.ts). */
+const VOCABULARY_MATCH = {
+  inside: 'instr(word, @piece) > 0',
+  start: 'substr(word, 1, length(@piece)) = @piece',
+  end: 'substr(word, -length(@piece)) = @piece',
+} as const;
+
+export interface WordMatch {
+  /** An FTS5 expression over `words`. */
+  expression: string;
+  /** Whether every message it matches holds the term (else they are candidates to check). */
+  exact: boolean;
+}
+
 /** Past this many, the words known to be in the vocabulary are forgotten (they are only a shortcut). */
 const KNOWN_WORDS = 1_000_000;
 
@@ -148,34 +162,44 @@ export class SearchIndex {
     if (n === undefined) {
       const words = this.wordMatch(phrase);
       n =
-        words === undefined
-          ? documentFrequency(this.db, phrase)
-          : words === null
-            ? 0
-            : (this.db
+        words === null
+          ? 0
+          : words?.exact === true
+            ? (this.db
                 .prepare(
                   'SELECT count(*) FROM (SELECT 1 FROM words WHERE words MATCH ? ORDER BY rowid DESC LIMIT ?)',
                 )
                 .pluck()
-                .get(words, DF_BOUND) as number);
+                .get(words.expression, DF_BOUND) as number)
+            : documentFrequency(this.db, phrase);
       this.frequencies.set(phrase, n);
     }
     return n;
   }
 
   /**
-   * The word index's expression for the messages holding `term` (lower-cased):
-   * undefined when the word index does not answer it (see words.ts), null
-   * when no message holds it.
+   * The word index's expression for the messages that may hold `term`
+   * (lower-cased), and whether exactly those hold it (else a message found
+   * must be checked): undefined when the word index cannot narrow by it
+   * (words.ts), null when no message holds it.
    */
-  wordMatch(term: string): string | null | undefined {
-    if (!isWordTerm(term)) return undefined;
-    const words = this.db
-      .prepare('SELECT word FROM vocabulary WHERE instr(word, ?) > 0 LIMIT ?')
-      .pluck()
-      .all(term, MAX_WORDS_PER_TERM + 1) as string[];
-    if (words.length > MAX_WORDS_PER_TERM) return undefined;
-    return words.length === 0 ? null : anyOf(words);
+  wordMatch(term: string): WordMatch | null | undefined {
+    const pieces = wordPieces(term);
+    const all: string[] = [];
+    for (const { text, place } of pieces) {
+      if (place === 'whole') {
+        all.push(`"${text}"`);
+        continue;
+      }
+      const words = this.db
+        .prepare(`SELECT word FROM vocabulary WHERE ${VOCABULARY_MATCH[place]} LIMIT @n`)
+        .pluck()
+        .all({ piece: text, n: MAX_WORDS_PER_TERM + 1 }) as string[];
+      if (words.length === 0) return null;
+      if (words.length <= MAX_WORDS_PER_TERM) all.push(anyOf(words));
+    }
+    if (all.length === 0) return undefined;
+    return { expression: all.join(' AND '), exact: pieces.length === 1 && pieces[0]!.place === 'inside' };
   }
 
   /** An index that lives as long as the process (`--no-index`). */

@@ -9,8 +9,10 @@
  * of the text's words contains it, so such a term is answered by the words
  * of the vocabulary that contain it, ORed: one short list per word rather
  * than the trigram index's walk over the positions of every trigram of the
- * term, each of them common. Anything else (phrases, punctuation, accents,
- * `~`) is the trigram index's.
+ * term, each of them common. A phrase, or a term with punctuation, narrows
+ * to the messages holding the words its pieces must be (`wordPieces`), and
+ * those are checked in JavaScript. Accents, `~` and words in too many words
+ * of the vocabulary are the trigram index's.
  */
 import type { Kind } from './documents.ts';
 import { TRIGRAM } from './query.ts';
@@ -53,9 +55,34 @@ function asciiLower(word: string): string {
   return /[A-Z]/.test(word) ? word.replace(/[A-Z]+/g, (s) => s.toLowerCase()) : word;
 }
 
-/** Whether the word index decides `text` (a term, lower-cased): ASCII letters and digits, at least a trigram long. */
-export function isWordTerm(text: string): boolean {
-  return text.length >= TRIGRAM && /^[a-z0-9]+$/.test(text);
+/** Where a piece of a term lies in the word of a text holding the term. */
+export type Place = 'inside' | 'start' | 'end' | 'whole';
+
+/**
+ * The pieces of a term (lower-cased) between the characters that separate
+ * words, each with where it lies in a word of a text that holds the term: a
+ * piece with a separator on both sides in the term is a whole word; the
+ * first piece, a separator after it, ends a word; the last one starts one; a
+ * term without separators is inside one. Only pieces of ASCII letters and
+ * digits are given (the tokenizer folds nothing else), and a piece that
+ * starts or ends a word only from a trigram on (shorter words are not in
+ * the vocabulary).
+ */
+export function wordPieces(term: string): Array<{ text: string; place: Place }> {
+  const pieces: Array<{ text: string; place: Place }> = [];
+  let start = 0;
+  for (let i = 0; i <= term.length; i++) {
+    if (i < term.length && inWord(term.charCodeAt(i))) continue;
+    if (i > start) {
+      const text = term.slice(start, i);
+      const before = start > 0;
+      const after = i < term.length;
+      const place: Place = before && after ? 'whole' : before ? 'start' : after ? 'end' : 'inside';
+      if (/^[a-z0-9]+$/.test(text) && (place === 'whole' || text.length >= TRIGRAM)) pieces.push({ text, place });
+    }
+    start = i + 1;
+  }
+  return pieces;
 }
 
 /** The FTS5 expression over the word index matching the messages holding any of `words`. */
