@@ -81,8 +81,8 @@ export const BROAD_MATCHES = 1_000;
 interface MatchPlan {
   /** The wanted terms' rows (all: the rows of every term the plan decides, exclusions too). */
   rows(all: boolean, texts: boolean): { from: string; rowid: string; where: string };
-  /** The expressions `rows` binds: @wanted, and @fts for `all`. */
-  params: { wanted: string; fts: string };
+  /** What `rows` binds: the expressions @wanted and (for `all`) @fts, and any terms it checks. */
+  params: Record<string, string>;
   /** Whether `all` differs from the wanted terms alone (the index decides an exclusion). */
   excludes: boolean;
 }
@@ -132,26 +132,40 @@ function wordPlan(index: SearchIndex, query: Query): MatchPlan | null | undefine
     if (candidates > WORD_CANDIDATES) return undefined;
   }
   const excluded = query.terms.filter((t) => t.negated && [...t.text].length >= TRIGRAM);
-  if (checked.length > 0 || excluded.length > 0) {
-    index.db.function(KEEPS, { varargs: true, deterministic: true }, (all: unknown, ...texts: unknown[]) => {
-      const strings = texts.map((t) => (typeof t === 'string' ? t : ''));
+  const params: Record<string, string> = { wanted: expression, fts: expression };
+  const texts = KINDS.map((k) => `m.${k}`).join(', ');
+  // A term of ASCII alone is found in SQL: `lower` folds ASCII, KELVIN SIGN aside (foldCase makes it `k`).
+  const ascii = (t: Term) => /^[\x00-\x7f]*$/.test(t.text);
+  const held = (t: Term) => {
+    const name = `t${Object.keys(params).length}`;
+    params[name] = t.text;
+    return `(${KINDS.map((k) => `instr(lower(replace(m.${k}, char(8490), 'k')), @${name}) > 0`).join(' OR ')})`;
+  };
+  const inJs = { checked: checked.filter((t) => !ascii(t)), excluded: excluded.filter((t) => !ascii(t)) };
+  const wantedChecks = checked.filter(ascii).map(held);
+  const excludedChecks = excluded.filter(ascii).map((t) => `NOT ${held(t)}`);
+  if (inJs.checked.length > 0) wantedChecks.push(`${KEEPS}(0, ${texts})`);
+  if (inJs.excluded.length > 0) excludedChecks.push(`${KEEPS}(1, ${texts})`);
+  if (inJs.checked.length > 0 || inJs.excluded.length > 0) {
+    index.db.function(KEEPS, { varargs: true, deterministic: true }, (exclusions: unknown, ...row: unknown[]) => {
+      const strings = row.map((t) => (typeof t === 'string' ? t : ''));
       const keeps =
-        checked.every((t) => strings.some((x) => holdsAny([t], x))) &&
-        (all === 0 || !strings.some((x) => holdsAny(excluded, x)));
+        exclusions === 0
+          ? inJs.checked.every((t) => strings.some((x) => holdsAny([t], x)))
+          : !strings.some((x) => holdsAny(inJs.excluded, x));
       return keeps ? 1 : 0;
     });
   }
   return {
-    rows: (all, texts) => {
-      const excludes = all && excluded.length > 0;
-      const check = checked.length > 0 || excludes;
+    rows: (all, withTexts) => {
+      const checks = [...wantedChecks, ...(all ? excludedChecks : [])];
       return {
-        from: texts || check ? 'words w CROSS JOIN messages m ON m.rowid = w.rowid' : 'words w',
+        from: withTexts || checks.length > 0 ? 'words w CROSS JOIN messages m ON m.rowid = w.rowid' : 'words w',
         rowid: 'w.rowid',
-        where: `words MATCH @wanted${check ? ` AND ${KEEPS}(${excludes ? 1 : 0}, ${KINDS.map((k) => `m.${k}`).join(', ')})` : ''}`,
+        where: ['words MATCH @wanted', ...checks].join(' AND '),
       };
     },
-    params: { wanted: expression, fts: expression },
+    params,
     excludes: excluded.length > 0,
   };
 }

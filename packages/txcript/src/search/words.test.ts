@@ -85,6 +85,10 @@ const WORD_QUERIES = [
   'env=staging',
   'e_case_na -"dry run"',
   '"run dry"',
+  'cursor -café',
+  '"dry run naïve"',
+  '"package dry"',
+  'package -naïve',
 ];
 /** Queries it leaves to the trigram index. */
 const TRIGRAM_QUERIES = ['café', 'paginaton~', 'naïve cursor'];
