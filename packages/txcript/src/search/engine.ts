@@ -9,7 +9,13 @@ import type { CliContext } from '../cli/context.ts';
 import { scannedHarnesses } from '../cli/sessions.ts';
 import { summaryCacheDisabled } from '../harness/summary-cache-file.ts';
 import { type HitFilters, findHits, type Hit } from './hits.ts';
-import { type IndexedSession, SearchIndex, indexFile, isCorruption, removeOlderIndexFiles } from './index-db.ts';
+import {
+  type IndexedSession,
+  SearchIndex,
+  indexFile,
+  isCorruption,
+  removeOlderIndexFiles,
+} from './index-db.ts';
 import { parseQuery } from './query.ts';
 import { type RefreshStats, refreshIndex } from './refresh.ts';
 

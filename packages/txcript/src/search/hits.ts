@@ -78,7 +78,9 @@ export const BROAD_MATCHES = 1_000;
  * (`from`, the row's id `rowid`, `match` its condition) with `m` the message
  * row when `texts` asks for it.
  */
-interface MatchPlan {
+export interface MatchPlan {
+  /** Which index finds the rows. */
+  index: 'words' | 'trigram';
   /** The wanted terms' rows (all: the rows of every term the plan decides, exclusions too). */
   rows(all: boolean, texts: boolean): { from: string; rowid: string; where: string };
   /** What `rows` binds: the expressions @wanted and (for `all`) @fts, and any terms it checks. */
@@ -91,7 +93,12 @@ interface MatchPlan {
 function trigramPlan(query: Query, fts: string): MatchPlan {
   const wanted = ftsExpression({ ...query, terms: query.terms.filter((t) => !t.negated) })!;
   return {
-    rows: (all) => ({ from: 'messages m', rowid: 'm.rowid', where: `messages MATCH @${all ? 'fts' : 'wanted'}` }),
+    index: 'trigram',
+    rows: (all) => ({
+      from: 'messages m',
+      rowid: 'm.rowid',
+      where: `messages MATCH @${all ? 'fts' : 'wanted'}`,
+    }),
     params: { wanted, fts },
     excludes: wanted !== fts,
   };
@@ -135,11 +142,16 @@ function wordPlan(index: SearchIndex, query: Query): MatchPlan | null | undefine
   const params: Record<string, string> = { wanted: expression, fts: expression };
   const texts = KINDS.map((k) => `m.${k}`).join(', ');
   // A term of ASCII alone is found in SQL: `lower` folds ASCII, KELVIN SIGN aside (foldCase makes it `k`).
-  const ascii = (t: Term) => /^[\x00-\x7f]*$/.test(t.text);
+  const ascii = (t: Term) => ![...t.text].some((c) => c.charCodeAt(0) > 0x7f);
   const held = (t: Term) => {
     const name = `t${Object.keys(params).length}`;
     params[name] = t.text;
-    return `(${KINDS.map((k) => `instr(lower(replace(m.${k}, char(8490), 'k')), @${name}) > 0`).join(' OR ')})`;
+    // As written first: a common excluded word is usually found so, without folding.
+    const found = [
+      ...KINDS.map((k) => `instr(m.${k}, @${name}) > 0`),
+      ...KINDS.map((k) => `instr(lower(replace(m.${k}, char(8490), 'k')), @${name}) > 0`),
+    ];
+    return `(${found.join(' OR ')})`;
   };
   const inJs = { checked: checked.filter((t) => !ascii(t)), excluded: excluded.filter((t) => !ascii(t)) };
   const wantedChecks = checked.filter(ascii).map(held);
@@ -147,20 +159,26 @@ function wordPlan(index: SearchIndex, query: Query): MatchPlan | null | undefine
   if (inJs.checked.length > 0) wantedChecks.push(`${KEEPS}(0, ${texts})`);
   if (inJs.excluded.length > 0) excludedChecks.push(`${KEEPS}(1, ${texts})`);
   if (inJs.checked.length > 0 || inJs.excluded.length > 0) {
-    index.db.function(KEEPS, { varargs: true, deterministic: true }, (exclusions: unknown, ...row: unknown[]) => {
-      const strings = row.map((t) => (typeof t === 'string' ? t : ''));
-      const keeps =
-        exclusions === 0
-          ? inJs.checked.every((t) => strings.some((x) => holdsAny([t], x)))
-          : !strings.some((x) => holdsAny(inJs.excluded, x));
-      return keeps ? 1 : 0;
-    });
+    index.db.function(
+      KEEPS,
+      { varargs: true, deterministic: true },
+      (exclusions: unknown, ...row: unknown[]) => {
+        const strings = row.map((t) => (typeof t === 'string' ? t : ''));
+        const keeps =
+          exclusions === 0
+            ? inJs.checked.every((t) => strings.some((x) => holdsAny([t], x)))
+            : !strings.some((x) => holdsAny(inJs.excluded, x));
+        return keeps ? 1 : 0;
+      },
+    );
   }
   return {
+    index: 'words',
     rows: (all, withTexts) => {
       const checks = [...wantedChecks, ...(all ? excludedChecks : [])];
       return {
-        from: withTexts || checks.length > 0 ? 'words w CROSS JOIN messages m ON m.rowid = w.rowid' : 'words w',
+        from:
+          withTexts || checks.length > 0 ? 'words w CROSS JOIN messages m ON m.rowid = w.rowid' : 'words w',
         rowid: 'w.rowid',
         where: ['words MATCH @wanted', ...checks].join(' AND '),
       };
@@ -181,9 +199,22 @@ function holdsAny(terms: readonly Term[], text: string): boolean {
 /** Whether no message can match: an excluded term is part of a wanted one, so every row holding that holds it. */
 function selfExcluding(query: Query): boolean {
   const wanted = query.terms.filter((t) => !t.negated && !t.fuzzy);
-  return query.terms.some(
-    (x) => x.negated && !x.fuzzy && wanted.some((w) => w.text.includes(x.text)),
-  );
+  return query.terms.some((x) => x.negated && !x.fuzzy && wanted.some((w) => w.text.includes(x.text)));
+}
+
+/**
+ * How the index finds the query's matches: undefined when no term narrows
+ * (every message is checked), null when a wanted term is in no message.
+ */
+export function matchPlan(
+  index: SearchIndex,
+  query: Query,
+  filters: Pick<HitFilters, 'wordIndex'> = {},
+): MatchPlan | null | undefined {
+  const fts = ftsExpression(query);
+  if (fts === undefined) return undefined;
+  const words = filters.wordIndex === false ? undefined : wordPlan(index, query);
+  return words === undefined ? trigramPlan(query, fts) : words;
 }
 
 export function findHits(index: SearchIndex, query: Query, filters: HitFilters): Hit[] {
@@ -242,16 +273,18 @@ export function findHits(index: SearchIndex, query: Query, filters: HitFilters):
         .all(params) as Array<Record<string, unknown>>,
     );
   }
-  const words = filters.wordIndex === false ? undefined : wordPlan(index, query);
-  if (words === null) return [];
-  const plan = words ?? trigramPlan(query, fts);
+  const plan = matchPlan(index, query, filters);
+  // (Never undefined here: some term narrows.)
+  if (plan == null) return [];
   Object.assign(params, plan.params);
   // Every match, newest first, up to one past the bound: in rowid order FTS5 can stop early.
   const bound = filters.broadMatches ?? BROAD_MATCHES;
   const matchesOf = (all: boolean) => {
     const rows = plan.rows(all, false);
     return db
-      .prepare(`SELECT ${rows.rowid} FROM ${rows.from} WHERE ${rows.where} ORDER BY ${rows.rowid} DESC LIMIT @n`)
+      .prepare(
+        `SELECT ${rows.rowid} FROM ${rows.from} WHERE ${rows.where} ORDER BY ${rows.rowid} DESC LIMIT @n`,
+      )
       .pluck()
       .safeIntegers(true)
       .all({ ...plan.params, n: bound + 1 }) as bigint[];

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { KINDS, type Kind } from './documents.ts';
-import { type HitFilters, findHits, foldCase } from './hits.ts';
+import { type HitFilters, findHits, foldCase, matchPlan } from './hits.ts';
 import { SearchIndex, rowId } from './index-db.ts';
 import { matchesTexts, parseQuery } from './query.ts';
 import { anyOf } from './words.ts';
@@ -130,6 +130,7 @@ describe('the word index', () => {
       });
       expect(index.wordMatch('package')).toEqual({ expression: '("package")', exact: true });
       expect(index.wordMatch('zzzz')).toBeNull();
+      expect(matchPlan(index, parseQuery('cursor zzzz'))).toBeNull();
       expect(index.wordMatch('off-by-one')).toEqual({
         expression: '("off") AND "by" AND ("one")',
         exact: false,
@@ -149,6 +150,7 @@ describe('the word index', () => {
   it.each(WORD_QUERIES)('finds for %s what the trigram index finds', (source) => {
     const index = fixtureIndex();
     try {
+      if (source !== 'zzzz') expect(matchPlan(index, parseQuery(source))?.index).toBe('words');
       const hits = hitsOf(index, source);
       expect(hits).toEqual(hitsOf(index, source, { wordIndex: false }));
       expect(sorted(hits.map((h) => h.rowid))).toEqual(sorted(checkedRows(index, source)));
@@ -167,6 +169,7 @@ describe('the word index', () => {
   it.each(TRIGRAM_QUERIES)('finds for %s what a direct check finds', (source) => {
     const index = fixtureIndex();
     try {
+      expect(matchPlan(index, parseQuery(source))?.index).toBe('trigram');
       const hits = hitsOf(index, source);
       expect(hits.length).toBeGreaterThan(0);
       expect(sorted(hits.map((h) => h.rowid))).toEqual(sorted(checkedRows(index, source)));

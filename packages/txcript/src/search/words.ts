@@ -78,7 +78,8 @@ export function wordPieces(term: string): Array<{ text: string; place: Place }> 
       const before = start > 0;
       const after = i < term.length;
       const place: Place = before && after ? 'whole' : before ? 'start' : after ? 'end' : 'inside';
-      if (/^[a-z0-9]+$/.test(text) && (place === 'whole' || text.length >= TRIGRAM)) pieces.push({ text, place });
+      if (/^[a-z0-9]+$/.test(text) && (place === 'whole' || text.length >= TRIGRAM))
+        pieces.push({ text, place });
     }
     start = i + 1;
   }
