@@ -28,7 +28,7 @@ import {
 } from '../../test/fixtures/search/generate.ts';
 import { SessionIndex } from './engine.ts';
 import { findHits } from './hits.ts';
-import { indexFile } from './index-db.ts';
+import { SearchIndex, indexFile } from './index-db.ts';
 import { parseQuery } from './query.ts';
 
 let tree: SearchTree;
@@ -190,5 +190,31 @@ describe('a damaged or old index', () => {
     await searchFresh('quartz');
     appendFileSync(join(tree.simpleDir, 'one.json'), '\n');
     expect((await searchFresh('quartz')).read).toBe(1);
+  });
+});
+
+describe('batched writes', () => {
+  const facts = (id: string) => ({ harness: 'codex', id, locator: `/tmp/${id}`, sig: null });
+
+  it('keep what committed and roll the rest back when the refresh fails', async () => {
+    const index = SearchIndex.inMemory();
+    try {
+      await expect(
+        index.batched(() => {
+          index.put(facts('a'), []);
+          return Promise.reject(new Error('the store failed'));
+        }),
+      ).rejects.toThrow('the store failed');
+      expect(index.db.inTransaction).toBe(false);
+      expect(index.sessions()).toEqual([]);
+      await index.batched(() => {
+        index.put(facts('b'), []);
+        return Promise.resolve();
+      });
+      expect(index.db.inTransaction).toBe(false);
+      expect(index.sessions().map((s) => s.id)).toEqual(['b']);
+    } finally {
+      index.close();
+    }
   });
 });
