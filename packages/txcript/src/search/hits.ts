@@ -75,15 +75,15 @@ export const BROAD_MATCHES = 1_000;
 
 /**
  * Where the matches of a query's terms come from, newest first: FTS5 rows
- * (`from`, the row's id `rowid`, `match` its condition) with `m` the message
- * row when `texts` asks for it.
+ * (`from`, the row's id `rowid`, `where` its condition), with `m` the
+ * message row when `texts` asks for it.
  */
 export interface MatchPlan {
   /** Which index finds the rows. */
   index: 'words' | 'trigram';
   /** The wanted terms' rows (all: the rows of every term the plan decides, exclusions too). */
   rows(all: boolean, texts: boolean): { from: string; rowid: string; where: string };
-  /** What `rows` binds: the expressions @wanted and (for `all`) @fts, and any terms it checks. */
+  /** What `rows` binds: the expression @wanted (the trigram index's `all`: @fts), and any terms it checks. */
   params: Record<string, string>;
   /** Whether `all` differs from the wanted terms alone (the index decides an exclusion). */
   excludes: boolean;
@@ -111,12 +111,13 @@ export const WORD_CANDIDATES = 5_000;
 /**
  * The word index (words.ts) when it narrows by every wanted term the trigram
  * index would: the same rows, found from each word's short list, those of a
- * phrase or a term with punctuation checked in JavaScript. An excluded term
+ * phrase or a term with punctuation checked on their texts. An excluded term
  * of three characters or more (what the trigram index would exclude) is
- * checked in JavaScript on the texts of the wanted rows, newest first:
- * reading a row costs less than FTS5's NOT over a common word, which walks
- * its every message. Undefined when the trigram index is the better plan;
- * null when a wanted term is in no message (nothing matches).
+ * checked on the texts of the wanted rows, newest first: reading a row costs
+ * less than FTS5's NOT over a common word, which walks its every message.
+ * Undefined when the trigram index is the better plan (a `~` term, a term
+ * the word index cannot narrow by, a phrase of too many candidates); null
+ * when a wanted term is in no message (nothing matches).
  */
 function wordPlan(index: SearchIndex, query: Query): MatchPlan | null | undefined {
   if (query.terms.some((t) => t.fuzzy)) return undefined;
@@ -139,7 +140,7 @@ function wordPlan(index: SearchIndex, query: Query): MatchPlan | null | undefine
     if (candidates > WORD_CANDIDATES) return undefined;
   }
   const excluded = query.terms.filter((t) => t.negated && [...t.text].length >= TRIGRAM);
-  const params: Record<string, string> = { wanted: expression, fts: expression };
+  const params: Record<string, string> = { wanted: expression };
   const texts = KINDS.map((k) => `m.${k}`).join(', ');
   // A term of ASCII alone is found in SQL: `lower` folds ASCII, KELVIN SIGN aside (foldCase makes it `k`).
   const ascii = (t: Term) => ![...t.text].some((c) => c.charCodeAt(0) > 0x7f);
