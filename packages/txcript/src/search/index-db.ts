@@ -278,9 +278,12 @@ export class SearchIndex {
    * session is still stored whole or not at all), each holding the write
    * lock about a second at most, so another txcript waits less than its busy
    * timeout. What `write` stored before it failed is rolled back to the last
-   * commit; the next refresh reads those sources again.
+   * commit (with what a refresh that joined it stored since); the next
+   * refresh reads those sources again.
    */
   async batched<T>(write: () => Promise<T>): Promise<T> {
+    // A refresh started while another runs (the picker, the MCP server) joins its batch.
+    if (this.batch !== undefined) return write();
     this.batch = { rows: 0, since: 0 };
     try {
       const result = await write();
@@ -363,8 +366,13 @@ export class SearchIndex {
       batch.rows = 0;
       batch.since = Date.now();
     }
-    // No savepoint: FTS5 writes its pending rows out at each one. A failure rolls the batch back (`batched`).
-    store();
+    // No savepoint (FTS5 writes its pending rows out at each one): a failure rolls the whole batch back.
+    try {
+      store();
+    } catch (err) {
+      if (this.db.inTransaction) this.db.exec('ROLLBACK');
+      throw err;
+    }
     batch.rows += rows.length;
     if (batch.rows >= BATCH_ROWS || Date.now() - batch.since >= BATCH_MS) this.db.exec('COMMIT');
   }

@@ -28,6 +28,7 @@ import {
 } from '../../test/fixtures/search/generate.ts';
 import { SessionIndex } from './engine.ts';
 import { findHits } from './hits.ts';
+import type { SearchRow } from './documents.ts';
 import { SearchIndex, indexFile } from './index-db.ts';
 import { parseQuery } from './query.ts';
 
@@ -213,6 +214,28 @@ describe('batched writes', () => {
       });
       expect(index.db.inTransaction).toBe(false);
       expect(index.sessions().map((s) => s.id)).toEqual(['b']);
+    } finally {
+      index.close();
+    }
+  });
+
+  it('take in a refresh started meanwhile, and never keep half a session', async () => {
+    const index = SearchIndex.inMemory();
+    try {
+      const texts = { title: '', user: {}, assistant: '', thinking: '', tool_input: '', tool_output: '' };
+      const unbindable = { message: 1, range: '1', texts } as unknown as SearchRow;
+      await index.batched(async () => {
+        index.put(facts('a'), []);
+        await expect(
+          index.batched(() => {
+            index.put(facts('b'), [unbindable]);
+            return Promise.resolve();
+          }),
+        ).rejects.toThrow();
+        index.put(facts('c'), []);
+      });
+      // The failed put took the open batch (a) with it, and nothing of b; c committed after.
+      expect(index.sessions().map((s) => s.id)).toEqual(['c']);
     } finally {
       index.close();
     }
