@@ -291,10 +291,17 @@ export class SearchIndex {
       return result;
     } catch (err) {
       if (this.db.inTransaction) this.db.exec('ROLLBACK');
+      this.rolledBack();
       throw err;
     } finally {
       this.batch = undefined;
     }
+  }
+
+  /** After a rollback: the words put since the last commit are not in the vocabulary after all. */
+  private rolledBack(): void {
+    this.knownWords.clear();
+    this.frequencies.clear();
   }
 
   sessions(harnesses?: readonly string[]): IndexedSession[] {
@@ -356,9 +363,14 @@ export class SearchIndex {
     };
     const batch = this.batch;
     if (batch === undefined) {
-      // IMMEDIATE: take the write lock first (waiting up to busy_timeout for another txcript), rather
-      // than fail when a read turns into a write after another process committed.
-      this.db.transaction(store).immediate();
+      try {
+        // IMMEDIATE: take the write lock first (waiting up to busy_timeout for another txcript), rather
+        // than fail when a read turns into a write after another process committed.
+        this.db.transaction(store).immediate();
+      } catch (err) {
+        this.rolledBack();
+        throw err;
+      }
       return;
     }
     if (!this.db.inTransaction) {
@@ -371,6 +383,7 @@ export class SearchIndex {
       store();
     } catch (err) {
       if (this.db.inTransaction) this.db.exec('ROLLBACK');
+      this.rolledBack();
       throw err;
     }
     batch.rows += rows.length;

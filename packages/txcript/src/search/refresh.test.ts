@@ -236,6 +236,16 @@ describe('batched writes', () => {
       });
       // The failed put took the open batch (a) with it, and nothing of b; c committed after.
       expect(index.sessions().map((s) => s.id)).toEqual(['c']);
+      // Stored again later, a's words are in the vocabulary again.
+      const row = (user: string) => ({ message: 1, range: '1', texts: { ...texts, user } });
+      await expect(
+        index.batched(() => {
+          index.put(facts('d'), [row('zanzibar')]);
+          return Promise.reject(new Error('the store failed'));
+        }),
+      ).rejects.toThrow();
+      index.put(facts('d'), [row('zanzibar')]);
+      expect(index.wordMatch('zanzibar')).toEqual({ expression: '("zanzibar")', exact: true });
     } finally {
       index.close();
     }
