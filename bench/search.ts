@@ -12,6 +12,8 @@
  *
  * Targets: first index < 60 s; update after one new session < 1 s; query p99
  * over 100 queries < 100 ms; MCP search_sessions round trip p99 < 200 ms.
+ * TXCRIPT_BENCH_VERBOSE=1 lists every query with its times and the index
+ * that found its matches (the word or the trigram index).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
@@ -27,7 +29,7 @@ import { grokBot } from '../packages/txcript/src/harness/grok-bot/index.ts';
 import type { Harness } from '../packages/txcript/src/harness/types.ts';
 import type { Message, Transcript } from '../packages/txcript/src/model/common.ts';
 import { SessionIndex } from '../packages/txcript/src/search/engine.ts';
-import { findHits } from '../packages/txcript/src/search/hits.ts';
+import { findHits, matchPlan } from '../packages/txcript/src/search/hits.ts';
 import { indexFile } from '../packages/txcript/src/search/index-db.ts';
 import { parseQuery } from '../packages/txcript/src/search/query.ts';
 import { searchTree } from '../packages/txcript/test/fixtures/search/generate.ts';
@@ -210,9 +212,12 @@ try {
   }
   const times: number[] = [];
   const cpuTimes: number[] = [];
+  /** Which index found each query's matches (words.ts), for the verbose listing. */
+  const plans: string[] = [];
   await index.use(
     undefined,
     (i) => {
+      for (const q of queries) plans.push(matchPlan(i, parseQuery(q))?.index ?? 'none');
       for (const q of queries) {
         const s = performance.now();
         const c = process.cpuUsage();
@@ -242,7 +247,7 @@ try {
   console.log(`  by kind (median/max ms): ${byKind.join(', ')}`);
   if (process.env.TXCRIPT_BENCH_VERBOSE === '1')
     queries.forEach((q, i) =>
-      console.log(`  ${times[i]!.toFixed(1)} ms (CPU ${cpuTimes[i]!.toFixed(1)})  ${q}`),
+      console.log(`  ${times[i]!.toFixed(1)} ms (CPU ${cpuTimes[i]!.toFixed(1)}, ${plans[i]})  ${q}`),
     );
   console.log(
     `query            p50 ${percentile(times, 50).toFixed(1)} ms, p99 ${percentile(times, 99).toFixed(1)} ms (target < 100 ms), max ${Math.max(...times).toFixed(1)} ms (${slowest}); CPU p50 ${percentile(cpuTimes, 50).toFixed(1)} ms, p99 ${percentile(cpuTimes, 99).toFixed(1)} ms; load average ${loadavg()[0]!.toFixed(1)}`,

@@ -9,7 +9,13 @@ import type { CliContext } from '../cli/context.ts';
 import { scannedHarnesses } from '../cli/sessions.ts';
 import { summaryCacheDisabled } from '../harness/summary-cache-file.ts';
 import { type HitFilters, findHits, type Hit } from './hits.ts';
-import { type IndexedSession, SearchIndex, indexFile, isCorruption } from './index-db.ts';
+import {
+  type IndexedSession,
+  SearchIndex,
+  indexFile,
+  isCorruption,
+  removeOlderIndexFiles,
+} from './index-db.ts';
 import { parseQuery } from './query.ts';
 import { type RefreshStats, refreshIndex } from './refresh.ts';
 
@@ -47,8 +53,9 @@ export class SessionIndex {
       this.note(
         `cannot use the search index ${this.file} (${err instanceof Error ? err.message : String(err)}); scanning every session instead`,
       );
-      this.index = SearchIndex.inMemory();
+      return (this.index = SearchIndex.inMemory());
     }
+    removeOlderIndexFiles(this.ctx.io.env, (t) => this.note(t));
     return this.index;
   }
 

@@ -12,6 +12,7 @@ import { Bm25, indexTotals, scoredPhrases } from './ranking.ts';
 import {
   type Query,
   type Term,
+  TRIGRAM,
   decidedByIndex,
   ftsExpression,
   matchesTexts,
@@ -28,6 +29,8 @@ export interface HitFilters {
   limit: number;
   /** Past this many matching messages, newest first rather than by BM25 (default BROAD_MATCHES). */
   broadMatches?: number;
+  /** false: the trigram index alone, never the word index (to compare the two: tests, bench). */
+  wordIndex?: boolean;
 }
 
 export interface Snippet {
@@ -70,7 +73,153 @@ const MAX_ROW = (1 << 24) - 1;
 /** Past this many matching messages, a query is ranked newest first rather than by BM25. */
 export const BROAD_MATCHES = 1_000;
 
+/**
+ * Where the matches of a query's terms come from, newest first: FTS5 rows
+ * (`from`, the row's id `rowid`, `where` its condition), with `m` the
+ * message row when `texts` asks for it.
+ */
+export interface MatchPlan {
+  /** Which index finds the rows. */
+  index: 'words' | 'trigram';
+  /** The wanted terms' rows (all: the rows of every term the plan decides, exclusions too). */
+  rows(all: boolean, texts: boolean): { from: string; rowid: string; where: string };
+  /** What `rows` binds: the expression @wanted (the trigram index's `all`: @fts), and any terms it checks. */
+  params: Record<string, string>;
+  /** Whether `all` differs from the wanted terms alone (the index decides an exclusion). */
+  excludes: boolean;
+}
+
+/** The trigram index decides every term of three characters or more (query.ts). */
+function trigramPlan(query: Query, fts: string): MatchPlan {
+  const wanted = ftsExpression({ ...query, terms: query.terms.filter((t) => !t.negated) })!;
+  return {
+    index: 'trigram',
+    rows: (all) => ({
+      from: 'messages m',
+      rowid: 'm.rowid',
+      where: `messages MATCH @${all ? 'fts' : 'wanted'}`,
+    }),
+    params: { wanted, fts },
+    excludes: wanted !== fts,
+  };
+}
+
+const KEEPS = 'txcript_keeps';
+/** Candidates of a query with a phrase past this many: the trigram index finds its rows for less than checking them. */
+export const WORD_CANDIDATES = 5_000;
+
+/**
+ * The word index (words.ts) when it narrows by every wanted term the trigram
+ * index would: the same rows, found from each word's short list, those of a
+ * phrase or a term with punctuation checked on their texts. An excluded term
+ * of three characters or more (what the trigram index would exclude) is
+ * checked on the texts of the wanted rows, newest first: reading a row costs
+ * less than FTS5's NOT over a common word, which walks its every message.
+ * Undefined when the trigram index is the better plan (a `~` term, a term
+ * the word index cannot narrow by, a phrase of too many candidates); null
+ * when a wanted term is in no message (nothing matches).
+ */
+function wordPlan(index: SearchIndex, query: Query): MatchPlan | null | undefined {
+  if (query.terms.some((t) => t.fuzzy)) return undefined;
+  const wanted: string[] = [];
+  const checked: Term[] = [];
+  for (const t of query.terms) {
+    if (t.negated || [...t.text].length < TRIGRAM) continue;
+    const words = index.wordMatch(t.text);
+    if (words === undefined) return undefined;
+    if (words === null) return null;
+    wanted.push(words.expression);
+    if (!words.exact) checked.push(t);
+  }
+  const expression = wanted.join(' AND ');
+  if (checked.length > 0) {
+    const candidates = index.db
+      .prepare('SELECT count(*) FROM (SELECT 1 FROM words WHERE words MATCH ? LIMIT ?)')
+      .pluck()
+      .get(expression, WORD_CANDIDATES + 1) as number;
+    if (candidates > WORD_CANDIDATES) return undefined;
+  }
+  const excluded = query.terms.filter((t) => t.negated && [...t.text].length >= TRIGRAM);
+  const params: Record<string, string> = { wanted: expression };
+  const texts = KINDS.map((k) => `m.${k}`).join(', ');
+  // A term of ASCII alone is found in SQL: `lower` folds ASCII, KELVIN SIGN aside (foldCase makes it `k`).
+  const ascii = (t: Term) => ![...t.text].some((c) => c.charCodeAt(0) > 0x7f);
+  const held = (t: Term) => {
+    const name = `t${Object.keys(params).length}`;
+    params[name] = t.text;
+    // As written first: a common excluded word is usually found so, without folding.
+    const found = [
+      ...KINDS.map((k) => `instr(m.${k}, @${name}) > 0`),
+      ...KINDS.map((k) => `instr(lower(replace(m.${k}, char(8490), 'k')), @${name}) > 0`),
+    ];
+    return `(${found.join(' OR ')})`;
+  };
+  const inJs = { checked: checked.filter((t) => !ascii(t)), excluded: excluded.filter((t) => !ascii(t)) };
+  const wantedChecks = checked.filter(ascii).map(held);
+  const excludedChecks = excluded.filter(ascii).map((t) => `NOT ${held(t)}`);
+  if (inJs.checked.length > 0) wantedChecks.push(`${KEEPS}(0, ${texts})`);
+  if (inJs.excluded.length > 0) excludedChecks.push(`${KEEPS}(1, ${texts})`);
+  if (inJs.checked.length > 0 || inJs.excluded.length > 0) {
+    index.db.function(
+      KEEPS,
+      { varargs: true, deterministic: true },
+      (exclusions: unknown, ...row: unknown[]) => {
+        const strings = row.map((t) => (typeof t === 'string' ? t : ''));
+        const keeps =
+          exclusions === 0
+            ? inJs.checked.every((t) => strings.some((x) => holdsAny([t], x)))
+            : !strings.some((x) => holdsAny(inJs.excluded, x));
+        return keeps ? 1 : 0;
+      },
+    );
+  }
+  return {
+    index: 'words',
+    rows: (all, withTexts) => {
+      const checks = [...wantedChecks, ...(all ? excludedChecks : [])];
+      return {
+        from:
+          withTexts || checks.length > 0 ? 'words w CROSS JOIN messages m ON m.rowid = w.rowid' : 'words w',
+        rowid: 'w.rowid',
+        where: ['words MATCH @wanted', ...checks].join(' AND '),
+      };
+    },
+    params,
+    excludes: excluded.length > 0,
+  };
+}
+
+/** Whether `text` holds one of `terms` (not fuzzy), as `occurrences` finds them in its folded text. */
+function holdsAny(terms: readonly Term[], text: string): boolean {
+  // An excluded word is often common: found as it is written, the text need not be folded.
+  if (terms.some((t) => text.includes(t.text))) return true;
+  const folded = foldCase(text);
+  return folded !== text && terms.some((t) => folded.includes(t.text));
+}
+
+/** Whether no message can match: an excluded term is part of a wanted one, so every row holding that holds it. */
+function selfExcluding(query: Query): boolean {
+  const wanted = query.terms.filter((t) => !t.negated && !t.fuzzy);
+  return query.terms.some((x) => x.negated && !x.fuzzy && wanted.some((w) => w.text.includes(x.text)));
+}
+
+/**
+ * How the index finds the query's matches: undefined when no term narrows
+ * (every message is checked), null when a wanted term is in no message.
+ */
+export function matchPlan(
+  index: SearchIndex,
+  query: Query,
+  filters: Pick<HitFilters, 'wordIndex'> = {},
+): MatchPlan | null | undefined {
+  const fts = ftsExpression(query);
+  if (fts === undefined) return undefined;
+  const words = filters.wordIndex === false ? undefined : wordPlan(index, query);
+  return words === undefined ? trigramPlan(query, fts) : words;
+}
+
 export function findHits(index: SearchIndex, query: Query, filters: HitFilters): Hit[] {
+  if (selfExcluding(query)) return [];
   const { db } = index;
   const fts = ftsExpression(query);
   const where: string[] = [];
@@ -125,40 +274,47 @@ export function findHits(index: SearchIndex, query: Query, filters: HitFilters):
         .all(params) as Array<Record<string, unknown>>,
     );
   }
-  params.fts = fts;
+  const plan = matchPlan(index, query, filters);
+  // (Never undefined here: some term narrows.)
+  if (plan == null) return [];
+  Object.assign(params, plan.params);
   // Every match, newest first, up to one past the bound: in rowid order FTS5 can stop early.
   const bound = filters.broadMatches ?? BROAD_MATCHES;
-  const scan = db.prepare('SELECT rowid FROM messages WHERE messages MATCH ? ORDER BY rowid DESC LIMIT ?');
-  const matchesOf = (expression: string) =>
-    scan
+  const matchesOf = (all: boolean) => {
+    const rows = plan.rows(all, false);
+    return db
+      .prepare(
+        `SELECT ${rows.rowid} FROM ${rows.from} WHERE ${rows.where} ORDER BY ${rows.rowid} DESC LIMIT @n`,
+      )
       .pluck()
       .safeIntegers(true)
-      .all(expression, bound + 1) as bigint[];
+      .all({ ...plan.params, n: bound + 1 }) as bigint[];
+  };
   // The wanted terms first: the texts of a narrow query's matches are read anyway, and an
-  // excluded word is checked there for less than FTS5's NOT, which walks its messages too.
-  const wanted = ftsExpression({ ...query, terms: query.terms.filter((t) => !t.negated) })!;
-  let matches = matchesOf(wanted);
+  // excluded word is checked there for less than the index's exclusion, which walks its messages too.
+  let matches = matchesOf(false);
   const wantedCount = matches.length;
   const ranked = (checkAll: boolean) =>
     rankedHits(index, query, matches, wantedCount, and(where), params, checkAll);
-  if (matches.length <= bound) return ranked(checked || wanted !== fts);
-  if (wanted !== fts) {
-    matches = matchesOf(fts);
+  if (matches.length <= bound) return ranked(checked || plan.excludes);
+  if (plan.excludes) {
+    matches = matchesOf(true);
     if (matches.length <= bound) return ranked(checked);
   }
   // A broad query: the newest matches, unscored (BM25 would walk every match before the first).
+  const rows = plan.rows(true, !checked);
   const sql = checked
     ? // The check in JavaScript sees the CANDIDATES newest rows the index found, not all.
-      `WITH c AS (SELECT rowid FROM messages WHERE messages MATCH @fts ORDER BY rowid DESC LIMIT ${CANDIDATES})
+      `WITH c AS (SELECT ${rows.rowid} AS rowid FROM ${rows.from} WHERE ${rows.where} ORDER BY ${rows.rowid} DESC LIMIT ${CANDIDATES})
         SELECT m.rowid AS rowid, m.ref AS ref, 0 AS score, s.*
         FROM c CROSS JOIN messages m ON m.rowid = c.rowid CROSS JOIN sessions s ON s.key = (m.rowid >> 24)
         WHERE 1${and([...where, ...verify])}
         ORDER BY m.rowid DESC
         LIMIT @limit`
     : `SELECT m.rowid AS rowid, m.ref AS ref, 0 AS score, s.*
-        FROM messages m CROSS JOIN sessions s ON s.key = (m.rowid >> 24)
-        WHERE messages MATCH @fts${and(where)}
-        ORDER BY m.rowid DESC
+        FROM ${rows.from} CROSS JOIN sessions s ON s.key = (${rows.rowid} >> 24)
+        WHERE ${rows.where}${and(where)}
+        ORDER BY ${rows.rowid} DESC
         LIMIT @limit`;
   return hitsOf(
     index,

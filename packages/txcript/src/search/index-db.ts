@@ -6,25 +6,46 @@
  * `sessions` holds one row per session source with the stat signature it was
  * read at; `messages` one FTS row per searchable message, its rowid
  * `session key << 24 | message number`, so a session's rows are one rowid
- * range (deleted without a scan). A file of another schema version, or one
- * SQLite finds damaged, is deleted and built again; the caller is told why.
+ * range (deleted without a scan); `words` the same messages as words, and
+ * `vocabulary` every word ever indexed (words.ts). A file of another schema
+ * version, or one SQLite finds damaged, is deleted and built again; the
+ * caller is told why.
  */
-import { chmodSync, closeSync, mkdirSync, openSync, rmSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync, rmSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { cacheFileFor } from '../harness/summary-cache-file.ts';
 import { KINDS, type Kind, type SearchRow } from './documents.ts';
-import { type IndexTotals, documentFrequency } from './ranking.ts';
+import { DF_BOUND, type IndexTotals, documentFrequency } from './ranking.ts';
+import { MAX_WORDS_PER_TERM, anyOf, collectWords, wordPieces, wordText } from './words.ts';
 
 /** Bumped whenever the schema or what is stored changes: an older file is rebuilt. */
-export const INDEX_VERSION = 3;
+export const INDEX_VERSION = 4;
 
 const ROW_BITS = 24n;
 const MAX_ROWS = (1 << 24) - 1;
 
+const SCOPE = 'sessions of every harness';
+
 /** `<cache dir>/search-v<version>-<hash>.sqlite`: one index for every harness of this user. */
-export function indexFile(env: NodeJS.ProcessEnv): string {
-  return cacheFileFor(env, 'search', INDEX_VERSION, 'sessions of every harness', 'sqlite');
+export function indexFile(env: NodeJS.ProcessEnv, version = INDEX_VERSION): string {
+  return cacheFileFor(env, 'search', version, SCOPE, 'sqlite');
+}
+
+/** Delete the index files earlier versions of txcript left (their names differ from this one's); `note` says which. */
+export function removeOlderIndexFiles(env: NodeJS.ProcessEnv, note: (text: string) => void): void {
+  for (let version = 1; version < INDEX_VERSION; version++) {
+    const file = indexFile(env, version);
+    if (!existsSync(file)) continue;
+    try {
+      removeFiles(file);
+      note(`removed ${file}, the search index of an older txcript (schema ${version}, now ${INDEX_VERSION})`);
+    } catch (err) {
+      note(
+        `cannot remove ${file}, the search index of an older txcript (${err instanceof Error ? err.message : String(err)}); delete it by hand`,
+      );
+    }
+  }
 }
 
 export interface IndexedSession {
@@ -77,7 +98,42 @@ CREATE TABLE sessions (
 );
 CREATE INDEX sessions_by_activity ON sessions (last_activity_ms);
 CREATE VIRTUAL TABLE messages USING fts5(${KINDS.join(', ')}, ref UNINDEXED, tokenize = 'trigram');
+CREATE VIRTUAL TABLE words USING fts5(text, tokenize = 'ascii', content = '', contentless_delete = 1, detail = none);
+CREATE TABLE vocabulary (word TEXT PRIMARY KEY) WITHOUT ROWID;
 `;
+
+/** The vocabulary's words a piece of a term lies in, by where it lies (words.ts). */
+const VOCABULARY_MATCH = {
+  inside: 'instr(word, @piece) > 0',
+  start: 'substr(word, 1, length(@piece)) = @piece',
+  end: 'substr(word, -length(@piece)) = @piece',
+} as const;
+
+export interface WordMatch {
+  /** An FTS5 expression over `words`. */
+  expression: string;
+  /** Whether every message it matches holds the term (else they are candidates to check). */
+  exact: boolean;
+}
+
+/** Past this many, the words known to be in the vocabulary are forgotten (they are only a shortcut). */
+const KNOWN_WORDS = 1_000_000;
+
+/**
+ * FTS5 keeps a transaction's new rows in memory up to this many bytes per
+ * table before it writes them as a segment (default 1 MiB); with `batched`
+ * writes, fewer and larger segments mean less merging later.
+ */
+const PENDING_BYTES = 64 * 2 ** 20;
+/** A batch of writes commits past this many message rows, or after this long holding the write lock. */
+const BATCH_ROWS = 20_000;
+const BATCH_MS = 1_000;
+
+function configure(db: Database.Database): void {
+  for (const table of ['messages', 'words']) {
+    db.exec(`INSERT INTO ${table} (${table}, rank) VALUES ('hashsize', ${PENDING_BYTES})`);
+  }
+}
 
 function removeFiles(file: string): void {
   for (const suffix of ['', '-wal', '-shm', '-journal']) rmSync(`${file}${suffix}`, { force: true });
@@ -90,6 +146,8 @@ export class SearchIndex {
    */
   private readonly frequencies = new Map<string, number>();
   private frequenciesOf = '';
+  /** Words this process saw in the vocabulary or put there: not inserted again. */
+  private readonly knownWords = new Set<string>();
 
   private constructor(readonly db: Database.Database) {}
 
@@ -101,14 +159,54 @@ export class SearchIndex {
       this.frequenciesOf = of;
     }
     let n = this.frequencies.get(phrase);
-    if (n === undefined) this.frequencies.set(phrase, (n = documentFrequency(this.db, phrase)));
+    if (n === undefined) {
+      const words = this.wordMatch(phrase);
+      n =
+        words === null
+          ? 0
+          : words?.exact === true
+            ? (this.db
+                .prepare(
+                  'SELECT count(*) FROM (SELECT 1 FROM words WHERE words MATCH ? ORDER BY rowid DESC LIMIT ?)',
+                )
+                .pluck()
+                .get(words.expression, DF_BOUND) as number)
+            : documentFrequency(this.db, phrase);
+      this.frequencies.set(phrase, n);
+    }
     return n;
+  }
+
+  /**
+   * The word index's expression for the messages that may hold `term`
+   * (lower-cased), and whether exactly those hold it (else a message found
+   * must be checked): undefined when the word index cannot narrow by it
+   * (words.ts), null when no message holds it.
+   */
+  wordMatch(term: string): WordMatch | null | undefined {
+    const pieces = wordPieces(term);
+    const all: string[] = [];
+    for (const { text, place } of pieces) {
+      if (place === 'whole') {
+        all.push(`"${text}"`);
+        continue;
+      }
+      const words = this.db
+        .prepare(`SELECT word FROM vocabulary WHERE ${VOCABULARY_MATCH[place]} LIMIT @n`)
+        .pluck()
+        .all({ piece: text, n: MAX_WORDS_PER_TERM + 1 }) as string[];
+      if (words.length === 0) return null;
+      if (words.length <= MAX_WORDS_PER_TERM) all.push(anyOf(words));
+    }
+    if (all.length === 0) return undefined;
+    return { expression: all.join(' AND '), exact: pieces.length === 1 && pieces[0]!.place === 'inside' };
   }
 
   /** An index that lives as long as the process (`--no-index`). */
   static inMemory(): SearchIndex {
     const db = new Database(':memory:');
     db.exec(SCHEMA);
+    configure(db);
     return new SearchIndex(db);
   }
 
@@ -148,6 +246,7 @@ export class SearchIndex {
         db.pragma('journal_mode = WAL');
         db.transaction(() => {
           db.exec(SCHEMA);
+          configure(db);
           db.pragma(`user_version = ${INDEX_VERSION}`);
         })();
       } else if (version !== INDEX_VERSION) {
@@ -172,6 +271,39 @@ export class SearchIndex {
     this.db.close();
   }
 
+  private batch: { rows: number; since: number } | undefined;
+
+  /**
+   * Run `write` with its puts grouped into transactions of many sessions (a
+   * session is still stored whole or not at all), each holding the write
+   * lock about a second at most, so another txcript waits less than its busy
+   * timeout. What `write` stored before it failed is rolled back to the last
+   * commit (with what a refresh that joined it stored since); the next
+   * refresh reads those sources again.
+   */
+  async batched<T>(write: () => Promise<T>): Promise<T> {
+    // A refresh started while another runs (the picker, the MCP server) joins its batch.
+    if (this.batch !== undefined) return write();
+    this.batch = { rows: 0, since: 0 };
+    try {
+      const result = await write();
+      if (this.db.inTransaction) this.db.exec('COMMIT');
+      return result;
+    } catch (err) {
+      if (this.db.inTransaction) this.db.exec('ROLLBACK');
+      this.rolledBack();
+      throw err;
+    } finally {
+      this.batch = undefined;
+    }
+  }
+
+  /** After a rollback: the words put since the last commit are not in the vocabulary after all. */
+  private rolledBack(): void {
+    this.knownWords.clear();
+    this.frequencies.clear();
+  }
+
   sessions(harnesses?: readonly string[]): IndexedSession[] {
     const rows = this.db.prepare('SELECT * FROM sessions').all() as Array<Record<string, unknown>>;
     return rows.map(sessionFromRow).filter((s) => harnesses === undefined || harnesses.includes(s.harness));
@@ -181,7 +313,7 @@ export class SearchIndex {
   put(facts: SessionFacts, rows: readonly SearchRow[]): void {
     this.frequencies.clear();
     const at = facts.lastActivity === undefined ? NaN : Date.parse(facts.lastActivity);
-    const write = this.db.transaction(() => {
+    const store = () => {
       const existing = this.db
         .prepare('SELECT key FROM sessions WHERE harness = ? AND locator = ?')
         .get(facts.harness, facts.locator) as { key: number } | undefined;
@@ -217,14 +349,45 @@ export class SearchIndex {
       const insert = this.db.prepare(
         `INSERT INTO messages (rowid, ${KINDS.join(', ')}, ref) VALUES (?, ${KINDS.map(() => '?').join(', ')}, ?)`,
       );
+      const insertWords = this.db.prepare('INSERT INTO words (rowid, text) VALUES (?, ?)');
+      const seen = new Set<string>();
       for (const row of rows) {
         if (row.message > MAX_ROWS) break;
-        insert.run(rowId(key, row.message), ...KINDS.map((k) => row.texts[k]), row.range);
+        const rowid = rowId(key, row.message);
+        insert.run(rowid, ...KINDS.map((k) => row.texts[k]), row.range);
+        const text = wordText(row.texts, KINDS);
+        insertWords.run(rowid, text);
+        collectWords(text, seen);
       }
-    });
-    // IMMEDIATE: take the write lock first (waiting up to busy_timeout for another txcript), rather
-    // than fail when a read turns into a write after another process committed.
-    write.immediate();
+      this.addWords(seen);
+    };
+    const batch = this.batch;
+    if (batch === undefined) {
+      try {
+        // IMMEDIATE: take the write lock first (waiting up to busy_timeout for another txcript), rather
+        // than fail when a read turns into a write after another process committed.
+        this.db.transaction(store).immediate();
+      } catch (err) {
+        this.rolledBack();
+        throw err;
+      }
+      return;
+    }
+    if (!this.db.inTransaction) {
+      this.db.exec('BEGIN IMMEDIATE');
+      batch.rows = 0;
+      batch.since = Date.now();
+    }
+    // No savepoint (FTS5 writes its pending rows out at each one): a failure rolls the whole batch back.
+    try {
+      store();
+    } catch (err) {
+      if (this.db.inTransaction) this.db.exec('ROLLBACK');
+      this.rolledBack();
+      throw err;
+    }
+    batch.rows += rows.length;
+    if (batch.rows >= BATCH_ROWS || Date.now() - batch.since >= BATCH_MS) this.db.exec('COMMIT');
   }
 
   /** Forget sessions (their facts and rows). */
@@ -243,9 +406,26 @@ export class SearchIndex {
   }
 
   private deleteRows(key: number): void {
-    this.db
-      .prepare('DELETE FROM messages WHERE rowid BETWEEN ? AND ?')
-      .run(rowId(key, 0), rowId(key, MAX_ROWS));
+    for (const table of ['words', 'messages']) {
+      this.db
+        .prepare(`DELETE FROM ${table} WHERE rowid BETWEEN ? AND ?`)
+        .run(rowId(key, 0), rowId(key, MAX_ROWS));
+    }
+  }
+
+  /**
+   * Add words to the vocabulary. A word is never taken out (a session's
+   * words may be another's too): one no message holds any more only adds an
+   * empty list to a query's OR, until the index is next rebuilt.
+   */
+  private addWords(words: ReadonlySet<string>): void {
+    if (this.knownWords.size > KNOWN_WORDS) this.knownWords.clear();
+    const insert = this.db.prepare('INSERT OR IGNORE INTO vocabulary (word) VALUES (?)');
+    for (const word of words) {
+      if (this.knownWords.has(word)) continue;
+      insert.run(word);
+      this.knownWords.add(word);
+    }
   }
 
   /** The texts of one message row, by kind. */

@@ -28,7 +28,8 @@ import {
 } from '../../test/fixtures/search/generate.ts';
 import { SessionIndex } from './engine.ts';
 import { findHits } from './hits.ts';
-import { indexFile } from './index-db.ts';
+import type { SearchRow } from './documents.ts';
+import { SearchIndex, indexFile } from './index-db.ts';
 import { parseQuery } from './query.ts';
 
 let tree: SearchTree;
@@ -190,5 +191,63 @@ describe('a damaged or old index', () => {
     await searchFresh('quartz');
     appendFileSync(join(tree.simpleDir, 'one.json'), '\n');
     expect((await searchFresh('quartz')).read).toBe(1);
+  });
+});
+
+describe('batched writes', () => {
+  const facts = (id: string) => ({ harness: 'codex', id, locator: `/tmp/${id}`, sig: null });
+
+  it('keep what committed and roll the rest back when the refresh fails', async () => {
+    const index = SearchIndex.inMemory();
+    try {
+      await expect(
+        index.batched(() => {
+          index.put(facts('a'), []);
+          return Promise.reject(new Error('the store failed'));
+        }),
+      ).rejects.toThrow('the store failed');
+      expect(index.db.inTransaction).toBe(false);
+      expect(index.sessions()).toEqual([]);
+      await index.batched(() => {
+        index.put(facts('b'), []);
+        return Promise.resolve();
+      });
+      expect(index.db.inTransaction).toBe(false);
+      expect(index.sessions().map((s) => s.id)).toEqual(['b']);
+    } finally {
+      index.close();
+    }
+  });
+
+  it('take in a refresh started meanwhile, and never keep half a session', async () => {
+    const index = SearchIndex.inMemory();
+    try {
+      const texts = { title: '', user: {}, assistant: '', thinking: '', tool_input: '', tool_output: '' };
+      const unbindable = { message: 1, range: '1', texts } as unknown as SearchRow;
+      await index.batched(async () => {
+        index.put(facts('a'), []);
+        await expect(
+          index.batched(() => {
+            index.put(facts('b'), [unbindable]);
+            return Promise.resolve();
+          }),
+        ).rejects.toThrow();
+        index.put(facts('c'), []);
+      });
+      // The failed put took the open batch (a) with it, and nothing of b; c committed after.
+      expect(index.sessions().map((s) => s.id)).toEqual(['c']);
+      // Stored again later, a's words are in the vocabulary again.
+      const row = (user: string) => ({ message: 1, range: '1', texts: { ...texts, user } });
+      await expect(
+        index.batched(() => {
+          index.put(facts('d'), [row('zanzibar')]);
+          return Promise.reject(new Error('the store failed'));
+        }),
+      ).rejects.toThrow();
+      index.put(facts('d'), [row('zanzibar')]);
+      expect(index.wordMatch('zanzibar')).toEqual({ expression: '("zanzibar")', exact: true });
+    } finally {
+      index.close();
+    }
   });
 });

@@ -78,10 +78,12 @@ export async function refreshIndex(
   });
   try {
     let done = 0;
-    for (const { found, sig } of stale) {
-      await indexSession(ctx, index, found, sig);
-      progress.update('index', ++done, stale.length);
-    }
+    await index.batched(async () => {
+      for (const { found, sig } of stale) {
+        await indexSession(ctx, index, found, sig);
+        progress.update('index', ++done, stale.length);
+      }
+    });
   } finally {
     progress.finish();
   }

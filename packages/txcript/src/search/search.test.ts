@@ -21,8 +21,8 @@ import {
   searchTree,
   writeSimple,
 } from '../../test/fixtures/search/generate.ts';
-import { indexFile } from './index-db.ts';
-import { writeFileSync, mkdirSync } from 'node:fs';
+import { INDEX_VERSION, indexFile } from './index-db.ts';
+import { existsSync, writeFileSync, mkdirSync } from 'node:fs';
 
 let tree: SearchTree;
 const CLAUDE = '11111111-1111-4111-8111-111111111111';
@@ -276,6 +276,19 @@ describe('the index file', () => {
     expect(r.code).toBe(0);
     expect(r.stderr).toMatch(/txcript: note: cannot use the search index .*; scanning every session instead/);
     expect((JSON.parse(r.stdout) as SearchRow[]).map((h) => h.ref)).toEqual(['simple-notes#2']);
+  });
+
+  it('replaces the file of an older version (its name differs), with a note', async () => {
+    const old = indexFile(tree.env, INDEX_VERSION - 1);
+    writeFileSync(old, 'an index an older txcript left');
+    writeFileSync(`${old}-wal`, '');
+    const r = await txcript(['search', '--json', 'keyset']);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toContain(`txcript: note: removed ${old}, the search index of an older txcript`);
+    expect(existsSync(old)).toBe(false);
+    expect(existsSync(`${old}-wal`)).toBe(false);
+    expect((JSON.parse(r.stdout) as SearchRow[]).map((h) => h.ref)).toEqual(['simple-notes#2']);
+    expect((await txcript(['search', '--json', 'keyset'])).stderr).toBe('');
   });
 
   it('--no-index gives the same hits without reading or writing it', async () => {
