@@ -32,7 +32,8 @@ interface Run {
   child: ChildProcess;
   stdout: () => string;
   stderr: () => string;
-  exited: Promise<number | null>;
+  /** The exit code, or `killed by <signal>` (so a failed expectation names the signal). */
+  exited: Promise<number | string>;
 }
 
 function run(args: string[], env: NodeJS.ProcessEnv): Run {
@@ -41,7 +42,9 @@ function run(args: string[], env: NodeJS.ProcessEnv): Run {
   let stderr = '';
   child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
   child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const exited = new Promise<number | string>((resolve) =>
+    child.once('exit', (code, signal) => resolve(code ?? `killed by ${signal}`)),
+  );
   return { child, stdout: () => stdout, stderr: () => stderr, exited };
 }
 
