@@ -119,6 +119,9 @@ export function ftsExpression(query: Query): string | undefined {
   const not: string[] = [];
   for (const t of query.terms) {
     if (t.fuzzy) {
+      // FTS5 cannot say "nothing within k edits": an excluded fuzzy term is left to the check in
+      // JavaScript (never decidedByIndex), which every query with a fuzzy term gets.
+      if (t.negated) continue;
       const pieces = fuzzyPieces(t.text);
       if (pieces.every((p) => [...p].length >= TRIGRAM)) must.push(`(${pieces.map(quoted).join(' OR ')})`);
     } else if ([...t.text].length >= TRIGRAM) {

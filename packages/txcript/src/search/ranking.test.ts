@@ -116,6 +116,30 @@ describe('BM25 computed from the matches', () => {
     }
   });
 
+  it('excludes a term marked ~ without requiring its pieces, broad or narrow', () => {
+    const index = fixtureIndex();
+    try {
+      const refs = (source: string, broadMatches?: number) =>
+        findHits(index, parseQuery(source), {
+          limit: 500,
+          ...(broadMatches === undefined ? {} : { broadMatches }),
+        })
+          .map((h) => `${h.session.key}#${h.message}`)
+          .sort(); // a broad query's hits come newest first, unscored: compare the sets
+      const cursor = refs('cursor');
+      const near = new Set(refs('paginaton~'));
+      expect(cursor.some((ref) => near.has(ref)) && cursor.some((ref) => !near.has(ref))).toBe(true);
+      for (const broadMatches of [undefined, 1, 5]) {
+        expect(refs('cursor -zqxjvw~', broadMatches), String(broadMatches)).toEqual(cursor);
+        expect(refs('cursor -paginaton~', broadMatches), String(broadMatches)).toEqual(
+          cursor.filter((ref) => !near.has(ref)),
+        );
+      }
+    } finally {
+      index.close();
+    }
+  });
+
   it('counts document frequencies again once the index changed', () => {
     const index = fixtureIndex();
     try {
