@@ -54,4 +54,20 @@ describe('sendbox serve and signals', () => {
       await fs.promises.rm(dataDir, { recursive: true, force: true });
     }
   });
+
+  it('gives the signals back when the start fails', async () => {
+    const dataDir = await fs.promises.mkdtemp(path.join(os.tmpdir(), 'sendbox-program-'));
+    try {
+      const program = sendboxProgram(() => Promise.reject(new Error('no host today')), {
+        out: () => undefined,
+        err: () => undefined,
+      });
+      await expect(
+        program.parseAsync(['serve', '--port', '0', '--no-build', '--data-dir', dataDir], { from: 'user' }),
+      ).rejects.toThrow('no host today');
+      for (const signal of signals) expect(process.listeners(signal), signal).toEqual(before.get(signal));
+    } finally {
+      await fs.promises.rm(dataDir, { recursive: true, force: true });
+    }
+  });
 });

@@ -29,7 +29,7 @@ export const processTerminal: Terminal = {
  * action (killed, exit code null) in the moment between that line and the handlers. A signal during
  * the start stops the box once it is up.
  */
-function stopOnSignals(terminal: Terminal): { started(box: RunningBox): void } {
+function stopOnSignals(terminal: Terminal): { started(box: RunningBox): void; release(): void } {
   let received = false;
   let box: RunningBox | null = null;
   const stop = (running: RunningBox): void => {
@@ -58,6 +58,11 @@ function stopOnSignals(terminal: Terminal): { started(box: RunningBox): void } {
     started(running) {
       box = running;
       if (received) stop(running);
+    },
+    /** The start failed: signals get Node's default action again (Ctrl+C ends a stuck exit). */
+    release() {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
     },
   };
 }
@@ -89,18 +94,24 @@ export function sendboxProgram(openHost: OpenHost, terminal: Terminal = processT
     )
     .action(async (options) => {
       const signals = stopOnSignals(terminal);
-      const box = await serve(
-        {
-          host: options.host,
-          port: options.port,
-          dataDir: options.dataDir,
-          build: options.build,
-          verbose: options.verbose,
-          unsafeHostTools: options.unsafeHostTools,
-        },
-        openHost,
-        terminal,
-      );
+      let box: RunningBox;
+      try {
+        box = await serve(
+          {
+            host: options.host,
+            port: options.port,
+            dataDir: options.dataDir,
+            build: options.build,
+            verbose: options.verbose,
+            unsafeHostTools: options.unsafeHostTools,
+          },
+          openHost,
+          terminal,
+        );
+      } catch (error) {
+        signals.release();
+        throw error;
+      }
       signals.started(box);
     });
 
