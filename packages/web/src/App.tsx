@@ -8,7 +8,13 @@ import { ApiError, type ApiClient } from './api/client.ts';
 import { followAgentEvents } from './api/events.ts';
 import type { RosterRow, StatusResponse, TurnState } from './api/types.ts';
 import { Conversation } from './Conversation.tsx';
-import { noPrefetch, rememberAgentId, rememberedAgentId, type LedgerPrefetch } from './focused-agent.ts';
+import {
+  agentIdFromHash,
+  noPrefetch,
+  rememberAgentId,
+  rememberedAgentId,
+  type LedgerPrefetch,
+} from './focused-agent.ts';
 import { useBubbleStyle, useTheme, type ThemeChoice } from './preferences.ts';
 import { SettingsPanel } from './SettingsPanel.tsx';
 import { SetupNotice } from './SetupNotice.tsx';
@@ -75,6 +81,17 @@ export function App({ client, prefetch = noPrefetch }: { client: ApiClient; pref
     const latest = [...agents].sort((a, b) => b.lastActivityAt - a.lastActivityAt)[0];
     setSelectedId(latest?.id ?? null);
   }, [agents, selectedId]);
+
+  // A hash the user typed, followed or went back to opens its agent: without this the next
+  // roster refresh would write the old agent's hash back over it.
+  useEffect(() => {
+    const follow = () => {
+      const id = agentIdFromHash(window.location.hash);
+      if (id) select(id);
+    };
+    window.addEventListener('hashchange', follow);
+    return () => window.removeEventListener('hashchange', follow);
+  }, [select]);
 
   useEffect(() => {
     const hash = selectedId ? `#agent=${encodeURIComponent(selectedId)}` : '';

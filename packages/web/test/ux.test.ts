@@ -624,8 +624,12 @@ describe('composer', () => {
 
     await page.reload();
     await expect.poll(() => input.inputValue()).toBe('a draft for the first agent');
+    // A new hash opens its agent at once (before, a roster refresh could write the old one back).
     await page.goto(`${gateway.url}#agent=${second}`);
+    await page.getByRole('heading', { name: 'Drafts two' }).waitFor({ timeout: 5_000 });
+    expect(await input.inputValue()).toBe('');
     await page.reload();
+    await page.getByRole('heading', { name: 'Drafts two' }).waitFor();
     await expect.poll(() => input.isEnabled()).toBe(true);
     expect(await input.inputValue()).toBe('');
     await saveScreenshot(page, task.name);
