@@ -4,7 +4,9 @@
  */
 import { execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';
+import { once } from 'node:events';
 import fs from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -13,7 +15,7 @@ import type { RosterRow, SequencedEntry } from '../host/types.ts';
 import { removeGatewayDescriptor, writeGatewayDescriptor } from './descriptor.ts';
 import { fileResponse } from './file-response.ts';
 import { agentFiles, boxAgentFolders } from './files.ts';
-import { GatewayStartError, startGateway } from './server.ts';
+import { GatewayStartError, SHUTDOWN_GRACE_MS, startGateway } from './server.ts';
 import { CONTENT_SECURITY_POLICY } from './static-ui.ts';
 import { entryOf, makeTempDir, openLoginLink, rawRequest, SseReader, startTestBox } from './test-support.ts';
 import type { TestBox } from './test-support.ts';
@@ -732,6 +734,38 @@ describe('startGateway', () => {
       }),
     ).rejects.toThrow(/already in use.*--port/);
     expect(await fs.promises.readFile(path.join(box.dataDir, 'gateway.json'), 'utf8')).toBe(before);
+  });
+
+  it('on close does not wait for sockets that never sent a request, nor for idle keep-alive ones', async () => {
+    const dataDir = await makeTempDir('sendbox-close-idle-');
+    const gateway = await startGateway({
+      host: box.host,
+      files: { attachment: vi.fn(), upload: vi.fn() },
+      dataDir,
+      webRoot: box.webRoot,
+      version: 't',
+      port: 0,
+    });
+    // A browser's preconnect: a socket that sends nothing (Node's closeIdleConnections leaves it open).
+    const silent = net.connect(gateway.port, '127.0.0.1');
+    await once(silent, 'connect');
+    const silentClosed = once(silent, 'close');
+    // A keep-alive socket after one answered request.
+    const kept = net.connect(gateway.port, '127.0.0.1');
+    await once(kept, 'connect');
+    const keptClosed = once(kept, 'close');
+    kept.write(
+      `POST /api/listAgents HTTP/1.1\r\nHost: 127.0.0.1:${gateway.port}\r\n` +
+        `Authorization: Bearer ${gateway.token}\r\nContent-Length: 2\r\n\r\n{}`,
+    );
+    const [head] = (await once(kept, 'data')) as [Buffer];
+    expect(head.toString()).toMatch(/^HTTP\/1\.1 200/);
+    const started = performance.now();
+    await gateway.close();
+    expect(performance.now() - started).toBeLessThan(SHUTDOWN_GRACE_MS / 2);
+    await silentClosed;
+    await keptClosed;
+    await fs.promises.rm(dataDir, { recursive: true, force: true });
   });
 
   it('on close ends event streams, stops listening and removes only its own gateway.json', async () => {

@@ -3,8 +3,8 @@
  * the kept session key and the image domains, write `gateway.json`, and on
  * shutdown stop accepting, end event streams and take the descriptor away.
  */
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
 import net from 'node:net';
 import { createAdaptorServer } from '@hono/node-server';
 import type { AgentHost } from '../host/types.ts';
@@ -107,6 +107,31 @@ function listen(server: Server, host: string, port: number): Promise<AddressInfo
   });
 }
 
+/**
+ * The server's sockets and how many requests run on each. Node's own `closeIdleConnections` skips a
+ * socket that has not sent a request yet, and browsers open such sockets ahead of need (preconnect):
+ * one of them held a shutdown for the whole grace period.
+ */
+function trackRequestsPerSocket(server: Server): { closeIdle: () => void } {
+  const running = new Map<Socket, number>();
+  server.on('connection', (socket: Socket) => {
+    running.set(socket, 0);
+    socket.once('close', () => running.delete(socket));
+  });
+  server.on('request', (request: IncomingMessage, response: ServerResponse) => {
+    const socket = request.socket;
+    running.set(socket, (running.get(socket) ?? 0) + 1);
+    response.once('close', () => {
+      if (running.has(socket)) running.set(socket, running.get(socket)! - 1);
+    });
+  });
+  return {
+    closeIdle() {
+      for (const [socket, requests] of running) if (requests === 0) socket.destroy();
+    },
+  };
+}
+
 export async function startGateway(options: GatewayOptions): Promise<RunningGateway> {
   const bindHost = loopbackBindAddress(options.bindHost ?? DEFAULT_GATEWAY_HOST);
   const token = mintToken();
@@ -142,6 +167,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   // makes that race rare.
   server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
   server.headersTimeout = KEEP_ALIVE_TIMEOUT_MS + 1_000;
+  const sockets = trackRequestsPerSocket(server);
   const address = await listen(server, bindHost, options.port ?? DEFAULT_GATEWAY_PORT);
   const port = address.port;
   authorities = loopbackAuthorities(bindHost, port);
@@ -162,11 +188,11 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     closing ??= (async () => {
       const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
       streams.closeAll();
-      // Keep-alive sockets hold close() open until they time out: close each as soon as it is idle,
-      // and after a grace period cut requests that are still running.
-      const sweep = setInterval(() => server.closeIdleConnections(), 50);
+      // Open sockets hold close() open until they time out: close each as soon as no request runs on
+      // it, and after a grace period cut requests that are still running.
+      const sweep = setInterval(sockets.closeIdle, 50);
       const deadline = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
-      server.closeIdleConnections();
+      sockets.closeIdle();
       try {
         await stopped;
       } finally {
