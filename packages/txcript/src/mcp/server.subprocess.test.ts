@@ -3,6 +3,7 @@
  * the MCP SDK's own client, against real Claude Code, Codex and Grok Bot
  * stores in a temp HOME (its own cache folder).
  */
+import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { claudeCode } from '../harness/claude-code/index.ts';
 import { codex } from '../harness/codex/index.ts';
@@ -20,6 +22,7 @@ import {
   saveSession,
   searchTree,
 } from '../../test/fixtures/search/generate.ts';
+import { indexFile } from '../search/index-db.ts';
 import { PAGE_CHARS, sessionUri } from './server.ts';
 
 const bin = fileURLToPath(new URL('../../bin/txcript.mjs', import.meta.url));
@@ -82,7 +85,25 @@ function textOf(result: unknown): string {
   return r.content.map((c) => (c.type === 'text' ? c.text : '')).join('');
 }
 
+/** Sessions in the server's index file, read beside it (0 while there is no file yet). */
+function indexedSessions(): number {
+  const file = indexFile(tree.env);
+  if (!existsSync(file)) return 0;
+  const db = new Database(file, { readonly: true, fileMustExist: true });
+  try {
+    return (db.prepare('SELECT count(*) AS n FROM sessions').get() as { n: number }).n;
+  } catch {
+    return 0; // the schema is still being made
+  } finally {
+    db.close();
+  }
+}
+
 describe('txcript mcp', () => {
+  it('builds its index at start, before any call', async () => {
+    await expect.poll(indexedSessions, { timeout: 20_000 }).toBe(3);
+  });
+
   it('offers the three read-only tools', async () => {
     const { tools } = await client.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual(['list_sessions', 'read_session', 'search_sessions']);

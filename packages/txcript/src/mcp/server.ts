@@ -273,7 +273,9 @@ export async function serveMcp(
     input.once('close', () => done());
   });
   await server.connect(transport);
+  // Index while the client starts up, so that its first call rarely waits for a first index.
+  index.warm();
   await closed;
   await server.close();
-  index.close();
+  await index.stop();
 }

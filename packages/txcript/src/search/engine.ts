@@ -27,7 +27,11 @@ export interface IndexChoice {
 /** An open index that refreshes itself on demand; the MCP server and the picker keep one open. */
 export class SessionIndex {
   private index: SearchIndex | undefined;
-  private refreshedAt = -Infinity;
+  /** When each scope was last refreshed: a harness id, or `ALL` (which covers every harness). */
+  private readonly refreshedAt = new Map<string, number>();
+  /** The refresh of every harness under way: a call arriving meanwhile waits for it instead of starting its own. */
+  private running: Promise<void> | undefined;
+  private stopping = new AbortController();
   private readonly file: string | undefined;
 
   constructor(
@@ -60,46 +64,108 @@ export class SessionIndex {
   }
 
   /**
-   * Run `use` on an index refreshed within `maxAgeMs` (0: now). A damaged
-   * file found on the way is deleted, and the index built again.
+   * Run `use` on an index refreshed within `maxAgeMs` (0: now) for `from`
+   * (default every harness). A damaged file found on the way is deleted, and
+   * the index built again.
    */
   async use<T>(from: string | undefined, use: (index: SearchIndex) => T, maxAgeMs = 0): Promise<T> {
     try {
-      return await this.fresh(from, use, maxAgeMs);
+      await this.fresh(from, maxAgeMs);
+      return use(this.opened());
     } catch (err) {
-      if (this.file === undefined || !isCorruption(err)) throw err;
-      this.close();
-      this.note(
-        `the search index ${this.file} was rebuilt: it is damaged (${err instanceof Error ? err.message : String(err)})`,
-      );
-      for (const suffix of ['', '-wal', '-shm']) rmSync(`${this.file}${suffix}`, { force: true });
-      return this.fresh(from, use, 0);
+      if (!this.damaged(err)) throw err;
+      this.rebuild(err);
+      await this.fresh(from, 0);
+      return use(this.opened());
     }
   }
 
-  private async fresh<T>(
-    from: string | undefined,
-    use: (index: SearchIndex) => T,
-    maxAgeMs: number,
-  ): Promise<T> {
-    const index = this.opened();
-    // One refresh of every harness covers a later call for one of them.
-    const age = Date.now() - this.refreshedAt;
-    if (this.refreshedAt === -Infinity || maxAgeMs <= 0 || age > maxAgeMs || from !== undefined) {
-      this.lastStats = await refreshIndex(this.ctx, index, from);
-      if (from === undefined) this.refreshedAt = Date.now();
-    }
-    return use(index);
+  /**
+   * Start bringing every harness up to date now, in the background (the MCP
+   * server at start, so that the first call rarely waits for a first index).
+   * A failure is a note; the next call tries again.
+   */
+  warm(): void {
+    const signal = this.stopping.signal;
+    this.refreshAll().catch((err: unknown) => {
+      if (!signal.aborted)
+        this.note(`could not index the sessions: ${errorText(err)}; the next search tries again`);
+    });
+  }
+
+  private damaged(err: unknown): boolean {
+    return this.file !== undefined && isCorruption(err);
+  }
+
+  private rebuild(err: unknown): void {
+    this.closeFile();
+    this.note(`the search index ${this.file} was rebuilt: it is damaged (${errorText(err)})`);
+    for (const suffix of ['', '-wal', '-shm']) rmSync(`${this.file}${suffix}`, { force: true });
+  }
+
+  private async fresh(from: string | undefined, maxAgeMs: number): Promise<void> {
+    // A refresh of everything that is under way covers this call too (and may have been asked for long ago).
+    if (this.running !== undefined) await this.running.catch(() => undefined);
+    const at = Math.max(
+      this.refreshedAt.get(ALL) ?? -Infinity,
+      this.refreshedAt.get(from ?? ALL) ?? -Infinity,
+    );
+    if (at !== -Infinity && maxAgeMs > 0 && Date.now() - at <= maxAgeMs) return;
+    if (from === undefined) return this.refreshAll();
+    this.lastStats = await refreshIndex(this.ctx, this.opened(), from, this.stopping.signal);
+    this.refreshedAt.set(from, Date.now());
+  }
+
+  private refreshAll(): Promise<void> {
+    this.running ??= (async () => {
+      const signal = this.stopping.signal;
+      try {
+        try {
+          this.lastStats = await refreshIndex(this.ctx, this.opened(), undefined, signal);
+        } catch (err) {
+          if (!this.damaged(err) || signal.aborted) throw err;
+          this.rebuild(err);
+          this.lastStats = await refreshIndex(this.ctx, this.opened(), undefined, signal);
+        }
+        this.refreshedAt.set(ALL, Date.now());
+      } finally {
+        this.running = undefined;
+      }
+    })();
+    return this.running;
   }
 
   /** What the last refresh did (benchmarks, tests). */
   lastStats: RefreshStats | undefined;
 
+  /**
+   * Stop a refresh under way (what it stored so far is kept; the session it
+   * was reading is read again next time), then close.
+   */
+  async stop(): Promise<void> {
+    this.stopping.abort();
+    await this.running?.catch(() => undefined);
+    this.close();
+  }
+
+  /** Close at once; a refresh under way stops with an error. */
   close(): void {
+    this.stopping.abort();
+    this.stopping = new AbortController();
+    this.closeFile();
+  }
+
+  private closeFile(): void {
     this.index?.close();
     this.index = undefined;
-    this.refreshedAt = -Infinity;
+    this.refreshedAt.clear();
   }
+}
+
+const ALL = '';
+
+function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
 }
 
 export interface SearchRequest extends IndexChoice {

@@ -30,6 +30,7 @@ import { SessionIndex } from './engine.ts';
 import { findHits } from './hits.ts';
 import type { SearchRow } from './documents.ts';
 import { SearchIndex, indexFile } from './index-db.ts';
+import type { Harness } from '../harness/types.ts';
 import { parseQuery } from './query.ts';
 
 let tree: SearchTree;
@@ -122,6 +123,102 @@ describe('incremental indexing', () => {
     writeFileSync(file, readFileSync(file, 'utf8').replace('delta', 'omega'));
     utimesSync(file, mtime, mtime);
     expect(await searchFresh('omega')).toMatchObject({ read: 1, refs: ['four#2'] });
+  });
+});
+
+describe('one index kept open (the MCP server, the picker)', () => {
+  /** The tree's harnesses, with the Simple store counting its calls and able to hold a load back. */
+  function countedIndex(hold?: (load: number) => Promise<void> | undefined): {
+    index: SessionIndex;
+    calls: { discover: number; load: number };
+  } {
+    const calls = { discover: 0, load: 0 };
+    const harnesses = tree.harnesses.map((harness): Harness => {
+      if (harness.id !== 'simple') return harness;
+      return {
+        ...harness,
+        store: (env) => {
+          const store = harness.store!(env);
+          return {
+            ...store,
+            discover: (options) => (calls.discover++, store.discover(options)),
+            load: async (id) => {
+              const n = ++calls.load;
+              await hold?.(n);
+              return store.load(id);
+            },
+          };
+        },
+      };
+    });
+    const ctx = createContext({
+      stdout: { write: () => true },
+      stderr: { write: (s: string) => (stderr += s) },
+      readStdin: () => Promise.resolve(''),
+      env: tree.env,
+      now: () => new Date(clock),
+      harnesses,
+    });
+    return { index: new SessionIndex(ctx), calls };
+  }
+  const quartz = (i: SearchIndex) =>
+    findHits(i, parseQuery('quartz'), { limit: 50 })
+      .map((h) => h.ref)
+      .sort();
+
+  it('calls that arrive during a refresh wait for it instead of reading every source again', async () => {
+    const { index, calls } = countedIndex();
+    try {
+      const answers = await Promise.all([
+        index.use(undefined, quartz, 5_000),
+        index.use(undefined, quartz, 5_000),
+        index.use(undefined, quartz, 5_000),
+      ]);
+      expect(answers).toEqual([
+        ['one#2', 'two#2'],
+        ['one#2', 'two#2'],
+        ['one#2', 'two#2'],
+      ]);
+      expect(calls).toEqual({ discover: 1, load: 2 });
+    } finally {
+      index.close();
+    }
+  });
+
+  it('does not refresh one harness again within the age asked for (each keystroke of pick --from)', async () => {
+    const { index, calls } = countedIndex();
+    try {
+      await index.use('simple', quartz, Infinity);
+      await index.use('simple', quartz, Infinity);
+      await index.use('simple', quartz, Infinity);
+      expect(calls.discover).toBe(1);
+      await index.use('simple', quartz, 0);
+      expect(calls.discover).toBe(2);
+    } finally {
+      index.close();
+    }
+  });
+
+  it('warms up in the background; stopped while reading a session, it keeps those stored before, says nothing', async () => {
+    note('three', 'gamma quartz');
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const { index, calls } = countedIndex((n) => (n === 2 ? held : undefined));
+    index.warm();
+    await expect.poll(() => calls.load).toBe(2);
+    const stopped = index.stop();
+    release();
+    await stopped;
+    expect(calls.load).toBe(2);
+    // The first session was stored; the one being read when it stopped, and the next, were not.
+    const kept = sessionIndex();
+    try {
+      await kept.use(undefined, () => undefined);
+      expect(kept.lastStats!.read).toBe(2);
+    } finally {
+      kept.close();
+    }
+    expect(stderr).toBe('');
   });
 });
 

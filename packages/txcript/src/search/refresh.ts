@@ -50,11 +50,16 @@ export interface RefreshStats {
   removed: number;
 }
 
-/** Bring `index` up to date with the sessions of `from` (default every harness with a store). */
+/**
+ * Bring `index` up to date with the sessions of `from` (default every harness
+ * with a store). Aborted through `signal`, it keeps what it stored, leaves the
+ * session it was reading for next time, and fails with the signal's reason.
+ */
 export async function refreshIndex(
   ctx: CliContext,
   index: SearchIndex,
   from: string | undefined,
+  signal?: AbortSignal,
 ): Promise<RefreshStats> {
   const scanned = (await scannedHarnesses(ctx, from)).map((h) => h.id);
   const { sessions, warnings } = await discoverSessions(ctx, from);
@@ -80,13 +85,15 @@ export async function refreshIndex(
     let done = 0;
     await index.batched(async () => {
       for (const { found, sig } of stale) {
-        await indexSession(ctx, index, found, sig);
+        if (signal?.aborted === true) return;
+        await indexSession(ctx, index, found, sig, signal);
         progress.update('index', ++done, stale.length);
       }
     });
   } finally {
     progress.finish();
   }
+  signal?.throwIfAborted();
   index.remove([...known.values()].map((s) => s.key));
   return { sessions: sessions.length, read: stale.length, removed: known.size };
 }
@@ -96,6 +103,7 @@ async function indexSession(
   index: SearchIndex,
   found: FoundSession,
   sig: string | null,
+  signal: AbortSignal | undefined,
 ): Promise<void> {
   const { summary, harness } = found;
   const facts = {
@@ -120,6 +128,7 @@ async function indexSession(
     index.put(facts, []);
     return;
   }
+  if (signal?.aborted === true) return;
   const { meta } = loaded.transcript;
   const title = summary.title ?? meta.title;
   index.put(
