@@ -15,7 +15,7 @@ import type { RosterRow, SequencedEntry } from '../host/types.ts';
 import { removeGatewayDescriptor, writeGatewayDescriptor } from './descriptor.ts';
 import { fileResponse } from './file-response.ts';
 import { agentFiles, boxAgentFolders } from './files.ts';
-import { GatewayStartError, SHUTDOWN_GRACE_MS, startGateway } from './server.ts';
+import { GatewayStartError, type GatewayOptions, SHUTDOWN_GRACE_MS, startGateway } from './server.ts';
 import { CONTENT_SECURITY_POLICY } from './static-ui.ts';
 import { entryOf, makeTempDir, openLoginLink, rawRequest, SseReader, startTestBox } from './test-support.ts';
 import type { TestBox } from './test-support.ts';
@@ -701,21 +701,22 @@ describe('files', () => {
 });
 
 describe('startGateway', () => {
+  /** A second gateway over the test box's host, on its own data dir and a free port. */
+  const ownGateway = (dataDir: string, options: Partial<GatewayOptions> = {}) =>
+    startGateway({
+      host: box.host,
+      files: { attachment: vi.fn(), upload: vi.fn() },
+      dataDir,
+      webRoot: box.webRoot,
+      version: 't',
+      port: 0,
+      ...options,
+    });
+
   it('refuses to bind anything but loopback', async () => {
     const dataDir = await makeTempDir('sendbox-bind-');
     for (const bindHost of ['0.0.0.0', '::', '192.168.1.10', 'example.com']) {
-      await expect(
-        startGateway({
-          host: box.host,
-          files: { attachment: vi.fn(), upload: vi.fn() },
-          dataDir,
-          webRoot: box.webRoot,
-          version: 't',
-          bindHost,
-          port: 0,
-        }),
-        bindHost,
-      ).rejects.toThrow(GatewayStartError);
+      await expect(ownGateway(dataDir, { bindHost }), bindHost).rejects.toThrow(GatewayStartError);
     }
     expect(fs.existsSync(path.join(dataDir, 'gateway.json'))).toBe(false);
     await fs.promises.rm(dataDir, { recursive: true, force: true });
@@ -723,29 +724,15 @@ describe('startGateway', () => {
 
   it('says which port is taken and leaves the running gateway’s descriptor alone', async () => {
     const before = await fs.promises.readFile(path.join(box.dataDir, 'gateway.json'), 'utf8');
-    await expect(
-      startGateway({
-        host: box.host,
-        files: { attachment: vi.fn(), upload: vi.fn() },
-        dataDir: box.dataDir,
-        webRoot: box.webRoot,
-        version: 't',
-        port: box.gateway.port,
-      }),
-    ).rejects.toThrow(/already in use.*--port/);
+    await expect(ownGateway(box.dataDir, { port: box.gateway.port })).rejects.toThrow(
+      /already in use.*--port/,
+    );
     expect(await fs.promises.readFile(path.join(box.dataDir, 'gateway.json'), 'utf8')).toBe(before);
   });
 
   it('on close does not wait for sockets that never sent a request, nor for idle keep-alive ones', async () => {
     const dataDir = await makeTempDir('sendbox-close-idle-');
-    const gateway = await startGateway({
-      host: box.host,
-      files: { attachment: vi.fn(), upload: vi.fn() },
-      dataDir,
-      webRoot: box.webRoot,
-      version: 't',
-      port: 0,
-    });
+    const gateway = await ownGateway(dataDir);
     // A browser's preconnect: a socket that sends nothing (Node's closeIdleConnections leaves it open).
     const silent = net.connect(gateway.port, '127.0.0.1');
     await once(silent, 'connect');
@@ -770,14 +757,7 @@ describe('startGateway', () => {
 
   it('on close ends event streams, stops listening and removes only its own gateway.json', async () => {
     const dataDir = await makeTempDir('sendbox-close-');
-    const gateway = await startGateway({
-      host: box.host,
-      files: { attachment: vi.fn(), upload: vi.fn() },
-      dataDir,
-      webRoot: box.webRoot,
-      version: 't',
-      port: 0,
-    });
+    const gateway = await ownGateway(dataDir);
     const response = await fetch(new URL('api/events', gateway.url), {
       headers: { Authorization: `Bearer ${gateway.token}` },
     });

@@ -37,14 +37,14 @@ let tree: SearchTree;
 let stderr: string;
 let clock: number;
 
-function sessionIndex(): SessionIndex {
+function sessionIndex(harnesses: readonly Harness[] = tree.harnesses): SessionIndex {
   const ctx = createContext({
     stdout: { write: () => true },
     stderr: { write: (s: string) => (stderr += s) },
     readStdin: () => Promise.resolve(''),
     env: tree.env,
     now: () => new Date(clock),
-    harnesses: tree.harnesses,
+    harnesses,
   });
   return new SessionIndex(ctx);
 }
@@ -151,15 +151,7 @@ describe('one index kept open (the MCP server, the picker)', () => {
         },
       };
     });
-    const ctx = createContext({
-      stdout: { write: () => true },
-      stderr: { write: (s: string) => (stderr += s) },
-      readStdin: () => Promise.resolve(''),
-      env: tree.env,
-      now: () => new Date(clock),
-      harnesses,
-    });
-    return { index: new SessionIndex(ctx), calls };
+    return { index: sessionIndex(harnesses), calls };
   }
   const quartz = (i: SearchIndex) =>
     findHits(i, parseQuery('quartz'), { limit: 50 })
