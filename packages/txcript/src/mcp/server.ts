@@ -10,7 +10,8 @@
 import type { Readable, Writable } from 'node:stream';
 import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import type { CallToolResult, ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { colorsFor } from '../cli/colors.ts';
 import type { CliContext } from '../cli/context.ts';
@@ -37,6 +38,45 @@ export const PAGE_CHARS = 20_000;
 const MAX_LIMIT = 500;
 
 const plain = colorsFor({ NO_COLOR: '1' }, false);
+/** Progress notifications of a refresh go out at most this often (the last, all sources read, always). */
+export const PROGRESS_MS = 250;
+
+type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
+
+/**
+ * Run `work`, telling a client that asked for progress (a `progressToken`) how
+ * far a refresh of the index it waits for has come: a first index takes long
+ * enough for a client's request timeout, which progress can reset.
+ */
+async function withProgress<T>(index: SessionIndex, extra: Extra, work: () => Promise<T>): Promise<T> {
+  const token = extra._meta?.progressToken;
+  if (token === undefined) return work();
+  let sent = 0;
+  let sentAt = -Infinity;
+  const unwatch = index.watch((done, total) => {
+    const now = Date.now();
+    // Progress must grow from one notification to the next (a second refresh starts again from 1).
+    if (done <= sent || (done < total && now - sentAt < PROGRESS_MS)) return;
+    sent = done;
+    sentAt = now;
+    extra
+      .sendNotification({
+        method: 'notifications/progress',
+        params: {
+          progressToken: token,
+          progress: done,
+          total,
+          message: `indexing sessions ${done}/${total}`,
+        },
+      })
+      .catch(() => undefined); // the client went away: the call's own answer fails too
+  });
+  try {
+    return await work();
+  } finally {
+    unwatch();
+  }
+}
 
 function toolError(err: unknown): CallToolResult {
   const text =
@@ -129,15 +169,17 @@ export function createMcpServer(ctx: CliContext): { server: McpServer; index: Se
       },
       annotations: readOnly,
     },
-    (args) =>
+    (args, extra) =>
       answer(async () => {
-        const rows = await sessionsOf(args.from, {
-          ...(args.since !== undefined
-            ? { sinceMs: parseWhen(args.since, '--since', ctx.io.now()).getTime() }
-            : {}),
-          ...(args.cwd !== undefined ? { cwd: resolve(args.cwd) } : {}),
-          limit: args.limit ?? 50,
-        });
+        const rows = await withProgress(index, extra, () =>
+          sessionsOf(args.from, {
+            ...(args.since !== undefined
+              ? { sinceMs: parseWhen(args.since, '--since', ctx.io.now()).getTime() }
+              : {}),
+            ...(args.cwd !== undefined ? { cwd: resolve(args.cwd) } : {}),
+            limit: args.limit ?? 50,
+          }),
+        );
         return rows.length === 0 ? 'No sessions match.' : rows.map(sessionLine).join('\n');
       }),
   );
@@ -162,14 +204,16 @@ export function createMcpServer(ctx: CliContext): { server: McpServer; index: Se
       },
       annotations: readOnly,
     },
-    (args) =>
+    (args, extra) =>
       answer(async () => {
         const query = parseQuery(args.query);
         const filters = await filtersFor(ctx, args.from, {
           limit: args.limit ?? 20,
           ...(args.cwd !== undefined ? { cwd: resolve(args.cwd) } : {}),
         });
-        const hits = await index.use(undefined, (i) => findHits(i, query, filters), REFRESH_MS);
+        const hits = await withProgress(index, extra, () =>
+          index.use(undefined, (i) => findHits(i, query, filters), REFRESH_MS),
+        );
         return hits.length === 0
           ? `Nothing matches ${JSON.stringify(args.query)}.`
           : formatHits(hits, plain).trimEnd();

@@ -17,7 +17,7 @@ import {
   removeOlderIndexFiles,
 } from './index-db.ts';
 import { parseQuery } from './query.ts';
-import { type RefreshStats, refreshIndex } from './refresh.ts';
+import { type RefreshOptions, type RefreshStats, refreshIndex } from './refresh.ts';
 
 export interface IndexChoice {
   /** false (`--no-index`): scan every session now; the index file is neither read nor written. */
@@ -32,6 +32,7 @@ export class SessionIndex {
   /** The refresh of every harness under way: a call arriving meanwhile waits for it instead of starting its own. */
   private running: Promise<void> | undefined;
   private stopping = new AbortController();
+  private readonly watchers = new Set<(done: number, total: number) => void>();
   private readonly file: string | undefined;
 
   constructor(
@@ -93,6 +94,16 @@ export class SessionIndex {
     });
   }
 
+  /** Be told of each source a refresh reads (done of total), until the returned function is called. */
+  watch(watcher: (done: number, total: number) => void): () => void {
+    this.watchers.add(watcher);
+    return () => this.watchers.delete(watcher);
+  }
+
+  private refreshOptions(signal: AbortSignal): RefreshOptions {
+    return { signal, onProgress: (done, total) => this.watchers.forEach((watcher) => watcher(done, total)) };
+  }
+
   private damaged(err: unknown): boolean {
     return this.file !== undefined && isCorruption(err);
   }
@@ -112,7 +123,12 @@ export class SessionIndex {
     );
     if (at !== -Infinity && maxAgeMs > 0 && Date.now() - at <= maxAgeMs) return;
     if (from === undefined) return this.refreshAll();
-    this.lastStats = await refreshIndex(this.ctx, this.opened(), from, this.stopping.signal);
+    this.lastStats = await refreshIndex(
+      this.ctx,
+      this.opened(),
+      from,
+      this.refreshOptions(this.stopping.signal),
+    );
     this.refreshedAt.set(from, Date.now());
   }
 
@@ -121,11 +137,21 @@ export class SessionIndex {
       const signal = this.stopping.signal;
       try {
         try {
-          this.lastStats = await refreshIndex(this.ctx, this.opened(), undefined, signal);
+          this.lastStats = await refreshIndex(
+            this.ctx,
+            this.opened(),
+            undefined,
+            this.refreshOptions(signal),
+          );
         } catch (err) {
           if (!this.damaged(err) || signal.aborted) throw err;
           this.rebuild(err);
-          this.lastStats = await refreshIndex(this.ctx, this.opened(), undefined, signal);
+          this.lastStats = await refreshIndex(
+            this.ctx,
+            this.opened(),
+            undefined,
+            this.refreshOptions(signal),
+          );
         }
         this.refreshedAt.set(ALL, Date.now());
       } finally {

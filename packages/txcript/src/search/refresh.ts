@@ -50,16 +50,19 @@ export interface RefreshStats {
   removed: number;
 }
 
-/**
- * Bring `index` up to date with the sessions of `from` (default every harness
- * with a store). Aborted through `signal`, it keeps what it stored, leaves the
- * session it was reading for next time, and fails with the signal's reason.
- */
+export interface RefreshOptions {
+  /** Aborted, the refresh keeps what it stored, leaves the session it was reading for next time, and fails with the signal's reason. */
+  signal?: AbortSignal;
+  /** After each source read: how many of how many (the MCP server's progress notifications). */
+  onProgress?: (done: number, total: number) => void;
+}
+
+/** Bring `index` up to date with the sessions of `from` (default every harness with a store). */
 export async function refreshIndex(
   ctx: CliContext,
   index: SearchIndex,
   from: string | undefined,
-  signal?: AbortSignal,
+  { signal, onProgress }: RefreshOptions = {},
 ): Promise<RefreshStats> {
   const scanned = (await scannedHarnesses(ctx, from)).map((h) => h.id);
   const { sessions, warnings } = await discoverSessions(ctx, from);
@@ -88,6 +91,7 @@ export async function refreshIndex(
         if (signal?.aborted === true) return;
         await indexSession(ctx, index, found, sig, signal);
         progress.update('index', ++done, stale.length);
+        onProgress?.(done, stale.length);
       }
     });
   } finally {
