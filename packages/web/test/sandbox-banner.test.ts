@@ -18,27 +18,30 @@ afterAll(async () => {
   for (const gateway of gateways) await gateway.stop();
 });
 
-/** The box's page, signed in (its login link redeemed), in a fresh browser context. */
-async function openBox(gateway: RunningGateway): Promise<Page> {
+/**
+ * `use` on the box's page, signed in (its login link redeemed), in a fresh browser context that is
+ * closed before this returns (a close left running failed once the browser had closed).
+ */
+async function withBox<T>(gateway: RunningGateway, use: (page: Page) => Promise<T>): Promise<T> {
   const context = await browser.newContext();
-  await gateway.signIn(context);
-  const page = await context.newPage();
-  page.on('close', () => void context.close());
-  await page.goto(gateway.url);
-  return page;
+  try {
+    await gateway.signIn(context);
+    const page = await context.newPage();
+    await page.goto(gateway.url);
+    return await use(page);
+  } finally {
+    await context.close();
+  }
 }
 
 async function bannerText(env: Record<string, string>, args: string[] = []): Promise<string> {
   const gateway = await startGateway(env, args);
   gateways.push(gateway);
-  const page = await openBox(gateway);
-  try {
+  return withBox(gateway, async (page) => {
     const banner = page.getByTestId('sandbox-banner');
     await banner.waitFor();
     return (await banner.textContent()) ?? '';
-  } finally {
-    await page.close();
-  }
+  });
 }
 
 describe('sandbox banner', () => {
@@ -57,13 +60,10 @@ describe('sandbox banner', () => {
   it('is absent when tools are confined', async () => {
     const gateway = await startGateway();
     gateways.push(gateway);
-    const page = await openBox(gateway);
-    try {
+    await withBox(gateway, async (page) => {
       // The model banner (no model here) shows once the status has arrived.
       await page.getByTestId('model-banner').waitFor();
       expect(await page.getByTestId('sandbox-banner').count()).toBe(0);
-    } finally {
-      await page.close();
-    }
+    });
   });
 });
