@@ -755,6 +755,29 @@ describe('startGateway', () => {
     await fs.promises.rm(dataDir, { recursive: true, force: true });
   });
 
+  it('on close answers a request whose headers were still arriving', async () => {
+    const dataDir = await makeTempDir('sendbox-close-partial-');
+    const gateway = await ownGateway(dataDir);
+    const socket = net.connect(gateway.port, '127.0.0.1');
+    await once(socket, 'connect');
+    socket.write(`POST /api/listAgents HTTP/1.1\r\nHost: 127.0.0.1:${gateway.port}\r\n`);
+    // The gateway runs in this process: by the time the timer fires it has read the first part.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const answered = Promise.race([
+      once(socket, 'data') as Promise<[Buffer]>,
+      once(socket, 'close').then(() => {
+        throw new Error('the gateway closed the socket without answering');
+      }),
+    ]);
+    const closed = gateway.close();
+    await new Promise((resolve) => setTimeout(resolve, 200)); // a few sweeps of idle sockets
+    socket.write(`Authorization: Bearer ${gateway.token}\r\nContent-Length: 2\r\n\r\n{}`);
+    const [head] = await answered;
+    expect(head.toString()).toMatch(/^HTTP\/1\.1 200/);
+    await closed;
+    await fs.promises.rm(dataDir, { recursive: true, force: true });
+  });
+
   it('on close ends event streams, stops listening and removes only its own gateway.json', async () => {
     const dataDir = await makeTempDir('sendbox-close-');
     const gateway = await ownGateway(dataDir);

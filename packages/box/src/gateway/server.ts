@@ -108,26 +108,32 @@ function listen(server: Server, host: string, port: number): Promise<AddressInfo
 }
 
 /**
- * The server's sockets and how many requests run on each. Node's own `closeIdleConnections` skips a
- * socket that has not sent a request yet, and browsers open such sockets ahead of need (preconnect):
- * one of them held a shutdown for the whole grace period.
+ * The server's sockets, how many requests run on each, and how many bytes it had sent when the last
+ * one ended. Node's own `closeIdleConnections` skips a socket that has not sent a request yet, and
+ * browsers open such sockets ahead of need (preconnect): one of them held a shutdown for the whole
+ * grace period. A socket is idle when no request runs on it and it has sent nothing since (a request
+ * whose headers are still arriving is not cut).
  */
 function trackRequestsPerSocket(server: Server): { closeIdle: () => void } {
-  const running = new Map<Socket, number>();
+  const sockets = new Map<Socket, { running: number; readAtRest: number }>();
   server.on('connection', (socket: Socket) => {
-    running.set(socket, 0);
-    socket.once('close', () => running.delete(socket));
+    sockets.set(socket, { running: 0, readAtRest: 0 });
+    socket.once('close', () => sockets.delete(socket));
   });
   server.on('request', (request: IncomingMessage, response: ServerResponse) => {
-    const socket = request.socket;
-    running.set(socket, (running.get(socket) ?? 0) + 1);
+    const state = sockets.get(request.socket);
+    if (state === undefined) return;
+    state.running++;
     response.once('close', () => {
-      if (running.has(socket)) running.set(socket, running.get(socket)! - 1);
+      state.running--;
+      if (state.running === 0) state.readAtRest = request.socket.bytesRead;
     });
   });
   return {
     closeIdle() {
-      for (const [socket, requests] of running) if (requests === 0) socket.destroy();
+      for (const [socket, { running, readAtRest }] of sockets) {
+        if (running === 0 && socket.bytesRead === readAtRest) socket.destroy();
+      }
     },
   };
 }
