@@ -18,7 +18,7 @@ import {
   writeSimple,
   type SearchTree,
 } from '../../test/fixtures/search/generate.ts';
-import { PROGRESS_MS, createMcpServer } from './server.ts';
+import { PROGRESS_MS, createMcpServer, withProgress } from './server.ts';
 
 const SESSIONS = 4;
 let tree: SearchTree;
@@ -99,14 +99,52 @@ describe('progress of a refresh', () => {
   });
 
   it('is sent at most every PROGRESS_MS, the last always', async () => {
+    for (let i = SESSIONS + 1; i <= 20; i++) {
+      writeSimple(
+        tree,
+        codingSession(`s${i}`, { start: '2026-09-09T10:00:00Z', prompt: `task ${i}`, answer: 'x' }),
+      );
+    }
     const client = await connect(0);
     const seen: number[] = [];
     await client.callTool({ name: 'list_sessions', arguments: {} }, undefined, {
       onprogress: (progress) => seen.push(progress.progress),
     });
     expect(seen[0]).toBe(1);
-    expect(seen.at(-1)).toBe(SESSIONS);
-    expect(seen.length).toBeLessThan(SESSIONS); // four reads of small files take less than 3 × PROGRESS_MS
+    expect(seen.at(-1)).toBe(20);
+    expect(seen.length).toBeLessThan(20); // unless every one of 19 reads of a small file took 250 ms
+  });
+
+  it('keeps growing when the call waits for a second refresh, which counts on from the first', async () => {
+    let watcher: (done: number, total: number) => void = () => undefined;
+    const sent: Array<{ progress: number; total?: number }> = [];
+    await withProgress(
+      { watch: (w) => ((watcher = w), () => undefined) },
+      {
+        _meta: { progressToken: 'p' },
+        sendNotification: (notification) => {
+          sent.push(notification.params as { progress: number; total?: number });
+          return Promise.resolve();
+        },
+      },
+      () => {
+        for (const [done, total] of [
+          [1, 3],
+          [2, 3],
+          [3, 3],
+          [1, 2],
+          [2, 2],
+        ] as const)
+          watcher(done, total);
+        return Promise.resolve();
+      },
+    );
+    // Within PROGRESS_MS only the first and each refresh's last go out.
+    expect(sent.map((p) => [p.progress, p.total])).toEqual([
+      [1, 3],
+      [3, 3],
+      [5, 5],
+    ]);
   });
 
   it('is not sent to a client that does not ask', async () => {

@@ -48,24 +48,31 @@ type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
  * far a refresh of the index it waits for has come: a first index takes long
  * enough for a client's request timeout, which progress can reset.
  */
-async function withProgress<T>(index: SessionIndex, extra: Extra, work: () => Promise<T>): Promise<T> {
+export async function withProgress<T>(
+  index: Pick<SessionIndex, 'watch'>,
+  extra: Pick<Extra, '_meta' | 'sendNotification'>,
+  work: () => Promise<T>,
+): Promise<T> {
   const token = extra._meta?.progressToken;
   if (token === undefined) return work();
-  let sent = 0;
+  // Progress must grow from one notification to the next: a second refresh (one that this call
+  // waits for after another, or a rebuild) counts on from where the first ended.
+  let base = 0;
+  let last = 0;
   let sentAt = -Infinity;
   const unwatch = index.watch((done, total) => {
+    if (done <= last) base += last;
+    last = done;
     const now = Date.now();
-    // Progress must grow from one notification to the next (a second refresh starts again from 1).
-    if (done <= sent || (done < total && now - sentAt < PROGRESS_MS)) return;
-    sent = done;
+    if (done < total && now - sentAt < PROGRESS_MS) return;
     sentAt = now;
     extra
       .sendNotification({
         method: 'notifications/progress',
         params: {
           progressToken: token,
-          progress: done,
-          total,
+          progress: base + done,
+          total: base + total,
           message: `indexing sessions ${done}/${total}`,
         },
       })

@@ -24,14 +24,19 @@ export interface IndexChoice {
   index?: boolean;
 }
 
-/** An open index that refreshes itself on demand; the MCP server and the picker keep one open. */
+/**
+ * An open index that refreshes itself on demand; the MCP server and the picker keep one open.
+ * One refresh runs at a time: a call that arrives during one waits for it, then refreshes again
+ * only if what it asked for is still not fresh enough.
+ */
 export class SessionIndex {
   private index: SearchIndex | undefined;
-  /** When each scope was last refreshed: a harness id, or `ALL` (which covers every harness). */
+  /** When the last refresh of each scope (a harness, or `ALL`, which covers every one) started. */
   private readonly refreshedAt = new Map<string, number>();
-  /** The refresh of every harness under way: a call arriving meanwhile waits for it instead of starting its own. */
+  /** The refresh under way. */
   private running: Promise<void> | undefined;
-  private stopping = new AbortController();
+  /** Aborted by `stop` and `close`, for good. */
+  private readonly stopping = new AbortController();
   private readonly watchers = new Set<(done: number, total: number) => void>();
   private readonly file: string | undefined;
 
@@ -48,6 +53,7 @@ export class SessionIndex {
   }
 
   private opened(): SearchIndex {
+    this.stopping.signal.throwIfAborted();
     if (this.index !== undefined) return this.index;
     if (this.file === undefined) return (this.index = SearchIndex.inMemory());
     try {
@@ -56,7 +62,7 @@ export class SessionIndex {
       if (isCorruption(err)) throw err;
       // A cache folder that cannot be written (read-only, full, not a folder) costs speed, not the search.
       this.note(
-        `cannot use the search index ${this.file} (${err instanceof Error ? err.message : String(err)}); scanning every session instead`,
+        `cannot use the search index ${this.file} (${errorText(err)}); scanning every session instead`,
       );
       return (this.index = SearchIndex.inMemory());
     }
@@ -75,6 +81,7 @@ export class SessionIndex {
       return use(this.opened());
     } catch (err) {
       if (!this.damaged(err)) throw err;
+      await this.idle();
       this.rebuild(err);
       await this.fresh(from, 0);
       return use(this.opened());
@@ -87,9 +94,8 @@ export class SessionIndex {
    * A failure is a note; the next call tries again.
    */
   warm(): void {
-    const signal = this.stopping.signal;
-    this.refreshAll().catch((err: unknown) => {
-      if (!signal.aborted)
+    this.fresh(undefined, Infinity).catch((err: unknown) => {
+      if (!this.stopping.signal.aborted)
         this.note(`could not index the sessions: ${errorText(err)}; the next search tries again`);
     });
   }
@@ -100,65 +106,52 @@ export class SessionIndex {
     return () => this.watchers.delete(watcher);
   }
 
-  private refreshOptions(signal: AbortSignal): RefreshOptions {
-    return { signal, onProgress: (done, total) => this.watchers.forEach((watcher) => watcher(done, total)) };
-  }
-
   private damaged(err: unknown): boolean {
     return this.file !== undefined && isCorruption(err);
   }
 
   private rebuild(err: unknown): void {
-    this.closeFile();
+    this.index?.close();
+    this.index = undefined;
+    this.refreshedAt.clear();
     this.note(`the search index ${this.file} was rebuilt: it is damaged (${errorText(err)})`);
     for (const suffix of ['', '-wal', '-shm']) rmSync(`${this.file}${suffix}`, { force: true });
   }
 
-  private async fresh(from: string | undefined, maxAgeMs: number): Promise<void> {
-    // A refresh of everything that is under way covers this call too (and may have been asked for long ago).
-    if (this.running !== undefined) await this.running.catch(() => undefined);
-    const at = Math.max(
-      this.refreshedAt.get(ALL) ?? -Infinity,
-      this.refreshedAt.get(from ?? ALL) ?? -Infinity,
-    );
-    if (at !== -Infinity && maxAgeMs > 0 && Date.now() - at <= maxAgeMs) return;
-    if (from === undefined) return this.refreshAll();
-    this.lastStats = await refreshIndex(
-      this.ctx,
-      this.opened(),
-      from,
-      this.refreshOptions(this.stopping.signal),
-    );
-    this.refreshedAt.set(from, Date.now());
+  /** Until no refresh runs (one that a waiting call started after another ended included). */
+  private async idle(): Promise<void> {
+    while (this.running !== undefined) await this.running.catch(() => undefined);
   }
 
-  private refreshAll(): Promise<void> {
-    this.running ??= (async () => {
-      const signal = this.stopping.signal;
-      try {
-        try {
-          this.lastStats = await refreshIndex(
-            this.ctx,
-            this.opened(),
-            undefined,
-            this.refreshOptions(signal),
-          );
-        } catch (err) {
-          if (!this.damaged(err) || signal.aborted) throw err;
-          this.rebuild(err);
-          this.lastStats = await refreshIndex(
-            this.ctx,
-            this.opened(),
-            undefined,
-            this.refreshOptions(signal),
-          );
-        }
-        this.refreshedAt.set(ALL, Date.now());
-      } finally {
-        this.running = undefined;
-      }
-    })();
+  private async fresh(from: string | undefined, maxAgeMs: number): Promise<void> {
+    // Not `await this.idle()`: that yields even when nothing runs, and calls made together would
+    // each start a refresh.
+    while (this.running !== undefined) await this.running.catch(() => undefined);
+    this.stopping.signal.throwIfAborted();
+    const scope = from ?? ALL;
+    const at = Math.max(this.refreshedAt.get(ALL) ?? -Infinity, this.refreshedAt.get(scope) ?? -Infinity);
+    if (at !== -Infinity && maxAgeMs > 0 && Date.now() - at <= maxAgeMs) return;
+    // No await since the loop: no other refresh can have started.
+    this.running = this.refresh(from, scope).finally(() => (this.running = undefined));
     return this.running;
+  }
+
+  private async refresh(from: string | undefined, scope: string): Promise<void> {
+    const signal = this.stopping.signal;
+    const options: RefreshOptions = {
+      signal,
+      onProgress: (done, total) => this.watchers.forEach((watcher) => watcher(done, total)),
+    };
+    // Stamped with its start: a source changed while it ran may not be in it.
+    const started = Date.now();
+    try {
+      this.lastStats = await refreshIndex(this.ctx, this.opened(), from, options);
+    } catch (err) {
+      if (!this.damaged(err) || signal.aborted) throw err;
+      this.rebuild(err);
+      this.lastStats = await refreshIndex(this.ctx, this.opened(), from, options);
+    }
+    this.refreshedAt.set(scope, started);
   }
 
   /** What the last refresh did (benchmarks, tests). */
@@ -166,25 +159,19 @@ export class SessionIndex {
 
   /**
    * Stop a refresh under way (what it stored so far is kept; the session it
-   * was reading is read again next time), then close.
+   * was reading is left for next time), then close.
    */
   async stop(): Promise<void> {
     this.stopping.abort();
-    await this.running?.catch(() => undefined);
+    await this.idle();
     this.close();
   }
 
-  /** Close at once; a refresh under way stops with an error. */
+  /** Close at once: a refresh under way fails, and so does every later call. */
   close(): void {
     this.stopping.abort();
-    this.stopping = new AbortController();
-    this.closeFile();
-  }
-
-  private closeFile(): void {
     this.index?.close();
     this.index = undefined;
-    this.refreshedAt.clear();
   }
 }
 

@@ -191,6 +191,39 @@ describe('one index kept open (the MCP server, the picker)', () => {
     }
   });
 
+  it('a call that waited for a refresh longer than the age it asks for refreshes again (a source written meanwhile)', async () => {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const { index, calls } = countedIndex((n) => (n === 1 ? held : undefined));
+    try {
+      index.warm();
+      await expect.poll(() => calls.load).toBe(1);
+      note('three', 'gamma quartz');
+      const waiting = index.use(undefined, quartz, 100);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      release();
+      expect(await waiting).toEqual(['one#2', 'three#2', 'two#2']);
+      expect(calls.discover).toBe(2);
+    } finally {
+      index.close();
+    }
+  });
+
+  it('once stopped, runs no refresh: a call that was waiting fails instead of starting one', async () => {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const { index, calls } = countedIndex((n) => (n === 1 ? held : undefined));
+    index.warm();
+    await expect.poll(() => calls.load).toBe(1);
+    const waiting = index.use(undefined, quartz, 5_000);
+    const stopped = index.stop();
+    release();
+    await stopped;
+    await expect(waiting).rejects.toThrow(/abort/i);
+    expect(calls.discover).toBe(1);
+    await expect(index.use(undefined, quartz)).rejects.toThrow(/abort/i);
+  });
+
   it('warms up in the background; stopped while reading a session, it keeps those stored before, says nothing', async () => {
     note('three', 'gamma quartz');
     let release!: () => void;
