@@ -124,15 +124,18 @@ export class SessionIndex {
   }
 
   private async fresh(from: string | undefined, maxAgeMs: number): Promise<void> {
+    // Keyed by the harness id, so that an alias and the id share one freshness.
+    const scope = from === undefined ? ALL : (await this.ctx.findHarness(from)).id;
     // Not `await this.idle()`: that yields even when nothing runs, and calls made together would
     // each start a refresh.
     while (this.running !== undefined) await this.running.catch(() => undefined);
     this.stopping.signal.throwIfAborted();
-    const scope = from ?? ALL;
     const at = Math.max(this.refreshedAt.get(ALL) ?? -Infinity, this.refreshedAt.get(scope) ?? -Infinity);
     if (at !== -Infinity && maxAgeMs > 0 && Date.now() - at <= maxAgeMs) return;
     // No await since the loop: no other refresh can have started.
-    this.running = this.refresh(from, scope).finally(() => (this.running = undefined));
+    this.running = this.refresh(scope === ALL ? undefined : scope, scope).finally(
+      () => (this.running = undefined),
+    );
     return this.running;
   }
 

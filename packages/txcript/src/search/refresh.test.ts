@@ -137,6 +137,7 @@ describe('one index kept open (the MCP server, the picker)', () => {
       if (harness.id !== 'simple') return harness;
       return {
         ...harness,
+        aliases: ['plain'],
         store: (env) => {
           const store = harness.store!(env);
           return {
@@ -186,6 +187,17 @@ describe('one index kept open (the MCP server, the picker)', () => {
       expect(calls.discover).toBe(1);
       await index.use('simple', quartz, 0);
       expect(calls.discover).toBe(2);
+    } finally {
+      index.close();
+    }
+  });
+
+  it('counts an alias and its harness id as one scope', async () => {
+    const { index, calls } = countedIndex();
+    try {
+      await index.use('simple', quartz, Infinity);
+      await index.use('plain', quartz, Infinity);
+      expect(calls.discover).toBe(1);
     } finally {
       index.close();
     }

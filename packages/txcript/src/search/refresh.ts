@@ -82,7 +82,8 @@ export async function refreshIndex(
   const progress = createProgress({
     stream: ctx.io.stderr,
     delayMs: progressDelay(ctx.io.env),
-    label: 'txcript: indexing sessions',
+    // In memory (`--no-index`, or a cache folder that cannot be written) nothing is kept: a scan.
+    label: index.db.memory ? 'txcript: reading sessions' : 'txcript: indexing sessions',
   });
   try {
     let done = 0;

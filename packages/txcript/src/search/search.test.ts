@@ -291,6 +291,15 @@ describe('the index file', () => {
     expect((await txcript(['search', '--json', 'keyset'])).stderr).toBe('');
   });
 
+  it('says what it does while it works: indexing, or with --no-index reading', async () => {
+    const env = { XDG_CACHE_HOME: join(tree.home, 'progress-cache'), TXCRIPT_PROGRESS_DELAY_MS: '0' };
+    const indexed = await txcript(['search', '--json', 'pagination'], env);
+    expect(indexed.stderr).toMatch(/^txcript: indexing sessions 1\/\d+$/m);
+    const direct = await txcript(['search', '--json', '--no-index', 'pagination'], env);
+    expect(direct.stderr).toMatch(/^txcript: reading sessions 1\/\d+$/m);
+    expect(direct.stderr).not.toContain('indexing');
+  });
+
   it('--no-index gives the same hits without reading or writing it', async () => {
     const env = { XDG_CACHE_HOME: join(tree.home, 'other-cache') };
     const r = await txcript(['search', '--json', '--no-index', 'pagination'], env);
