@@ -267,11 +267,11 @@ export function findHits(index: SearchIndex, query: Query, filters: HitFilters):
           FROM sessions s INDEXED BY sessions_by_activity
           CROSS JOIN messages m ON m.rowid BETWEEN (s.key << 24) AND (s.key << 24) + ${MAX_ROW}
           WHERE 1${and([...where, ...verify])}
-          ORDER BY s.last_activity_ms DESC
-          LIMIT @limit`,
+          ORDER BY s.last_activity_ms DESC`,
         )
         .safeIntegers(true)
-        .all(params) as Array<Record<string, unknown>>,
+        .iterate(params) as Iterable<Record<string, unknown>>,
+      filters.limit,
     );
   }
   const plan = matchPlan(index, query, filters);
@@ -309,27 +309,40 @@ export function findHits(index: SearchIndex, query: Query, filters: HitFilters):
         SELECT m.rowid AS rowid, m.ref AS ref, 0 AS score, s.*
         FROM c CROSS JOIN messages m ON m.rowid = c.rowid CROSS JOIN sessions s ON s.key = (m.rowid >> 24)
         WHERE 1${and([...where, ...verify])}
-        ORDER BY m.rowid DESC
-        LIMIT @limit`
+        ORDER BY m.rowid DESC`
     : `SELECT m.rowid AS rowid, m.ref AS ref, 0 AS score, s.*
         FROM ${rows.from} CROSS JOIN sessions s ON s.key = (${rows.rowid} >> 24)
         WHERE ${rows.where}${and(where)}
-        ORDER BY ${rows.rowid} DESC
-        LIMIT @limit`;
+        ORDER BY ${rows.rowid} DESC`;
   return hitsOf(
     index,
     query,
-    db.prepare(sql).safeIntegers(true).all(params) as Array<Record<string, unknown>>,
+    db.prepare(sql).safeIntegers(true).iterate(params) as Iterable<Record<string, unknown>>,
+    filters.limit,
   );
 }
 
-/** Rows of (rowid, ref, score, the session's columns) as hits, their texts read for kind and snippet. */
-function hitsOf(index: SearchIndex, query: Query, rows: ReadonlyArray<Record<string, unknown>>): Hit[] {
+/**
+ * Rows of (rowid, ref, score, the session's columns) as hits, their texts
+ * read for kind and snippet, until `limit` places to open: a row whose
+ * reference an earlier row had (a tool result of the call it answers) adds none.
+ */
+function hitsOf(
+  index: SearchIndex,
+  query: Query,
+  rows: Iterable<Record<string, unknown>>,
+  limit: number,
+): Hit[] {
   const hits: Hit[] = [];
+  const places = new Set<string>();
   for (const row of rows) {
+    if (hits.length >= limit) break;
     const rowid = row.rowid as bigint;
+    const place = `${String(row.key)}\0${String(row.ref)}`;
+    if (places.has(place)) continue;
     const texts = index.texts(rowid);
     if (texts === undefined) continue;
+    places.add(place);
     hits.push(hitOf(query, sessionFromRow(row), rowid, String(row.ref), texts, Number(row.score)));
   }
   return hits;
@@ -412,7 +425,15 @@ function rankedHits(
       (recency(a.session) === recency(b.session) ? 0 : recency(b.session) > recency(a.session) ? 1 : -1) ||
       (a.rowid < b.rowid ? -1 : a.rowid > b.rowid ? 1 : 0),
   );
-  return ranked
+  // One hit a place to open, at its best match.
+  const places = new Set<string>();
+  const best = ranked.filter((r) => {
+    const place = `${r.session.key}\0${r.ref}`;
+    if (places.has(place)) return false;
+    places.add(place);
+    return true;
+  });
+  return best
     .slice(0, Number(params.limit))
     .map((r) => hitOf(query, r.session, r.rowid, r.ref, r.texts, r.score));
 }

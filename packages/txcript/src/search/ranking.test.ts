@@ -179,3 +179,46 @@ describe('BM25 computed from the matches', () => {
     }
   });
 });
+
+describe('one hit for each place to open', () => {
+  /** A tool call (message 2) and its result (message 3) share the reference #2-3; both hold "staging". */
+  function pairedIndex(): SearchIndex {
+    const index = SearchIndex.inMemory();
+    const texts = (kind: Kind, text: string) =>
+      Object.fromEntries(KINDS.map((k) => [k, k === kind ? text : ''])) as Record<Kind, string>;
+    index.put({ harness: 'codex', id: 'deploy', locator: '/tmp/deploy', sig: null, title: 'release' }, [
+      { message: 1, range: '1', texts: texts('user', 'deploy to staging please') },
+      { message: 2, range: '2-3', texts: texts('tool_input', 'make deploy ENV=staging') },
+      { message: 3, range: '2-3', texts: texts('tool_output', 'deployed build 42 to staging') },
+      { message: 4, range: '4', texts: texts('assistant', 'staging has build 42') },
+    ]);
+    return index;
+  }
+
+  it('shows a tool call and its result that both match once, at the better match, ranked, broad or short', () => {
+    const index = pairedIndex();
+    try {
+      const refs = (source: string, filters: { limit: number; broadMatches?: number }) =>
+        findHits(index, parseQuery(source), filters).map((h) => h.ref);
+      // Ranked (BM25), broad (newest first) and a term too short for the index (checked row by row).
+      for (const [source, broadMatches] of [
+        ['staging', undefined],
+        ['staging', 0],
+        ['ng', undefined],
+      ] as const) {
+        const all = refs(source, { limit: 10, ...(broadMatches === undefined ? {} : { broadMatches }) });
+        expect(all.toSorted(), source).toEqual(['deploy#1', 'deploy#2-3', 'deploy#4']);
+        // The limit counts places, not rows.
+        expect(refs(source, { limit: 3, ...(broadMatches === undefined ? {} : { broadMatches }) })).toEqual(
+          all,
+        );
+      }
+      // The input's kind: "make deploy ENV=staging" is shorter, so it ranks above the output.
+      expect(
+        findHits(index, parseQuery('staging'), { limit: 10 }).find((h) => h.ref === 'deploy#2-3')?.kind,
+      ).toBe('tool_input');
+    } finally {
+      index.close();
+    }
+  });
+});
