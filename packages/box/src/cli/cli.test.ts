@@ -63,6 +63,15 @@ async function waitFor(
   }
 }
 
+/** The address a `serve` prints, once it has printed every start-up line (they may arrive in several chunks). */
+async function started(served: Run): Promise<string> {
+  const at = (
+    await waitFor(served.stdout, /sendbox is running at (http:\/\/127\.0\.0\.1:\d+\/)/, served.exited)
+  )[1]!;
+  await waitFor(served.stdout, /Press Ctrl\+C to stop/, served.exited);
+  return at;
+}
+
 let home: string;
 let dataDir: string;
 let box: Run;
@@ -87,10 +96,7 @@ beforeAll(async () => {
   home = await fs.promises.mkdtemp(path.join(os.tmpdir(), 'sendbox-cli-'));
   dataDir = path.join(home, 'agent-data');
   box = run(['serve', '--port', '0', '--no-build'], modelFreeEnv(home));
-  const match = await waitFor(box.stdout, /sendbox is running at (http:\/\/127\.0\.0\.1:\d+\/)/, box.exited);
-  url = match[1]!;
-  // The start-up lines may arrive in several chunks: wait for the last one.
-  await waitFor(box.stdout, /Press Ctrl\+C to stop/, box.exited);
+  url = await started(box);
   const descriptor = JSON.parse(await fs.promises.readFile(path.join(dataDir, 'gateway.json'), 'utf8')) as {
     token: string;
     port: number;
@@ -249,9 +255,7 @@ describe('sendbox serve with an OpenAI-compatible model', () => {
       };
       const served = run(['serve', '--port', '0', '--no-build'], env);
       try {
-        const at = (
-          await waitFor(served.stdout, /running at (http:\/\/127\.0\.0\.1:\d+\/)/, served.exited)
-        )[1]!;
+        const at = await started(served);
         expect(served.stdout()).toContain('model: openai-compatible loopback-model');
         expect(served.stdout()).not.toContain('No model is configured');
         const descriptor = JSON.parse(
