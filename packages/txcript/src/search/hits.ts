@@ -251,8 +251,11 @@ export function findHits(index: SearchIndex, query: Query, filters: HitFilters):
     params.until = filters.untilMs;
   }
   if (filters.cwd !== undefined) {
-    where.push("(s.cwd = @cwd OR substr(s.cwd, 1, length(@cwd) + 1) = @cwd || '/')");
-    params.cwd = filters.cwd.replace(/\/+$/, '') || '/';
+    // The folder itself, or any under it (`/`: every absolute folder).
+    const dir = filters.cwd.replace(/\/+$/, '');
+    where.push('(s.cwd = @cwd OR substr(s.cwd, 1, length(@under)) = @under)');
+    params.cwd = dir || '/';
+    params.under = `${dir}/`;
   }
   const and = (clauses: readonly string[]) => clauses.map((c) => ` AND ${c}`).join('');
   const verify = checked ? [`${VERIFY}(${KINDS.map((k) => `m.${k}`).join(', ')})`] : [];

@@ -189,6 +189,10 @@ describe('search across harnesses', () => {
       new Set([CLAUDE]),
     );
     expect(await search('pagination', '--cwd', '/work/sho')).toEqual([]);
+    // The root holds every folder.
+    expect(new Set((await search('pagination', '--cwd', '/')).map((h) => h.id))).toEqual(
+      new Set([CLAUDE, CODEX]),
+    );
     const until = await search('pagination', '--until', '2026-09-03T00:00:00Z');
     expect(new Set(until.map((h) => h.id))).toEqual(new Set([CLAUDE]));
     const limited = await search('pagination', '-n', '2');
