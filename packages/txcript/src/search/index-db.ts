@@ -255,6 +255,7 @@ export class SearchIndex {
         );
       } else {
         // Damage deeper in the file shows as SQLITE_CORRUPT in a later read: see `isCorruption`.
+        checkSchema(db);
         db.pragma('journal_mode = WAL');
       }
       db.pragma('synchronous = NORMAL');
@@ -437,6 +438,40 @@ export class SearchIndex {
 }
 
 class OldIndexError extends Error {}
+
+/** The tables, indexes and FTS5 shadow tables SCHEMA creates, as SQLite records them. */
+let schemaObjects: string[] | undefined;
+
+function objectsOf(db: Database.Database): string[] {
+  return (
+    db.prepare('SELECT type, name, sql FROM sqlite_master ORDER BY type, name').all() as Array<{
+      type: string;
+      name: string;
+      sql: string | null;
+    }>
+  ).map((o) => `${o.type} ${o.name}: ${o.sql ?? ''}`);
+}
+
+/** Throw when a file of this version lacks an object SCHEMA creates or holds one it does not (a table dropped by hand). */
+function checkSchema(db: Database.Database): void {
+  if (schemaObjects === undefined) {
+    const reference = new Database(':memory:');
+    reference.exec(SCHEMA);
+    schemaObjects = objectsOf(reference);
+    reference.close();
+  }
+  const found = new Set(objectsOf(db));
+  const expected = new Set(schemaObjects);
+  const missing = schemaObjects.filter((o) => !found.has(o)).map((o) => o.slice(0, o.indexOf(':')));
+  const extra = [...found].filter((o) => !expected.has(o)).map((o) => o.slice(0, o.indexOf(':')));
+  if (missing.length > 0 || extra.length > 0) {
+    const what = [
+      ...(missing.length > 0 ? [`missing ${missing.join(', ')}`] : []),
+      ...(extra.length > 0 ? [`unexpected ${extra.join(', ')}`] : []),
+    ];
+    throw new Error(`its tables are not those of schema ${INDEX_VERSION} (${what.join('; ')})`);
+  }
+}
 
 export function rowId(key: number, message: number): bigint {
   return (BigInt(key) << ROW_BITS) | BigInt(message);

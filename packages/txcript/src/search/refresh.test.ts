@@ -321,6 +321,17 @@ describe('a damaged or old index', () => {
     expect(stderr).toMatch(/made by another version of txcript \(schema 999/);
   });
 
+  it('rebuilds an index of this version that lacks a table, with a note', async () => {
+    await searchFresh('quartz');
+    const db = new Database(indexFile(tree.env));
+    db.exec('DROP TABLE sessions');
+    db.close();
+    expect(await searchFresh('quartz')).toMatchObject({ read: 2, refs: ['one#2', 'two#2'] });
+    expect(stderr).toMatch(
+      /was rebuilt: it is damaged \(its tables are not those of schema \d+ \(missing .*table sessions/,
+    );
+  });
+
   it('appending to a session is seen', async () => {
     await searchFresh('quartz');
     appendFileSync(join(tree.simpleDir, 'one.json'), '\n');
