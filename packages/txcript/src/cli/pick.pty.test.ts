@@ -153,6 +153,22 @@ describe('txcript pick', () => {
     expect(t.screen()).not.toContain('resumed-');
   });
 
+  it('an unfinished query says why and Enter picks nothing, until it is mended', async () => {
+    const t = startPick();
+    await t.waitFor(`${CLAUDE}  claude_code`);
+    const typedAt = t.screen().length;
+    t.type('"invoice tot');
+    await t.waitFor(/has an unclosed "/, typedAt);
+    const enteredAt = t.screen().length;
+    t.type(ENTER);
+    // Enter with nothing to pick keeps the prompt: mending the query finds the hit, and Esc leaves.
+    t.type('al"');
+    await t.waitFor(`${CLAUDE}#1  claude_code  user text`, enteredAt);
+    t.type(ESC);
+    expect(await t.exited).toBe(EXIT_CANCELLED);
+    expect(t.screen()).not.toContain('resumed-');
+  });
+
   it('refuses to run without a terminal', async () => {
     const r = await runProcess(process.execPath, [bin, 'pick'], {
       env: { PATH: process.env.PATH ?? '', ...tree.env },

@@ -91,15 +91,24 @@ export async function pickCommand(ctx: CliContext, options: PickOptions): Promis
           pageSize: 10,
           source: async (term) => {
             const text = term?.trim() ?? '';
-            const picks =
-              text === ''
-                ? recent
-                : await index.use(
-                    options.from,
-                    (i) =>
-                      findHits(i, queryOf(text), filters).map((hit): Pick => ({ session: hit.session, hit })),
-                    Infinity,
-                  );
+            let picks: Pick[];
+            try {
+              picks =
+                text === ''
+                  ? recent
+                  : await index.use(
+                      options.from,
+                      (i) =>
+                        findHits(i, parseQuery(text), filters).map((hit): Pick => ({
+                          session: hit.session,
+                          hit,
+                        })),
+                      Infinity,
+                    );
+            } catch (err) {
+              // Not thrown: @inquirer/search would keep the last list, and Enter would pick from it.
+              return [unpickable(err)];
+            }
             return picks.map((p) => ({ value: p, name: label(p), description: preview(ctx, p) }));
           },
         },
@@ -128,13 +137,13 @@ export async function pickCommand(ctx: CliContext, options: PickOptions): Promis
   return code ?? EXIT_OK;
 }
 
-/** A query being typed may be unfinished (`"half a phras`): the picker shows why it finds nothing. */
-function queryOf(text: string) {
-  try {
-    return parseQuery(text);
-  } catch (err) {
-    if (err instanceof CliError)
-      throw new Error(err.todo === undefined ? err.message : `${err.message} — ${err.todo}`);
-    throw err;
-  }
+/**
+ * The one line of a list that cannot be searched yet (a query being typed may be
+ * unfinished: `"half a phras`): why, and what to do, with nothing to pick.
+ */
+function unpickable(err: unknown): { value: Pick; name: string; disabled: string } {
+  const why = err instanceof Error ? err.message : String(err);
+  const todo = err instanceof CliError && err.todo !== undefined ? err.todo : 'edit the query';
+  // The value is never returned: a disabled line cannot be chosen.
+  return { value: undefined as unknown as Pick, name: why, disabled: `(${todo})` };
 }
