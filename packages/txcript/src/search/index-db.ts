@@ -14,6 +14,7 @@
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync, rmSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
+import { CliError } from '../cli/errors.ts';
 import { cacheFileFor } from '../harness/summary-cache-file.ts';
 import { KINDS, type Kind, type SearchRow } from './documents.ts';
 import { DF_BOUND, type IndexTotals, documentFrequency } from './ranking.ts';
@@ -128,6 +129,13 @@ const PENDING_BYTES = 64 * 2 ** 20;
 /** A batch of writes commits past this many message rows, or after this long holding the write lock. */
 const BATCH_ROWS = 20_000;
 const BATCH_MS = 1_000;
+/**
+ * Waiting for the write lock another txcript holds (one indexing the same sessions): SQLite's
+ * own wait, this long at a time so the event loop runs between tries, for at most LOCK_WAIT_MS.
+ */
+const LOCK_TRY_MS = 200;
+export const LOCK_WAIT_MS = 60_000;
+const BUSY_TIMEOUT_MS = 5_000;
 
 function configure(db: Database.Database): void {
   for (const table of ['messages', 'words']) {
@@ -237,7 +245,7 @@ export class SearchIndex {
     chmodSync(file, 0o600);
     const db = new Database(file);
     try {
-      db.pragma('busy_timeout = 5000');
+      db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
       const version = db.pragma('user_version', { simple: true }) as number;
       const tables = db.prepare("SELECT count(*) AS n FROM sqlite_master WHERE type = 'table'").get() as {
         n: number;
@@ -273,6 +281,47 @@ export class SearchIndex {
   }
 
   private batch: { rows: number; since: number } | undefined;
+
+  /**
+   * Within `batched`: make sure its transaction is open, waiting (without
+   * blocking the event loop) while another process holds the write lock, up
+   * to `waitMs`; past that, a clear error. Call it before `put` and `remove`.
+   */
+  async writable(waitMs = LOCK_WAIT_MS): Promise<void> {
+    if (this.batch === undefined || this.db.inTransaction) return;
+    const deadline = Date.now() + waitMs;
+    this.db.pragma(`busy_timeout = ${LOCK_TRY_MS}`);
+    try {
+      for (;;) {
+        try {
+          this.db.exec('BEGIN IMMEDIATE');
+          break;
+        } catch (err) {
+          if ((err as { code?: unknown }).code !== 'SQLITE_BUSY') throw err;
+          if (Date.now() >= deadline) {
+            throw new CliError({
+              what: `the search index is being written by another process (waited ${Math.round(waitMs / 1000)} s)`,
+              where: this.db.name,
+              todo: 'try again once the other txcript is done, or search with --no-index',
+            });
+          }
+          await new Promise((resolve) => setTimeout(resolve, 5 + Math.random() * 20));
+        }
+      }
+    } finally {
+      this.db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+    }
+    this.batch.rows = 0;
+    this.batch.since = Date.now();
+  }
+
+  /** The signature `harness`'s source at `locator` was indexed at (null: none, or not vouched for). */
+  indexedSignature(harness: string, locator: string): string | null {
+    const row = this.db
+      .prepare('SELECT sig FROM sessions WHERE harness = ? AND locator = ?')
+      .get(harness, locator) as { sig: string | null } | undefined;
+    return row?.sig ?? null;
+  }
 
   /**
    * Run `write` with its puts grouped into transactions of many sessions (a
@@ -375,6 +424,7 @@ export class SearchIndex {
       return;
     }
     if (!this.db.inTransaction) {
+      // (`writable` first waits for the lock without blocking; here SQLite's busy timeout does.)
       this.db.exec('BEGIN IMMEDIATE');
       batch.rows = 0;
       batch.since = Date.now();
@@ -395,15 +445,16 @@ export class SearchIndex {
   remove(keys: readonly number[]): void {
     if (keys.length === 0) return;
     this.frequencies.clear();
-    this.db
-      .transaction(() => {
-        const del = this.db.prepare('DELETE FROM sessions WHERE key = ?');
-        for (const key of keys) {
-          this.deleteRows(key);
-          del.run(key);
-        }
-      })
-      .immediate();
+    const run = () => {
+      const del = this.db.prepare('DELETE FROM sessions WHERE key = ?');
+      for (const key of keys) {
+        this.deleteRows(key);
+        del.run(key);
+      }
+    };
+    // Within a batch, part of its transaction.
+    if (this.db.inTransaction) run();
+    else this.db.transaction(run).immediate();
   }
 
   private deleteRows(key: number): void {

@@ -27,6 +27,7 @@ import {
   type SearchTree,
 } from '../../test/fixtures/search/generate.ts';
 import { SessionIndex } from './engine.ts';
+import { refreshIndex } from './refresh.ts';
 import { findHits } from './hits.ts';
 import type { SearchRow } from './documents.ts';
 import { SearchIndex, indexFile } from './index-db.ts';
@@ -37,8 +38,8 @@ let tree: SearchTree;
 let stderr: string;
 let clock: number;
 
-function sessionIndex(harnesses: readonly Harness[] = tree.harnesses): SessionIndex {
-  const ctx = createContext({
+function testContext(harnesses: readonly Harness[] = tree.harnesses) {
+  return createContext({
     stdout: { write: () => true },
     stderr: { write: (s: string) => (stderr += s) },
     readStdin: () => Promise.resolve(''),
@@ -46,7 +47,10 @@ function sessionIndex(harnesses: readonly Harness[] = tree.harnesses): SessionIn
     now: () => new Date(clock),
     harnesses,
   });
-  return new SessionIndex(ctx);
+}
+
+function sessionIndex(harnesses: readonly Harness[] = tree.harnesses): SessionIndex {
+  return new SessionIndex(testContext(harnesses));
 }
 
 /** Refresh, then the refs of the hits for `q` and what the refresh read. */
@@ -336,6 +340,68 @@ describe('a damaged or old index', () => {
     await searchFresh('quartz');
     appendFileSync(join(tree.simpleDir, 'one.json'), '\n');
     expect((await searchFresh('quartz')).read).toBe(1);
+  });
+});
+
+describe('another txcript writing the same index', () => {
+  /** A second connection to the index file, as another txcript process has it. */
+  function otherProcess(): Database.Database {
+    const db = new Database(indexFile(tree.env));
+    db.pragma('busy_timeout = 5000');
+    return db;
+  }
+
+  it('a refresh waits for its write lock without blocking, then stores its sessions', async () => {
+    await searchFresh('quartz');
+    note('three', 'gamma quartz');
+    const other = otherProcess();
+    try {
+      other.exec('BEGIN IMMEDIATE');
+      // Released from a timer: a refresh that held the event loop in SQLite's wait would never see it.
+      setTimeout(() => other.exec('COMMIT'), 700);
+      const started = Date.now();
+      expect(await searchFresh('quartz')).toMatchObject({ refs: ['one#2', 'three#2', 'two#2'], read: 1 });
+      expect(Date.now() - started).toBeGreaterThanOrEqual(600);
+    } finally {
+      if (other.inTransaction) other.exec('ROLLBACK');
+      other.close();
+    }
+  });
+
+  it('past its wait, fails with what holds it and what to do', async () => {
+    await searchFresh('quartz');
+    const index = SearchIndex.open(indexFile(tree.env), () => undefined);
+    const other = otherProcess();
+    try {
+      other.exec('BEGIN IMMEDIATE');
+      await expect(index.batched(() => index.writable(300))).rejects.toThrow(
+        /the search index is being written by another process \(waited 0 s\)/,
+      );
+    } finally {
+      other.exec('ROLLBACK');
+      other.close();
+      index.close();
+    }
+  });
+
+  it('does not store again a session another txcript stored meanwhile', async () => {
+    await searchFresh('quartz');
+    note('three', 'gamma quartz');
+    const index = SearchIndex.open(indexFile(tree.env), () => undefined);
+    const puts: string[] = [];
+    const put = index.put.bind(index);
+    index.put = (facts, rows) => (puts.push(facts.id), put(facts, rows));
+    // The other txcript: a refresh of its own that finishes first.
+    await searchFresh('quartz');
+    try {
+      // Its list of sessions was read before the other stored "three": stale, yet not put again.
+      const known = index.sessions().filter((s) => s.id !== 'three');
+      index.sessions = () => known;
+      expect(await refreshIndex(testContext(), index, undefined)).toMatchObject({ read: 1 });
+      expect(puts).toEqual([]);
+    } finally {
+      index.close();
+    }
   });
 });
 

@@ -94,12 +94,14 @@ export async function refreshIndex(
         progress.update('index', ++done, stale.length);
         onProgress?.(done, stale.length);
       }
+      if (signal?.aborted === true) return;
+      await index.writable();
+      index.remove([...known.values()].map((s) => s.key));
     });
   } finally {
     progress.finish();
   }
   signal?.throwIfAborted();
-  index.remove([...known.values()].map((s) => s.key));
   return { sessions: sessions.length, read: stale.length, removed: known.size };
 }
 
@@ -121,6 +123,8 @@ async function indexSession(
     ...(summary.messageCount !== undefined ? { messageCount: summary.messageCount } : {}),
     ...(summary.parentId !== undefined ? { parentId: summary.parentId } : {}),
   };
+  // Another txcript indexing the same sessions (a search run beside the MCP server) may have stored it since.
+  if (sig !== null && index.indexedSignature(harness.id, summary.locator) === sig) return;
   let loaded;
   try {
     loaded = await harness.store!(ctx.io.env).load(summary.id);
@@ -130,18 +134,23 @@ async function indexSession(
       source: summary.locator,
       message: `not indexed: ${err instanceof Error ? err.message : String(err)}`,
     });
+    await index.writable();
     index.put(facts, []);
     return;
   }
   if (signal?.aborted === true) return;
   const { meta } = loaded.transcript;
   const title = summary.title ?? meta.title;
+  const rows = searchRows(loaded.transcript, harness.id, title);
+  await index.writable();
+  // Stored by another txcript while this one waited for the write lock.
+  if (sig !== null && index.indexedSignature(harness.id, summary.locator) === sig) return;
   index.put(
     {
       ...facts,
       ...(title !== undefined ? { title } : {}),
       ...(meta.cwd !== undefined ? { cwd: meta.cwd } : {}),
     },
-    searchRows(loaded.transcript, harness.id, title),
+    rows,
   );
 }
