@@ -168,6 +168,7 @@ describe('txcript mcp', () => {
     const cases: Array<[string, Record<string, unknown>, RegExp]> = [
       ['read_session', { id: 'no-such-session' }, /no session matches "no-such-session"/],
       ['read_session', { id: CLAUDE, range: '9-3' }, /range #9-3 runs backwards/],
+      ['read_session', { id: CLAUDE, range: 'abc' }, /"#abc" is not a message range — write #7/],
       ['search_sessions', { query: '"unclosed' }, /unclosed "/],
       ['search_sessions', { query: 42 }, /Input validation error/],
       ['list_sessions', { from: 'nowhere' }, /unknown harness "nowhere"/],

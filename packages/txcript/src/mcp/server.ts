@@ -17,6 +17,7 @@ import { colorsFor } from '../cli/colors.ts';
 import type { CliContext } from '../cli/context.ts';
 import { CliError, formatError, oneLine, usageError } from '../cli/errors.ts';
 import { formatHits } from '../cli/search.ts';
+import { parseRange } from '../cli/range.ts';
 import { openSession } from '../cli/show.ts';
 import { renderView } from '../cli/view.ts';
 import { parseWhen } from '../cli/when.ts';
@@ -255,7 +256,10 @@ export function createMcpServer(ctx: CliContext): { server: McpServer; index: Se
             todo: 'give the range in id or in range, not both',
           });
         }
-        const target = args.range === undefined ? args.id : `${args.id}#${args.range.replace(/^#/, '')}`;
+        const range = args.range?.replace(/^#/, '');
+        // Checked as a range first: joined to the id, a text that is not one reads as part of a title.
+        if (range !== undefined) parseRange(range);
+        const target = range === undefined ? args.id : `${args.id}#${range}`;
         const { found, transcript, selection } = await openSession(ctx, target, args.from);
         const text = renderView(transcript, { harness: found.harness.id, colors: plain, selection });
         const page = args.page ?? 1;
