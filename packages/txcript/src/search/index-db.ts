@@ -229,6 +229,9 @@ export class SearchIndex {
     try {
       return SearchIndex.openExisting(file);
     } catch (err) {
+      // Not a damaged index (a folder in its place, no permission): the caller says it cannot be used.
+      if (!(err instanceof OldIndexError || err instanceof ForeignSchemaError || isCorruption(err)))
+        throw err;
       const why =
         err instanceof OldIndexError
           ? err.message
@@ -489,6 +492,7 @@ export class SearchIndex {
 }
 
 class OldIndexError extends Error {}
+class ForeignSchemaError extends Error {}
 
 /** The tables, indexes and FTS5 shadow tables SCHEMA creates, as SQLite records them. */
 let schemaObjects: string[] | undefined;
@@ -520,7 +524,7 @@ function checkSchema(db: Database.Database): void {
       ...(missing.length > 0 ? [`missing ${missing.join(', ')}`] : []),
       ...(extra.length > 0 ? [`unexpected ${extra.join(', ')}`] : []),
     ];
-    throw new Error(`its tables are not those of schema ${INDEX_VERSION} (${what.join('; ')})`);
+    throw new ForeignSchemaError(`its tables are not those of schema ${INDEX_VERSION} (${what.join('; ')})`);
   }
 }
 

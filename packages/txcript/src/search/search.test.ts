@@ -282,6 +282,18 @@ describe('the index file', () => {
     expect((JSON.parse(r.stdout) as SearchRow[]).map((h) => h.ref)).toEqual(['simple-notes#2']);
   });
 
+  it('scans directly when a folder stands where the index file would be, without calling it damaged', async () => {
+    const cache = join(tree.home, 'folder-cache');
+    mkdirSync(indexFile({ ...tree.env, XDG_CACHE_HOME: cache }), { recursive: true });
+    const r = await txcript(['search', '--json', 'keyset'], { XDG_CACHE_HOME: cache });
+    expect(r.code).toBe(0);
+    expect(r.stderr).toMatch(
+      /txcript: note: cannot use the search index .*EISDIR.*; scanning every session instead/,
+    );
+    expect(r.stderr).not.toContain('rebuilt');
+    expect((JSON.parse(r.stdout) as SearchRow[]).map((h) => h.ref)).toEqual(['simple-notes#2']);
+  });
+
   it('replaces the file of an older version (its name differs), with a note', async () => {
     const old = indexFile(tree.env, INDEX_VERSION - 1);
     writeFileSync(old, 'an index an older txcript left');
