@@ -203,3 +203,11 @@ describe('the word index', () => {
     }
   });
 });
+
+describe('quotes in a query', () => {
+  it('open a phrase only at the start of a term; inside a word they are characters', () => {
+    expect(parseQuery('id="main" "dry run"').terms.map((t) => t.text)).toEqual(['id="main"', 'dry run']);
+    expect(parseQuery('ticket-7"').terms.map((t) => t.text)).toEqual(['ticket-7"']);
+    expect(() => parseQuery('"dry run')).toThrow(/has an unclosed "/);
+  });
+});
