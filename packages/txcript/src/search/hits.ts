@@ -325,6 +325,11 @@ export function findHits(index: SearchIndex, query: Query, filters: HitFilters):
   );
 }
 
+/** What a hit opens: a session's message, or its range keeping a tool call with its result (shared by both). */
+function placeOf(sessionKey: number, ref: string): string {
+  return `${sessionKey}\0${ref}`;
+}
+
 /**
  * Rows of (rowid, ref, score, the session's columns) as hits, their texts
  * read for kind and snippet, until `limit` places to open: a row whose
@@ -341,7 +346,7 @@ function hitsOf(
   for (const row of rows) {
     if (hits.length >= limit) break;
     const rowid = row.rowid as bigint;
-    const place = `${String(row.key)}\0${String(row.ref)}`;
+    const place = placeOf(Number(row.key), String(row.ref));
     if (places.has(place)) continue;
     const texts = index.texts(rowid);
     if (texts === undefined) continue;
@@ -431,7 +436,7 @@ function rankedHits(
   // One hit a place to open, at its best match.
   const places = new Set<string>();
   const best = ranked.filter((r) => {
-    const place = `${r.session.key}\0${r.ref}`;
+    const place = placeOf(r.session.key, r.ref);
     if (places.has(place)) return false;
     places.add(place);
     return true;

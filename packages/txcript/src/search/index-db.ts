@@ -297,8 +297,8 @@ export class SearchIndex {
     try {
       for (;;) {
         try {
-          this.db.exec('BEGIN IMMEDIATE');
-          break;
+          this.beginBatch(this.batch);
+          return;
         } catch (err) {
           if ((err as { code?: unknown }).code !== 'SQLITE_BUSY') throw err;
           if (Date.now() >= deadline) {
@@ -314,8 +314,13 @@ export class SearchIndex {
     } finally {
       this.db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
     }
-    this.batch.rows = 0;
-    this.batch.since = Date.now();
+  }
+
+  /** Open the next transaction of a batch. */
+  private beginBatch(batch: { rows: number; since: number }): void {
+    this.db.exec('BEGIN IMMEDIATE');
+    batch.rows = 0;
+    batch.since = Date.now();
   }
 
   /** The signature `harness`'s source at `locator` was indexed at (null: none, or not vouched for). */
@@ -426,12 +431,8 @@ export class SearchIndex {
       }
       return;
     }
-    if (!this.db.inTransaction) {
-      // (`writable` first waits for the lock without blocking; here SQLite's busy timeout does.)
-      this.db.exec('BEGIN IMMEDIATE');
-      batch.rows = 0;
-      batch.since = Date.now();
-    }
+    // (`writable` first waits for the lock without blocking; here SQLite's busy timeout does.)
+    if (!this.db.inTransaction) this.beginBatch(batch);
     // No savepoint (FTS5 writes its pending rows out at each one): a failure rolls the whole batch back.
     try {
       store();

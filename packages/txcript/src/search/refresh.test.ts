@@ -368,6 +368,18 @@ describe('another txcript writing the same index', () => {
     }
   });
 
+  it('a refresh that finds nothing changed takes no write lock (it does not wait for another writer)', async () => {
+    await searchFresh('quartz');
+    const other = otherProcess();
+    try {
+      other.exec('BEGIN IMMEDIATE');
+      expect(await searchFresh('quartz')).toMatchObject({ refs: ['one#2', 'two#2'], read: 0, removed: 0 });
+    } finally {
+      other.exec('ROLLBACK');
+      other.close();
+    }
+  });
+
   it('past its wait, fails with what holds it and what to do', async () => {
     await searchFresh('quartz');
     const index = SearchIndex.open(indexFile(tree.env), () => undefined);

@@ -94,9 +94,10 @@ export async function refreshIndex(
         progress.update('index', ++done, stale.length);
         onProgress?.(done, stale.length);
       }
-      if (signal?.aborted === true) return;
+      const gone = [...known.values()].map((s) => s.key);
+      if (signal?.aborted === true || gone.length === 0) return;
       await index.writable();
-      index.remove([...known.values()].map((s) => s.key));
+      index.remove(gone);
     });
   } finally {
     progress.finish();
