@@ -7,19 +7,26 @@ export interface OpenFile {
   size: number;
 }
 
+/**
+ * The file as the answer to a GET, or its headers alone for a HEAD (the
+ * handle is closed at once: a body nobody reads would hold it open). The
+ * body is the `size` bytes the headers promise, even when the file grows
+ * meanwhile (a sandbox file its agent is writing).
+ */
 export function fileResponse(
   file: OpenFile,
   mediaType: string,
   headers: Record<string, string> = {},
+  method = 'GET',
 ): Response {
-  try {
-    const body = Readable.toWeb(file.handle.createReadStream()) as ReadableStream<Uint8Array>;
-    return new Response(body, {
-      status: 200,
-      headers: { 'Content-Type': mediaType, 'Content-Length': String(file.size), ...headers },
-    });
-  } catch (error) {
+  const init = {
+    status: 200,
+    headers: { 'Content-Type': mediaType, 'Content-Length': String(file.size), ...headers },
+  };
+  if (method === 'HEAD' || file.size === 0) {
     void file.handle.close();
-    throw error;
+    return new Response(method === 'HEAD' ? null : new Uint8Array(0), init);
   }
+  const stream = file.handle.createReadStream({ start: 0, end: file.size - 1 });
+  return new Response(Readable.toWeb(stream) as ReadableStream<Uint8Array>, init);
 }

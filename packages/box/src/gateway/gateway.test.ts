@@ -593,6 +593,43 @@ describe('files', () => {
     expect(new Uint8Array(await download.arrayBuffer())).toEqual(bytes);
   });
 
+  it('answers HEAD for an asset without holding the file open', async () => {
+    const asset = path.join(box.webRoot, 'assets', 'big.js');
+    await fs.promises.writeFile(asset, `// ${'x'.repeat(1024 * 1024)}\n`);
+    const onDisk = await fs.promises.realpath(asset);
+    const openHere = () =>
+      fs.readdirSync('/proc/self/fd').filter((fd) => {
+        try {
+          return fs.readlinkSync(`/proc/self/fd/${fd}`) === onDisk;
+        } catch {
+          return false; // closed meanwhile
+        }
+      }).length;
+    const head = await fetch(new URL('assets/big.js', box.gateway.url), { method: 'HEAD' });
+    expect(head.status).toBe(200);
+    expect(head.headers.get('content-length')).toBe(String((await fs.promises.stat(asset)).size));
+    expect(await head.text()).toBe('');
+    // A body nobody reads never ends, so the handle would stay open until garbage collection.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(openHere()).toBe(0);
+  });
+
+  it('sends the length it announced when a sandbox file grows after the open', async () => {
+    const agent = await createAgent('Growing agent');
+    const bytes = new Uint8Array(256 * 1024).fill(0x61);
+    const response = await box.api('uploadFile', {
+      method: 'POST',
+      headers: { 'X-Agent-Id': agent.id, 'X-File-Name': 'grows.txt', 'X-Client-Nonce': 'grow-1' },
+      body: bytes,
+    });
+    const { entry } = (await response.json()) as { entry: SequencedEntry & { file_path: string } };
+    const onDisk = path.resolve(agentPaths(box.dataDir, agent.id).sandbox, entry.file_path);
+    const served = await agentFiles(box.host, boxAgentFolders(box.dataDir)).upload(agent.id, entry.id);
+    await fs.promises.appendFile(onDisk, 'more written after the open');
+    const body = new Uint8Array(await fileResponse(served, 'text/plain').arrayBuffer());
+    expect(body).toEqual(bytes);
+  });
+
   it('serves the file it checked: a sandbox file swapped for a link or a FIFO afterwards changes nothing', async () => {
     const agent = await createAgent('Swap agent');
     const response = await box.api('uploadFile', {

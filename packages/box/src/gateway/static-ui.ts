@@ -137,8 +137,11 @@ export class StaticUi {
       throw error;
     }
     // Vite names assets by content hash, so they never change under one URL.
-    return fileResponse({ handle, size }, mediaTypeOf(file), {
-      'Cache-Control': 'public, max-age=31536000, immutable',
-    });
+    return fileResponse(
+      { handle, size },
+      mediaTypeOf(file),
+      { 'Cache-Control': 'public, max-age=31536000, immutable' },
+      c.req.method,
+    );
   }
 }
