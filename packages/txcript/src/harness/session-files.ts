@@ -157,8 +157,10 @@ export function openSessionFileCache(
       }
       if (sig === undefined) return forget;
       const stored = doc.stored('files', path);
-      const hit = stored === undefined ? undefined : storedScan(stored, path, harness);
-      if (hit !== undefined && hit.sig === sig.sig) {
+      // The entry of a file that changed is not worth decoding.
+      const hit =
+        Array.isArray(stored) && stored[0] === sig.sig ? storedScan(stored, path, harness) : undefined;
+      if (hit !== undefined) {
         doc.keep('files', path, stored);
         return { hit: hit.scan };
       }

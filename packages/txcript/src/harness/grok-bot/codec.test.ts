@@ -9,8 +9,8 @@ import {
   grokBotToCommon,
   isErrorResult,
   normalizeTimestamp,
-  stripAddressTag,
 } from './codec.ts';
+import { stripAddressTag } from './address-tag.ts';
 import { parseGrokBotJsonl, renderGrokBotJsonl } from './text.ts';
 import type { GrokBotRecords } from './text.ts';
 

@@ -80,9 +80,6 @@ function addressOf(blocks: readonly JsonValue[]): string | undefined {
   return /^\[(t[0-9a-z]+)\]/.exec(first.text)?.[1];
 }
 
-// Its own module, so list titles (title.ts) take it without the codec.
-export { stripAddressTag };
-
 // C4: every envelope key but `success` marks an error; MCP also flags success.isError.
 const ERROR_KEYS = ['failure', 'rejected', 'error', 'spawnError'] as const;
 const ENVELOPE_KEYS = ['success', ...ERROR_KEYS] as const;

@@ -5,6 +5,7 @@
 import { HARNESS_NAMES } from '../listing.ts';
 import type { Harness } from '../types.ts';
 import { grokBotCodec } from './codec.ts';
+export { stripAddressTag } from './address-tag.ts';
 import { GROK_BOT_HARNESS_ID } from './discover.ts';
 import { createGrokBotStore } from './store.ts';
 import { grokBotText } from './text.ts';
@@ -37,7 +38,6 @@ export {
   isErrorResult,
   normalizeTimestamp,
   orphanResultId,
-  stripAddressTag,
   syntheticCallId,
   toolFromNative,
   toolToNative,
