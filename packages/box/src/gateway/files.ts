@@ -16,7 +16,7 @@ import { agentPaths } from '../host/layout.ts';
 import type { AgentHost } from '../host/types.ts';
 import { HostError } from '../host/types.ts';
 import { mediaTypeOf } from '../attachments/media-type.ts';
-import { isInside, openInSandbox, type OpenedFile } from '../sandbox/paths.ts';
+import { openInSandbox, type OpenedFile } from '../sandbox/paths.ts';
 
 export interface ServedFile {
   /** Open for reading; whoever takes it closes it (the response does, when the body ends or is cancelled). */
@@ -55,7 +55,7 @@ export function boxAgentFolders(dataDir: string): AgentFolders {
 /** The file opened beneath the first of `roots` that holds it, or null (missing, a link, not a regular file). */
 async function openInside(roots: string[], candidate: string): Promise<OpenedFile | null> {
   for (const root of roots) {
-    if (!isInside(path.resolve(root), path.resolve(candidate))) continue;
+    // (`openInSandbox` refuses a path outside `root`, by the path as given or by the real one.)
     const opened = await openInSandbox(root, candidate).catch(() => null);
     if (opened !== null) return opened;
   }

@@ -630,6 +630,32 @@ describe('files', () => {
     expect(body).toEqual(bytes);
   });
 
+  it('serves an upload recorded by its real path when the agent folders are reached through a link', async () => {
+    const real = await makeTempDir('sendbox-real-');
+    const linked = `${real}-link`;
+    await fs.promises.symlink(real, linked);
+    try {
+      await fs.promises.writeFile(path.join(real, 'notes.txt'), 'recorded by its real path');
+      // A ledger (Grok Bot's, say) that wrote the file's real path while the box reaches the folder by a link.
+      const host = {
+        entryById: () =>
+          Promise.resolve({
+            kind: 'user-attachment',
+            file_path: path.join(real, 'notes.txt'),
+            file_name: 'notes.txt',
+          }),
+      } as unknown as Parameters<typeof agentFiles>[0];
+      const folders = { roots: () => [linked], attachmentsDir: () => linked, sandboxDir: () => linked };
+      const served = await agentFiles(host, folders).upload('agent-1', 'entry-1');
+      expect(await new Response(fileResponse(served, 'text/plain').body).text()).toBe(
+        'recorded by its real path',
+      );
+    } finally {
+      await fs.promises.rm(linked);
+      await fs.promises.rm(real, { recursive: true, force: true });
+    }
+  });
+
   it('serves the file it checked: a sandbox file swapped for a link or a FIFO afterwards changes nothing', async () => {
     const agent = await createAgent('Swap agent');
     const response = await box.api('uploadFile', {
