@@ -25,13 +25,6 @@ export async function readLineWindow(
   const chunk = Buffer.allocUnsafe(chunkBytes);
   const kept: Buffer[] = [];
   let keptBytes = 0;
-  const keep = (bytes: Buffer): boolean => {
-    if (bytes.length === 0) return true;
-    keptBytes += bytes.length;
-    if (keptBytes > capBytes) return false;
-    kept.push(Buffer.from(bytes)); // the chunk buffer is reused by the next read
-    return true;
-  };
   let line = 0;
   let position = 0;
   while (line < end) {
@@ -39,16 +32,26 @@ export async function readLineWindow(
     if (bytesRead === 0) break;
     position += bytesRead;
     const data = chunk.subarray(0, bytesRead);
+    // The window's bytes in this chunk are one run [from, to): its lines and the newlines between them.
+    let from = line >= start ? 0 : -1;
+    let to = 0;
     let at = 0;
     while (at < bytesRead && line < end) {
       const newline = data.indexOf(NEWLINE, at);
-      const stop = newline === -1 ? bytesRead : newline;
-      if (line >= start && !keep(data.subarray(at, stop))) return null;
-      if (newline === -1) break;
+      if (newline === -1) {
+        if (line >= start) to = bytesRead;
+        break;
+      }
       // The newline joins this line to the next one only when both are in the window.
-      if (line >= start && line + 1 < end && !keep(data.subarray(newline, newline + 1))) return null;
+      if (line >= start) to = line + 1 < end ? newline + 1 : newline;
       line += 1;
       at = newline + 1;
+      if (line === start) from = to = at;
+    }
+    if (from >= 0 && to > from) {
+      keptBytes += to - from;
+      if (keptBytes > capBytes) return null;
+      kept.push(Buffer.from(data.subarray(from, to))); // the chunk buffer is reused by the next read
     }
   }
   return Buffer.concat(kept, keptBytes).toString('utf8');
