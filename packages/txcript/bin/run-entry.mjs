@@ -112,7 +112,7 @@ async function build(entry, bundle) {
       chunkNames: `${CHUNK_PREFIX}[name]-[hash]`,
       platform: 'node',
       format: 'esm',
-      target: 'node20',
+      target: 'node24',
       // Native addons stay in node_modules.
       external: ['better-sqlite3'],
       banner: {

@@ -203,7 +203,7 @@ describe('a transcript too large for the heap', () => {
     try {
       const p = boxPaths(big);
       const file = writeJsonl(p, 'agent-big', generateLargeJsonl(16 * 1024 * 1024));
-      // 16 MB needs ~200 MB loaded: more than a heap of 48 MB old space (~96 MB), far less than the default one.
+      // 16 MB needs ~200 MB loaded: more than 48 MB of old space, far less than the default heap.
       const small = { HOME: big, NODE_OPTIONS: '--max-old-space-size=48' };
       const viewed = await txcript(['view', 'agent-big#-2'], { env: small });
       expect(viewed.code).toBe(1);
@@ -218,7 +218,7 @@ describe('a transcript too large for the heap', () => {
       expect((await txcript(['view', 'agent-big#-2'], { env: { HOME: big } })).code).toBe(0);
 
       // The stores with one file per session check the same way. Claude Code's is read line by line,
-      // holding only Common: a heap that a whole read (12 bytes a byte) would not do is enough.
+      // holding only Common: an old space that a whole read (12 bytes a byte) would not fit is enough.
       const claude = findHarness('claude_code');
       const messages = Array.from({ length: 30_000 }, (_, i) => ({
         role: i % 2 === 0 ? ('user' as const) : ('assistant' as const),
@@ -237,7 +237,9 @@ describe('a transcript too large for the heap', () => {
       expect(Buffer.byteLength(claudeText) * 12).toBeGreaterThan(96 * 1024 * 1024);
       await writeFile(join(project, `${id}.jsonl`), claudeText);
       const claudeArgs = ['view', `${id}#-2`, '--from', 'claude_code'];
-      const claudeView = await txcript(claudeArgs, { env: small });
+      const claudeView = await txcript(claudeArgs, {
+        env: { HOME: big, NODE_OPTIONS: '--max-old-space-size=96' },
+      });
       expect(claudeView.stderr).not.toMatch(/FATAL ERROR|heap out of memory|could not load/);
       expect(claudeView.code).toBe(0);
       expect(claudeView.stdout).toContain('message 29999');

@@ -3,6 +3,7 @@ import {
   assertLoadable,
   HEAP_BYTES_PER_FILE_BYTE,
   HEAP_BYTES_PER_STREAMED_BYTE,
+  oldGenerationLimit,
   TooLargeToLoadError,
 } from './memory-budget.ts';
 
@@ -45,5 +46,14 @@ describe('assertLoadable', () => {
     expect((caught as TooLargeToLoadError).problem).toBe(
       `the transcript is 400 MB: loading it takes about ${400 * HEAP_BYTES_PER_STREAMED_BYTE} MB of memory, and this Node.js heap stops at 1024 MB`,
     );
+  });
+});
+
+describe('oldGenerationLimit', () => {
+  it('leaves out the young generation that heap_size_limit counts', () => {
+    // Node 24 with --max-old-space-size=48 reports 240 MiB: 48 of old space, 192 of semi-spaces.
+    expect(oldGenerationLimit(240 * MIB)).toBe(48 * MIB);
+    // Its default heap on a large machine: 4096 MiB old space.
+    expect(oldGenerationLimit(4288 * MIB)).toBe(4096 * MIB);
   });
 });

@@ -49,13 +49,26 @@ export class TooLargeToLoadError extends Error {
 }
 
 /**
+ * The young generation V8 reserves inside `heap_size_limit`: three semi-spaces of 64 MiB on
+ * Node 24 by default (a smaller `--max-semi-space-size` makes this count a little cautious). A
+ * loaded transcript lives in the old generation, so only what is left after this reserve can
+ * hold it: with `--max-old-space-size=48`, `heap_size_limit` is 240 MiB of which 48 can hold data.
+ */
+export const YOUNG_GENERATION_RESERVE = 192 * MIB;
+
+/** The heap a loaded transcript can use: `heap_size_limit` less the young generation's reserve. */
+export function oldGenerationLimit(heapSizeLimit: number = getHeapStatistics().heap_size_limit): number {
+  return Math.max(heapSizeLimit - YOUNG_GENERATION_RESERVE, 0);
+}
+
+/**
  * Throws TooLargeToLoadError when a file of `size` bytes would not fit in the
  * heap once loaded, at `perByte` bytes of heap per byte of file.
  */
 export function assertLoadable(
   path: string,
   size: number,
-  heapLimit: number = getHeapStatistics().heap_size_limit,
+  heapLimit: number = oldGenerationLimit(),
   perByte: number = HEAP_BYTES_PER_FILE_BYTE,
 ): void {
   if (size * perByte > heapLimit) throw new TooLargeToLoadError(path, size, heapLimit, perByte);

@@ -2,7 +2,7 @@
  * PDF preview: the first pages drawn to canvases by pdf.js. Loaded lazily with its worker,
  * which is bundled from the installed pdfjs-dist (no CDN; the CSP allows workers from 'self').
  */
-import { getDocument, GlobalWorkerOptions, type PDFDocumentProxy } from 'pdfjs-dist';
+import { getDocument, GlobalWorkerOptions, type PDFDocumentLoadingTask } from 'pdfjs-dist';
 import workerUrl from 'pdfjs-dist/build/pdf.worker.min.mjs?url';
 import { useEffect, useRef, useState } from 'react';
 
@@ -17,13 +17,14 @@ export default function PdfPreview({ blob, fileName }: { blob: Blob; fileName: s
 
   useEffect(() => {
     let cancelled = false;
-    let document: PDFDocumentProxy | null = null;
+    let task: PDFDocumentLoadingTask | null = null;
     const host = container.current;
     void (async () => {
       try {
         const data = new Uint8Array(await blob.arrayBuffer());
-        const task = getDocument({ data, isEvalSupported: false, enableXfa: false });
-        document = await task.promise;
+        // pdf.js 6 compiles no code from a document (its isEvalSupported switch is gone); no XFA forms.
+        task = getDocument({ data, enableXfa: false });
+        const document = await task.promise;
         const pages = Math.min(MAX_PAGES, document.numPages);
         for (let number = 1; number <= pages && !cancelled && host; number++) {
           const page = await document.getPage(number);
@@ -53,7 +54,8 @@ export default function PdfPreview({ blob, fileName }: { blob: Blob; fileName: s
     })();
     return () => {
       cancelled = true;
-      void document?.destroy();
+      // Destroying the loading task ends the document and its worker.
+      void task?.destroy();
       host?.replaceChildren();
     };
   }, [blob, fileName]);
