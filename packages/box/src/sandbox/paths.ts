@@ -279,6 +279,32 @@ export async function createNewInSandbox(
   }
 }
 
+/**
+ * Creates a new, empty regular file of the sandbox (O_EXCL, never following a link; parent
+ * folders made as needed) and returns it open for reading and writing: the host writes a
+ * background command's output into it and reads it back. The caller closes the handle.
+ */
+export async function createOpenInSandbox(
+  sandboxDir: string,
+  requested: string,
+  mode = 0o644,
+): Promise<{ handle: FileHandle; path: string }> {
+  const at = await beneath(sandboxDir, requested);
+  const name = at.parts.at(-1);
+  if (name === undefined) throw new NotRegularFileError(requested, 'your sandbox folder itself');
+  const owner = await lstat(at.root);
+  const dir = await walkFolders(requested, at, at.parts.slice(0, -1), { owner });
+  const file = path.join(dir, name);
+  const handle = await open(file, (CREATE_FLAGS & ~constants.O_WRONLY) | constants.O_RDWR, mode);
+  try {
+    await checkOpened(handle, at.root, requested, sandboxDir);
+    return { handle, path: file };
+  } catch (error) {
+    await handle.close();
+    throw error;
+  }
+}
+
 /** `.<name>.<12 hex>.tmp`, the temp name of the sandbox writes above. */
 function sandboxTempName(name: string): string {
   return `.${name}.${randomBytes(6).toString('hex')}.tmp`;

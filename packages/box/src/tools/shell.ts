@@ -10,7 +10,7 @@ import type { Confinement, LaunchSpec } from '../sandbox/confinement.ts';
 import type { EgressProxies } from '../sandbox/egress-proxy.ts';
 import { folderInSandbox, withDeadline } from '../sandbox/paths.ts';
 import type { Scrubber } from '../secrets/scrub.ts';
-import { defineTool, errorOutcome, oneLine, type ToolOutcome } from './types.ts';
+import { defineTool, errorOutcome, oneLine, type ToolContext, type ToolOutcome } from './types.ts';
 
 export const DEFAULT_SHELL_TIMEOUT_MS = 60_000;
 export const MAX_SHELL_TIMEOUT_MS = 10 * 60_000;
@@ -31,6 +31,13 @@ export const shellInput = z.strictObject({
     .optional()
     .describe(
       `Timeout in milliseconds (default ${DEFAULT_SHELL_TIMEOUT_MS}, at most ${MAX_SHELL_TIMEOUT_MS}).`,
+    ),
+  isBackground: z
+    .boolean()
+    .optional()
+    .describe(
+      'Run the command in the background: the call returns at once with a taskId; its output goes to a ' +
+        'file; check on it or wait for it with await {taskId}. For servers, watchers and long builds.',
     ),
 });
 
@@ -55,28 +62,11 @@ export function shellTool(options: ShellOptions) {
       'exit, stdout, stderr and the exit code. Output is capped; long output is cut with a marker.',
     input: shellInput,
     async run(input, ctx): Promise<ToolOutcome> {
-      let cwd: string;
-      try {
-        const folder = input.workingDirectory ?? '.';
-        cwd = await withDeadline(`Finding ${folder}`, () => folderInSandbox(ctx.sandboxDir, folder));
-      } catch (error) {
-        return errorOutcome((error as Error).message);
-      }
-      const timeoutMs = input.timeout ?? options.timeoutMs ?? DEFAULT_SHELL_TIMEOUT_MS;
-      const allowDomains = ctx.allowDomains ?? [];
-      const proxySocket =
-        options.confinement.status.confined && options.egress
-          ? await options.egress.socketFor(ctx.sandboxDir, { allowDomains })
-          : null;
-      const spec = options.confinement.launch({
-        command: input.command,
-        sandboxDir: ctx.sandboxDir,
-        cwd,
-        env: ctx.env,
-        ...(proxySocket ? { proxySocket } : {}),
-      });
-      if ('refused' in spec) return errorOutcome(spec.refused, 'shell is disabled (no confinement)');
-      const run = await runCommand({ ...spec, cwd }, { timeoutMs, cap, signal: ctx.signal });
+      const launch = await launchOf(input, ctx, options);
+      if ('outcome' in launch) return launch.outcome;
+      const { spec, cwd, timeoutMs } = launch;
+      if (input.isBackground) return startInBackground(input.command, spec, ctx);
+      const run = await runCommand(spec, { timeoutMs, cap, signal: ctx.signal });
       // Real files: `spawnError {command, error}`, and `isBackground` beside every shell envelope.
       if (run.spawnError)
         return {
@@ -117,6 +107,79 @@ export function shellTool(options: ShellOptions) {
       };
     },
   });
+}
+
+/** The command's confined launch (folder checked, egress proxy bound), or the outcome refusing it. */
+async function launchOf(
+  input: z.output<typeof shellInput>,
+  ctx: ToolContext,
+  options: ShellOptions,
+): Promise<
+  { spec: LaunchSpec & { cwd: string }; cwd: string; timeoutMs: number } | { outcome: ToolOutcome }
+> {
+  let cwd: string;
+  try {
+    const folder = input.workingDirectory ?? '.';
+    cwd = await withDeadline(`Finding ${folder}`, () => folderInSandbox(ctx.sandboxDir, folder));
+  } catch (error) {
+    return { outcome: errorOutcome((error as Error).message) };
+  }
+  const timeoutMs = input.timeout ?? options.timeoutMs ?? DEFAULT_SHELL_TIMEOUT_MS;
+  const allowDomains = ctx.allowDomains ?? [];
+  const proxySocket =
+    options.confinement.status.confined && options.egress
+      ? await options.egress.socketFor(ctx.sandboxDir, { allowDomains })
+      : null;
+  const spec = options.confinement.launch({
+    command: input.command,
+    sandboxDir: ctx.sandboxDir,
+    cwd,
+    env: ctx.env,
+    ...(proxySocket ? { proxySocket } : {}),
+  });
+  if ('refused' in spec) return { outcome: errorOutcome(spec.refused, 'shell is disabled (no confinement)') };
+  return { spec: { ...spec, cwd }, cwd, timeoutMs };
+}
+
+/**
+ * `isBackground: true`: the same confined launch, handed to the agent's tasks (tasks/agent-tasks.ts);
+ * the call returns at once with the task's id and output file (sendbox's shape; Cursor's background
+ * spawn result carries the command and working directory the same way).
+ */
+async function startInBackground(
+  command: string,
+  spec: LaunchSpec & { cwd: string },
+  ctx: ToolContext,
+): Promise<ToolOutcome> {
+  if (!ctx.tasks || !ctx.call) {
+    return errorOutcome('Background commands cannot run here: run the command without isBackground.');
+  }
+  const label = ctx.scrub.text(command);
+  let started;
+  try {
+    started = await ctx.tasks.startCommand({
+      turn: ctx.call.turn,
+      toolCallId: ctx.call.toolCallId,
+      label,
+      sandboxDir: ctx.sandboxDir,
+      spec,
+    });
+  } catch (error) {
+    return errorOutcome(`The background command could not start: ${(error as Error).message}`);
+  }
+  if ('refused' in started) return errorOutcome(started.refused, 'too many background commands');
+  return {
+    envelope: {
+      success: {
+        taskId: started.id,
+        command: label,
+        workingDirectory: spec.cwd,
+        outputFilePath: started.outputPath ?? '',
+      },
+      isBackground: true,
+    },
+    summary: oneLine(`${label} (background ${started.id})`),
+  };
 }
 
 interface CommandRun {

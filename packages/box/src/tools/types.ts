@@ -5,6 +5,7 @@
  */
 import type { z } from 'zod';
 import type { Scrubber } from '../secrets/scrub.ts';
+import type { AgentTasks } from '../tasks/agent-tasks.ts';
 
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
 
@@ -48,6 +49,10 @@ export interface ToolContext {
   todos: TodoItem[];
   signal?: AbortSignal;
   now(): number;
+  /** The agent's background work (`shell` isBackground, `task`, `await`); absent, none can start. */
+  tasks?: AgentTasks;
+  /** The call being run: background work records which call of which turn started it. */
+  call?: { turn: number; toolCallId: string };
 }
 
 export interface HostTool<S extends z.ZodType = z.ZodType> {

@@ -1,0 +1,551 @@
+/**
+ * An agent's background work, live: the commands `shell {isBackground: true}`
+ * started and the children `task` started, each under a task id the model
+ * awaits. It enforces the limits (concurrent commands, concurrent children,
+ * a wall-clock limit per command), answers `await`, and ends everything on
+ * Stop, deleteAgent and shutdown (`stopAll`). Every task is in the TaskBook
+ * before it starts and marked when it ends, so a crash leaves a record of
+ * what it cut (task-book.ts).
+ */
+import { randomBytes } from 'node:crypto';
+import { StringDecoder } from 'node:string_decoder';
+import type { LaunchSpec } from '../sandbox/confinement.ts';
+import type { Scrubber } from '../secrets/scrub.ts';
+import type { JsonValue } from '@sendbox/txcript';
+import { startBackgroundCommand, type BackgroundCommand, type CommandEnd } from './background-command.ts';
+import type { TaskBook, TaskKind, TaskRecord } from './task-book.ts';
+import { TaskOutput } from './task-output.ts';
+
+export interface TaskLimits {
+  /** Background commands running at once (default 4). */
+  maxCommands: number;
+  /** Wall-clock limit of a background command, ms (default 1 h). */
+  maxRuntimeMs: number;
+  /** Children running at once (default 2). */
+  maxChildren: number;
+}
+
+export const DEFAULT_TASK_LIMITS: TaskLimits = {
+  maxCommands: 4,
+  maxRuntimeMs: 60 * 60_000,
+  maxChildren: 2,
+};
+
+/** Output an `await` shows the model at most (the rest is in the file). */
+export const AWAIT_OUTPUT_CAP_BYTES = 64 * 1024;
+/** Output a live tail carries (the UI's tool row). */
+export const TAIL_BYTES = 2048;
+/** How often a running command's tail is sent to the UI at most. */
+const TAIL_EVERY_MS = 250;
+/** Ended tasks whose output files stay open for `await` (the oldest are closed past this). */
+const MAX_ENDED_KEPT = 16;
+/** Carried between chunks when a pattern is tested, so a match across a chunk border is found. */
+const PATTERN_OVERLAP_CHARS = 4096;
+/** Characters dropped where scrubbed output was cut (a secret may have been cut there). */
+const SCRUB_MARGIN = 4096;
+
+/** What the UI and the gateway see of a task. */
+export interface TaskView {
+  id: string;
+  kind: TaskKind;
+  label: string;
+  state: 'running' | 'ended' | 'interrupted';
+  startedAt: number;
+  endedAt?: number;
+  /** The tool call that started it (the UI's tool row). */
+  toolCallId: string;
+  outputPath?: string;
+  outputLength?: number;
+  exitCode?: number | null;
+  /** How it ended (commands): `exited`, `stopped`, `timed-out`, `spawn-error`. */
+  reason?: string;
+  agentId?: string;
+  /** The last TAIL_BYTES of output, scrubbed (commands). */
+  tail?: string;
+}
+
+/** What a child reports when it ends (the `task` tool builds it). */
+export type ChildOutcome = { [key: string]: JsonValue };
+
+export interface ChildRun {
+  /** Settles with the child's result once it ended (its turn closed). */
+  ended: Promise<ChildOutcome>;
+  /** Cancels the child's turn. */
+  stop(): void;
+}
+
+export type AwaitResult =
+  | { kind: 'unknown'; message: string }
+  | { kind: 'refused'; message: string }
+  | { kind: 'running'; payload: { [key: string]: JsonValue } }
+  | { kind: 'complete'; payload: { [key: string]: JsonValue } };
+
+interface LiveTask {
+  record: TaskRecord;
+  stop(why?: 'stopped' | 'timed-out'): void;
+  /** Settles when the task ended and its end is recorded. */
+  done: Promise<void>;
+  end: { [key: string]: JsonValue } | null;
+  /** Commands: the output file and the offset the model has read up to. */
+  output?: TaskOutput;
+  seen: number;
+  /** Children: what the child did so far (the UI's live row; `await` reports its count). */
+  steps: number;
+  /** Commands: the last bytes of output, raw (scrubbed when shown). */
+  tail: Buffer;
+}
+
+export interface AgentTasksOptions {
+  book: TaskBook;
+  limits(): TaskLimits;
+  scrubber(): Scrubber;
+  now(): number;
+  /** A task started, changed (a tail) or ended. */
+  emit(view: TaskView): void;
+  /** Bytes of a command's output kept in its file (default TASK_OUTPUT_CAP_BYTES). */
+  outputCapBytes?: number;
+}
+
+export class AgentTasks {
+  private readonly live = new Map<string, LiveTask>();
+  private closed = false;
+
+  constructor(private readonly options: AgentTasksOptions) {}
+
+  /** Tasks a crash cut, marked interrupted (call once, when the agent is opened). */
+  recoverInterrupted(): TaskRecord[] {
+    return this.options.book.interruptLeftovers(this.options.now());
+  }
+
+  running(kind?: TaskKind): TaskRecord[] {
+    return [...this.live.values()]
+      .filter((task) => task.end === null && (kind === undefined || task.record.kind === kind))
+      .map((task) => task.record);
+  }
+
+  /** Every task of this process, running or ended, as the UI shows it. */
+  views(): TaskView[] {
+    return [...this.live.values()].map((task) => this.viewOf(task));
+  }
+
+  /**
+   * Starts a confined command in the background. `spec` is the shell tool's launch (confinement,
+   * proxy, cwd); `label` the scrubbed command. Refused (a model-readable reason) over the limit.
+   */
+  async startCommand(input: {
+    turn: number;
+    toolCallId: string;
+    label: string;
+    sandboxDir: string;
+    spec: LaunchSpec & { cwd: string };
+  }): Promise<TaskRecord | { refused: string }> {
+    const limits = this.options.limits();
+    const refused = this.refusal('command', limits.maxCommands);
+    if (refused) return { refused };
+    const id = `task-${randomBytes(6).toString('hex')}`;
+    const output = await TaskOutput.create(input.sandboxDir, id, this.options.outputCapBytes);
+    const record: TaskRecord = {
+      id,
+      kind: 'command',
+      turn: input.turn,
+      toolCallId: input.toolCallId,
+      label: input.label,
+      outputPath: output.path,
+      agentId: null,
+      state: 'running',
+      startedAt: this.options.now(),
+      endedAt: null,
+      outcome: null,
+      reported: false,
+    };
+    try {
+      this.options.book.started(record);
+    } catch (error) {
+      await output.close();
+      return {
+        refused: `The background command was not started: its record could not be saved (${(error as Error).message}).`,
+      };
+    }
+    const command: BackgroundCommand = startBackgroundCommand(input.spec, output, {
+      maxRuntimeMs: limits.maxRuntimeMs,
+      now: () => this.options.now(),
+    });
+    const task: LiveTask = {
+      record,
+      stop: (why) => command.stop(why),
+      done: Promise.resolve(),
+      end: null,
+      output,
+      seen: 0,
+      steps: 0,
+      tail: Buffer.alloc(0),
+    };
+    output.onChunk((chunk) => {
+      const joined = Buffer.concat([task.tail, chunk]);
+      task.tail = joined.subarray(Math.max(0, joined.length - TAIL_BYTES - SCRUB_MARGIN));
+    });
+    this.live.set(id, task);
+    const stopTail = this.streamTail(task, output);
+    task.done = command.ended.then((end) => {
+      stopTail();
+      task.end = { ...commandEnd(end, limits.maxRuntimeMs), outputLength: output.length };
+      record.state = 'ended';
+      record.endedAt = end.endedAt;
+      this.record(record, task.end);
+      this.options.emit(this.viewOf(task));
+      this.forgetOldEnded();
+    });
+    this.options.emit(this.viewOf(task));
+    return record;
+  }
+
+  /**
+   * Registers a child agent's run as a task (`task` tool). `start` is called once the task is
+   * recorded; a refusal over the children's limit is returned before anything starts.
+   */
+  startChild(input: {
+    turn: number;
+    toolCallId: string;
+    agentId: string;
+    label: string;
+    start(onStep: () => void): ChildRun;
+  }): TaskRecord | { refused: string } {
+    const refused = this.refusal('subagent', this.options.limits().maxChildren);
+    if (refused) return { refused };
+    const record: TaskRecord = {
+      id: input.agentId,
+      kind: 'subagent',
+      turn: input.turn,
+      toolCallId: input.toolCallId,
+      label: input.label,
+      outputPath: null,
+      agentId: input.agentId,
+      state: 'running',
+      startedAt: this.options.now(),
+      endedAt: null,
+      outcome: null,
+      reported: false,
+    };
+    try {
+      this.options.book.started(record);
+    } catch (error) {
+      return {
+        refused: `The subagent was not started: its record could not be saved (${(error as Error).message}).`,
+      };
+    }
+    const task: LiveTask = {
+      record,
+      stop: () => undefined,
+      done: Promise.resolve(),
+      end: null,
+      seen: 0,
+      steps: 0,
+      tail: Buffer.alloc(0),
+    };
+    this.live.set(record.id, task);
+    const run = input.start(() => {
+      task.steps += 1;
+      this.options.emit(this.viewOf(task));
+    });
+    task.stop = () => run.stop();
+    task.done = run.ended.then((outcome) => {
+      task.end = outcome;
+      record.state = 'ended';
+      record.endedAt = this.options.now();
+      this.record(record, outcome);
+      this.options.emit(this.viewOf(task));
+      this.forgetOldEnded();
+    });
+    this.options.emit(this.viewOf(task));
+    return record;
+  }
+
+  /** Settles when the task ended (undefined for a task this process does not run). */
+  ended(id: string): Promise<void> | undefined {
+    return this.live.get(id)?.done;
+  }
+
+  /**
+   * `await`: waits until the task ends, `blockUntilMs` passes, `pattern` matches output the model
+   * has not seen, or `signal` aborts (Stop). Output shown is what the model has not seen yet.
+   */
+  async wait(
+    id: string,
+    options: { blockUntilMs: number; pattern?: RegExp; signal?: AbortSignal },
+  ): Promise<AwaitResult> {
+    const task = this.live.get(id);
+    if (!task) return this.fromBook(id);
+    if (options.pattern && task.record.kind !== 'command') {
+      return {
+        kind: 'refused',
+        message: `regex applies to a background command's output; ${id} is a subagent. Call await without regex.`,
+      };
+    }
+    const matched = await this.until(task, options);
+    if (task.end !== null) return { kind: 'complete', payload: await this.completePayload(task) };
+    return {
+      kind: 'running',
+      payload: await this.runningPayload(task, options.pattern !== undefined, matched),
+    };
+  }
+
+  /** Stops one task (the UI's stop button); false when it is not running. */
+  stop(id: string): boolean {
+    const task = this.live.get(id);
+    if (!task || task.end !== null) return false;
+    task.stop('stopped');
+    return true;
+  }
+
+  /** Stops every running task (Stop, deleteAgent, shutdown) and waits until they ended. */
+  async stopAll(): Promise<void> {
+    const running = [...this.live.values()].filter((task) => task.end === null);
+    for (const task of running) task.stop('stopped');
+    await Promise.all(running.map((task) => task.done.catch(() => undefined)));
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.stopAll();
+    for (const task of [...this.live.values()]) this.forget(task);
+    this.options.book.close();
+  }
+
+  private refusal(kind: TaskKind, max: number): string | null {
+    if (this.closed) return 'The agent is shutting down: no new background work starts.';
+    const running = this.running(kind);
+    if (running.length < max) return null;
+    const list = running.map((task) => `${task.id} (${task.label})`).join(', ');
+    return kind === 'command'
+      ? `At most ${max} background commands run at once and ${running.length} are running: ${list}. ` +
+          'Await one until it ends, or run this command in the foreground.'
+      : `At most ${max} subagents run at once and ${running.length} are running: ${list}. ` +
+          'Await one until it ends, or do this work yourself.';
+  }
+
+  private record(record: TaskRecord, outcome: unknown): void {
+    try {
+      this.options.book.ended(record.id, record.endedAt ?? this.options.now(), outcome);
+    } catch {
+      // The end is kept in memory; after a restart the task is reported interrupted instead.
+    }
+  }
+
+  /** Resolves true when the pattern matched, false on end, deadline or abort. */
+  private until(
+    task: LiveTask,
+    options: { blockUntilMs: number; pattern?: RegExp; signal?: AbortSignal },
+  ): Promise<boolean> {
+    const { pattern, signal } = options;
+    if (task.end !== null) return Promise.resolve(false);
+    return new Promise<boolean>((resolve) => {
+      const cleanups: Array<() => void> = [];
+      let settled = false;
+      const finish = (matched: boolean) => {
+        if (settled) return;
+        settled = true;
+        for (const cleanup of cleanups) cleanup();
+        resolve(matched);
+      };
+      // Listening starts before the output already there is read, so no chunk falls between the two.
+      if (pattern && task.output) {
+        const decoder = new StringDecoder('utf8');
+        let carry = '';
+        cleanups.push(
+          task.output.onChunk((chunk) => {
+            const window = carry + decoder.write(chunk);
+            carry = window.slice(-PATTERN_OVERLAP_CHARS);
+            if (this.matches(pattern, window)) finish(true);
+          }),
+        );
+        const output = task.output;
+        void output.read(task.seen, output.kept).then((bytes) => {
+          if (bytes.length > 0 && this.matches(pattern, bytes.toString('utf8'))) finish(true);
+          else if (options.blockUntilMs <= 0) finish(false);
+        });
+      } else if (options.blockUntilMs <= 0) {
+        finish(false);
+      }
+      if (signal?.aborted) finish(false);
+      if (settled) return;
+      const timer = setTimeout(() => finish(false), Math.max(0, options.blockUntilMs));
+      cleanups.push(() => clearTimeout(timer));
+      void task.done.then(() => finish(false));
+      if (signal) {
+        const onAbort = () => finish(false);
+        signal.addEventListener('abort', onAbort, { once: true });
+        cleanups.push(() => signal.removeEventListener('abort', onAbort));
+      }
+    });
+  }
+
+  /** Tested on scrubbed text: a pattern must not be a way to probe for a secret's value. */
+  private matches(pattern: RegExp, text: string): boolean {
+    pattern.lastIndex = 0;
+    return pattern.test(this.options.scrubber().text(text));
+  }
+
+  private async runningPayload(
+    task: LiveTask,
+    regexRequested: boolean,
+    matched: boolean,
+  ): Promise<{ [key: string]: JsonValue }> {
+    const runtimeMs = this.options.now() - task.record.startedAt;
+    if (task.record.kind === 'subagent') {
+      return { taskId: task.record.id, agentId: task.record.id, runtimeMs, steps: task.steps };
+    }
+    return {
+      taskId: task.record.id,
+      runtimeMs,
+      outputFilePath: task.record.outputPath ?? '',
+      outputLength: task.output!.length,
+      ...(regexRequested ? { regexRequested: true, regexMatched: matched } : {}),
+      output: await this.unseenOutput(task),
+    };
+  }
+
+  private async completePayload(task: LiveTask): Promise<{ [key: string]: JsonValue }> {
+    const end = task.end ?? {};
+    if (task.record.kind === 'subagent') return { taskId: task.record.id, ...end };
+    const payload = {
+      taskId: task.record.id,
+      runtimeMs: (task.record.endedAt ?? this.options.now()) - task.record.startedAt,
+      outputFilePath: task.record.outputPath ?? '',
+      outputLength: task.output!.length,
+      ...end,
+      output: await this.unseenOutput(task),
+    };
+    // Everything was shown: later awaits answer from the record, without the file.
+    this.forget(task);
+    return payload;
+  }
+
+  /** Ended tasks kept live (their files open for await); older ones answer from the book. */
+  private forgetOldEnded(): void {
+    const ended = [...this.live.values()].filter((task) => task.end !== null);
+    for (const task of ended.slice(0, Math.max(0, ended.length - MAX_ENDED_KEPT))) this.forget(task);
+  }
+
+  private forget(task: LiveTask): void {
+    this.live.delete(task.record.id);
+    void task.output?.close();
+  }
+
+  /** The output since the model last looked, scrubbed; past the cap, its end with a note. */
+  private async unseenOutput(task: LiveTask): Promise<string> {
+    const output = task.output!;
+    const to = output.kept;
+    const from = task.seen;
+    task.seen = Math.max(task.seen, to);
+    if (to <= from) return '';
+    const cut = to - from > AWAIT_OUTPUT_CAP_BYTES;
+    const start = cut ? to - AWAIT_OUTPUT_CAP_BYTES - SCRUB_MARGIN : from;
+    const text = this.options.scrubber().text((await output.read(start, to)).toString('utf8'));
+    if (!cut) return text;
+    // The first SCRUB_MARGIN characters may hold the end of a secret cut at `start`: dropped.
+    return `[${to - from - AWAIT_OUTPUT_CAP_BYTES} earlier bytes not shown: read ${task.record.outputPath} for them]\n${text.slice(SCRUB_MARGIN)}`;
+  }
+
+  /** A task this process does not run: one a crash interrupted, or none. */
+  private fromBook(id: string): AwaitResult {
+    let record: TaskRecord | undefined;
+    try {
+      record = this.options.book.get(id);
+    } catch {
+      record = undefined;
+    }
+    if (!record) {
+      const known = this.running().map((task) => task.id);
+      return {
+        kind: 'unknown',
+        message:
+          `There is no task ${id}. ` +
+          (known.length ? `Running tasks: ${known.join(', ')}.` : 'No task of yours is running.'),
+      };
+    }
+    const runtimeMs = (record.endedAt ?? record.startedAt) - record.startedAt;
+    if (record.state === 'ended') {
+      const outcome = typeof record.outcome === 'object' && record.outcome !== null ? record.outcome : {};
+      return {
+        kind: 'complete',
+        payload: {
+          taskId: id,
+          runtimeMs,
+          ...(record.outputPath ? { outputFilePath: record.outputPath } : {}),
+          ...(outcome as { [key: string]: JsonValue }),
+          ...(record.kind === 'command' ? { output: '' } : {}),
+        },
+      };
+    }
+    return {
+      kind: 'complete',
+      payload: {
+        taskId: id,
+        runtimeMs,
+        ...(record.outputPath ? { outputFilePath: record.outputPath } : {}),
+        ...(record.agentId ? { agentId: record.agentId } : {}),
+        exitCode: null,
+        interrupted: true,
+        note: 'The box stopped while this task ran, so it was ended; what it wrote before that is in its file.',
+      },
+    };
+  }
+
+  /** Sends the command's tail to the UI as output arrives, at most every TAIL_EVERY_MS. */
+  private streamTail(task: LiveTask, output: TaskOutput): () => void {
+    let timer: NodeJS.Timeout | null = null;
+    const off = output.onChunk(() => {
+      if (timer) return;
+      timer = setTimeout(() => {
+        timer = null;
+        if (task.end === null) this.options.emit(this.viewOf(task));
+      }, TAIL_EVERY_MS);
+    });
+    return () => {
+      off();
+      if (timer) clearTimeout(timer);
+    };
+  }
+
+  private viewOf(task: LiveTask): TaskView {
+    const { record } = task;
+    const end = task.end;
+    return {
+      id: record.id,
+      kind: record.kind,
+      label: record.label,
+      state: record.state,
+      startedAt: record.startedAt,
+      ...(record.endedAt !== null ? { endedAt: record.endedAt } : {}),
+      toolCallId: record.toolCallId,
+      ...(record.outputPath ? { outputPath: record.outputPath } : {}),
+      ...(task.output ? { outputLength: task.output.length, tail: this.tailOf(task) } : {}),
+      ...(end && 'exitCode' in end ? { exitCode: end.exitCode as number | null } : {}),
+      ...(end && typeof end.reason === 'string' ? { reason: end.reason } : {}),
+      ...(record.agentId ? { agentId: record.agentId } : {}),
+    };
+  }
+
+  /** The last TAIL_BYTES of a command's output, scrubbed (the bytes before them absorb a secret cut at the window's start). */
+  private tailOf(task: LiveTask): string {
+    const text = this.options.scrubber().text(task.tail.toString('utf8'));
+    return text.length > TAIL_BYTES ? text.slice(-TAIL_BYTES) : text;
+  }
+}
+
+/** A command's end as `await` reports it (beside taskId, runtime and output). */
+function commandEnd(end: CommandEnd, maxRuntimeMs: number): { [key: string]: JsonValue } {
+  return {
+    exitCode: end.exitCode,
+    ...(end.signal ? { signal: end.signal } : {}),
+    ...(end.reason !== 'exited' ? { reason: end.reason } : {}),
+    ...(end.reason === 'timed-out'
+      ? { note: `It ran past its wall-clock limit of ${maxRuntimeMs} ms and was killed.` }
+      : {}),
+    ...(end.reason === 'stopped'
+      ? { note: 'It was stopped (Stop, the stop button, or the agent closing) and killed.' }
+      : {}),
+    ...(end.error ? { error: end.error } : {}),
+  };
+}
