@@ -2,6 +2,12 @@
  * A scripted model for tests and the no-model demo: each step returns the
  * next scripted result (or what a function computes from the request), and
  * every request is kept so a test can check exactly what the model saw.
+ *
+ * A subagent's script rides in its prompt: when the first user message of a
+ * request holds `<scripted-steps>[…]</scripted-steps>` (JSON steps, `error` a
+ * message), the step is the one at the index of the request's assistant
+ * messages, whatever the main script holds. The answer depends on the request
+ * alone, so children running at once each follow their own script.
  */
 import type { ModelProvider, ModelStepRequest, ModelStepResult, ModelToolCall } from './types.ts';
 
@@ -45,7 +51,15 @@ export function scriptedProvider(script: ScriptSource = [], model = 'scripted-mo
         tools: request.tools,
       });
       requests.push(snapshot);
-      const step = queue ? queue.shift() : script instanceof Function ? script(snapshot, index) : undefined;
+      const inPrompt = promptScript(snapshot);
+      const step =
+        inPrompt !== null
+          ? inPrompt
+          : queue
+            ? queue.shift()
+            : script instanceof Function
+              ? script(snapshot, index)
+              : undefined;
       index += 1;
       if (!step) {
         return Promise.reject(new Error(`scripted model: no step scripted for call #${index}`));
@@ -63,4 +77,31 @@ export function scriptedProvider(script: ScriptSource = [], model = 'scripted-mo
       return Promise.resolve(result);
     },
   };
+}
+
+const PROMPT_SCRIPT = /<scripted-steps>([\s\S]*?)<\/scripted-steps>/;
+
+/** The step a script in the request's first user message gives (null: no script there). */
+function promptScript(request: ModelStepRequest): ScriptedStep | undefined | null {
+  const first = request.messages.find((message) => message.role === 'user');
+  if (!first) return null;
+  const text =
+    typeof first.content === 'string'
+      ? first.content
+      : first.content.map((part) => (part.type === 'text' ? part.text : '')).join('\n');
+  const found = PROMPT_SCRIPT.exec(text);
+  if (!found) return null;
+  const steps = JSON.parse(found[1]!) as Array<Omit<ScriptedStep, 'error'> & { error?: string }>;
+  const at = request.messages.filter((message) => message.role === 'assistant').length;
+  const step = steps[at];
+  if (!step) return undefined;
+  return step.error === undefined ? (step as ScriptedStep) : { ...step, error: new Error(step.error) };
+}
+
+/** A prompt carrying a subagent's script (tests): `task {prompt: withScript('Do X', steps)}`. */
+export function withScript(
+  prompt: string,
+  steps: ReadonlyArray<Omit<ScriptedStep, 'error'> & { error?: string }>,
+): string {
+  return `${prompt}\n<scripted-steps>${JSON.stringify(steps)}</scripted-steps>`;
 }

@@ -86,22 +86,26 @@ function userTitle(rec: unknown): string | undefined {
   return undefined;
 }
 
-/** C7: a parent's `task` result names its child session in `success.agentId`. */
+/**
+ * C7: a parent's `task` result names its child session in `success.agentId`; a child that failed
+ * (`failure`) or whose call a crash interrupted (`error`, as sendbox's turn closer writes it) is
+ * named the same way under its envelope.
+ */
 function taskChildIds(rec: unknown, into: string[]): void {
   const content = (rec as { message?: { content?: unknown } } | undefined)?.message?.content;
   if (!Array.isArray(content)) return;
   for (const b of content as unknown[]) {
-    const block = b as {
-      type?: unknown;
-      name?: unknown;
-      result?: { success?: { agentId?: unknown } };
-    } | null;
+    const block = b as { type?: unknown; name?: unknown; result?: Record<string, unknown> } | null;
     if (block === null || typeof block !== 'object' || block.type !== 'tool_result' || block.name !== 'task')
       continue;
-    const agentId = block.result?.success?.agentId;
-    if (typeof agentId === 'string' && agentId.startsWith(SUBAGENT_PREFIX)) into.push(agentId);
+    for (const key of TASK_ENVELOPES) {
+      const agentId = (block.result?.[key] as { agentId?: unknown } | undefined)?.agentId;
+      if (typeof agentId === 'string' && agentId.startsWith(SUBAGENT_PREFIX)) into.push(agentId);
+    }
   }
 }
+
+const TASK_ENVELOPES = ['success', 'failure', 'error'] as const;
 
 function isBlankByte(c: number): boolean {
   // JSON whitespace, plus the bytes of a UTF-8 byte-order mark.

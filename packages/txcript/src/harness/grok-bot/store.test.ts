@@ -195,6 +195,28 @@ describe('grok_bot store: discover', () => {
   });
 });
 
+describe('grok_bot store: subagent links', () => {
+  it('links a child named by a failed or interrupted task result, as by a successful one', async () => {
+    const ids = ['1', '2', '3'].map((n) => `sand-subagent-${n.repeat(8)}-2222-4333-8444-555555555555`);
+    const results = [
+      { success: { agentId: ids[0], isBackground: false } },
+      { failure: { agentId: ids[1], error: 'the model call failed' } },
+      { error: { error: 'This call was interrupted', agentId: ids[2] } },
+    ];
+    const path = writeJsonl(
+      box,
+      'agent-with-children',
+      [
+        userRecord('[t0u]\ndelegate'),
+        ...results.map((result) =>
+          line({ role: 'tool', message: { content: [{ type: 'tool_result', name: 'task', result }] } }),
+        ),
+      ].join('\n'),
+    );
+    expect((await scanJsonl(path, true)).subagentIds).toEqual(ids);
+  });
+});
+
 describe('grok_bot store: load', () => {
   it('prefers the JSONL over the ledger', async () => {
     const r = await createGrokBotStore(box.env).load(FIXTURE.both);

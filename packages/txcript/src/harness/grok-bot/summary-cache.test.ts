@@ -317,9 +317,11 @@ describe('grok_bot summary cache', () => {
   it('lives under $XDG_CACHE_HOME/txcript (absolute only), else $HOME/.cache/txcript, one file per pair of roots', () => {
     const roots = grokBotRoots(box.env);
     const file = summaryCacheFile(box.env, roots);
-    expect(file).toMatch(new RegExp(`^${home}/\\.cache/txcript/grok-bot-v2-[0-9a-f]{16}\\.json$`));
+    expect(file).toMatch(
+      new RegExp(`^${home}/\\.cache/txcript/grok-bot-v${SUMMARY_CACHE_VERSION}-[0-9a-f]{16}\\.json$`),
+    );
     expect(summaryCacheFile({ ...box.env, XDG_CACHE_HOME: '/xdg' }, roots)).toMatch(
-      /^\/xdg\/txcript\/grok-bot-v2-[0-9a-f]{16}\.json$/,
+      new RegExp(`^/xdg/txcript/grok-bot-v${SUMMARY_CACHE_VERSION}-[0-9a-f]{16}\\.json$`),
     );
     expect(summaryCacheFile({ ...box.env, XDG_CACHE_HOME: 'relative' }, roots)).toBe(file);
     const other = grokBotRoots({ ...box.env, TXCRIPT_GROK_BOT_AGENTS: join(home, 'other-agents') });

@@ -34,7 +34,7 @@ import type { LedgerFacts } from './ledger-reads.ts';
 import type { GrokBotRoots } from './roots.ts';
 
 /** Bumped whenever what is stored, or how it is computed, changes: an older file is then ignored. */
-export const SUMMARY_CACHE_VERSION = 2;
+export const SUMMARY_CACHE_VERSION = 3;
 const FORMAT = 'txcript grok_bot summary cache';
 
 export interface SummaryCache {
