@@ -64,14 +64,29 @@ export interface TaskView {
   tail?: string;
 }
 
-/** What a child reports when it ends (the `task` tool builds it). */
-export type ChildOutcome = { [key: string]: JsonValue };
+/** A child's result as its parent reads it (subagents/child-report.ts builds it). */
+export interface ChildOutcome {
+  envelope: 'success' | 'failure';
+  payload: { [key: string]: JsonValue };
+}
 
 export interface ChildRun {
-  /** Settles with the child's result once it ended (its turn closed). */
+  /** Settles with the child's result once it ended (its turn closed); never rejects. */
   ended: Promise<ChildOutcome>;
   /** Cancels the child's turn. */
   stop(): void;
+}
+
+/** Starts child agents for the `task` tool (the session composes one; subagents/). */
+export interface SubagentLauncher {
+  /** Starts the child's one turn; `onStep` is told after each of its model steps. */
+  start(input: {
+    agentId: string;
+    description: string;
+    prompt: string;
+    isBackground: boolean;
+    onStep(): void;
+  }): ChildRun;
 }
 
 export type AwaitResult =
@@ -93,6 +108,8 @@ interface LiveTask {
   steps: number;
   /** Commands: the last bytes of output, raw (scrubbed when shown). */
   tail: Buffer;
+  /** Children: the result, once ended. */
+  outcome?: ChildOutcome;
 }
 
 export interface AgentTasksOptions {
@@ -243,16 +260,26 @@ export class AgentTasks {
       tail: Buffer.alloc(0),
     };
     this.live.set(record.id, task);
-    const run = input.start(() => {
-      task.steps += 1;
-      this.options.emit(this.viewOf(task));
-    });
+    let run: ChildRun;
+    try {
+      run = input.start(() => {
+        task.steps += 1;
+        this.options.emit(this.viewOf(task));
+      });
+    } catch (error) {
+      const message = `The subagent could not start: ${(error as Error).message}`;
+      run = {
+        ended: Promise.resolve({ envelope: 'failure', payload: { agentId: record.id, error: message } }),
+        stop: () => undefined,
+      };
+    }
     task.stop = () => run.stop();
     task.done = run.ended.then((outcome) => {
-      task.end = outcome;
+      task.outcome = outcome;
+      task.end = outcome.payload;
       record.state = 'ended';
       record.endedAt = this.options.now();
-      this.record(record, outcome);
+      this.record(record, outcome.payload);
       this.options.emit(this.viewOf(task));
       this.forgetOldEnded();
     });
@@ -263,6 +290,14 @@ export class AgentTasks {
   /** Settles when the task ended (undefined for a task this process does not run). */
   ended(id: string): Promise<void> | undefined {
     return this.live.get(id)?.done;
+  }
+
+  /** A child's result once it ended (undefined for a task this process does not run). */
+  async childOutcome(id: string): Promise<ChildOutcome | undefined> {
+    const task = this.live.get(id);
+    if (!task) return undefined;
+    await task.done;
+    return task.outcome;
   }
 
   /**

@@ -5,7 +5,7 @@
  */
 import type { z } from 'zod';
 import type { Scrubber } from '../secrets/scrub.ts';
-import type { AgentTasks } from '../tasks/agent-tasks.ts';
+import type { AgentTasks, SubagentLauncher } from '../tasks/agent-tasks.ts';
 
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
 
@@ -51,6 +51,8 @@ export interface ToolContext {
   now(): number;
   /** The agent's background work (`shell` isBackground, `task`, `await`); absent, none can start. */
   tasks?: AgentTasks;
+  /** Starts child agents (`task`); absent where no child may start (a child at the depth limit). */
+  subagents?: SubagentLauncher;
   /** The call being run: background work records which call of which turn started it. */
   call?: { turn: number; toolCallId: string };
 }
