@@ -51,7 +51,7 @@ const samples: number[] = [];
 for (let i = 0; i < TASKS + 5; i++) {
   const started = await shell.run({ command: 'sleep 0.05; date +%s%N', isBackground: true }, ctx());
   if (!('success' in started.envelope)) throw new Error(JSON.stringify(started.envelope));
-  const taskId = String(started.envelope.success.taskId);
+  const taskId = started.envelope.success.taskId as string;
   const out = await awaitTool.run({ taskId, blockUntilMs: 60_000 }, ctx());
   const returnedNs = BigInt(Date.now()) * 1_000_000n; // ms resolution: enough against a 100 ms target
   if (!('success' in out.envelope)) throw new Error(JSON.stringify(out.envelope));
