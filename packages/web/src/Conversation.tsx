@@ -14,10 +14,13 @@ import {
   DEFAULT_CURSOR_AGENT_URL,
   type PendingInput,
   type RosterRow,
+  type TaskView,
   type TranscriptEntry,
   type TurnState,
 } from './api/types.ts';
 import { Bubble } from './bubbles/Bubble.tsx';
+import { RunningTasks } from './bubbles/TaskPanel.tsx';
+import { TasksContext, type TasksContextValue } from './tasks-context.ts';
 import { Composer } from './Composer.tsx';
 import { noPrefetch, type LedgerPrefetch } from './focused-agent.ts';
 import { ConversationContext, type ConversationContextValue } from './conversation-context.ts';
@@ -70,6 +73,10 @@ export function Conversation({
   const [scrollRequest, setScrollRequest] = useState(0);
   /** Prompts this tab sent that are not yet in the ledger: shown queued before the box's inbox event. */
   const [queued, setQueued] = useState<ReadonlyArray<{ text: string; clientNonce: string }>>([]);
+  /** The agent's background tasks, by the tool call that started each (`task` events, `listTasks`). */
+  const [tasks, setTasks] = useState<ReadonlyMap<string, TaskView>>(new Map());
+  /** Steps of subagents seen live, by subagent id. */
+  const [childSteps, setChildSteps] = useState<ReadonlyMap<string, readonly TranscriptEntry[]>>(new Map());
   /** send_message texts the model is still writing, by tool call id, in arrival order. */
   const [drafts, setDrafts] = useState<ReadonlyMap<string, string>>(new Map());
   /** The reader scrolled up: offer a way back down. */
@@ -106,6 +113,8 @@ export function Conversation({
     setEntries([]);
     setPending([]);
     setQueued([]);
+    setTasks(new Map());
+    setChildSteps(new Map());
     setLoading(true);
     setLoadError(null);
     setWindowSize(FIRST_PAINT_ROWS);
@@ -134,6 +143,17 @@ export function Conversation({
       setOlderPending(older.length > 0);
       setLoading(false);
       onRosterRef.current();
+      // Tasks already running (or just ended) when the page opened; events keep them current.
+      client.listTasks(agent.id).then(
+        (known) =>
+          !abort.signal.aborted &&
+          setTasks((current) => {
+            const next = new Map(known.map((task) => [task.toolCallId, task]));
+            for (const [key, task] of current) next.set(key, task);
+            return next;
+          }),
+        () => undefined,
+      );
       olderRaw.current = older;
       fillPending.current = true;
       await followAgentEvents(
@@ -156,6 +176,11 @@ export function Conversation({
               return next;
             });
           },
+          onTask: (task) => setTasks((current) => new Map(current).set(task.toolCallId, task)),
+          onSubagentEntry: (subagentId, entry) =>
+            setChildSteps((current) =>
+              new Map(current).set(subagentId, mergeEntries(current.get(subagentId) ?? [], [entry])),
+            ),
           onState: (agentId, state) => onStateRef.current(agentId, state),
           onRoster: () => onRosterRef.current(),
           onInbox: (_agentId, inputs) => setPending(inputs),
@@ -338,6 +363,25 @@ export function Conversation({
     }),
     [client, agent.id, agent.readOnly, cursorAgentUrl],
   );
+  const tasksContext = useMemo<TasksContextValue>(
+    () => ({
+      byToolCall: tasks,
+      childSteps,
+      stopTask: async (taskId) => {
+        await client.stopTask(agent.id, taskId);
+      },
+      loadChild: (subagentId) => client.openSubagent(agent.id, subagentId),
+    }),
+    [tasks, childSteps, client, agent.id],
+  );
+  const rowToolCalls = useMemo(() => {
+    const ids = new Set<string>();
+    for (const entry of entries) {
+      const id = (entry as { toolCallId?: unknown }).toolCallId;
+      if (entry.kind === 'tool-call' && typeof id === 'string') ids.add(id);
+    }
+    return ids;
+  }, [entries]);
   const closeLightbox = useCallback(() => setLightbox(null), []);
   const onSent = useCallback((prompt: { text: string; clientNonce: string }) => {
     atBottom.current = true;
@@ -359,125 +403,135 @@ export function Conversation({
 
   return (
     <ConversationContext.Provider value={context}>
-      <NavigationContext.Provider value={navigation}>
-        <section className="conversation" aria-label={`Conversation with ${agent.name}`}>
-          <header className="conversation-head">
-            <div>
-              <h2>{agent.name}</h2>
-              {agent.description && <p className="description">{agent.description}</p>}
-            </div>
-            <div className="conversation-tools">
-              {streamStatus.status === 'reconnecting' && <span className="stream-status">Reconnecting…</span>}
-              {streamStatus.status === 'stopped' && streamStatus.detail && (
-                <span className="stream-status error" role="alert">
-                  Live updates stopped: {streamStatus.detail}
-                </span>
+      <TasksContext.Provider value={tasksContext}>
+        <NavigationContext.Provider value={navigation}>
+          <section className="conversation" aria-label={`Conversation with ${agent.name}`}>
+            <header className="conversation-head">
+              <div>
+                <h2>{agent.name}</h2>
+                {agent.description && <p className="description">{agent.description}</p>}
+              </div>
+              <div className="conversation-tools">
+                {streamStatus.status === 'reconnecting' && (
+                  <span className="stream-status">Reconnecting…</span>
+                )}
+                {streamStatus.status === 'stopped' && streamStatus.detail && (
+                  <span className="stream-status error" role="alert">
+                    Live updates stopped: {streamStatus.detail}
+                  </span>
+                )}
+                <button
+                  type="button"
+                  aria-pressed={showThinking}
+                  onClick={() => setShowThinking((on) => !on)}
+                  data-testid="thinking-toggle"
+                >
+                  {showThinking ? 'Hide thinking' : 'Show thinking'}
+                </button>
+              </div>
+            </header>
+            <div
+              ref={scroller}
+              className={`transcript transcript-${bubbleStyle}`}
+              data-testid="transcript"
+              data-bubble-style={bubbleStyle}
+              aria-busy={loading}
+              onScroll={(event) => {
+                const element = event.currentTarget;
+                if (element.scrollTop === pinnedTop.current) return; // our own pin, not the reader
+                pinnedTop.current = null;
+                atBottom.current =
+                  element.scrollHeight - element.scrollTop - element.clientHeight < NEAR_BOTTOM_PX;
+                setAwayFromBottom(!atBottom.current);
+              }}
+            >
+              <div ref={sentinel} className="sentinel" />
+              {hasEarlier && (
+                <button
+                  type="button"
+                  className="load-earlier"
+                  onClick={showEarlier}
+                  data-testid="load-earlier"
+                >
+                  Show earlier messages{start > 0 ? ` (${start} more)` : ''}
+                </button>
               )}
-              <button
-                type="button"
-                aria-pressed={showThinking}
-                onClick={() => setShowThinking((on) => !on)}
-                data-testid="thinking-toggle"
-              >
-                {showThinking ? 'Hide thinking' : 'Show thinking'}
-              </button>
-            </div>
-          </header>
-          <div
-            ref={scroller}
-            className={`transcript transcript-${bubbleStyle}`}
-            data-testid="transcript"
-            data-bubble-style={bubbleStyle}
-            aria-busy={loading}
-            onScroll={(event) => {
-              const element = event.currentTarget;
-              if (element.scrollTop === pinnedTop.current) return; // our own pin, not the reader
-              pinnedTop.current = null;
-              atBottom.current =
-                element.scrollHeight - element.scrollTop - element.clientHeight < NEAR_BOTTOM_PX;
-              setAwayFromBottom(!atBottom.current);
-            }}
-          >
-            <div ref={sentinel} className="sentinel" />
-            {hasEarlier && (
-              <button type="button" className="load-earlier" onClick={showEarlier} data-testid="load-earlier">
-                Show earlier messages{start > 0 ? ` (${start} more)` : ''}
-              </button>
-            )}
-            {loading && <p className="placeholder">Loading the conversation…</p>}
-            {loadError && (
-              <p className="error" role="alert">
-                {loadError}
-              </p>
-            )}
-            {!loading && !loadError && visible.length === 0 && (
-              <p className="placeholder">No messages yet. Say hello below.</p>
-            )}
-            <div ref={bubbles} role="log" aria-live="polite" aria-relevant="additions" className="bubbles">
-              {rows.map((entry) => (
-                <Bubble
-                  key={entry.id}
-                  entry={entry}
-                  answer={answers.get(entry.id) ?? answerTexts.get(entry.id)}
-                  skipped={skipped.has(entry.id)}
-                  retryable={entry.id === retryable}
-                />
-              ))}
-              {[...drafts].map(([toolCallId, text]) => (
-                <article
-                  key={toolCallId}
-                  className="bubble bubble-text side-agent streaming"
-                  data-testid="streaming-bubble"
-                  aria-label="Agent: message being written"
-                  aria-busy="true"
+              {loading && <p className="placeholder">Loading the conversation…</p>}
+              {loadError && (
+                <p className="error" role="alert">
+                  {loadError}
+                </p>
+              )}
+              {!loading && !loadError && visible.length === 0 && (
+                <p className="placeholder">No messages yet. Say hello below.</p>
+              )}
+              <div ref={bubbles} role="log" aria-live="polite" aria-relevant="additions" className="bubbles">
+                {rows.map((entry) => (
+                  <Bubble
+                    key={entry.id}
+                    entry={entry}
+                    answer={answers.get(entry.id) ?? answerTexts.get(entry.id)}
+                    skipped={skipped.has(entry.id)}
+                    retryable={entry.id === retryable}
+                  />
+                ))}
+                <RunningTasks rowToolCalls={rowToolCalls} />
+                {[...drafts].map(([toolCallId, text]) => (
+                  <article
+                    key={toolCallId}
+                    className="bubble bubble-text side-agent streaming"
+                    data-testid="streaming-bubble"
+                    aria-label="Agent: message being written"
+                    aria-busy="true"
+                  >
+                    <Markdown text={text} />
+                  </article>
+                ))}
+                {waiting.map((input) => (
+                  <article
+                    key={input.nonce}
+                    className="bubble bubble-user-message side-user pending"
+                    data-testid="pending-input"
+                    aria-label="You: queued message"
+                  >
+                    <div className="user-text">
+                      <span className="pending-tag">Queued</span>
+                      {input.text}
+                    </div>
+                  </article>
+                ))}
+              </div>
+              {awayFromBottom && (
+                <button
+                  type="button"
+                  className="jump-latest"
+                  onClick={() => {
+                    const element = scroller.current;
+                    if (!element) return;
+                    atBottom.current = true;
+                    pinToBottom(element);
+                    setAwayFromBottom(false);
+                  }}
+                  data-testid="jump-latest"
                 >
-                  <Markdown text={text} />
-                </article>
-              ))}
-              {waiting.map((input) => (
-                <article
-                  key={input.nonce}
-                  className="bubble bubble-user-message side-user pending"
-                  data-testid="pending-input"
-                  aria-label="You: queued message"
-                >
-                  <div className="user-text">
-                    <span className="pending-tag">Queued</span>
-                    {input.text}
-                  </div>
-                </article>
-              ))}
+                  ↓ Jump to latest
+                </button>
+              )}
             </div>
-            {awayFromBottom && (
-              <button
-                type="button"
-                className="jump-latest"
-                onClick={() => {
-                  const element = scroller.current;
-                  if (!element) return;
-                  atBottom.current = true;
-                  pinToBottom(element);
-                  setAwayFromBottom(false);
-                }}
-                data-testid="jump-latest"
-              >
-                ↓ Jump to latest
-              </button>
-            )}
-          </div>
-          <Composer
-            ref={composer}
-            client={client}
-            agentId={agent.id}
-            disabledReason={disabledReason}
-            working={agent.state === 'working'}
-            onUploaded={onUploaded}
-            onSent={onSent}
-            onStop={onStop}
-          />
-        </section>
-        {lightbox && <Lightbox src={lightbox.src} caption={lightbox.caption} onClose={closeLightbox} />}
-      </NavigationContext.Provider>
+            <Composer
+              ref={composer}
+              client={client}
+              agentId={agent.id}
+              disabledReason={disabledReason}
+              working={agent.state === 'working'}
+              onUploaded={onUploaded}
+              onSent={onSent}
+              onStop={onStop}
+            />
+          </section>
+          {lightbox && <Lightbox src={lightbox.src} caption={lightbox.caption} onClose={closeLightbox} />}
+        </NavigationContext.Provider>
+      </TasksContext.Provider>
     </ConversationContext.Provider>
   );
 }

@@ -8,6 +8,9 @@ import type { z } from 'zod';
 import {
   acceptedResponseSchema,
   cancelTurnResponseSchema,
+  listTasksResponseSchema,
+  openSubagentResponseSchema,
+  stopTaskResponseSchema,
   modelSettingsSchema,
   type ModelSettings,
   agentResponseSchema,
@@ -117,6 +120,20 @@ export function createApiClient(options: ApiClientOptions = {}) {
     }): Promise<ModelSettings> => call('setModelSettings', input, modelSettingsSchema),
     /** Stops the agent's running turn (queued prompts still run after it). */
     cancelTurn: (agentId: string) => call('cancelTurn', { agentId }, cancelTurnResponseSchema),
+    /** The agent's background tasks (running ones and those that ended recently). */
+    listTasks: async (agentId: string) =>
+      (await call('listTasks', { agentId }, listTasksResponseSchema)).tasks,
+    /** Stops one background task (its whole process tree, or the subagent's turn). */
+    stopTask: (agentId: string, taskId: string) =>
+      call('stopTask', { agentId, taskId }, stopTaskResponseSchema),
+    /** A subagent's steps, from its transcript (ledger-entry shaped; unknown ones dropped). */
+    openSubagent: async (agentId: string, subagentId: string): Promise<TranscriptEntry[]> => {
+      const { entries } = await call('openSubagent', { agentId, subagentId }, openSubagentResponseSchema);
+      return entries.flatMap((raw) => {
+        const entry = parseEntry(raw);
+        return entry ? [entry] : [];
+      });
+    },
     /** Runs the agent again on its conversation as it stands (after a failed model call). */
     retryTurn: (agentId: string) => call('retryTurn', { agentId }, acceptedResponseSchema),
     answerWidget: (input: { agentId: string; messageId: string; answer: string | string[] }) =>

@@ -7,6 +7,9 @@ import { REQUEST_HEADERS, type ApiClient } from './client.ts';
 import {
   inboxEventSchema,
   draftEventSchema,
+  subagentEntryEventSchema,
+  taskEventSchema,
+  type TaskView,
   parseEntry,
   rosterEventSchema,
   stateEventSchema,
@@ -110,6 +113,10 @@ export interface AgentStreamHandlers {
   onUnauthorized?(): void;
   /** A send_message text as the model writes it; `text: null` when that call is over. */
   onDraft?(toolCallId: string, text: string | null): void;
+  /** A background task started, changed (its output's tail, a child's step count) or ended. */
+  onTask?(task: TaskView): void;
+  /** A step of a running subagent. */
+  onSubagentEntry?(subagentId: string, entry: TranscriptEntry): void;
 }
 
 /** Reconnect delays: 0.5 s doubling to 15 s, reset once a connection delivers data. */
@@ -206,6 +213,17 @@ export async function followAgentEvents(
       case 'roster': {
         const roster = rosterEventSchema.safeParse(data);
         if (roster.success) handlers.onRoster(roster.data.agentId, roster.data.change);
+        return;
+      }
+      case 'task': {
+        const task = taskEventSchema.safeParse(data);
+        if (task.success) handlers.onTask?.(task.data.task);
+        return;
+      }
+      case 'subagent-entry': {
+        const event = subagentEntryEventSchema.safeParse(data);
+        const entry = event.success ? parseEntry(event.data.entry) : null;
+        if (event.success && entry) handlers.onSubagentEntry?.(event.data.subagentId, entry);
         return;
       }
       case 'inbox': {

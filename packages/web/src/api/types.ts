@@ -148,3 +148,37 @@ export const draftEventSchema = z.looseObject({
   toolCallId: z.string(),
   text: z.string().nullable(),
 });
+
+/**
+ * An agent's background task (docs/runtime.md, "Background work"): a command `shell` started with
+ * `isBackground`, or a subagent `task` started. Mirrors `TaskView` in packages/box/src/tasks/.
+ */
+export const taskViewSchema = z.looseObject({
+  id: z.string(),
+  kind: z.enum(['command', 'subagent']),
+  label: z.string(),
+  state: z.enum(['running', 'ended', 'interrupted']),
+  startedAt: z.number(),
+  endedAt: z.number().optional(),
+  toolCallId: z.string(),
+  outputPath: z.string().optional(),
+  outputLength: z.number().optional(),
+  exitCode: z.number().nullable().optional(),
+  reason: z.string().optional(),
+  agentId: z.string().optional(),
+  tail: z.string().optional(),
+  steps: z.number().optional(),
+});
+export type TaskView = z.infer<typeof taskViewSchema>;
+export const taskEventSchema = z.looseObject({ agentId: z.string(), task: taskViewSchema });
+export const listTasksResponseSchema = z.looseObject({ tasks: z.array(taskViewSchema) });
+export const stopTaskResponseSchema = z.looseObject({ stopped: z.boolean() });
+/** A step of a subagent as it happens (ledger-entry shaped: thinking, tool-call, notice). */
+export const subagentEntryEventSchema = z.looseObject({
+  agentId: z.string(),
+  subagentId: z.string(),
+  entry: z.unknown(),
+});
+export const openSubagentResponseSchema = z.looseObject({
+  entries: z.custom<unknown[]>(Array.isArray, { message: 'expected an array of entries' }),
+});

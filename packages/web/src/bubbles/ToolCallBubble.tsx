@@ -5,6 +5,9 @@
  * description takes what is left and ends in an ellipsis.
  */
 import type { ToolCallEntry } from '@sendbox/protocol';
+import { useContext } from 'react';
+import { TasksContext } from '../tasks-context.ts';
+import { TaskPanel } from './TaskPanel.tsx';
 
 const ICONS: Readonly<Record<string, string>> = {
   shell: '>_',
@@ -12,6 +15,8 @@ const ICONS: Readonly<Record<string, string>> = {
   write: '✎',
   edit: '✎',
   update_todos: '☑',
+  task: '⑂',
+  await: '⧗',
 };
 
 const STATUS_LABEL: Readonly<Record<string, string>> = {
@@ -27,6 +32,8 @@ interface ToolCallDetails {
   input?: unknown;
   output?: unknown;
   durationMs?: unknown;
+  /** The model's id of the call: a background task it started is found by it. */
+  toolCallId?: unknown;
 }
 
 export function formatDuration(ms: number): string {
@@ -38,6 +45,8 @@ export function formatDuration(ms: number): string {
 
 export function ToolCallBubble({ entry }: { entry: ToolCallEntry }) {
   const details = entry as ToolCallEntry & ToolCallDetails;
+  const tasks = useContext(TasksContext);
+  const task = typeof details.toolCallId === 'string' ? tasks?.byToolCall.get(details.toolCallId) : undefined;
   const status = entry.status;
   const description = typeof details.description === 'string' ? details.description : '';
   const input = typeof details.input === 'string' ? details.input : '';
@@ -63,8 +72,17 @@ export function ToolCallBubble({ entry }: { entry: ToolCallEntry }) {
       </span>
     </>
   );
-  if (!input && !output) return <div className="tool-call tool-row">{head}</div>;
-  return (
+  const panel = task ? <TaskPanel task={task} /> : null;
+  if (!input && !output)
+    return panel ? (
+      <div className="tool-call">
+        <div className="tool-row">{head}</div>
+        {panel}
+      </div>
+    ) : (
+      <div className="tool-call tool-row">{head}</div>
+    );
+  const opened = (
     <details className="tool-call" data-testid="tool-details">
       <summary className="tool-row" data-testid="tool-summary">
         {head}
@@ -84,5 +102,13 @@ export function ToolCallBubble({ entry }: { entry: ToolCallEntry }) {
         )}
       </div>
     </details>
+  );
+  return panel ? (
+    <div className="tool-call-with-task">
+      {opened}
+      {panel}
+    </div>
+  ) : (
+    opened
   );
 }
