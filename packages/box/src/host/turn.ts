@@ -34,7 +34,7 @@ export interface TurnDriver {
   recordTurnEnded(): void;
 }
 
-export type NoticeReason = 'model-failed' | 'step-limit' | 'stopped';
+export type NoticeReason = 'model-failed' | 'step-limit' | 'turn-budget' | 'stopped';
 
 export interface TurnTexts {
   noReplyNotice: string;
@@ -47,8 +47,34 @@ export interface TurnTexts {
   interruptedResult: string;
 }
 
+/** Model steps shared by a turn and the children it starts (the profile's cap per turn). */
+export interface StepBudget {
+  readonly limit: number;
+  /** Takes one step; false when none is left. */
+  take(): boolean;
+}
+
+export function stepBudget(limit: number): StepBudget {
+  let used = 0;
+  return {
+    limit,
+    take() {
+      if (used >= limit) return false;
+      used += 1;
+      return true;
+    },
+  };
+}
+
 export interface TurnOptions {
   maxSteps: number;
+  /** Steps this turn shares with its children: when it runs out, the turn ends as at its own limit. */
+  budget?: StepBudget;
+  /**
+   * A subagent's turn: a step without tool calls is its answer and ends the turn (no send_message
+   * is owed, so no text-only reminder and no "no reply" notice).
+   */
+  endsOnText?: boolean;
   texts: TurnTexts;
   /** Aborted by `cancelTurn`: the model call is aborted, tools are killed, the turn ends. */
   signal?: AbortSignal;
@@ -82,6 +108,10 @@ export async function runTurn(
         driver.recordNotice(options.texts.stepLimitNotice(options.maxSteps), 'step-limit');
         break;
       }
+      if (options.budget && !options.budget.take()) {
+        driver.recordNotice(options.texts.stepLimitNotice(options.budget.limit), 'turn-budget');
+        break;
+      }
       steps += 1;
       let step: ModelStepResult;
       try {
@@ -111,6 +141,7 @@ export async function runTurn(
       if (assistantContent.length) history.push({ role: 'assistant', content: assistantContent });
 
       if (step.toolCalls.length === 0) {
+        if (options.endsOnText) break;
         const verdict = textOnly.onTurnEnd(delivered);
         // The next step reads the text-only reminder after this one (withInjections).
         if (verdict === 'remind') continue;
