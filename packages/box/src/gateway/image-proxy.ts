@@ -101,7 +101,10 @@ function gatewayError(error: unknown, start: URL, limits: ImageFetchLimits): Gat
       );
     case 'too-large':
       return new GatewayError(`remoteImage: the image is larger than ${limits.maxBytes} bytes`, status);
-    default:
+    case 'bad-url':
+    case 'unresolved':
+    case 'unreachable':
+    case 'too-many-redirects':
       return new GatewayError(`remoteImage: ${error.message}`, status);
   }
 }

@@ -88,7 +88,9 @@ function describeFailure(
   // Happy eyeballs tried several addresses: each one's failure is in the AggregateError.
   const detail =
     cause instanceof AggregateError
-      ? (cause.errors as unknown[]).map((one) => (one instanceof Error ? one.message : String(one))).join('; ')
+      ? (cause.errors as unknown[])
+          .map((one) => (one instanceof Error ? one.message : String(one)))
+          .join('; ')
       : cause instanceof Error
         ? cause.message
         : String(cause);
