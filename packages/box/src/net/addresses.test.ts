@@ -1,6 +1,6 @@
 import os from 'node:os';
 import { describe, expect, it } from 'vitest';
-import { addressKind, isLocalAddress, isPublicAddress } from './addresses.ts';
+import { addressKind, isLocalAddress } from './addresses.ts';
 import type { AddressKind } from './addresses.ts';
 
 function expectKinds(table: Record<string, AddressKind>): void {
@@ -99,9 +99,8 @@ describe('address kinds', () => {
     }
   });
 
-  it('isPublicAddress and isLocalAddress say the same', () => {
-    expect(isPublicAddress('8.8.8.8')).toBe(true);
-    expect(isPublicAddress('10.0.0.1')).toBe(false);
+  it('isLocalAddress says the same', () => {
+    expect(isLocalAddress('8.8.8.8')).toBe(false);
     expect(isLocalAddress('10.0.0.1')).toBe(false);
     expect(isLocalAddress('::ffff:127.0.0.1')).toBe(true);
   });

@@ -155,15 +155,7 @@ export function addressKind(address: string): AddressKind {
   return words ? ipv6Kind(words) : 'local';
 }
 
-export function isPublicAddress(address: string): boolean {
-  return addressKind(address) === 'public';
-}
-
 /** This machine, link-local or multicast: what a sandbox never reaches, even through a name listed explicitly. */
 export function isLocalAddress(address: string): boolean {
   return addressKind(address) === 'local';
-}
-
-export function familyOf(address: string): 4 | 6 {
-  return net.isIPv4(address) ? 4 : 6;
 }

@@ -125,7 +125,7 @@ export async function checkHost(
 }
 
 /** A lookup that answers with addresses already checked, on a later tick (after the socket has its handlers). */
-export function pinnedLookup(addresses: readonly ResolvedAddress[]): LookupFunction {
+function pinnedLookup(addresses: readonly ResolvedAddress[]): LookupFunction {
   return (_hostname, options, callback) => {
     setImmediate(() => {
       if (options.all === true) {
