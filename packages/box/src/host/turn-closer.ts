@@ -39,6 +39,8 @@ export function repairOf(
   records: readonly JsonObject[],
   rows: readonly ClosingRow[],
   userTexts: () => string[],
+  /** What an interrupted call's error adds, from its input (a `task` call names its child). */
+  interruptedDetail: (name: string, input: JsonObject) => JsonObject | undefined = () => undefined,
 ): TurnRepair {
   const tag = `[t${turn}u]`;
   let start = -1;
@@ -49,13 +51,19 @@ export function repairOf(
     return { records: [{ role: 'user', blocks: userTexts().map((text) => ({ type: 'text', text })) }] };
   }
   // Calls and results after the user record, matched by name in order (a result names its tool, not its call).
-  const open: string[] = [];
+  const open: Array<{ name: string; input: JsonObject }> = [];
   const delivered = new Set<string>();
   for (const record of records.slice(start + 1)) {
     for (const block of blocksOf(record)) {
-      if (block.type === 'tool_use' && typeof block.name === 'string') open.push(block.name);
+      if (block.type === 'tool_use' && typeof block.name === 'string') {
+        const input = block.input;
+        open.push({
+          name: block.name,
+          input: typeof input === 'object' && input !== null && !Array.isArray(input) ? input : {},
+        });
+      }
       if (block.type === 'tool_result' && typeof block.name === 'string') {
-        const at = open.indexOf(block.name);
+        const at = open.findIndex((call) => call.name === block.name);
         if (at >= 0) open.splice(at, 1);
         const id = successId(block.result);
         if (id) delivered.add(id);
@@ -68,11 +76,11 @@ export function repairOf(
     (row) => row.id.startsWith(prefix) && row.kind === 'send-message' && !delivered.has(row.id),
   );
   const out: TranscriptRecord[] = [];
-  for (const name of open) {
+  for (const { name, input } of open) {
     const send = name === 'send_message' ? undelivered.shift() : undefined;
     const result: JsonObject = send
       ? sendResultSuccess(send.id, send.timestampMs ?? 0)
-      : { error: { error: INTERRUPTED_CALL_RESULT } };
+      : { error: { error: INTERRUPTED_CALL_RESULT, ...interruptedDetail(name, input) } };
     out.push({ role: 'tool', blocks: [{ type: 'tool_result', name, result }] });
   }
   return { records: out };

@@ -18,6 +18,7 @@ import { awaitTool } from '../tools/await/index.ts';
 import { shellTool } from '../tools/shell.ts';
 import { taskTool } from '../tools/task/index.ts';
 import type { HostTool, ToolContext, ToolEnvelope } from '../tools/types.ts';
+import { childSteps } from './child-steps.ts';
 import { runChild, type ChildParent } from './run-child.ts';
 
 let confinement: Confinement;
@@ -146,9 +147,14 @@ describe('a foreground subagent', () => {
     const [first] = childRequests();
     expect(first!.tools.map((tool) => tool.name)).toEqual(['shell', 'await']);
     expect(first!.system).toMatch(/subagent of Parent/);
-    // Its steps went out live, by its id.
+    // Its steps went out live, by its id, and read back the same from its transcript.
     expect(childEntries.map((e) => e.entry.kind)).toEqual(['tool-call', 'thinking', 'turn-ended']);
     expect(new Set(childEntries.map((e) => e.agentId))).toEqual(new Set([result.agentId]));
+    const live = childEntries.map((e) => e.entry as unknown as Record<string, unknown>);
+    const readBack = childSteps(records, noScrub) as unknown as Array<Record<string, unknown>>;
+    expect(readBack.map((e) => [e.kind, e.name, e.status, e.output, e.text])).toEqual(
+      live.slice(0, 2).map((e) => [e.kind, e.name, e.status, e.output, e.text]),
+    );
   });
 
   it('says so when the child made no tool call', async () => {
