@@ -2,6 +2,7 @@
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { writeFileAtomic } from '../fs/atomic.ts';
+import { backgroundSettingsSchema } from '../tasks/limits.ts';
 
 export const profileSchema = z.looseObject({
   name: z.string(),
@@ -20,6 +21,8 @@ export const profileSchema = z.looseObject({
       allowDomains: z.array(z.string().min(1)).default([]),
     })
     .optional(),
+  /** sendbox: limits on background commands and subagents, and on a turn's model steps (tasks/limits.ts). */
+  background: backgroundSettingsSchema.optional(),
 });
 
 export type Profile = z.output<typeof profileSchema>;

@@ -39,8 +39,6 @@ import { childResult, type ChildCall, type ChildStop } from './child-report.ts';
 /** Tools a child never gets: it cannot talk to the user or change its parent's state. */
 export const CHILD_EXCLUDED_TOOLS = new Set(['send_message', 'update_state']);
 
-export const DEFAULT_CHILD_MAX_STEPS = 25;
-
 export const CHILD_TURN_TEXTS: TurnTexts = {
   noReplyNotice: 'The subagent ended without a final message.',
   modelFailedNotice: (message) => `A model call failed, so the subagent stopped: ${message}`,

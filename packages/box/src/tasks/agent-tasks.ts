@@ -62,6 +62,8 @@ export interface TaskView {
   agentId?: string;
   /** The last TAIL_BYTES of output, scrubbed (commands). */
   tail?: string;
+  /** Model steps a subagent took so far. */
+  steps?: number;
 }
 
 /** A child's result as its parent reads it (subagents/child-report.ts builds it). */
@@ -140,9 +142,17 @@ export class AgentTasks {
       .map((task) => task.record);
   }
 
-  /** Every task of this process, running or ended, as the UI shows it. */
-  views(): TaskView[] {
-    return [...this.live.values()].map((task) => this.viewOf(task));
+  /** The latest tasks as the UI shows them: this process's live ones, then recorded ones. */
+  views(limit = 50): TaskView[] {
+    const live = [...this.live.values()].map((task) => this.viewOf(task));
+    const known = new Set(live.map((view) => view.id));
+    let recorded: TaskRecord[] = [];
+    try {
+      recorded = this.options.book.recent(limit);
+    } catch {
+      recorded = [];
+    }
+    return [...live, ...recorded.filter((record) => !known.has(record.id)).map(recordView)];
   }
 
   /**
@@ -558,7 +568,7 @@ export class AgentTasks {
       ...(task.output ? { outputLength: task.output.length, tail: this.tailOf(task) } : {}),
       ...(end && 'exitCode' in end ? { exitCode: end.exitCode as number | null } : {}),
       ...(end && typeof end.reason === 'string' ? { reason: end.reason } : {}),
-      ...(record.agentId ? { agentId: record.agentId } : {}),
+      ...(record.agentId ? { agentId: record.agentId, steps: task.steps } : {}),
     };
   }
 
@@ -567,6 +577,33 @@ export class AgentTasks {
     const text = this.options.scrubber().text(task.tail.toString('utf8'));
     return text.length > TAIL_BYTES ? text.slice(-TAIL_BYTES) : text;
   }
+}
+
+/** A task this process does not run, from its record (ended, or interrupted by a crash). */
+function recordView(record: TaskRecord): TaskView {
+  const outcome = (typeof record.outcome === 'object' && record.outcome !== null ? record.outcome : {}) as {
+    exitCode?: unknown;
+    reason?: unknown;
+    outputLength?: unknown;
+    steps?: unknown;
+  };
+  return {
+    id: record.id,
+    kind: record.kind,
+    label: record.label,
+    state: record.state,
+    startedAt: record.startedAt,
+    ...(record.endedAt !== null ? { endedAt: record.endedAt } : {}),
+    toolCallId: record.toolCallId,
+    ...(record.outputPath ? { outputPath: record.outputPath } : {}),
+    ...(typeof outcome.outputLength === 'number' ? { outputLength: outcome.outputLength } : {}),
+    ...(typeof outcome.exitCode === 'number' || outcome.exitCode === null
+      ? { exitCode: outcome.exitCode }
+      : {}),
+    ...(typeof outcome.reason === 'string' ? { reason: outcome.reason } : {}),
+    ...(typeof outcome.steps === 'number' ? { steps: outcome.steps } : {}),
+    ...(record.agentId ? { agentId: record.agentId } : {}),
+  };
 }
 
 /** A command's end as `await` reports it (beside taskId, runtime and output). */

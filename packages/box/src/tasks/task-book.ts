@@ -163,6 +163,15 @@ export class TaskBook {
     return row === undefined ? undefined : recordOf(row, this.file);
   }
 
+  /** The latest tasks, newest first (the UI's rows after a reload). */
+  recent(limit: number): TaskRecord[] {
+    if (!this.exists()) return [];
+    return this.open()
+      .prepare(`SELECT * FROM tasks ORDER BY started_at DESC LIMIT ?`)
+      .all(limit)
+      .map((row) => recordOf(row, this.file));
+  }
+
   /** The task a tool call of turn `turn` started (the turn closer's question for an open `task` call). */
   byToolCall(turn: number, toolCallId: string): TaskRecord | undefined {
     if (!this.exists()) return undefined;
