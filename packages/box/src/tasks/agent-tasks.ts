@@ -171,27 +171,21 @@ export class AgentTasks {
     if (refused) return { refused };
     const id = `task-${randomBytes(6).toString('hex')}`;
     const output = await TaskOutput.create(input.sandboxDir, id, this.options.outputCapBytes);
-    const record: TaskRecord = {
-      id,
-      kind: 'command',
-      turn: input.turn,
-      toolCallId: input.toolCallId,
-      label: input.label,
-      outputPath: output.path,
-      agentId: null,
-      state: 'running',
-      startedAt: this.options.now(),
-      endedAt: null,
-      outcome: null,
-      reported: false,
-    };
-    try {
-      this.options.book.started(record);
-    } catch (error) {
+    const record = this.recordStart(
+      {
+        id,
+        kind: 'command',
+        turn: input.turn,
+        toolCallId: input.toolCallId,
+        label: input.label,
+        outputPath: output.path,
+        agentId: null,
+      },
+      'The background command',
+    );
+    if ('refused' in record) {
       await output.close();
-      return {
-        refused: `The background command was not started: its record could not be saved (${(error as Error).message}).`,
-      };
+      return record;
     }
     const command: BackgroundCommand = startBackgroundCommand(input.spec, output, {
       maxRuntimeMs: limits.maxRuntimeMs,
@@ -239,27 +233,19 @@ export class AgentTasks {
   }): TaskRecord | { refused: string } {
     const refused = this.refusal('subagent', this.options.limits().maxChildren);
     if (refused) return { refused };
-    const record: TaskRecord = {
-      id: input.agentId,
-      kind: 'subagent',
-      turn: input.turn,
-      toolCallId: input.toolCallId,
-      label: input.label,
-      outputPath: null,
-      agentId: input.agentId,
-      state: 'running',
-      startedAt: this.options.now(),
-      endedAt: null,
-      outcome: null,
-      reported: false,
-    };
-    try {
-      this.options.book.started(record);
-    } catch (error) {
-      return {
-        refused: `The subagent was not started: its record could not be saved (${(error as Error).message}).`,
-      };
-    }
+    const record = this.recordStart(
+      {
+        id: input.agentId,
+        kind: 'subagent',
+        turn: input.turn,
+        toolCallId: input.toolCallId,
+        label: input.label,
+        outputPath: null,
+        agentId: input.agentId,
+      },
+      'The subagent',
+    );
+    if ('refused' in record) return record;
     const task: LiveTask = {
       record,
       stop: () => undefined,
@@ -355,6 +341,29 @@ export class AgentTasks {
     await this.stopAll();
     for (const task of [...this.live.values()]) this.forget(task);
     this.options.book.close();
+  }
+
+  /** Writes the task to the book as running, before it starts (a crash after this reports it interrupted). */
+  private recordStart(
+    fields: Pick<TaskRecord, 'id' | 'kind' | 'turn' | 'toolCallId' | 'label' | 'outputPath' | 'agentId'>,
+    what: string,
+  ): TaskRecord | { refused: string } {
+    const record: TaskRecord = {
+      ...fields,
+      state: 'running',
+      startedAt: this.options.now(),
+      endedAt: null,
+      outcome: null,
+      reported: false,
+    };
+    try {
+      this.options.book.started(record);
+      return record;
+    } catch (error) {
+      return {
+        refused: `${what} was not started: its record could not be saved (${(error as Error).message}).`,
+      };
+    }
   }
 
   private refusal(kind: TaskKind, max: number): string | null {
