@@ -9,6 +9,8 @@
  *   agent-transcripts layout; point `TXCRIPT_GROK_BOT_ROOT` at `<out>`).
  * - `claude_code`: `<out or $CLAUDE_CONFIG_DIR>/projects/<project>/<id>.jsonl`.
  * - `codex`: `<out or $CODEX_HOME>/sessions/YYYY/MM/DD/rollout-…-<id>.jsonl`.
+ * - `pi`, `campfire`: `<out or $PI_CODING_AGENT_DIR>/sessions/--<cwd>--/<start>_<id>.jsonl`
+ *   (`CAMPFIRE_CODING_AGENT_DIR` for campfire).
  *
  * Launching the resume command is the caller's decision (`resumeCommandFor`).
  */
@@ -18,6 +20,8 @@ import { resolve } from 'node:path';
 import type { JsonObject, Transcript } from '../model/common.ts';
 import { resumeCommand as claudeResume } from '../harness/claude-code/index.ts';
 import { resumeCommand as codexResume } from '../harness/codex/index.ts';
+import { resumeCommand as piResume } from '../harness/pi/index.ts';
+import { resumeCommand as campfireResume } from '../harness/campfire/index.ts';
 import type { Harness } from '../harness/types.ts';
 import { type MintOptions, type MintResult, mintGrokBotAgent } from './grok-bot-mint.ts';
 import { metadataString } from './metadata.ts';
@@ -47,6 +51,16 @@ const TARGETS: Readonly<Record<string, TargetSpec>> = {
     outEnv: (dir) => ({ CODEX_HOME: dir, TXCRIPT_CODEX_ROOT: '' }),
     outVariable: 'CODEX_HOME',
     resume: codexResume,
+  },
+  pi: {
+    outEnv: (dir) => ({ PI_CODING_AGENT_DIR: dir, PI_CODING_AGENT_SESSION_DIR: '' }),
+    outVariable: 'PI_CODING_AGENT_DIR',
+    resume: piResume,
+  },
+  campfire: {
+    outEnv: (dir) => ({ CAMPFIRE_CODING_AGENT_DIR: dir, CAMPFIRE_CODING_AGENT_SESSION_DIR: '' }),
+    outVariable: 'CAMPFIRE_CODING_AGENT_DIR',
+    resume: campfireResume,
   },
 };
 

@@ -29,6 +29,12 @@ export const harnessCatalog: readonly HarnessEntry[] = [
     aliases: HARNESS_NAMES.codex,
     load: async () => (await import('./codex/index.ts')).codex,
   },
+  { id: 'pi', aliases: HARNESS_NAMES.pi, load: async () => (await import('./pi/index.ts')).pi },
+  {
+    id: 'campfire',
+    aliases: HARNESS_NAMES.campfire,
+    load: async () => (await import('./campfire/index.ts')).campfire,
+  },
   { id: 'simple', aliases: [], load: async () => (await import('./simple/index.ts')).simple },
 ];
 
