@@ -217,7 +217,7 @@ function toCommon(records: PiLine[], ctx: WarningContext): Transcript {
     }
     if (e.type !== 'message' || !isJsonObject(e.message)) continue;
     const m = e.message;
-    switch (str(m, 'role')) {
+    switch (str(m, 'role') ?? '') {
       case 'user':
       case 'custom': {
         const content = userBlocks(m.content);
