@@ -50,6 +50,11 @@ export const sessionSources: readonly SessionSource[] = [
     aliases: HARNESS_NAMES.campfire,
     openStore: async (env) => (await import('./campfire/store.ts')).campfireStore(env),
   },
+  {
+    id: 'amp',
+    aliases: HARNESS_NAMES.amp,
+    openStore: async (env) => (await import('./amp/store.ts')).ampStore(env),
+  },
 ];
 
 /** Lower-case, with `-` and `_` the same, so `Grok-Bot` finds `grok_bot`. */
