@@ -171,7 +171,7 @@ function report(ctx: CliContext, result: ContinueResult, source: Source, message
   out(`  session: ${result.id}`);
   out(`  file:    ${result.locator}`);
   if (result.out !== undefined) {
-    out(`  use it:  ${result.out.variable}=${shellWord(result.out.dir)}`);
+    out(`  use it:  ${result.out.use}`);
   }
 }
 

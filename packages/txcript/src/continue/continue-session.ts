@@ -22,8 +22,10 @@ import { resumeCommand as claudeResume } from '../harness/claude-code/index.ts';
 import { resumeCommand as codexResume } from '../harness/codex/index.ts';
 import { resumeCommand as piResume } from '../harness/pi/index.ts';
 import { resumeCommand as campfireResume } from '../harness/campfire/index.ts';
+import { resumeCommand as openCodeResume } from '../harness/opencode/index.ts';
 import type { Harness } from '../harness/types.ts';
 import { type MintOptions, type MintResult, mintGrokBotAgent } from './grok-bot-mint.ts';
+import { shellWord } from './launch.ts';
 import { metadataString } from './metadata.ts';
 
 /** What `continue` knows about each harness it can write into. */
@@ -32,6 +34,8 @@ interface TargetSpec {
   outEnv(dir: string): NodeJS.ProcessEnv;
   /** The variable a user points at an `out` folder to use it. */
   outVariable: string;
+  /** What to run to use an export, when pointing a variable at it is not how (default `VAR=dir`). */
+  outUse?: (dir: string, file: string) => string;
   /** argv that reopens a saved session; absent when the harness is not launched (grok_bot mints instead). */
   resume?: (id: string, env: NodeJS.ProcessEnv) => string[];
 }
@@ -61,6 +65,13 @@ const TARGETS: Readonly<Record<string, TargetSpec>> = {
     outEnv: (dir) => ({ CAMPFIRE_CODING_AGENT_DIR: dir, CAMPFIRE_CODING_AGENT_SESSION_DIR: '' }),
     outVariable: 'CAMPFIRE_CODING_AGENT_DIR',
     resume: campfireResume,
+  },
+  opencode: {
+    // OpenCode writes its own database (`opencode import`); an export is the document to import by hand.
+    outEnv: (dir) => ({ TXCRIPT_OPENCODE_EXPORT_DIR: dir }),
+    outVariable: 'TXCRIPT_OPENCODE_EXPORT_DIR',
+    outUse: (_dir, file) => `opencode import ${shellWord(file)}`,
+    resume: openCodeResume,
   },
 };
 
@@ -100,8 +111,8 @@ export type ContinueResult =
       cwd: string;
       /** The session's own cwd when it does not exist here and `cwd` replaced it. */
       movedFrom?: string;
-      /** Set for an `out` export: the folder and the variable to point at it. */
-      out?: { dir: string; variable: string };
+      /** Set for an `out` export: the folder, and how to use it (`VAR=dir`, or a command). */
+      out?: { dir: string; variable: string; use: string };
     };
 
 /** The spec of a harness `continue` can write into, or a ContinueTargetError saying why not. */
@@ -201,6 +212,14 @@ export async function continueSession(
     locator: saved.locator,
     cwd: prepared.cwd,
     ...(prepared.movedFrom !== undefined ? { movedFrom: prepared.movedFrom } : {}),
-    ...(out !== undefined ? { out: { dir: out, variable: spec.outVariable } } : {}),
+    ...(out !== undefined
+      ? {
+          out: {
+            dir: out,
+            variable: spec.outVariable,
+            use: spec.outUse?.(out, saved.locator) ?? `${spec.outVariable}=${shellWord(out)}`,
+          },
+        }
+      : {}),
   };
 }

@@ -35,6 +35,11 @@ export const harnessCatalog: readonly HarnessEntry[] = [
     aliases: HARNESS_NAMES.campfire,
     load: async () => (await import('./campfire/index.ts')).campfire,
   },
+  {
+    id: 'opencode',
+    aliases: HARNESS_NAMES.opencode,
+    load: async () => (await import('./opencode/index.ts')).openCode,
+  },
   { id: 'amp', aliases: HARNESS_NAMES.amp, load: async () => (await import('./amp/index.ts')).amp },
   { id: 'simple', aliases: [], load: async () => (await import('./simple/index.ts')).simple },
 ];

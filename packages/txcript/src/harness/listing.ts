@@ -13,7 +13,6 @@ export const HARNESS_NAMES = {
   codex: ['codex-cli', 'openai-codex'],
   pi: ['pi-agent', 'pi-coding-agent'],
   campfire: [],
-  grok: ['grok-cli', 'grok-build'],
   amp: ['amp-cli', 'sourcegraph-amp'],
   opencode: ['open-code', 'sst-opencode'],
 } as const;
