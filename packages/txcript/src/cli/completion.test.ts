@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../test/run-cli.ts';
+import { harnessCatalog } from '../harness/catalog.ts';
 
 let dir: string;
 
