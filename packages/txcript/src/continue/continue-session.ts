@@ -23,6 +23,7 @@ import { resumeCommand as codexResume } from '../harness/codex/index.ts';
 import { resumeCommand as piResume } from '../harness/pi/index.ts';
 import { resumeCommand as campfireResume } from '../harness/campfire/index.ts';
 import { resumeCommand as openCodeResume } from '../harness/opencode/index.ts';
+import { resumeCommand as grokResume } from '../harness/grok/index.ts';
 import type { Harness } from '../harness/types.ts';
 import { type MintOptions, type MintResult, mintGrokBotAgent } from './grok-bot-mint.ts';
 import { shellWord } from './launch.ts';
@@ -65,6 +66,11 @@ const TARGETS: Readonly<Record<string, TargetSpec>> = {
     outEnv: (dir) => ({ CAMPFIRE_CODING_AGENT_DIR: dir, CAMPFIRE_CODING_AGENT_SESSION_DIR: '' }),
     outVariable: 'CAMPFIRE_CODING_AGENT_DIR',
     resume: campfireResume,
+  },
+  grok: {
+    outEnv: (dir) => ({ GROK_HOME: dir }),
+    outVariable: 'GROK_HOME',
+    resume: grokResume,
   },
   opencode: {
     // OpenCode writes its own database (`opencode import`); an export is the document to import by hand.

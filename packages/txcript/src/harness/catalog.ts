@@ -40,6 +40,7 @@ export const harnessCatalog: readonly HarnessEntry[] = [
     aliases: HARNESS_NAMES.opencode,
     load: async () => (await import('./opencode/index.ts')).openCode,
   },
+  { id: 'grok', aliases: HARNESS_NAMES.grok, load: async () => (await import('./grok/index.ts')).grok },
   { id: 'amp', aliases: HARNESS_NAMES.amp, load: async () => (await import('./amp/index.ts')).amp },
   { id: 'simple', aliases: [], load: async () => (await import('./simple/index.ts')).simple },
 ];

@@ -12,6 +12,7 @@ export const HARNESS_NAMES = {
   claude_code: ['claude', 'claude-code', 'cc'],
   codex: ['codex-cli', 'openai-codex'],
   pi: ['pi-agent', 'pi-coding-agent'],
+  grok: ['grok-cli', 'grok-build'],
   campfire: [],
   amp: ['amp-cli', 'sourcegraph-amp'],
   opencode: ['open-code', 'sst-opencode'],
