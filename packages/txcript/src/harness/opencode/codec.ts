@@ -266,7 +266,9 @@ function fromCommon(transcript: Transcript): OpenCodeExport {
       });
       return;
     }
-    part({ type: 'step-start' });
+    // Assistant messages in a row are one OpenCode message: its parts in order (calls made together stay together).
+    const previous = t.messages[i - 1]?.role === 'assistant' ? records.at(-1) : undefined;
+    if (previous === undefined) part({ type: 'step-start' });
     for (const b of m.content) {
       if (b.type === 'text') part({ type: 'text', text: b.text, time: { start: at, end: at } });
       else if (b.type === 'artifact')
@@ -299,6 +301,18 @@ function fromCommon(transcript: Transcript): OpenCodeExport {
       }
     }
     const u = m.usage;
+    if (previous !== undefined && isJsonObject(previous.info) && Array.isArray(previous.parts)) {
+      for (const p of parts) previous.parts.push({ ...p, messageID: previous.info.id ?? id });
+      if (u !== undefined)
+        previous.info.tokens = {
+          input: u.input_tokens,
+          output: u.output_tokens,
+          reasoning: 0,
+          cache: { read: u.cache_read_input_tokens ?? 0, write: u.cache_creation_input_tokens ?? 0 },
+        };
+      if (m.stop_reason !== undefined) previous.info.finish = finishOf(m.stop_reason);
+      return;
+    }
     records.push({
       info: {
         id,
