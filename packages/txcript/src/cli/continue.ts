@@ -12,6 +12,7 @@ import { stat } from 'node:fs/promises';
 import type { Harness } from '../harness/types.ts';
 import type { Transcript } from '../model/common.ts';
 import {
+  CONTINUE_TARGET_IDS,
   assertContinueTarget,
   ContinueTargetError,
   continueSession,
@@ -126,7 +127,7 @@ async function targetHarness(
   if (harness === undefined) {
     throw usageError({
       what: `where should ${source.label} continue?`,
-      todo: 'add --with grok_bot, --with claude_code or --with codex',
+      todo: `add --with and one of: ${CONTINUE_TARGET_IDS.join(', ')}`,
     });
   }
   checkTarget(harness, withName ?? harness.id);
