@@ -67,11 +67,12 @@ export { scrubberFor, noScrub, type Scrubber } from './secrets/scrub.ts';
 export { openInSandbox, writeInSandbox, OutsideSandboxError, NotRegularFileError } from './sandbox/paths.ts';
 export { detectConfinement, type Confinement, type SandboxStatus } from './sandbox/confinement.ts';
 
-export { shellTool, type ShellOptions } from './tools/shell.ts';
-export { readTool } from './tools/read.ts';
-export { writeTool } from './tools/write.ts';
-export { updateTodosTool } from './tools/update-todos.ts';
-export { handleSendMessage, type SendOutcome, type SendGateContext } from './tools/send-message.ts';
+export { toolCatalog, type ToolCatalogOptions } from './tools/catalog.ts';
+export { shellTool, type ShellOptions } from './tools/shell/index.ts';
+export { readTool } from './tools/read/index.ts';
+export { writeTool } from './tools/write/index.ts';
+export { updateTodosTool } from './tools/update-todos/index.ts';
+export { handleSendMessage, type SendOutcome, type SendGateContext } from './tools/send-message/index.ts';
 export type { HostTool, ToolContext, ToolEnvelope, ToolOutcome, TodoItem } from './tools/types.ts';
 
 export { TranscriptWriter, type TranscriptRecord, type TranscriptBlock } from './transcript/writer.ts';

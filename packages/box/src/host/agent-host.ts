@@ -20,11 +20,7 @@ import type { SandboxStatus } from '../sandbox/confinement.ts';
 import { EgressProxies, type EgressProxyOptions } from '../sandbox/egress-proxy.ts';
 import { removeSandboxTemps } from '../sandbox/paths.ts';
 import { loadOrCreateSecretKey } from '../secrets/store.ts';
-import { shellTool, type ShellOptions } from '../tools/shell.ts';
-import { readTool } from '../tools/read.ts';
-import { writeTool } from '../tools/write.ts';
-import { updateTodosTool } from '../tools/update-todos.ts';
-import type { HostTool } from '../tools/types.ts';
+import { toolCatalog, type ToolCatalogOptions } from '../tools/catalog.ts';
 import { AgentSession, type SessionConfig } from './agent-session.ts';
 import { needsRecovery } from './inbox.ts';
 import { UPLOADS_FOLDER } from './upload-staging.ts';
@@ -56,7 +52,7 @@ export interface AgentHostOptions {
   sendReminderEvery?: number;
   maxStepsPerTurn?: number;
   maxAttachmentBytes?: number;
-  shell?: Omit<ShellOptions, 'confinement' | 'egress'>;
+  shell?: ToolCatalogOptions['shell'];
   /**
    * How tool processes are confined: detected (bubblewrap) unless given. Without bubblewrap the
    * shell tool is refused, unless `sandbox.unsafeHostTools` is set.
@@ -114,8 +110,7 @@ export class LocalAgentHost implements AgentHost {
     }
     const everyFromEnv = Number(env.SENDBOX_SEND_REMINDER_EVERY);
     this.egress = new EgressProxies(path.join(dataDir, 'run'), options.sandbox?.egress);
-    const shell = shellTool({ ...options.shell, confinement, egress: this.egress });
-    const tools: HostTool[] = [shell, readTool, writeTool, updateTodosTool] as HostTool[];
+    const tools = toolCatalog({ confinement, egress: this.egress, shell: options.shell });
     this.config = {
       dataDir,
       provider: this.provider,

@@ -19,7 +19,7 @@ import type { Confinement } from '../sandbox/confinement.ts';
 import { scrubberFor, type Scrubber } from '../secrets/scrub.ts';
 import { SecretStore } from '../secrets/store.ts';
 import { isNotFound } from '../sandbox/paths.ts';
-import type { JsonObject } from '../tools/send-message.ts';
+import type { JsonObject } from '../tools/send-message/index.ts';
 import type { HostTool, TodoItem } from '../tools/types.ts';
 import { historyFromRecords } from '../transcript/model-view.ts';
 import { TranscriptWriter, type JsonlMark } from '../transcript/writer.ts';

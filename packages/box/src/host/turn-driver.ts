@@ -10,7 +10,7 @@ import type { AttachmentStore } from '../attachments/store.ts';
 import type { ModelProvider, ModelStepResult, ModelToolCall, ModelToolSpec } from '../providers/types.ts';
 import type { Scrubber } from '../secrets/scrub.ts';
 import type { SecretStore } from '../secrets/store.ts';
-import { handleSendMessage, type JsonObject } from '../tools/send-message.ts';
+import { handleSendMessage, type JsonObject } from '../tools/send-message/index.ts';
 import {
   describeZodError,
   errorOutcome,

@@ -6,11 +6,11 @@
  */
 import { spawn } from 'node:child_process';
 import { z } from 'zod';
-import type { Confinement, LaunchSpec } from '../sandbox/confinement.ts';
-import type { EgressProxies } from '../sandbox/egress-proxy.ts';
-import { folderInSandbox, withDeadline } from '../sandbox/paths.ts';
-import type { Scrubber } from '../secrets/scrub.ts';
-import { defineTool, errorOutcome, oneLine, type ToolOutcome } from './types.ts';
+import type { Confinement, LaunchSpec } from '../../sandbox/confinement.ts';
+import type { EgressProxies } from '../../sandbox/egress-proxy.ts';
+import { folderInSandbox, withDeadline } from '../../sandbox/paths.ts';
+import type { Scrubber } from '../../secrets/scrub.ts';
+import { defineTool, errorOutcome, oneLine, type ToolOutcome } from '../types.ts';
 
 export const DEFAULT_SHELL_TIMEOUT_MS = 60_000;
 export const MAX_SHELL_TIMEOUT_MS = 10 * 60_000;

@@ -17,10 +17,10 @@ import {
   type StoredImage,
   type StoredMessage,
 } from '@sendbox/protocol';
-import type { AttachmentStore, StoredFile } from '../attachments/store.ts';
-import { openInSandbox, OutsideSandboxError, withDeadline } from '../sandbox/paths.ts';
-import type { Scrubber } from '../secrets/scrub.ts';
-import type { JsonValue } from './types.ts';
+import type { AttachmentStore, StoredFile } from '../../attachments/store.ts';
+import { openInSandbox, OutsideSandboxError, withDeadline } from '../../sandbox/paths.ts';
+import type { Scrubber } from '../../secrets/scrub.ts';
+import type { JsonValue } from '../types.ts';
 
 export type JsonObject = { [key: string]: JsonValue };
 

@@ -1,8 +1,8 @@
 /** `read`: a text file inside the sandbox, optionally a line window (`offset` is 1-based, `limit` lines). */
 import { z } from 'zod';
-import { openInSandbox, withDeadline } from '../sandbox/paths.ts';
+import { openInSandbox, withDeadline } from '../../sandbox/paths.ts';
 import { readLineWindow } from './line-window.ts';
-import { defineTool, errorOutcome as anyErrorOutcome, type ToolOutcome } from './types.ts';
+import { defineTool, errorOutcome as anyErrorOutcome, type ToolOutcome } from '../types.ts';
 
 /** Real read errors are `{error: {errorMessage}}` (grok-bot-format.md §5, VR parity 06). */
 const errorOutcome = (message: string): ToolOutcome => anyErrorOutcome(message, message, 'errorMessage');

@@ -1,7 +1,7 @@
 /** `write`: creates or replaces a regular file inside the sandbox (parent folders created, atomic replace, links never followed). */
 import { z } from 'zod';
-import { withDeadline, writeInSandbox } from '../sandbox/paths.ts';
-import { defineTool, errorOutcome, type ToolOutcome } from './types.ts';
+import { withDeadline, writeInSandbox } from '../../sandbox/paths.ts';
+import { defineTool, errorOutcome, type ToolOutcome } from '../types.ts';
 
 export const writeInput = z.strictObject({
   path: z.string().min(1, 'path must not be empty').describe('File path, relative to your sandbox folder.'),

@@ -4,7 +4,7 @@
  * are `{id, content, status}`.
  */
 import { z } from 'zod';
-import { defineTool, type JsonValue, type TodoItem, type ToolOutcome } from './types.ts';
+import { defineTool, type JsonValue, type TodoItem, type ToolOutcome } from '../types.ts';
 
 const todoStatus = z.enum(['pending', 'in_progress', 'completed', 'cancelled']);
 
