@@ -4,6 +4,11 @@
  * `sendbox` CLI sit on top of `AgentHost`.
  */
 export * from './host/types.ts';
+export { HostError } from './agent/errors.ts';
+export type { HostEvent } from './agent/events.ts';
+export { StoreWriteError } from './stores/errors.ts';
+export type { SequencedEntry } from './stores/ledger.ts';
+export type { PendingInput } from './stores/inbox.ts';
 export {
   createAgentHost,
   LocalAgentHost,
@@ -19,8 +24,8 @@ export {
 } from './host/agent-session.ts';
 export { agentPaths, agentsRoot, isSafeAgentId, AGENT_ID_PATTERN, type AgentPaths } from './host/layout.ts';
 export { readProfile, writeProfile, profileSchema, type Profile } from './host/profile.ts';
-export { StoreLock } from './host/store-lock.ts';
-export { TurnStateMachine } from './host/turn-state.ts';
+export { StoreLock } from './stores/files/store-lock.ts';
+export { TurnStateMachine, type TurnState } from './agent/turn-state.ts';
 export {
   runTurn,
   type TurnDriver,
@@ -48,6 +53,7 @@ export { aiSdkProvider, type AiSdkProviderOptions } from './providers/ai-sdk.ts'
 export {
   ModelCallError,
   type ModelMessage,
+  type ModelStatus,
   type ModelProvider,
   type ModelStepRequest,
   type ModelStepResult,

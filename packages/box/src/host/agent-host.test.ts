@@ -12,7 +12,8 @@ import {
 } from '../testing/host-fixture.ts';
 import { agentPaths } from './layout.ts';
 import { TURN_TEXTS } from './agent-session.ts';
-import { HostError, type SequencedEntry } from './types.ts';
+import { HostError } from '../agent/errors.ts';
+import { type SequencedEntry } from '../stores/ledger.ts';
 
 let fx: HostFixture | undefined;
 afterEach(async () => {

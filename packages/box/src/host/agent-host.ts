@@ -22,23 +22,18 @@ import { removeSandboxTemps } from '../sandbox/paths.ts';
 import { loadOrCreateSecretKey } from '../secrets/store.ts';
 import { toolCatalog, type ToolCatalogOptions } from '../tools/catalog.ts';
 import { AgentSession, type SessionConfig } from './agent-session.ts';
-import { needsRecovery } from './inbox.ts';
+import { needsRecovery } from '../stores/files/inbox.ts';
 import { UPLOADS_FOLDER } from './upload-staging.ts';
-import { WritePoints } from './write-points.ts';
+import { WritePoints } from '../stores/write-points.ts';
 import { agentPaths, agentsRoot, isSafeAgentId } from './layout.ts';
 import { DEFAULT_SEND_REMINDER_EVERY } from './middleware/send-reminder.ts';
 import { writeProfile, type Profile } from './profile.ts';
-import {
-  HostError,
-  type AgentHost,
-  type CreateAgentInput,
-  type HostEvent,
-  type ModelStatus,
-  type PendingInput,
-  type RosterRow,
-  type SequencedEntry,
-  type UploadInput,
-} from './types.ts';
+import { type AgentHost, type CreateAgentInput, type RosterRow, type UploadInput } from './types.ts';
+import { HostError } from '../agent/errors.ts';
+import { type HostEvent } from '../agent/events.ts';
+import { type ModelStatus } from '../providers/types.ts';
+import { type PendingInput } from '../stores/inbox.ts';
+import { type SequencedEntry } from '../stores/ledger.ts';
 
 export const DEFAULT_MAX_STEPS_PER_TURN = 50;
 

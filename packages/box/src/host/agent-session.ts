@@ -19,33 +19,31 @@ import type { Confinement } from '../sandbox/confinement.ts';
 import { scrubberFor, type Scrubber } from '../secrets/scrub.ts';
 import { SecretStore } from '../secrets/store.ts';
 import { isNotFound } from '../sandbox/paths.ts';
-import type { JsonObject } from '../tools/send-message/index.ts';
+import type { JsonObject } from '@sendbox/txcript';
 import type { HostTool, TodoItem } from '../tools/types.ts';
 import { historyFromRecords } from '../transcript/model-view.ts';
 import { TranscriptWriter, type JsonlMark } from '../transcript/writer.ts';
 import { fileMark, sameFile, sameJsonl, type FileMark } from './file-mark.ts';
 import { agentPaths, type AgentPaths } from './layout.ts';
 import { LedgerView } from './ledger-view.ts';
-import {
-  answerNonce,
-  Inbox,
-  pendingView,
-  type InboxInput,
-  type InboxRow,
-  type PendingInput,
-} from './inbox.ts';
+import { answerNonce, Inbox, pendingView } from '../stores/files/inbox.ts';
+import { type InboxInput, type InboxRow, type PendingInput } from '../stores/inbox.ts';
 import { SendReminderCounter } from './middleware/send-reminder.ts';
 import { readProfile, type Profile } from './profile.ts';
 import { envNameFor, QuestionBook, widgetAnswerOf } from './question-book.ts';
-import { StoreLock } from './store-lock.ts';
+import { StoreLock } from '../stores/files/store-lock.ts';
 import { runTurn, type TurnTexts } from './turn.ts';
 import { turnDriver, type TurnContext } from './turn-driver.ts';
-import { TurnStateMachine } from './turn-state.ts';
+import { TurnStateMachine } from '../agent/turn-state.ts';
 import { repairOf } from './turn-closer.ts';
-import { HostError, StoreWriteError, type HostEvent, type SequencedEntry, type TurnState } from './types.ts';
+import { HostError } from '../agent/errors.ts';
+import { StoreWriteError } from '../stores/errors.ts';
+import { type HostEvent } from '../agent/events.ts';
+import { type SequencedEntry } from '../stores/ledger.ts';
+import { type TurnState } from '../agent/turn-state.ts';
 import { stageUpload } from './upload-staging.ts';
 import { modelTextOf, userEntryFor, userRecordTexts, type UserEntryFields } from './user-turn.ts';
-import type { WritePoints } from './write-points.ts';
+import type { WritePoints } from '../stores/write-points.ts';
 
 export { envNameFor, type Question } from './question-book.ts';
 

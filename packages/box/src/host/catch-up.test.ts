@@ -12,7 +12,7 @@ import { hostFixture, ledgerOnDisk, type HostFixture } from '../testing/host-fix
 import { createAgentHost } from './agent-host.ts';
 import { agentPaths } from './layout.ts';
 import { readProfile, writeProfile } from './profile.ts';
-import { HostError } from './types.ts';
+import { HostError } from '../agent/errors.ts';
 
 let fx: HostFixture | undefined;
 afterEach(async () => {

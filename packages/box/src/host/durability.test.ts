@@ -17,8 +17,9 @@ import { createAgentHost, type LocalAgentHost } from './agent-host.ts';
 import { BOX_STOPPED_NOTICE } from './agent-session.ts';
 import { agentPaths } from './layout.ts';
 import { INTERRUPTED_CALL_RESULT } from './turn-closer.ts';
-import { StoreWriteError, type SequencedEntry } from './types.ts';
-import { diskFullError, WritePoints } from './write-points.ts';
+import { StoreWriteError } from '../stores/errors.ts';
+import { type SequencedEntry } from '../stores/ledger.ts';
+import { diskFullError, WritePoints } from '../stores/write-points.ts';
 
 let fx: HostFixture | undefined;
 let second: LocalAgentHost | undefined;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { envNameFor, QuestionBook, widgetAnswerOf } from './question-book.ts';
-import { HostError } from './types.ts';
+import { HostError } from '../agent/errors.ts';
 
 const widget = {
   prompt: 'Which colour?',

@@ -11,7 +11,7 @@
  * 3. the ledger gets an error notice for the user and `turn-ended`.
  */
 import { sendResultSuccess } from '@sendbox/protocol';
-import type { JsonObject } from '../tools/send-message/index.ts';
+import type { JsonObject } from '@sendbox/txcript';
 import type { TranscriptRecord } from '../transcript/writer.ts';
 
 export const INTERRUPTED_CALL_RESULT =

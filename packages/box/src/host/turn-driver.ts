@@ -10,7 +10,8 @@ import type { AttachmentStore } from '../attachments/store.ts';
 import type { ModelProvider, ModelStepResult, ModelToolCall, ModelToolSpec } from '../providers/types.ts';
 import type { Scrubber } from '../secrets/scrub.ts';
 import type { SecretStore } from '../secrets/store.ts';
-import { handleSendMessage, type JsonObject } from '../tools/send-message/index.ts';
+import type { JsonObject } from '@sendbox/txcript';
+import { handleSendMessage } from '../tools/send-message/index.ts';
 import {
   describeZodError,
   errorOutcome,
@@ -27,7 +28,7 @@ import type { Profile } from './profile.ts';
 import type { QuestionBook } from './question-book.ts';
 import { toolCallDetails } from './tool-details.ts';
 import type { ToolCallReport, TurnDriver } from './turn.ts';
-import type { TurnStateMachine } from './turn-state.ts';
+import type { TurnStateMachine } from '../agent/turn-state.ts';
 
 /** What a turn needs from its agent. */
 export interface TurnContext {

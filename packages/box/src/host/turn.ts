@@ -10,7 +10,7 @@
 import { hiddenPrompt } from '@sendbox/protocol';
 import type { ModelMessage, ModelStepResult, ModelToolCall } from '../providers/types.ts';
 import { TextOnlyGuard } from './middleware/text-only.ts';
-import type { TurnStateMachine } from './turn-state.ts';
+import type { TurnStateMachine } from '../agent/turn-state.ts';
 
 export interface ToolCallReport {
   /** What the model reads as this call's result. */

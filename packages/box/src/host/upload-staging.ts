@@ -14,8 +14,9 @@ import { createNewInSandbox, withDeadline } from '../sandbox/paths.ts';
 /** The sandbox folder user uploads go to, where tools see them. */
 export const UPLOADS_FOLDER = 'uploads';
 import { SecretInFileError, type Scrubber } from '../secrets/scrub.ts';
-import { HostError, StoreWriteError } from './types.ts';
-import { WritePoints } from './write-points.ts';
+import { HostError } from '../agent/errors.ts';
+import { StoreWriteError } from '../stores/errors.ts';
+import { WritePoints } from '../stores/write-points.ts';
 
 export interface StagedUpload {
   /** The file name as recorded: a plain name, never a path. */

@@ -16,7 +16,7 @@ import {
   userMessageId,
   type LedgerEntry,
 } from '@sendbox/protocol';
-import type { InboxInput } from './inbox.ts';
+import type { InboxInput } from '../stores/inbox.ts';
 import { userTurnText } from './middleware/guidance.ts';
 import { envNameFor, type QuestionBook } from './question-book.ts';
 

@@ -15,7 +15,7 @@ import { agentFiles, boxAgentFolders } from '../gateway/files.ts';
 import { startGateway, type RunningGateway } from '../gateway/server.ts';
 import { makeWebRoot } from '../gateway/test-support.ts';
 import { agentPaths } from '../host/layout.ts';
-import { HostError } from '../host/types.ts';
+import { HostError } from '../agent/errors.ts';
 import type { ScriptedStep } from '../providers/scripted.ts';
 import { encodedForms } from '../secrets/scrub.ts';
 import { hostFixture, lastToolOutputs, type HostFixture } from '../testing/host-fixture.ts';

@@ -4,9 +4,7 @@
  * model the same text.
  */
 import type { ModelMessage } from '../providers/types.ts';
-import type { JsonValue } from '../tools/types.ts';
-
-type JsonObject = { [key: string]: JsonValue };
+import type { JsonObject, JsonValue } from '@sendbox/txcript';
 
 /** What the model sees for a tool result envelope. */
 export function modelOutputFor(

@@ -13,13 +13,17 @@
  */
 import { closeSync, fstatSync, ftruncateSync, openSync, readSync, writeSync } from 'node:fs';
 import type { LedgerEntry } from '@sendbox/protocol';
-import { grokBot, type GrokBotRecords, type LedgerWriter } from '@sendbox/txcript';
-import { StoreWriteError, type SequencedEntry } from '../host/types.ts';
-import { WritePoints } from '../host/write-points.ts';
+import {
+  grokBot,
+  type GrokBotRecords,
+  type JsonObject,
+  type JsonValue,
+  type LedgerWriter,
+} from '@sendbox/txcript';
+import { StoreWriteError } from '../stores/errors.ts';
+import { type SequencedEntry } from '../stores/ledger.ts';
+import { WritePoints } from '../stores/write-points.ts';
 import type { Scrubber } from '../secrets/scrub.ts';
-import type { JsonValue } from '../tools/types.ts';
-
-export type JsonObject = { [key: string]: JsonValue };
 
 /** One JSONL block, as the grok_bot codec reads it (grok-bot-format.md §3). */
 export type TranscriptBlock =

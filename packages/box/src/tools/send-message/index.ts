@@ -17,12 +17,10 @@ import {
   type StoredImage,
   type StoredMessage,
 } from '@sendbox/protocol';
+import type { JsonObject, JsonValue } from '@sendbox/txcript';
 import type { AttachmentStore, StoredFile } from '../../attachments/store.ts';
 import { openInSandbox, OutsideSandboxError, withDeadline } from '../../sandbox/paths.ts';
 import type { Scrubber } from '../../secrets/scrub.ts';
-import type { JsonValue } from '../types.ts';
-
-export type JsonObject = { [key: string]: JsonValue };
 
 export interface SendGateContext {
   sandboxDir: string;

@@ -4,7 +4,8 @@
  * are `{id, content, status}`.
  */
 import { z } from 'zod';
-import { defineTool, type JsonValue, type TodoItem, type ToolOutcome } from '../types.ts';
+import type { JsonValue } from '@sendbox/txcript';
+import { defineTool, type TodoItem, type ToolOutcome } from '../types.ts';
 
 const todoStatus = z.enum(['pending', 'in_progress', 'completed', 'cancelled']);
 

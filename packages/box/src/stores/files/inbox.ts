@@ -14,8 +14,9 @@
  */
 import Database from 'better-sqlite3';
 import type { StoreLock } from './store-lock.ts';
-import { StoreWriteError } from './types.ts';
-import type { WritePoints } from './write-points.ts';
+import { StoreWriteError } from '../errors.ts';
+import type { InboxInput, InboxRow, InboxStore, InputState, PendingInput } from '../inbox.ts';
+import type { WritePoints } from '../write-points.ts';
 
 const INBOX_DDL = `
 CREATE TABLE IF NOT EXISTS sendbox_inbox (
@@ -30,35 +31,6 @@ CREATE TABLE IF NOT EXISTS sendbox_inbox (
 ) STRICT;
 CREATE INDEX IF NOT EXISTS idx_sendbox_inbox_pending ON sendbox_inbox(seq) WHERE state = 'pending';
 `;
-
-/** What the user sent, as the turn that answers it needs it. */
-export type InboxInput =
-  | { kind: 'prompt'; prompt: string }
-  | { kind: 'widget-answer'; messageId: string; text: string; value: string }
-  | { kind: 'secret-answer'; messageId: string; name: string; label: string }
-  /** Retry after a failed model call: a new turn on the conversation as it stands. */
-  | { kind: 'retry' };
-
-export type InputState = 'pending' | 'started' | 'failed';
-
-export interface InboxRow {
-  seq: number;
-  nonce: string;
-  input: InboxInput;
-  state: InputState;
-  turn: number | null;
-  acceptedAt: number;
-  detail: string | null;
-}
-
-/** A pending input as clients see it (openAgent, listAgents, the event stream). */
-export interface PendingInput {
-  nonce: string;
-  kind: InboxInput['kind'];
-  /** What the user typed or picked (a secret is never shown: its label is). */
-  text: string;
-  acceptedAt: number;
-}
 
 /** The nonce of an answer: a question is answered once, so its id is the nonce. */
 export function answerNonce(messageId: string): string {
@@ -76,7 +48,7 @@ interface RawRow {
   detail: string | null;
 }
 
-export class Inbox {
+export class Inbox implements InboxStore {
   private readonly db: Database.Database;
   private readonly nonces = new Set<string>();
   private pendingRows: InboxRow[] = [];

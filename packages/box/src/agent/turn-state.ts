@@ -4,7 +4,7 @@
  * then on the send gate refuses every further send of that turn (seed 000,
  * "the state gate"). The user's answer, or a new prompt, starts the next turn.
  */
-import type { TurnState } from './types.ts';
+export type TurnState = 'idle' | 'working' | 'awaiting-user';
 
 const ALLOWED: Record<TurnState, readonly TurnState[]> = {
   idle: ['working'],

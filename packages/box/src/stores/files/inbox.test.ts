@@ -6,8 +6,8 @@ import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Inbox, needsRecovery, pendingView } from './inbox.ts';
 import { StoreLock } from './store-lock.ts';
-import { StoreWriteError } from './types.ts';
-import { diskFullError, WritePoints } from './write-points.ts';
+import { StoreWriteError } from '../errors.ts';
+import { diskFullError, WritePoints } from '../write-points.ts';
 
 let dir = '';
 afterEach(async () => {
