@@ -33,9 +33,11 @@ export {
   type TurnTexts,
   type ToolCallReport,
 } from './host/turn.ts';
-export { SendReminderCounter, DEFAULT_SEND_REMINDER_EVERY } from './host/middleware/send-reminder.ts';
-export { withInjections, type InjectionConfig } from './host/middleware/injections.ts';
-export { TextOnlyGuard, type TextOnlyVerdict } from './host/middleware/text-only.ts';
+export { SendReminderCounter, DEFAULT_SEND_REMINDER_EVERY } from './context/send-reminder.ts';
+export { withInjections, injectionsLayer, type InjectionConfig } from './context/injections.ts';
+export { modelCallView, type ContextLayer, type ModelCallView } from './context/model-call.ts';
+export { systemPrompt } from './context/system-prompt.ts';
+export { TextOnlyGuard, type TextOnlyVerdict } from './agent/text-only.ts';
 
 export {
   providerFromEnv,
@@ -82,6 +84,6 @@ export { handleSendMessage, type SendOutcome, type SendGateContext } from './too
 export type { HostTool, ToolContext, ToolEnvelope, ToolOutcome, TodoItem } from './tools/types.ts';
 
 export { TranscriptWriter, type TranscriptRecord, type TranscriptBlock } from './transcript/writer.ts';
-export { historyFromRecords, modelOutputFor } from './transcript/model-view.ts';
+export { historyFromRecords, modelOutputFor } from './context/model-view.ts';
 
 export * from './gateway/index.ts';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { SendReminderCounter } from '../host/middleware/send-reminder.ts';
-import { TextOnlyGuard } from '../host/middleware/text-only.ts';
+import { SendReminderCounter } from '../context/send-reminder.ts';
+import { TextOnlyGuard } from './text-only.ts';
 import { TurnStateMachine } from './turn-state.ts';
 
 describe('TurnStateMachine', () => {

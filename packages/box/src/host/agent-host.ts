@@ -26,7 +26,7 @@ import { needsRecovery } from '../stores/files/inbox.ts';
 import { UPLOADS_FOLDER } from './upload-staging.ts';
 import { WritePoints } from '../stores/write-points.ts';
 import { agentPaths, agentsRoot, isSafeAgentId } from './layout.ts';
-import { DEFAULT_SEND_REMINDER_EVERY } from './middleware/send-reminder.ts';
+import { DEFAULT_SEND_REMINDER_EVERY } from '../context/send-reminder.ts';
 import { writeProfile, type Profile } from './profile.ts';
 import { type AgentHost, type CreateAgentInput, type RosterRow, type UploadInput } from './types.ts';
 import { HostError } from '../agent/errors.ts';

@@ -21,14 +21,15 @@ import { SecretStore } from '../secrets/store.ts';
 import { isNotFound } from '../sandbox/paths.ts';
 import type { JsonObject } from '@sendbox/txcript';
 import type { HostTool, TodoItem } from '../tools/types.ts';
-import { historyFromRecords } from '../transcript/model-view.ts';
+import { historyFromRecords } from '../context/model-view.ts';
+import type { ContextLayer } from '../context/model-call.ts';
 import { TranscriptWriter, type JsonlMark } from '../transcript/writer.ts';
 import { fileMark, sameFile, sameJsonl, type FileMark } from './file-mark.ts';
 import { agentPaths, type AgentPaths } from './layout.ts';
 import { LedgerView } from './ledger-view.ts';
 import { answerNonce, Inbox, pendingView } from '../stores/files/inbox.ts';
 import { type InboxInput, type InboxRow, type PendingInput } from '../stores/inbox.ts';
-import { SendReminderCounter } from './middleware/send-reminder.ts';
+import { SendReminderCounter } from '../context/send-reminder.ts';
 import { readProfile, type Profile } from './profile.ts';
 import { envNameFor, QuestionBook, widgetAnswerOf } from './question-book.ts';
 import { StoreLock } from '../stores/files/store-lock.ts';
@@ -106,6 +107,7 @@ export class AgentSession implements TurnContext {
   readonly secrets: SecretStore;
   /** Non-send tool calls in a row before the reminder (withInjections applies it per model call). */
   readonly sendReminderEvery: number;
+  readonly contextLayers: readonly ContextLayer[] = [];
   private currentScrubber: Scrubber = scrubberFor(new Map());
   writer!: TranscriptWriter;
   private ledger!: LedgerWriter;

@@ -20,8 +20,10 @@ import {
   type TodoItem,
   type ToolOutcome,
 } from '../tools/types.ts';
-import { modelOutputFor } from '../transcript/model-view.ts';
-import { withInjections } from './middleware/injections.ts';
+import { modelOutputFor } from '../context/model-view.ts';
+import { injectionsLayer } from '../context/injections.ts';
+import { modelCallView, type ContextLayer } from '../context/model-call.ts';
+import { systemPrompt } from '../context/system-prompt.ts';
 import type { TranscriptBlock, TranscriptWriter } from '../transcript/writer.ts';
 import type { AgentPaths } from './layout.ts';
 import type { Profile } from './profile.ts';
@@ -45,6 +47,8 @@ export interface TurnContext {
   readonly questions: QuestionBook;
   /** Non-send tool calls in a row before the reminder the model reads (withInjections). */
   readonly sendReminderEvery: number;
+  /** What capabilities add to each model call's view, after the guidance and reminders (context/model-call.ts). */
+  readonly contextLayers: readonly ContextLayer[];
   scrubber(): Scrubber;
   /** Hosts the agent's commands may reach (the profile's sandbox.allowDomains, as it is now). */
   allowDomains(): Promise<readonly string[]>;
@@ -67,7 +71,12 @@ export function turnDriver(
   const deliveredInTurn = new Map<string, string>();
   const tools = new Map(ctx.tools.map((tool) => [tool.name, tool]));
   const specs = toolSpecs(ctx);
-  const system = systemPrompt(ctx);
+  const system = systemPrompt({ ...ctx.profile, sandbox: ctx.paths.sandbox });
+  // The per-call view: guidance and reminders first, then what capabilities add (memory, compaction).
+  const layers: ContextLayer[] = [
+    injectionsLayer({ guidance: ctx.feature.guidance, sendReminderEvery: ctx.sendReminderEvery }),
+    ...ctx.contextLayers,
+  ];
   const now = () => ctx.now();
   const { writer } = ctx;
   const recordCall = (name: string, input: JsonObject): void => {
@@ -156,17 +165,15 @@ export function turnDriver(
 
   return {
     // Guidance and reminders are what the model reads, never what the transcript holds.
-    step: (messages) =>
-      provider.step({
-        system,
-        messages: withInjections(messages, {
-          guidance: ctx.feature.guidance,
-          sendReminderEvery: ctx.sendReminderEvery,
-        }),
+    step: async (messages) => {
+      const view = await modelCallView(system, messages, layers);
+      return provider.step({
+        ...view,
         tools: specs,
         abortSignal: hooks.signal,
         onSendDraft: ({ toolCallId, text }) => hooks.onDraft(toolCallId, ctx.scrubber().text(text)),
-      }),
+      });
+    },
     recordAssistant: (step: ModelStepResult) => {
       const blocks: TranscriptBlock[] = [];
       if (step.reasoning) blocks.push({ type: 'thinking', thinking: step.reasoning });
@@ -227,15 +234,6 @@ function toolSpecs(ctx: TurnContext): ModelToolSpec[] {
     specs.push({ name: tool.name, description: tool.description, inputSchema: schema });
   }
   return specs;
-}
-
-function systemPrompt(ctx: TurnContext): string {
-  const { profile } = ctx;
-  return [
-    `You are ${profile.name}, an agent running in sendbox.${profile.description ? ` ${profile.description}` : ''}`,
-    `Your sandbox folder is ${ctx.paths.sandbox}. Your tools run there; files you make for the user go there,`,
-    'and you send them with send_message type attachment and a file:/// URL of the absolute path.',
-  ].join('\n');
 }
 
 async function runTool(

@@ -5,11 +5,11 @@
  * without any delivered send gets one more step and then a notice. The
  * reminders the model reads (after N tool calls without a send, after a
  * text-only step) are not written here: the driver's `step` adds them to
- * what it sends the model (middleware/injections.ts), from the history.
+ * what it sends the model (context/injections.ts), from the history.
  */
 import { hiddenPrompt } from '@sendbox/protocol';
 import type { ModelMessage, ModelStepResult, ModelToolCall } from '../providers/types.ts';
-import { TextOnlyGuard } from './middleware/text-only.ts';
+import { TextOnlyGuard } from '../agent/text-only.ts';
 import type { TurnStateMachine } from '../agent/turn-state.ts';
 
 export interface ToolCallReport {

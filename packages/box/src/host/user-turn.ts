@@ -6,7 +6,7 @@
  * writes gets exactly the same JSONL record when it is repaired on the next
  * start. What the host says in the user role is a hidden prompt
  * (`[SAND_HIDDEN_PROMPT]`), never the user's words; guidance is added per
- * model call and never written (middleware/injections.ts).
+ * model call and never written (context/injections.ts).
  */
 import {
   answerMessage,
@@ -14,10 +14,10 @@ import {
   hiddenPrompt,
   secretSavedPrompt,
   userMessageId,
+  withAddressTag,
   type LedgerEntry,
 } from '@sendbox/protocol';
 import type { InboxInput } from '../stores/inbox.ts';
-import { userTurnText } from './middleware/guidance.ts';
 import { envNameFor, type QuestionBook } from './question-book.ts';
 
 /** What the model reads when the user retries a turn whose model call failed (the host speaking). */
@@ -79,7 +79,12 @@ export function modelTextOf(
   return uploads.length ? `${entry.content}\n\n${attachedFilesPrompt(uploads)}` : entry.content;
 }
 
-/** The text blocks of the JSONL user record of turn `turn`: the address-tagged text alone. */
+/**
+ * The text blocks of the JSONL user record of turn `turn`: the text under its `[t<N>u]` address tag,
+ * and nothing else. Grok Bot appends its send_message guidance to every user turn (seed 000), yet no
+ * real JSONL record holds it: it is added when the model is called, never written
+ * (context/injections.ts, docs/formats/grok-bot.md "What the box writes").
+ */
 export function userRecordTexts(turn: number, modelText: string): string[] {
-  return [userTurnText(turn, modelText)];
+  return [withAddressTag(turn, modelText)];
 }

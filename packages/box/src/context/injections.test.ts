@@ -2,9 +2,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ModelMessage } from '../../providers/types.ts';
-import { scriptedProvider, type ScriptedStep } from '../../providers/scripted.ts';
-import { createAgentHost } from '../agent-host.ts';
+import type { ModelMessage } from '../providers/types.ts';
+import { scriptedProvider, type ScriptedStep } from '../providers/scripted.ts';
+import { createAgentHost } from '../host/agent-host.ts';
 import { withInjections } from './injections.ts';
 
 const dirs: string[] = [];

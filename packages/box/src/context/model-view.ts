@@ -36,7 +36,7 @@ const WRITTEN_INJECTION = /^\s*<system_reminder>[\s\S]*<\/system_reminder>\s*$/;
  * Rebuilds the model conversation from JSONL record objects (`{role,
  * message:{content}}`), for an agent loaded after a restart: the history as
  * the session keeps it, without guidance or reminders (they are added per
- * model call, host/middleware/injections.ts; those an older box wrote into
+ * model call, context/injections.ts; those an older box wrote into
  * user records are dropped, so they are not read twice). Records the box
  * did not write (unknown roles, malformed lines) are skipped. A tool call
  * whose result never landed (a crash mid-tool) gets an error result, so the

@@ -13,7 +13,8 @@
  * record carries guidance or reminders; docs/formats/grok-bot.md).
  */
 import { nonSendReminder, textOnlyTurnReminder, wrapSystemReminder } from '@sendbox/protocol';
-import type { ModelMessage } from '../../providers/types.ts';
+import type { ModelMessage } from '../providers/types.ts';
+import type { ContextLayer } from './model-call.ts';
 import { SendReminderCounter } from './send-reminder.ts';
 
 export interface InjectionConfig {
@@ -81,4 +82,9 @@ export function withInjections(history: readonly ModelMessage[], config: Injecti
     }
   });
   return out;
+}
+
+/** The guidance and reminders as the first layer of the per-call view (model-call.ts). */
+export function injectionsLayer(config: InjectionConfig): ContextLayer {
+  return { name: 'guidance and reminders', messages: (messages) => withInjections(messages, config) };
 }
