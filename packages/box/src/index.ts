@@ -22,8 +22,14 @@ export {
   type Question,
   type UnreadState,
 } from './host/agent-session.ts';
-export { agentPaths, agentsRoot, isSafeAgentId, AGENT_ID_PATTERN, type AgentPaths } from './host/layout.ts';
-export { readProfile, writeProfile, profileSchema, type Profile } from './host/profile.ts';
+export {
+  agentPaths,
+  agentsRoot,
+  isSafeAgentId,
+  AGENT_ID_PATTERN,
+  type AgentPaths,
+} from './stores/files/layout.ts';
+export { readProfile, writeProfile, profileSchema, type Profile } from './stores/files/profile.ts';
 export { StoreLock } from './stores/files/store-lock.ts';
 export { TurnStateMachine, type TurnState } from './agent/turn-state.ts';
 export {
@@ -83,7 +89,11 @@ export { updateTodosTool } from './tools/update-todos/index.ts';
 export { handleSendMessage, type SendOutcome, type SendGateContext } from './tools/send-message/index.ts';
 export type { HostTool, ToolContext, ToolEnvelope, ToolOutcome, TodoItem } from './tools/types.ts';
 
-export { TranscriptWriter, type TranscriptRecord, type TranscriptBlock } from './transcript/writer.ts';
+export { TranscriptWriter } from './stores/transcript-writer.ts';
+export type { TranscriptRecord, TranscriptBlock, TranscriptLog } from './stores/transcript.ts';
+export type { LedgerStore } from './stores/ledger.ts';
+export type { InboxStore } from './stores/inbox.ts';
+export { JsonlFile } from './stores/files/jsonl.ts';
 export { historyFromRecords, modelOutputFor } from './context/model-view.ts';
 
 export * from './gateway/index.ts';

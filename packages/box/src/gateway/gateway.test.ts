@@ -10,7 +10,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { agentPaths } from '../host/layout.ts';
+import { agentPaths } from '../stores/files/layout.ts';
 import type { RosterRow } from '../host/types.ts';
 import type { SequencedEntry } from '../stores/ledger.ts';
 import { removeGatewayDescriptor, writeGatewayDescriptor } from './descriptor.ts';

@@ -8,9 +8,9 @@
  * prompt continues the conversation.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdir, open } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { sendMessageFeature, userAttachmentId } from '@sendbox/protocol';
-import { grokBot, openLedgerForWrite, type LedgerWriter } from '@sendbox/txcript';
+import { grokBot } from '@sendbox/txcript';
 import { z } from 'zod';
 import { AttachmentStore } from '../attachments/store.ts';
 import { ensurePrivateDir } from '../fs/atomic.ts';
@@ -18,19 +18,24 @@ import type { ModelMessage, ModelProvider } from '../providers/types.ts';
 import type { Confinement } from '../sandbox/confinement.ts';
 import { scrubberFor, type Scrubber } from '../secrets/scrub.ts';
 import { SecretStore } from '../secrets/store.ts';
-import { isNotFound } from '../sandbox/paths.ts';
+import type { AttachmentsStore } from '../stores/attachments.ts';
+import type { SecretsStore } from '../stores/secrets.ts';
 import type { JsonObject } from '@sendbox/txcript';
 import type { HostTool, TodoItem } from '../tools/types.ts';
 import { historyFromRecords } from '../context/model-view.ts';
 import type { ContextLayer } from '../context/model-call.ts';
-import { TranscriptWriter, type JsonlMark } from '../transcript/writer.ts';
-import { fileMark, sameFile, sameJsonl, type FileMark } from './file-mark.ts';
-import { agentPaths, type AgentPaths } from './layout.ts';
-import { LedgerView } from './ledger-view.ts';
+import { TranscriptWriter } from '../stores/transcript-writer.ts';
+import { JsonlFile } from '../stores/files/jsonl.ts';
+import { openFileLedger } from '../stores/files/ledger.ts';
+import type { LedgerStore } from '../stores/ledger.ts';
+import type { TranscriptLog } from '../stores/transcript.ts';
+import { fileMark, sameFile, type FileMark } from '../stores/files/file-mark.ts';
+import { agentPaths, type AgentPaths } from '../stores/files/layout.ts';
+import { LedgerView } from '../stores/ledger-view.ts';
 import { answerNonce, Inbox, pendingView } from '../stores/files/inbox.ts';
 import { type InboxInput, type InboxRow, type PendingInput } from '../stores/inbox.ts';
 import { SendReminderCounter } from '../context/send-reminder.ts';
-import { readProfile, type Profile } from './profile.ts';
+import { readProfile, type Profile } from '../stores/files/profile.ts';
 import { envNameFor, QuestionBook, widgetAnswerOf } from './question-book.ts';
 import { StoreLock } from '../stores/files/store-lock.ts';
 import { runTurn, type TurnTexts } from './turn.ts';
@@ -103,14 +108,15 @@ export class AgentSession implements TurnContext {
   readonly todos: TodoItem[] = [];
   readonly feature = sendMessageFeature({ enabled: true });
   readonly questions = new QuestionBook();
-  readonly attachments: AttachmentStore;
-  readonly secrets: SecretStore;
+  readonly attachments: AttachmentsStore;
+  readonly secrets: SecretsStore;
   /** Non-send tool calls in a row before the reminder (withInjections applies it per model call). */
   readonly sendReminderEvery: number;
   readonly contextLayers: readonly ContextLayer[] = [];
   private currentScrubber: Scrubber = scrubberFor(new Map());
   writer!: TranscriptWriter;
-  private ledger!: LedgerWriter;
+  private ledger!: LedgerStore;
+  private transcript!: TranscriptLog;
   private history: ModelMessage[] = [];
   private inbox!: Inbox;
   private nextTurn = 0;
@@ -200,10 +206,11 @@ export class AgentSession implements TurnContext {
     await this.config.confinement.prepare(p.sandbox);
     this.profileMark = fileMark(p.profile);
     this.profile = await readProfile(p.profile);
-    this.ledger = this.lock.guard(openLedgerForWrite(p.storeDb));
+    this.ledger = openFileLedger(p.storeDb, this.lock);
+    this.transcript = new JsonlFile(p.jsonl);
     this.storeIno = fileMark(p.storeDb)?.ino ?? 0;
     this.writer = new TranscriptWriter(
-      p.jsonl,
+      this.transcript,
       this.ledger,
       () => this.currentScrubber,
       (entries) => this.onEntries(entries),
@@ -323,29 +330,11 @@ export class AgentSession implements TurnContext {
 
   /** The model conversation from the JSONL; the writer learns the size read, to notice another writer later. */
   private async readHistory(): Promise<JsonObject[]> {
-    let bytes: Buffer;
-    let mark: JsonlMark;
-    try {
-      // One handle for the size and the bytes, so the mark describes exactly what was read.
-      const handle = await open(this.paths.jsonl, 'r');
-      try {
-        const info = await handle.stat();
-        bytes = await handle.readFile();
-        mark = { ino: info.ino, size: bytes.length };
-      } finally {
-        await handle.close();
-      }
-    } catch (error) {
-      if (!isNotFound(error)) throw error;
-      this.history = [];
-      this.writer.expect({ ino: null, size: 0 });
-      return [];
-    }
-    const records = grokBot.text.parse(bytes.toString('utf8'), this.paths.jsonl).records;
+    const text = await this.transcript.read();
+    const records = grokBot.text.parse(text, this.transcript.source).records;
     const objects: JsonObject[] = [];
     for (const line of records) if (line.kind === 'record') objects.push(line.json);
     this.history = historyFromRecords(objects);
-    this.writer.expect(mark);
     return objects;
   }
 
@@ -384,7 +373,7 @@ export class AgentSession implements TurnContext {
       // The writer that added rows may have set the unread state with them (the mint does).
       this.unread = unreadStateSchema.parse(this.ledger.getKv('unreadState') ?? {});
     }
-    const jsonlChanged = !sameJsonl(this.writer.expected(), fileMark(this.paths.jsonl));
+    const jsonlChanged = !this.transcript.unchanged();
     const profileMark = fileMark(this.paths.profile);
     const profileChanged = !sameFile(this.profileMark, profileMark);
     if (ledgerChanged) this.deriveFromLedger();
@@ -553,7 +542,7 @@ export class AgentSession implements TurnContext {
     if (this.retryTimer) clearTimeout(this.retryTimer);
     this.retryTimer = null;
     this.lock.release();
-    this.writer?.close();
+    this.transcript?.close();
     this.inbox?.close();
     this.ledger?.close();
   }

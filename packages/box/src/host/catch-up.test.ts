@@ -10,8 +10,8 @@ import type { LedgerEntry } from '@sendbox/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
 import { hostFixture, ledgerOnDisk, type HostFixture } from '../testing/host-fixture.ts';
 import { createAgentHost } from './agent-host.ts';
-import { agentPaths } from './layout.ts';
-import { readProfile, writeProfile } from './profile.ts';
+import { agentPaths } from '../stores/files/layout.ts';
+import { readProfile, writeProfile } from '../stores/files/profile.ts';
 import { HostError } from '../agent/errors.ts';
 
 let fx: HostFixture | undefined;

@@ -15,7 +15,7 @@ import { scriptedProvider, type ScriptedStep } from '../providers/scripted.ts';
 import { hostFixture, type HostFixture } from '../testing/host-fixture.ts';
 import { createAgentHost, type LocalAgentHost } from './agent-host.ts';
 import { BOX_STOPPED_NOTICE } from './agent-session.ts';
-import { agentPaths } from './layout.ts';
+import { agentPaths } from '../stores/files/layout.ts';
 import { INTERRUPTED_CALL_RESULT } from './turn-closer.ts';
 import { StoreWriteError } from '../stores/errors.ts';
 import { type SequencedEntry } from '../stores/ledger.ts';

@@ -12,7 +12,7 @@
  */
 import { sendResultSuccess } from '@sendbox/protocol';
 import type { JsonObject } from '@sendbox/txcript';
-import type { TranscriptRecord } from '../transcript/writer.ts';
+import type { TranscriptRecord } from '../stores/transcript.ts';
 
 export const INTERRUPTED_CALL_RESULT =
   'This call was interrupted: the box stopped during this turn, so the call has no result. ' +

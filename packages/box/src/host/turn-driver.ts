@@ -6,10 +6,10 @@
  */
 import { assistantId, sendId, sendSuccessText, type SendMessageFeature } from '@sendbox/protocol';
 import { z } from 'zod';
-import type { AttachmentStore } from '../attachments/store.ts';
 import type { ModelProvider, ModelStepResult, ModelToolCall, ModelToolSpec } from '../providers/types.ts';
 import type { Scrubber } from '../secrets/scrub.ts';
-import type { SecretStore } from '../secrets/store.ts';
+import type { AttachmentsStore } from '../stores/attachments.ts';
+import type { SecretsStore } from '../stores/secrets.ts';
 import type { JsonObject } from '@sendbox/txcript';
 import { handleSendMessage } from '../tools/send-message/index.ts';
 import {
@@ -24,9 +24,10 @@ import { modelOutputFor } from '../context/model-view.ts';
 import { injectionsLayer } from '../context/injections.ts';
 import { modelCallView, type ContextLayer } from '../context/model-call.ts';
 import { systemPrompt } from '../context/system-prompt.ts';
-import type { TranscriptBlock, TranscriptWriter } from '../transcript/writer.ts';
-import type { AgentPaths } from './layout.ts';
-import type { Profile } from './profile.ts';
+import type { TranscriptBlock } from '../stores/transcript.ts';
+import type { TranscriptWriter } from '../stores/transcript-writer.ts';
+import type { AgentPaths } from '../stores/files/layout.ts';
+import type { Profile } from '../stores/files/profile.ts';
 import type { QuestionBook } from './question-book.ts';
 import { toolCallDetails } from './tool-details.ts';
 import type { ToolCallReport, TurnDriver } from './turn.ts';
@@ -41,8 +42,8 @@ export interface TurnContext {
   readonly toolEnv: Readonly<Record<string, string>>;
   readonly todos: TodoItem[];
   readonly writer: TranscriptWriter;
-  readonly attachments: AttachmentStore;
-  readonly secrets: SecretStore;
+  readonly attachments: AttachmentsStore;
+  readonly secrets: SecretsStore;
   readonly state: TurnStateMachine;
   readonly questions: QuestionBook;
   /** Non-send tool calls in a row before the reminder the model reads (withInjections). */

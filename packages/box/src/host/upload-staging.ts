@@ -8,7 +8,8 @@
  * of the agent's secrets is refused before either copy. A full disk is a
  * StoreWriteError (the gateway's 507), never "too large".
  */
-import { AttachmentTooLargeError, type AttachmentStore, type StoredFile } from '../attachments/store.ts';
+import { AttachmentTooLargeError } from '../attachments/store.ts';
+import type { AttachmentsStore, StoredFile } from '../stores/attachments.ts';
 import { createNewInSandbox, withDeadline } from '../sandbox/paths.ts';
 
 /** The sandbox folder user uploads go to, where tools see them. */
@@ -37,7 +38,7 @@ export function safeUploadName(fileName: string): string {
 }
 
 export async function stageUpload(
-  attachments: AttachmentStore,
+  attachments: AttachmentsStore,
   sandbox: string,
   fileName: string,
   bytes: Uint8Array,

@@ -14,7 +14,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { agentFiles, boxAgentFolders } from '../gateway/files.ts';
 import { startGateway, type RunningGateway } from '../gateway/server.ts';
 import { makeWebRoot } from '../gateway/test-support.ts';
-import { agentPaths } from '../host/layout.ts';
+import { agentPaths } from '../stores/files/layout.ts';
 import { HostError } from '../agent/errors.ts';
 import type { ScriptedStep } from '../providers/scripted.ts';
 import { encodedForms } from '../secrets/scrub.ts';

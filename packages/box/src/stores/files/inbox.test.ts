@@ -8,6 +8,8 @@ import { Inbox, needsRecovery, pendingView } from './inbox.ts';
 import { StoreLock } from './store-lock.ts';
 import { StoreWriteError } from '../errors.ts';
 import { diskFullError, WritePoints } from '../write-points.ts';
+import { inboxContract } from '../inbox.contract.ts';
+import { filesBackend } from './backend.ts';
 
 let dir = '';
 afterEach(async () => {
@@ -96,3 +98,12 @@ describe('the inbox', () => {
     expect(needsRecovery(path.join(dir, 'missing.db'))).toBe(false);
   });
 });
+
+inboxContract(
+  'files',
+  filesBackend((home) => {
+    const file = path.join(home, 'store.db');
+    openLedgerForWrite(file).close();
+    return { open: () => open(file), close: (inbox) => inbox.close() };
+  }),
+);

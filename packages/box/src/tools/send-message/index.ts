@@ -18,13 +18,13 @@ import {
   type StoredMessage,
 } from '@sendbox/protocol';
 import type { JsonObject, JsonValue } from '@sendbox/txcript';
-import type { AttachmentStore, StoredFile } from '../../attachments/store.ts';
+import type { AttachmentsStore, StoredFile } from '../../stores/attachments.ts';
 import { openInSandbox, OutsideSandboxError, withDeadline } from '../../sandbox/paths.ts';
 import type { Scrubber } from '../../secrets/scrub.ts';
 
 export interface SendGateContext {
   sandboxDir: string;
-  attachments: AttachmentStore;
+  attachments: AttachmentsStore;
   /** A file holding one of the agent's secrets is not delivered. */
   secrets: Scrubber;
   /** True while the turn waits on the user. */

@@ -14,7 +14,7 @@
  * end, a tool call or private thinking.
  */
 import type { LedgerRow } from '@sendbox/txcript';
-import type { SequencedEntry } from '../stores/ledger.ts';
+import type { SequencedEntry } from './ledger.ts';
 
 export class LedgerView {
   private list: SequencedEntry[] = [];

@@ -8,8 +8,8 @@ import path from 'node:path';
 import { grokBot, ledgerToCommon, readLedgerFile } from '@sendbox/txcript';
 import type { Block, Message } from '@sendbox/txcript';
 import { afterEach, describe, expect, it } from 'vitest';
-import { agentPaths } from '../host/layout.ts';
-import { hostFixture, type HostFixture } from '../testing/host-fixture.ts';
+import { agentPaths } from './layout.ts';
+import { hostFixture, type HostFixture } from '../../testing/host-fixture.ts';
 
 let fx: HostFixture | undefined;
 afterEach(async () => {

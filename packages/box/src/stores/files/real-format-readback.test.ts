@@ -8,7 +8,7 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { grokBot, splitHiddenText } from '@sendbox/txcript';
 import { afterEach, describe, expect, it } from 'vitest';
-import { hostFixture, type HostFixture } from '../testing/host-fixture.ts';
+import { hostFixture, type HostFixture } from '../../testing/host-fixture.ts';
 
 let fx: HostFixture | undefined;
 afterEach(async () => {

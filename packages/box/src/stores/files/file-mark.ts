@@ -3,7 +3,6 @@
  * session compares marks to learn whether another writer changed a file.
  */
 import { statSync, type Stats } from 'node:fs';
-import type { JsonlMark } from '../transcript/writer.ts';
 
 export interface FileMark {
   ino: number;
@@ -24,11 +23,4 @@ export function fileMark(file: string): FileMark | null {
 export function sameFile(a: FileMark | null, b: FileMark | null): boolean {
   if (a === null || b === null) return a === b;
   return a.ino === b.ino && a.size === b.size && a.mtimeMs === b.mtimeMs;
-}
-
-/** The JSONL is unchanged when it has the size (and inode) the writer expects from its own appends. */
-export function sameJsonl(expected: JsonlMark | null, actual: FileMark | null): boolean {
-  if (expected === null) return false;
-  if (actual === null) return expected.size === 0;
-  return actual.size === expected.size && (expected.ino === null || actual.ino === expected.ino);
 }

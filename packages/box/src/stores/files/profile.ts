@@ -1,7 +1,7 @@
 /** `agents/<id>/profile.json` (grok-bot-format.md §8): read with Zod (it may come from another host), written atomically. */
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
-import { writeFileAtomic } from '../fs/atomic.ts';
+import { writeFileAtomic } from '../../fs/atomic.ts';
 
 export const profileSchema = z.looseObject({
   name: z.string(),

@@ -1,7 +1,7 @@
 import type { LedgerRow } from '@sendbox/txcript';
 import { describe, expect, it } from 'vitest';
 import { LedgerView } from './ledger-view.ts';
-import type { SequencedEntry } from '../stores/ledger.ts';
+import type { SequencedEntry } from './ledger.ts';
 
 const notice = (id: string, seq: number, text = id): SequencedEntry => ({
   id,
