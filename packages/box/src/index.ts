@@ -21,7 +21,7 @@ export {
   TURN_TEXTS,
   type Question,
   type UnreadState,
-} from './host/agent-session.ts';
+} from './agent/agent-session.ts';
 export {
   agentPaths,
   agentsRoot,
@@ -38,7 +38,7 @@ export {
   type TurnOptions,
   type TurnTexts,
   type ToolCallReport,
-} from './host/turn.ts';
+} from './agent/turn.ts';
 export { SendReminderCounter, DEFAULT_SEND_REMINDER_EVERY } from './context/send-reminder.ts';
 export { withInjections, injectionsLayer, type InjectionConfig } from './context/injections.ts';
 export { modelCallView, type ContextLayer, type ModelCallView } from './context/model-call.ts';

@@ -21,9 +21,10 @@ import { EgressProxies, type EgressProxyOptions } from '../sandbox/egress-proxy.
 import { removeSandboxTemps } from '../sandbox/paths.ts';
 import { loadOrCreateSecretKey } from '../secrets/store.ts';
 import { toolCatalog, type ToolCatalogOptions } from '../tools/catalog.ts';
-import { AgentSession, type SessionConfig } from './agent-session.ts';
+import { AgentLifecycle } from '../agent/lifecycle.ts';
+import { AgentSession, type SessionConfig } from '../agent/agent-session.ts';
 import { needsRecovery } from '../stores/files/inbox.ts';
-import { UPLOADS_FOLDER } from './upload-staging.ts';
+import { UPLOADS_FOLDER } from '../agent/upload-staging.ts';
 import { WritePoints } from '../stores/write-points.ts';
 import { agentPaths, agentsRoot, isSafeAgentId } from '../stores/files/layout.ts';
 import { DEFAULT_SEND_REMINDER_EVERY } from '../context/send-reminder.ts';
@@ -59,6 +60,10 @@ export interface AgentHostOptions {
   writePoints?: WritePoints;
   /** How long a full disk holds an agent's pending inputs back before the next try (default 2 s). */
   inboxRetryMs?: number;
+  /** What capabilities add to each model call's view of an agent (context/model-call.ts); default none. */
+  contextLayers?: SessionConfig['contextLayers'];
+  /** What runs before every checked tool call (agent/tool-dispatch.ts); default none. */
+  toolGates?: SessionConfig['toolGates'];
 }
 
 export async function createAgentHost(options: AgentHostOptions): Promise<LocalAgentHost> {
@@ -83,7 +88,8 @@ export class LocalAgentHost implements AgentHost {
   private status: ModelStatus;
   private readonly settings: ModelSettings;
   private readonly config: SessionConfig;
-  private readonly egress: EgressProxies;
+  /** Capabilities that hold something per agent let it go here (agent/lifecycle.ts). */
+  readonly lifecycle = new AgentLifecycle();
   private focused: string | null = null;
   private closed = false;
 
@@ -104,8 +110,12 @@ export class LocalAgentHost implements AgentHost {
       this.status = statusOf(options.provider);
     }
     const everyFromEnv = Number(env.SENDBOX_SEND_REMINDER_EVERY);
-    this.egress = new EgressProxies(path.join(dataDir, 'run'), options.sandbox?.egress);
-    const tools = toolCatalog({ confinement, egress: this.egress, shell: options.shell });
+    const egress = new EgressProxies(path.join(dataDir, 'run'), options.sandbox?.egress);
+    this.lifecycle.add({
+      agentDeleted: (_id, paths) => egress.release(paths.sandbox),
+      hostClosed: () => egress.close(),
+    });
+    const tools = toolCatalog({ confinement, egress, shell: options.shell });
     this.config = {
       dataDir,
       provider: this.provider,
@@ -123,6 +133,8 @@ export class LocalAgentHost implements AgentHost {
       isFocused: (id) => this.focused === id,
       writePoints: options.writePoints ?? WritePoints.fromEnv(env),
       inboxRetryMs: options.inboxRetryMs ?? 2000,
+      contextLayers: options.contextLayers ?? (() => []),
+      toolGates: options.toolGates ?? [],
     };
   }
 
@@ -274,7 +286,7 @@ export class LocalAgentHost implements AgentHost {
     await rm(paths.agentDir, { recursive: true, force: true });
     await rm(paths.transcriptDir, { recursive: true, force: true });
     await rm(paths.sandbox, { recursive: true, force: true });
-    await this.egress.release(paths.sandbox);
+    await this.lifecycle.agentDeleted(id, paths);
     this.emit({ type: 'roster', agentId: id, change: 'deleted' });
   }
 
@@ -334,7 +346,9 @@ export class LocalAgentHost implements AgentHost {
 
   /** Hook (web Stop): aborts the agent's running turn. */
   async cancelTurn(agentId: string): Promise<{ cancelled: boolean }> {
-    return (await this.existing(agentId)).cancelTurn();
+    const result = (await this.existing(agentId)).cancelTurn();
+    if (result.cancelled) await this.lifecycle.turnCancelled(agentId);
+    return result;
   }
 
   /** Hook (web Retry): re-runs the agent on its conversation after a failed model call. */
@@ -382,7 +396,7 @@ export class LocalAgentHost implements AgentHost {
     for (const result of sessions) if (result.status === 'fulfilled') await result.value.close();
     this.sessions.clear();
     this.listeners.clear();
-    await this.egress.close();
+    await this.lifecycle.hostClosed();
   }
 
   // -------------------------------------------------------------------------

@@ -15,7 +15,7 @@
 import Database from 'better-sqlite3';
 import type { StoreLock } from './store-lock.ts';
 import { StoreWriteError } from '../errors.ts';
-import type { InboxInput, InboxRow, InboxStore, InputState, PendingInput } from '../inbox.ts';
+import type { InboxInput, InboxRow, InboxStore, InputState } from '../inbox.ts';
 import type { WritePoints } from '../write-points.ts';
 
 const INBOX_DDL = `
@@ -31,11 +31,6 @@ CREATE TABLE IF NOT EXISTS sendbox_inbox (
 ) STRICT;
 CREATE INDEX IF NOT EXISTS idx_sendbox_inbox_pending ON sendbox_inbox(seq) WHERE state = 'pending';
 `;
-
-/** The nonce of an answer: a question is answered once, so its id is the nonce. */
-export function answerNonce(messageId: string): string {
-  return `answer:${messageId}`;
-}
 
 interface RawRow {
   seq: number;
@@ -158,19 +153,6 @@ function rowOf(raw: RawRow): InboxRow {
     acceptedAt: raw.accepted_at,
     detail: raw.detail,
   };
-}
-
-export function pendingView(row: InboxRow): PendingInput {
-  const { input } = row;
-  const text =
-    input.kind === 'prompt'
-      ? input.prompt
-      : input.kind === 'widget-answer'
-        ? input.text
-        : input.kind === 'retry'
-          ? 'Retry'
-          : `Provided ${input.label}`;
-  return { nonce: row.nonce, kind: input.kind, text, acceptedAt: row.acceptedAt };
 }
 
 /**

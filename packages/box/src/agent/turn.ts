@@ -9,8 +9,8 @@
  */
 import { hiddenPrompt } from '@sendbox/protocol';
 import type { ModelMessage, ModelStepResult, ModelToolCall } from '../providers/types.ts';
-import { TextOnlyGuard } from '../agent/text-only.ts';
-import type { TurnStateMachine } from '../agent/turn-state.ts';
+import { TextOnlyGuard } from './text-only.ts';
+import type { TurnStateMachine } from './turn-state.ts';
 
 export interface ToolCallReport {
   /** What the model reads as this call's result. */

@@ -14,7 +14,7 @@ import {
   type Widget,
   type WidgetAnswer,
 } from '@sendbox/protocol';
-import { HostError } from '../agent/errors.ts';
+import { HostError } from './errors.ts';
 
 /** A widget or secret-request the user can answer, from its `send-message` entry. */
 export interface Question {

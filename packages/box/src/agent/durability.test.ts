@@ -8,12 +8,12 @@
 import { mkdir, mkdtemp, readdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { grokBot } from '@sendbox/txcript';
 import type { ModelMessage, ModelProvider } from '../providers/types.ts';
 import { scriptedProvider, type ScriptedStep } from '../providers/scripted.ts';
 import { hostFixture, type HostFixture } from '../testing/host-fixture.ts';
-import { createAgentHost, type LocalAgentHost } from './agent-host.ts';
+import { createAgentHost, type LocalAgentHost } from '../host/agent-host.ts';
 import { BOX_STOPPED_NOTICE } from './agent-session.ts';
 import { agentPaths } from '../stores/files/layout.ts';
 import { INTERRUPTED_CALL_RESULT } from './turn-closer.ts';
@@ -129,16 +129,19 @@ describe('the durable inbox', () => {
       fail: (store, what) =>
         store === 'ledger' && what === 't0u' && failures-- > 0 ? diskFullError(store) : null,
     });
-    fx = await hostFixture([{ toolCalls: [send('hi')] }, {}], { writePoints: points, inboxRetryMs: 20 });
+    // The retry comes late enough that a loaded machine still sees the input pending before it.
+    fx = await hostFixture([{ toolCalls: [send('hi')] }, {}], { writePoints: points, inboxRetryMs: 1500 });
     await fx.host.sendPrompt({ agentId: fx.agentId, prompt: 'hello', clientNonce: 'p1' });
     await fx.host.idle(fx.agentId);
     // The failed start wrote nothing the model reads, and the input is visibly pending.
+    expect((await fx.host.pendingInputs(fx.agentId)).map((p) => p.nonce)).toEqual(['p1']);
     expect(fx.model.requests).toHaveLength(0);
     await expect(fx.jsonlText()).rejects.toThrow(/ENOENT/);
-    expect((await fx.host.pendingInputs(fx.agentId)).map((p) => p.nonce)).toEqual(['p1']);
-    await new Promise((resolve) => setTimeout(resolve, 60));
+    await vi.waitFor(async () => expect(ids(await fx!.entries())).toEqual(['t0u', 't0s0', 't0e']), {
+      timeout: 15_000,
+      interval: 100,
+    });
     await fx.host.idle(fx.agentId);
-    expect(ids(await fx.entries())).toEqual(['t0u', 't0s0', 't0e']);
     expect(await fx.host.pendingInputs(fx.agentId)).toEqual([]);
   });
 });

@@ -17,11 +17,59 @@ import {
   withAddressTag,
   type LedgerEntry,
 } from '@sendbox/protocol';
-import type { InboxInput } from '../stores/inbox.ts';
+import type { InboxInput, InboxRow, PendingInput } from '../stores/inbox.ts';
 import { envNameFor, type QuestionBook } from './question-book.ts';
 
 /** What the model reads when the user retries a turn whose model call failed (the host speaking). */
 export const RETRY_PROMPT = 'The previous model call failed. Try again: continue where you left off.';
+
+type UserEntryBase = { id: string; kind: 'message'; role: 'user'; timestampMs: number };
+
+/**
+ * One kind of durable inbox input: how its turn's user `message` entry reads (the model's text is
+ * derived from that entry, `modelTextOf`), and how it shows while it waits (`pendingInputs`). A new
+ * kind is one member of `InboxInput` (stores/inbox.ts) and one entry here; the compiler asks for it.
+ */
+export interface InputKind<I extends InboxInput> {
+  userEntry(base: UserEntryBase, nonce: string, input: I): LedgerEntry;
+  /** What the pending bubble shows (a secret never: its label). */
+  pendingText(input: I): string;
+}
+
+export const INPUT_KINDS: { [K in InboxInput['kind']]: InputKind<Extract<InboxInput, { kind: K }>> } = {
+  prompt: {
+    userEntry: (base, nonce, input) => ({ ...base, content: input.prompt, clientNonce: nonce }),
+    pendingText: (input) => input.prompt,
+  },
+  'widget-answer': {
+    // Grok Bot's shape: the label clicked in content, the option's value in respondedValue.
+    userEntry: (base, _nonce, input) => ({
+      ...base,
+      content: input.text,
+      respondedValue: input.value,
+      widgetSkipped: false,
+      replyTo: input.messageId,
+    }),
+    pendingText: (input) => input.text,
+  },
+  'secret-answer': {
+    userEntry: (base, _nonce, input) => ({
+      ...base,
+      content: `Provided ${input.label}`,
+      replyTo: input.messageId,
+    }),
+    pendingText: (input) => `Provided ${input.label}`,
+  },
+  retry: {
+    // Not the user's words: the UI never shows it (`hidden`), the model reads a hidden prompt.
+    userEntry: (base) => ({ ...base, content: RETRY_PROMPT, hidden: true }),
+    pendingText: () => 'Retry',
+  },
+};
+
+function kindOf<I extends InboxInput>(input: I): InputKind<I> {
+  return INPUT_KINDS[input.kind] as unknown as InputKind<I>;
+}
 
 /** The user `message` entry of turn `turn` for an accepted input. */
 export function userEntryFor(
@@ -31,24 +79,23 @@ export function userEntryFor(
   timestampMs: number,
 ): LedgerEntry {
   const base = { id: userMessageId(turn), kind: 'message' as const, role: 'user' as const, timestampMs };
-  switch (input.kind) {
-    case 'prompt':
-      return { ...base, content: input.prompt, clientNonce: nonce };
-    case 'widget-answer':
-      // Grok Bot's shape: the label clicked in content, the option's value in respondedValue.
-      return {
-        ...base,
-        content: input.text,
-        respondedValue: input.value,
-        widgetSkipped: false,
-        replyTo: input.messageId,
-      };
-    case 'secret-answer':
-      return { ...base, content: `Provided ${input.label}`, replyTo: input.messageId };
-    case 'retry':
-      // Not the user's words: the UI never shows it (`hidden`), the model reads a hidden prompt.
-      return { ...base, content: RETRY_PROMPT, hidden: true };
-  }
+  return kindOf(input).userEntry(base, nonce, input);
+}
+
+/** A pending input as clients see it (openAgent, listAgents, the event stream). */
+export function pendingView(row: InboxRow): PendingInput {
+  const { input } = row;
+  return {
+    nonce: row.nonce,
+    kind: input.kind,
+    text: kindOf(input).pendingText(input),
+    acceptedAt: row.acceptedAt,
+  };
+}
+
+/** The nonce of an answer: a question is answered once, so its id is the nonce. */
+export function answerNonce(messageId: string): string {
+  return `answer:${messageId}`;
 }
 
 export interface UserEntryFields {

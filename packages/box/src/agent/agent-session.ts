@@ -24,6 +24,7 @@ import type { JsonObject } from '@sendbox/txcript';
 import type { HostTool, TodoItem } from '../tools/types.ts';
 import { historyFromRecords } from '../context/model-view.ts';
 import type { ContextLayer } from '../context/model-call.ts';
+import type { ToolGate } from './tool-dispatch.ts';
 import { TranscriptWriter } from '../stores/transcript-writer.ts';
 import { JsonlFile } from '../stores/files/jsonl.ts';
 import { openFileLedger } from '../stores/files/ledger.ts';
@@ -32,7 +33,7 @@ import type { TranscriptLog } from '../stores/transcript.ts';
 import { fileMark, sameFile, type FileMark } from '../stores/files/file-mark.ts';
 import { agentPaths, type AgentPaths } from '../stores/files/layout.ts';
 import { LedgerView } from '../stores/ledger-view.ts';
-import { answerNonce, Inbox, pendingView } from '../stores/files/inbox.ts';
+import { Inbox } from '../stores/files/inbox.ts';
 import { type InboxInput, type InboxRow, type PendingInput } from '../stores/inbox.ts';
 import { SendReminderCounter } from '../context/send-reminder.ts';
 import { readProfile, type Profile } from '../stores/files/profile.ts';
@@ -40,20 +41,31 @@ import { envNameFor, QuestionBook, widgetAnswerOf } from './question-book.ts';
 import { StoreLock } from '../stores/files/store-lock.ts';
 import { runTurn, type TurnTexts } from './turn.ts';
 import { turnDriver, type TurnContext } from './turn-driver.ts';
-import { TurnStateMachine } from '../agent/turn-state.ts';
+import { TurnStateMachine } from './turn-state.ts';
 import { repairOf } from './turn-closer.ts';
-import { HostError } from '../agent/errors.ts';
+import { HostError } from './errors.ts';
 import { StoreWriteError } from '../stores/errors.ts';
-import { type HostEvent } from '../agent/events.ts';
+import { type HostEvent } from './events.ts';
 import { type SequencedEntry } from '../stores/ledger.ts';
-import { type TurnState } from '../agent/turn-state.ts';
+import { type TurnState } from './turn-state.ts';
 import { stageUpload } from './upload-staging.ts';
-import { modelTextOf, userEntryFor, userRecordTexts, type UserEntryFields } from './user-turn.ts';
+import {
+  answerNonce,
+  modelTextOf,
+  pendingView,
+  userEntryFor,
+  userRecordTexts,
+  type UserEntryFields,
+} from './inputs.ts';
 import type { WritePoints } from '../stores/write-points.ts';
 
 export { envNameFor, type Question } from './question-book.ts';
 
 export interface SessionConfig {
+  /** What capabilities add to each model call's view of this agent (memory, compaction): context/model-call.ts. */
+  contextLayers(agent: { id: string; paths: AgentPaths }): readonly ContextLayer[];
+  /** What runs before every checked tool call (approvals): agent/tool-dispatch.ts. */
+  toolGates: readonly ToolGate[];
   dataDir: string;
   provider: ModelProvider | null;
   secretKey: Buffer;
@@ -112,7 +124,8 @@ export class AgentSession implements TurnContext {
   readonly secrets: SecretsStore;
   /** Non-send tool calls in a row before the reminder (withInjections applies it per model call). */
   readonly sendReminderEvery: number;
-  readonly contextLayers: readonly ContextLayer[] = [];
+  readonly contextLayers: readonly ContextLayer[];
+  readonly toolGates: readonly ToolGate[];
   private currentScrubber: Scrubber = scrubberFor(new Map());
   writer!: TranscriptWriter;
   private ledger!: LedgerStore;
@@ -149,6 +162,8 @@ export class AgentSession implements TurnContext {
   ) {
     this.paths = agentPaths(config.dataDir, id);
     this.lock = new StoreLock(this.paths.storeDb);
+    this.contextLayers = config.contextLayers({ id, paths: this.paths });
+    this.toolGates = config.toolGates;
     // The counter checks the threshold (a bad one fails here, not at the first model call).
     this.sendReminderEvery = new SendReminderCounter(config.sendReminderEvery).threshold;
     this.attachments = new AttachmentStore(this.paths.attachments, config.maxAttachmentBytes);

@@ -15,7 +15,7 @@ import { createNewInSandbox, withDeadline } from '../sandbox/paths.ts';
 /** The sandbox folder user uploads go to, where tools see them. */
 export const UPLOADS_FOLDER = 'uploads';
 import { SecretInFileError, type Scrubber } from '../secrets/scrub.ts';
-import { HostError } from '../agent/errors.ts';
+import { HostError } from './errors.ts';
 import { StoreWriteError } from '../stores/errors.ts';
 import { WritePoints } from '../stores/write-points.ts';
 

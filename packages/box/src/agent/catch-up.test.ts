@@ -9,10 +9,10 @@ import { grokBot, openLedgerForWrite } from '@sendbox/txcript';
 import type { LedgerEntry } from '@sendbox/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
 import { hostFixture, ledgerOnDisk, type HostFixture } from '../testing/host-fixture.ts';
-import { createAgentHost } from './agent-host.ts';
+import { createAgentHost } from '../host/agent-host.ts';
 import { agentPaths } from '../stores/files/layout.ts';
 import { readProfile, writeProfile } from '../stores/files/profile.ts';
-import { HostError } from '../agent/errors.ts';
+import { HostError } from './errors.ts';
 
 let fx: HostFixture | undefined;
 afterEach(async () => {

@@ -7,20 +7,10 @@
 import { assistantId, sendId, sendSuccessText, type SendMessageFeature } from '@sendbox/protocol';
 import { z } from 'zod';
 import type { ModelProvider, ModelStepResult, ModelToolCall, ModelToolSpec } from '../providers/types.ts';
-import type { Scrubber } from '../secrets/scrub.ts';
 import type { AttachmentsStore } from '../stores/attachments.ts';
-import type { SecretsStore } from '../stores/secrets.ts';
 import type { JsonObject } from '@sendbox/txcript';
 import { handleSendMessage } from '../tools/send-message/index.ts';
-import {
-  describeZodError,
-  errorOutcome,
-  statusOf,
-  type HostTool,
-  type TodoItem,
-  type ToolOutcome,
-} from '../tools/types.ts';
-import { modelOutputFor } from '../context/model-view.ts';
+import type { HostTool } from '../tools/types.ts';
 import { injectionsLayer } from '../context/injections.ts';
 import { modelCallView, type ContextLayer } from '../context/model-call.ts';
 import { systemPrompt } from '../context/system-prompt.ts';
@@ -29,31 +19,24 @@ import type { TranscriptWriter } from '../stores/transcript-writer.ts';
 import type { AgentPaths } from '../stores/files/layout.ts';
 import type { Profile } from '../stores/files/profile.ts';
 import type { QuestionBook } from './question-book.ts';
-import { toolCallDetails } from './tool-details.ts';
+import { callInput, dispatchToolCall, type DispatchContext } from './tool-dispatch.ts';
 import type { ToolCallReport, TurnDriver } from './turn.ts';
-import type { TurnStateMachine } from '../agent/turn-state.ts';
+import type { TurnStateMachine } from './turn-state.ts';
 
 /** What a turn needs from its agent. */
-export interface TurnContext {
+export interface TurnContext extends DispatchContext {
   readonly paths: AgentPaths;
   readonly profile: Profile;
   readonly feature: SendMessageFeature;
   readonly tools: readonly HostTool[];
-  readonly toolEnv: Readonly<Record<string, string>>;
-  readonly todos: TodoItem[];
   readonly writer: TranscriptWriter;
   readonly attachments: AttachmentsStore;
-  readonly secrets: SecretsStore;
   readonly state: TurnStateMachine;
   readonly questions: QuestionBook;
   /** Non-send tool calls in a row before the reminder the model reads (withInjections). */
   readonly sendReminderEvery: number;
   /** What capabilities add to each model call's view, after the guidance and reminders (context/model-call.ts). */
   readonly contextLayers: readonly ContextLayer[];
-  scrubber(): Scrubber;
-  /** Hosts the agent's commands may reach (the profile's sandbox.allowDomains, as it is now). */
-  allowDomains(): Promise<readonly string[]>;
-  now(): number;
 }
 
 /** Hooks of the web UI: Stop (`signal`) and streaming bubbles (`onDraft`, scrubbed; null when a send is over). */
@@ -121,47 +104,16 @@ export function turnDriver(
       if (outcome.awaitsUser) ctx.state.awaitUser();
       return { output: { type: 'text', value: sendSuccessText(outcome.messageId) }, delivered: true };
     }
-    const parsed = tool?.input.safeParse(call.input);
-    // One time for the recorded input and the run (update_todos stamps its input with it).
-    const startedAt = now();
-    recordCall(
-      call.name,
-      tool?.recordedInput && parsed?.success
-        ? {
-            ...tool.recordedInput(parsed.data, { todos: ctx.todos, now: () => startedAt }),
-            toolCallId: call.id,
-          }
-        : callInput(call),
-    );
-    let outcome: ToolOutcome;
-    if (!tool || !parsed) {
-      const names = ['send_message', ...tools.keys()].join(', ');
-      outcome = errorOutcome(
-        `There is no tool named ${call.name}. Your tools are: ${names}.`,
-        `unknown tool ${call.name}`,
-      );
-    } else {
-      outcome = parsed.success
-        ? await runTool(ctx, tool, parsed.data, startedAt, hooks.signal)
-        : errorOutcome(describeZodError(tool.name, parsed.error), 'invalid input');
-    }
-    const scrubber = ctx.scrubber();
-    const envelope = scrubber.value(outcome.envelope);
-    recordResult(call.name, envelope);
-    const rawInput = isObject(call.input) ? (call.input as JsonObject) : {};
-    writer.appendEntries([
-      {
-        id: `t${turn}c${counters.tool++}`,
-        kind: 'tool-call',
-        name: call.name,
-        status: statusOf(envelope),
-        summary: scrubber.text(outcome.summary),
-        // Hook (web tool rows): description, scrubbed input/output and duration.
-        ...toolCallDetails(rawInput, envelope, now() - startedAt, scrubber),
-        timestampMs: now(),
+    return dispatchToolCall(call, tool, {
+      ctx,
+      knownNames: () => ['send_message', ...tools.keys()],
+      recordCall,
+      recordResult,
+      recordEntry: (entry) => {
+        writer.appendEntries([{ id: `t${turn}c${counters.tool++}`, ...entry }]);
       },
-    ]);
-    return { output: modelOutputFor(call.name, envelope), delivered: false };
+      signal: hooks.signal,
+    });
   };
 
   return {
@@ -235,39 +187,4 @@ function toolSpecs(ctx: TurnContext): ModelToolSpec[] {
     specs.push({ name: tool.name, description: tool.description, inputSchema: schema });
   }
   return specs;
-}
-
-async function runTool(
-  ctx: TurnContext,
-  tool: HostTool,
-  input: unknown,
-  startedAt: number,
-  signal: AbortSignal,
-): Promise<ToolOutcome> {
-  const secrets = await ctx.secrets.all();
-  try {
-    return await tool.run(input, {
-      sandboxDir: ctx.paths.sandbox,
-      env: { ...ctx.toolEnv, HOME: ctx.paths.sandbox, ...Object.fromEntries(secrets) },
-      allowDomains: await ctx.allowDomains(),
-      scrub: ctx.scrubber(),
-      todos: ctx.todos,
-      signal,
-      now: () => startedAt,
-    });
-  } catch (error) {
-    return errorOutcome(`${tool.name} failed: ${(error as Error).message}`);
-  }
-}
-
-/** A call's JSONL `tool_use` input: its arguments with its id, or their raw text when they did not parse. */
-function callInput(call: ModelToolCall): JsonObject {
-  if (isObject(call.input)) return { ...(call.input as JsonObject), toolCallId: call.id };
-  return call.rawArguments === undefined
-    ? { toolCallId: call.id }
-    : { rawArguments: call.rawArguments, toolCallId: call.id };
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { envNameFor, QuestionBook, widgetAnswerOf } from './question-book.ts';
-import { HostError } from '../agent/errors.ts';
+import { HostError } from './errors.ts';
 
 const widget = {
   prompt: 'Which colour?',
