@@ -1,9 +1,9 @@
 /** The AttachmentsStore contract: every backend's attachment store passes it (run by stores/files/attachments.test.ts). */
 import { createHash } from 'node:crypto';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { scrubberFor } from '../secrets/scrub.ts';
 import type { AttachmentsStore } from './attachments.ts';
-import type { Backend, BackendHarness } from './contract.ts';
+import { useBackend, type Backend } from './contract.ts';
 
 /** A backend's attachment store, and a way to read a stored file back by what `ingest*` returned. */
 export interface AttachmentsUnderTest {
@@ -13,20 +13,7 @@ export interface AttachmentsUnderTest {
 
 export function attachmentsContract(backend: string, make: Backend<AttachmentsUnderTest>): void {
   describe(`AttachmentsStore contract (${backend})`, () => {
-    let harness: BackendHarness<AttachmentsUnderTest>;
-    const opened: AttachmentsUnderTest[] = [];
-    const open = async (): Promise<AttachmentsUnderTest> => {
-      const store = await harness.open();
-      opened.push(store);
-      return store;
-    };
-    beforeEach(async () => {
-      harness = await make.setUp();
-    });
-    afterEach(async () => {
-      for (const store of opened.splice(0)) await harness.close(store);
-      await make.tearDown();
-    });
+    const open = useBackend(make);
 
     it('stores bytes once per SHA-256, named by it, with the media type of the file name', async () => {
       const { store, readBack } = await open();

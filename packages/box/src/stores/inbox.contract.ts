@@ -1,24 +1,11 @@
 /** The InboxStore contract: every backend's inbox passes it (run by stores/files/inbox.test.ts). */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { Backend, BackendHarness } from './contract.ts';
+import { describe, expect, it } from 'vitest';
+import { useBackend, type Backend } from './contract.ts';
 import type { InboxStore } from './inbox.ts';
 
 export function inboxContract(backend: string, make: Backend<InboxStore>): void {
   describe(`InboxStore contract (${backend})`, () => {
-    let harness: BackendHarness<InboxStore>;
-    const opened: InboxStore[] = [];
-    const open = async (): Promise<InboxStore> => {
-      const store = await harness.open();
-      opened.push(store);
-      return store;
-    };
-    beforeEach(async () => {
-      harness = await make.setUp();
-    });
-    afterEach(async () => {
-      for (const store of opened.splice(0)) await harness.close(store);
-      await make.tearDown();
-    });
+    const open = useBackend(make);
 
     it('accepts a nonce once, and keeps pending inputs in the order they came', async () => {
       const inbox = await open();

@@ -1,27 +1,14 @@
 /** The LedgerStore contract: every backend's ledger passes it (run by stores/files/ledger.test.ts). */
 import type { LedgerEntry } from '@sendbox/protocol';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { Backend, BackendHarness } from './contract.ts';
+import { describe, expect, it } from 'vitest';
+import { useBackend, type Backend } from './contract.ts';
 import type { LedgerStore } from './ledger.ts';
 
 const notice = (id: string, text = id): LedgerEntry => ({ id, kind: 'notice', text, timestampMs: 1 });
 
 export function ledgerContract(backend: string, make: Backend<LedgerStore>): void {
   describe(`LedgerStore contract (${backend})`, () => {
-    let harness: BackendHarness<LedgerStore>;
-    const opened: LedgerStore[] = [];
-    const open = async (): Promise<LedgerStore> => {
-      const store = await harness.open();
-      opened.push(store);
-      return store;
-    };
-    beforeEach(async () => {
-      harness = await make.setUp();
-    });
-    afterEach(async () => {
-      for (const store of opened.splice(0)) await harness.close(store);
-      await make.tearDown();
-    });
+    const open = useBackend(make);
 
     it('appends entries with ascending seqs and reads them back in order', async () => {
       const ledger = await open();

@@ -1,24 +1,11 @@
 /** The SecretsStore contract: every backend's secret store passes it (run by stores/files/secrets.test.ts). */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { Backend, BackendHarness } from './contract.ts';
+import { describe, expect, it } from 'vitest';
+import { useBackend, type Backend } from './contract.ts';
 import type { SecretsStore } from './secrets.ts';
 
 export function secretsContract(backend: string, make: Backend<SecretsStore>): void {
   describe(`SecretsStore contract (${backend})`, () => {
-    let harness: BackendHarness<SecretsStore>;
-    const opened: SecretsStore[] = [];
-    const open = async (): Promise<SecretsStore> => {
-      const store = await harness.open();
-      opened.push(store);
-      return store;
-    };
-    beforeEach(async () => {
-      harness = await make.setUp();
-    });
-    afterEach(async () => {
-      for (const store of opened.splice(0)) await harness.close(store);
-      await make.tearDown();
-    });
+    const open = useBackend(make);
 
     it('saves secrets by name, replaces a value, and keeps them across a reopen', async () => {
       const secrets = await open();

@@ -1,24 +1,11 @@
 /** The TranscriptLog contract: every backend's transcript passes it (run by stores/files/jsonl.test.ts). */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { Backend, BackendHarness } from './contract.ts';
+import { describe, expect, it } from 'vitest';
+import { useBackend, type Backend } from './contract.ts';
 import type { TranscriptLog } from './transcript.ts';
 
 export function transcriptContract(backend: string, make: Backend<TranscriptLog>): void {
   describe(`TranscriptLog contract (${backend})`, () => {
-    let harness: BackendHarness<TranscriptLog>;
-    const opened: TranscriptLog[] = [];
-    const open = async (): Promise<TranscriptLog> => {
-      const store = await harness.open();
-      opened.push(store);
-      return store;
-    };
-    beforeEach(async () => {
-      harness = await make.setUp();
-    });
-    afterEach(async () => {
-      for (const store of opened.splice(0)) await harness.close(store);
-      await make.tearDown();
-    });
+    const open = useBackend(make);
 
     it('reads back exactly the lines appended, in order', async () => {
       const log = await open();
