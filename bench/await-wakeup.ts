@@ -16,7 +16,7 @@ import { noScrub } from '../packages/box/src/secrets/scrub.ts';
 import { AgentTasks, DEFAULT_TASK_LIMITS } from '../packages/box/src/tasks/agent-tasks.ts';
 import { TaskBook } from '../packages/box/src/tasks/task-book.ts';
 import { awaitTool } from '../packages/box/src/tools/await/index.ts';
-import { shellTool } from '../packages/box/src/tools/shell.ts';
+import { shellTool } from '../packages/box/src/tools/shell/index.ts';
 import type { ToolContext } from '../packages/box/src/tools/types.ts';
 
 const TASKS = Number(process.argv[2] ?? 200);

@@ -7,7 +7,10 @@
  * entry committed during the backlog read is therefore in the backlog, in the
  * buffer, or both, never in neither.
  */
-import type { AgentHost, HostEvent, PendingInput, SequencedEntry } from '../host/types.ts';
+import type { AgentHost } from '../host/types.ts';
+import type { HostEvent } from '../agent/events.ts';
+import type { PendingInput } from '../stores/inbox.ts';
+import type { SequencedEntry } from '../stores/ledger.ts';
 
 export const PING_INTERVAL_MS = 15_000;
 /**
@@ -100,6 +103,11 @@ export async function openEventStream(
       case 'draft':
         if (event.agentId !== agentId) return null;
         return frame('draft', { agentId: event.agentId, toolCallId: event.toolCallId, text: event.text });
+      case 'task':
+        return event.agentId === agentId ? frame('task', { agentId, task: event.task }) : null;
+      case 'subagent-entry':
+        if (event.agentId !== agentId) return null;
+        return frame('subagent-entry', { agentId, subagentId: event.subagentId, entry: event.entry });
     }
   };
 

@@ -2,7 +2,8 @@
  * Methods on a running or failed turn (docs/gateway.md): `cancelTurn` stops the agent's
  * running turn (the model call is aborted, tool process groups are killed, the turn ends with
  * a notice and the model reads that it was stopped); `retryTurn` runs the agent again on its
- * conversation as it stands, after a failed model call.
+ * conversation as it stands, after a failed model call; `listTasks`, `stopTask` and
+ * `openSubagent` show and stop its background work.
  */
 import { z } from 'zod';
 import { agentIdSchema, method } from './method-spec.ts';
@@ -12,4 +13,13 @@ const byAgent = z.object({ agentId: agentIdSchema });
 export const turnMethods = {
   cancelTurn: method(byAgent, ({ host }, { agentId }) => host.cancelTurn(agentId)),
   retryTurn: method(byAgent, ({ host }, { agentId }) => host.retryTurn(agentId)),
+  listTasks: method(byAgent, async ({ host }, { agentId }) => ({ tasks: await host.listTasks(agentId) })),
+  stopTask: method(
+    z.object({ agentId: agentIdSchema, taskId: z.string().min(1).max(200) }),
+    ({ host }, { agentId, taskId }) => host.stopTask(agentId, taskId),
+  ),
+  openSubagent: method(
+    z.object({ agentId: agentIdSchema, subagentId: z.string().regex(/^sand-subagent-[0-9a-f-]{36}$/, 'expected sand-subagent-<uuid>') }),
+    async ({ host }, { agentId, subagentId }) => ({ entries: await host.openSubagent(agentId, subagentId) }),
+  ),
 };

@@ -1,56 +1,48 @@
 /**
- * An agent's background work as its session composes it: the task registry
- * (tasks/agent-tasks.ts) over the agent's task book, the launcher of its
- * children (run-child.ts), and what the session asks of them at its seams:
+ * An agent's background work, composed for its session through the session's extension seam
+ * (agent/extension.ts): the task registry (tasks/agent-tasks.ts) over the agent's task book and
+ * the launcher of its children (run-child.ts).
  *
- * - on open: tasks a crash cut are marked interrupted and their children's
- *   transcripts closed (`recover`); the next turn tells the model (`note`);
- * - per tool call: what `shell` (isBackground), `task` and `await` need (`toolContext`);
+ * - opened: tasks a crash cut are marked interrupted, their children's transcripts closed, and
+ *   the model is told before its next turn (a hidden prompt in the JSONL, once);
+ * - per tool call: what `shell` (isBackground), `task` and `await` need (`toolServices`);
  * - per turn: the step budget a turn shares with its children (`turnBudget`);
- * - the turn closer: an interrupted `task` call names its child (`closerDetail`);
- * - lifecycle: Stop, deleteAgent and shutdown end everything (`stopAll`, `close`);
+ * - the turn closer: an interrupted `task` call names its child (`interruptedDetail`);
+ * - lifecycle (`AgentBackgrounds`): Stop, deleteAgent and shutdown end everything;
  * - the gateway: `listTasks`, `stopTask`, `openSubagent` (`views`, `stop`, `childSteps`).
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { grokBot, type JsonObject } from '@sendbox/txcript';
-import type { AttachmentStore } from '../attachments/store.ts';
-import { agentPaths } from '../host/layout.ts';
-import { stepBudget, type StepBudget } from '../host/turn.ts';
-import type { SequencedEntry } from '../host/types.ts';
-import type { WritePoints } from '../host/write-points.ts';
+import type { AgentExtension } from '../agent/extension.ts';
+import type { ToolCallRef } from '../agent/tool-dispatch.ts';
+import { stepBudget, type StepBudget } from '../agent/turn.ts';
+import type { TurnContext } from '../agent/turn-driver.ts';
 import type { ModelProvider } from '../providers/types.ts';
 import { isNotFound } from '../sandbox/paths.ts';
-import type { Scrubber } from '../secrets/scrub.ts';
-import type { SecretStore } from '../secrets/store.ts';
+import { agentPaths } from '../stores/files/layout.ts';
+import type { SequencedEntry } from '../stores/ledger.ts';
+import type { WritePoints } from '../stores/write-points.ts';
 import { AgentTasks, type TaskView } from '../tasks/agent-tasks.ts';
 import { interruptedNote } from '../tasks/interrupted-note.ts';
-import { backgroundLimits, type BackgroundSettings } from '../tasks/limits.ts';
+import { backgroundLimits } from '../tasks/limits.ts';
 import { TaskBook } from '../tasks/task-book.ts';
 import type { HostTool, ToolContext } from '../tools/types.ts';
 import { closeInterruptedChildren, interruptedTaskDetail } from './child-closer.ts';
 import { childSteps } from './child-steps.ts';
-import { runChild } from './run-child.ts';
+import { runChild, type ChildParent } from './run-child.ts';
 
 /** What the background work of an agent tells the UI. */
 export type BackgroundEvent =
   | { type: 'task'; agentId: string; task: TaskView }
   | { type: 'subagent-entry'; agentId: string; subagentId: string; entry: SequencedEntry };
 
-export interface AgentBackgroundOptions {
-  agentId: string;
+/** What every agent's background work takes from the host. */
+export interface BackgroundHost {
   dataDir: string;
-  name(): string;
-  sandbox: string;
   provider(): ModelProvider | null;
+  /** The host's tools (a child gets them minus its exclusions). */
   tools(): readonly HostTool[];
-  toolEnv: Readonly<Record<string, string>>;
-  attachments: AttachmentStore;
-  secrets: SecretStore;
-  scrubber(): Scrubber;
-  allowDomains(): Promise<readonly string[]>;
-  settings(): BackgroundSettings | undefined;
-  now(): number;
   writePoints: WritePoints;
   emit(event: BackgroundEvent): void;
 }
@@ -60,70 +52,54 @@ export function taskBookFile(dataDir: string, agentId: string): string {
   return path.join(agentPaths(dataDir, agentId).agentDir, 'tasks.db');
 }
 
-export class AgentBackground {
+export class AgentBackground implements AgentExtension {
   readonly tasks: AgentTasks;
   private readonly book: TaskBook;
-  private unreported: string[] = [];
+  private budget: { turn: number; budget: StepBudget } | null = null;
 
-  constructor(private readonly options: AgentBackgroundOptions) {
-    this.book = new TaskBook(taskBookFile(options.dataDir, options.agentId));
+  constructor(
+    private readonly host: BackgroundHost,
+    /** The agent's session (read lazily: it is still being built when this is). */
+    private readonly agent: TurnContext,
+  ) {
+    this.book = new TaskBook(taskBookFile(host.dataDir, agent.id));
     this.tasks = new AgentTasks({
       book: this.book,
-      limits: () => backgroundLimits(options.settings()),
-      scrubber: () => options.scrubber(),
-      now: () => options.now(),
-      emit: (task) => options.emit({ type: 'task', agentId: options.agentId, task }),
+      limits: () => backgroundLimits(agent.profile.background),
+      scrubber: () => agent.scrubber(),
+      now: () => agent.now(),
+      emit: (task) => host.emit({ type: 'task', agentId: agent.id, task }),
     });
   }
 
-  /** On open, before any turn: what a crash cut is marked interrupted and its children closed. */
-  async recover(): Promise<void> {
+  /** What a crash cut is marked interrupted, its children closed, and the model told once. */
+  async opened(): Promise<string | null> {
     const interrupted = this.tasks.recoverInterrupted();
     await closeInterruptedChildren(
-      this.options.dataDir,
+      this.host.dataDir,
       interrupted,
-      this.options.scrubber(),
-      this.options.writePoints,
+      this.agent.scrubber(),
+      this.host.writePoints,
     );
-    this.unreported = this.book.unreported().map((task) => task.id);
+    const unreported = this.book.unreported();
+    // Marked first: a note whose write then fails is lost, never told twice.
+    this.book.markReported(unreported.map((task) => task.id));
+    return interruptedNote(unreported);
   }
 
-  /** The hidden prompt the next turn's user record carries about interrupted work (null: none). */
-  note(): string | null {
-    if (this.unreported.length === 0) return null;
-    return interruptedNote(this.book.unreported().filter((task) => this.unreported.includes(task.id)));
+  turnBudget(turn: number): StepBudget | undefined {
+    const max = backgroundLimits(this.agent.profile.background).maxStepsPerTurn;
+    this.budget = max === null ? null : { turn, budget: stepBudget(max) };
+    return this.budget?.budget;
   }
 
-  /** The note went into a committed user record: it is not told again. */
-  noted(): void {
-    this.book.markReported(this.unreported);
-    this.unreported = [];
+  toolServices(call: ToolCallRef): Partial<ToolContext> {
+    const budget = this.budget?.turn === call.turn ? this.budget.budget : undefined;
+    return this.servicesAt(0, call, budget);
   }
 
-  /** The step budget of one turn, its children's steps included (null: the turn's own cap alone). */
-  turnBudget(): StepBudget | undefined {
-    const max = backgroundLimits(this.options.settings()).maxStepsPerTurn;
-    return max === null ? undefined : stepBudget(max);
-  }
-
-  /** What a tool call needs to start and await background work. */
-  toolContext(
-    turn: number,
-    toolCallId: string,
-    budget?: StepBudget,
-  ): Pick<ToolContext, 'tasks' | 'subagents' | 'call'> {
-    const provider = this.options.provider();
-    return {
-      tasks: this.tasks,
-      call: { turn, toolCallId },
-      ...(provider
-        ? { subagents: { start: (job) => runChild(this.childParent(provider, budget), job) } }
-        : {}),
-    };
-  }
-
-  closerDetail(turn: number): (name: string, input: JsonObject) => JsonObject | undefined {
-    return interruptedTaskDetail(this.book, turn);
+  interruptedDetail(turn: number, name: string, input: JsonObject): JsonObject | undefined {
+    return interruptedTaskDetail(this.book, turn)(name, input);
   }
 
   views(): TaskView[] {
@@ -146,7 +122,7 @@ export class AgentBackground {
   async childSteps(subagentId: string): Promise<SequencedEntry[] | undefined> {
     const task = this.book.get(subagentId);
     if (!task || task.kind !== 'subagent' || task.agentId !== subagentId) return undefined;
-    const file = agentPaths(this.options.dataDir, subagentId).jsonl;
+    const file = agentPaths(this.host.dataDir, subagentId).jsonl;
     let text: string;
     try {
       text = await readFile(file, 'utf8');
@@ -157,31 +133,78 @@ export class AgentBackground {
     const records = grokBot.text
       .parse(text, file)
       .records.flatMap((line) => (line.kind === 'record' ? [line.json] : []));
-    return childSteps(records, this.options.scrubber());
+    return childSteps(records, this.agent.scrubber());
   }
 
-  private childParent(provider: ModelProvider, budget: StepBudget | undefined) {
-    const limits = backgroundLimits(this.options.settings());
-    const o = this.options;
+  /**
+   * What a call at `depth` (0: the agent's own turn) gets: the agent's task registry, and a
+   * launcher of children while the profile's depth allows one more level.
+   */
+  private servicesAt(depth: number, call: ToolCallRef, budget: StepBudget | undefined): Partial<ToolContext> {
+    const provider = this.host.provider();
+    const limits = backgroundLimits(this.agent.profile.background);
     return {
-      dataDir: o.dataDir,
-      name: o.name(),
-      sandbox: o.sandbox,
+      tasks: this.tasks,
+      call,
+      ...(provider && depth < limits.maxDepth
+        ? { subagents: { start: (job) => runChild(this.childParent(provider, depth, budget), job) } }
+        : {}),
+    };
+  }
+
+  private childParent(provider: ModelProvider, depth: number, budget: StepBudget | undefined): ChildParent {
+    const limits = backgroundLimits(this.agent.profile.background);
+    const agent = this.agent;
+    return {
+      agent,
+      dataDir: this.host.dataDir,
       provider,
-      tools: o.tools(),
+      tools: this.host.tools(),
       maxDepth: limits.maxDepth,
-      depth: 0,
-      toolEnv: o.toolEnv,
-      attachments: o.attachments,
-      secrets: o.secrets,
-      scrubber: () => o.scrubber(),
-      allowDomains: () => o.allowDomains(),
-      now: () => o.now(),
-      writePoints: o.writePoints,
+      depth,
+      writePoints: this.host.writePoints,
       maxSteps: limits.subagentMaxSteps,
       ...(budget ? { budget } : {}),
-      onEntry: (subagentId: string, entry: SequencedEntry) =>
-        o.emit({ type: 'subagent-entry', agentId: o.agentId, subagentId, entry }),
+      // A child's own calls: its ids are its own, so the book keys them under the child.
+      toolServices: (childId, call) =>
+        this.servicesAt(depth + 1, { turn: call.turn, toolCallId: `${childId}/${call.toolCallId}` }, budget),
+      onEntry: (subagentId, entry) =>
+        this.host.emit({ type: 'subagent-entry', agentId: agent.id, subagentId, entry }),
     };
+  }
+}
+
+/** Every agent's background work, for the host: made per session, ended by the lifecycle. */
+export class AgentBackgrounds {
+  private readonly byAgent = new Map<string, AgentBackground>();
+
+  constructor(private readonly host: BackgroundHost) {}
+
+  /** The session's extension (the host's `extensions` seam). */
+  for(agent: TurnContext): AgentBackground {
+    const background = new AgentBackground(this.host, agent);
+    this.byAgent.set(agent.id, background);
+    return background;
+  }
+
+  of(agentId: string): AgentBackground | undefined {
+    return this.byAgent.get(agentId);
+  }
+
+  /** The user pressed Stop: every task of the agent ends (commands' trees killed, children cancelled). */
+  async turnCancelled(agentId: string): Promise<void> {
+    await this.byAgent.get(agentId)?.stopAll();
+  }
+
+  async agentDeleted(agentId: string): Promise<void> {
+    const background = this.byAgent.get(agentId);
+    this.byAgent.delete(agentId);
+    await background?.close();
+  }
+
+  async hostClosed(): Promise<void> {
+    const all = [...this.byAgent.values()];
+    this.byAgent.clear();
+    await Promise.allSettled(all.map((background) => background.close()));
   }
 }

@@ -1,18 +1,19 @@
 /**
  * After a crash, children are closed the way the turn closer closes their parent's turn
- * (host/turn-closer.ts): every call in a child's transcript gets a result (interrupted), and the
+ * (agent/turn-closer.ts): every call in a child's transcript gets a result (interrupted), and the
  * parent's interrupted `task` call names the child it started, from the task book, so the
  * parent → child link (C7) holds after a crash too.
  */
 import { readFile } from 'node:fs/promises';
 import { grokBot, type JsonObject } from '@sendbox/txcript';
-import { agentPaths } from '../host/layout.ts';
-import { repairOf } from '../host/turn-closer.ts';
-import type { WritePoints } from '../host/write-points.ts';
+import { agentPaths } from '../stores/files/layout.ts';
+import { repairOf } from '../agent/turn-closer.ts';
+import type { WritePoints } from '../stores/write-points.ts';
 import { isNotFound } from '../sandbox/paths.ts';
 import type { Scrubber } from '../secrets/scrub.ts';
 import type { TaskBook, TaskRecord } from '../tasks/task-book.ts';
-import { TranscriptWriter } from '../transcript/writer.ts';
+import { TranscriptWriter } from '../stores/transcript-writer.ts';
+import { JsonlFile } from '../stores/files/jsonl.ts';
 import { ChildLedger } from './child-ledger.ts';
 
 /** For the parent's closer: an interrupted `task` call of turn `turn` names its child. */
@@ -49,17 +50,13 @@ export async function closeInterruptedChildren(
       .records.flatMap((line) => (line.kind === 'record' ? [line.json] : []));
     if (records.length === 0) continue;
     const repair = repairOf(0, records, [], () => []);
-    const writer = new TranscriptWriter(
-      file,
-      new ChildLedger(file),
-      () => scrubber,
-      () => undefined,
-      points,
-    );
+    const log = new JsonlFile(file);
     try {
-      writer.appendRecords(repair.records);
+      new TranscriptWriter(log, new ChildLedger(), () => scrubber, () => undefined, points).appendRecords(
+        repair.records,
+      );
     } finally {
-      writer.close();
+      log.close();
     }
   }
 }

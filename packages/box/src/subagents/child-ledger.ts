@@ -7,24 +7,19 @@
  * (child-steps.ts).
  */
 import type { LedgerEntry } from '@sendbox/protocol';
-import type { JsonValue, LedgerRead, LedgerRow, LedgerWriter } from '@sendbox/txcript';
+import type { JsonValue, LedgerRead, LedgerRow } from '@sendbox/txcript';
+import type { LedgerStore } from '../stores/ledger.ts';
 
-export class ChildLedger implements LedgerWriter {
+export class ChildLedger implements LedgerStore {
   private readonly rows: LedgerRow[] = [];
   private readonly kv = new Map<string, JsonValue>();
-
-  constructor(readonly path: string) {}
 
   appendEntries(entries: readonly LedgerEntry[]): number[] {
     return entries.map((entry) => {
       const seq = this.rows.length + 1;
-      this.rows.push({ seq, id: entry.id, entry: entry });
+      this.rows.push({ seq, id: entry.id, entry });
       return seq;
     });
-  }
-
-  appendEntry(entry: LedgerEntry): number {
-    return this.appendEntries([entry])[0]!;
   }
 
   setKv(key: string, value: JsonValue): void {
@@ -35,24 +30,16 @@ export class ChildLedger implements LedgerWriter {
     return this.kv.get(key);
   }
 
-  readLedgerEntries(limit?: number): LedgerRead {
-    return { rows: this.rows.slice(0, limit), warnings: [] };
+  readLedgerEntries(): LedgerRead {
+    return { rows: [...this.rows], warnings: [] };
   }
 
-  readEntriesAfter(seq: number, limit?: number): LedgerRead {
-    return { rows: this.rows.filter((row) => row.seq > seq).slice(0, limit), warnings: [] };
+  readEntriesAfter(seq: number): LedgerRead {
+    return { rows: this.rows.filter((row) => row.seq > seq), warnings: [] };
   }
 
   countEntries(): number {
     return this.rows.length;
-  }
-
-  userMessageTimes(): Map<string, number> {
-    return new Map();
-  }
-
-  lastEntry(): LedgerRow | undefined {
-    return this.rows.at(-1);
   }
 
   close(): void {}

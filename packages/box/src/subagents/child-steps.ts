@@ -6,7 +6,7 @@
  */
 import type { LedgerEntry } from '@sendbox/protocol';
 import type { JsonObject } from '@sendbox/txcript';
-import { toolCallDetails } from '../host/tool-details.ts';
+import { toolCallDetails } from '../agent/tool-details.ts';
 import type { Scrubber } from '../secrets/scrub.ts';
 import { statusOf, type ToolEnvelope } from '../tools/types.ts';
 

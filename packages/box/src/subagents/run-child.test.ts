@@ -4,10 +4,10 @@ import path from 'node:path';
 import { grokBot } from '@sendbox/txcript';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { AttachmentStore } from '../attachments/store.ts';
-import { agentPaths } from '../host/layout.ts';
-import { stepBudget, type StepBudget } from '../host/turn.ts';
-import type { SequencedEntry } from '../host/types.ts';
-import { WritePoints } from '../host/write-points.ts';
+import { agentPaths } from '../stores/files/layout.ts';
+import { stepBudget, type StepBudget } from '../agent/turn.ts';
+import type { SequencedEntry } from '../stores/ledger.ts';
+import { WritePoints } from '../stores/write-points.ts';
 import { scriptedProvider, withScript, type ScriptedProvider } from '../providers/scripted.ts';
 import { detectConfinement, type Confinement } from '../sandbox/confinement.ts';
 import { noScrub } from '../secrets/scrub.ts';
@@ -15,7 +15,7 @@ import { SecretStore } from '../secrets/store.ts';
 import { AgentTasks, DEFAULT_TASK_LIMITS } from '../tasks/agent-tasks.ts';
 import { TaskBook } from '../tasks/task-book.ts';
 import { awaitTool } from '../tools/await/index.ts';
-import { shellTool } from '../tools/shell.ts';
+import { shellTool } from '../tools/shell/index.ts';
 import { taskTool } from '../tools/task/index.ts';
 import type { HostTool, ToolContext, ToolEnvelope } from '../tools/types.ts';
 import { childSteps } from './child-steps.ts';
@@ -59,19 +59,23 @@ const tools = (): HostTool[] => [shellTool({ confinement }), awaitTool, taskTool
 
 function parent(): ChildParent {
   return {
+    agent: {
+      id: 'parent',
+      paths: { ...agentPaths(dataDir, 'parent'), sandbox },
+      profile: { name: 'Parent', description: '', harness: 'box', title: '' },
+      toolEnv: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+      attachments: new AttachmentStore(path.join(dataDir, 'attachments')),
+      secrets: new SecretStore(path.join(dataDir, 'secrets.enc'), Buffer.alloc(32, 7), 'parent'),
+      toolGates: [],
+      scrubber: () => noScrub,
+      allowDomains: () => Promise.resolve([]),
+      now: Date.now,
+    },
     dataDir,
-    name: 'Parent',
-    sandbox,
     provider: model,
     tools: tools(),
     maxDepth: options.maxDepth,
     depth: 0,
-    toolEnv: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
-    attachments: new AttachmentStore(path.join(dataDir, 'attachments')),
-    secrets: new SecretStore(path.join(dataDir, 'secrets.enc'), Buffer.alloc(32, 7), 'parent'),
-    scrubber: () => noScrub,
-    allowDomains: () => Promise.resolve([]),
-    now: Date.now,
     writePoints: new WritePoints(),
     maxSteps: options.maxSteps,
     ...(options.budget ? { budget: options.budget } : {}),

@@ -1,5 +1,5 @@
 /**
- * Runs one subagent: one turn of the turn engine (host/turn.ts, host/turn-driver.ts, the same
+ * Runs one subagent: one turn of the turn engine (agent/turn.ts, agent/turn-driver.ts, the same
  * code the parent's turns run) on a context of its own, written to its own transcript
  * `agent-transcripts/sand-subagent-<uuid>/sand-subagent-<uuid>.jsonl` through the grok_bot
  * codec (the same TranscriptWriter), starting with `[t0u]\n<prompt>` as real subagent files do
@@ -15,24 +15,24 @@
  * It has its own step limit, todo list and turn state; its ledger entries live in memory and
  * go to the parent's UI as events (child-ledger.ts).
  */
-import { userRecordTexts } from '../host/user-turn.ts';
+import { userRecordTexts } from '../agent/inputs.ts';
 import { ensurePrivateDir } from '../fs/atomic.ts';
-import { agentPaths, type AgentPaths } from '../host/layout.ts';
-import type { Profile } from '../host/profile.ts';
-import { QuestionBook } from '../host/question-book.ts';
-import { runTurn, type StepBudget, type TurnTexts } from '../host/turn.ts';
-import { turnDriver, type TurnContext } from '../host/turn-driver.ts';
-import { TurnStateMachine } from '../host/turn-state.ts';
-import type { SequencedEntry } from '../host/types.ts';
-import type { WritePoints } from '../host/write-points.ts';
-import type { AttachmentStore } from '../attachments/store.ts';
+import { agentPaths, type AgentPaths } from '../stores/files/layout.ts';
+import type { Profile } from '../stores/files/profile.ts';
+import { QuestionBook } from '../agent/question-book.ts';
+import { runTurn, type StepBudget, type TurnTexts } from '../agent/turn.ts';
+import { turnDriver, type TurnContext } from '../agent/turn-driver.ts';
+import { TurnStateMachine } from '../agent/turn-state.ts';
+import type { SequencedEntry } from '../stores/ledger.ts';
+import type { WritePoints } from '../stores/write-points.ts';
 import type { ModelMessage, ModelProvider } from '../providers/types.ts';
 import type { Scrubber } from '../secrets/scrub.ts';
-import type { SecretStore } from '../secrets/store.ts';
 import type { ChildRun } from '../tasks/agent-tasks.ts';
-import type { HostTool, TodoItem } from '../tools/types.ts';
+import type { HostTool, TodoItem, ToolContext } from '../tools/types.ts';
+import type { ToolCallRef } from '../agent/tool-dispatch.ts';
 import { sendMessageFeature } from '@sendbox/protocol';
-import { TranscriptWriter } from '../transcript/writer.ts';
+import { TranscriptWriter } from '../stores/transcript-writer.ts';
+import { JsonlFile } from '../stores/files/jsonl.ts';
 import { ChildLedger } from './child-ledger.ts';
 import { childResult, type ChildCall, type ChildStop } from './child-report.ts';
 
@@ -50,28 +50,29 @@ export const CHILD_TURN_TEXTS: TurnTexts = {
 
 /** What a child takes from its parent. */
 export interface ChildParent {
+  /**
+   * The parent agent: its name, sandbox, environment, secrets, scrubber, network allowlist and
+   * tool gates are the child's too (an approval a gate asks for is asked on the parent).
+   */
+  agent: Pick<
+    TurnContext,
+    'id' | 'paths' | 'profile' | 'toolEnv' | 'attachments' | 'secrets' | 'toolGates' | 'scrubber' | 'allowDomains' | 'now'
+  >;
   dataDir: string;
-  /** The parent's name (the child's system prompt says whose job it does). */
-  name: string;
-  /** The parent's sandbox folder, which the child works in. */
-  sandbox: string;
   provider: ModelProvider;
   /** The parent's tools; the excluded ones are taken out here. */
   tools: readonly HostTool[];
   /** `task` stays in the child's tools only below this depth (1: children start no children). */
   maxDepth: number;
+  /** The parent's depth (0: an agent's own turn). */
   depth: number;
-  toolEnv: Readonly<Record<string, string>>;
-  attachments: AttachmentStore;
-  secrets: SecretStore;
-  scrubber(): Scrubber;
-  allowDomains(): Promise<readonly string[]>;
-  now(): number;
   writePoints: WritePoints;
   /** The child's own step limit. */
   maxSteps: number;
   /** The parent turn's budget of model steps, which the child draws from. */
   budget?: StepBudget;
+  /** What the child's tool calls get (background commands, its own children past depth 1). */
+  toolServices?(childId: string, call: ToolCallRef): Partial<ToolContext>;
   /** Each entry the child's turn writes (the parent's UI shows the child's steps live). */
   onEntry(agentId: string, entry: SequencedEntry): void;
 }
@@ -92,20 +93,21 @@ export function runChild(parent: ChildParent, job: ChildJob): ChildRun {
 }
 
 async function runChildTurn(parent: ChildParent, job: ChildJob, signal: AbortSignal) {
-  const startedAt = parent.now();
+  const startedAt = parent.agent.now();
   const own = agentPaths(parent.dataDir, job.agentId);
   const calls: ChildCall[] = [];
   let stop: ChildStop = 'done';
   let detail: string | undefined;
   let steps = 0;
   const history: ModelMessage[] = [];
+  let log: JsonlFile | undefined;
   try {
     await ensurePrivateDir(own.transcriptDir);
-    const ledger = new ChildLedger(own.jsonl);
+    log = new JsonlFile(own.jsonl);
     const writer = new TranscriptWriter(
-      own.jsonl,
-      ledger,
-      () => parent.scrubber(),
+      log,
+      new ChildLedger(),
+      () => parent.agent.scrubber(),
       (entries) => {
         for (const entry of entries) {
           const e = entry;
@@ -128,7 +130,7 @@ async function runChildTurn(parent: ChildParent, job: ChildJob, signal: AbortSig
     const texts = userRecordTexts(0, job.prompt);
     writer.appendRecords([{ role: 'user', blocks: texts.map((text) => ({ type: 'text' as const, text })) }]);
     history.push({ role: 'user', content: texts.map((text) => ({ type: 'text' as const, text })) });
-    const ctx = childContext(parent, job, { ...own, sandbox: parent.sandbox }, writer);
+    const ctx = childContext(parent, job, { ...own, sandbox: parent.agent.paths.sandbox }, writer);
     const counting: ModelProvider = {
       provider: parent.provider.provider,
       model: parent.provider.model,
@@ -147,17 +149,18 @@ async function runChildTurn(parent: ChildParent, job: ChildJob, signal: AbortSig
       endsOnText: true,
       ...(parent.budget ? { budget: parent.budget } : {}),
     });
-    writer.close();
   } catch (error) {
     // A failed write (a full disk) ends the child like a failed model call: the parent is told.
     stop = 'model-failed';
     detail = `the subagent's turn failed: ${(error as Error).message}`;
+  } finally {
+    log?.close();
   }
   if (signal.aborted && stop === 'done') stop = 'stopped';
   return childResult({
     agentId: job.agentId,
     isBackground: job.isBackground,
-    durationMs: parent.now() - startedAt,
+    durationMs: parent.agent.now() - startedAt,
     steps,
     calls,
     finalText: stop === 'stopped' ? lastText(history) : finalText(history),
@@ -176,32 +179,41 @@ function childContext(
   const tools = parent.tools.filter(
     (tool) => !CHILD_EXCLUDED_TOOLS.has(tool.name) && (recursion || tool.name !== 'task'),
   );
+  const name = parent.agent.profile.name;
   const profile: Profile = {
-    name: `a subagent of ${parent.name}`,
+    name: `a subagent of ${name}`,
     description:
-      `You do one job for ${parent.name}, described in the first message; ${parent.name} cannot see your work ` +
+      `You do one job for ${name}, described in the first message; ${name} cannot see your work ` +
       'until you finish. You cannot talk to the user. When the job is done, end with a plain-text message ' +
       '(no tool call) that is your whole answer: what you did, what you found, what is left.',
     harness: 'box',
     title: job.description,
   };
   const todos: TodoItem[] = [];
+  const { agent } = parent;
   return {
+    id: agent.id,
     paths,
     profile,
     feature: sendMessageFeature({ enabled: false }),
     tools,
-    toolEnv: parent.toolEnv,
+    toolEnv: agent.toolEnv,
     todos,
     writer,
-    attachments: parent.attachments,
-    secrets: parent.secrets,
+    attachments: agent.attachments,
+    secrets: agent.secrets,
+    toolGates: agent.toolGates,
+    // The parent's layers are about its own conversation (its notes, its memory): not the child's.
+    contextLayers: [],
     state: new TurnStateMachine('idle'),
     questions: new QuestionBook(),
     sendReminderEvery: Number.MAX_SAFE_INTEGER,
-    scrubber: () => parent.scrubber(),
-    allowDomains: () => parent.allowDomains(),
-    now: () => parent.now(),
+    scrubber: () => agent.scrubber(),
+    allowDomains: () => agent.allowDomains(),
+    now: () => agent.now(),
+    ...(parent.toolServices
+      ? { toolServices: (call: ToolCallRef) => parent.toolServices!(job.agentId, call) }
+      : {}),
   };
 }
 

@@ -5,7 +5,7 @@ import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { detectConfinement, type Confinement } from '../sandbox/confinement.ts';
 import { noScrub, scrubberFor, type Scrubber } from '../secrets/scrub.ts';
 import { awaitTool } from '../tools/await/index.ts';
-import { shellTool } from '../tools/shell.ts';
+import { shellTool } from '../tools/shell/index.ts';
 import type { ToolContext, ToolEnvelope } from '../tools/types.ts';
 import { AgentTasks, DEFAULT_TASK_LIMITS, type TaskLimits, type TaskView } from './agent-tasks.ts';
 import { TaskBook } from './task-book.ts';

@@ -1,0 +1,67 @@
+/**
+ * What a capability that works beside an agent's turns (background work today) adds at the turn's
+ * seams, without the session knowing what it is. The host gives one list per agent
+ * (`SessionConfig.extensions`); each member is optional.
+ */
+import type { JsonObject } from '@sendbox/txcript';
+import type { ContextLayer } from '../context/model-call.ts';
+import type { ToolContext } from '../tools/types.ts';
+import type { ToolCallRef } from './tool-dispatch.ts';
+import type { StepBudget } from './turn.ts';
+
+export interface AgentExtension {
+  /** Layers it adds to each model call's view, after the host's (context/model-call.ts). */
+  readonly contextLayers?: readonly ContextLayer[];
+  /**
+   * Once, when the agent is opened, after a turn the box did not finish was closed: a hidden prompt
+   * the model reads before its next turn (what a crash cut), or null. It is written to the JSONL.
+   */
+  opened?(): Promise<string | null>;
+  /** Per turn: model steps the turn shares with what it starts (undefined: its own cap alone). */
+  turnBudget?(turn: number): StepBudget | undefined;
+  /** Per tool call: what the call's ToolContext gets. */
+  toolServices?(call: ToolCallRef): Partial<ToolContext>;
+  /** The turn closer: what an interrupted call's error adds, from its input (a `task` call names its child). */
+  interruptedDetail?(turn: number, name: string, input: JsonObject): JsonObject | undefined;
+}
+
+/** The extensions of one agent, as the session asks them. */
+export class AgentExtensions {
+  constructor(private readonly list: readonly AgentExtension[]) {}
+
+  get contextLayers(): ContextLayer[] {
+    return this.list.flatMap((extension) => extension.contextLayers ?? []);
+  }
+
+  /** The notes of every extension, in order (none: an empty list). */
+  async opened(): Promise<string[]> {
+    const notes: string[] = [];
+    for (const extension of this.list) {
+      const note = await extension.opened?.();
+      if (note) notes.push(note);
+    }
+    return notes;
+  }
+
+  turnBudget(turn: number): StepBudget | undefined {
+    for (const extension of this.list) {
+      const budget = extension.turnBudget?.(turn);
+      if (budget) return budget;
+    }
+    return undefined;
+  }
+
+  toolServices(call: ToolCallRef): Partial<ToolContext> {
+    return Object.assign({}, ...this.list.map((extension) => extension.toolServices?.(call) ?? {})) as Partial<ToolContext>;
+  }
+
+  interruptedDetail(turn: number): (name: string, input: JsonObject) => JsonObject | undefined {
+    return (name, input) => {
+      for (const extension of this.list) {
+        const detail = extension.interruptedDetail?.(turn, name, input);
+        if (detail) return detail;
+      }
+      return undefined;
+    };
+  }
+}
