@@ -167,7 +167,10 @@ export class AgentSession implements TurnContext {
     this.paths = agentPaths(config.dataDir, id);
     this.lock = new StoreLock(this.paths.storeDb);
     this.extensions = new AgentExtensions(config.extensions(this));
-    this.contextLayers = [...config.contextLayers({ id, paths: this.paths }), ...this.extensions.contextLayers];
+    this.contextLayers = [
+      ...config.contextLayers({ id, paths: this.paths }),
+      ...this.extensions.contextLayers,
+    ];
     this.toolGates = config.toolGates;
     // The counter checks the threshold (a bad one fails here, not at the first model call).
     this.sendReminderEvery = new SendReminderCounter(config.sendReminderEvery).threshold;
@@ -701,15 +704,19 @@ export class AgentSession implements TurnContext {
   /** Closes turn `turn` (see turn-closer.ts): the JSONL gets what it lacks, the ledger a notice and `turn-ended`. */
   private async closeTurn(turn: number, records: JsonObject[], notice: string): Promise<void> {
     const user = this.view.byId(`t${turn}u`) as (Record<string, unknown> & UserEntryFields) | undefined;
-    const repair = repairOf(turn, records, this.view.all(), () =>
-      userRecordTexts(
-        turn,
-        modelTextOf(
-          user ?? { content: '' },
-          this.uploadsBefore(user?.seq as number | undefined),
-          this.questions,
+    const repair = repairOf(
+      turn,
+      records,
+      this.view.all(),
+      () =>
+        userRecordTexts(
+          turn,
+          modelTextOf(
+            user ?? { content: '' },
+            this.uploadsBefore(user?.seq as number | undefined),
+            this.questions,
+          ),
         ),
-      ),
       this.extensions.interruptedDetail(turn),
     );
     this.writer.appendRecords(repair.records);

@@ -52,7 +52,10 @@ export class AgentExtensions {
   }
 
   toolServices(call: ToolCallRef): Partial<ToolContext> {
-    return Object.assign({}, ...this.list.map((extension) => extension.toolServices?.(call) ?? {})) as Partial<ToolContext>;
+    return Object.assign(
+      {},
+      ...this.list.map((extension) => extension.toolServices?.(call) ?? {}),
+    ) as Partial<ToolContext>;
   }
 
   interruptedDetail(turn: number): (name: string, input: JsonObject) => JsonObject | undefined {

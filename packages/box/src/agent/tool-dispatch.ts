@@ -120,7 +120,10 @@ export async function dispatchToolCall(
     };
     outcome =
       (await passGates(ctx.toolGates, gated)) ??
-      (await runTool(ctx, tool, parsed.data, startedAt, deps.signal, { turn: deps.turn, toolCallId: call.id }));
+      (await runTool(ctx, tool, parsed.data, startedAt, deps.signal, {
+        turn: deps.turn,
+        toolCallId: call.id,
+      }));
   }
   const scrubber = ctx.scrubber();
   const envelope = scrubber.value(outcome.envelope);

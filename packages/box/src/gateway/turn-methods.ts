@@ -19,7 +19,10 @@ export const turnMethods = {
     ({ host }, { agentId, taskId }) => host.stopTask(agentId, taskId),
   ),
   openSubagent: method(
-    z.object({ agentId: agentIdSchema, subagentId: z.string().regex(/^sand-subagent-[0-9a-f-]{36}$/, 'expected sand-subagent-<uuid>') }),
+    z.object({
+      agentId: agentIdSchema,
+      subagentId: z.string().regex(/^sand-subagent-[0-9a-f-]{36}$/, 'expected sand-subagent-<uuid>'),
+    }),
     async ({ host }, { agentId, subagentId }) => ({ entries: await host.openSubagent(agentId, subagentId) }),
   ),
 };

@@ -52,9 +52,13 @@ export async function closeInterruptedChildren(
     const repair = repairOf(0, records, [], () => []);
     const log = new JsonlFile(file);
     try {
-      new TranscriptWriter(log, new ChildLedger(), () => scrubber, () => undefined, points).appendRecords(
-        repair.records,
-      );
+      new TranscriptWriter(
+        log,
+        new ChildLedger(),
+        () => scrubber,
+        () => undefined,
+        points,
+      ).appendRecords(repair.records);
     } finally {
       log.close();
     }

@@ -56,7 +56,16 @@ export interface ChildParent {
    */
   agent: Pick<
     TurnContext,
-    'id' | 'paths' | 'profile' | 'toolEnv' | 'attachments' | 'secrets' | 'toolGates' | 'scrubber' | 'allowDomains' | 'now'
+    | 'id'
+    | 'paths'
+    | 'profile'
+    | 'toolEnv'
+    | 'attachments'
+    | 'secrets'
+    | 'toolGates'
+    | 'scrubber'
+    | 'allowDomains'
+    | 'now'
   >;
   dataDir: string;
   provider: ModelProvider;
