@@ -78,6 +78,7 @@ export interface DispatchDeps {
       name: string;
       status: ToolStatus;
       summary: string;
+      toolCallId: string;
       timestampMs: number;
     } & ToolCallDetails,
   ): void;
@@ -136,6 +137,8 @@ export async function dispatchToolCall(
     summary: scrubber.text(outcome.summary),
     // Hook (web tool rows): description, scrubbed input/output and duration.
     ...toolCallDetails(rawInput, envelope, ctx.now() - startedAt, scrubber),
+    // The UI finds the background task a call started by it (tasks' toolCallId).
+    toolCallId: call.id,
     timestampMs: ctx.now(),
   });
   return { output: modelOutputFor(call.name, envelope), delivered: false };

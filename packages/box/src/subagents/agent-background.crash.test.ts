@@ -109,7 +109,7 @@ describe('a crash during a subagent', () => {
     const parent = jsonl(await readFile(agentPaths(dataDir, agentId).jsonl, 'utf8'));
     const taskResult = blocks(parent).find((block) => block.type === 'tool_result' && block.name === 'task');
     expect(taskResult?.result).toEqual({
-      error: { error: expect.stringMatching(/interrupted/), agentId: childId },
+      error: { error: expect.stringMatching(/interrupted/) as unknown, agentId: childId },
     });
     const entries = await host.entriesAfter(agentId, 0);
     expect(entries.filter((entry) => entry.kind === 'notice').map((entry) => entry.text)).toContain(
@@ -125,7 +125,7 @@ describe('a crash during a subagent', () => {
       {
         type: 'tool_result',
         name: 'shell',
-        result: { error: { error: expect.stringMatching(/interrupted/) } },
+        result: { error: { error: expect.stringMatching(/interrupted/) as unknown } },
       },
     ]);
 

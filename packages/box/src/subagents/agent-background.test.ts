@@ -43,6 +43,7 @@ function lastResults(request: ModelStepRequest): Array<Record<string, unknown>> 
   if (!last || last.role !== 'tool') return [];
   return last.content.flatMap((part) => {
     if (part.type !== 'tool-result') return [];
+    if (part.output.type !== 'text' && part.output.type !== 'error-text') return [];
     try {
       return [JSON.parse(part.output.value) as Record<string, unknown>];
     } catch {
@@ -361,7 +362,10 @@ describe('subagents in the box', () => {
       {},
     ]);
     await box.prompt('start the slow job');
-    expect(started).toMatchObject({ isBackground: true, agentId: expect.stringMatching(/^sand-subagent-/) });
+    expect(started).toMatchObject({
+      isBackground: true,
+      agentId: expect.stringMatching(/^sand-subagent-/) as unknown,
+    });
     expect(awaited.complete).toMatchObject({
       taskId: started.agentId,
       result: 'Slow job done.',

@@ -8,7 +8,7 @@ import type { LedgerEntry } from '@sendbox/protocol';
 import type { JsonObject } from '@sendbox/txcript';
 import { toolCallDetails } from '../agent/tool-details.ts';
 import type { Scrubber } from '../secrets/scrub.ts';
-import { statusOf, type ToolEnvelope } from '../tools/types.ts';
+import { oneLine, statusOf, type ToolEnvelope } from '../tools/types.ts';
 
 type Step = LedgerEntry & { seq: number };
 
@@ -24,7 +24,14 @@ export function childSteps(records: readonly JsonObject[], scrubber: Scrubber): 
       } else if (block.type === 'tool_use' && typeof block.name === 'string') {
         const input = isObject(block.input) ? block.input : {};
         open.push({ at: out.length, name: block.name, input });
-        push({ id: `c${k++}`, kind: 'tool-call', name: block.name, status: 'running', timestampMs: 0 });
+        push({
+          id: `c${k++}`,
+          kind: 'tool-call',
+          name: block.name,
+          status: 'running',
+          summary: oneLine(scrubber.text(inputLine(input))),
+          timestampMs: 0,
+        });
       } else if (block.type === 'tool_result' && typeof block.name === 'string') {
         const i = open.findIndex((call) => call.name === block.name);
         if (i < 0) continue;
@@ -38,6 +45,14 @@ export function childSteps(records: readonly JsonObject[], scrubber: Scrubber): 
   }
   for (const call of open) out[call.at] = { ...out[call.at]!, status: 'error' };
   return out;
+}
+
+/** The line a live row shows for a call, from its input (what the tool's own summary starts with). */
+function inputLine(input: Record<string, unknown>): string {
+  for (const key of ['command', 'path', 'description', 'taskId']) {
+    if (typeof input[key] === 'string') return input[key];
+  }
+  return '';
 }
 
 function blocksOf(record: JsonObject): Array<Record<string, unknown>> {

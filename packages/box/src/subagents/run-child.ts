@@ -26,7 +26,6 @@ import { TurnStateMachine } from '../agent/turn-state.ts';
 import type { SequencedEntry } from '../stores/ledger.ts';
 import type { WritePoints } from '../stores/write-points.ts';
 import type { ModelMessage, ModelProvider } from '../providers/types.ts';
-import type { Scrubber } from '../secrets/scrub.ts';
 import type { ChildRun } from '../tasks/agent-tasks.ts';
 import type { HostTool, TodoItem, ToolContext } from '../tools/types.ts';
 import type { ToolCallRef } from '../agent/tool-dispatch.ts';

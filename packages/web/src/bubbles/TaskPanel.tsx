@@ -103,7 +103,11 @@ export function TaskPanel({ task }: { task: TaskView }) {
           aria-hidden="true"
         />
         <span data-testid="task-state">Subagent {stateText(task)}</span>
-        {typeof task.steps === 'number' && <span className="tool-duration">{task.steps} steps</span>}
+        {typeof task.steps === 'number' && (
+          <span className="tool-duration">
+            {task.steps} {task.steps === 1 ? 'step' : 'steps'}
+          </span>
+        )}
         {task.endedAt !== undefined && (
           <span className="tool-duration">{formatDuration(task.endedAt - task.startedAt)}</span>
         )}
@@ -128,7 +132,7 @@ export function RunningTasks({ rowToolCalls }: { rowToolCalls: ReadonlySet<strin
           <div className="tool-call">
             <div className="tool-row">
               <span className="tool-icon" aria-hidden="true">
-                {task.kind === 'subagent' ? '⑂' : '>_'}
+                {task.kind === 'subagent' ? '↳' : '>_'}
               </span>
               <code className="tool-name">{task.kind === 'subagent' ? 'task' : 'shell'}</code>
               <span className="tool-summary" title={task.label}>

@@ -15,8 +15,8 @@ const ICONS: Readonly<Record<string, string>> = {
   write: '✎',
   edit: '✎',
   update_todos: '☑',
-  task: '⑂',
-  await: '⧗',
+  task: '↳',
+  await: '◷',
 };
 
 const STATUS_LABEL: Readonly<Record<string, string>> = {

@@ -1,0 +1,189 @@
+/**
+ * Background work in the web UI (issue 22), in headless Chromium against the real gateway and a
+ * scripted model, at 1280×800 and 390×844: a background command's tool row with its live tail
+ * and Stop, and a running subagent as an expandable row whose steps arrive live, then read back
+ * from its transcript after a reload.
+ */
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  callGateway,
+  ensureBuilt,
+  launchBrowser,
+  modelEnv,
+  saveScreenshot,
+  send,
+  startGateway,
+  startModelServer,
+  type ModelServer,
+  type RunningGateway,
+} from './support.ts';
+
+const DESKTOP = { width: 1280, height: 800 };
+const PHONE = { width: 390, height: 844 };
+
+let browser: Browser;
+let gateway: RunningGateway;
+let model: ModelServer;
+const contexts: BrowserContext[] = [];
+
+beforeAll(async () => {
+  ensureBuilt();
+  model = await startModelServer();
+  [browser, gateway] = await Promise.all([
+    launchBrowser(),
+    startGateway({ ...modelEnv(model), SENDBOX_MODEL_MAX_RETRIES: '0' }),
+  ]);
+});
+afterAll(async () => {
+  for (const context of contexts) await context.close();
+  await browser?.close();
+  await Promise.all([gateway?.stop(), model?.close()]);
+});
+
+async function openPage(
+  viewport: { width: number; height: number },
+  hash: string,
+): Promise<{ page: Page; problems: string[] }> {
+  const context = await browser.newContext({ viewport });
+  contexts.push(context);
+  await gateway.signIn(context);
+  const page = await context.newPage();
+  const problems: string[] = [];
+  page.on('console', (message) => {
+    if (message.type() === 'error') problems.push(message.text());
+  });
+  page.on('pageerror', (error) => problems.push(error.message));
+  page.on('response', (response) => {
+    if (response.status() >= 500) problems.push(`HTTP ${response.status()} ${response.url()}`);
+  });
+  await page.goto(`${gateway.url}${hash}`);
+  return { page, problems };
+}
+
+async function createAgent(name: string): Promise<string> {
+  const { agent } = await callGateway<{ agent: { id: string } }>(gateway, 'createAgent', { name });
+  return agent.id;
+}
+
+async function prompt(agentId: string, text: string): Promise<void> {
+  await callGateway(gateway, 'sendPrompt', { agentId, prompt: text, clientNonce: `${agentId}-${text}` });
+}
+
+async function settled(agentId: string): Promise<void> {
+  await expect
+    .poll(
+      async () => {
+        const rows = await callGateway<Array<{ id: string; state: string }>>(gateway, 'listAgents', {});
+        if (model.pending() > 0 || rows.find((row) => row.id === agentId)?.state === 'working') return false;
+        // The turn's last model call is made (and its end written) after its send: wait for the end.
+        const { entries } = await callGateway<{ entries: Array<{ kind: string }> }>(gateway, 'openAgent', {
+          id: agentId,
+        });
+        return entries.at(-1)?.kind === 'turn-ended';
+      },
+      { timeout: 30_000 },
+    )
+    .toBe(true);
+}
+
+describe('background tasks in the UI', () => {
+  it('a background command’s row shows its live tail and stops it', async ({ task }) => {
+    for (const viewport of [DESKTOP, PHONE]) {
+      const id = await createAgent(`Tail ${viewport.width}`);
+      model.reply(
+        {
+          toolCall: {
+            name: 'shell',
+            arguments: {
+              command: 'for i in $(seq 1 1200); do echo tick $i; sleep 0.05; done',
+              isBackground: true,
+              description: 'Count ticks',
+            },
+          },
+        },
+        send({ type: 'text', content: 'Started the ticks.' }),
+      );
+      const { page, problems } = await openPage(viewport, `#agent=${id}`);
+      await prompt(id, 'tick please');
+      await settled(id);
+      const panel = page.getByTestId('task-panel');
+      await expect.poll(() => panel.getAttribute('data-state'), { timeout: 20_000 }).toBe('running');
+      const tail = page.getByTestId('task-tail');
+      await expect.poll(() => tail.textContent(), { timeout: 20_000 }).toMatch(/tick \d+/);
+      const first = await tail.textContent();
+      // Live: the tail moves on while the page stays open.
+      await expect.poll(() => tail.textContent(), { timeout: 20_000 }).not.toBe(first);
+      await saveScreenshot(page, `${task.name} running (${viewport.width})`);
+      await page.getByTestId('task-stop').click();
+      await expect
+        .poll(() => page.getByTestId('task-state').textContent(), { timeout: 20_000 })
+        .toBe('stopped');
+      expect(await page.getByTestId('task-stop').count()).toBe(0);
+      const tasks = await callGateway<{ tasks: Array<{ state: string; reason?: string }> }>(
+        gateway,
+        'listTasks',
+        {
+          agentId: id,
+        },
+      );
+      expect(tasks.tasks).toEqual([expect.objectContaining({ state: 'ended', reason: 'stopped' })]);
+      await saveScreenshot(page, `${task.name} stopped (${viewport.width})`);
+      expect(problems).toEqual([]);
+    }
+  }, 120_000);
+
+  it('a running subagent is an expandable row whose steps arrive live, and read back after a reload', async ({
+    task,
+  }) => {
+    const id = await createAgent('Delegator');
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    model.reply(
+      // The parent delegates; the child runs a command, then (once the test lets it) answers.
+      {
+        toolCall: {
+          name: 'task',
+          arguments: { description: 'Survey the sandbox', prompt: 'List the files and report.' },
+        },
+      },
+      { toolCall: { name: 'shell', arguments: { command: 'echo child-step-marker' } } },
+      { text: 'The sandbox is empty.', after: held },
+      send({ type: 'text', content: 'The subagent says the sandbox is empty.' }),
+    );
+    const { page, problems } = await openPage(DESKTOP, `#agent=${id}`);
+    await prompt(id, 'survey it');
+    const running = page.getByTestId('running-task');
+    await expect.poll(() => running.count(), { timeout: 20_000 }).toBe(1);
+    const child = running.getByTestId('task-child');
+    expect(await child.getAttribute('data-state')).toBe('running');
+    await child.locator('summary.task-head').click();
+    // The child's command shows while the child still works (its answer is held back).
+    await expect
+      .poll(() => child.getByTestId('child-steps').locator('.tool-summary').first().textContent(), {
+        timeout: 20_000,
+      })
+      .toContain('echo child-step-marker');
+    await saveScreenshot(page, `${task.name} live (1280)`);
+    release();
+    await settled(id);
+    // The task row takes over from the running row once the call has its result.
+    await expect.poll(() => running.count(), { timeout: 20_000 }).toBe(0);
+    const done = page.getByTestId('task-child');
+    await expect.poll(() => done.getAttribute('data-state'), { timeout: 20_000 }).toBe('ended');
+    expect(problems).toEqual([]);
+
+    // Later, on a phone: the row reads the child's steps from its transcript.
+    const later = await openPage(PHONE, `#agent=${id}`);
+    const row = later.page.getByTestId('task-child');
+    await expect.poll(() => row.count(), { timeout: 20_000 }).toBe(1);
+    await row.locator('summary.task-head').click();
+    await expect
+      .poll(() => row.getByTestId('child-steps').locator('.tool-summary').first().textContent(), {
+        timeout: 20_000,
+      })
+      .toContain('echo child-step-marker');
+    await saveScreenshot(later.page, `${task.name} read back (390)`);
+    expect(later.problems).toEqual([]);
+  }, 120_000);
+});
