@@ -6,10 +6,11 @@
  * (SIGKILL, restart) are in agent-background.crash.test.ts.
  */
 import { spawnSync } from 'node:child_process';
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { JsonObject } from '@sendbox/txcript';
+import { readLedgerFile, type JsonObject } from '@sendbox/txcript';
+import { createAgentHost } from '../host/agent-host.ts';
 import {
   scriptedProvider,
   withScript,
@@ -442,6 +443,67 @@ describe('subagents in the box', () => {
     const entries = await box.entries();
     expect(entries.some((entry) => entry.kind === 'notice' && entry.reason === 'stopped')).toBe(true);
     expect(entries.at(-1)?.kind).toBe('turn-ended');
+  });
+});
+
+describe('limits from the profile', () => {
+  it('a turn’s step budget counts its children’s steps: the child ends saying so, then the parent’s turn', async () => {
+    const loop = Array.from({ length: 10 }, () => ({
+      toolCalls: [{ name: 'shell', input: { command: 'true' } }],
+    }));
+    const { box, model } = await boxWith([
+      { toolCalls: [{ name: 'task', input: { description: 'loop', prompt: withScript('Loop.', loop) } }] },
+      { toolCalls: [{ name: 'shell', input: { command: 'true' } }] },
+    ]);
+    // The operator sets the limits in profile.json; the box reads them when it starts.
+    const file = agentPaths(box.dataDir, box.agentId).profile;
+    const profile = JSON.parse(await readFile(file, 'utf8')) as Record<string, unknown>;
+    await writeFile(file, JSON.stringify({ ...profile, background: { maxStepsPerTurn: 4 } }));
+    await box.host.close();
+    const host = await createAgentHost({ dataDir: box.dataDir, provider: model, env: {} });
+    try {
+      await host.sendPrompt({ agentId: box.agentId, prompt: 'loop', clientNonce: 'budget' });
+      await host.idle(box.agentId);
+    } finally {
+      await host.close();
+    }
+    // Parent step 1 (task) + child steps 2..4, then the budget is gone: the parent gets no step 5.
+    const [result] = resultsOf(await box.records(), 'task');
+    expect(successOf(result)).toMatchObject({ stopReason: 'turn-budget', steps: 3 });
+    expect(String(successOf(result).result)).toMatch(/budget of model steps ran out/);
+    const entries = (await readLedgerFile(agentPaths(box.dataDir, box.agentId).storeDb)).rows.map(
+      (row) => row.entry as Record<string, unknown>,
+    );
+    expect(entries.filter((entry) => entry.kind === 'notice').map((entry) => entry.reason)).toEqual([
+      'turn-budget',
+    ]);
+    expect(model.requests).toHaveLength(4);
+  });
+
+  it('concurrent children are capped per agent: one over the cap is refused with the reason', async () => {
+    const results: Array<Record<string, unknown>> = [];
+    const slow = (n: number) => ({
+      name: 'task',
+      input: {
+        description: `slow ${n}`,
+        isBackground: true,
+        prompt: withScript(`Job ${n}.`, [
+          { toolCalls: [{ name: 'shell', input: { command: 'sleep 0.5' } }] },
+          { text: `job ${n} done` },
+        ]),
+      },
+    });
+    const { box } = await boxWith([
+      { toolCalls: [slow(1), slow(2), slow(3)] },
+      (r) => {
+        results.push(...r);
+        return finish[0]!;
+      },
+      {},
+    ]);
+    await box.prompt('three jobs');
+    expect(results.map((r) => Object.keys(r)[0])).toEqual(['success', 'success', 'text']);
+    expect(String(results[2]!.text)).toMatch(/At most 2 subagents run at once/);
   });
 });
 
