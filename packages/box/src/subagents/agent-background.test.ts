@@ -471,7 +471,7 @@ describe('limits from the profile', () => {
     const [result] = resultsOf(await box.records(), 'task');
     expect(successOf(result)).toMatchObject({ stopReason: 'turn-budget', steps: 3 });
     expect(String(successOf(result).result)).toMatch(/budget of model steps ran out/);
-    const entries = (await readLedgerFile(agentPaths(box.dataDir, box.agentId).storeDb)).rows.map(
+    const entries = readLedgerFile(agentPaths(box.dataDir, box.agentId).storeDb).rows.map(
       (row) => row.entry as Record<string, unknown>,
     );
     expect(entries.filter((entry) => entry.kind === 'notice').map((entry) => entry.reason)).toEqual([
