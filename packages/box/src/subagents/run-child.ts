@@ -177,7 +177,8 @@ async function runChildTurn(parent: ChildParent, job: ChildJob, signal: AbortSig
   });
 }
 
-function childContext(
+/** The TurnContext of a child's turn (exported for bench/subagent-overhead.ts, which runs the same turn directly). */
+export function childContext(
   parent: ChildParent,
   job: ChildJob,
   paths: AgentPaths,
