@@ -390,3 +390,30 @@ export async function saveScreenshot(page: Page, name: string): Promise<string> 
   await page.screenshot({ path: file, fullPage: true });
   return file;
 }
+
+/**
+ * A fresh signed-in page of `target` at `viewport` (its context kept in `contexts` for the file's
+ * cleanup), recording console errors, page errors and 5xx answers in `problems`.
+ */
+export async function openSignedInPage(
+  browser: Browser,
+  contexts: BrowserContext[],
+  target: RunningGateway,
+  viewport: { width: number; height: number },
+  hash = '',
+): Promise<{ page: Page; problems: string[] }> {
+  const context = await browser.newContext({ viewport });
+  contexts.push(context);
+  await target.signIn(context);
+  const page = await context.newPage();
+  const problems: string[] = [];
+  page.on('console', (message) => {
+    if (message.type() === 'error') problems.push(message.text());
+  });
+  page.on('pageerror', (error) => problems.push(error.message));
+  page.on('response', (response) => {
+    if (response.status() >= 500) problems.push(`HTTP ${response.status()} ${response.url()}`);
+  });
+  await page.goto(`${target.url}${hash}`);
+  return { page, problems };
+}

@@ -10,6 +10,7 @@ import {
   callGateway,
   ensureBuilt,
   launchBrowser,
+  openSignedInPage,
   modelEnv,
   saveScreenshot,
   send,
@@ -41,24 +42,11 @@ afterAll(async () => {
   await Promise.all([gateway?.stop(), model?.close()]);
 });
 
-async function openPage(
+function openPage(
   viewport: { width: number; height: number },
   hash: string,
 ): Promise<{ page: Page; problems: string[] }> {
-  const context = await browser.newContext({ viewport });
-  contexts.push(context);
-  await gateway.signIn(context);
-  const page = await context.newPage();
-  const problems: string[] = [];
-  page.on('console', (message) => {
-    if (message.type() === 'error') problems.push(message.text());
-  });
-  page.on('pageerror', (error) => problems.push(error.message));
-  page.on('response', (response) => {
-    if (response.status() >= 500) problems.push(`HTTP ${response.status()} ${response.url()}`);
-  });
-  await page.goto(`${gateway.url}${hash}`);
-  return { page, problems };
+  return openSignedInPage(browser, contexts, gateway, viewport, hash);
 }
 
 async function createAgent(name: string): Promise<string> {
@@ -165,6 +153,18 @@ describe('background tasks in the UI', () => {
       })
       .toContain('echo child-step-marker');
     await saveScreenshot(page, `${task.name} live (1280)`);
+    // A page opened while the child runs saw none of its earlier steps go by: it reads them.
+    const joined = await openPage(PHONE, `#agent=${id}`);
+    const late = joined.page.getByTestId('running-task').getByTestId('task-child');
+    await expect.poll(() => late.count(), { timeout: 20_000 }).toBe(1);
+    await late.locator('summary.task-head').click();
+    await expect
+      .poll(() => late.getByTestId('child-steps').locator('.tool-summary').first().textContent(), {
+        timeout: 20_000,
+      })
+      .toContain('echo child-step-marker');
+    await saveScreenshot(joined.page, `${task.name} joined live (390)`);
+    expect(joined.problems).toEqual([]);
     release();
     await settled(id);
     // The task row takes over from the running row once the call has its result.

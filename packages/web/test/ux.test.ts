@@ -13,6 +13,7 @@ import {
   callGateway,
   ensureBuilt,
   launchBrowser,
+  openSignedInPage,
   modelEnv,
   saveScreenshot,
   send,
@@ -49,25 +50,12 @@ afterAll(async () => {
 });
 
 /** A fresh page at `viewport`, recording console errors, page errors and 5xx answers. */
-async function openPage(
+function openPage(
   target: RunningGateway,
   viewport: { width: number; height: number },
   hash = '',
 ): Promise<{ page: Page; problems: string[] }> {
-  const context = await browser.newContext({ viewport });
-  contexts.push(context);
-  await target.signIn(context);
-  const page = await context.newPage();
-  const problems: string[] = [];
-  page.on('console', (message) => {
-    if (message.type() === 'error') problems.push(message.text());
-  });
-  page.on('pageerror', (error) => problems.push(error.message));
-  page.on('response', (response) => {
-    if (response.status() >= 500) problems.push(`HTTP ${response.status()} ${response.url()}`);
-  });
-  await page.goto(`${target.url}${hash}`);
-  return { page, problems };
+  return openSignedInPage(browser, contexts, target, viewport, hash);
 }
 
 async function createAgent(name: string): Promise<string> {

@@ -5,7 +5,7 @@
  * and txcript reads both transcripts (the child listed under its parent).
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -14,28 +14,10 @@ import { BOX_STOPPED_NOTICE } from '../agent/agent-session.ts';
 import { createAgentHost, type LocalAgentHost } from '../host/agent-host.ts';
 import { scriptedProvider } from '../providers/scripted.ts';
 import { agentPaths } from '../stores/files/layout.ts';
+import { processesRunning, until } from '../testing/processes.ts';
 
 const CHILD = fileURLToPath(new URL('./test-crash-child.ts', import.meta.url));
 const TXCRIPT = fileURLToPath(new URL('../../../txcript/bin/txcript.mjs', import.meta.url));
-
-async function processesRunning(...args: string[]): Promise<number[]> {
-  const wanted = `${args.join('\u0000')}\u0000`;
-  const pids: number[] = [];
-  for (const pid of await readdir('/proc')) {
-    if (!/^\d+$/.test(pid)) continue;
-    const cmdline = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
-    if (cmdline === wanted) pids.push(Number(pid));
-  }
-  return pids;
-}
-
-async function until(check: () => Promise<boolean> | boolean, what: string, ms = 30_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
 
 function jsonl(text: string): Array<Record<string, unknown>> {
   return text

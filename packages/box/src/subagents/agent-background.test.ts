@@ -19,6 +19,7 @@ import {
 } from '../providers/scripted.ts';
 import type { ModelStepRequest } from '../providers/types.ts';
 import { agentPaths } from '../stores/files/layout.ts';
+import { processesRunning, until } from '../testing/processes.ts';
 import { hostFixture, type HostFixture } from '../testing/host-fixture.ts';
 
 const TXCRIPT = fileURLToPath(new URL('../../../txcript/bin/txcript.mjs', import.meta.url));
@@ -65,26 +66,6 @@ function resultsOf(records: Array<Record<string, unknown>>, name: string): JsonO
       block.type === 'tool_result' && block.name === name ? [block.result as JsonObject] : [],
     );
   });
-}
-
-/** Processes on this machine whose command line is exactly `args` (a marker sleep). */
-async function processesRunning(...args: string[]): Promise<number[]> {
-  const wanted = `${args.join('\u0000')}\u0000`;
-  const pids: number[] = [];
-  for (const pid of await readdir('/proc')) {
-    if (!/^\d+$/.test(pid)) continue;
-    const cmdline = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
-    if (cmdline === wanted) pids.push(Number(pid));
-  }
-  return pids;
-}
-
-async function until(check: () => Promise<boolean> | boolean, what: string, ms = 20_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
 }
 
 let box: HostFixture | undefined;

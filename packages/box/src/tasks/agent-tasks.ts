@@ -566,14 +566,7 @@ export class AgentTasks {
     const { record } = task;
     const end = task.end;
     return {
-      id: record.id,
-      kind: record.kind,
-      label: record.label,
-      state: record.state,
-      startedAt: record.startedAt,
-      ...(record.endedAt !== null ? { endedAt: record.endedAt } : {}),
-      toolCallId: record.toolCallId,
-      ...(record.outputPath ? { outputPath: record.outputPath } : {}),
+      ...recordFields(record),
       ...(task.output ? { outputLength: task.output.length, tail: this.tailOf(task) } : {}),
       ...(end && 'exitCode' in end ? { exitCode: end.exitCode as number | null } : {}),
       ...(end && typeof end.reason === 'string' ? { reason: end.reason } : {}),
@@ -588,14 +581,10 @@ export class AgentTasks {
   }
 }
 
-/** A task this process does not run, from its record (ended, or interrupted by a crash). */
-function recordView(record: TaskRecord): TaskView {
-  const outcome = (typeof record.outcome === 'object' && record.outcome !== null ? record.outcome : {}) as {
-    exitCode?: unknown;
-    reason?: unknown;
-    outputLength?: unknown;
-    steps?: unknown;
-  };
+/** What every view of a task shows of its record. */
+function recordFields(
+  record: TaskRecord,
+): Omit<TaskView, 'outputLength' | 'exitCode' | 'reason' | 'agentId' | 'tail' | 'steps'> {
   return {
     id: record.id,
     kind: record.kind,
@@ -605,6 +594,19 @@ function recordView(record: TaskRecord): TaskView {
     ...(record.endedAt !== null ? { endedAt: record.endedAt } : {}),
     toolCallId: record.toolCallId,
     ...(record.outputPath ? { outputPath: record.outputPath } : {}),
+  };
+}
+
+/** A task this process does not run, from its record (ended, or interrupted by a crash). */
+function recordView(record: TaskRecord): TaskView {
+  const outcome = (typeof record.outcome === 'object' && record.outcome !== null ? record.outcome : {}) as {
+    exitCode?: unknown;
+    reason?: unknown;
+    outputLength?: unknown;
+    steps?: unknown;
+  };
+  return {
+    ...recordFields(record),
     ...(typeof outcome.outputLength === 'number' ? { outputLength: outcome.outputLength } : {}),
     ...(typeof outcome.exitCode === 'number' || outcome.exitCode === null
       ? { exitCode: outcome.exitCode }

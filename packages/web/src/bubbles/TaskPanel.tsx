@@ -20,6 +20,15 @@ function stateText(task: TaskView): string {
   return `exit ${task.exitCode ?? '?'}`;
 }
 
+function StateDot({ task }: { task: TaskView }) {
+  return (
+    <span
+      className={`status-dot status-${task.state === 'running' ? 'running' : 'other'}`}
+      aria-hidden="true"
+    />
+  );
+}
+
 function StopButton({ task }: { task: TaskView }) {
   const tasks = useContext(TasksContext);
   const [stopping, setStopping] = useState(false);
@@ -40,25 +49,33 @@ function StopButton({ task }: { task: TaskView }) {
   );
 }
 
-function ChildSteps({ subagentId, live }: { subagentId: string; live: boolean }) {
+/**
+ * A child's steps: those its events brought while this page watched, or its transcript's when
+ * that holds more (the page opened, or its event stream connected, after the child started). The
+ * transcript is read again at each step the task reports, so a running child's row stays live.
+ */
+function ChildSteps({ task }: { task: TaskView }) {
   const tasks = useContext(TasksContext);
-  const seen = tasks?.childSteps.get(subagentId);
+  const seen = tasks?.childSteps.get(task.id);
   const [loaded, setLoaded] = useState<readonly TranscriptEntry[] | null>(null);
   const [error, setError] = useState<string | null>(null);
   useEffect(() => {
-    // Steps seen live are complete for a child that started while the page was open.
-    if (!tasks || live || seen) return;
+    if (!tasks) return;
     let gone = false;
-    tasks.loadChild(subagentId).then(
-      (entries) => !gone && setLoaded(entries),
+    tasks.loadChild(task.id).then(
+      (entries) => {
+        if (gone) return;
+        setLoaded(entries);
+        setError(null);
+      },
       (cause: unknown) => !gone && setError(cause instanceof Error ? cause.message : String(cause)),
     );
     return () => {
       gone = true;
     };
-  }, [tasks, subagentId, live, seen]);
-  const steps = seen ?? loaded;
-  if (error) return <p className="error">{error}</p>;
+  }, [tasks, task.id, task.steps, task.state]);
+  const steps = seen && seen.length >= (loaded?.length ?? 0) ? seen : loaded;
+  if (!steps && error) return <p className="error">{error}</p>;
   if (!steps) return <p className="placeholder">Loading the subagent's steps…</p>;
   if (steps.length === 0) return <p className="placeholder">No steps yet.</p>;
   return (
@@ -76,10 +93,7 @@ export function TaskPanel({ task }: { task: TaskView }) {
     return (
       <div className="task-panel" data-testid="task-panel" data-state={task.state}>
         <div className="task-head">
-          <span
-            className={`status-dot status-${task.state === 'running' ? 'running' : 'other'}`}
-            aria-hidden="true"
-          />
+          <StateDot task={task} />
           <span data-testid="task-state">{stateText(task)}</span>
           {typeof task.outputLength === 'number' && (
             <span className="tool-duration">{task.outputLength} bytes</span>
@@ -98,10 +112,7 @@ export function TaskPanel({ task }: { task: TaskView }) {
   return (
     <details className="task-panel task-child" data-testid="task-child" data-state={task.state}>
       <summary className="task-head">
-        <span
-          className={`status-dot status-${task.state === 'running' ? 'running' : 'other'}`}
-          aria-hidden="true"
-        />
+        <StateDot task={task} />
         <span data-testid="task-state">Subagent {stateText(task)}</span>
         {typeof task.steps === 'number' && (
           <span className="tool-duration">
@@ -113,7 +124,7 @@ export function TaskPanel({ task }: { task: TaskView }) {
         )}
         <StopButton task={task} />
       </summary>
-      <ChildSteps subagentId={task.id} live={task.state === 'running'} />
+      <ChildSteps task={task} />
     </details>
   );
 }
