@@ -214,6 +214,17 @@ describe('background commands in the box', () => {
     expect((await box.host.listTasks(box.agentId))[0]).toMatchObject({ kind: 'command', reason: 'stopped' });
   });
 
+  it('deleting the agent kills its background commands', async () => {
+    const { box } = await boxWith([
+      { toolCalls: [{ name: 'shell', input: { command: 'sleep 310.61', isBackground: true } }] },
+      ...finish,
+    ]);
+    await box.prompt('start it');
+    await until(async () => (await processesRunning('sleep', '310.61')).length === 1, 'the command');
+    await box.host.deleteAgent(box.agentId);
+    await until(async () => (await processesRunning('sleep', '310.61')).length === 0, 'the command to die');
+  });
+
   it('the UI’s stop ends one task and the events carry its live tail', async () => {
     let taskId = '';
     const { box } = await boxWith([
