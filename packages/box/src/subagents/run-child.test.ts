@@ -16,7 +16,7 @@ import { AgentTasks, DEFAULT_TASK_LIMITS } from '../tasks/agent-tasks.ts';
 import { TaskBook } from '../tasks/task-book.ts';
 import { awaitTool } from '../tools/await/index.ts';
 import { shellTool } from '../tools/shell/index.ts';
-import { taskTool } from '../tools/task/index.ts';
+import { taskInput, taskTool } from '../tools/task/index.ts';
 import type { HostTool, ToolContext, ToolEnvelope } from '../tools/types.ts';
 import { childSteps } from './child-steps.ts';
 import { runChild, type ChildParent } from './run-child.ts';
@@ -180,6 +180,24 @@ describe('a foreground subagent', () => {
     const agentId = payloadOf(out).agentId as string;
     const records = await childRecords(agentId);
     expect(JSON.stringify(records[2])).toContain('There is no tool named task');
+  });
+
+  it("takes subagentType as Grok Bot's {custom: {name}} or a name, and refuses one the box lacks", async () => {
+    const general = taskInput.parse({
+      description: 'd',
+      prompt: 'p',
+      subagentType: { custom: { name: 'general' } },
+    });
+    const ok = await taskTool.run({ ...general, prompt: withScript('Hi', [{ text: 'hi' }]) }, ctx());
+    expect(payloadOf(ok.envelope)).toMatchObject({ result: 'hi' });
+    const other = taskInput.parse({
+      description: 'd',
+      prompt: 'p',
+      subagentType: { custom: { name: 'explorer' } },
+    });
+    expect((await taskTool.run(other, ctx())).envelope).toEqual({
+      error: { error: 'There is no subagentType "explorer" on this box. Types: general.' },
+    });
   });
 
   it('the profile can allow depth 2: the child gets task', async () => {

@@ -33,8 +33,9 @@ export const taskInput = z.strictObject({
     .boolean()
     .optional()
     .describe('Run it in the background and return at once; wait for it with await {taskId: <agentId>}.'),
+  // Grok Bot's own calls name it `{custom: {name}}` (grok-bot-format.md §5); a plain name is accepted too.
   subagentType: z
-    .string()
+    .union([z.string(), z.strictObject({ custom: z.strictObject({ name: z.string() }) })])
     .optional()
     .describe(`The kind of subagent: ${SUBAGENT_TYPES.join(', ')} (default general).`),
 });
@@ -54,7 +55,8 @@ export const taskTool = defineTool({
     if (!ctx.tasks || !ctx.subagents || !ctx.call) {
       return errorOutcome('Subagents cannot be started here: do the work yourself.', 'no subagents here');
     }
-    const type = input.subagentType ?? 'general';
+    const named = input.subagentType;
+    const type = named === undefined ? 'general' : typeof named === 'string' ? named : named.custom.name;
     if (!(SUBAGENT_TYPES as readonly string[]).includes(type)) {
       return errorOutcome(
         `There is no subagentType ${JSON.stringify(type)} on this box. Types: ${SUBAGENT_TYPES.join(', ')}.`,
