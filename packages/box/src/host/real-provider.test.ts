@@ -56,6 +56,8 @@ describe('host + OpenAI-compatible provider', () => {
       'read',
       'write',
       'update_todos',
+      'await',
+      'task',
     ]);
     // The guidance rides in the user turn, never in the system prompt.
     const first = server.requests[0]!.body.messages as Array<{ role: string; content: unknown }>;
@@ -79,7 +81,7 @@ describe('host + OpenAI-compatible provider', () => {
     await fx.prompt('hello');
     const second = server.requests[1]!.body.messages as Array<{ role: string; content: string }>;
     expect(second.at(-1)!.content).toBe(
-      'There is no tool named browse. Your tools are: send_message, shell, read, write, update_todos.',
+      'There is no tool named browse. Your tools are: send_message, shell, read, write, update_todos, await, task.',
     );
     expect(JSON.stringify((await fx.records())[1])).toContain('"url":"https://example.com"');
   });

@@ -101,8 +101,17 @@ const PLACED_KEYS: Readonly<Record<string, ReadonlySet<string>>> = (() => {
       'sandbox_path',
     ),
     // description, input, output, durationMs: sendbox's tool-row details, a capped display copy
-    // of the JSONL's call and result.
-    'tool-call': keys('name', 'status', 'summary', 'description', 'input', 'output', 'durationMs'),
+    // of the JSONL's call and result; toolCallId: the id of that call, which the JSONL holds.
+    'tool-call': keys(
+      'name',
+      'status',
+      'summary',
+      'description',
+      'input',
+      'output',
+      'durationMs',
+      'toolCallId',
+    ),
     thinking: keys('text'),
   };
 })();
