@@ -5,6 +5,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { hostFixture, type HostFixture } from '../testing/host-fixture.ts';
 import { errorOutcome } from '../tools/types.ts';
 import type { GatedCall, ToolGate } from './tool-dispatch.ts';
+import type { AgentExtension } from './extension.ts';
+import { stepBudget } from './turn.ts';
+import { hiddenPrompt } from '@sendbox/protocol';
 
 let fixture: HostFixture | undefined;
 afterEach(async () => {
@@ -113,5 +116,43 @@ describe('the per-agent lifecycle', () => {
     await host.deleteAgent(agentId);
     await host.close();
     expect(heard).toEqual([`cancelled ${agentId}`, `deleted ${agentId}`, 'closed']);
+  });
+});
+
+describe('an agent extension', () => {
+  it('writes its note once when the agent opens, gives each call its services, and budgets each turn', async () => {
+    const services: Array<{ turn: number; toolCallId: string }> = [];
+    let opened = 0;
+    const extension = (): AgentExtension => ({
+      opened: () => Promise.resolve(opened++ === 0 ? hiddenPrompt('[event]\nnoted on open') : null),
+      toolServices: (call) => {
+        services.push(call);
+        return {};
+      },
+      turnBudget: () => stepBudget(2),
+    });
+    fixture = await hostFixture(
+      [
+        { toolCalls: [{ id: 'c1', name: 'write', input: { path: 'a', content: 'x' } }] },
+        { toolCalls: [{ id: 'c2', name: 'write', input: { path: 'b', content: 'x' } }] },
+        { toolCalls: [send] },
+      ],
+      { extensions: () => [extension()] },
+    );
+    await fixture.prompt('go');
+    // The note is in the JSONL before the first turn, and the model read it.
+    const records = await fixture.records();
+    expect(JSON.stringify(records[0])).toContain('noted on open');
+    expect(JSON.stringify(fixture.model.requests[0]!.messages)).toContain('noted on open');
+    expect(services).toEqual([
+      { turn: 0, toolCallId: 'c1' },
+      { turn: 0, toolCallId: 'c2' },
+    ]);
+    // Two steps of budget: the third (the send) never ran.
+    const entries = await fixture.entries();
+    expect(entries.filter((entry) => entry.kind === 'notice').map((entry) => entry.reason)).toEqual([
+      'turn-budget',
+    ]);
+    expect(fixture.model.requests).toHaveLength(2);
   });
 });

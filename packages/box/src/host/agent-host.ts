@@ -66,6 +66,8 @@ export interface AgentHostOptions {
   contextLayers?: SessionConfig['contextLayers'];
   /** What runs before every checked tool call (agent/tool-dispatch.ts); default none. */
   toolGates?: SessionConfig['toolGates'];
+  /** What capabilities add at a session's own points (agent/extension.ts), after background work's; default none. */
+  extensions?: SessionConfig['extensions'];
 }
 
 export async function createAgentHost(options: AgentHostOptions): Promise<LocalAgentHost> {
@@ -149,7 +151,7 @@ export class LocalAgentHost implements AgentHost {
       inboxRetryMs: options.inboxRetryMs ?? 2000,
       contextLayers: options.contextLayers ?? (() => []),
       toolGates: options.toolGates ?? [],
-      extensions: (agent) => [backgrounds.for(agent)],
+      extensions: (agent) => [backgrounds.for(agent), ...(options.extensions?.(agent) ?? [])],
     };
   }
 
