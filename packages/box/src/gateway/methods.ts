@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { agentIdSchema, method, type JsonMethod } from './method-spec.ts';
 import { imageHostSchema } from './image-hosts.ts';
 import { pageLinks } from './links.ts';
+import { sessionMethods } from './session-methods.ts';
 import { settingsMethods } from './settings-methods.ts';
 import { turnMethods } from './turn-methods.ts';
 
@@ -78,6 +79,7 @@ export const jsonMethods = {
   ),
   ...turnMethods,
   ...settingsMethods,
+  ...sessionMethods,
   listImageHosts: method(empty, ({ imageHosts }) => Promise.resolve({ hosts: imageHosts.list() })),
   allowImageHost: method(byImageHost, async ({ imageHosts }, { host }) => ({
     hosts: await imageHosts.allow(host),
