@@ -1,8 +1,8 @@
 /**
  * The gateway client (docs/gateway.md): `POST /api/<method>`, every response checked with
- * Zod. The page holds no token: the browser's HttpOnly session cookie signs each request in,
- * and the `X-Sendbox-Request` header proves the page itself sent it (the gateway's CSRF
- * guard). Errors name the method, the status and the gateway's message.
+ * Zod. The page holds no token: a request is signed in by the browser's HttpOnly session
+ * cookie together with this tab's proof in `X-Sendbox-Session` (tab-session.ts), which no
+ * other server on this host ever sees. Errors name the method, the status and the gateway's message.
  */
 import type { z } from 'zod';
 import {
@@ -20,6 +20,7 @@ import {
   statusResponseSchema,
   uploadResponseSchema,
   imageHostsResponseSchema,
+  signedOutResponseSchema,
   type RosterRow,
   type StatusResponse,
   type TranscriptEntry,
@@ -38,13 +39,20 @@ export class ApiError extends Error {
   }
 }
 
-/** Sent with every request: a cross-site form, link or image cannot set it. */
-export const REQUEST_HEADERS: Readonly<Record<string, string>> = { 'X-Sendbox-Request': '1' };
+/** The header that carries this tab's half of the session. */
+export const SESSION_HEADER = 'X-Sendbox-Session';
+
+/** Where the client gets this tab's proof, and asks for a newer one after a 401. */
+export interface ProofSource {
+  proof(): string | null;
+  refresh(): Promise<string | null>;
+}
 
 export interface ApiClientOptions {
   /** Defaults to the page's origin. */
   baseUrl?: string;
   fetch?: typeof fetch;
+  session?: ProofSource;
 }
 
 export type ApiClient = ReturnType<typeof createApiClient>;
@@ -52,14 +60,20 @@ export type ApiClient = ReturnType<typeof createApiClient>;
 export function createApiClient(options: ApiClientOptions = {}) {
   const doFetch = options.fetch ?? globalThis.fetch.bind(globalThis);
   const baseUrl = options.baseUrl ?? '';
+  const session = options.session;
 
-  async function request(endpoint: string, init: RequestInit): Promise<Response> {
-    let response: Response;
+  /** The headers every request carries: this tab's proof, when it has one. */
+  function sessionHeaders(): Record<string, string> {
+    const proof = session?.proof() ?? null;
+    return proof === null ? {} : { [SESSION_HEADER]: proof };
+  }
+
+  async function send(endpoint: string, init: RequestInit): Promise<Response> {
     try {
-      response = await doFetch(`${baseUrl}${endpoint}`, {
+      return await doFetch(`${baseUrl}${endpoint}`, {
         ...init,
         credentials: 'same-origin',
-        headers: { ...REQUEST_HEADERS, ...(init.headers as Record<string, string> | undefined) },
+        headers: { ...sessionHeaders(), ...(init.headers as Record<string, string> | undefined) },
       });
     } catch (cause) {
       throw new ApiError(
@@ -67,6 +81,20 @@ export function createApiClient(options: ApiClientOptions = {}) {
         0,
         endpoint,
       );
+    }
+  }
+
+  async function request(endpoint: string, init: RequestInit): Promise<Response> {
+    let response = await send(endpoint, init);
+    // Refused: this browser may have signed in anew in another tab (a new session). Ask the
+    // other tabs once and retry with their proof; a body that is a stream cannot be re-sent.
+    if (response.status === 401 && session && !(init.body instanceof ReadableStream)) {
+      const before = session.proof();
+      const after = await session.refresh();
+      if (after !== null && after !== before) {
+        await response.body?.cancel();
+        response = await send(endpoint, init);
+      }
     }
     if (!response.ok) throw new ApiError(await errorText(endpoint, response), response.status, endpoint);
     return response;
@@ -89,6 +117,9 @@ export function createApiClient(options: ApiClientOptions = {}) {
   return {
     baseUrl,
     fetch: doFetch,
+    sessionHeaders,
+    /** Asks the other tabs for a newer session proof (the event stream, after a 401). */
+    refreshSession: (): Promise<string | null> => session?.refresh() ?? Promise.resolve(null),
     getStatus: (): Promise<StatusResponse> => call('getStatus', {}, statusResponseSchema),
     listAgents: (): Promise<RosterRow[]> => call('listAgents', {}, rosterResponseSchema),
     createAgent: async (input: { name: string; description?: string }): Promise<RosterRow> =>
@@ -145,6 +176,10 @@ export function createApiClient(options: ApiClientOptions = {}) {
     /** A remote image fetched by the gateway (never by the page itself): see docs/gateway.md. */
     remoteImage: (url: string): Promise<Blob> =>
       blob(`/api/remoteImage?${new URLSearchParams({ url }).toString()}`),
+    /** Ends this browser's session (every tab of it), on the gateway. */
+    signOut: async (): Promise<void> => {
+      await call('signOut', {}, signedOutResponseSchema);
+    },
     listImageHosts: async (): Promise<string[]> =>
       (await call('listImageHosts', {}, imageHostsResponseSchema)).hosts,
     allowImageHost: async (host: string): Promise<string[]> =>

@@ -121,6 +121,7 @@ export const savedResponseSchema = z.looseObject({ saved: z.literal(true) });
 export const deletedResponseSchema = z.looseObject({ deleted: z.literal(true) });
 export const uploadResponseSchema = z.looseObject({ entry: z.unknown() });
 export const imageHostsResponseSchema = z.looseObject({ hosts: z.array(z.string()) });
+export const signedOutResponseSchema = z.looseObject({ signedOut: z.literal(true) });
 
 export const stateEventSchema = z.looseObject({ agentId: z.string(), state: turnStateSchema });
 export const rosterEventSchema = z.looseObject({ agentId: z.string(), change: z.string() });
