@@ -88,6 +88,18 @@ async function callAt(at: string, bearer: string, method: string, body: unknown 
   return response.json();
 }
 
+/** What the page sends after the login redirect: the cookie it set and the tab proof from the fragment. */
+function browserHeaders(signIn: Response): Record<string, string> {
+  expect(signIn.status).toBe(303);
+  const proof = /#session=([\w-]+)$/.exec(signIn.headers.get('location') ?? '')?.[1];
+  expect(proof).toBeDefined();
+  return {
+    Cookie: (signIn.headers.get('set-cookie') ?? '').split(';')[0]!,
+    'X-Sendbox-Session': proof!,
+    Origin: new URL(url).origin,
+  };
+}
+
 function call(method: string, body: unknown = {}): Promise<unknown> {
   return callAt(url, token, method, body);
 }
@@ -158,14 +170,35 @@ describe('sendbox serve without a model', () => {
     expect(link).toMatch(new RegExp(`^${url}login\\?code=\\S+$`));
     const signIn = await fetch(link, { redirect: 'manual' });
     expect(signIn.status).toBe(303);
-    const cookie = (signIn.headers.get('set-cookie') ?? '').split(';')[0]!;
-    const signedIn = await fetch(new URL('api/listAgents', url), {
-      method: 'POST',
-      headers: { Cookie: cookie, 'X-Sendbox-Request': '1', Origin: new URL(url).origin },
-      body: '{}',
-    });
+    const browser = browserHeaders(signIn);
+    const signedIn = await fetch(new URL('api/listAgents', url), { method: 'POST', headers: browser, body: '{}' });
     expect(signedIn.status).toBe(200);
     expect((await fetch(link, { redirect: 'manual' })).status).toBe(403);
+  });
+
+  it('`sendbox sessions` lists the signed-in browsers and `sendbox logout --all` ends them at once', async () => {
+    const login = run(['login', '--data-dir', dataDir], modelFreeEnv(home));
+    expect(await login.exited).toBe(0);
+    const signIn = await fetch(login.stdout().trim(), {
+      redirect: 'manual',
+      headers: { 'User-Agent': 'CliTestBrowser/2' },
+    });
+    const browser = browserHeaders(signIn);
+    const listed = run(['sessions', '--data-dir', dataDir], modelFreeEnv(home));
+    expect(await listed.exited).toBe(0);
+    expect(listed.stdout()).toMatch(/^[\w-]{22} {2}last used \S+, ends \S+, signed in \S+ {2}CliTestBrowser\/2$/m);
+
+    const refused = run(['logout', '--data-dir', dataDir], modelFreeEnv(home));
+    expect(await refused.exited).toBe(1);
+    expect(refused.stderr()).toMatch(/name the sessions to end .*--all/);
+    const logout = run(['logout', '--all', '--data-dir', dataDir], modelFreeEnv(home));
+    expect(await logout.exited).toBe(0);
+    expect(logout.stdout()).toMatch(/signed out [1-9]\d* browser sessions?/);
+    const after = await fetch(new URL('api/listAgents', url), { method: 'POST', headers: browser, body: '{}' });
+    expect(after.status).toBe(401);
+    const empty = run(['sessions', '--data-dir', dataDir], modelFreeEnv(home));
+    expect(await empty.exited).toBe(0);
+    expect(empty.stdout().trim()).toBe('no browser is signed in');
   });
 
   it('stops on SIGTERM with exit code 0 and removes gateway.json', async () => {
@@ -173,6 +206,26 @@ describe('sendbox serve without a model', () => {
     expect(await box.exited).toBe(0);
     expect(fs.existsSync(path.join(dataDir, 'gateway.json'))).toBe(false);
     expect(fs.existsSync(path.join(dataDir, 'agents'))).toBe(true);
+  });
+
+  it('`sendbox logout` ends a session in the session book while no box runs', async () => {
+    const id = 'A'.repeat(22);
+    const now = Date.now();
+    await fs.promises.writeFile(
+      path.join(dataDir, 'sessions.json'),
+      JSON.stringify({ sessions: [{ id, created: now, lastSeen: now, browser: 'Offline/1' }] }),
+      { mode: 0o600 },
+    );
+    const listed = run(['sessions', '--data-dir', dataDir], modelFreeEnv(home));
+    expect(await listed.exited).toBe(0);
+    expect(listed.stdout()).toContain(`${id}  last used`);
+    const logout = run(['logout', id, '--data-dir', dataDir], modelFreeEnv(home));
+    expect(await logout.exited).toBe(0);
+    expect(logout.stdout()).toContain('signed out 1 browser session');
+    const book = JSON.parse(await fs.promises.readFile(path.join(dataDir, 'sessions.json'), 'utf8')) as {
+      sessions: unknown[];
+    };
+    expect(book.sessions).toEqual([]);
   });
 });
 
