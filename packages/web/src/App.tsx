@@ -263,7 +263,9 @@ export function App({
                 type="button"
                 onClick={() => {
                   onSignOut().catch((cause: unknown) =>
-                    setStatusError(`Could not sign out: ${cause instanceof Error ? cause.message : String(cause)}`),
+                    setStatusError(
+                      `Could not sign out: ${cause instanceof Error ? cause.message : String(cause)}`,
+                    ),
                   );
                 }}
                 title="Sign this browser out of sendbox (every tab of it)"

@@ -229,7 +229,9 @@ describe('a session only its own tabs can use', () => {
     }
   });
 
-  it('signs every tab of the browser out with Sign out, and the tab proof stops working', async ({ task }) => {
+  it('signs every tab of the browser out with Sign out, and the tab proof stops working', async ({
+    task,
+  }) => {
     const { context, page } = await signedInPage();
     try {
       await page.locator('[data-testid="agent-row"]', { hasText: 'Beacon' }).waitFor();

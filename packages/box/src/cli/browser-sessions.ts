@@ -31,11 +31,7 @@ const listSchema = z.object({ sessions: z.array(sessionRowSchema) });
 const revokedSchema = z.object({ revoked: z.array(z.string()) });
 
 /** A JSON method of the running gateway; null when no gateway answers at the address it left. */
-async function callGateway(
-  descriptor: GatewayDescriptor,
-  method: string,
-  body: unknown,
-): Promise<unknown> {
+async function callGateway(descriptor: GatewayDescriptor, method: string, body: unknown): Promise<unknown> {
   const host = descriptor.host.includes(':') ? `[${descriptor.host}]` : descriptor.host;
   let response: Response;
   try {
@@ -83,11 +79,18 @@ export async function listBrowserSessions(dataDir: string): Promise<SessionRow[]
 }
 
 /** Ends the sessions named, or all; resolves to the ids that were ended. */
-export async function endBrowserSessions(dataDir: string, which: 'all' | readonly string[]): Promise<string[]> {
+export async function endBrowserSessions(
+  dataDir: string,
+  which: 'all' | readonly string[],
+): Promise<string[]> {
   const dir = path.resolve(dataDir);
   const descriptor = await readGatewayDescriptor(dir);
   if (descriptor !== null) {
-    const answer = await callGateway(descriptor, 'revokeSessions', which === 'all' ? { all: true } : { ids: which });
+    const answer = await callGateway(
+      descriptor,
+      'revokeSessions',
+      which === 'all' ? { all: true } : { ids: which },
+    );
     if (answer !== null) return revokedSchema.parse(answer).revoked;
   }
   return withBookOffline(dir, (book) => book.revoke(which));

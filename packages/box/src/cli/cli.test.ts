@@ -171,7 +171,11 @@ describe('sendbox serve without a model', () => {
     const signIn = await fetch(link, { redirect: 'manual' });
     expect(signIn.status).toBe(303);
     const browser = browserHeaders(signIn);
-    const signedIn = await fetch(new URL('api/listAgents', url), { method: 'POST', headers: browser, body: '{}' });
+    const signedIn = await fetch(new URL('api/listAgents', url), {
+      method: 'POST',
+      headers: browser,
+      body: '{}',
+    });
     expect(signedIn.status).toBe(200);
     expect((await fetch(link, { redirect: 'manual' })).status).toBe(403);
   });
@@ -186,7 +190,9 @@ describe('sendbox serve without a model', () => {
     const browser = browserHeaders(signIn);
     const listed = run(['sessions', '--data-dir', dataDir], modelFreeEnv(home));
     expect(await listed.exited).toBe(0);
-    expect(listed.stdout()).toMatch(/^[\w-]{22} {2}last used \S+, ends \S+, signed in \S+ {2}CliTestBrowser\/2$/m);
+    expect(listed.stdout()).toMatch(
+      /^[\w-]{22} {2}last used \S+, ends \S+, signed in \S+ {2}CliTestBrowser\/2$/m,
+    );
 
     const refused = run(['logout', '--data-dir', dataDir], modelFreeEnv(home));
     expect(await refused.exited).toBe(1);
@@ -194,7 +200,11 @@ describe('sendbox serve without a model', () => {
     const logout = run(['logout', '--all', '--data-dir', dataDir], modelFreeEnv(home));
     expect(await logout.exited).toBe(0);
     expect(logout.stdout()).toMatch(/signed out [1-9]\d* browser sessions?/);
-    const after = await fetch(new URL('api/listAgents', url), { method: 'POST', headers: browser, body: '{}' });
+    const after = await fetch(new URL('api/listAgents', url), {
+      method: 'POST',
+      headers: browser,
+      body: '{}',
+    });
     expect(after.status).toBe(401);
     const empty = run(['sessions', '--data-dir', dataDir], modelFreeEnv(home));
     expect(await empty.exited).toBe(0);

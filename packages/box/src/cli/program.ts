@@ -139,7 +139,7 @@ export function sendboxProgram(openHost: OpenHost, terminal: Terminal = processT
     .option('--all', 'sign every browser out', false)
     .addOption(dataDirOption('the data dir of the box'))
     .action(async (ids, options) => {
-      if (options.all === (ids.length > 0)) {
+      if (options.all === ids.length > 0) {
         throw new InvalidArgumentError(
           options.all
             ? 'pass either --all or session ids, not both'

@@ -131,7 +131,8 @@ export function apiAuth(
     const refreshed = await sessions.use(session);
     c.set('browserSession', session.id);
     await next();
-    if (sessions.session(c.req.header('cookie')) === null) c.res.headers.append('Set-Cookie', sessions.clearCookie());
+    if (sessions.session(c.req.header('cookie')) === null)
+      c.res.headers.append('Set-Cookie', sessions.clearCookie());
     else if (refreshed !== null) c.res.headers.append('Set-Cookie', refreshed);
   };
 }

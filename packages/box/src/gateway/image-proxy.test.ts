@@ -159,7 +159,9 @@ describe('fetching a remote image for the page', () => {
     const url = `api/remoteImage?url=${encodeURIComponent(outsideUrl('/pixel.png'))}`;
     const { Origin: _origin, ...headers } = pageHeaders(box.gateway, signIn);
     expect((await fetch(new URL(url, box.gateway.url), { headers })).status).toBe(200);
-    expect((await fetch(new URL(url, box.gateway.url), { headers: { Cookie: signIn.cookie } })).status).toBe(401);
+    expect((await fetch(new URL(url, box.gateway.url), { headers: { Cookie: signIn.cookie } })).status).toBe(
+      401,
+    );
     expect((await fetch(new URL(url, box.gateway.url))).status).toBe(401);
   });
 

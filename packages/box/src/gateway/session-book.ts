@@ -15,7 +15,9 @@ export const SESSION_IDLE_MS = 7 * 24 * 60 * 60_000;
 /** Browsers beyond this many: the one idle longest is dropped (a login loop cannot grow the file). */
 export const MAX_SESSIONS = 64;
 
-export const sessionIdSchema = z.string().regex(/^[A-Za-z0-9_-]{22}$/, 'expected a session id (22 characters)');
+export const sessionIdSchema = z
+  .string()
+  .regex(/^[A-Za-z0-9_-]{22}$/, 'expected a session id (22 characters)');
 
 const recordSchema = z.object({
   id: sessionIdSchema,

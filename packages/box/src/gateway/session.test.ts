@@ -330,7 +330,8 @@ describe('a second sign-in, sliding expiry and signing out', () => {
     const all = await box.call('revokeSessions', { all: true });
     expect(all.status).toBe(200);
     expect((all.body as { revoked: string[] }).revoked.sort()).toEqual(sessions.map((s) => s.id).sort());
-    for (const signIn of [one, two]) expect((await listAgents(pageHeaders(box.gateway, signIn))).status).toBe(401);
+    for (const signIn of [one, two])
+      expect((await listAgents(pageHeaders(box.gateway, signIn))).status).toBe(401);
     expect(((await box.call('listSessions')).body as { sessions: unknown[] }).sessions).toEqual([]);
   });
 });

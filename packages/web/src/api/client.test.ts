@@ -143,7 +143,9 @@ describe('createApiClient', () => {
 
   it('after a 401, asks the other tabs for a newer proof once and retries with it', async () => {
     const { base, seen } = await gateway((request, res) =>
-      request.headers['x-sendbox-session'] === 'new' ? json(res, 200, [row]) : json(res, 401, { error: 'no' }),
+      request.headers['x-sendbox-session'] === 'new'
+        ? json(res, 200, [row])
+        : json(res, 401, { error: 'no' }),
     );
     let proof = 'old';
     let refreshes = 0;

@@ -15,9 +15,7 @@ const FRAGMENT = /(?:^#|&)session=([A-Za-z0-9_-]{43})(?=&|$)/;
 const ASK_TIMEOUT_MS = 400;
 
 type Message =
-  | { kind: 'ask'; nonce: string }
-  | { kind: 'tell'; nonce: string; proof: string }
-  | { kind: 'signed-out' };
+  { kind: 'ask'; nonce: string } | { kind: 'tell'; nonce: string; proof: string } | { kind: 'signed-out' };
 
 export interface TabSession {
   /** The proof to send in `X-Sendbox-Session`; null once signed out. */
@@ -35,7 +33,11 @@ function proofFromFragment(): string | null {
   const match = FRAGMENT.exec(window.location.hash);
   if (!match) return null;
   const rest = window.location.hash.replace(FRAGMENT, '').replace(/^#?&/, '#');
-  history.replaceState(history.state, '', `${window.location.pathname}${window.location.search}${rest === '#' ? '' : rest}`);
+  history.replaceState(
+    history.state,
+    '',
+    `${window.location.pathname}${window.location.search}${rest === '#' ? '' : rest}`,
+  );
   return match[1]!;
 }
 
