@@ -1,7 +1,8 @@
 /**
  * The model chosen in the web UI's settings panel: provider (xAI or OpenAI-compatible), base
  * URL, model id and key, in `<dataDir>/model-settings.json` (mode 0600, written atomically).
- * The key is never returned (`view` says only whether one is saved) and never logged. The
+ * The key is never returned (`view` says only whether one is saved) and never logged, and it
+ * follows its endpoint: a change of provider or base URL without a new key drops it. The
  * environment wins: when its variables configure a model, the file is ignored and the panel
  * shows the settings as locked. Applying a change needs no restart (the host swaps providers
  * between turns).
@@ -121,8 +122,10 @@ export class ModelSettings {
         409,
       );
     }
-    const keep =
-      input.apiKey === undefined && this.stored?.provider === input.provider ? this.stored.apiKey : undefined;
+    // A key belongs to its endpoint: kept only while the provider and the base URL stay, so a
+    // changed URL never receives the key saved for another one.
+    const sameEndpoint = this.stored !== null && sameEndpointAs(this.stored, input);
+    const keep = input.apiKey === undefined && sameEndpoint ? this.stored?.apiKey : undefined;
     const apiKey = input.apiKey === undefined ? keep : input.apiKey.trim() || undefined;
     if (input.provider === 'openai-compatible' && input.baseURL) {
       let url: URL;
@@ -153,6 +156,25 @@ export class ModelSettings {
     await writeFileAtomic(this.file, `${JSON.stringify(next, null, 2)}\n`, { mode: 0o600 });
     this.stored = next;
     return chosen;
+  }
+}
+
+/**
+ * Whether the new settings send requests where the saved ones did: the same provider and, for
+ * an OpenAI-compatible one, the same base URL (compared as URLs, a trailing slash aside).
+ */
+export function sameEndpointAs(saved: StoredModelSettings, next: ModelSettingsInput): boolean {
+  if (saved.provider !== next.provider) return false;
+  if (next.provider === 'xai') return true;
+  return endpointOf(saved.baseURL) === endpointOf(next.baseURL);
+}
+
+function endpointOf(baseURL: string | undefined): string {
+  const text = baseURL?.trim() ?? '';
+  try {
+    return new URL(text).href.replace(/\/+$/, '');
+  } catch {
+    return text;
   }
 }
 
