@@ -826,6 +826,24 @@ describe('model settings', () => {
       await page.keyboard.press('Enter');
       await page.locator('[data-testid="bubble"]', { hasText: 'Hello from the panel model.' }).waitFor();
       await saveScreenshot(page, task.name);
+
+      // The key stays with its endpoint: the panel says a new base URL drops it, and saving does.
+      await page.getByTestId('settings-open').click();
+      await panel.waitFor();
+      const elsewhere = model.baseURL.replace('127.0.0.1', 'localhost');
+      await page.getByTestId('settings-base-url').fill(elsewhere);
+      await page.getByTestId('settings-key-cleared').waitFor();
+      await page.getByTestId('settings-base-url').fill(`${model.baseURL}/`);
+      await expect.poll(() => page.getByTestId('settings-key-cleared').count()).toBe(0);
+      await page.getByTestId('settings-base-url').fill(elsewhere);
+      await saveScreenshot(page, `${task.name} (key follows its endpoint)`);
+      await page.getByTestId('settings-save').click();
+      await page.getByTestId('settings-saved').waitFor();
+      expect(await callGateway<Record<string, unknown>>(box, 'getModelSettings', {})).toMatchObject({
+        baseURL: elsewhere,
+        hasKey: false,
+      });
+      expect(await fsp.readFile(file, 'utf8')).not.toContain('sk-from-the-panel-123');
       expect(box.output()).not.toContain('sk-from-the-panel-123');
       expect(problems).toEqual([]);
     } finally {

@@ -87,7 +87,11 @@ describe('ModelSettings', () => {
       await turn(0);
       expect(first.requests.at(-1)!.headers.authorization).toBe('Bearer sk-first-endpoint');
       // The panel changes only the URL; the key field stays empty.
-      await host.updateModelSettings({ provider: 'openai-compatible', baseURL: second.baseURL, model: 'local' });
+      await host.updateModelSettings({
+        provider: 'openai-compatible',
+        baseURL: second.baseURL,
+        model: 'local',
+      });
       await turn(1);
       expect(second.requests.length).toBeGreaterThan(0);
       for (const request of second.requests) {
