@@ -164,7 +164,7 @@ export function turnDriver(
         }),
         tools: specs,
         abortSignal: hooks.signal,
-        onSendDraft: ({ toolCallId, text }) => hooks.onDraft(toolCallId, ctx.scrubber().text(text)),
+        onSendDraft: ({ toolCallId, text }) => hooks.onDraft(toolCallId, ctx.scrubber().draft(text)),
       }),
     recordAssistant: (step: ModelStepResult) => {
       const blocks: TranscriptBlock[] = [];
