@@ -64,7 +64,15 @@ export async function serve(
   const dataDir = path.resolve(options.dataDir);
   pageLinks(); // a bad SENDBOX_CURSOR_AGENT_URL stops the start, with what to set
   // Before anything touches the data dir: a second box must not recover, write or serve it.
-  const lock = await lockDataDir(dataDir);
+  let stop: (() => Promise<void>) | null = null;
+  const lock = await lockDataDir(dataDir, {
+    onLost: (reason) => {
+      // Another box may now take the path: this one must not write there any more.
+      terminal.err(pc.red(`${reason}; stopping`));
+      process.exitCode = 1;
+      void stop?.();
+    },
+  });
   let host: AgentHost;
   try {
     if (options.build) await ensureWebBuild((line) => terminal.err(pc.dim(line)));
@@ -116,16 +124,13 @@ export async function serve(
   terminal.out(pc.dim('Press Ctrl+C to stop.'));
 
   let stopping: Promise<void> | null = null;
-  return {
-    gateway,
-    host,
-    stop: () => {
-      stopping ??= (async () => {
-        await gateway.close();
-        await host.close();
-        lock.release();
-      })();
-      return stopping;
-    },
+  stop = () => {
+    stopping ??= (async () => {
+      await gateway.close();
+      await host.close();
+      lock.release();
+    })();
+    return stopping;
   };
+  return { gateway, host, stop };
 }
