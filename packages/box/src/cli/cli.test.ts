@@ -368,6 +368,13 @@ describe('one box per data dir', () => {
       expect(await second.exited).toBe(1);
       expect(second.stderr()).toContain(`PID ${first.child.pid}, serving ${at}`);
       expect(second.stdout()).not.toContain('sendbox is running');
+      // Deleting the lock's files changes nothing: the lock is on the folder itself.
+      for (const name of ['sendbox.lock', 'sendbox.lock.json']) {
+        fs.rmSync(path.join(lockHome, 'agent-data', name), { force: true });
+      }
+      const fourth = run(['serve', '--port', '0', '--no-build'], modelFreeEnv(lockHome));
+      expect(await fourth.exited).toBe(1);
+      expect(fourth.stderr()).toMatch(/another sendbox is running on the data dir/);
       // The first box's descriptor is untouched and it still answers.
       expect(fs.readFileSync(descriptorFile, 'utf8')).toBe(descriptor);
       const { token } = JSON.parse(descriptor) as { token: string };

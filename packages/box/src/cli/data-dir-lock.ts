@@ -71,13 +71,16 @@ export async function lockDataDir(dataDir: string, options: DataDirLockOptions =
   fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const paths = lockPaths(dataDir);
   const fd = fs.openSync(dataDir, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY);
+  let taken: boolean;
   try {
-    flockExclusive(fd, dataDir);
-    refuseLegacyBox(paths.legacy);
+    taken = flockExclusive(fd, dataDir) && !legacyBoxRuns(paths.legacy);
   } catch (error) {
     fs.closeSync(fd);
-    if (error === LOCKED) throw new DataDirLockedError(dataDir, readOwner(paths.owner));
     throw error;
+  }
+  if (!taken) {
+    fs.closeSync(fd);
+    throw new DataDirLockedError(dataDir, readOwner(paths.owner));
   }
   const locked = fs.fstatSync(fd);
   const owner: LockOwner = { pid: options.pid ?? process.pid, startedAt: Date.now(), url: null };
@@ -110,13 +113,12 @@ export async function lockDataDir(dataDir: string, options: DataDirLockOptions =
   };
 }
 
-const LOCKED = Symbol('locked');
-
 /**
  * `flock -x -n` on the descriptor, through util-linux's `flock`, which gets it as its fd 3: the
  * lock belongs to the open file description, shared with this process, and outlives the helper.
+ * False when another box holds it.
  */
-function flockExclusive(fd: number, dataDir: string): void {
+function flockExclusive(fd: number, dataDir: string): boolean {
   const result = spawnSync('flock', ['--exclusive', '--nonblock', '3'], {
     stdio: ['ignore', 'ignore', 'pipe', fd],
     encoding: 'utf8',
@@ -127,21 +129,24 @@ function flockExclusive(fd: number, dataDir: string): void {
         'install util-linux (apt-get install -y util-linux)',
     );
   }
-  if (result.status === 1) throw LOCKED;
+  if (result.status === 1) return false;
   if (result.status !== 0) {
-    throw new Error(`cannot lock the data dir ${dataDir}: flock said ${result.stderr.trim() || `exit ${result.status}`}`);
+    throw new Error(
+      `cannot lock the data dir ${dataDir}: flock said ${result.stderr.trim() || `exit ${result.status}`}`,
+    );
   }
+  return true;
 }
 
-/** A box of an earlier version holds a SQLite lock on `sendbox.lock`: it counts as running too. */
-function refuseLegacyBox(file: string): void {
-  if (!fs.existsSync(file)) return;
+/** Whether a box of an earlier version runs: it holds a SQLite lock on `sendbox.lock`. A leftover one is removed. */
+function legacyBoxRuns(file: string): boolean {
+  if (!fs.existsSync(file)) return false;
   const db = new Database(file, { timeout: 0 });
   try {
     db.exec('BEGIN EXCLUSIVE');
     db.exec('ROLLBACK');
   } catch (error) {
-    if ((error as { code?: unknown }).code === 'SQLITE_BUSY') throw LOCKED;
+    if ((error as { code?: unknown }).code === 'SQLITE_BUSY') return true;
     throw error;
   } finally {
     db.close();
@@ -149,6 +154,7 @@ function refuseLegacyBox(file: string): void {
   // Nobody holds it: a leftover of an earlier version.
   fs.rmSync(file, { force: true });
   for (const suffix of ['-journal', '-wal', '-shm']) fs.rmSync(`${file}${suffix}`, { force: true });
+  return false;
 }
 
 function statOrNull(file: string): fs.Stats | null {
