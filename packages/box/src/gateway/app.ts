@@ -9,6 +9,7 @@ import type { Context } from 'hono';
 import { z } from 'zod';
 import type { AgentHost } from '../host/types.ts';
 import { readCappedBody, readJsonBody, UPLOAD_LIMIT } from './body.ts';
+import { filesystemIsFull } from '../stores/errors.ts';
 import { describeZodError, errorResponse, GatewayError, respondWithError } from './errors.ts';
 import { EventStreams, openEventStream } from './events.ts';
 import { fileResponse } from './file-response.ts';
@@ -38,6 +39,8 @@ export interface GatewayAppOptions {
   imageLimits?: ImageFetchLimits;
   /** The `Host` header values the gateway answers to (see `loopbackAuthorities`). */
   authorities: () => ReadonlySet<string>;
+  /** The data dir: a failed write there on a full disk is 507, whatever its error code. */
+  dataDir: string;
   /** The built web UI (`packages/web/dist`). */
   webRoot: string;
   files: AgentFiles;
@@ -73,7 +76,8 @@ export function createGatewayApp(options: GatewayAppOptions): GatewayApp {
   // A signed-out browser's open event streams end with its session.
   sessions.onRevoked((ids) => streams.closeSessions(ids));
   const ui = new StaticUi(options.webRoot);
-  const fail = (c: Context, error: unknown): Response => respondWithError(c, error, options.logError);
+  const fail = (c: Context, error: unknown): Response =>
+    respondWithError(c, error, options.logError, () => filesystemIsFull(options.dataDir));
 
   app.use('*', async (c, next) => {
     const started = performance.now();

@@ -164,6 +164,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     ...(options.imagePolicy ? { imagePolicy: options.imagePolicy } : {}),
     ...(options.imageLimits ? { imageLimits: options.imageLimits } : {}),
     authorities: () => authorities,
+    dataDir: options.dataDir,
     webRoot: options.webRoot,
     files: options.files,
     version: options.version,

@@ -26,6 +26,7 @@ import { AgentSession, type SessionConfig } from '../agent/agent-session.ts';
 import { needsRecovery } from '../stores/files/inbox.ts';
 import { UPLOADS_FOLDER } from '../agent/upload-staging.ts';
 import { WritePoints } from '../stores/write-points.ts';
+import { filesystemIsFull, isDiskFullError, StoreWriteError } from '../stores/errors.ts';
 import { agentPaths, agentsRoot, isSafeAgentId } from '../stores/files/layout.ts';
 import { DEFAULT_SEND_REMINDER_EVERY } from '../context/send-reminder.ts';
 import { writeProfile, type Profile } from '../stores/files/profile.ts';
@@ -175,7 +176,6 @@ export class LocalAgentHost implements AgentHost {
     if (name === '') throw new HostError('createAgent: `name` must not be empty', 400);
     const id = randomUUID();
     const paths = agentPaths(this.dataDir, id);
-    await ensurePrivateDir(paths.agentDir);
     const now = this.config.now();
     const profile: Profile = {
       name,
@@ -185,10 +185,16 @@ export class LocalAgentHost implements AgentHost {
       createdAt: now,
       updatedAt: now,
     };
-    await writeProfile(paths.profile, profile);
-    const session = await this.session(id);
-    // Grok Bot leaves a created agent focused, its store locked (§9).
-    await this.focus(session);
+    let session: AgentSession;
+    try {
+      await ensurePrivateDir(paths.agentDir);
+      await writeProfile(paths.profile, profile);
+      session = await this.session(id);
+      // Grok Bot leaves a created agent focused, its store locked (§9).
+      await this.focus(session);
+    } catch (error) {
+      throw await this.undoNewAgent(id, `the new agent ${JSON.stringify(name)}`, error);
+    }
     this.emit({ type: 'roster', agentId: id, change: 'created' });
     return this.rowOf(session);
   }
@@ -294,8 +300,17 @@ export class LocalAgentHost implements AgentHost {
     const source = await this.existing(id);
     await source.idle();
     if (this.focused !== id) await source.refresh();
-    const from = source.paths;
     const newId = randomUUID();
+    try {
+      return await this.copyAgent(source, newId);
+    } catch (error) {
+      throw await this.undoNewAgent(newId, `the copy of agent ${id}`, error);
+    }
+  }
+
+  private async copyAgent(source: AgentSession, newId: string): Promise<RosterRow> {
+    const id = source.id;
+    const from = source.paths;
     const to = agentPaths(this.dataDir, newId);
     await ensurePrivateDir(to.agentDir);
     await ensurePrivateDir(to.transcriptDir);
@@ -477,6 +492,24 @@ export class LocalAgentHost implements AgentHost {
       }
     }
     return this.session(id);
+  }
+
+  /**
+   * A new agent whose files could not all be written leaves nothing behind: its session is
+   * closed and its folders removed. Returns the error to throw (a full disk: 507).
+   */
+  private async undoNewAgent(id: string, what: string, error: unknown): Promise<unknown> {
+    const pending = this.sessions.get(id);
+    this.sessions.delete(id);
+    if (this.focused === id) this.focused = null;
+    if (pending) await pending.then((session) => session.close()).catch(() => undefined);
+    const paths = agentPaths(this.dataDir, id);
+    for (const dir of [paths.agentDir, paths.transcriptDir, paths.sandbox])
+      await rm(dir, { recursive: true, force: true }).catch(() => undefined);
+    if (error instanceof HostError) return error;
+    if (isDiskFullError(error) || filesystemIsFull(this.dataDir))
+      return new StoreWriteError('agent', what, error, true);
+    return error;
   }
 
   private rowOf(session: AgentSession): RosterRow {
