@@ -413,12 +413,14 @@ export class AgentSession implements TurnContext {
   // requests
 
   /** Accepts a prompt: committed in the inbox before this returns, answered in its turn. */
-  sendPrompt(prompt: string, clientNonce: string): { accepted: true; duplicate: boolean } {
-    if (this.nonces.has(clientNonce) || this.inbox.has(clientNonce))
+  async sendPrompt(prompt: string, clientNonce: string): Promise<{ accepted: true; duplicate: boolean }> {
+    if (this.nonces.has(clientNonce) || this.inbox.has(clientNonce)) {
+      await this.inbox.durable(clientNonce);
       return { accepted: true, duplicate: true };
+    }
     this.requireModel();
     if (prompt.trim() === '') throw new HostError('prompt is empty: type a message first', 400);
-    this.accept(clientNonce, { kind: 'prompt', prompt });
+    await this.accept(clientNonce, { kind: 'prompt', prompt });
     return { accepted: true, duplicate: false };
   }
 
@@ -431,23 +433,22 @@ export class AgentSession implements TurnContext {
   }
 
   /** Hook (web Retry button): a new turn on the conversation as it stands, its user message hidden. */
-  retryTurn(): { accepted: true } {
+  async retryTurn(): Promise<{ accepted: true }> {
     this.requireModel();
-    this.accept(`retry:${randomUUID()}`, { kind: 'retry' });
+    await this.accept(`retry:${randomUUID()}`, { kind: 'retry' });
     return { accepted: true };
   }
 
-  answerWidget(messageId: string, answer: string | string[]): { accepted: true } {
+  async answerWidget(messageId: string, answer: string | string[]): Promise<{ accepted: true }> {
     const question = this.questions.open(this.id, messageId, 'widget');
     const picked = widgetAnswerOf(question.widget!, answer);
     this.requireModel();
-    this.accept(answerNonce(messageId), {
+    await this.acceptAnswer(messageId, {
       kind: 'widget-answer',
       messageId,
       text: picked.content,
       value: picked.respondedValue,
     });
-    this.questions.markAnswered(messageId);
     return { accepted: true };
   }
 
@@ -460,8 +461,7 @@ export class AgentSession implements TurnContext {
     this.currentScrubber = scrubberFor(await this.secrets.all());
     // The store may have answered it meanwhile (two submits at once): accepted once.
     this.questions.open(this.id, messageId, 'secret-request');
-    this.accept(answerNonce(messageId), { kind: 'secret-answer', messageId, name, label: question.prompt });
-    this.questions.markAnswered(messageId);
+    await this.acceptAnswer(messageId, { kind: 'secret-answer', messageId, name, label: question.prompt });
     return { saved: true };
   }
 
@@ -577,10 +577,21 @@ export class AgentSession implements TurnContext {
   }
 
   /** Commits an input (a full disk: StoreWriteError, nothing accepted) and lets the queue take it. */
-  private accept(nonce: string, input: InboxInput): void {
-    this.inbox.accept(nonce, input, this.config.now());
+  private async accept(nonce: string, input: InboxInput): Promise<void> {
+    await this.inbox.accept(nonce, input, this.config.now());
     this.emitPending();
     this.schedule();
+  }
+
+  /** An answer is taken at once (a second one meanwhile is 409) and given back if it cannot be saved. */
+  private async acceptAnswer(messageId: string, input: InboxInput): Promise<void> {
+    this.questions.markAnswered(messageId);
+    try {
+      await this.accept(answerNonce(messageId), input);
+    } catch (error) {
+      this.questions.unmarkAnswered(messageId);
+      throw error;
+    }
   }
 
   private emitPending(): void {
