@@ -26,6 +26,7 @@ import { AgentSession, type SessionConfig } from '../agent/agent-session.ts';
 import { needsRecovery } from '../stores/files/inbox.ts';
 import { UPLOADS_FOLDER } from '../agent/upload-staging.ts';
 import { WritePoints } from '../stores/write-points.ts';
+import { AgentRoster } from './agent-roster.ts';
 import { filesystemIsFull, isDiskFullError, StoreWriteError } from '../stores/errors.ts';
 import { agentPaths, agentsRoot, isSafeAgentId } from '../stores/files/layout.ts';
 import { DEFAULT_SEND_REMINDER_EVERY } from '../context/send-reminder.ts';
@@ -93,6 +94,8 @@ export class LocalAgentHost implements AgentHost {
   readonly lifecycle = new AgentLifecycle();
   private focused: string | null = null;
   private closed = false;
+  /** Every agent's list row, kept as agents change, so a restart lists them without opening them. */
+  private readonly roster: AgentRoster;
 
   constructor(
     readonly dataDir: string,
@@ -102,6 +105,10 @@ export class LocalAgentHost implements AgentHost {
   ) {
     const env = options.env ?? process.env;
     this.settings = new ModelSettings(dataDir, env);
+    this.roster = new AgentRoster(dataDir, async (id) => {
+      const session = this.sessions.get(id);
+      return session ? this.storedRow(await session) : undefined;
+    });
     if (options.provider === undefined) {
       const chosen = providerFromEnv(env);
       this.provider = chosen.provider;
@@ -209,14 +216,19 @@ export class LocalAgentHost implements AgentHost {
     const rows: RosterRow[] = [];
     for (const id of names) {
       if (!isSafeAgentId(id)) continue;
-      try {
-        await stat(agentPaths(this.dataDir, id).profile);
-      } catch {
-        continue;
+      if (!this.sessions.has(id)) {
+        // A closed agent: its row from the roster while its files are as they were, no agent without a profile.
+        const cached = this.roster.cached(id);
+        if (cached === null) continue;
+        if (cached) {
+          rows.push({ ...cached, readOnly: cached.readOnly || !this.provider });
+          continue;
+        }
       }
       try {
         const session = await this.session(id);
         if (this.focused !== id) await session.refresh(); // its last entry may come from another writer
+        this.roster.record(id, this.storedRow(session));
         rows.push(this.rowOf(session));
       } catch {
         // An agent whose files cannot be read is left out of the roster rather than failing it.
@@ -399,6 +411,11 @@ export class LocalAgentHost implements AgentHost {
     await (await this.existing(id)).idle();
   }
 
+  /** How many agents are open (their store and JSONL read): diagnostics and tests. */
+  get openAgents(): number {
+    return this.sessions.size;
+  }
+
   /** The live session of an agent (tests and the gateway's diagnostics). */
   async sessionOf(id: string): Promise<AgentSession> {
     return this.existing(id);
@@ -408,7 +425,15 @@ export class LocalAgentHost implements AgentHost {
     if (this.closed) return;
     this.closed = true;
     const sessions = await Promise.allSettled([...this.sessions.values()]);
-    for (const result of sessions) if (result.status === 'fulfilled') await result.value.close();
+    await this.roster.settled();
+    for (const result of sessions) {
+      if (result.status !== 'fulfilled') continue;
+      const row = this.storedRow(result.value);
+      await result.value.close();
+      // Closing folds the WAL into store.db: the row is stamped with the files as closed.
+      this.roster.record(result.value.id, row);
+    }
+    this.roster.close();
     this.sessions.clear();
     this.listeners.clear();
     await this.lifecycle.hostClosed();
@@ -417,6 +442,8 @@ export class LocalAgentHost implements AgentHost {
   // -------------------------------------------------------------------------
 
   private emit(event: HostEvent): void {
+    if (event.type === 'roster' && event.change === 'deleted') this.roster.removed(event.agentId);
+    else if (event.type !== 'draft') this.roster.changed(event.agentId);
     for (const listener of this.listeners) {
       try {
         listener(event);
@@ -510,6 +537,11 @@ export class LocalAgentHost implements AgentHost {
     if (isDiskFullError(error) || filesystemIsFull(this.dataDir))
       return new StoreWriteError('agent', what, error, true);
     return error;
+  }
+
+  /** The row the roster keeps: `readOnly` as the profile says (whether a model is set is decided when listing). */
+  private storedRow(session: AgentSession): RosterRow {
+    return { ...this.rowOf(session), readOnly: session.profile.readOnly === true };
   }
 
   private rowOf(session: AgentSession): RosterRow {
