@@ -8,7 +8,10 @@
  * 2. Unloaded prompt → entry: one agent, one prompt at a time; from the call to the ledger
  *    entry of the model's reply (the accept, the turn's start, one model step, the send).
  *
- *   npx tsx bench/accept-burst.ts [agents=50] [prompts=10] [rounds=50]
+ * With `held` the model never answers during the burst, so the figure is the accept path alone
+ * (no turn competes with it for the CPU).
+ *
+ *   npx tsx bench/accept-burst.ts [agents=50] [prompts=10] [rounds=50] [answering|held]
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -19,17 +22,27 @@ import type { HostEvent } from '@sendbox/box';
 const AGENTS = Number(process.argv[2] ?? 50);
 const PROMPTS = Number(process.argv[3] ?? 10);
 const ROUNDS = Number(process.argv[4] ?? 50);
+const HELD = process.argv[5] === 'held';
 const base = process.env.SENDBOX_BENCH_DIR ?? os.tmpdir();
 const quantile = (xs: number[], q: number) => [...xs].sort((a, b) => a - b)[Math.floor(q * (xs.length - 1))]!;
 const fmt = (xs: number[]) =>
   `p50 ${quantile(xs, 0.5).toFixed(1)} ms, p99 ${quantile(xs, 0.99).toFixed(1)} ms, max ${Math.max(...xs).toFixed(1)} ms`;
 
-/** Answers each prompt with one send, then ends the turn. */
-const model = scriptedProvider((request) =>
+/** Answers each prompt with one send, then ends the turn; with `held`, only after the burst. */
+let release = (): void => undefined;
+const burstOver = HELD ? new Promise<void>((resolve) => (release = resolve)) : Promise.resolve();
+const answer = scriptedProvider((request) =>
   request.messages.at(-1)?.role === 'tool'
     ? {}
     : { toolCalls: [{ name: 'send_message', input: { type: 'text', content: 'on it' } }] },
 );
+const model: typeof answer = {
+  ...answer,
+  step: async (request) => {
+    await burstOver;
+    return answer.step(request);
+  },
+};
 
 const dataDir = await mkdtemp(path.join(base, 'sendbox-bench-accept-'));
 const webRoot = await mkdtemp(path.join(base, 'sendbox-bench-web-'));
@@ -69,9 +82,12 @@ await Promise.all(
   ),
 );
 const burstAccepted = performance.now() - burstStarted;
+release();
 for (const id of ids) await host.idle(id);
 const burstDone = performance.now() - burstStarted;
-console.log(`burst: ${AGENTS} agents × ${PROMPTS} prompts at once through the gateway (${base})`);
+console.log(
+  `burst: ${AGENTS} agents × ${PROMPTS} prompts at once through the gateway (${base}; turns ${HELD ? 'held until every prompt is accepted' : 'running meanwhile'})`,
+);
 console.log(
   `  sendPrompt accept: ${fmt(latencies)}   (target p99 < 500 ms: ${quantile(latencies, 0.99) < 500 ? 'met' : 'NOT met'})`,
 );
