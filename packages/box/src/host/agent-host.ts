@@ -207,6 +207,7 @@ export class LocalAgentHost implements AgentHost {
   }
 
   async listAgents(): Promise<RosterRow[]> {
+    if (this.closed) throw new Error('the agent host is closed');
     let names: string[];
     try {
       names = await readdir(agentsRoot(this.dataDir));
