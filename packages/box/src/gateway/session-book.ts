@@ -5,9 +5,9 @@
  * `sendbox logout --all` empties the book. The records hold no credential: a cookie and a tab
  * proof are MACs of the id under the session key (session.ts).
  */
-import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
+import { readJsonFile } from '../fs/json-file.ts';
 import { ensurePrivateDir, writeFileAtomic } from '../fs/atomic.ts';
 
 /** Idle sessions end after this long; every use moves the end (sliding). */
@@ -49,25 +49,13 @@ export class SessionBook {
   /** Reads the book; a file that is not one stops the start (it is never overwritten). */
   static async open(dataDir: string, now: () => number = () => Date.now()): Promise<SessionBook> {
     const file = sessionBookPath(dataDir);
-    let text: string;
-    try {
-      text = await fsp.readFile(file, 'utf8');
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return new SessionBook(file, [], now);
-      throw error;
-    }
-    let parsed: z.ZodSafeParseResult<z.infer<typeof fileSchema>>;
-    try {
-      parsed = fileSchema.safeParse(JSON.parse(text));
-    } catch {
-      parsed = fileSchema.safeParse(undefined);
-    }
-    if (!parsed.success) {
-      throw new Error(
-        `${file} is not a list of browser sessions; delete it (every browser will need a new login link) and start again`,
-      );
-    }
-    return new SessionBook(file, parsed.data.sessions, now);
+    const data = await readJsonFile(
+      file,
+      fileSchema,
+      'is not a list of browser sessions; delete it (every browser will need a new login link) and start again',
+    );
+    if (data === null) return new SessionBook(file, [], now);
+    return new SessionBook(file, data.sessions, now);
   }
 
   /** The live session with this id, or null (unknown, revoked or idle too long). */
