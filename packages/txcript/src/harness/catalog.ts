@@ -29,6 +29,11 @@ export const harnessCatalog: readonly HarnessEntry[] = [
     aliases: HARNESS_NAMES.codex,
     load: async () => (await import('./codex/index.ts')).codex,
   },
+  {
+    id: 'cursor',
+    aliases: HARNESS_NAMES.cursor,
+    load: async () => (await import('./cursor/index.ts')).cursor,
+  },
   { id: 'simple', aliases: [], load: async () => (await import('./simple/index.ts')).simple },
 ];
 

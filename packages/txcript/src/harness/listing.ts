@@ -11,6 +11,11 @@ export const HARNESS_NAMES = {
   grok_bot: ['grok-bot', 'grokbot', 'grok_desktop', 'grok-desktop'],
   claude_code: ['claude', 'claude-code', 'cc'],
   codex: ['codex-cli', 'openai-codex'],
+  cursor: ['cursor-agent', 'cursor-cli'],
+  cursor_desktop: ['cursor-desktop', 'cursor-ide'],
+  antigravity: ['agy', 'antigravity-cli'],
+  hermes: ['hermes-agent'],
+  cowork: ['claude-cowork'],
 } as const;
 
 export interface SessionSource {
@@ -34,6 +39,11 @@ export const sessionSources: readonly SessionSource[] = [
     id: 'codex',
     aliases: HARNESS_NAMES.codex,
     openStore: async (env) => (await import('./codex/store.ts')).codexStore(env),
+  },
+  {
+    id: 'cursor',
+    aliases: HARNESS_NAMES.cursor,
+    openStore: async (env) => (await import('./cursor/store.ts')).cursorStore(env),
   },
 ];
 
