@@ -28,6 +28,7 @@ import {
   type CursorRecords,
 } from './records.ts';
 import { commonToolToCursor, cursorToolToCommon } from './tools.ts';
+import { millisTime, nonEmpty } from '../native-values.ts';
 
 /** Namespace of call ids minted for a `tool-call` without one (fixed, random). */
 const CALL_NS = '3e5b7a10-2c4d-4f6e-8a9b-0c1d2e3f4a5b';
@@ -71,14 +72,9 @@ export function agentRecord(db: CursorDb): JsonObject | undefined {
   return undefined;
 }
 
-const str = (v: JsonValue | undefined): string | undefined =>
-  typeof v === 'string' && v !== '' ? v : undefined;
-const ms = (v: JsonValue | undefined): string | undefined =>
-  typeof v === 'number' && Number.isFinite(v) ? normalizeTimestamp(new Date(v).toISOString()) : undefined;
-
 function blobTime(b: MessageBlob): string | undefined {
   for (const v of [b.createdAt, b.timestamp]) {
-    if (typeof v === 'number') return ms(v);
+    if (typeof v === 'number') return millisTime(v);
     if (typeof v === 'string') return normalizeTimestamp(v);
   }
   return undefined;
@@ -165,9 +161,9 @@ function assistantBlocks(b: MessageBlob, sessionId: string, index: number): Bloc
       }
       case 'reasoning':
       case 'thinking': {
-        const text = str(part.text) ?? str(part.thinking) ?? '';
-        const signature = str(part.signature);
-        const encrypted = str(part.data);
+        const text = nonEmpty(part.text) ?? nonEmpty(part.thinking) ?? '';
+        const signature = nonEmpty(part.signature);
+        const encrypted = nonEmpty(part.data);
         out.push({
           type: 'thinking',
           text,
@@ -180,13 +176,13 @@ function assistantBlocks(b: MessageBlob, sessionId: string, index: number): Bloc
         out.push({
           type: 'thinking',
           text: '',
-          ...(str(part.data) !== undefined ? { encrypted: str(part.data)! } : {}),
+          ...(nonEmpty(part.data) !== undefined ? { encrypted: nonEmpty(part.data)! } : {}),
         });
         break;
       case 'tool-call': {
-        const name = str(part.toolName);
+        const name = nonEmpty(part.toolName);
         if (name === undefined) break;
-        const id = str(part.toolCallId) ?? uuidV5(CALL_NS, `${sessionId}:${index}:${j}:${name}`);
+        const id = nonEmpty(part.toolCallId) ?? uuidV5(CALL_NS, `${sessionId}:${index}:${j}:${name}`);
         out.push({ type: 'tool_use', id, tool: cursorToolToCommon(name, part.args ?? {}) });
         break;
       }
@@ -205,7 +201,7 @@ function toolResultBlocks(b: MessageBlob): Block[] {
   const out: Block[] = [];
   for (const p of b.content) {
     const part = p as JsonObject;
-    const id = str(part.toolCallId);
+    const id = nonEmpty(part.toolCallId);
     if (p.type !== 'tool-result' || id === undefined) continue;
     const content: JsonValue = part.result === undefined ? '' : part.result;
     const flag = typeof part.isError === 'boolean' ? part.isError : b.isError;
@@ -217,7 +213,7 @@ function toolResultBlocks(b: MessageBlob): Block[] {
 
 function blobModel(json: JsonObject): string | undefined {
   const options = json.providerOptions;
-  if (isJsonObject(options) && isJsonObject(options.cursor)) return str(options.cursor.modelName);
+  if (isJsonObject(options) && isJsonObject(options.cursor)) return nonEmpty(options.cursor.modelName);
   return undefined;
 }
 
@@ -226,11 +222,11 @@ function toCommon(records: CursorRecords, ctx: WarningContext): Transcript {
   const { db } = cursorDb(records, source);
   const agent = agentRecord(db);
   const sessionMeta = db.sessionMeta ?? {};
-  const id = str(agent?.agentId) ?? ctx.sessionId;
+  const id = nonEmpty(agent?.agentId) ?? ctx.sessionId;
   const messages: Message[] = [];
   const untimed: number[] = [];
-  let cwd = str(agent?.workspacePath);
-  let model = str(agent?.lastUsedModel);
+  let cwd = nonEmpty(agent?.workspacePath);
+  let model = nonEmpty(agent?.lastUsedModel);
   for (const blob of db.blobs) {
     const json = blobJson(blob);
     if (json === undefined) continue;
@@ -278,8 +274,8 @@ function toCommon(records: CursorRecords, ctx: WarningContext): Transcript {
     messages.push(message);
   }
   const start =
-    ms(sessionMeta.createdAtMs) ??
-    ms(agent?.createdAt) ??
+    millisTime(sessionMeta.createdAtMs) ??
+    millisTime(agent?.createdAt) ??
     messages.find((m) => m.timestamp !== '')?.timestamp ??
     ctx.timestamp ??
     UNIX_EPOCH;
@@ -292,8 +288,8 @@ function toCommon(records: CursorRecords, ctx: WarningContext): Transcript {
   for (const i of untimed) ctx.untimed?.add(i);
   const firstUser = messages.find((m) => m.role === 'user' && m.content[0]?.type === 'text')?.content[0];
   const title =
-    str(sessionMeta.title) ??
-    str(agent?.name) ??
+    nonEmpty(sessionMeta.title) ??
+    nonEmpty(agent?.name) ??
     (firstUser?.type === 'text' ? titleFromText(firstUser.text) : undefined);
   const meta: Meta = {
     id,

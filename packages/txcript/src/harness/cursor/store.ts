@@ -29,6 +29,7 @@ import type {
   Warning,
 } from '../types.ts';
 import type { CursorBlob, CursorDb } from './records.ts';
+import { millisTime } from '../native-values.ts';
 
 const HARNESS = 'cursor';
 
@@ -115,9 +116,6 @@ export async function readCursorDb(dir: string, warnings: Warning[] = []): Promi
   };
 }
 
-const msTime = (v: unknown): string | undefined =>
-  typeof v === 'number' && Number.isFinite(v) ? normalizeTimestamp(new Date(v).toISOString()) : undefined;
-
 /** The listing facts of one session, read without the codec: message blobs are counted by role. */
 async function summarize({ dir, id }: SessionDir, warnings: Warning[]): Promise<SessionSummary> {
   const file = path.join(dir, 'store.db');
@@ -181,7 +179,9 @@ async function summarize({ dir, id }: SessionDir, warnings: Warning[]): Promise<
     (agentName !== undefined && agentName !== '' ? agentName : undefined) ??
     (prompt !== undefined ? titleFromText(prompt) : undefined);
   const lastActivity =
-    msTime(meta?.updatedAtMs) ?? msTime(last) ?? normalizeTimestamp(statSync(file).mtime.toISOString());
+    millisTime(meta?.updatedAtMs) ??
+    millisTime(last) ??
+    normalizeTimestamp(statSync(file).mtime.toISOString());
   return {
     id,
     harness: HARNESS,

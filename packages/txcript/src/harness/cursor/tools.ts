@@ -6,18 +6,13 @@
  * the canonical tool exactly; any other call stays `Raw` under its own name
  * and keys, so nothing is renamed that cannot be renamed back.
  */
-import type { JsonObject, JsonValue, Tool } from '../../model/common.ts';
+import type { JsonValue, Tool } from '../../model/common.ts';
 import { isJsonObject, jsonEqual } from '../../model/json.ts';
 import { toolFromCanonical, toolToCanonical } from '../../model/tool.ts';
+import { renamedKeys } from '../native-values.ts';
 
 const TO_CANONICAL: Record<string, string> = { Shell: 'Bash', StrReplace: 'Edit' };
 const FROM_CANONICAL: Record<string, string> = { Bash: 'Shell', Edit: 'StrReplace' };
-
-function renamed(input: JsonObject, names: Record<string, string>): JsonObject {
-  const out: JsonObject = {};
-  for (const [k, v] of Object.entries(input)) out[names[k] ?? k] = v;
-  return out;
-}
 
 const KEYS_IN: Record<string, Record<string, string>> = {
   Bash: { cwd: 'workdir' },
@@ -36,7 +31,7 @@ export function cursorToolToCommon(name: string, args: JsonValue): Tool {
   const canonical = TO_CANONICAL[name] ?? name;
   const keys = KEYS_IN[canonical];
   if (keys !== undefined && isJsonObject(args)) {
-    const typed = toolFromCanonical(canonical, renamed(args, keys));
+    const typed = toolFromCanonical(canonical, renamedKeys(args, keys));
     // Typed only when renaming back gives the very input Cursor wrote.
     if (typed.name !== 'Raw' && jsonEqual(commonToolToCursor(typed).args, args)) return typed;
   }
@@ -49,6 +44,6 @@ export function commonToolToCursor(tool: Tool): { name: string; args: JsonValue 
   const keys = KEYS_OUT[name];
   return {
     name: FROM_CANONICAL[name] ?? name,
-    args: keys !== undefined && isJsonObject(input) ? renamed(input, keys) : input,
+    args: keys !== undefined && isJsonObject(input) ? renamedKeys(input, keys) : input,
   };
 }
