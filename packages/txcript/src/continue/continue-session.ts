@@ -11,6 +11,7 @@
  * - `codex`: `<out or $CODEX_HOME>/sessions/YYYY/MM/DD/rollout-…-<id>.jsonl`.
  * - `pi`, `campfire`: `<out or $PI_CODING_AGENT_DIR>/sessions/--<cwd>--/<start>_<id>.jsonl`
  *   (`CAMPFIRE_CODING_AGENT_DIR` for campfire).
+ * - `cursor`: `<out or $CURSOR_CONFIG_DIR or ~/.cursor>/chats/<md5(cwd)>/<id>/store.db`.
  *
  * Launching the resume command is the caller's decision (`resumeCommandFor`).
  */
@@ -24,6 +25,7 @@ import { resumeCommand as piResume } from '../harness/pi/index.ts';
 import { resumeCommand as campfireResume } from '../harness/campfire/index.ts';
 import { resumeCommand as openCodeResume } from '../harness/opencode/index.ts';
 import { resumeCommand as grokResume } from '../harness/grok/index.ts';
+import { resumeCommand as cursorResume } from '../harness/cursor/index.ts';
 import type { Harness } from '../harness/types.ts';
 import { type MintOptions, type MintResult, mintGrokBotAgent } from './grok-bot-mint.ts';
 import { shellWord } from './launch.ts';
@@ -78,6 +80,11 @@ const TARGETS: Readonly<Record<string, TargetSpec>> = {
     outVariable: 'TXCRIPT_OPENCODE_EXPORT_DIR',
     outUse: (_dir, file) => `opencode import ${shellWord(file)}`,
     resume: openCodeResume,
+  },
+  cursor: {
+    outEnv: (dir) => ({ CURSOR_CONFIG_DIR: dir, TXCRIPT_CURSOR_ROOT: '' }),
+    outVariable: 'CURSOR_CONFIG_DIR',
+    resume: cursorResume,
   },
 };
 

@@ -18,12 +18,11 @@ export const cursor: Harness<CursorRecords> = {
 /** Env var holding a resume command template, e.g. `mytool --open {id}`. */
 export const CURSOR_RESUME_ENV = 'TXCRIPT_CURSOR_RESUME';
 
-/** argv that reopens a session: `cursor-agent --resume=<id>`, or the template in TXCRIPT_CURSOR_RESUME. Run it in the session's cwd. */
+/** argv that reopens a session: `agent --resume=<id>` (the CLI takes the id glued to its flag), or the template in TXCRIPT_CURSOR_RESUME. Run it in the session's cwd. */
 export function resumeCommand(id: string, env: NodeJS.ProcessEnv = process.env): string[] {
   if (env[CURSOR_RESUME_ENV]?.trim()) return resumeArgv(id, env, CURSOR_RESUME_ENV, [], 'cursor');
   assertSafeSessionId(id, 'cursor');
-  // The CLI takes the id glued to its flag.
-  return ['cursor-agent', `--resume=${id}`];
+  return ['agent', `--resume=${id}`];
 }
 
 export { agentRecord, cursorCodec } from './codec.ts';

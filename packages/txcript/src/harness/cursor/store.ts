@@ -1,8 +1,7 @@
 /**
  * Cursor CLI sessions on disk: `<chats>/<md5 of the workspace path>/<session
  * uuid>/` holding `store.db` (SQLite: `blobs`, `meta`), `meta.json` and
- * `prompt_history.json`. The chats folder is `$TXCRIPT_CURSOR_ROOT`, else
- * both places the CLI has used: `~/.cursor/chats` and `~/.config/cursor/chats`
+ * `prompt_history.json`; `cursorChatsRoots` says which chats folders are read
  * (docs/formats/cursor.md). Databases are opened read only.
  *
  * A new session is written as a whole folder made beside its place and
@@ -35,12 +34,21 @@ const HARNESS = 'cursor';
 
 export const CURSOR_ROOT_ENV = 'TXCRIPT_CURSOR_ROOT';
 
-/** The chats folders to read, the one to write first among them when it is in use. */
+/**
+ * The chats folders to read, the one to write first among them when it is in
+ * use: `$TXCRIPT_CURSOR_ROOT` alone, else `$CURSOR_CONFIG_DIR/chats` alone
+ * (the CLI's config-folder override), else `~/.cursor/chats` and, on Linux,
+ * `$XDG_CONFIG_HOME/cursor/chats` (where the CLI puts its config when that
+ * variable is set).
+ */
 export function cursorChatsRoots(env: NodeJS.ProcessEnv = process.env): string[] {
   const explicit = envValue(env, CURSOR_ROOT_ENV);
   if (explicit !== undefined) return [explicit];
+  const config = envValue(env, 'CURSOR_CONFIG_DIR');
+  if (config !== undefined) return [path.join(config, 'chats')];
   const home = homeDir(env);
-  return [path.join(home, '.cursor', 'chats'), path.join(home, '.config', 'cursor', 'chats')];
+  const xdg = envValue(env, 'XDG_CONFIG_HOME') ?? path.join(home, '.config');
+  return [path.join(home, '.cursor', 'chats'), path.join(xdg, 'cursor', 'chats')];
 }
 
 /** The workspace folder name: the hex MD5 of the workspace's absolute path. */
