@@ -56,6 +56,16 @@ export const sessionSources: readonly SessionSource[] = [
     openStore: async (env) => (await import('./campfire/store.ts')).campfireStore(env),
   },
   {
+    id: 'grok',
+    aliases: HARNESS_NAMES.grok,
+    openStore: async (env) => (await import('./grok/store.ts')).grokStore(env),
+  },
+  {
+    id: 'opencode',
+    aliases: HARNESS_NAMES.opencode,
+    openStore: async (env) => (await import('./opencode/store.ts')).openCodeStore(env),
+  },
+  {
     id: 'amp',
     aliases: HARNESS_NAMES.amp,
     openStore: async (env) => (await import('./amp/store.ts')).ampStore(env),
