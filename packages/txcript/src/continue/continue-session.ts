@@ -12,6 +12,7 @@
  * - `pi`, `campfire`: `<out or $PI_CODING_AGENT_DIR>/sessions/--<cwd>--/<start>_<id>.jsonl`
  *   (`CAMPFIRE_CODING_AGENT_DIR` for campfire).
  * - `cursor`: `<out or $CURSOR_CONFIG_DIR or ~/.cursor>/chats/<md5(cwd)>/<id>/store.db`.
+ * - `cursor_desktop`: rows in `<out or $CURSOR_DESKTOP_USER_DIR>/globalStorage/state.vscdb`.
  *
  * Launching the resume command is the caller's decision (`resumeCommandFor`).
  */
@@ -26,6 +27,7 @@ import { resumeCommand as campfireResume } from '../harness/campfire/index.ts';
 import { resumeCommand as openCodeResume } from '../harness/opencode/index.ts';
 import { resumeCommand as grokResume } from '../harness/grok/index.ts';
 import { resumeCommand as cursorResume } from '../harness/cursor/index.ts';
+import { resumeCommand as cursorDesktopResume } from '../harness/cursor-desktop/index.ts';
 import type { Harness } from '../harness/types.ts';
 import { type MintOptions, type MintResult, mintGrokBotAgent } from './grok-bot-mint.ts';
 import { shellWord } from './launch.ts';
@@ -85,6 +87,11 @@ const TARGETS: Readonly<Record<string, TargetSpec>> = {
     outEnv: (dir) => ({ CURSOR_CONFIG_DIR: dir, TXCRIPT_CURSOR_ROOT: '' }),
     outVariable: 'CURSOR_CONFIG_DIR',
     resume: cursorResume,
+  },
+  cursor_desktop: {
+    outEnv: (dir) => ({ CURSOR_DESKTOP_USER_DIR: dir }),
+    outVariable: 'CURSOR_DESKTOP_USER_DIR',
+    resume: cursorDesktopResume,
   },
 };
 

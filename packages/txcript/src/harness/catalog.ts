@@ -47,6 +47,11 @@ export const harnessCatalog: readonly HarnessEntry[] = [
     aliases: HARNESS_NAMES.cursor,
     load: async () => (await import('./cursor/index.ts')).cursor,
   },
+  {
+    id: 'cursor_desktop',
+    aliases: HARNESS_NAMES.cursor_desktop,
+    load: async () => (await import('./cursor-desktop/index.ts')).cursorDesktop,
+  },
   { id: 'simple', aliases: [], load: async () => (await import('./simple/index.ts')).simple },
 ];
 

@@ -75,6 +75,11 @@ export const sessionSources: readonly SessionSource[] = [
     aliases: HARNESS_NAMES.cursor,
     openStore: async (env) => (await import('./cursor/store.ts')).cursorStore(env),
   },
+  {
+    id: 'cursor_desktop',
+    aliases: HARNESS_NAMES.cursor_desktop,
+    openStore: async (env) => (await import('./cursor-desktop/store.ts')).cursorDesktopStore(env),
+  },
 ];
 
 /** Lower-case, with `-` and `_` the same, so `Grok-Bot` finds `grok_bot`. */

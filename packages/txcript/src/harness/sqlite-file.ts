@@ -1,8 +1,9 @@
 /**
  * SQLite files of other tools (Cursor, Antigravity, Hermes): opened read
  * only for reading, so txcript never takes a write lock on a database a
- * running tool owns; and new databases made whole in a temp file and linked
- * into place, so nobody sees half a session and no existing file is replaced.
+ * running tool owns; new databases made whole in a temp file and linked
+ * into place, so nobody sees half a session and no existing file is
+ * replaced; and a shared database written only in transactions.
  */
 import { randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
@@ -21,6 +22,18 @@ async function driver(): Promise<typeof BetterSqlite> {
 export async function openReadOnly(file: string): Promise<SqliteDb> {
   const Database = await driver();
   return new Database(file, { readonly: true, fileMustExist: true, timeout: 5000 });
+}
+
+/**
+ * Open (or create, 0600) a database another program also writes (Cursor's
+ * `state.vscdb`): waits up to 5 s for its lock, and changes it only inside
+ * the caller's transactions.
+ */
+export async function openWritable(file: string): Promise<SqliteDb> {
+  const Database = await driver();
+  // Appending nothing creates a missing file with the mode asked for and leaves an existing one alone.
+  await fs.writeFile(file, '', { mode: 0o600, flag: 'a' });
+  return new Database(file, { timeout: 5000 });
 }
 
 /** Run `read` on `file` opened read only, closing it after. */
