@@ -52,6 +52,11 @@ export const harnessCatalog: readonly HarnessEntry[] = [
     aliases: HARNESS_NAMES.cursor_desktop,
     load: async () => (await import('./cursor-desktop/index.ts')).cursorDesktop,
   },
+  {
+    id: 'hermes',
+    aliases: HARNESS_NAMES.hermes,
+    load: async () => (await import('./hermes/index.ts')).hermes,
+  },
   { id: 'simple', aliases: [], load: async () => (await import('./simple/index.ts')).simple },
 ];
 

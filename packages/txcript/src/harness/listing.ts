@@ -80,6 +80,11 @@ export const sessionSources: readonly SessionSource[] = [
     aliases: HARNESS_NAMES.cursor_desktop,
     openStore: async (env) => (await import('./cursor-desktop/store.ts')).cursorDesktopStore(env),
   },
+  {
+    id: 'hermes',
+    aliases: HARNESS_NAMES.hermes,
+    openStore: async (env) => (await import('./hermes/store.ts')).hermesStore(env),
+  },
 ];
 
 /** Lower-case, with `-` and `_` the same, so `Grok-Bot` finds `grok_bot`. */

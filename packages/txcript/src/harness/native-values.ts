@@ -30,6 +30,11 @@ export function millisTime(v: unknown): string | undefined {
   return Number.isNaN(date.getTime()) ? undefined : date.toISOString();
 }
 
+/** Seconds since the epoch (a float) as RFC 3339 UTC, to the millisecond. */
+export function secondsTime(v: unknown): string | undefined {
+  return typeof v === 'number' ? millisTime(Math.round(v * 1000)) : undefined;
+}
+
 /** Tool-call arguments the way OpenAI-style APIs store them (a JSON string), parsed; kept as the string when not JSON. */
 export function parseArguments(args: JsonValue | undefined): JsonValue {
   if (typeof args !== 'string') return args ?? {};
