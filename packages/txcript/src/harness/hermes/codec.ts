@@ -137,7 +137,7 @@ function toCommon(records: HermesExport, ctx: WarningContext): Transcript {
         if (!Array.isArray(parsed)) {
           ctx.onWarning?.({
             source,
-            message: `message row ${String(row.id ?? n)}: its tool_calls are not a JSON list; the calls are left out (Hermes wrote them partly, or another program changed them)`,
+            message: `message row ${typeof row.id === 'number' ? row.id : n + 1}: its tool_calls are not a JSON list; the calls are left out (Hermes wrote them partly, or another program changed them)`,
           });
           calls = [];
         } else calls = parsed;

@@ -43,7 +43,7 @@ function exportedMessage(m: JsonObject, file: string, warnings: Warning[]): Json
     } catch {
       warnings.push({
         source: file,
-        message: `message row ${String(m.id)}: its structured content is not JSON; read as text`,
+        message: `message row ${typeof m.id === 'number' ? m.id : '?'}: its structured content is not JSON; read as text`,
       });
     }
   }
@@ -68,9 +68,10 @@ export function readHermesExport(
   if (session === undefined) return undefined;
   const out = row(session);
   const active = tableColumns(db, 'messages').has('active') ? 'AND active = 1' : '';
-  out.messages = (
-    db.prepare(`SELECT * FROM messages WHERE session_id = ? ${active} ORDER BY id`).all(id) as unknown[]
-  ).map((m) => exportedMessage(row(m), file, warnings));
+  out.messages = db
+    .prepare(`SELECT * FROM messages WHERE session_id = ? ${active} ORDER BY id`)
+    .all(id)
+    .map((m) => exportedMessage(row(m), file, warnings));
   return out;
 }
 
