@@ -14,9 +14,10 @@ import { isJsonObject } from '../../model/json.ts';
 import { FileExistsError } from '../../fs/atomic.ts';
 import { titleFromText } from '../common-values.ts';
 import { envValue, homeDir } from '../env.ts';
+import { loadResult } from '../load-result.ts';
 import { millisTime } from '../native-values.ts';
 import { assertSafeSessionId, sessionUuid } from '../session-id.ts';
-import { openReadOnly, openWritable, tableColumns, type SqliteDb } from '../sqlite-file.ts';
+import { openWritable, readSqlite, tableColumns, type SqliteDb } from '../sqlite-file.ts';
 import type {
   DiscoverResult,
   LoadResult,
@@ -307,14 +308,7 @@ export async function writeDesktopSession(
 export function cursorDesktopStore(env: NodeJS.ProcessEnv = process.env): SavingStore {
   const userDir = cursorDesktopUserDir(env);
   const file = stateDbPath(userDir);
-  const read = async <T>(f: (db: SqliteDb) => T): Promise<T> => {
-    const db = await openReadOnly(file);
-    try {
-      return f(db);
-    } finally {
-      db.close();
-    }
-  };
+  const read = <T>(f: (db: SqliteDb) => T): Promise<T> => readSqlite(file, f);
   return {
     async discover(options): Promise<DiscoverResult> {
       if (!existsSync(file)) return { sessions: [], warnings: [] };
@@ -369,16 +363,11 @@ export function cursorDesktopStore(env: NodeJS.ProcessEnv = process.env): Saving
         import('./codec.ts'),
         import('./records.ts'),
       ]);
-      const warnings: Warning[] = [];
-      const untimed = new Set<number>();
-      const transcript = desktopCodec.toCommon(desktopDocument(session), {
-        sessionId: id,
+      return loadResult(desktopCodec, desktopDocument(session), {
+        id,
         source: file,
         timestamp: statSync(file).mtime.toISOString(),
-        untimed,
-        onWarning: (w) => warnings.push(w),
       });
-      return { transcript, source: file, warnings, ...(untimed.size > 0 ? { untimed } : {}) };
     },
 
     async save(transcript: Transcript): Promise<SaveResult> {

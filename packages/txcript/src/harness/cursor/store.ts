@@ -17,6 +17,7 @@ import { FileExistsError } from '../../fs/atomic.ts';
 import { entryPath, readDirSafe } from '../../fs/dir.ts';
 import { normalizeTimestamp, titleFromText } from '../common-values.ts';
 import { envValue, homeDir } from '../env.ts';
+import { loadResult } from '../load-result.ts';
 import { assertSafeSessionId, sessionUuid } from '../session-id.ts';
 import { createSqliteFile, readSqlite, tableColumns, type SqliteDb } from '../sqlite-file.ts';
 import type {
@@ -295,15 +296,12 @@ export function cursorStore(env: NodeJS.ProcessEnv = process.env): SavingStore {
         import('./records.ts'),
       ]);
       const source = path.join(s.dir, 'store.db');
-      const untimed = new Set<number>();
-      const transcript = cursorCodec.toCommon(cursorDocument(rows), {
-        sessionId: id,
-        source,
-        timestamp: statSync(source).mtime.toISOString(),
-        untimed,
-        onWarning: (w) => warnings.push(w),
-      });
-      return { transcript, source, warnings, ...(untimed.size > 0 ? { untimed } : {}) };
+      return loadResult(
+        cursorCodec,
+        cursorDocument(rows),
+        { id, source, timestamp: statSync(source).mtime.toISOString() },
+        warnings,
+      );
     },
 
     async save(transcript: Transcript): Promise<SaveResult> {

@@ -11,8 +11,9 @@ import path from 'node:path';
 import type { JsonObject, JsonValue } from '../../model/common.ts';
 import { titleFromText } from '../common-values.ts';
 import { envValue, homeDir } from '../env.ts';
+import { loadResult } from '../load-result.ts';
 import { assertSafeSessionId } from '../session-id.ts';
-import { openReadOnly, tableColumns, type SqliteDb } from '../sqlite-file.ts';
+import { readSqlite, tableColumns, type SqliteDb } from '../sqlite-file.ts';
 import type { DiscoverResult, LoadResult, SessionSummary, Store, Warning } from '../types.ts';
 import { secondsTime } from '../native-values.ts';
 
@@ -107,14 +108,7 @@ function listRows(db: SqliteDb): ListRow[] {
 
 export function hermesStore(env: NodeJS.ProcessEnv = process.env): Store {
   const file = hermesDbPath(env);
-  const read = async <T>(f: (db: SqliteDb) => T): Promise<T> => {
-    const db = await openReadOnly(file);
-    try {
-      return f(db);
-    } finally {
-      db.close();
-    }
-  };
+  const read = <T>(f: (db: SqliteDb) => T): Promise<T> => readSqlite(file, f);
   return {
     async discover(): Promise<DiscoverResult> {
       if (!existsSync(file)) return { sessions: [], warnings: [] };
@@ -171,15 +165,12 @@ export function hermesStore(env: NodeJS.ProcessEnv = process.env): Store {
         import('./codec.ts'),
         import('../json-document.ts'),
       ]);
-      const untimed = new Set<number>();
-      const transcript = hermesCodec.toCommon(builtDocument(body), {
-        sessionId: id,
-        source: file,
-        timestamp: statSync(file).mtime.toISOString(),
-        untimed,
-        onWarning: (w) => warnings.push(w),
-      });
-      return { transcript, source: file, warnings, ...(untimed.size > 0 ? { untimed } : {}) };
+      return loadResult(
+        hermesCodec,
+        builtDocument(body),
+        { id, source: file, timestamp: statSync(file).mtime.toISOString() },
+        warnings,
+      );
     },
   };
 }
