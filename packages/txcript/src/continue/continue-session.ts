@@ -13,6 +13,8 @@
  *   (`CAMPFIRE_CODING_AGENT_DIR` for campfire).
  * - `cursor`: `<out or $CURSOR_CONFIG_DIR or ~/.cursor>/chats/<md5(cwd)>/<id>/store.db`.
  * - `cursor_desktop`: rows in `<out or $CURSOR_DESKTOP_USER_DIR>/globalStorage/state.vscdb`.
+ * - `cowork`: `<account tree>/local_<id>.json` and its folder, under the app's
+ *   sessions root, or `<out>/<nil uuid>/<nil uuid>/`.
  *
  * Launching the resume command is the caller's decision (`resumeCommandFor`).
  */
@@ -28,10 +30,13 @@ import { resumeCommand as openCodeResume } from '../harness/opencode/index.ts';
 import { resumeCommand as grokResume } from '../harness/grok/index.ts';
 import { resumeCommand as cursorResume } from '../harness/cursor/index.ts';
 import { resumeCommand as cursorDesktopResume } from '../harness/cursor-desktop/index.ts';
+import { resumeCommand as coworkResume } from '../harness/cowork/index.ts';
 import type { Harness } from '../harness/types.ts';
 import { type MintOptions, type MintResult, mintGrokBotAgent } from './grok-bot-mint.ts';
 import { shellWord } from './launch.ts';
 import { metadataString } from './metadata.ts';
+
+const NIL_UUID = '00000000-0000-0000-0000-000000000000';
 
 /** What `continue` knows about each harness it can write into. */
 interface TargetSpec {
@@ -92,6 +97,12 @@ const TARGETS: Readonly<Record<string, TargetSpec>> = {
     outEnv: (dir) => ({ CURSOR_DESKTOP_USER_DIR: dir }),
     outVariable: 'CURSOR_DESKTOP_USER_DIR',
     resume: cursorDesktopResume,
+  },
+  cowork: {
+    // An export has no account of the app's: it goes under a placeholder account tree.
+    outEnv: (dir) => ({ COWORK_SESSIONS_DIR: dir, TXCRIPT_COWORK_ACCOUNT: `${NIL_UUID}/${NIL_UUID}` }),
+    outVariable: 'COWORK_SESSIONS_DIR',
+    resume: coworkResume,
   },
 };
 

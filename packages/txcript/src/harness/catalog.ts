@@ -57,6 +57,11 @@ export const harnessCatalog: readonly HarnessEntry[] = [
     aliases: HARNESS_NAMES.hermes,
     load: async () => (await import('./hermes/index.ts')).hermes,
   },
+  {
+    id: 'cowork',
+    aliases: HARNESS_NAMES.cowork,
+    load: async () => (await import('./cowork/index.ts')).cowork,
+  },
   { id: 'simple', aliases: [], load: async () => (await import('./simple/index.ts')).simple },
 ];
 

@@ -85,6 +85,11 @@ export const sessionSources: readonly SessionSource[] = [
     aliases: HARNESS_NAMES.hermes,
     openStore: async (env) => (await import('./hermes/store.ts')).hermesStore(env),
   },
+  {
+    id: 'cowork',
+    aliases: HARNESS_NAMES.cowork,
+    openStore: async (env) => (await import('./cowork/store.ts')).coworkStore(env),
+  },
 ];
 
 /** Lower-case, with `-` and `_` the same, so `Grok-Bot` finds `grok_bot`. */
