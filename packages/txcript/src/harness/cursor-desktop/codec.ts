@@ -169,10 +169,12 @@ function toCommon(records: DesktopRecords, ctx: WarningContext): Transcript {
   let results: Block[] = [];
   let last = meta.timestamp;
   let callTime: string | undefined;
+  // Results ride their call's bubble: they take its time.
+  let resultsAt = meta.timestamp;
   const flush = (): void => {
     if (assistant !== undefined && assistant.content.length > 0) messages.push(assistant);
     assistant = undefined;
-    if (results.length > 0) messages.push({ role: 'user', content: results, timestamp: last });
+    if (results.length > 0) messages.push({ role: 'user', content: results, timestamp: resultsAt });
     results = [];
   };
   for (const b of orderedBubbles(session, source, ctx)) {
@@ -220,13 +222,15 @@ function toCommon(records: DesktopRecords, ctx: WarningContext): Transcript {
     assistant.content.push({ type: 'tool_use', id: useId, tool: desktopToolToCommon(name, params) });
     const status = str(call, 'status');
     // A call still running has no result.
-    if (status === 'completed' || status === 'error')
+    if (status === 'completed' || status === 'error') {
+      resultsAt = ts;
       results.push({
         type: 'tool_result',
         tool_use_id: useId,
         content: str(call, 'result') ?? '',
         ...(status === 'error' ? { is_error: true } : {}),
       });
+    }
   }
   flush();
   if (meta.title === undefined) {

@@ -67,6 +67,8 @@ describe('cursor_desktop', () => {
       [CD_OLD_ID, CD_OLD_TITLE, 2],
     ]);
     expect(sessions.map((s) => s.id)).not.toContain(CD_DRAFT_ID);
+    // No header row: the last bubble dates it.
+    expect(sessions[1]!.lastActivity).toBe('2026-08-01T10:00:10.000Z');
     await cursorDesktopStore(env()).load(CD_MAIN_ID);
     expect(readFileSync(file).equals(before)).toBe(true);
   });
@@ -91,6 +93,8 @@ describe('cursor_desktop', () => {
       'assistant:text:Avec plaisir.',
     ]);
     expect(t.messages[1]).toMatchObject({ model: 'gpt-5', usage: { input_tokens: 120, output_tokens: 30 } });
+    // The results carry their calls' time, not the time of what came after.
+    expect(t.messages[2]!.timestamp).toBe('2026-08-02T10:00:04.000Z');
     expect(t.messages[1]!.content[1]).toMatchObject({
       tool: { name: 'Bash', command: 'npm test', workdir: CD_CWD, timeout_ms: 30000 },
     });

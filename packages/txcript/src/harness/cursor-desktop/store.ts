@@ -12,7 +12,7 @@ import path from 'node:path';
 import type { JsonObject, Transcript } from '../../model/common.ts';
 import { isJsonObject } from '../../model/json.ts';
 import { FileExistsError } from '../../fs/atomic.ts';
-import { titleFromText } from '../common-values.ts';
+import { normalizeTimestamp, titleFromText } from '../common-values.ts';
 import { envValue, homeDir } from '../env.ts';
 import { loadResult } from '../load-result.ts';
 import { millisTime } from '../native-values.ts';
@@ -151,6 +151,17 @@ export function readDesktopSession(db: SqliteDb, id: string, withAux = true): De
     bubbles: kvRows(db, bubblePrefix),
     aux,
   };
+}
+
+/** The latest `createdAt` among the bubbles, for sessions whose header has no time. */
+function lastBubbleTime(s: DesktopSession): string | undefined {
+  let last: string | undefined;
+  for (const b of s.bubbles) {
+    const at = /"createdAt":"([^"]+)"/.exec(b.value)?.[1];
+    const t = normalizeTimestamp(at);
+    if (t !== undefined && (last === undefined || t > last)) last = t;
+  }
+  return last;
 }
 
 function titleOf(s: DesktopSession): string | undefined {
@@ -325,7 +336,7 @@ export function cursorDesktopStore(env: NodeJS.ProcessEnv = process.env): Saving
             // Drafts and empty composers are not sessions.
             if (s !== undefined && s.bubbles.length > 0) {
               const title = titleOf(s);
-              const last = millisTime(s.lastUpdatedAt > 0 ? s.lastUpdatedAt : undefined);
+              const last = millisTime(s.lastUpdatedAt > 0 ? s.lastUpdatedAt : undefined) ?? lastBubbleTime(s);
               out.push({
                 id,
                 harness: HARNESS,
