@@ -16,7 +16,7 @@ import { isJsonObject } from '../../model/json.ts';
 import { createFileAtomic, FileExistsError } from '../../fs/atomic.ts';
 import { readDirSafe } from '../../fs/dir.ts';
 import { claudeProjectDirName } from '../claude-code/store.ts';
-import { envValue, homeDir } from '../env.ts';
+import { electronAppData, envValue } from '../env.ts';
 import { loadResult } from '../load-result.ts';
 import { millisTime } from '../native-values.ts';
 import { assertSafeSessionId, isUuid, sessionUuid } from '../session-id.ts';
@@ -41,15 +41,7 @@ export function coworkRoot(
 ): string {
   const explicit = envValue(env, COWORK_SESSIONS_ENV);
   if (explicit !== undefined) return explicit;
-  const home = homeDir(env);
-  // Electron's app-data folder.
-  const appData =
-    platform === 'darwin'
-      ? path.join(home, 'Library', 'Application Support')
-      : platform === 'win32'
-        ? (envValue(env, 'APPDATA') ?? path.join(home, 'AppData', 'Roaming'))
-        : (envValue(env, 'XDG_CONFIG_HOME') ?? path.join(home, '.config'));
-  return path.join(appData, 'Claude', 'local-agent-mode-sessions');
+  return path.join(electronAppData(env, platform), 'Claude', 'local-agent-mode-sessions');
 }
 
 /** The account trees: `<org>/<account>` folders whose names are both UUIDs (the app keeps other state beside them). */

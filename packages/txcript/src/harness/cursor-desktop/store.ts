@@ -13,7 +13,7 @@ import type { JsonObject, Transcript } from '../../model/common.ts';
 import { isJsonObject } from '../../model/json.ts';
 import { FileExistsError } from '../../fs/atomic.ts';
 import { normalizeTimestamp, titleFromText } from '../common-values.ts';
-import { envValue, homeDir } from '../env.ts';
+import { electronAppData, envValue } from '../env.ts';
 import { loadResult } from '../load-result.ts';
 import { millisTime } from '../native-values.ts';
 import { assertSafeSessionId, sessionUuid } from '../session-id.ts';
@@ -39,11 +39,7 @@ export function cursorDesktopUserDir(
 ): string {
   const explicit = envValue(env, CURSOR_DESKTOP_USER_DIR_ENV);
   if (explicit !== undefined) return explicit;
-  const home = homeDir(env);
-  if (platform === 'darwin') return path.join(home, 'Library', 'Application Support', 'Cursor', 'User');
-  if (platform === 'win32')
-    return path.join(envValue(env, 'APPDATA') ?? path.join(home, 'AppData', 'Roaming'), 'Cursor', 'User');
-  return path.join(envValue(env, 'XDG_CONFIG_HOME') ?? path.join(home, '.config'), 'Cursor', 'User');
+  return path.join(electronAppData(env, platform), 'Cursor', 'User');
 }
 
 export const stateDbPath = (userDir: string): string => path.join(userDir, 'globalStorage', 'state.vscdb');
