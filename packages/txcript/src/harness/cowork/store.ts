@@ -149,6 +149,8 @@ export function coworkStore(env: NodeJS.ProcessEnv = process.env): SavingStore {
       const files = await recordFiles(root);
       const sessions: SessionSummary[] = [];
       const warnings: Warning[] = [];
+      if (files.length === 0) return { sessions, warnings };
+      // The transcript is Claude Code's: its codec counts the messages (loaded only when there are sessions).
       const [{ coworkCodec }, { builtDocument }] = await Promise.all([
         import('./codec.ts'),
         import('../json-document.ts'),
