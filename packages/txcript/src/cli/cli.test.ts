@@ -7,6 +7,8 @@ import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { claudeCode } from '../harness/claude-code/index.ts';
+import { codex } from '../harness/codex/index.ts';
 import { simple } from '../harness/simple/index.ts';
 import type { DiscoverOptions, Harness, SessionSummary, Store } from '../harness/types.ts';
 import type { Transcript } from '../model/common.ts';
@@ -335,6 +337,84 @@ describe('txcript convert', () => {
     );
   });
 
+  describe('a wrong --from', () => {
+    const claudeLines =
+      [
+        {
+          type: 'user',
+          uuid: 'u1',
+          parentUuid: null,
+          sessionId: 's1',
+          timestamp: T,
+          cwd: '/w',
+          message: { role: 'user', content: 'hello' },
+        },
+        {
+          type: 'assistant',
+          uuid: 'a1',
+          parentUuid: 'u1',
+          sessionId: 's1',
+          timestamp: T,
+          cwd: '/w',
+          message: { role: 'assistant', model: 'm', content: [{ type: 'text', text: 'hi' }] },
+        },
+      ]
+        .map((l) => JSON.stringify(l))
+        .join('\n') + '\n';
+    const harnesses = [claudeCode, codex, simple];
+
+    it('exits 1 with one line naming what the input looks like, for a line format read as another', async () => {
+      const r = await cli(['convert', '-', '--from', 'codex', '--to', 'simple'], {
+        harnesses,
+        stdin: claudeLines,
+      });
+      expect(r).toEqual({
+        code: 1,
+        stdout: '',
+        stderr:
+          'txcript: no codex messages in the input; it looks like claude_code text (<stdin>) — use --from claude_code\n',
+      });
+    });
+
+    it('says the same when the named format cannot parse the input at all', async () => {
+      const r = await cli(['convert', '-', '--from', 'simple', '--to', 'codex'], {
+        harnesses,
+        stdin: claudeLines,
+      });
+      expect(r).toEqual({
+        code: 1,
+        stdout: '',
+        stderr:
+          'txcript: not simple text; it looks like claude_code text (<stdin>) — use --from claude_code\n',
+      });
+    });
+
+    it('says so when no harness reads the input, and converts a blank one as empty', async () => {
+      const r = await cli(['convert', '-', '--from', 'codex', '--to', 'simple'], {
+        harnesses,
+        stdin: 'hello world\n',
+      });
+      expect(r.code).toBe(1);
+      expect(r.stderr).toBe(
+        'txcript: no codex messages in the input, and no other harness reads any from it (<stdin>) — check that it is a session file and that --from names its harness\n',
+      );
+      const blank = await cli(['convert', '-', '--from', 'codex', '--to', 'simple'], {
+        harnesses,
+        stdin: '\n',
+      });
+      expect(blank.code).toBe(0);
+    });
+
+    it('still converts the input with the right --from', async () => {
+      const r = await cli(['convert', '-', '--from', 'claude_code', '--to', 'simple'], {
+        harnesses,
+        stdin: claudeLines,
+      });
+      expect(r.code).toBe(0);
+      expect(JSON.parse(r.stdout)).toMatchObject({ messages: [{ role: 'user' }, { role: 'assistant' }] });
+    });
+  });
+
   it('reports a missing file, exit 1', async () => {
     const r = await cli(['convert', '/nonexistent/run.json', '--from', 'simple', '--to', 'simple']);
     expect(r.code).toBe(1);
@@ -359,6 +439,15 @@ describe('txcript itself', () => {
       expect(h.stdout).toContain(`Usage: txcript ${command}`);
     }
     expect((await cli(['view', '--help'])).stdout).toContain('<id>#-10    the last 10 messages');
+  });
+
+  it('prints its version, the one in its package.json, with exit 0', async () => {
+    const manifest = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8')) as {
+      version: string;
+    };
+    for (const flag of ['--version', '-V']) {
+      expect(await cli([flag])).toEqual({ code: 0, stdout: `${manifest.version}\n`, stderr: '' });
+    }
   });
 
   it('points a usage error at the help of the mistyped command', async () => {

@@ -4,6 +4,7 @@
  * Command modules are imported when their command runs, so `--help` and
  * small commands start fast.
  */
+import { readFileSync } from 'node:fs';
 import { Command, CommanderError, InvalidArgumentError, Option } from '@commander-js/extra-typings';
 import type { OutputConfiguration } from '@commander-js/extra-typings';
 import { type CliIo, createContext } from './context.ts';
@@ -53,12 +54,21 @@ function outputFor(io: CliIo, command: string): OutputConfiguration {
   };
 }
 
+/** The version in txcript's package.json (the bundle sits at src/cli's depth, so the path holds for both). */
+function txcriptVersion(): string {
+  const manifest = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+    version?: string;
+  };
+  return manifest.version ?? '0.0.0';
+}
+
 /** `setExitCode` lets a command end with a code of its own (continue: the resumed tool's). */
 function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
   const ctx = createContext(io);
   const program = new Command()
     .name('txcript')
     .description('List, view, export and convert agent transcripts across harnesses.')
+    .version(txcriptVersion(), '-V, --version', 'print the version of txcript')
     .showSuggestionAfterError()
     .configureOutput(outputFor(io, 'txcript'))
     .exitOverride();
