@@ -78,7 +78,7 @@ describe('txcript list with ledger reads on a worker thread', () => {
     const sessions = expected.sessions.filter((s) => !s.locator.endsWith('.jsonl'));
     expect(sessions.length).toBeGreaterThanOrEqual(WORKER_THRESHOLD);
     expect(expected.sessions.find((s) => s.id === NAMELESS)?.title).toBe('what the nameless agent was asked');
-    expect(expected.sessions.find((s) => s.id === FOLDER_ONLY)?.messageCount).toBe(2);
+    expect(expected.sessions.find((s) => s.id === FOLDER_ONLY)?.messageCount).toBe(3); // the prompt, and the send as a call and its result
     const found = expected.warnings.map((w) => `${w.source} ${w.message.replace(/:.*/s, ':')}`);
     // In folder order; an agent's profile warning before its ledger's.
     expect([...found].sort()).toEqual([
