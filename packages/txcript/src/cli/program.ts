@@ -63,7 +63,8 @@ function txcriptVersion(): string {
 }
 
 /** `setExitCode` lets a command end with a code of its own (continue: the resumed tool's). */
-function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
+/** `afterDoubleDash`: the command line has a `--`, after which every argument is text, not an option. */
+function buildProgram(io: CliIo, setExitCode: (code: number) => void, afterDoubleDash: boolean): Command {
   const ctx = createContext(io);
   const program = new Command()
     .name('txcript')
@@ -184,7 +185,7 @@ function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
     .addHelpText('after', SEARCH_HELP)
     .action(async (words, options) => {
       const { searchCommand } = await import('./search.ts');
-      setExitCode(await searchCommand(ctx, words, options));
+      setExitCode(await searchCommand(ctx, words, { ...options, literal: afterDoubleDash }));
     });
 
   program
@@ -259,7 +260,7 @@ const USAGE_CODES = new Set([
 /** Run `txcript` with `argv` (arguments after the program name); resolves to the exit code. */
 export async function run(argv: readonly string[], io: CliIo): Promise<number> {
   let exitCode: number = EXIT_OK;
-  const program = buildProgram(io, (code) => (exitCode = code));
+  const program = buildProgram(io, (code) => (exitCode = code), argv.includes('--'));
   try {
     await program.parseAsync([...argv], { from: 'user' });
     return exitCode;
