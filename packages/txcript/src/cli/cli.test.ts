@@ -128,6 +128,31 @@ describe('txcript list', () => {
     expect(r.stderr).toBe('txcript: warning: bad line (/fake/bad.jsonl:3)\n');
   });
 
+  it('shows a listing warning once a day when it has a home to remember it in; --quiet shows none', async () => {
+    const home = await mkdtemp(join(tmpdir(), 'txcript-warned-'));
+    try {
+      const env = { HOME: home };
+      const warning = 'txcript: warning: bad line (/fake/bad.jsonl:3)\n';
+      expect((await cli(['list'], { env })).stderr).toBe(warning);
+      expect((await cli(['list'], { env })).stderr).toBe('');
+      for (const args of [
+        ['--quiet', 'list'],
+        ['list', '-q'],
+      ])
+        expect((await cli(args, { env: { HOME: join(home, 'other') } })).stderr).toBe('');
+      // What the user named is always warned about: convert's input.
+      const stdin =
+        '{"type":"user","uuid":"u1","parentUuid":null,"sessionId":"s","timestamp":"2026-09-10T12:00:00Z","message":{"role":"user","content":"hi"}}\n{"type":"user",\n';
+      const convert = ['convert', '-', '--from', 'claude_code', '--to', 'simple'];
+      const first = await cli(convert, { env, stdin, harnesses: [claudeCode, simple] });
+      const again = await cli(convert, { env, stdin, harnesses: [claudeCode, simple] });
+      expect(first.stderr).toContain('warning');
+      expect(again.stderr).toBe(first.stderr);
+    } finally {
+      await rm(home, { recursive: true, force: true });
+    }
+  });
+
   it('prints the stable JSON array', async () => {
     const r = await cli(['list', '--json', '--from', 'fk']);
     expect(r.code).toBe(0);

@@ -215,7 +215,7 @@ export async function listCommand(ctx: CliContext, options: ListOptions): Promis
   const since = options.since === undefined ? undefined : parseWhen(options.since, '--since', now);
   const until = options.until === undefined ? undefined : parseWhen(options.until, '--until', now);
   const { sessions, warnings } = await listSessions(ctx, options.from, { cache: options.cache });
-  for (const w of warnings) ctx.warn(w);
+  for (const w of warnings) ctx.warnListing(w);
   const rows = orderSessions(sessions, { since, until, limit: options.limit });
   if (options.json === true) {
     ctx.io.stdout.write(formatJson(rows));

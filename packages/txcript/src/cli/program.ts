@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError, InvalidArgumentError, Option } from '@commander-js/extra-typings';
 import type { OutputConfiguration } from '@commander-js/extra-typings';
-import { type CliIo, createContext } from './context.ts';
+import { type CliContext, type CliIo, createContext } from './context.ts';
 import { CliError, EXIT_OK, EXIT_RUNTIME, EXIT_USAGE, formatError, oneLine } from './errors.ts';
 
 function positiveInt(value: string): number {
@@ -64,15 +64,23 @@ function txcriptVersion(): string {
 
 /** `setExitCode` lets a command end with a code of its own (continue: the resumed tool's). */
 /** `afterDoubleDash`: the command line has a `--`, after which every argument is text, not an option. */
-function buildProgram(io: CliIo, setExitCode: (code: number) => void, afterDoubleDash: boolean): Command {
-  const ctx = createContext(io);
+function buildProgram(
+  ctx: CliContext,
+  setExitCode: (code: number) => void,
+  afterDoubleDash: boolean,
+): Command {
+  const { io } = ctx;
   const program = new Command()
     .name('txcript')
     .description('List, view, export and convert agent transcripts across harnesses.')
     .version(txcriptVersion(), '-V, --version', 'print the version of txcript')
+    .option('-q, --quiet', 'print no warnings about unreadable files and records')
     .showSuggestionAfterError()
     .configureOutput(outputFor(io, 'txcript'))
-    .exitOverride();
+    .exitOverride()
+    .hook('preAction', (root) => {
+      ctx.quiet = root.opts().quiet === true;
+    });
 
   program
     .command('list')
@@ -260,7 +268,8 @@ const USAGE_CODES = new Set([
 /** Run `txcript` with `argv` (arguments after the program name); resolves to the exit code. */
 export async function run(argv: readonly string[], io: CliIo): Promise<number> {
   let exitCode: number = EXIT_OK;
-  const program = buildProgram(io, (code) => (exitCode = code), argv.includes('--'));
+  const ctx = createContext(io);
+  const program = buildProgram(ctx, (code) => (exitCode = code), argv.includes('--'));
   try {
     await program.parseAsync([...argv], { from: 'user' });
     return exitCode;
@@ -285,5 +294,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
       io.stderr.write(`${err.stack}\n`);
     }
     return EXIT_RUNTIME;
+  } finally {
+    await ctx.finish();
   }
 }
