@@ -49,7 +49,7 @@ export function createContext(io: CliIo): CliContext {
   // The registry pulls in every harness: loaded only when a command needs every one; one named is loaded alone.
   const registry = async () => import('../harness/registry.ts');
   const catalog = async () => import('../harness/catalog.ts');
-  const shown = shownWarnings(io.env, io.now);
+  const shown = shownWarnings(io.env, () => io.now());
   const ctx: CliContext = {
     io,
     out: colorsFor(io.env, io.stdout.isTTY),
