@@ -25,6 +25,7 @@ import { resumeCommand as campfireResume } from '../harness/campfire/index.ts';
 import { resumeCommand as openCodeResume } from '../harness/opencode/index.ts';
 import { resumeCommand as grokResume } from '../harness/grok/index.ts';
 import type { Harness } from '../harness/types.ts';
+import { withBoxTools } from './box-tools.ts';
 import { type MintOptions, type MintResult, mintGrokBotAgent } from './grok-bot-mint.ts';
 import { shellWord } from './launch.ts';
 import { metadataString } from './metadata.ts';
@@ -203,7 +204,12 @@ export async function continueSession(
     return { kind: 'minted', harness: harness.id, id: mint.id, mint };
   }
   const id = (options.newId ?? randomUUID)();
-  const prepared = await prepare(transcript, id, options);
+  // A Grok Bot export (--out) is read by the box: its tool calls under the box's names.
+  const prepared = await prepare(
+    harness.id === 'grok_bot' ? withBoxTools(transcript) : transcript,
+    id,
+    options,
+  );
   const out = options.out === undefined ? undefined : resolve(options.out);
   const storeEnv = out === undefined ? env : { ...env, ...spec.outEnv(out) };
   const store = harness.store!(storeEnv);
