@@ -102,12 +102,22 @@ interface Outcome {
 
 async function cli(
   args: string[],
-  options: { harnesses?: Harness[]; stdin?: string; env?: Record<string, string>; tty?: boolean } = {},
+  options: {
+    harnesses?: Harness[];
+    stdin?: string;
+    env?: Record<string, string>;
+    tty?: boolean;
+    columns?: number;
+  } = {},
 ): Promise<Outcome> {
   let stdout = '';
   let stderr = '';
   const code = await run(args, {
-    stdout: { write: (s: string) => (stdout += s), isTTY: options.tty ?? false },
+    stdout: {
+      write: (s: string) => (stdout += s),
+      isTTY: options.tty ?? false,
+      ...(options.columns !== undefined ? { columns: options.columns } : {}),
+    },
     stderr: { write: (s: string) => (stderr += s), isTTY: false },
     readStdin: () => Promise.resolve(options.stdin ?? ''),
     env: { TZ: 'UTC', ...options.env },
@@ -151,6 +161,40 @@ describe('txcript list', () => {
     } finally {
       await rm(home, { recursive: true, force: true });
     }
+  });
+
+  it('fits a terminal: ids cut to their shortest unique prefix, titles to the rest of the line', async () => {
+    const r = await cli(['list'], { tty: true, columns: 60, env: { NO_COLOR: '1' } });
+    expect(r.code).toBe(0);
+    const lines = r.stdout.trimEnd().split('\n');
+    for (const l of lines) expect(l.length).toBeLessThanOrEqual(60);
+    // a1b2c3 and a1ffff share "a1": both short ids are whole here (under 8 characters).
+    expect(lines[1]).toMatch(/^a1b2c3\s+fake\s+4\s+2026-09-10 12:00\s+Pagination fix$/);
+    const long = (id: string): SessionSummary => ({ ...summaries[0]!, id, parentId: undefined });
+    const many: Harness = {
+      ...fake,
+      store: () => ({
+        discover: () =>
+          Promise.resolve({
+            sessions: [
+              long('0199aa11-2233-7445-8566-778899aabbcc'),
+              long('0199aa11-9999-7445-8566-778899aabbcc'),
+            ],
+            warnings: [],
+          }),
+        load: () => Promise.reject(new Error('x')),
+      }),
+    };
+    const fitted = await cli(['list'], {
+      tty: true,
+      columns: 70,
+      harnesses: [many, simple],
+      env: { NO_COLOR: '1' },
+    });
+    expect(fitted.stdout).toContain('0199aa11-2 ');
+    expect(fitted.stdout).toContain('0199aa11-9 ');
+    const piped = await cli(['list'], { harnesses: [many, simple] });
+    expect(piped.stdout).toContain('0199aa11-2233-7445-8566-778899aabbcc');
   });
 
   it('prints the stable JSON array', async () => {

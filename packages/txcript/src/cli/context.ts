@@ -12,6 +12,8 @@ export interface OutStream {
   /** Text, or UTF-8 bytes ending on a character boundary (cli/output.ts). */
   write(chunk: string | Uint8Array): unknown;
   isTTY?: boolean;
+  /** A terminal's width in characters. */
+  columns?: number;
 }
 
 export interface CliIo {

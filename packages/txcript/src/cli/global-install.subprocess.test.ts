@@ -99,7 +99,10 @@ describe('a global install', () => {
     try {
       const tools = await client.listTools();
       expect(tools.tools.map((t) => t.name)).toContain('search_sessions');
-      const found = await client.callTool({ name: 'search_sessions', arguments: { query: 'global install' } });
+      const found = await client.callTool({
+        name: 'search_sessions',
+        arguments: { query: 'global install' },
+      });
       expect(JSON.stringify(found.content)).toContain(SESSION);
     } finally {
       await client.close();
