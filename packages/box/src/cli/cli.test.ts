@@ -158,7 +158,8 @@ describe('sendbox serve without a model', () => {
     )?.[1];
     expect(link).toBeDefined();
     expect(box.stdout()).not.toContain(token);
-    expect(box.stdout()).toContain('`sendbox login` prints a fresh one.'); // the default data dir needs no flag
+    // Nothing named sendbox on this PATH: the command names this box's executable. The default data dir needs no flag.
+    expect(box.stdout()).toContain(`\`node ${BIN} login\` prints a fresh one.`);
     const signIn = await fetch(link!, { redirect: 'manual' });
     expect(signIn.status).toBe(303);
     expect(signIn.headers.get('set-cookie')).toMatch(/HttpOnly; SameSite=Strict/);

@@ -3,6 +3,7 @@
  * start the gateway, say where it is and which model runs (or how to set one
  * up), and shut down cleanly on SIGINT/SIGTERM.
  */
+import { sendboxCommand } from './command-name.ts';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -105,8 +106,9 @@ export async function serve(
   const status = host.modelStatus();
   terminal.out(`sendbox is running at ${pc.bold(gateway.url)}`);
   terminal.out(`open this link to sign in (it works once, for 5 minutes): ${pc.bold(gateway.loginUrl())}`);
-  const loginCommand =
-    dataDir === path.resolve(defaultDataDir()) ? 'sendbox login' : `sendbox login --data-dir ${dataDir}`;
+  const loginCommand = sendboxCommand(
+    dataDir === path.resolve(defaultDataDir()) ? 'login' : `login --data-dir ${dataDir}`,
+  );
   terminal.out(pc.dim(`\`${loginCommand}\` prints a fresh one.`));
   terminal.out(`data dir: ${dataDir}`);
   if (status.configured) {

@@ -32,6 +32,7 @@ import { resumeCommand as cursorResume } from '../harness/cursor/index.ts';
 import { resumeCommand as cursorDesktopResume } from '../harness/cursor-desktop/index.ts';
 import { resumeCommand as coworkResume } from '../harness/cowork/index.ts';
 import type { Harness } from '../harness/types.ts';
+import { withBoxTools } from './box-tools.ts';
 import { type MintOptions, type MintResult, mintGrokBotAgent } from './grok-bot-mint.ts';
 import { shellWord } from './launch.ts';
 import { metadataString } from './metadata.ts';
@@ -228,7 +229,12 @@ export async function continueSession(
     return { kind: 'minted', harness: harness.id, id: mint.id, mint };
   }
   const id = (options.newId ?? randomUUID)();
-  const prepared = await prepare(transcript, id, options);
+  // A Grok Bot export (--out) is read by the box: its tool calls under the box's names.
+  const prepared = await prepare(
+    harness.id === 'grok_bot' ? withBoxTools(transcript) : transcript,
+    id,
+    options,
+  );
   const out = options.out === undefined ? undefined : resolve(options.out);
   const storeEnv = out === undefined ? env : { ...env, ...spec.outEnv(out) };
   const store = harness.store!(storeEnv);

@@ -96,7 +96,6 @@ export function openCodeStore(env: NodeJS.ProcessEnv = process.env): SavingStore
         const rows = conn
           .prepare(
             `SELECT s.id, s.title, s.time_created AS created, s.time_updated AS updated,
-                    (SELECT COUNT(*) FROM message m WHERE m.session_id = s.id) AS count,
                     (SELECT MAX(m.time_created) FROM message m WHERE m.session_id = s.id) AS last,
                     (SELECT p.data FROM part p JOIN message m ON m.id = p.message_id
                       WHERE p.session_id = s.id AND json_valid(m.data) AND json_extract(m.data, '$.role') = 'user'
@@ -109,11 +108,12 @@ export function openCodeStore(env: NodeJS.ProcessEnv = process.env): SavingStore
           title: unknown;
           created: unknown;
           updated: unknown;
-          count: number;
           last: unknown;
           prompt: string | null;
         }[];
         const { isPlaceholderTitle } = await import('./codec.ts');
+        const { openCodeMessageCounts } = await import('./message-count.ts');
+        const counts = openCodeMessageCounts(conn);
         const { titleFromText } = await import('../common-values.ts');
         const sessions: SessionSummary[] = rows.map((r) => {
           let title = typeof r.title === 'string' && !isPlaceholderTitle(r.title) ? r.title : undefined;
@@ -126,7 +126,7 @@ export function openCodeStore(env: NodeJS.ProcessEnv = process.env): SavingStore
             id: r.id,
             harness: HARNESS,
             locator: openCodeLocator(db, r.id),
-            messageCount: r.count,
+            messageCount: counts.get(r.id) ?? 0,
             ...(title !== undefined ? { title } : {}),
             ...(lastActivity !== undefined ? { lastActivity } : {}),
           };
