@@ -77,6 +77,8 @@ export async function createAgentHost(options: AgentHostOptions): Promise<LocalA
   await ensurePrivateDir(path.join(dataDir, 'sandboxes'));
   const key = await loadOrCreateSecretKey(dataDir);
   const confinement = options.sandbox?.confinement ?? (await detectConfinement(options.sandbox));
+  // What an earlier box left running in the sandboxes goes before any file work there.
+  await confinement.sweep(path.join(dataDir, 'sandboxes'));
   const host = new LocalAgentHost(dataDir, key, confinement, options);
   // Hook (web settings panel): a model saved in the panel applies when the environment sets none;
   // loaded before recovery, so pending inputs resume on it.
@@ -100,7 +102,7 @@ export class LocalAgentHost implements AgentHost {
     readonly dataDir: string,
     secretKey: Buffer,
     private readonly confinement: Confinement,
-    options: AgentHostOptions,
+    private readonly options: AgentHostOptions,
   ) {
     const env = options.env ?? process.env;
     this.settings = new ModelSettings(dataDir, env);
@@ -284,6 +286,7 @@ export class LocalAgentHost implements AgentHost {
     await rm(paths.agentDir, { recursive: true, force: true });
     await rm(paths.transcriptDir, { recursive: true, force: true });
     await rm(paths.sandbox, { recursive: true, force: true });
+    await this.confinement.release(paths.sandbox);
     await this.egress.release(paths.sandbox);
     this.emit({ type: 'roster', agentId: id, change: 'deleted' });
   }
@@ -393,6 +396,7 @@ export class LocalAgentHost implements AgentHost {
     this.sessions.clear();
     this.listeners.clear();
     await this.egress.close();
+    if (!this.options.sandbox?.confinement) this.confinement.close(); // a given one is its giver's
   }
 
   // -------------------------------------------------------------------------

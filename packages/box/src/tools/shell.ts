@@ -4,9 +4,9 @@
  * cap on captured output. Secrets reach the command only as environment
  * variables; its output is scrubbed of them before anything else sees it.
  */
-import { spawn } from 'node:child_process';
 import { z } from 'zod';
 import type { Confinement, LaunchSpec } from '../sandbox/confinement.ts';
+import { spawnConfined } from '../sandbox/supervisor.ts';
 import type { EgressProxies } from '../sandbox/egress-proxy.ts';
 import { folderInSandbox, withDeadline } from '../sandbox/paths.ts';
 import type { Scrubber } from '../secrets/scrub.ts';
@@ -137,12 +137,7 @@ function runCommand(
 ): Promise<CommandRun> {
   const started = Date.now();
   return new Promise((resolve) => {
-    const child = spawn(spec.file, spec.args, {
-      cwd: spec.cwd,
-      env: spec.env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-      detached: true,
-    });
+    const { child } = spawnConfined(spec, { cwd: spec.cwd });
     const streams = {
       stdout: new Capture(options.cap),
       stderr: new Capture(options.cap),
