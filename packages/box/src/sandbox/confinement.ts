@@ -130,8 +130,7 @@ export async function detectConfinement(options: ConfinementOptions = {}): Promi
     if (asRoot) {
       const range = await machineUidRange(options.etc);
       uids = SandboxUids.open(range, options.uidRegistry ?? DEFAULT_UID_REGISTRY);
-      // The probe runs as the range's first uid without claiming it: it starts `true` in an empty folder.
-      probeUid = range.first;
+      probeUid = uids.probeUid;
       await chownTree(probeDir, probeUid);
     }
     const confined = new Bubblewrap(bwrap, limits, uids, await systemMounts());
@@ -157,7 +156,10 @@ function probe(spec: LaunchSpec): Promise<void> {
     let stderr = '';
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     child.stdout.resume();
-    const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    const timer = setTimeout(() => {
+      stderr += 'the probe sandbox did not finish within 10 s (is the machine overloaded?)';
+      child.kill('SIGKILL');
+    }, 10_000);
     child.on('error', (error) => {
       clearTimeout(timer);
       reject(error);

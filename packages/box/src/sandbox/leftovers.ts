@@ -48,13 +48,14 @@ export function processesOfUidsSync(uid: number): number[] {
 }
 
 /**
- * bubblewrap and supervisor processes of sandboxes below `root`: bubblewrap's
+ * bubblewrap and supervisor processes of `root` or the sandboxes below it: bubblewrap's
  * arguments name the sandbox folder it binds, the supervisor's `$0` names it
  * after SUPERVISOR_MARK. Bubblewrap's inner process (its init) is a fork of
  * the outer one and has the same command line.
  */
 export async function sandboxProcesses(root: string): Promise<number[]> {
-  const prefix = path.resolve(root) + path.sep;
+  const dir = path.resolve(root);
+  const within = (arg: string) => arg === dir || arg.startsWith(dir + path.sep);
   const found: number[] = [];
   await Promise.all(
     pids(await readdir('/proc')).map(async (pid) => {
@@ -63,8 +64,8 @@ export async function sandboxProcesses(root: string): Promise<number[]> {
       const isBwrap = path.basename(argv[0] ?? '') === 'bwrap';
       const named = argv.some(
         (arg) =>
-          (arg.startsWith(SUPERVISOR_MARK) && arg.slice(SUPERVISOR_MARK.length).startsWith(prefix)) ||
-          (isBwrap && arg.startsWith(prefix)),
+          (arg.startsWith(SUPERVISOR_MARK) && within(arg.slice(SUPERVISOR_MARK.length))) ||
+          (isBwrap && within(arg)),
       );
       if (named) found.push(pid);
     }),

@@ -42,6 +42,7 @@ describe('the uid range', () => {
       { ...none, group: `${none.group}team:x:${inside}:\n`, says: /id \d+ of "team"/ },
       { ...none, subuid: `bob:${inside - 10}:65536\n`, says: /overlaps \/etc\/subuid's range for "bob"/ },
       { ...none, subuid: 'sendbox:1000:65536\n', says: /between 65536 and 2147483647/ },
+      { ...none, subuid: 'sendbox:3000000:1\n', says: /at least two uids/ },
       { ...none, subuid: `sendbox:${2 ** 31 - 10}:65536\n`, says: /between 65536 and 2147483647/ },
     ];
     for (const { says, ...files } of cases) {
@@ -109,7 +110,7 @@ describe.runIf(asRoot)('the registry (as root)', () => {
   });
 
   it("never gives a deleted agent's uid to a new agent while fresh ones remain; then reuses the longest free", async () => {
-    const { first, open, folder } = await scene(3);
+    const { first, open, folder } = await scene(4);
     const uids = open();
     const a = await folder('a', { 'secret.txt': 'of agent a' });
     expect(await uids.assign(a)).toBe(first);
@@ -123,12 +124,12 @@ describe.runIf(asRoot)('the registry (as root)', () => {
     expect(await uids.assign(d)).toBe(first);
     expect(await ownerOf(d)).toBe(first);
     await expect(uids.assign(await folder('e'))).rejects.toThrow(
-      /all 3 uids of the test range belong to existing agents' sandbox folders/,
+      /all 3 agent uids of the test range belong to existing agents' sandbox folders/,
     );
   });
 
   it('reuses the uid of a folder removed without deleting its agent only after killing its processes', async () => {
-    const { first, open, folder } = await scene(1);
+    const { first, open, folder } = await scene(2);
     const uids = open();
     const gone = await folder('gone');
     expect(await uids.assign(gone)).toBe(first);
@@ -171,7 +172,7 @@ describe.runIf(asRoot)('the registry (as root)', () => {
   });
 
   it('two registries on one file (two boxes) never give one uid to two folders', async () => {
-    const { first, open, folder } = await scene(40);
+    const { first, open, folder } = await scene(41);
     const one = open();
     const two = open();
     const folders = await Promise.all(Array.from({ length: 40 }, (_, i) => folder(`f${i}`)));

@@ -104,9 +104,10 @@ export function chooseUidRange(files: { subuid: string; passwd: string; group: s
     ? { first: own.first, count: own.count, source: `/etc/subuid (${SUBUID_NAME}:${own.first}:${own.count})` }
     : DEFAULT_UID_RANGE;
   // Below 65536 live users, system groups and nobody; from 2^31 tools read uids as negative.
-  if (range.count < 1 || range.first < 65_536 || range.first + range.count > 2 ** 31) {
+  if (range.count < 2 || range.first < 65_536 || range.first + range.count > 2 ** 31) {
     throw new UidRangeError(
-      `the uid range of ${range.source} is unusable: it must hold at least one uid, between 65536 and 2147483647`,
+      `the uid range of ${range.source} is unusable: it must hold at least two uids (one is the start-up ` +
+        "probe's), between 65536 and 2147483647",
       RANGE_FIX,
     );
   }
@@ -149,13 +150,19 @@ interface Row {
 export class SandboxUids {
   /** Sandbox folder (as given and as its real path) → uid, for the launches of this box. */
   private readonly known = new Map<string, number>();
+  /** Agents get the uids below this one; the range's last uid is the start-up probe's. */
   private readonly end: number;
 
   private constructor(
     readonly range: UidRange,
     private readonly db: Database.Database,
   ) {
-    this.end = range.first + range.count;
+    this.end = range.first + range.count - 1;
+  }
+
+  /** The uid the start-up probe runs as: never an agent's, so nothing of an agent sees or stops it. */
+  get probeUid(): number {
+    return this.end;
   }
 
   /** Opens (or creates, root-only) the registry file. */
@@ -279,7 +286,7 @@ export class SandboxUids {
       return row.uid;
     }
     throw new UidRangeError(
-      `all ${this.range.count} uids of ${this.range.source} belong to existing agents' sandbox folders`,
+      `all ${this.range.count - 1} agent uids of ${this.range.source} belong to existing agents' sandbox folders`,
       `Delete agents you no longer need, or reserve a larger range: ${RANGE_FIX}`,
     );
   }

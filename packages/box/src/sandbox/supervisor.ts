@@ -19,26 +19,22 @@ import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process'
 import type { Readable, Writable } from 'node:stream';
 import { SUPERVISOR_MARK } from './leftovers.ts';
 
-/** The supervisor's exit code when the box went away. */
-export const BOX_GONE_EXIT = 125;
-
 /**
  * `bash -c SUPERVISOR <mark> <inner script> [setpriv args...]`: the inner
- * script runs with `bash -c` under `setpriv ARGS --` when args are given. The
- * lifeline (fd 3) is closed for the command. `wait -n` returns when either the
- * lifeline watcher or the command ends; a command still alive means the box
- * is gone.
+ * script runs with `bash -c` under `setpriv ARGS --` when args are given, with
+ * the lifeline (fd 3) closed. The watcher signals PID 1 when the lifeline ends:
+ * a trapped signal ends `wait` at once, whenever it comes (`wait -n` would miss
+ * a watcher that ended before it was called). Only PID 1's own uid may signal
+ * it, and only with a trap set.
  */
 const SUPERVISOR = [
-  '{ read -r -u 3 _; } &',
+  "trap 'exit 125' TERM",
+  '{ read -r -u 3 _; kill -TERM $$; } &',
   'if read -r -t 0 -u 3; then exit 125; fi',
   'script=$1; shift',
   'if [ $# -gt 0 ]; then setpriv "$@" -- bash -c "$script" 3<&- & else bash -c "$script" 3<&- & fi',
-  'command=$!',
   'exec 3<&-',
-  'wait -n; status=$?',
-  'if kill -0 "$command" 2>/dev/null; then exit 125; fi',
-  'exit "$status"',
+  'wait $!',
 ].join('\n');
 
 /** The supervisor's argv (after bubblewrap's `--`), running `script` as the sandbox's command. */
@@ -57,7 +53,7 @@ export interface LaunchFds {
 export interface ConfinedChild {
   child: ChildProcess & { stdout: Readable; stderr: Readable };
   /** Ends the lifeline: the sandbox's supervisor exits and the kernel kills the sandbox. */
-  cutLifeline(): void;
+  cutLifeline: () => void;
 }
 
 /**
