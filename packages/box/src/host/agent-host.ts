@@ -17,6 +17,7 @@ import { ModelSettings, type ModelSettingsInput, type ModelSettingsView } from '
 import type { ModelProvider } from '../providers/types.ts';
 import { detectConfinement, type Confinement, type ConfinementOptions } from '../sandbox/confinement.ts';
 import type { SandboxStatus } from '../sandbox/confinement.ts';
+import { SandboxDisks } from '../sandbox/disk-quota.ts';
 import { EgressProxies, type EgressProxyOptions } from '../sandbox/egress-proxy.ts';
 import { removeSandboxTemps } from '../sandbox/paths.ts';
 import { loadOrCreateSecretKey } from '../secrets/store.ts';
@@ -31,7 +32,7 @@ import { UPLOADS_FOLDER } from './upload-staging.ts';
 import { WritePoints } from './write-points.ts';
 import { agentPaths, agentsRoot, isSafeAgentId } from './layout.ts';
 import { DEFAULT_SEND_REMINDER_EVERY } from './middleware/send-reminder.ts';
-import { writeProfile, type Profile } from './profile.ts';
+import { readProfile, writeProfile, type Profile } from './profile.ts';
 import {
   HostError,
   type AgentHost,
@@ -40,6 +41,7 @@ import {
   type ModelStatus,
   type PendingInput,
   type RosterRow,
+  type SandboxDiskStatus,
   type SequencedEntry,
   type UploadInput,
 } from './types.ts';
@@ -61,7 +63,12 @@ export interface AgentHostOptions {
    * How tool processes are confined: detected (bubblewrap) unless given. Without bubblewrap the
    * shell tool is refused, unless `sandbox.unsafeHostTools` is set.
    */
-  sandbox?: ConfinementOptions & { confinement?: Confinement; egress?: EgressProxyOptions };
+  sandbox?: ConfinementOptions & {
+    confinement?: Confinement;
+    egress?: EgressProxyOptions;
+    /** Disk per sandbox folder (default 10 GiB, at most a quarter of the filesystem). */
+    diskQuotaBytes?: number;
+  };
   /** Clock (epoch ms), for tests. */
   now?: () => number;
   /** Every durable write passes one (default: from `SENDBOX_TEST_CRASH_AT_WRITE`, else counting only). */
@@ -79,7 +86,11 @@ export async function createAgentHost(options: AgentHostOptions): Promise<LocalA
   const confinement = options.sandbox?.confinement ?? (await detectConfinement(options.sandbox));
   // What an earlier box left running in the sandboxes goes before any file work there.
   await confinement.sweep(path.join(dataDir, 'sandboxes'));
-  const host = new LocalAgentHost(dataDir, key, confinement, options);
+  const disks = new SandboxDisks(
+    options.sandbox?.diskQuotaBytes === undefined ? {} : { quotaBytes: options.sandbox.diskQuotaBytes },
+  );
+  await disks.fitTo(path.join(dataDir, 'sandboxes'));
+  const host = new LocalAgentHost(dataDir, key, confinement, disks, options);
   // Hook (web settings panel): a model saved in the panel applies when the environment sets none;
   // loaded before recovery, so pending inputs resume on it.
   if (options.provider === undefined) await host.loadModelSettings();
@@ -102,6 +113,7 @@ export class LocalAgentHost implements AgentHost {
     readonly dataDir: string,
     secretKey: Buffer,
     private readonly confinement: Confinement,
+    private readonly disks: SandboxDisks,
     private readonly options: AgentHostOptions,
   ) {
     const env = options.env ?? process.env;
@@ -116,7 +128,7 @@ export class LocalAgentHost implements AgentHost {
     }
     const everyFromEnv = Number(env.SENDBOX_SEND_REMINDER_EVERY);
     this.egress = new EgressProxies(path.join(dataDir, 'run'), options.sandbox?.egress);
-    const shell = shellTool({ ...options.shell, confinement, egress: this.egress });
+    const shell = shellTool({ ...options.shell, confinement, egress: this.egress, disk: disks });
     const tools: HostTool[] = [shell, readTool, writeTool, updateTodosTool] as HostTool[];
     this.config = {
       dataDir,
@@ -130,6 +142,7 @@ export class LocalAgentHost implements AgentHost {
       maxAttachmentBytes: options.maxAttachmentBytes ?? DEFAULT_MAX_ATTACHMENT_BYTES,
       toolEnv: toolEnvironment(env),
       confinement,
+      disks,
       emit: (event) => this.emit(event),
       now: options.now ?? Date.now,
       isFocused: (id) => this.focused === id,
@@ -168,6 +181,21 @@ export class LocalAgentHost implements AgentHost {
 
   sandboxStatus(): SandboxStatus {
     return { ...this.confinement.status };
+  }
+
+  async sandboxDisk(): Promise<SandboxDiskStatus> {
+    const { holders, ...disk } = await this.disks.status(path.join(this.dataDir, 'sandboxes'));
+    const named = [];
+    for (const holder of holders) {
+      const agentId = path.basename(holder.sandbox);
+      if (!isSafeAgentId(agentId)) continue;
+      const name = await readProfile(agentPaths(this.dataDir, agentId).profile).then(
+        (profile) => profile.name,
+        () => null,
+      );
+      named.push({ agentId, name, bytes: holder.bytes, overQuota: holder.overQuota });
+    }
+    return { ...disk, holders: named };
   }
 
   async createAgent(input: CreateAgentInput): Promise<RosterRow> {
@@ -287,6 +315,7 @@ export class LocalAgentHost implements AgentHost {
     await rm(paths.transcriptDir, { recursive: true, force: true });
     await rm(paths.sandbox, { recursive: true, force: true });
     await this.confinement.release(paths.sandbox);
+    this.disks.forget(paths.sandbox);
     await this.egress.release(paths.sandbox);
     this.emit({ type: 'roster', agentId: id, change: 'deleted' });
   }

@@ -16,11 +16,12 @@ import { AttachmentStore } from '../attachments/store.ts';
 import { ensurePrivateDir } from '../fs/atomic.ts';
 import type { ModelMessage, ModelProvider } from '../providers/types.ts';
 import type { Confinement } from '../sandbox/confinement.ts';
+import { DiskQuotaError, formatBytes, type SandboxDisks } from '../sandbox/disk-quota.ts';
 import { scrubberFor, type Scrubber } from '../secrets/scrub.ts';
 import { SecretStore } from '../secrets/store.ts';
 import { isNotFound } from '../sandbox/paths.ts';
 import type { JsonObject } from '../tools/send-message.ts';
-import type { HostTool, TodoItem } from '../tools/types.ts';
+import type { DiskRoom, HostTool, TodoItem } from '../tools/types.ts';
 import { historyFromRecords } from '../transcript/model-view.ts';
 import { TranscriptWriter, type JsonlMark } from '../transcript/writer.ts';
 import { fileMark, sameFile, sameJsonl, type FileMark } from './file-mark.ts';
@@ -61,6 +62,8 @@ export interface SessionConfig {
   toolEnv: Readonly<Record<string, string>>;
   /** How tool processes are confined; the sandbox folder is prepared for it. */
   confinement: Confinement;
+  /** The sandboxes' disk quota. */
+  disks?: SandboxDisks;
   emit(event: HostEvent): void;
   now(): number;
   /** Every durable write passes one (crash and full-disk tests). */
@@ -165,6 +168,12 @@ export class AgentSession implements TurnContext {
   }
 
   /** The profile's network allowlist, read again when profile.json changed (the operator edits it by hand). */
+  /** The agent's share of the sandboxes' disk quota. */
+  get disk(): DiskRoom | undefined {
+    const disks = this.config.disks;
+    return disks && { reserve: (bytes) => disks.reserve(this.paths.sandbox, bytes) };
+  }
+
   async allowDomains(): Promise<readonly string[]> {
     const mark = fileMark(this.paths.profile);
     if (!sameFile(this.profileMark, mark)) {
@@ -470,6 +479,19 @@ export class AgentSession implements TurnContext {
     if (earlier !== undefined) {
       const entry = this.view.byId(earlier);
       if (entry) return entry;
+    }
+    try {
+      await this.disk?.reserve(bytes.length);
+    } catch (error) {
+      if (error instanceof DiskQuotaError) {
+        throw new HostError(
+          `upload refused: the agent's sandbox folder holds ${formatBytes(error.heldBytes)} of its ` +
+            `${formatBytes(error.quotaBytes)} quota, and ${fileName} (${formatBytes(error.addedBytes)}) would exceed it; ` +
+            'ask the agent to delete files it no longer needs',
+          507,
+        );
+      }
+      throw error;
     }
     const staged = await stageUpload(
       this.attachments,

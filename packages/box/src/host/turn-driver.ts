@@ -15,6 +15,7 @@ import {
   describeZodError,
   errorOutcome,
   statusOf,
+  type DiskRoom,
   type HostTool,
   type TodoItem,
   type ToolOutcome,
@@ -47,6 +48,8 @@ export interface TurnContext {
   scrubber(): Scrubber;
   /** Hosts the agent's commands may reach (the profile's sandbox.allowDomains, as it is now). */
   allowDomains(): Promise<readonly string[]>;
+  /** The sandbox's disk quota, when the host keeps one. */
+  readonly disk?: DiskRoom;
   now(): number;
 }
 
@@ -248,6 +251,7 @@ async function runTool(
   try {
     return await tool.run(input, {
       sandboxDir: ctx.paths.sandbox,
+      ...(ctx.disk ? { disk: ctx.disk } : {}),
       env: { ...ctx.toolEnv, HOME: ctx.paths.sandbox, ...Object.fromEntries(secrets) },
       allowDomains: await ctx.allowDomains(),
       scrub: ctx.scrubber(),

@@ -4,6 +4,7 @@
  * `AgentHost`; the gateway only calls these methods and forwards events.
  */
 import type { SandboxStatus } from '../sandbox/confinement.ts';
+import type { DiskStatus } from '../sandbox/disk-quota.ts';
 import type { LedgerEntry } from '@sendbox/protocol';
 import type { PendingInput } from './inbox.ts';
 import type { ModelSettingsInput, ModelSettingsView } from './model-settings.ts';
@@ -13,6 +14,11 @@ export type { PendingInput } from './inbox.ts';
 export type TurnState = 'idle' | 'working' | 'awaiting-user';
 
 /** One row of `listAgents` (grok-bot-format.md §9, the captured v4 roster row). */
+/** getStatus's `sandbox.disk`: DiskStatus with each holder named by agent. */
+export type SandboxDiskStatus = Omit<DiskStatus, 'holders'> & {
+  holders: Array<{ agentId: string; name: string | null; bytes: number; overQuota: boolean }>;
+};
+
 export interface RosterRow {
   id: string;
   name: string;
@@ -133,6 +139,8 @@ export interface AgentHost {
   updateModelSettings(input: ModelSettingsInput): Promise<ModelSettingsView>;
   /** Whether tool processes run confined (docs/sandbox.md); the UI warns when they do not. */
   sandboxStatus(): SandboxStatus;
+  /** The sandboxes' disk: quota, free space, and the agents holding it (over quota, or largest when full). */
+  sandboxDisk(): Promise<SandboxDiskStatus>;
   createAgent(input: CreateAgentInput): Promise<RosterRow>;
   listAgents(): Promise<RosterRow[]>;
   /** Focuses the agent (takes its store lock, releasing the previous one), marks it read, returns its ledger. */

@@ -28,12 +28,14 @@ import { SUPERVISOR_MARK } from './leftovers.ts';
  * it, and only with a trap set.
  */
 const SUPERVISOR = [
+  // The command gets the real stderr (fd 5 here); the supervisor's own words (bash's job reports) go nowhere.
+  'exec 5>&2 2>/dev/null',
   "trap 'exit 125' TERM",
   '{ read -r -u 3 _; kill -TERM $$; } &',
   'if read -r -t 0 -u 3; then exit 125; fi',
   'script=$1; shift',
-  'if [ $# -gt 0 ]; then setpriv "$@" -- bash -c "$script" 3<&- & else bash -c "$script" 3<&- & fi',
-  'exec 3<&-',
+  'if [ $# -gt 0 ]; then setpriv "$@" -- bash -c "$script" 2>&5 3<&- 5>&- & else bash -c "$script" 2>&5 3<&- 5>&- & fi',
+  'exec 3<&- 5>&-',
   'wait $!',
 ].join('\n');
 
