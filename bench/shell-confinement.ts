@@ -43,6 +43,7 @@ for (let i = 0; i < CALLS + 10; i++) {
   }
 }
 await rm(dir, { recursive: true, force: true });
+await confined.release(dir); // its uid, recorded machine-wide when root
 confined.close();
 
 const pct = (values: number[], p: number) => {

@@ -4,10 +4,12 @@
  * which is how the box runs when it gives each agent a uid (docs/sandbox.md);
  * the range rules are checked either way.
  */
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { cp, lstat, mkdir, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { processesOfUids } from './leftovers.ts';
 import {
@@ -20,6 +22,7 @@ import {
 } from './sandbox-uids.ts';
 
 const asRoot = process.getuid?.() === 0;
+const UID_CLAIMER = fileURLToPath(new URL('../testing/uid-claimer.ts', import.meta.url));
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
@@ -180,6 +183,24 @@ describe.runIf(asRoot)('the registry (as root)', () => {
     expect(new Set(given).size).toBe(40);
     expect(Math.min(...given)).toBe(first);
   });
+
+  it('two box processes claiming at once on one registry never give one uid to two folders', async () => {
+    const { first, registry, folder } = await scene(301);
+    const range: UidRange = { first, count: 301, source: 'the test range' };
+    // Both start claiming at the same moment, once loaded (a loaded machine takes a while to start node).
+    const startAt = Date.now() + 4000;
+    const claim = async (prefix: string) => {
+      const folders = await Promise.all(Array.from({ length: 150 }, (_, i) => folder(`${prefix}${i}`)));
+      const args = JSON.stringify({ range, registry, folders, startAt });
+      return promisify(execFile)(process.execPath, ['--import', 'tsx', UID_CLAIMER, args]);
+    };
+    // The registry file exists before either starts, as on a machine that ran a box before.
+    SandboxUids.open(range, registry).close();
+    const results = await Promise.all([claim('p'), claim('q')]);
+    const given = results.flatMap(({ stdout }) => JSON.parse(stdout) as number[]);
+    expect(given).toHaveLength(300);
+    expect(new Set(given).size).toBe(300);
+  }, 60_000);
 });
 
 async function waitFor(check: () => Promise<boolean>, ms = 5000): Promise<void> {
