@@ -27,7 +27,12 @@ export interface ToolCatalogOptions {
 /** Every tool, in the order the model is told of them. */
 export function toolCatalog(options: ToolCatalogOptions): HostTool[] {
   return [
-    shellTool({ ...options.shell, confinement: options.confinement, egress: options.egress, disk: options.disk }),
+    shellTool({
+      ...options.shell,
+      confinement: options.confinement,
+      egress: options.egress,
+      disk: options.disk,
+    }),
     readTool,
     writeTool,
     updateTodosTool,
