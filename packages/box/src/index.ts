@@ -80,6 +80,7 @@ export { SecretStore, loadOrCreateSecretKey, keyFilePath, SECRET_NAME_PATTERN } 
 export { scrubberFor, noScrub, type Scrubber } from './secrets/scrub.ts';
 export { openInSandbox, writeInSandbox, OutsideSandboxError, NotRegularFileError } from './sandbox/paths.ts';
 export { detectConfinement, type Confinement, type SandboxStatus } from './sandbox/confinement.ts';
+export { SandboxDisks } from './sandbox/disk-quota.ts';
 export { addressKind, type AddressKind } from './net/addresses.ts';
 export { OutboundError, type OutboundFailure } from './net/errors.ts';
 export {

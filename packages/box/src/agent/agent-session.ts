@@ -16,12 +16,13 @@ import { AttachmentStore } from '../attachments/store.ts';
 import { ensurePrivateDir } from '../fs/atomic.ts';
 import type { ModelMessage, ModelProvider } from '../providers/types.ts';
 import type { Confinement } from '../sandbox/confinement.ts';
+import type { SandboxDisks } from '../sandbox/disk-quota.ts';
 import { scrubberFor, type Scrubber } from '../secrets/scrub.ts';
 import { SecretStore } from '../secrets/store.ts';
 import type { AttachmentsStore } from '../stores/attachments.ts';
 import type { SecretsStore } from '../stores/secrets.ts';
 import type { JsonObject } from '@sendbox/txcript';
-import type { HostTool, TodoItem } from '../tools/types.ts';
+import type { DiskRoom, HostTool, TodoItem } from '../tools/types.ts';
 import { historyFromRecords } from '../context/model-view.ts';
 import type { ContextLayer } from '../context/model-call.ts';
 import type { ToolGate } from './tool-dispatch.ts';
@@ -77,6 +78,8 @@ export interface SessionConfig {
   toolEnv: Readonly<Record<string, string>>;
   /** How tool processes are confined; the sandbox folder is prepared for it. */
   confinement: Confinement;
+  /** The sandboxes' disk quota. */
+  disks?: SandboxDisks;
   emit(event: HostEvent): void;
   now(): number;
   /** Every durable write passes one (crash and full-disk tests). */
@@ -183,6 +186,12 @@ export class AgentSession implements TurnContext {
 
   get toolEnv(): Readonly<Record<string, string>> {
     return this.config.toolEnv;
+  }
+
+  /** The agent's share of the sandboxes' disk quota. */
+  get disk(): DiskRoom | undefined {
+    const disks = this.config.disks;
+    return disks && { reserve: (bytes) => disks.reserve(this.paths.sandbox, bytes) };
   }
 
   /** The profile's network allowlist, read again when profile.json changed (the operator edits it by hand). */
@@ -482,6 +491,7 @@ export class AgentSession implements TurnContext {
       bytes,
       this.scrubber(),
       this.config.writePoints,
+      this.disk,
     );
     const id = userAttachmentId(this.nextTurn, this.pendingUploads.length);
     const [entry] = this.writer.appendEntries([

@@ -16,6 +16,7 @@ import {
   describeZodError,
   errorOutcome,
   statusOf,
+  type DiskRoom,
   type HostTool,
   type ToolOutcome,
   type ToolStatus,
@@ -53,6 +54,8 @@ export interface DispatchContext {
   scrubber(): Scrubber;
   /** Hosts the agent's commands may reach (the profile's sandbox.allowDomains, as it is now). */
   allowDomains(): Promise<readonly string[]>;
+  /** The sandbox's disk quota, when the host keeps one. */
+  readonly disk?: DiskRoom;
   now(): number;
 }
 
@@ -152,6 +155,7 @@ async function runTool(
   try {
     return await tool.run(input, {
       sandboxDir: ctx.paths.sandbox,
+      ...(ctx.disk ? { disk: ctx.disk } : {}),
       env: { ...ctx.toolEnv, HOME: ctx.paths.sandbox, ...Object.fromEntries(secrets) },
       allowDomains: await ctx.allowDomains(),
       scrub: ctx.scrubber(),

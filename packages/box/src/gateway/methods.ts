@@ -26,14 +26,12 @@ const byId = z.object({ id: agentIdSchema });
 const byImageHost = z.object({ host: imageHostSchema });
 
 export const jsonMethods = {
-  getStatus: method(empty, ({ host, version }) =>
-    Promise.resolve({
-      model: host.modelStatus(),
-      sandbox: host.sandboxStatus(),
-      version,
-      links: pageLinks(),
-    }),
-  ),
+  getStatus: method(empty, async ({ host, version }) => ({
+    model: host.modelStatus(),
+    sandbox: { ...host.sandboxStatus(), disk: await host.sandboxDisk() },
+    version,
+    links: pageLinks(),
+  })),
   createAgent: method(
     z.object({
       name: z.string().trim().min(1, 'the agent needs a name').max(200),

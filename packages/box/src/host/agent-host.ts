@@ -17,6 +17,7 @@ import { ModelSettings, type ModelSettingsInput, type ModelSettingsView } from '
 import type { ModelProvider } from '../providers/types.ts';
 import { detectConfinement, type Confinement, type ConfinementOptions } from '../sandbox/confinement.ts';
 import type { SandboxStatus } from '../sandbox/confinement.ts';
+import { SandboxDisks } from '../sandbox/disk-quota.ts';
 import { EgressProxies, type EgressProxyOptions } from '../sandbox/egress-proxy.ts';
 import { removeSandboxTemps } from '../sandbox/paths.ts';
 import { loadOrCreateSecretKey } from '../secrets/store.ts';
@@ -30,8 +31,14 @@ import { AgentRoster } from './agent-roster.ts';
 import { filesystemIsFull, isDiskFullError, StoreWriteError } from '../stores/errors.ts';
 import { agentPaths, agentsRoot, isSafeAgentId } from '../stores/files/layout.ts';
 import { DEFAULT_SEND_REMINDER_EVERY } from '../context/send-reminder.ts';
-import { writeProfile, type Profile } from '../stores/files/profile.ts';
-import { type AgentHost, type CreateAgentInput, type RosterRow, type UploadInput } from './types.ts';
+import { readProfile, writeProfile, type Profile } from '../stores/files/profile.ts';
+import {
+  type AgentHost,
+  type CreateAgentInput,
+  type RosterRow,
+  type SandboxDiskStatus,
+  type UploadInput,
+} from './types.ts';
 import { HostError } from '../agent/errors.ts';
 import { type HostEvent } from '../agent/events.ts';
 import { type ModelStatus } from '../providers/types.ts';
@@ -55,7 +62,12 @@ export interface AgentHostOptions {
    * How tool processes are confined: detected (bubblewrap) unless given. Without bubblewrap the
    * shell tool is refused, unless `sandbox.unsafeHostTools` is set.
    */
-  sandbox?: ConfinementOptions & { confinement?: Confinement; egress?: EgressProxyOptions };
+  sandbox?: ConfinementOptions & {
+    confinement?: Confinement;
+    egress?: EgressProxyOptions;
+    /** Disk per sandbox folder (default 10 GiB, at most a quarter of the filesystem). */
+    diskQuotaBytes?: number;
+  };
   /** Clock (epoch ms), for tests. */
   now?: () => number;
   /** Every durable write passes one (default: from `SENDBOX_TEST_CRASH_AT_WRITE`, else counting only). */
@@ -75,7 +87,13 @@ export async function createAgentHost(options: AgentHostOptions): Promise<LocalA
   await ensurePrivateDir(path.join(dataDir, 'sandboxes'));
   const key = await loadOrCreateSecretKey(dataDir);
   const confinement = options.sandbox?.confinement ?? (await detectConfinement(options.sandbox));
-  const host = new LocalAgentHost(dataDir, key, confinement, options);
+  // What an earlier box left running in the sandboxes goes before any file work there.
+  await confinement.sweep(path.join(dataDir, 'sandboxes'));
+  const disks = new SandboxDisks(
+    options.sandbox?.diskQuotaBytes === undefined ? {} : { quotaBytes: options.sandbox.diskQuotaBytes },
+  );
+  await disks.fitTo(path.join(dataDir, 'sandboxes'));
+  const host = new LocalAgentHost(dataDir, key, confinement, disks, options);
   // Hook (web settings panel): a model saved in the panel applies when the environment sets none;
   // loaded before recovery, so pending inputs resume on it.
   if (options.provider === undefined) await host.loadModelSettings();
@@ -101,6 +119,7 @@ export class LocalAgentHost implements AgentHost {
     readonly dataDir: string,
     secretKey: Buffer,
     private readonly confinement: Confinement,
+    private readonly disks: SandboxDisks,
     options: AgentHostOptions,
   ) {
     const env = options.env ?? process.env;
@@ -123,7 +142,16 @@ export class LocalAgentHost implements AgentHost {
       agentDeleted: (_id, paths) => egress.release(paths.sandbox),
       hostClosed: () => egress.close(),
     });
-    const tools = toolCatalog({ confinement, egress, shell: options.shell });
+    this.lifecycle.add({
+      // The agent's processes are killed and its uid freed only once its folder is gone.
+      agentDeleted: async (_id, paths) => {
+        await confinement.release(paths.sandbox);
+        disks.forget(paths.sandbox);
+      },
+      // A confinement given in the options is its giver's to close.
+      hostClosed: () => (options.sandbox?.confinement ? undefined : confinement.close()),
+    });
+    const tools = toolCatalog({ confinement, egress, disk: disks, shell: options.shell });
     this.config = {
       dataDir,
       provider: this.provider,
@@ -136,6 +164,7 @@ export class LocalAgentHost implements AgentHost {
       maxAttachmentBytes: options.maxAttachmentBytes ?? DEFAULT_MAX_ATTACHMENT_BYTES,
       toolEnv: toolEnvironment(env),
       confinement,
+      disks,
       emit: (event) => this.emit(event),
       now: options.now ?? Date.now,
       isFocused: (id) => this.focused === id,
@@ -176,6 +205,21 @@ export class LocalAgentHost implements AgentHost {
 
   sandboxStatus(): SandboxStatus {
     return { ...this.confinement.status };
+  }
+
+  async sandboxDisk(): Promise<SandboxDiskStatus> {
+    const { holders, ...disk } = await this.disks.status(path.join(this.dataDir, 'sandboxes'));
+    const named = [];
+    for (const holder of holders) {
+      const agentId = path.basename(holder.sandbox);
+      if (!isSafeAgentId(agentId)) continue;
+      const name = await readProfile(agentPaths(this.dataDir, agentId).profile).then(
+        (profile) => profile.name,
+        () => null,
+      );
+      named.push({ agentId, name, bytes: holder.bytes, overQuota: holder.overQuota });
+    }
+    return { ...disk, holders: named };
   }
 
   async createAgent(input: CreateAgentInput): Promise<RosterRow> {

@@ -9,7 +9,13 @@ import type { ModelStatus } from '../providers/types.ts';
 import type { SandboxStatus } from '../sandbox/confinement.ts';
 import type { PendingInput } from '../stores/inbox.ts';
 import type { SequencedEntry } from '../stores/ledger.ts';
+import type { DiskStatus } from '../sandbox/disk-quota.ts';
 import type { ModelSettingsInput, ModelSettingsView } from './model-settings.ts';
+
+/** getStatus's `sandbox.disk`: DiskStatus with each holder named by agent. */
+export type SandboxDiskStatus = Omit<DiskStatus, 'holders'> & {
+  holders: Array<{ agentId: string; name: string | null; bytes: number; overQuota: boolean }>;
+};
 
 /** One row of `listAgents` (grok-bot-format.md §9, the captured v4 roster row). */
 export interface RosterRow {
@@ -57,6 +63,8 @@ export interface AgentHost {
   updateModelSettings(input: ModelSettingsInput): Promise<ModelSettingsView>;
   /** Whether tool processes run confined (docs/sandbox.md); the UI warns when they do not. */
   sandboxStatus(): SandboxStatus;
+  /** The sandboxes' disk: quota, free space, and the agents holding it (over quota, or largest when full). */
+  sandboxDisk(): Promise<SandboxDiskStatus>;
   createAgent(input: CreateAgentInput): Promise<RosterRow>;
   listAgents(): Promise<RosterRow[]>;
   /** Focuses the agent (takes its store lock, releasing the previous one), marks it read, returns its ledger. */

@@ -5,6 +5,7 @@
  * from the host (confinement, egress...) comes in `ToolCatalogOptions`.
  */
 import type { Confinement } from '../sandbox/confinement.ts';
+import type { SandboxDisks } from '../sandbox/disk-quota.ts';
 import type { EgressProxies } from '../sandbox/egress-proxy.ts';
 import { readTool } from './read/index.ts';
 import { shellTool, type ShellOptions } from './shell/index.ts';
@@ -17,14 +18,21 @@ export interface ToolCatalogOptions {
   confinement: Confinement;
   /** Egress proxies for agents with an allowlist; without them sandboxes have no network at all. */
   egress?: EgressProxies;
+  /** The sandboxes' disk quota, checked around each command. */
+  disk?: SandboxDisks;
   /** The shell's limits (timeout, output cap). */
-  shell?: Omit<ShellOptions, 'confinement' | 'egress'>;
+  shell?: Omit<ShellOptions, 'confinement' | 'egress' | 'disk'>;
 }
 
 /** Every tool, in the order the model is told of them. */
 export function toolCatalog(options: ToolCatalogOptions): HostTool[] {
   return [
-    shellTool({ ...options.shell, confinement: options.confinement, egress: options.egress }),
+    shellTool({
+      ...options.shell,
+      confinement: options.confinement,
+      egress: options.egress,
+      disk: options.disk,
+    }),
     readTool,
     writeTool,
     updateTodosTool,

@@ -35,8 +35,16 @@ export interface TodoItem {
   updatedAt: number;
 }
 
+/** The agent's disk quota (sandbox/disk-quota.ts): host-side writes into the sandbox ask it first. */
+export interface DiskRoom {
+  /** Resolves when `bytes` more fit; rejects with a message for the model when they do not. */
+  reserve(bytes: number): Promise<void>;
+}
+
 export interface ToolContext {
   sandboxDir: string;
+  /** The sandbox's quota, when the host keeps one. */
+  disk?: DiskRoom;
   /** Environment variables for processes the tool runs (secrets included); never shown to the model. */
   env: Readonly<Record<string, string>>;
   /** Hosts the agent's commands may reach through the sandbox's proxy (the profile's sandbox.allowDomains). */

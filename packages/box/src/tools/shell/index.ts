@@ -4,9 +4,10 @@
  * cap on captured output. Secrets reach the command only as environment
  * variables; its output is scrubbed of them before anything else sees it.
  */
-import { spawn } from 'node:child_process';
 import { z } from 'zod';
 import type { Confinement, LaunchSpec } from '../../sandbox/confinement.ts';
+import { spawnConfined } from '../../sandbox/supervisor.ts';
+import type { SandboxDisks } from '../../sandbox/disk-quota.ts';
 import type { EgressProxies } from '../../sandbox/egress-proxy.ts';
 import { folderInSandbox, withDeadline } from '../../sandbox/paths.ts';
 import type { Scrubber } from '../../secrets/scrub.ts';
@@ -39,6 +40,8 @@ export interface ShellOptions {
   confinement: Confinement;
   /** Egress proxies for agents with an allowlist; without it sandboxes have no network at all. */
   egress?: EgressProxies;
+  /** The sandboxes' disk quota: a command that outgrows it is stopped, and the model told. */
+  disk?: SandboxDisks;
   timeoutMs?: number;
   outputCapBytes?: number;
 }
@@ -68,15 +71,24 @@ export function shellTool(options: ShellOptions) {
         options.confinement.status.confined && options.egress
           ? await options.egress.socketFor(ctx.sandboxDir, { allowDomains })
           : null;
+      const overQuota = new AbortController();
+      const disk = await options.disk?.begin(ctx.sandboxDir, () => overQuota.abort());
       const spec = options.confinement.launch({
         command: input.command,
         sandboxDir: ctx.sandboxDir,
         cwd,
         env: ctx.env,
         ...(proxySocket ? { proxySocket } : {}),
+        ...(disk ? { fileBytes: disk.fileBytes } : {}),
       });
-      if ('refused' in spec) return errorOutcome(spec.refused, 'shell is disabled (no confinement)');
-      const run = await runCommand({ ...spec, cwd }, { timeoutMs, cap, signal: ctx.signal });
+      if ('refused' in spec) {
+        await disk?.end();
+        return errorOutcome(spec.refused, 'shell is disabled (no confinement)');
+      }
+      const signal = ctx.signal ? AbortSignal.any([ctx.signal, overQuota.signal]) : overQuota.signal;
+      const run = await runCommand({ ...spec, cwd }, { timeoutMs, cap, signal });
+      // What the disk quota has to say goes after the command's own words.
+      const diskNote = [disk?.note, await disk?.end()].filter(Boolean).join('\n');
       // Real files: `spawnError {command, error}`, and `isBackground` beside every shell envelope.
       if (run.spawnError)
         return {
@@ -87,7 +99,7 @@ export function shellTool(options: ShellOptions) {
           summary: oneLine(`Could not start the command: ${ctx.scrub.text(run.spawnError)}`),
         };
       const stdout = run.stdout.scrubbed(ctx.scrub);
-      const stderr = run.stderr.scrubbed(ctx.scrub);
+      const stderr = [run.stderr.scrubbed(ctx.scrub), diskNote].filter(Boolean).join('\n');
       const command = ctx.scrub.text(input.command);
       if (run.exitCode === 0 && !run.timedOut) {
         return {
@@ -95,7 +107,11 @@ export function shellTool(options: ShellOptions) {
           summary: oneLine(command),
         };
       }
-      const why = run.timedOut ? `timed out after ${timeoutMs} ms` : `exit ${run.exitCode ?? run.signal}`;
+      const why = run.timedOut
+        ? `timed out after ${timeoutMs} ms`
+        : overQuota.signal.aborted
+          ? 'stopped: disk quota'
+          : `exit ${run.exitCode ?? run.signal}`;
       return {
         envelope: {
           failure: {
@@ -107,7 +123,7 @@ export function shellTool(options: ShellOptions) {
             localExecutionTimeMs: run.durationMs,
             stdout,
             stderr,
-            interleavedOutput: run.interleaved.scrubbed(ctx.scrub),
+            interleavedOutput: [run.interleaved.scrubbed(ctx.scrub), diskNote].filter(Boolean).join('\n'),
             // As the agent sees it: the absolute folder the command ran in.
             workingDirectory: cwd,
           },
@@ -137,12 +153,7 @@ function runCommand(
 ): Promise<CommandRun> {
   const started = Date.now();
   return new Promise((resolve) => {
-    const child = spawn(spec.file, spec.args, {
-      cwd: spec.cwd,
-      env: spec.env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-      detached: true,
-    });
+    const { child } = spawnConfined(spec, { cwd: spec.cwd });
     const streams = {
       stdout: new Capture(options.cap),
       stderr: new Capture(options.cap),
