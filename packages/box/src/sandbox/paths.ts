@@ -298,7 +298,8 @@ export async function removeInSandbox(sandboxDir: string, requested: string): Pr
     await checkOpened(parent, at.root, requested, sandboxDir);
     const entry = `/proc/self/fd/${parent.fd}/${name}`;
     const info = await lstat(entry).catch((error: unknown) => {
-      if (isNotFound(error)) throw new Error(`No file or folder at ${JSON.stringify(requested)} in your sandbox folder.`);
+      if (isNotFound(error))
+        throw new Error(`No file or folder at ${JSON.stringify(requested)} in your sandbox folder.`);
       throw error;
     });
     if (info.isFile()) {

@@ -29,7 +29,8 @@ export function replacementDiff(
   let line = 1; // line of `scan` in `before`
   let scan = 0;
   for (const start of at) {
-    for (let i = before.indexOf('\n', scan); i !== -1 && i < start; i = before.indexOf('\n', i + 1)) line += 1;
+    for (let i = before.indexOf('\n', scan); i !== -1 && i < start; i = before.indexOf('\n', i + 1))
+      line += 1;
     scan = start;
     // The whole lines the match spans.
     const lineStart = before.lastIndexOf('\n', start - 1) + 1;

@@ -49,7 +49,18 @@ describe('edit', () => {
     expect(await readFile(file(), 'utf8')).toBe('x = 9\ny = 2\nx = 9\n');
     expect(successOf(out.envelope)).toMatchObject({ replacements: 2, linesAdded: 2, linesRemoved: 2 });
     expect(successOf(out.envelope).diffString).toBe(
-      ['@@ -1,3 +1,3 @@', '-x = 1', '+x = 9', ' y = 2', ' x = 1', '@@ -1,3 +1,3 @@', ' x = 1', ' y = 2', '-x = 1', '+x = 9'].join('\n'),
+      [
+        '@@ -1,3 +1,3 @@',
+        '-x = 1',
+        '+x = 9',
+        ' y = 2',
+        ' x = 1',
+        '@@ -1,3 +1,3 @@',
+        ' x = 1',
+        ' y = 2',
+        '-x = 1',
+        '+x = 9',
+      ].join('\n'),
     );
   });
 
@@ -64,9 +75,9 @@ describe('edit', () => {
 
   it('refuses a binary file and a path outside the sandbox', async () => {
     await writeFile(file(), Buffer.from([0x61, 0, 0x62]));
-    expect(errorText((await editTool.run({ path: 'a.txt', old_string: 'a', new_string: 'c' }, box.ctx)).envelope)).toContain(
-      'binary',
-    );
+    expect(
+      errorText((await editTool.run({ path: 'a.txt', old_string: 'a', new_string: 'c' }, box.ctx)).envelope),
+    ).toContain('binary');
     expect(
       errorText((await editTool.run({ path: '../x', old_string: 'a', new_string: 'c' }, box.ctx)).envelope),
     ).toContain('outside your sandbox');

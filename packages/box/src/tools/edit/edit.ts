@@ -20,10 +20,7 @@ export const editInput = z.strictObject({
     .min(1, 'old_string must not be empty: to create a file, use write')
     .describe('The exact text to replace, whitespace and indentation included.'),
   new_string: z.string().describe('The text to put in its place.'),
-  replace_all: z
-    .boolean()
-    .optional()
-    .describe('Replace every occurrence (default: exactly one must exist).'),
+  replace_all: z.boolean().optional().describe('Replace every occurrence (default: exactly one must exist).'),
 });
 
 export const editTool = defineTool({
