@@ -4,7 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { scrubberFor } from '../../secrets/scrub.ts';
 import { successOf, toolSandbox, type ToolSandbox } from '../../testing/tool-context.ts';
 import type { ToolEnvelope } from '../types.ts';
-import { webFetchTool, type PageFetch } from './web-fetch.ts';
+import { webFetchTool, type PageFetch } from './index.ts';
 
 let box: ToolSandbox;
 let server: Server | null = null;

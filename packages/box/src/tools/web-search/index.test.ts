@@ -4,7 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { scrubberFor } from '../../secrets/scrub.ts';
 import { errorText, successOf, toolSandbox, type ToolSandbox } from '../../testing/tool-context.ts';
 import { chooseSearchBackend, searchStatus } from './backends.ts';
-import { webSearchTool } from './web-search.ts';
+import { webSearchTool } from './index.ts';
 
 let box: ToolSandbox;
 let server: Server | null = null;

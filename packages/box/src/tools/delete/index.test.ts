@@ -2,7 +2,7 @@ import { access, mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { successOf, toolSandbox, type ToolSandbox } from '../../testing/tool-context.ts';
-import { deleteTool } from './delete.ts';
+import { deleteTool } from './index.ts';
 
 let box: ToolSandbox;
 beforeEach(async () => {

@@ -2,7 +2,7 @@ import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { errorText, successOf, toolSandbox, type ToolSandbox } from '../../testing/tool-context.ts';
-import { lsTool } from './ls.ts';
+import { lsTool } from './index.ts';
 
 let box: ToolSandbox;
 beforeEach(async () => {

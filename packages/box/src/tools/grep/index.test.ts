@@ -4,7 +4,7 @@ import { afterEach, beforeAll, beforeEach, expect, it } from 'vitest';
 import { detectConfinement, type Confinement } from '../../sandbox/confinement.ts';
 import { scrubberFor } from '../../secrets/scrub.ts';
 import { errorText, successOf, toolSandbox, type ToolSandbox } from '../../testing/tool-context.ts';
-import { grepTool } from './grep.ts';
+import { grepTool } from './index.ts';
 
 let confinement: Confinement;
 let box: ToolSandbox;

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { scrubberFor } from '../../secrets/scrub.ts';
 import { errorText, successOf, toolSandbox, type ToolSandbox } from '../../testing/tool-context.ts';
-import { editTool } from './edit.ts';
+import { editTool } from './index.ts';
 
 let box: ToolSandbox;
 beforeEach(async () => {
