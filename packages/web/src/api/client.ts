@@ -22,6 +22,7 @@ import {
   imageHostsResponseSchema,
   type RosterRow,
   type StatusResponse,
+  type TodoItem,
   type TranscriptEntry,
 } from './types.ts';
 import { isShown } from '../transcript.ts';
@@ -40,6 +41,12 @@ export class ApiError extends Error {
 
 /** Sent with every request: a cross-site form, link or image cannot set it. */
 export const REQUEST_HEADERS: Readonly<Record<string, string>> = { 'X-Sendbox-Request': '1' };
+
+/** What `openAgent` gives the conversation: its ledger entries unchecked, and the agent's task list. */
+export interface OpenedAgent {
+  entries: readonly unknown[];
+  todos: TodoItem[];
+}
 
 export interface ApiClientOptions {
   /** Defaults to the page's origin. */
@@ -102,9 +109,11 @@ export function createApiClient(options: ApiClientOptions = {}) {
       const { entries } = await call('openAgent', { id }, openAgentResponseSchema);
       return parseEntries(entries, 'openAgent');
     },
-    /** The ledger as sent, each entry still unchecked: validate with `parseNewest`/`parseEntries`. */
-    openAgentRaw: async (id: string): Promise<readonly unknown[]> =>
-      (await call('openAgent', { id }, openAgentResponseSchema)).entries,
+    /** The ledger as sent, each entry still unchecked (validate with `parseNewest`/`parseEntries`), and the task list. */
+    openAgentRaw: async (id: string): Promise<OpenedAgent> => {
+      const { entries, todos } = await call('openAgent', { id }, openAgentResponseSchema);
+      return { entries, todos };
+    },
     sendPrompt: (input: { agentId: string; prompt: string; clientNonce: string }) =>
       call('sendPrompt', input, sendPromptResponseSchema),
     getModelSettings: (): Promise<ModelSettings> => call('getModelSettings', {}, modelSettingsSchema),

@@ -109,8 +109,14 @@ export function parseEntry(raw: unknown): TranscriptEntry | null {
 }
 
 /** Entries are checked one by one later (`parseNewest`): here only that they are a list. */
+/** One item of the agent's task list (`update_todos`; docs/gateway.md, openAgent). */
+export const todoItemSchema = z.looseObject({ id: z.string(), content: z.string(), status: z.string() });
+export type TodoItem = z.infer<typeof todoItemSchema>;
+
 export const openAgentResponseSchema = z.looseObject({
   entries: z.custom<unknown[]>(Array.isArray, { message: 'expected an array of ledger entries' }),
+  /** Absent from older gateways. */
+  todos: z.array(todoItemSchema).default([]),
 });
 export const agentResponseSchema = z.looseObject({ agent: rosterRowSchema });
 export const rosterResponseSchema = z.array(rosterRowSchema);
