@@ -116,7 +116,7 @@ it('reads the work tools back through the grok_bot codec and shows them in view'
     'web_fetch',
   ]);
   // A round trip through Common gives back the same tool records (Common drops the address tag, as documented).
-  const back = renderGrokBotJsonl(grokBotFromCommon(common, { sessionId: 's1' }));
+  const back = renderGrokBotJsonl(grokBotFromCommon(common));
   expect(back.split('\n').slice(1)).toEqual(`${JSONL}\n`.split('\n').slice(1));
 
   const view = renderView(common, { harness: 'grok_bot', colors: plain, resultLines: 10 });

@@ -119,7 +119,9 @@ export function webFetchTool(options: WebFetchOptions) {
         if (error instanceof UnreadableType) return fail(error.message);
         if (timeout.aborted) return fail(`${url.href} did not load within ${timeoutMs / 1000} s.`);
         if (ctx.signal?.aborted) return fail('The fetch was stopped.');
-        return fail(`Could not fetch ${url.href}: ${(error as Error).message}`);
+        const cause =
+          (error as Error).cause instanceof Error ? ` (${((error as Error).cause as Error).message})` : '';
+        return fail(`Could not fetch ${url.href}: ${(error as Error).message}${cause}`);
       }
     },
     modelOutput(result) {
