@@ -81,15 +81,14 @@ turndown.remove((node) => node.nodeName.toLowerCase() === 'svg');
 function htmlText(html: string, url: string): PageText {
   const { document } = parseHTML(html);
   const pageTitle = (document.title ?? '').trim();
-  // Readability changes the document it reads: it gets its own parse only when the body is needed after.
-  const article = new Readability(document, { charThreshold: 200 }).parse();
-  let markdown: string;
-  if (article?.content) {
-    markdown = turndown.turndown(article.content);
-  } else {
-    const { document: whole } = parseHTML(html);
-    markdown = turndown.turndown((whole.body as unknown as HTMLElement | null)?.innerHTML ?? '');
-  }
+  // The article comes back as its element (no HTML text to parse a second time for turndown).
+  const article = new Readability<HTMLElement>(document as unknown as Document, {
+    charThreshold: 200,
+    serializer: (element) => element as HTMLElement,
+  }).parse();
+  // No article found: the whole body, from a fresh parse (Readability took apart the one it read).
+  const root = article?.content ?? (parseHTML(html).document.body as unknown as HTMLElement | null);
+  const markdown = root ? turndown.turndown(root) : '';
   return {
     title: (article?.title ?? '').trim() || pageTitle,
     text: absoluteLinks(markdown.replace(/\n{3,}/g, '\n\n').trim(), url),
