@@ -82,12 +82,12 @@ function htmlText(html: string, url: string): PageText {
   const { document } = parseHTML(html);
   const pageTitle = (document.title ?? '').trim();
   // The article comes back as its element (no HTML text to parse a second time for turndown).
-  const article = new Readability<HTMLElement>(document as unknown as Document, {
+  const article = new Readability<HTMLElement>(document, {
     charThreshold: 200,
     serializer: (element) => element as HTMLElement,
   }).parse();
   // No article found: the whole body, from a fresh parse (Readability took apart the one it read).
-  const root = article?.content ?? (parseHTML(html).document.body as unknown as HTMLElement | null);
+  const root = article?.content ?? (parseHTML(html).document.body);
   const markdown = root ? turndown.turndown(root) : '';
   return {
     title: (article?.title ?? '').trim() || pageTitle,
