@@ -66,6 +66,23 @@ export { SecretStore, loadOrCreateSecretKey, keyFilePath, SECRET_NAME_PATTERN } 
 export { scrubberFor, noScrub, type Scrubber } from './secrets/scrub.ts';
 export { openInSandbox, writeInSandbox, OutsideSandboxError, NotRegularFileError } from './sandbox/paths.ts';
 export { detectConfinement, type Confinement, type SandboxStatus } from './sandbox/confinement.ts';
+export { addressKind, type AddressKind } from './net/addresses.ts';
+export { OutboundError, type OutboundFailure } from './net/errors.ts';
+export {
+  OutboundClient,
+  type FetchFunction,
+  type OutboundLimits,
+  type OutboundOptions,
+} from './net/fetch.ts';
+export {
+  checkHost,
+  connectChecked,
+  parseHostList,
+  SYSTEM_NETWORK,
+  type NetworkView,
+  type ReachPolicy,
+  type ResolvedAddress,
+} from './net/reach.ts';
 
 export { shellTool, type ShellOptions } from './tools/shell.ts';
 export { readTool } from './tools/read.ts';

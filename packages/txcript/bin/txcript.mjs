@@ -5,8 +5,8 @@ import { fileURLToPath } from 'node:url';
 import { runEntry } from './run-entry.mjs';
 
 // V8's on-disk code cache (Node 22+): a start after the first reads the compiled bytecode of the
-// bundle and its chunks instead of parsing and compiling them again (bench/cli-claude-code.ts
-// measures a start with and without it). Kept in Node's own default folder under the OS temp dir.
+// bundle and its chunks instead of parsing and compiling them again (docs/cli.md, "Start-up";
+// NODE_DISABLE_COMPILE_CACHE=1 turns it off to compare). Kept in Node's default folder in the temp dir.
 enableCompileCache();
 
 await runEntry({

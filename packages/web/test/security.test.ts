@@ -16,7 +16,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isPublicAddress } from '../../box/src/gateway/image-proxy.ts';
+import { addressKind } from '../../box/src/net/addresses.ts';
 import type { RunningGateway as BoxGateway } from '../../box/src/gateway/server.ts';
 import { startGatewayOn, startTestBox, type TestBox } from '../../box/src/gateway/test-support.ts';
 import { testModel } from '../../box/src/gateway/test-model.ts';
@@ -94,7 +94,7 @@ beforeAll(async () => {
         hostname === 'beacon.test'
           ? Promise.resolve([{ address: '127.0.0.2', family: 4 }])
           : Promise.reject(new Error(`ENOTFOUND ${hostname}`)),
-      allowsAddress: (address, family) => address === '127.0.0.2' || isPublicAddress(address, family),
+      kindOf: (address) => (address === '127.0.0.2' ? 'public' : addressKind(address)),
       ca: CERT,
     },
   });

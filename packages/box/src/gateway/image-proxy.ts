@@ -4,34 +4,23 @@
  * `img-src` to this origin and model output never reaches the network by itself.
  *
  * The fetch is a request the box makes on the user's behalf, so it must not become a
- * way into the user's own network: every hop's host is resolved, each address is
- * checked against the address policy (loopback, private, link-local and other special
- * ranges are refused) and the connection goes to exactly the checked address (no
- * second lookup a rebinding DNS server could answer differently). Redirects are
- * followed by hand, at most MAX_REDIRECTS, each re-checked. No cookies, no credentials,
- * no referrer; only image media types; a byte cap and an overall timeout.
+ * way into the user's own network: it goes through the outbound module (net/fetch.ts)
+ * with the default reach policy, public addresses only, every hop checked and pinned.
+ * No cookies, no credentials, no referrer; only image media types; a byte cap, at most
+ * three redirects and one deadline for the whole fetch.
  */
-import type { IncomingMessage } from 'node:http';
-import http from 'node:http';
-import https from 'node:https';
-import dns from 'node:dns';
-import net from 'node:net';
-import type { LookupFunction } from 'node:net';
-import { isPublicAddress } from '../net/addresses.ts';
+import { OutboundClient } from '../net/fetch.ts';
+import { OutboundError } from '../net/errors.ts';
+import type { OutboundFailure } from '../net/errors.ts';
+import { SYSTEM_NETWORK } from '../net/reach.ts';
+import type { NetworkView } from '../net/reach.ts';
 import { GatewayError } from './errors.ts';
+import type { GatewayStatus } from './errors.ts';
 
-export interface ResolvedAddress {
-  address: string;
-  family: 4 | 6;
-}
+/** Where names point and what an address is (net/reach.ts); tests play an outside host with it. */
+export type ImageFetchPolicy = NetworkView;
 
-/** Where a host name points and which addresses may be fetched from; tests play an outside host with it. */
-export interface ImageFetchPolicy {
-  resolve(hostname: string): Promise<ResolvedAddress[]>;
-  allowsAddress(address: string, family: 4 | 6): boolean;
-  /** Certificate authorities for https, instead of Node's bundled ones (a test's outside https host). */
-  ca?: string;
-}
+export const DEFAULT_IMAGE_POLICY: ImageFetchPolicy = SYSTEM_NETWORK;
 
 export interface ImageFetchLimits {
   maxBytes: number;
@@ -56,16 +45,6 @@ export const IMAGE_MEDIA_TYPES: ReadonlySet<string> = new Set([
   'image/svg+xml',
 ]);
 
-export { isPublicAddress };
-
-export const DEFAULT_IMAGE_POLICY: ImageFetchPolicy = {
-  async resolve(hostname) {
-    const found = await dns.promises.lookup(hostname, { all: true, verbatim: true });
-    return found.map(({ address, family }) => ({ address, family: family === 6 ? 6 : 4 }));
-  },
-  allowsAddress: isPublicAddress,
-};
-
 export interface RemoteImage {
   bytes: Buffer;
   mediaType: string;
@@ -82,181 +61,98 @@ export function remoteImageUrl(raw: string | undefined): URL {
   } catch {
     throw new GatewayError('remoteImage: url is not an absolute URL', 400);
   }
-  checkUrlShape(url);
-  return url;
-}
-
-function checkUrlShape(url: URL): void {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     throw new GatewayError(`remoteImage: only http and https images are fetched, not ${url.protocol}`, 400);
   }
   if (url.username !== '' || url.password !== '') {
     throw new GatewayError('remoteImage: a URL with credentials is not fetched', 400);
   }
+  return url;
 }
 
-/** `promise`, or a rejection once `signal` aborts (a name lookup cannot be cancelled, only abandoned). */
-function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = (): void => reject(new Error('aborted'));
-    if (signal.aborted) onAbort();
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+const STATUS_OF_FAILURE: Record<OutboundFailure, GatewayStatus> = {
+  'bad-url': 400,
+  refused: 403,
+  unresolved: 502,
+  unreachable: 502,
+  timeout: 504,
+  'too-large': 413,
+  'too-many-redirects': 502,
+  aborted: 504,
+};
+
+function gatewayError(error: unknown, start: URL, limits: ImageFetchLimits): GatewayError {
+  if (error instanceof GatewayError) return error;
+  if (!(error instanceof OutboundError)) {
+    return new GatewayError(`remoteImage: fetching from ${start.host} failed: ${String(error)}`, 502);
+  }
+  const status = STATUS_OF_FAILURE[error.failure];
+  switch (error.failure) {
+    case 'refused':
+      return new GatewayError(
+        `remoteImage: ${error.message}; the image proxy fetches from public addresses only`,
+        status,
+      );
+    case 'timeout':
+    case 'aborted':
+      return new GatewayError(
+        `remoteImage: ${start.host} did not send the image within ${limits.timeoutMs} ms`,
+        status,
+      );
+    case 'too-large':
+      return new GatewayError(`remoteImage: the image is larger than ${limits.maxBytes} bytes`, status);
+    case 'bad-url':
+    case 'unresolved':
+    case 'unreachable':
+    case 'too-many-redirects':
+      return new GatewayError(`remoteImage: ${error.message}`, status);
+  }
+}
+
+/** Fetches one image through the outbound module: every hop checked, capped in bytes, redirects and time. */
+export async function fetchRemoteImage(
+  start: URL,
+  policy: ImageFetchPolicy = DEFAULT_IMAGE_POLICY,
+  limits: ImageFetchLimits = DEFAULT_IMAGE_LIMITS,
+): Promise<RemoteImage> {
+  const client = new OutboundClient({
+    network: policy,
+    limits: {
+      maxBytes: limits.maxBytes,
+      timeoutMs: limits.timeoutMs,
+      responseTimeoutMs: limits.timeoutMs,
+      maxRedirects: limits.maxRedirects,
+    },
   });
-}
-
-/** The checked addresses of a URL's host, or an error saying which address was refused. */
-async function checkedAddresses(
-  url: URL,
-  policy: ImageFetchPolicy,
-  signal: AbortSignal,
-): Promise<ResolvedAddress[]> {
-  const hostname = url.hostname.replace(/^\[(.*)\]$/, '$1');
-  const literal = net.isIP(hostname);
-  let addresses: ResolvedAddress[];
-  if (literal !== 0) {
-    addresses = [{ address: hostname, family: literal === 6 ? 6 : 4 }];
-  } else {
-    try {
-      addresses = await untilAborted(policy.resolve(hostname), signal);
-    } catch (error) {
-      if (signal.aborted) throw error;
-      throw new GatewayError(`remoteImage: cannot resolve ${hostname}: ${(error as Error).message}`, 502);
-    }
-    if (addresses.length === 0) throw new GatewayError(`remoteImage: ${hostname} has no address`, 502);
-  }
-  const refused = addresses.find(({ address, family }) => !policy.allowsAddress(address, family));
-  if (refused !== undefined) {
-    throw new GatewayError(
-      `remoteImage: refused ${url.host}: it points to ${refused.address}, a loopback, private or reserved address; ` +
-        'the image proxy fetches from public addresses only',
-      403,
-    );
-  }
-  return addresses;
-}
-
-/** A lookup that answers with the addresses already checked, so the connection cannot go elsewhere. */
-function pinnedLookup(addresses: ResolvedAddress[]): LookupFunction {
-  return (_hostname, options, callback) => {
-    if (options.all === true) {
-      callback(null, addresses);
-    } else {
-      const first = addresses[0]!;
-      callback(null, first.address, first.family);
-    }
-  };
-}
-
-function requestOnce(
-  url: URL,
-  addresses: ResolvedAddress[],
-  policy: ImageFetchPolicy,
-  signal: AbortSignal,
-): Promise<IncomingMessage> {
-  return new Promise((resolve, reject) => {
-    const request = (url.protocol === 'https:' ? https : http).request(url, {
-      method: 'GET',
+  try {
+    const response = await client.fetch(start, {
       // No cookies, credentials or referrer: only what a fetch of a public image needs.
       headers: {
         Accept: [...IMAGE_MEDIA_TYPES].join(', '),
         'Accept-Encoding': 'identity',
         'User-Agent': 'sendbox-image-proxy',
       },
-      lookup: pinnedLookup(addresses),
-      agent: false,
-      ...(policy.ca === undefined ? {} : { ca: policy.ca }),
-      signal,
     });
-    request.once('response', resolve);
-    request.once('error', reject);
-    request.end();
-  });
-}
-
-async function readCapped(response: IncomingMessage, maxBytes: number, where: string): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of response as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > maxBytes) {
-      response.destroy();
-      throw new GatewayError(`remoteImage: ${where} is larger than ${maxBytes} bytes`, 413);
+    const where = new URL(response.url).host;
+    if (response.status !== 200) {
+      throw new GatewayError(`remoteImage: ${where} answered ${response.status}`, 502);
     }
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks);
-}
-
-/** Fetches one image, following at most `limits.maxRedirects` redirects, each hop checked. */
-export async function fetchRemoteImage(
-  start: URL,
-  policy: ImageFetchPolicy = DEFAULT_IMAGE_POLICY,
-  limits: ImageFetchLimits = DEFAULT_IMAGE_LIMITS,
-): Promise<RemoteImage> {
-  const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(), limits.timeoutMs);
-  try {
-    let url = start;
-    for (let hop = 0; ; hop++) {
-      checkUrlShape(url);
-      const addresses = await checkedAddresses(url, policy, controller.signal);
-      const response = await requestOnce(url, addresses, policy, controller.signal);
-      const status = response.statusCode ?? 0;
-      const location = response.headers.location;
-      if (status >= 300 && status < 400 && location !== undefined) {
-        response.resume();
-        if (hop >= limits.maxRedirects) {
-          throw new GatewayError(
-            `remoteImage: more than ${limits.maxRedirects} redirects from ${start.host}`,
-            502,
-          );
-        }
-        try {
-          url = new URL(location, url);
-        } catch {
-          throw new GatewayError(`remoteImage: ${url.host} redirects to an invalid URL`, 502);
-        }
-        continue;
-      }
-      if (status !== 200) {
-        response.resume();
-        throw new GatewayError(`remoteImage: ${url.host} answered ${status}`, 502);
-      }
-      const mediaType = (response.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
-      if (!IMAGE_MEDIA_TYPES.has(mediaType)) {
-        response.resume();
-        throw new GatewayError(
-          `remoteImage: ${url.host} sent ${JSON.stringify(mediaType || 'no content type')}, not an image ` +
-            `(accepted: ${[...IMAGE_MEDIA_TYPES].join(', ')})`,
-          415,
-        );
-      }
-      const encoding = response.headers['content-encoding'];
-      if (encoding !== undefined && encoding !== 'identity') {
-        response.resume();
-        throw new GatewayError(`remoteImage: ${url.host} sent an encoded body (${encoding})`, 502);
-      }
-      const declared = Number(response.headers['content-length']);
-      if (Number.isFinite(declared) && declared > limits.maxBytes) {
-        response.destroy();
-        throw new GatewayError(`remoteImage: the image is larger than ${limits.maxBytes} bytes`, 413);
-      }
-      return { bytes: await readCapped(response, limits.maxBytes, 'the image'), mediaType };
-    }
-  } catch (error) {
-    if (controller.signal.aborted) {
+    const mediaType = (response.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+    if (!IMAGE_MEDIA_TYPES.has(mediaType)) {
       throw new GatewayError(
-        `remoteImage: ${start.host} did not send the image within ${limits.timeoutMs} ms`,
-        504,
+        `remoteImage: ${where} sent ${JSON.stringify(mediaType || 'no content type')}, not an image ` +
+          `(accepted: ${[...IMAGE_MEDIA_TYPES].join(', ')})`,
+        415,
       );
     }
-    if (error instanceof GatewayError) throw error;
-    throw new GatewayError(
-      `remoteImage: fetching from ${start.host} failed: ${(error as Error).message}`,
-      502,
-    );
+    const encoding = response.headers.get('content-encoding');
+    if (encoding !== null && encoding !== 'identity') {
+      throw new GatewayError(`remoteImage: ${where} sent an encoded body (${encoding})`, 502);
+    }
+    return { bytes: Buffer.from(await response.arrayBuffer()), mediaType };
+  } catch (error) {
+    throw gatewayError(error, start, limits);
   } finally {
-    clearTimeout(timer);
+    await client.close();
   }
 }

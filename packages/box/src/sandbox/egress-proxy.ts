@@ -2,17 +2,20 @@
  * The only way out of a sandbox: an HTTP proxy on a unix socket that is bound
  * into the sandbox (socat inside turns it into 127.0.0.1:3128). It serves
  * `CONNECT host:port` (HTTPS and other TLS) and absolute-URL plain HTTP
- * requests, for hosts on the agent's allowlist only, and never to a loopback,
- * link-local or unspecified address, whatever a name resolves to: the box's
- * gateway and other local services stay out of reach.
+ * requests, for hosts on the agent's allowlist only. Where a name may connect to
+ * is decided by the outbound module (net/reach.ts): never to this machine (its
+ * loopback or any of its interfaces' addresses), link-local or multicast, whatever
+ * a name resolves to, so the box's gateway and other local services stay out of
+ * reach; with `*`, public addresses only.
  */
 import { createHash } from 'node:crypto';
-import { lookup } from 'node:dns/promises';
 import http from 'node:http';
-import net from 'node:net';
+import type net from 'node:net';
 import { chmod, mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { familyOf, isLocalAddress, isPublicAddress } from '../net/addresses.ts';
+import { OutboundError } from '../net/errors.ts';
+import { connectChecked } from '../net/reach.ts';
+import type { NetworkView } from '../net/reach.ts';
 
 export interface EgressPolicy {
   /** Domains the agent may reach; `example.com` also allows its subdomains. `*` allows any public host. */
@@ -20,11 +23,12 @@ export interface EgressPolicy {
 }
 
 export interface EgressProxyOptions {
-  /** Name resolution (tests point names at local listeners). */
-  resolve?: (host: string) => Promise<string[]>;
-  /** Addresses never connected to; default: this machine, link-local, multicast (isLocalAddress). */
-  forbidden?: (address: string) => boolean;
+  /** Name resolution and address rules; default the system's (tests point names at local listeners). */
+  network?: NetworkView;
 }
+
+/** How long a name lookup and connect may take before the program in the sandbox is told. */
+const CONNECT_TIMEOUT_MS = 15_000;
 
 export function normalizeDomain(domain: string): string {
   return domain.trim().toLowerCase().replace(/\.$/, '');
@@ -38,24 +42,15 @@ export function domainAllowed(host: string, allow: readonly string[]): boolean {
   });
 }
 
-async function defaultResolve(host: string): Promise<string[]> {
-  if (net.isIP(host)) return [host];
-  return (await lookup(host, { all: true })).map((entry) => entry.address);
-}
-
 export class EgressProxy {
   private readonly server: http.Server;
   private readonly sockets = new Set<net.Socket>();
-  private readonly resolve: (host: string) => Promise<string[]>;
-  private readonly forbidden: (address: string) => boolean;
 
   private constructor(
     readonly socketPath: string,
     private policy: EgressPolicy,
-    options: EgressProxyOptions,
+    private readonly options: EgressProxyOptions,
   ) {
-    this.resolve = options.resolve ?? defaultResolve;
-    this.forbidden = options.forbidden ?? isLocalAddress;
     this.server = http.createServer((req, res) => void this.forward(req, res));
     this.server.on('connect', (req: http.IncomingMessage, client: net.Socket, head: Buffer) => {
       void this.tunnel(req, client, head);
@@ -89,63 +84,75 @@ export class EgressProxy {
     await rm(this.socketPath, { force: true });
   }
 
-  /** The address to connect to, or why not (said to the program in the sandbox). */
-  private async admit(host: string): Promise<{ address: string } | { denied: string }> {
+  /** A connection to `host:port` for the sandbox, or the status and words that say why not. */
+  private async open(
+    host: string,
+    port: number,
+  ): Promise<{ socket: net.Socket } | { status: number; denied: string }> {
     if (!domainAllowed(host, this.policy.allowDomains)) {
       return {
+        status: 403,
         denied:
           `sendbox: network access to ${host} is not allowed for this agent ` +
           `(allowed: ${this.policy.allowDomains.join(', ') || 'none'}). ` +
           'The user can add the domain to the agent profile (sandbox.allowDomains).',
       };
     }
-    let addresses: string[];
-    try {
-      addresses = await this.resolve(host.replace(/^\[|\]$/g, ''));
-    } catch (error) {
-      return { denied: `sendbox: cannot resolve ${host}: ${(error as Error).message}` };
-    }
+    // `*` means public hosts: a private address needs its name listed. This machine never.
     const named = domainAllowed(
       host,
       this.policy.allowDomains.filter((rule) => rule.trim() !== '*'),
     );
-    // `*` means public hosts: a private or special address needs its name listed.
-    const address = addresses.find((a) => !this.forbidden(a) && (named || isPublicAddress(a, familyOf(a))));
-    if (address === undefined) {
+    try {
+      const socket = await connectChecked(
+        host,
+        port,
+        { reach: named ? 'private' : 'public' },
+        { timeoutMs: CONNECT_TIMEOUT_MS, ...(this.options.network ? { network: this.options.network } : {}) },
+      );
+      this.track(socket);
+      return { socket };
+    } catch (error) {
+      if (!(error instanceof OutboundError)) throw error;
+      if (error.failure !== 'refused') return { status: 502, denied: `sendbox: ${error.message}` };
       return {
+        status: 403,
         denied:
-          `sendbox: ${host} resolves to a local address (${addresses.join(', ')}), which sandboxes never reach` +
-          (named ? '' : ' (a private address needs its name listed, not "*")'),
+          `sendbox: ${error.message}; sandboxes never reach this machine` +
+          (named
+            ? ''
+            : ', and with "*" only public addresses (a private one needs its name listed, not "*")'),
       };
     }
-    return { address };
+  }
+
+  private track(socket: net.Socket): void {
+    this.sockets.add(socket);
+    socket.on('close', () => this.sockets.delete(socket));
   }
 
   private async tunnel(req: http.IncomingMessage, client: net.Socket, head: Buffer): Promise<void> {
     client.on('error', () => client.destroy());
     const target = splitHostPort(req.url ?? '', 443);
-    const admitted = target ? await this.admit(target.host) : { denied: 'sendbox: bad CONNECT target' };
-    if ('denied' in admitted || !target) {
-      const why = 'denied' in admitted ? admitted.denied : '';
-      client.end(`HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\n${why}\n`);
+    const opened = target
+      ? await this.open(target.host, target.port)
+      : { status: 400, denied: 'sendbox: bad CONNECT target (expected host:port)' };
+    if ('denied' in opened) {
+      const reason =
+        opened.status === 403 ? 'Forbidden' : opened.status === 400 ? 'Bad Request' : 'Bad Gateway';
+      client.end(
+        `HTTP/1.1 ${opened.status} ${reason}\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\n${opened.denied}\n`,
+      );
       return;
     }
-    const upstream = net.connect({ host: admitted.address, port: target.port });
-    this.sockets.add(upstream);
-    upstream.on('close', () => this.sockets.delete(upstream));
-    upstream.once('connect', () => {
-      client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
-      if (head.length) upstream.write(head);
-      upstream.pipe(client);
-      client.pipe(upstream);
-    });
-    upstream.on('error', (error) => {
-      if (client.writable && !upstream.readableEnded) {
-        client.end(`HTTP/1.1 502 Bad Gateway\r\nConnection: close\r\n\r\nsendbox: ${error.message}\n`);
-      }
-      client.destroy();
-    });
+    const upstream = opened.socket;
+    upstream.on('error', () => client.destroy());
     client.on('close', () => upstream.destroy());
+    if (client.destroyed) return void upstream.destroy();
+    client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+    if (head.length) upstream.write(head);
+    upstream.pipe(client);
+    client.pipe(upstream);
   }
 
   private async forward(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
@@ -158,9 +165,9 @@ export class EgressProxy {
       res.writeHead(400, { 'Content-Type': 'text/plain' }).end(`sendbox: ${(error as Error).message}\n`);
       return;
     }
-    const admitted = await this.admit(url.hostname);
-    if ('denied' in admitted) {
-      res.writeHead(403, { 'Content-Type': 'text/plain' }).end(`${admitted.denied}\n`);
+    const opened = await this.open(url.hostname, Number(url.port || 80));
+    if ('denied' in opened) {
+      res.writeHead(opened.status, { 'Content-Type': 'text/plain' }).end(`${opened.denied}\n`);
       return;
     }
     const headers = { ...req.headers };
@@ -168,8 +175,7 @@ export class EgressProxy {
     delete headers['proxy-authorization'];
     const upstream = http.request(
       {
-        host: admitted.address,
-        port: Number(url.port || 80),
+        createConnection: () => opened.socket,
         method: req.method,
         path: `${url.pathname}${url.search}`,
         headers: { ...headers, host: url.host },

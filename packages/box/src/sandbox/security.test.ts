@@ -21,8 +21,9 @@ import { encodedForms } from '../secrets/scrub.ts';
 import { hostFixture, lastToolOutputs, type HostFixture } from '../testing/host-fixture.ts';
 import type { AgentHostOptions } from '../host/agent-host.ts';
 import { detectConfinement, PROXY_PORT_INSIDE } from './confinement.ts';
-import { isLocalAddress } from '../net/addresses.ts';
+import { addressKind, isLocalAddress } from '../net/addresses.ts';
 import { domainAllowed, EgressProxy } from './egress-proxy.ts';
+import type { EgressProxyOptions } from './egress-proxy.ts';
 
 let fx: HostFixture | undefined;
 let gateway: RunningGateway | undefined;
@@ -384,8 +385,13 @@ describe('network allowlist', () => {
         sandbox: {
           egress: {
             // outside.test plays a public host at 127.0.0.2; everything else keeps the real rules.
-            resolve: (host) => Promise.resolve(host === 'outside.test' ? ['127.0.0.2'] : ['127.0.0.1']),
-            forbidden: (address) => address !== '127.0.0.2' && isLocalAddress(address),
+            network: {
+              resolve: (host) =>
+                Promise.resolve([
+                  { address: host === 'outside.test' ? '127.0.0.2' : '127.0.0.1', family: 4 },
+                ]),
+              kindOf: (address) => (address === '127.0.0.2' ? 'public' : addressKind(address)),
+            },
           },
         },
       },
@@ -401,7 +407,7 @@ describe('network allowlist', () => {
     expect(run.outputs[0]).toContain('outside says hi');
     expect(run.outputs[1]).toContain('403 Forbidden');
     expect(run.outputs[1]).toContain('network access to elsewhere.test is not allowed');
-    expect(run.outputs[2]).toContain('resolves to a local address');
+    expect(run.outputs[2]).toContain('refused localhost: it resolves to 127.0.0.1');
     expect(run.outputs[2]).not.toContain(run.gateway.token);
     expect(run.outputs[3]).not.toContain('direct-2');
     expect(run.outputs[4]).toMatch(/200 Connection Established[\s\S]*outside says hi/);
@@ -436,9 +442,11 @@ describe('network allowlist', () => {
     await new Promise<void>((listening) => lan.listen(0, '127.0.0.2', listening));
     cleanups.push(() => new Promise<void>((closed) => lan.close(() => closed())));
     const port = (lan.address() as net.AddressInfo).port;
-    const options = {
-      resolve: () => Promise.resolve(['127.0.0.2']),
-      forbidden: (address: string) => address !== '127.0.0.2' && isLocalAddress(address),
+    const options: EgressProxyOptions = {
+      network: {
+        resolve: () => Promise.resolve([{ address: '127.0.0.2', family: 4 }]),
+        kindOf: (address) => (address === '127.0.0.2' ? 'private' : addressKind(address)),
+      },
     };
     const ask = async (allowDomains: string[]) => {
       const proxy = await EgressProxy.start(path.join(dir, 'p.sock'), { allowDomains }, options);
