@@ -30,7 +30,7 @@ async function serve(routes: Record<string, (res: ServerResponse) => void>): Pro
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
 
-// The reduction, caps and shapes, fetched with Node's own fetch (the address rules are net/'s; see web-fetch-net.test.ts).
+// The reduction, caps and shapes, fetched with Node's own fetch (the address rules are net/'s; see outbound.test.ts).
 const plainFetch: PageFetch = (url, init) => fetch(url, init);
 const tool = (options: Partial<Parameters<typeof webFetchTool>[0]> = {}) =>
   webFetchTool({ fetch: plainFetch, ...options });

@@ -87,7 +87,7 @@ function htmlText(html: string, url: string): PageText {
     serializer: (element) => element as HTMLElement,
   }).parse();
   // No article found: the whole body, from a fresh parse (Readability took apart the one it read).
-  const root = article?.content ?? (parseHTML(html).document.body);
+  const root = article?.content ?? parseHTML(html).document.body;
   const markdown = root ? turndown.turndown(root) : '';
   return {
     title: (article?.title ?? '').trim() || pageTitle,
