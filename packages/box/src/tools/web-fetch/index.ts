@@ -61,13 +61,20 @@ export function webFetchTool(options: WebFetchOptions) {
       const timeout = AbortSignal.timeout(timeoutMs);
       const signal = ctx.signal ? AbortSignal.any([ctx.signal, timeout]) : timeout;
       try {
-        const response = await options.fetch(url.href, {
-          signal,
-          redirect: 'follow',
-          headers: {
-            accept: 'text/html,application/xhtml+xml,text/plain;q=0.9,application/json;q=0.9,*/*;q=0.1',
-            'user-agent': 'sendbox-web-fetch (+https://github.com/sendbox)',
-          },
+        const request = () =>
+          options.fetch(url.href, {
+            signal,
+            redirect: 'follow',
+            headers: {
+              accept: 'text/html,application/xhtml+xml,text/plain;q=0.9,application/json;q=0.9,*/*;q=0.1',
+              'user-agent': 'sendbox-web-fetch (+https://github.com/sendbox)',
+            },
+          });
+        // A pooled connection the server closed meanwhile resets at once: a GET is tried once more.
+        const response = await request().catch((error: unknown) => {
+          if (signal.aborted || !/ECONNRESET|socket hang up|other side closed/i.test(causeText(error)))
+            throw error;
+          return request();
         });
         const finalUrl = response.url || url.href;
         if (!response.ok) {
@@ -134,6 +141,14 @@ export function webFetchTool(options: WebFetchOptions) {
       };
     },
   });
+}
+
+function causeText(error: unknown): string {
+  const parts: string[] = [];
+  for (let at = error, depth = 0; at instanceof Error && depth < 6; at = at.cause, depth++) {
+    parts.push(at.message, (at as NodeJS.ErrnoException).code ?? '');
+  }
+  return parts.join(' ');
 }
 
 /** The body's first `maxBytes` bytes; the rest is not downloaded. */
