@@ -18,7 +18,7 @@ import {
   validateSendMessage,
 } from '@sendbox/protocol';
 import { openLedgerForWrite } from '@sendbox/txcript';
-import { TranscriptWriter, noScrub } from '@sendbox/box';
+import { JsonlFile, TranscriptWriter, noScrub } from '@sendbox/box';
 import { runQueueWaitNs, SCHEDSTAT } from './cpu-wait.ts';
 
 const SENDS = Number(process.argv[2] ?? 10_000);
@@ -27,8 +27,9 @@ const SENDS = Number(process.argv[2] ?? 10_000);
 const dir = await mkdtemp(path.join(process.env.SENDBOX_BENCH_DIR ?? os.tmpdir(), 'sendbox-bench-send-'));
 const ledger = openLedgerForWrite(path.join(dir, 'store.db'));
 let emitted = 0;
+const log = new JsonlFile(path.join(dir, 'bench.jsonl'));
 const writer = new TranscriptWriter(
-  path.join(dir, 'bench.jsonl'),
+  log,
   ledger,
   () => noScrub,
   (entries) => {
@@ -87,7 +88,7 @@ for (let i = 0; i < SENDS; i++) {
   parts.jsonl[i] = ms(validated, appended) + ms(committed, done);
   parts.ledger[i] = ms(appended, committed);
 }
-writer.close();
+log.close();
 ledger.close();
 await rm(dir, { recursive: true, force: true });
 if (emitted !== SENDS) throw new Error(`expected ${SENDS} entries, saw ${emitted}`);

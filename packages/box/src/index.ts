@@ -4,6 +4,11 @@
  * `sendbox` CLI sit on top of `AgentHost`.
  */
 export * from './host/types.ts';
+export { HostError } from './agent/errors.ts';
+export type { HostEvent } from './agent/events.ts';
+export { StoreWriteError } from './stores/errors.ts';
+export type { SequencedEntry } from './stores/ledger.ts';
+export type { PendingInput } from './stores/inbox.ts';
 export {
   createAgentHost,
   LocalAgentHost,
@@ -16,21 +21,29 @@ export {
   TURN_TEXTS,
   type Question,
   type UnreadState,
-} from './host/agent-session.ts';
-export { agentPaths, agentsRoot, isSafeAgentId, AGENT_ID_PATTERN, type AgentPaths } from './host/layout.ts';
-export { readProfile, writeProfile, profileSchema, type Profile } from './host/profile.ts';
-export { StoreLock } from './host/store-lock.ts';
-export { TurnStateMachine } from './host/turn-state.ts';
+} from './agent/agent-session.ts';
+export {
+  agentPaths,
+  agentsRoot,
+  isSafeAgentId,
+  AGENT_ID_PATTERN,
+  type AgentPaths,
+} from './stores/files/layout.ts';
+export { readProfile, writeProfile, profileSchema, type Profile } from './stores/files/profile.ts';
+export { StoreLock } from './stores/files/store-lock.ts';
+export { TurnStateMachine, type TurnState } from './agent/turn-state.ts';
 export {
   runTurn,
   type TurnDriver,
   type TurnOptions,
   type TurnTexts,
   type ToolCallReport,
-} from './host/turn.ts';
-export { SendReminderCounter, DEFAULT_SEND_REMINDER_EVERY } from './host/middleware/send-reminder.ts';
-export { withInjections, type InjectionConfig } from './host/middleware/injections.ts';
-export { TextOnlyGuard, type TextOnlyVerdict } from './host/middleware/text-only.ts';
+} from './agent/turn.ts';
+export { SendReminderCounter, DEFAULT_SEND_REMINDER_EVERY } from './context/send-reminder.ts';
+export { withInjections, injectionsLayer, type InjectionConfig } from './context/injections.ts';
+export { modelCallView, type ContextLayer, type ModelCallView } from './context/model-call.ts';
+export { systemPrompt } from './context/system-prompt.ts';
+export { TextOnlyGuard, type TextOnlyVerdict } from './agent/text-only.ts';
 
 export {
   providerFromEnv,
@@ -48,6 +61,7 @@ export { aiSdkProvider, type AiSdkProviderOptions } from './providers/ai-sdk.ts'
 export {
   ModelCallError,
   type ModelMessage,
+  type ModelStatus,
   type ModelProvider,
   type ModelStepRequest,
   type ModelStepResult,
@@ -84,15 +98,20 @@ export {
   type ResolvedAddress,
 } from './net/reach.ts';
 
-export { shellTool, type ShellOptions } from './tools/shell.ts';
-export { readTool } from './tools/read.ts';
-export { writeTool } from './tools/write.ts';
-export { updateTodosTool } from './tools/update-todos.ts';
-export { handleSendMessage, type SendOutcome, type SendGateContext } from './tools/send-message.ts';
+export { toolCatalog, type ToolCatalogOptions } from './tools/catalog.ts';
+export { shellTool, type ShellOptions } from './tools/shell/index.ts';
+export { readTool } from './tools/read/index.ts';
+export { writeTool } from './tools/write/index.ts';
+export { updateTodosTool } from './tools/update-todos/index.ts';
+export { handleSendMessage, type SendOutcome, type SendGateContext } from './tools/send-message/index.ts';
 export type { HostTool, ToolContext, ToolEnvelope, ToolOutcome, TodoItem } from './tools/types.ts';
 
-export { TranscriptWriter, type TranscriptRecord, type TranscriptBlock } from './transcript/writer.ts';
-export { historyFromRecords, modelOutputFor } from './transcript/model-view.ts';
+export { TranscriptWriter } from './stores/transcript-writer.ts';
+export type { TranscriptRecord, TranscriptBlock, TranscriptLog } from './stores/transcript.ts';
+export type { LedgerStore } from './stores/ledger.ts';
+export type { InboxStore } from './stores/inbox.ts';
+export { JsonlFile } from './stores/files/jsonl.ts';
+export { historyFromRecords, modelOutputFor } from './context/model-view.ts';
 
 export * from './gateway/index.ts';
 // The work tools (issue 19): each its folder under tools/.

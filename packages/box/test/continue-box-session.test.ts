@@ -12,9 +12,9 @@ import { questionAnswers, type AnswerableEntry } from '@sendbox/protocol';
 import { readLedgerFile } from '@sendbox/txcript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { run } from '../../txcript/src/cli/program.ts';
-import type { SequencedEntry } from '../src/host/types.ts';
+import type { SequencedEntry } from '../src/stores/ledger.ts';
 import type { LocalAgentHost } from '../src/host/agent-host.ts';
-import { agentPaths } from '../src/host/layout.ts';
+import { agentPaths } from '../src/stores/files/layout.ts';
 import { scriptedProvider } from '../src/providers/scripted.ts';
 import { startMintBox, type MintBox } from './continue-support.ts';
 

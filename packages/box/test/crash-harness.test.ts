@@ -20,7 +20,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { agentPaths } from '../src/host/layout.ts';
+import { agentPaths } from '../src/stores/files/layout.ts';
 import type { RosterRow } from '../src/host/types.ts';
 import {
   startOpenAiTestServer,

@@ -21,8 +21,11 @@ import { copyFile, open, readdir, rename, rm, stat, type FileHandle } from 'node
 import type { Stats } from 'node:fs';
 import path from 'node:path';
 import { ensurePrivateDir, syncDir } from '../fs/atomic.ts';
-import { SecretInFileError, type Scrubber, type SecretScanner } from '../secrets/scrub.ts';
+import { SecretInFileError, type SecretScanner } from '../secrets/scrub.ts';
+import type { AttachmentsStore, IngestOptions, StoredFile } from '../stores/attachments.ts';
 import { extensionOf, mediaTypeOf } from './media-type.ts';
+
+export type { IngestOptions, StoredFile };
 
 export const DEFAULT_MAX_ATTACHMENT_BYTES = 512 * 1024 * 1024;
 /** Read size for hashing: large enough that per-read overhead is small next to hashing. */
@@ -32,17 +35,6 @@ const SAME_SIZE_CHECK_MIN_BYTES = 1024 * 1024;
 const STORED_NAME = /^[0-9a-f]{64}(\.|$)/;
 /** Where an open descriptor can be reopened by name (Linux; /dev/fd elsewhere). */
 const FD_DIR = existsSync('/proc/self/fd') ? '/proc/self/fd' : '/dev/fd';
-
-export interface StoredFile {
-  /** Absolute path of the stored copy. */
-  path: string;
-  fileName: string;
-  size: number;
-  mediaType: string;
-  sha256: string;
-  /** False when a file with the same hash was already stored (no second copy). */
-  created: boolean;
-}
 
 const INGEST_TEMP_PREFIX = '.ingest-';
 
@@ -59,12 +51,7 @@ export class AttachmentTooLargeError extends Error {
   }
 }
 
-export interface IngestOptions {
-  /** Refuse the file when it holds one of these secrets (SecretInFileError). */
-  secrets?: Scrubber;
-}
-
-export class AttachmentStore {
+export class AttachmentStore implements AttachmentsStore {
   constructor(
     readonly dir: string,
     readonly maxBytes: number = DEFAULT_MAX_ATTACHMENT_BYTES,

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAgentHost } from '../host/agent-host.ts';
 import type { LocalAgentHost } from '../host/agent-host.ts';
-import type { SequencedEntry } from '../host/types.ts';
+import type { SequencedEntry } from '../stores/ledger.ts';
 import { DEMO_HARNESS, ensureDemoAgent } from './demo-agent.ts';
 import { textPdf } from './demo-pdf.ts';
 

@@ -13,7 +13,7 @@ import { pathToFileURL } from 'node:url';
 import path from 'node:path';
 import { createAgentHost } from '../host/agent-host.ts';
 import type { LocalAgentHost } from '../host/agent-host.ts';
-import { agentPaths } from '../host/layout.ts';
+import { agentPaths } from '../stores/files/layout.ts';
 import type { AgentHost, RosterRow } from '../host/types.ts';
 import { scriptedProvider } from '../providers/scripted.ts';
 import type { ScriptedProvider, ScriptedStep } from '../providers/scripted.ts';

@@ -6,7 +6,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ModelProvider } from '../providers/types.ts';
 import { scriptedProvider } from '../providers/scripted.ts';
-import { diskFullError, WritePoints } from '../host/write-points.ts';
+import { diskFullError, WritePoints } from '../stores/write-points.ts';
 import { SseReader, startTestBox, type TestBox } from './test-support.ts';
 
 let box: TestBox | undefined;

@@ -7,7 +7,8 @@
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { z } from 'zod';
-import { HostError, StoreWriteError } from '../host/types.ts';
+import { HostError } from '../agent/errors.ts';
+import { StoreWriteError } from '../stores/errors.ts';
 
 export type GatewayStatus = 400 | 401 | 403 | 404 | 405 | 409 | 413 | 415 | 423 | 500 | 502 | 503 | 504 | 507;
 

@@ -6,7 +6,8 @@
 import fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalAgentHost } from '../host/agent-host.ts';
-import type { AgentHost, SequencedEntry } from '../host/types.ts';
+import type { AgentHost } from '../host/types.ts';
+import type { SequencedEntry } from '../stores/ledger.ts';
 import { EventStreams, openEventStream } from './events.ts';
 import { openTestHost } from './test-host.ts';
 import { entryOf, makeTempDir, SseReader } from './test-support.ts';

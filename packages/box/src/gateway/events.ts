@@ -7,7 +7,10 @@
  * entry committed during the backlog read is therefore in the backlog, in the
  * buffer, or both, never in neither.
  */
-import type { AgentHost, HostEvent, PendingInput, SequencedEntry } from '../host/types.ts';
+import type { AgentHost } from '../host/types.ts';
+import type { HostEvent } from '../agent/events.ts';
+import type { PendingInput } from '../stores/inbox.ts';
+import type { SequencedEntry } from '../stores/ledger.ts';
 
 export const PING_INTERVAL_MS = 15_000;
 /**

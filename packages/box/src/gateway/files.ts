@@ -12,9 +12,9 @@ import path from 'node:path';
 import type { FileHandle } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { AttachmentStore } from '../attachments/store.ts';
-import { agentPaths } from '../host/layout.ts';
+import { agentPaths } from '../stores/files/layout.ts';
 import type { AgentHost } from '../host/types.ts';
-import { HostError } from '../host/types.ts';
+import { HostError } from '../agent/errors.ts';
 import { mediaTypeOf } from '../attachments/media-type.ts';
 import { openInSandbox, type OpenedFile } from '../sandbox/paths.ts';
 

@@ -1,6 +1,6 @@
 /** One JSON method of the gateway: the Zod schema of its body and the host call it makes. */
 import { z } from 'zod';
-import { AGENT_ID_PATTERN } from '../host/layout.ts';
+import { AGENT_ID_PATTERN } from '../stores/files/layout.ts';
 import type { AgentHost } from '../host/types.ts';
 import type { ImageHosts } from './image-hosts.ts';
 

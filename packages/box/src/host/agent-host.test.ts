@@ -10,9 +10,10 @@ import {
   ledgerOnDisk,
   type HostFixture,
 } from '../testing/host-fixture.ts';
-import { agentPaths } from './layout.ts';
-import { TURN_TEXTS } from './agent-session.ts';
-import { HostError, type SequencedEntry } from './types.ts';
+import { agentPaths } from '../stores/files/layout.ts';
+import { TURN_TEXTS } from '../agent/agent-session.ts';
+import { HostError } from '../agent/errors.ts';
+import { type SequencedEntry } from '../stores/ledger.ts';
 
 let fx: HostFixture | undefined;
 afterEach(async () => {

@@ -20,29 +20,21 @@ import type { SandboxStatus } from '../sandbox/confinement.ts';
 import { EgressProxies, type EgressProxyOptions } from '../sandbox/egress-proxy.ts';
 import { removeSandboxTemps } from '../sandbox/paths.ts';
 import { loadOrCreateSecretKey } from '../secrets/store.ts';
-import { shellTool, type ShellOptions } from '../tools/shell.ts';
-import { readTool } from '../tools/read.ts';
-import { writeTool } from '../tools/write.ts';
-import { updateTodosTool } from '../tools/update-todos.ts';
-import type { HostTool } from '../tools/types.ts';
-import { AgentSession, type SessionConfig } from './agent-session.ts';
-import { needsRecovery } from './inbox.ts';
-import { UPLOADS_FOLDER } from './upload-staging.ts';
-import { WritePoints } from './write-points.ts';
-import { agentPaths, agentsRoot, isSafeAgentId } from './layout.ts';
-import { DEFAULT_SEND_REMINDER_EVERY } from './middleware/send-reminder.ts';
-import { writeProfile, type Profile } from './profile.ts';
-import {
-  HostError,
-  type AgentHost,
-  type CreateAgentInput,
-  type HostEvent,
-  type ModelStatus,
-  type PendingInput,
-  type RosterRow,
-  type SequencedEntry,
-  type UploadInput,
-} from './types.ts';
+import { toolCatalog, type ToolCatalogOptions } from '../tools/catalog.ts';
+import { AgentLifecycle } from '../agent/lifecycle.ts';
+import { AgentSession, type SessionConfig } from '../agent/agent-session.ts';
+import { needsRecovery } from '../stores/files/inbox.ts';
+import { UPLOADS_FOLDER } from '../agent/upload-staging.ts';
+import { WritePoints } from '../stores/write-points.ts';
+import { agentPaths, agentsRoot, isSafeAgentId } from '../stores/files/layout.ts';
+import { DEFAULT_SEND_REMINDER_EVERY } from '../context/send-reminder.ts';
+import { writeProfile, type Profile } from '../stores/files/profile.ts';
+import { type AgentHost, type CreateAgentInput, type RosterRow, type UploadInput } from './types.ts';
+import { HostError } from '../agent/errors.ts';
+import { type HostEvent } from '../agent/events.ts';
+import { type ModelStatus } from '../providers/types.ts';
+import { type PendingInput } from '../stores/inbox.ts';
+import { type SequencedEntry } from '../stores/ledger.ts';
 
 export const DEFAULT_MAX_STEPS_PER_TURN = 50;
 
@@ -56,7 +48,7 @@ export interface AgentHostOptions {
   sendReminderEvery?: number;
   maxStepsPerTurn?: number;
   maxAttachmentBytes?: number;
-  shell?: Omit<ShellOptions, 'confinement' | 'egress'>;
+  shell?: ToolCatalogOptions['shell'];
   /**
    * How tool processes are confined: detected (bubblewrap) unless given. Without bubblewrap the
    * shell tool is refused, unless `sandbox.unsafeHostTools` is set.
@@ -68,6 +60,10 @@ export interface AgentHostOptions {
   writePoints?: WritePoints;
   /** How long a full disk holds an agent's pending inputs back before the next try (default 2 s). */
   inboxRetryMs?: number;
+  /** What capabilities add to each model call's view of an agent (context/model-call.ts); default none. */
+  contextLayers?: SessionConfig['contextLayers'];
+  /** What runs before every checked tool call (agent/tool-dispatch.ts); default none. */
+  toolGates?: SessionConfig['toolGates'];
 }
 
 export async function createAgentHost(options: AgentHostOptions): Promise<LocalAgentHost> {
@@ -92,7 +88,8 @@ export class LocalAgentHost implements AgentHost {
   private status: ModelStatus;
   private readonly settings: ModelSettings;
   private readonly config: SessionConfig;
-  private readonly egress: EgressProxies;
+  /** Capabilities that hold something per agent let it go here (agent/lifecycle.ts). */
+  readonly lifecycle = new AgentLifecycle();
   private focused: string | null = null;
   private closed = false;
 
@@ -113,9 +110,12 @@ export class LocalAgentHost implements AgentHost {
       this.status = statusOf(options.provider);
     }
     const everyFromEnv = Number(env.SENDBOX_SEND_REMINDER_EVERY);
-    this.egress = new EgressProxies(path.join(dataDir, 'run'), options.sandbox?.egress);
-    const shell = shellTool({ ...options.shell, confinement, egress: this.egress });
-    const tools: HostTool[] = [shell, readTool, writeTool, updateTodosTool] as HostTool[];
+    const egress = new EgressProxies(path.join(dataDir, 'run'), options.sandbox?.egress);
+    this.lifecycle.add({
+      agentDeleted: (_id, paths) => egress.release(paths.sandbox),
+      hostClosed: () => egress.close(),
+    });
+    const tools = toolCatalog({ confinement, egress, shell: options.shell });
     this.config = {
       dataDir,
       provider: this.provider,
@@ -133,6 +133,8 @@ export class LocalAgentHost implements AgentHost {
       isFocused: (id) => this.focused === id,
       writePoints: options.writePoints ?? WritePoints.fromEnv(env),
       inboxRetryMs: options.inboxRetryMs ?? 2000,
+      contextLayers: options.contextLayers ?? (() => []),
+      toolGates: options.toolGates ?? [],
     };
   }
 
@@ -284,7 +286,7 @@ export class LocalAgentHost implements AgentHost {
     await rm(paths.agentDir, { recursive: true, force: true });
     await rm(paths.transcriptDir, { recursive: true, force: true });
     await rm(paths.sandbox, { recursive: true, force: true });
-    await this.egress.release(paths.sandbox);
+    await this.lifecycle.agentDeleted(id, paths);
     this.emit({ type: 'roster', agentId: id, change: 'deleted' });
   }
 
@@ -344,7 +346,9 @@ export class LocalAgentHost implements AgentHost {
 
   /** Hook (web Stop): aborts the agent's running turn. */
   async cancelTurn(agentId: string): Promise<{ cancelled: boolean }> {
-    return (await this.existing(agentId)).cancelTurn();
+    const result = (await this.existing(agentId)).cancelTurn();
+    if (result.cancelled) await this.lifecycle.turnCancelled(agentId);
+    return result;
   }
 
   /** Hook (web Retry): re-runs the agent on its conversation after a failed model call. */
@@ -392,7 +396,7 @@ export class LocalAgentHost implements AgentHost {
     for (const result of sessions) if (result.status === 'fulfilled') await result.value.close();
     this.sessions.clear();
     this.listeners.clear();
-    await this.egress.close();
+    await this.lifecycle.hostClosed();
   }
 
   // -------------------------------------------------------------------------

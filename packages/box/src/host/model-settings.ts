@@ -12,7 +12,7 @@ import { z } from 'zod';
 import { writeFileAtomic } from '../fs/atomic.ts';
 import { providerFromEnv, type ProviderFromEnv } from '../providers/index.ts';
 import { isNotFound } from '../sandbox/paths.ts';
-import { HostError } from './types.ts';
+import { HostError } from '../agent/errors.ts';
 
 export const MODEL_SETTINGS_FILE = 'model-settings.json';
 

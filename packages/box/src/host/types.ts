@@ -3,14 +3,13 @@
  * drives it (the HTTP gateway, tests, the CLI). The runtime implements
  * `AgentHost`; the gateway only calls these methods and forwards events.
  */
+import type { HostEvent } from '../agent/events.ts';
+import type { TurnState } from '../agent/turn-state.ts';
+import type { ModelStatus } from '../providers/types.ts';
 import type { SandboxStatus } from '../sandbox/confinement.ts';
-import type { LedgerEntry } from '@sendbox/protocol';
-import type { PendingInput } from './inbox.ts';
+import type { PendingInput } from '../stores/inbox.ts';
+import type { SequencedEntry } from '../stores/ledger.ts';
 import type { ModelSettingsInput, ModelSettingsView } from './model-settings.ts';
-
-export type { PendingInput } from './inbox.ts';
-
-export type TurnState = 'idle' | 'working' | 'awaiting-user';
 
 /** One row of `listAgents` (grok-bot-format.md §9, the captured v4 roster row). */
 export interface RosterRow {
@@ -40,88 +39,13 @@ export interface CreateAgentInput {
   harness?: string;
 }
 
-/** A ledger entry as stored: always carries its `seq`. */
-export type SequencedEntry = LedgerEntry & { seq: number };
-
-export type HostEvent =
-  | { type: 'entry'; agentId: string; entry: SequencedEntry }
-  | { type: 'state'; agentId: string; state: TurnState }
-  | { type: 'roster'; agentId: string; change: 'created' | 'deleted' | 'updated' }
-  /** The agent's pending inputs changed (one was accepted, or its turn started): the whole list. */
-  | { type: 'inbox'; agentId: string; pending: PendingInput[] }
-  /**
-   * A `send_message` text as the model writes it (`text` so far), not yet checked nor stored;
-   * `text: null` when the call is over (delivered: its entry came first; refused: it vanishes).
-   */
-  | { type: 'draft'; agentId: string; toolCallId: string; text: string | null };
-
 export type { SandboxStatus };
-
-export interface ModelStatus {
-  configured: boolean;
-  /** e.g. `xai`, `openai-compatible`, `scripted`. */
-  provider: string | null;
-  model: string | null;
-  /** Exact steps to configure a model, shown in the terminal and the UI when not configured. */
-  howToConfigure: string;
-}
 
 export interface UploadInput {
   agentId: string;
   fileName: string;
   bytes: Uint8Array;
   clientNonce?: string;
-}
-
-/** Errors the host raises for bad requests; the gateway maps `status` onto HTTP. */
-export class HostError extends Error {
-  constructor(
-    message: string,
-    readonly status: 400 | 403 | 404 | 409 | 413 | 423 | 507,
-  ) {
-    super(message);
-    this.name = 'HostError';
-  }
-}
-
-const DISK_FULL_CODES = new Set(['ENOSPC', 'EDQUOT', 'SQLITE_FULL']);
-
-/**
- * A write to one of an agent's stores failed as a whole (nothing of it stays
- * on disk). `diskFull` when the disk or quota is full: the gateway answers 507
- * and the write can succeed once space returns.
- */
-export class StoreWriteError extends Error {
-  readonly code: string | undefined;
-  readonly diskFull: boolean;
-
-  constructor(
-    readonly store: 'jsonl' | 'ledger' | 'inbox' | 'upload',
-    readonly what: string,
-    cause: unknown,
-  ) {
-    const code = errorCode(cause);
-    const full = code !== undefined && DISK_FULL_CODES.has(code);
-    const detail = cause instanceof Error ? cause.message : String(cause);
-    super(
-      full
-        ? `the disk of the data dir is full, so ${what} was not saved (${code}); free some space and try again`
-        : `${what} could not be written (${detail})`,
-      { cause },
-    );
-    this.name = 'StoreWriteError';
-    this.code = code;
-    this.diskFull = full;
-  }
-}
-
-/** The errno or SQLite code of an error, also when a wrapper (LedgerError) carries it. */
-function errorCode(error: unknown): string | undefined {
-  for (let e: unknown = error, depth = 0; e && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {
-    const code = (e as { code?: unknown }).code;
-    if (typeof code === 'string') return code;
-  }
-  return undefined;
 }
 
 export interface AgentHost {

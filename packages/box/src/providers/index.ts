@@ -5,7 +5,7 @@
  */
 import { createXai } from '@ai-sdk/xai';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
-import type { ModelStatus } from '../host/types.ts';
+import type { ModelStatus } from './types.ts';
 import { aiSdkProvider } from './ai-sdk.ts';
 import type { ModelProvider } from './types.ts';
 

@@ -46,6 +46,16 @@ export interface ModelStepResult {
   finishReason: string;
 }
 
+/** Which model is in use, or how to configure one. */
+export interface ModelStatus {
+  configured: boolean;
+  /** e.g. `xai`, `openai-compatible`, `scripted`. */
+  provider: string | null;
+  model: string | null;
+  /** Exact steps to configure a model, shown in the terminal and the UI when not configured. */
+  howToConfigure: string;
+}
+
 export interface ModelProvider {
   /** `xai`, `openai-compatible`, `scripted`. */
   readonly provider: string;

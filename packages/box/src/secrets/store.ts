@@ -11,6 +11,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { ensurePrivateDir, writeFileAtomic } from '../fs/atomic.ts';
 import { isNotFound } from '../sandbox/paths.ts';
+import type { SecretsStore } from '../stores/secrets.ts';
 
 const KEY_BYTES = 32;
 const fileSchema = z.object({
@@ -54,7 +55,7 @@ export async function loadOrCreateSecretKey(dataDir: string): Promise<Buffer> {
   }
 }
 
-export class SecretStore {
+export class SecretStore implements SecretsStore {
   private cache: Map<string, string> | null = null;
 
   constructor(

@@ -7,8 +7,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { grokBot, readLedgerFile } from '@sendbox/txcript';
 import { createAgentHost, type AgentHostOptions, type LocalAgentHost } from '../host/agent-host.ts';
-import { agentPaths } from '../host/layout.ts';
-import type { HostEvent, SequencedEntry } from '../host/types.ts';
+import { agentPaths } from '../stores/files/layout.ts';
+import type { HostEvent } from '../agent/events.ts';
+import type { SequencedEntry } from '../stores/ledger.ts';
 import { scriptedProvider, type ScriptedProvider, type ScriptedStep } from '../providers/scripted.ts';
 import type { ModelProvider } from '../providers/types.ts';
 

@@ -3,10 +3,9 @@
  * description, a Zod input schema (the JSON Schema the model sees comes from
  * it), and a `run` that returns the result envelope written to the JSONL.
  */
+import type { JsonValue } from '@sendbox/txcript';
 import type { z } from 'zod';
 import type { Scrubber } from '../secrets/scrub.ts';
-
-export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
 
 /**
  * The result envelopes on disk (grok-bot-format.md §5), with the keys real files use: `error`

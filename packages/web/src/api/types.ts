@@ -1,7 +1,7 @@
 /**
  * What the gateway returns, checked with Zod where it enters the page.
  *
- * `RosterRow`, `ModelStatus` and `TurnState` mirror `packages/box/src/host/types.ts`
+ * `RosterRow`, `ModelStatus` and `TurnState` mirror `packages/box/src/host/types.ts`, `providers/types.ts` and `agent/turn-state.ts`
  * (the web package depends on `@sendbox/protocol` only, so the shapes are restated here):
  * keep the two in sync. Objects are loose so a newer gateway's extra keys pass through.
  */

@@ -27,7 +27,7 @@ const STATUS_LABEL: Readonly<Record<string, string>> = {
   running: 'running',
 };
 
-/** The sendbox extension keys a tool-call entry may carry (packages/box/src/host/tool-details.ts). */
+/** The sendbox extension keys a tool-call entry may carry (packages/box/src/agent/tool-details.ts). */
 interface ToolCallDetails {
   description?: unknown;
   input?: unknown;

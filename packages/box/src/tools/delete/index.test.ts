@@ -1,14 +1,10 @@
 import { access, mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
-import { successOf, toolSandbox, type ToolSandbox } from '../../testing/tool-context.ts';
+import { successOf, useToolSandbox } from '../test-context.ts';
 import { deleteTool } from './index.ts';
 
-let box: ToolSandbox;
-beforeEach(async () => {
-  box = await toolSandbox();
-});
-afterEach(() => box.dispose());
+const box = useToolSandbox();
 
 const exists = (p: string) =>
   access(p).then(

@@ -2,14 +2,10 @@ import { chmod, readFile, stat, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { scrubberFor } from '../../secrets/scrub.ts';
-import { errorText, successOf, toolSandbox, type ToolSandbox } from '../../testing/tool-context.ts';
+import { errorText, successOf, useToolSandbox } from '../test-context.ts';
 import { editTool } from './index.ts';
 
-let box: ToolSandbox;
-beforeEach(async () => {
-  box = await toolSandbox();
-});
-afterEach(() => box.dispose());
+const box = useToolSandbox();
 
 const file = () => path.join(box.sandbox, 'a.txt');
 

@@ -1,14 +1,10 @@
 import { mkdir, symlink, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
-import { errorText, successOf, toolSandbox, type ToolSandbox } from '../../testing/tool-context.ts';
+import { errorText, successOf, useToolSandbox } from '../test-context.ts';
 import { globTool } from './index.ts';
 
-let box: ToolSandbox;
-beforeEach(async () => {
-  box = await toolSandbox();
-});
-afterEach(() => box.dispose());
+const box = useToolSandbox();
 
 async function file(rel: string, mtimeSeconds: number): Promise<void> {
   const at = path.join(box.sandbox, rel);

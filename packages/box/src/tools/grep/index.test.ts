@@ -1,23 +1,13 @@
 import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeAll, beforeEach, expect, it } from 'vitest';
-import { detectConfinement, type Confinement } from '../../sandbox/confinement.ts';
 import { scrubberFor } from '../../secrets/scrub.ts';
-import { errorText, successOf, toolSandbox, type ToolSandbox } from '../../testing/tool-context.ts';
+import { errorText, successOf, useToolSandbox } from '../test-context.ts';
 import { grepTool } from './index.ts';
 
-let confinement: Confinement;
-let box: ToolSandbox;
-beforeAll(async () => {
-  confinement = await detectConfinement();
-});
-beforeEach(async () => {
-  box = await toolSandbox();
-  await confinement.prepare(box.sandbox);
-});
-afterEach(() => box.dispose());
+const box = useToolSandbox();
 
-const grep = () => grepTool({ confinement });
+const grep = () => grepTool({ confinement: box.confinement });
 const write = async (rel: string, text: string | Buffer) => {
   await mkdir(path.dirname(path.join(box.sandbox, rel)), { recursive: true });
   await writeFile(path.join(box.sandbox, rel), text);
@@ -78,7 +68,7 @@ it('never follows a planted link, and runs confined (nothing outside the sandbox
   expect(errorText((await grep().run({ pattern: 'needle', path: '..' }, box.ctx)).envelope)).toContain(
     'outside',
   );
-  if (confinement.status.confined) {
+  if (box.confinement.status.confined) {
     // A glob cannot reach out either: the search process sees only the sandbox.
     const escaped = await grep().run({ pattern: 'root', path: '.', glob: '/etc/*' }, box.ctx);
     expect(JSON.stringify(escaped.envelope)).not.toContain('secret.txt');

@@ -6,6 +6,7 @@
  * Cursor's grep shape, `outputMode: "content"` (docs/formats/grok-bot.md, "Work tools"); the model
  * reads `path:line: text` lines and how many matches were left out.
  */
+import type { JsonValue } from '@sendbox/txcript';
 import { spawn } from 'node:child_process';
 import { lstat } from 'node:fs/promises';
 import path from 'node:path';
@@ -19,7 +20,6 @@ import {
   isJsonObject,
   jsonArray,
   successFields,
-  type JsonValue,
   type ToolOutcome,
 } from '../types.ts';
 

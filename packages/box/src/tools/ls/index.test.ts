@@ -1,14 +1,10 @@
 import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
-import { errorText, successOf, toolSandbox, type ToolSandbox } from '../../testing/tool-context.ts';
+import { errorText, successOf, useToolSandbox } from '../test-context.ts';
 import { lsTool } from './index.ts';
 
-let box: ToolSandbox;
-beforeEach(async () => {
-  box = await toolSandbox();
-});
-afterEach(() => box.dispose());
+const box = useToolSandbox();
 
 it('lists entries with their type and size; a planted link is listed as a link, never followed', async () => {
   await mkdir(path.join(box.sandbox, 'src'));

@@ -5,6 +5,7 @@
  * (docs/formats/grok-bot.md, "Work tools"), files carrying sendbox's `size`, and entries that are
  * neither file nor folder a `type`.
  */
+import type { JsonValue } from '@sendbox/txcript';
 import type { Stats } from 'node:fs';
 import { lstat, readdir } from 'node:fs/promises';
 import path from 'node:path';
@@ -16,7 +17,6 @@ import {
   isJsonObject as isObject,
   jsonArray as asArray,
   successFields,
-  type JsonValue,
   type ToolOutcome,
 } from '../types.ts';
 

@@ -3,14 +3,10 @@ import path from 'node:path';
 import sharp from 'sharp';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { textPdfPages } from '../../cli/demo-pdf.ts';
-import { errorText, successOf, toolSandbox, type ToolSandbox } from '../../testing/tool-context.ts';
-import { readTool } from '../read.ts';
+import { errorText, successOf, useToolSandbox } from '../test-context.ts';
+import { readTool } from './index.ts';
 
-let box: ToolSandbox;
-beforeEach(async () => {
-  box = await toolSandbox();
-});
-afterEach(() => box.dispose());
+const box = useToolSandbox();
 
 const png = (width: number, height: number) =>
   sharp({ create: { width, height, channels: 3, background: { r: 200, g: 30, b: 30 } } })

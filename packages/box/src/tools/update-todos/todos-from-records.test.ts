@@ -1,5 +1,5 @@
 import { expect, it } from 'vitest';
-import type { JsonValue } from '../types.ts';
+import type { JsonValue } from '@sendbox/txcript';
 import { todosFromRecords } from './todos-from-records.ts';
 
 const call = (input: JsonValue) => ({

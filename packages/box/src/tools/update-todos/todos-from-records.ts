@@ -4,7 +4,8 @@
  * VR parity 10); each todo's `createdAt` / `updatedAt` come from the call's recorded input, as
  * real files carry them there. A failed or unanswered call changes nothing.
  */
-import { isJsonObject, jsonArray, type JsonValue, type TodoItem } from '../types.ts';
+import type { JsonValue } from '@sendbox/txcript';
+import { isJsonObject, jsonArray, type TodoItem } from '../types.ts';
 
 type Status = TodoItem['status'];
 const STATUSES = new Set<Status>(['pending', 'in_progress', 'completed', 'cancelled']);

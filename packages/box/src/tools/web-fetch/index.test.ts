@@ -2,17 +2,13 @@ import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { scrubberFor } from '../../secrets/scrub.ts';
-import { successOf, toolSandbox, type ToolSandbox } from '../../testing/tool-context.ts';
+import { successOf, useToolSandbox } from '../test-context.ts';
 import type { ToolEnvelope } from '../types.ts';
 import { webFetchTool, type PageFetch } from './index.ts';
 
-let box: ToolSandbox;
+const box = useToolSandbox();
 let server: Server | null = null;
-beforeEach(async () => {
-  box = await toolSandbox();
-});
 afterEach(async () => {
-  await box.dispose();
   await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
   server = null;
 });

@@ -1,19 +1,15 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, expect, it } from 'vitest';
-import { successOf, toolSandbox, type ToolSandbox } from '../../testing/tool-context.ts';
+import { successOf, useToolSandbox } from '../test-context.ts';
 import type { ToolEnvelope } from '../types.ts';
 import { webFetchTool } from './index.ts';
 import { pageFetcher, type PageFetcher } from './outbound.ts';
 
-let box: ToolSandbox;
+const box = useToolSandbox();
 const servers: Server[] = [];
 const fetchers: PageFetcher[] = [];
-beforeEach(async () => {
-  box = await toolSandbox();
-});
 afterEach(async () => {
-  await box.dispose();
   await Promise.all(fetchers.splice(0).map((f) => f.close()));
   await Promise.all(servers.splice(0).map((s) => new Promise((resolve) => s.close(resolve))));
 });

@@ -2,21 +2,19 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { scrubberFor } from '../../secrets/scrub.ts';
-import { errorText, successOf, toolSandbox, type ToolSandbox } from '../../testing/tool-context.ts';
+import { errorText, successOf, useToolSandbox } from '../test-context.ts';
 import { chooseSearchBackend, searchStatus } from './backends.ts';
 import { webSearchTool } from './index.ts';
 
-let box: ToolSandbox;
+const box = useToolSandbox();
 let server: Server | null = null;
 const requests: Array<{ method: string; url: string; headers: IncomingMessage['headers']; body: string }> =
   [];
 
 beforeEach(async () => {
-  box = await toolSandbox();
   requests.length = 0;
 });
 afterEach(async () => {
-  await box.dispose();
   await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
   server = null;
 });

@@ -25,7 +25,7 @@ import { isSafeSessionId } from '../session-id.ts';
 import { realPathInside } from './roots.ts';
 import type { GrokBotRoots } from './roots.ts';
 import { noSummaryCache } from './summary-cache.ts';
-import type { SummaryCache } from './summary-cache.ts';
+import type { JsonlScan, SummaryCache } from './summary-cache.ts';
 import { isJsonObject as isObject } from '../../model/json.ts';
 import { titleFromUserText } from './title.ts';
 import { errnoCode, errorMessage } from '../../error-text.ts';
@@ -47,18 +47,6 @@ export interface GrokBotDiscoverOptions extends DiscoverOptions {
   summaryCache?: SummaryCache;
   /** Where the ledgers of profile-only agents are read (ledger-reads.ts). Default: on a worker when many. */
   ledgerWorker?: LedgerWorkerOptions;
-}
-
-/** What one streaming pass over a JSONL file learns. */
-export interface JsonlScan {
-  /** The first non-blank line is a `{role: user|assistant|tool, message}` envelope. */
-  envelope: boolean;
-  title?: string;
-  /** Non-blank lines (records, including unknown roles and malformed lines). */
-  lineCount: number;
-  /** `success.agentId` values of `task` results naming a `sand-subagent-*` session. */
-  subagentIds: string[];
-  mtimeMs: number;
 }
 
 const ENVELOPE_ROLES = new Set(['user', 'assistant', 'tool']);

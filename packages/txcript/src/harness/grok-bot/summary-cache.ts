@@ -29,13 +29,24 @@ import {
   type StatSignature,
 } from '../summary-cache-file.ts';
 import { isJsonObject } from '../../model/json.ts';
-import type { JsonlScan } from './discover.ts';
 import type { LedgerFacts } from './ledger-reads.ts';
 import type { GrokBotRoots } from './roots.ts';
 
 /** Bumped whenever what is stored, or how it is computed, changes: an older file is then ignored. */
 export const SUMMARY_CACHE_VERSION = 2;
 const FORMAT = 'txcript grok_bot summary cache';
+
+/** What one streaming pass over a JSONL file learns (discover.ts scans, this cache remembers). */
+export interface JsonlScan {
+  /** The first non-blank line is a `{role: user|assistant|tool, message}` envelope. */
+  envelope: boolean;
+  title?: string;
+  /** Non-blank lines (records, including unknown roles and malformed lines). */
+  lineCount: number;
+  /** `success.agentId` values of `task` results naming a `sand-subagent-*` session. */
+  subagentIds: string[];
+  mtimeMs: number;
+}
 
 export interface SummaryCache {
   /** The scan of a JSONL transcript: remembered while the file is unchanged, else `scan()`. */

@@ -1,0 +1,747 @@
+/**
+ * One agent, live: its files, its model conversation, its turn state and the
+ * per-turn writes. Turns of one agent run one after another (a queue); turns
+ * of different agents run concurrently, each agent with its own writer.
+ *
+ * Everything the session knows at start comes from its files (the ledger and
+ * the JSONL), so a crash mid-turn costs nothing but that turn: the next
+ * prompt continues the conversation.
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdir } from 'node:fs/promises';
+import { sendMessageFeature, userAttachmentId } from '@sendbox/protocol';
+import { grokBot } from '@sendbox/txcript';
+import { z } from 'zod';
+import { AttachmentStore } from '../attachments/store.ts';
+import { ensurePrivateDir } from '../fs/atomic.ts';
+import type { ModelMessage, ModelProvider } from '../providers/types.ts';
+import type { Confinement } from '../sandbox/confinement.ts';
+import { scrubberFor, type Scrubber } from '../secrets/scrub.ts';
+import { SecretStore } from '../secrets/store.ts';
+import type { AttachmentsStore } from '../stores/attachments.ts';
+import type { SecretsStore } from '../stores/secrets.ts';
+import type { JsonObject } from '@sendbox/txcript';
+import type { HostTool, TodoItem } from '../tools/types.ts';
+import { historyFromRecords } from '../context/model-view.ts';
+import type { ContextLayer } from '../context/model-call.ts';
+import type { ToolGate } from './tool-dispatch.ts';
+import { TranscriptWriter } from '../stores/transcript-writer.ts';
+import { JsonlFile } from '../stores/files/jsonl.ts';
+import { openFileLedger } from '../stores/files/ledger.ts';
+import type { LedgerStore } from '../stores/ledger.ts';
+import type { TranscriptLog } from '../stores/transcript.ts';
+import { fileMark, sameFile, type FileMark } from '../stores/files/file-mark.ts';
+import { agentPaths, type AgentPaths } from '../stores/files/layout.ts';
+import { LedgerView } from '../stores/ledger-view.ts';
+import { Inbox } from '../stores/files/inbox.ts';
+import { type InboxInput, type InboxRow, type PendingInput } from '../stores/inbox.ts';
+import { SendReminderCounter } from '../context/send-reminder.ts';
+import { readProfile, type Profile } from '../stores/files/profile.ts';
+import { envNameFor, QuestionBook, widgetAnswerOf } from './question-book.ts';
+import { StoreLock } from '../stores/files/store-lock.ts';
+import { runTurn, type TurnTexts } from './turn.ts';
+import { turnDriver, type TurnContext } from './turn-driver.ts';
+import { TurnStateMachine } from './turn-state.ts';
+import { repairOf } from './turn-closer.ts';
+import { HostError } from './errors.ts';
+import { StoreWriteError } from '../stores/errors.ts';
+import { type HostEvent } from './events.ts';
+import { type SequencedEntry } from '../stores/ledger.ts';
+import { type TurnState } from './turn-state.ts';
+import { stageUpload } from './upload-staging.ts';
+import {
+  answerNonce,
+  modelTextOf,
+  pendingView,
+  userEntryFor,
+  userRecordTexts,
+  type UserEntryFields,
+} from './inputs.ts';
+import type { WritePoints } from '../stores/write-points.ts';
+
+export { envNameFor, type Question } from './question-book.ts';
+
+export interface SessionConfig {
+  /** What capabilities add to each model call's view of this agent (memory, compaction): context/model-call.ts. */
+  contextLayers(agent: { id: string; paths: AgentPaths }): readonly ContextLayer[];
+  /** What runs before every checked tool call (approvals): agent/tool-dispatch.ts. */
+  toolGates: readonly ToolGate[];
+  dataDir: string;
+  provider: ModelProvider | null;
+  secretKey: Buffer;
+  tools: readonly HostTool[];
+  sendReminderEvery: number;
+  maxStepsPerTurn: number;
+  maxAttachmentBytes: number;
+  /** Environment every tool process starts from (never the host's own: it holds API keys). */
+  toolEnv: Readonly<Record<string, string>>;
+  /** How tool processes are confined; the sandbox folder is prepared for it. */
+  confinement: Confinement;
+  emit(event: HostEvent): void;
+  now(): number;
+  /** Every durable write passes one (crash and full-disk tests). */
+  writePoints: WritePoints;
+  /** How long a full disk holds the inbox back before the next try. */
+  inboxRetryMs: number;
+  /** True when this agent is the focused one (its entries do not count as unread). */
+  isFocused(id: string): boolean;
+}
+
+/** Told to the user when a turn the box was running is found without its end (a crash). */
+export const BOX_STOPPED_NOTICE =
+  'The box stopped during this turn, so the agent did not finish it. Send your message again if you still need an answer.';
+
+export const TURN_TEXTS: TurnTexts = {
+  noReplyNotice: 'The agent stopped without sending you a reply.',
+  modelFailedNotice: (message) => `The model call failed, so the agent stopped: ${message}`,
+  stepLimitNotice: (steps) => `The agent was stopped after ${steps} model steps in one turn.`,
+  stoppedNotice: 'You stopped the turn.',
+  stoppedReminder:
+    'The user pressed Stop and ended your previous turn before it finished: the model call or tool that was running was interrupted. Do not resume that work unless the user asks.',
+  interruptedResult: 'Interrupted: the user stopped the turn before this call finished.',
+};
+
+/** What the model gets when Retry re-runs a turn after a failed model call (its user message is hidden). */
+
+const unreadStateSchema = z.object({
+  lastActivityAt: z.number().default(0),
+  lastViewedAt: z.number().default(0),
+  isManuallyUnread: z.boolean().default(false),
+  unreadCount: z.number().default(0),
+});
+export type UnreadState = z.output<typeof unreadStateSchema>;
+
+const VISIBLE_KINDS = new Set<string>(['send-message', 'notice']);
+
+export class AgentSession implements TurnContext {
+  readonly paths: AgentPaths;
+  readonly lock: StoreLock;
+  readonly state: TurnStateMachine;
+  readonly todos: TodoItem[] = [];
+  readonly feature = sendMessageFeature({ enabled: true });
+  readonly questions = new QuestionBook();
+  readonly attachments: AttachmentsStore;
+  readonly secrets: SecretsStore;
+  /** Non-send tool calls in a row before the reminder (withInjections applies it per model call). */
+  readonly sendReminderEvery: number;
+  readonly contextLayers: readonly ContextLayer[];
+  readonly toolGates: readonly ToolGate[];
+  private currentScrubber: Scrubber = scrubberFor(new Map());
+  writer!: TranscriptWriter;
+  private ledger!: LedgerStore;
+  private transcript!: TranscriptLog;
+  private history: ModelMessage[] = [];
+  private inbox!: Inbox;
+  private nextTurn = 0;
+  private pendingUploads: Array<{ id: string; sandboxPath: string; fileName: string }> = [];
+  /** Nonces of prompts the ledger holds (agents written before the inbox, or by another writer). */
+  private readonly nonces = new Set<string>();
+  /** The turn each started input's user message opened, by nonce (from the ledger). */
+  private readonly startedTurns = new Map<string, number>();
+  /** Uploads by their client nonce: a repeated upload gets its first entry back. */
+  private readonly uploadsByNonce = new Map<string, string>();
+  private queue: Promise<void> = Promise.resolve();
+  private draining = false;
+  /** A retry of the inbox after a full disk held an input back. */
+  private retryTimer: NodeJS.Timeout | null = null;
+  /** Aborts the running turn (`cancelTurn`); null between turns. */
+  private turnAbort: AbortController | null = null;
+  /** The ledger's entries in memory (see LedgerView); the last row of store.db, for the roster. */
+  private readonly view = new LedgerView();
+  /** store.db's inode when the ledger was opened: another file in its place means a full reload. */
+  private storeIno = 0;
+  private profileMark: FileMark | null = null;
+  /** A refresh in progress: turns wait for it, so none writes while the files are re-read. */
+  private refreshing: Promise<void> = Promise.resolve();
+  profile!: Profile;
+  unread!: UnreadState;
+
+  private constructor(
+    readonly id: string,
+    private readonly config: SessionConfig,
+  ) {
+    this.paths = agentPaths(config.dataDir, id);
+    this.lock = new StoreLock(this.paths.storeDb);
+    this.contextLayers = config.contextLayers({ id, paths: this.paths });
+    this.toolGates = config.toolGates;
+    // The counter checks the threshold (a bad one fails here, not at the first model call).
+    this.sendReminderEvery = new SendReminderCounter(config.sendReminderEvery).threshold;
+    this.attachments = new AttachmentStore(this.paths.attachments, config.maxAttachmentBytes);
+    this.secrets = new SecretStore(this.paths.secrets, config.secretKey, id);
+    this.state = new TurnStateMachine('idle', (state) => config.emit({ type: 'state', agentId: id, state }));
+  }
+
+  static async open(id: string, config: SessionConfig): Promise<AgentSession> {
+    const session = new AgentSession(id, config);
+    await session.load();
+    return session;
+  }
+
+  get tools(): readonly HostTool[] {
+    return this.config.tools;
+  }
+
+  get toolEnv(): Readonly<Record<string, string>> {
+    return this.config.toolEnv;
+  }
+
+  /** The profile's network allowlist, read again when profile.json changed (the operator edits it by hand). */
+  async allowDomains(): Promise<readonly string[]> {
+    const mark = fileMark(this.paths.profile);
+    if (!sameFile(this.profileMark, mark)) {
+      this.profile = await readProfile(this.paths.profile);
+      this.profileMark = mark;
+    }
+    return this.profile.sandbox?.allowDomains ?? [];
+  }
+
+  scrubber(): Scrubber {
+    return this.currentScrubber;
+  }
+
+  now(): number {
+    return this.config.now();
+  }
+
+  /** True while a turn runs or inputs wait for their turn (without a model, none will run). */
+  get busy(): boolean {
+    return this.draining || (this.config.provider !== null && this.inbox.pending().length > 0);
+  }
+
+  get turnState(): TurnState {
+    return this.state.state;
+  }
+
+  /** Reads everything from disk: profile, ledger, JSONL history, secrets. */
+  private async load(): Promise<void> {
+    const p = this.paths;
+    await ensurePrivateDir(p.agentDir);
+    await ensurePrivateDir(p.transcriptDir);
+    await mkdir(p.sandbox, { recursive: true, mode: 0o700 });
+    await this.config.confinement.prepare(p.sandbox);
+    this.profileMark = fileMark(p.profile);
+    this.profile = await readProfile(p.profile);
+    this.ledger = openFileLedger(p.storeDb, this.lock);
+    this.transcript = new JsonlFile(p.jsonl);
+    this.storeIno = fileMark(p.storeDb)?.ino ?? 0;
+    this.writer = new TranscriptWriter(
+      this.transcript,
+      this.ledger,
+      () => this.currentScrubber,
+      (entries) => this.onEntries(entries),
+      this.config.writePoints,
+    );
+    this.inbox = new Inbox(p.storeDb, this.lock, this.config.writePoints);
+    this.currentScrubber = scrubberFor(await this.secrets.all());
+    this.unread = unreadStateSchema.parse(this.ledger.getKv('unreadState') ?? {});
+    if (this.ledger.getKv('metadata') === undefined) {
+      this.ledger.setKv('metadata', {
+        agentId: this.id,
+        createdAt: this.profile.createdAt ?? this.config.now(),
+      });
+    }
+    this.readLedger();
+    this.deriveFromLedger();
+    this.inbox.reconcile((nonce) => this.startedTurns.get(nonce));
+    const records = await this.readHistory();
+    const open = this.openTurn();
+    if (open !== null) {
+      // The box stopped during this turn (killed, or its last write failed): close it now.
+      try {
+        await this.closeTurn(open, records, BOX_STOPPED_NOTICE);
+      } catch (error) {
+        if (!(error instanceof StoreWriteError)) throw error;
+        // Still no space: the turn is closed before the next one starts.
+      }
+    }
+  }
+
+  /** Starts answering the inputs that were pending when the files were read (the host calls it after opening). */
+  resume(): void {
+    if (this.inbox.pending().length > 0) this.schedule();
+  }
+
+  /**
+   * The last turn, when it has no `turn-ended` and the box started it (its input is in the inbox:
+   * a ledger another tool wrote, such as a minted one, is not the box's to close).
+   */
+  private openTurn(): number | null {
+    const turn = this.nextTurn - 1;
+    if (turn < 0 || this.view.byId(`t${turn}e`) !== undefined) return null;
+    const user = this.view.byId(`t${turn}u`) as Record<string, unknown> | undefined;
+    if (!user) return null;
+    const nonce =
+      typeof user.clientNonce === 'string'
+        ? user.clientNonce
+        : typeof user.respondedValue === 'string'
+          ? answerNonce(user.respondedValue)
+          : null;
+    return nonce !== null && this.inbox.has(nonce) ? turn : null;
+  }
+
+  /** Every row of store.db into the view: the one full, validated read of a session's ledger. */
+  private readLedger(): void {
+    const count = this.ledger.countEntries();
+    this.view.replace(this.ledger.readLedgerEntries().rows);
+    this.view.rowCount = count;
+  }
+
+  /** Turn counter, nonces, questions and answers, and the state, from the ledger entries. */
+  private deriveFromLedger(): void {
+    this.nonces.clear();
+    this.startedTurns.clear();
+    this.uploadsByNonce.clear();
+    this.questions.clear();
+    this.pendingUploads = [];
+    this.state.restore('idle');
+    let lastUserSeq = -1;
+    let lastPromptSeq = -1;
+    let maxTurn = -1;
+    const rows = this.view.all();
+    for (const row of rows) {
+      const entry = row as Record<string, unknown>;
+      const turn = /^t(\d+)u$/.exec(row.id);
+      if (turn) maxTurn = Math.max(maxTurn, Number(turn[1]));
+      if (entry.kind === 'message' && entry.role === 'user') {
+        lastUserSeq = row.seq;
+        const turnOf = turn ? Number(turn[1]) : -1;
+        if (typeof entry.clientNonce === 'string') {
+          this.nonces.add(entry.clientNonce);
+          this.startedTurns.set(entry.clientNonce, turnOf);
+          lastPromptSeq = row.seq;
+        }
+        // The send an answer answers (older sendbox ledgers named it in respondedValue).
+        const answered = [entry.replyTo, entry.respondedValue].find((v) => typeof v === 'string');
+        if (answered !== undefined) this.startedTurns.set(answerNonce(answered), turnOf);
+      }
+      if (entry.kind === 'user-attachment' && typeof entry.clientNonce === 'string') {
+        this.uploadsByNonce.set(entry.clientNonce, row.id);
+      }
+      if (entry.kind === 'send-message') this.questions.noteSend(row.id, row.seq, entry.message);
+    }
+    this.questions.noteAnswers(rows);
+    this.nextTurn = maxTurn + 1;
+    if (this.questions.awaitsAnswerAfter(lastUserSeq)) this.state.restore('awaiting-user');
+    // Answers already accepted count as answered (their turn may not have started).
+    for (const row of this.inbox?.pending() ?? []) {
+      if ('messageId' in row.input) this.questions.markAnswered(row.input.messageId);
+    }
+    // Uploads staged for the next prompt before a restart: those after the last prompt (see uploadsBefore).
+    for (const row of rows) {
+      const entry = row as Record<string, unknown>;
+      if (
+        row.seq > lastPromptSeq &&
+        entry.kind === 'user-attachment' &&
+        typeof entry.file_name === 'string'
+      ) {
+        this.pendingUploads.push({
+          id: row.id,
+          fileName: entry.file_name,
+          sandboxPath: typeof entry.sandbox_path === 'string' ? entry.sandbox_path : entry.file_name,
+        });
+      }
+    }
+  }
+
+  /** The model conversation from the JSONL; the writer learns the size read, to notice another writer later. */
+  private async readHistory(): Promise<JsonObject[]> {
+    const text = await this.transcript.read();
+    const records = grokBot.text.parse(text, this.transcript.source).records;
+    const objects: JsonObject[] = [];
+    for (const line of records) if (line.kind === 'record') objects.push(line.json);
+    this.history = historyFromRecords(objects);
+    return objects;
+  }
+
+  /** Closes and re-reads every file when no turn runs. */
+  async reload(): Promise<void> {
+    if (this.busy) return;
+    await this.whileRefreshing(async () => {
+      this.closeFiles();
+      await this.load();
+    });
+    this.resume();
+  }
+
+  /**
+   * Catches up with another writer (txcript's mint seeds an agent, then opens it) when no turn
+   * runs. The ledger is append-only, so only rows after the last known seq are read; the JSONL and
+   * the profile are read again only when their size or inode changed. When nothing changed this
+   * costs a row count and three stats. A store.db replaced or shrunk is reloaded in full.
+   */
+  async refresh(): Promise<void> {
+    if (this.busy) return;
+    if (fileMark(this.paths.storeDb)?.ino !== this.storeIno) return this.reload();
+    const count = this.ledger.countEntries();
+    if (count < this.view.rowCount) return this.reload();
+    let ledgerChanged = false;
+    if (count > this.view.rowCount) {
+      const added = this.ledger.readEntriesAfter(this.view.lastSeq);
+      if (this.view.rowCount + added.rows.length + added.warnings.length < count) {
+        // Rows landed before the last seq held (another writer interleaved with ours): read all.
+        this.readLedger();
+      } else {
+        this.view.addRows(added.rows);
+        this.view.rowCount = Math.max(count, this.view.rowCount);
+      }
+      ledgerChanged = true;
+      // The writer that added rows may have set the unread state with them (the mint does).
+      this.unread = unreadStateSchema.parse(this.ledger.getKv('unreadState') ?? {});
+    }
+    const jsonlChanged = !this.transcript.unchanged();
+    const profileMark = fileMark(this.paths.profile);
+    const profileChanged = !sameFile(this.profileMark, profileMark);
+    if (ledgerChanged) this.deriveFromLedger();
+    if (!jsonlChanged && !profileChanged) return;
+    await this.whileRefreshing(async () => {
+      if (profileChanged) {
+        this.profileMark = profileMark;
+        this.profile = await readProfile(this.paths.profile);
+      }
+      if (jsonlChanged) await this.readHistory();
+    });
+  }
+
+  /** Runs `work` with turns held back until it ends (a turn started meanwhile would write into files being re-read). */
+  private async whileRefreshing(work: () => Promise<void>): Promise<void> {
+    const done = this.refreshing.then(work);
+    this.refreshing = done.catch(() => undefined);
+    await done;
+  }
+
+  // -------------------------------------------------------------------------
+  // requests
+
+  /** Accepts a prompt: committed in the inbox before this returns, answered in its turn. */
+  sendPrompt(prompt: string, clientNonce: string): { accepted: true; duplicate: boolean } {
+    if (this.nonces.has(clientNonce) || this.inbox.has(clientNonce))
+      return { accepted: true, duplicate: true };
+    this.requireModel();
+    if (prompt.trim() === '') throw new HostError('prompt is empty: type a message first', 400);
+    this.accept(clientNonce, { kind: 'prompt', prompt });
+    return { accepted: true, duplicate: false };
+  }
+
+  /** Hook (web Stop button): aborts the running turn; queued turns still run after it. */
+  cancelTurn(): { cancelled: boolean } {
+    const abort = this.turnAbort;
+    if (!abort || abort.signal.aborted) return { cancelled: false };
+    abort.abort(new Error('the user stopped the turn'));
+    return { cancelled: true };
+  }
+
+  /** Hook (web Retry button): a new turn on the conversation as it stands, its user message hidden. */
+  retryTurn(): { accepted: true } {
+    this.requireModel();
+    this.accept(`retry:${randomUUID()}`, { kind: 'retry' });
+    return { accepted: true };
+  }
+
+  answerWidget(messageId: string, answer: string | string[]): { accepted: true } {
+    const question = this.questions.open(this.id, messageId, 'widget');
+    const picked = widgetAnswerOf(question.widget!, answer);
+    this.requireModel();
+    this.accept(answerNonce(messageId), {
+      kind: 'widget-answer',
+      messageId,
+      text: picked.content,
+      value: picked.respondedValue,
+    });
+    this.questions.markAnswered(messageId);
+    return { accepted: true };
+  }
+
+  async submitSecret(messageId: string, value: string): Promise<{ saved: true }> {
+    const question = this.questions.open(this.id, messageId, 'secret-request');
+    if (value === '') throw new HostError('the secret is empty: paste the value into the field', 400);
+    const name = envNameFor(question.target!);
+    // The secret first: an accepted answer tells the model the secret is saved.
+    await this.secrets.set(name, value);
+    this.currentScrubber = scrubberFor(await this.secrets.all());
+    // The store may have answered it meanwhile (two submits at once): accepted once.
+    this.questions.open(this.id, messageId, 'secret-request');
+    this.accept(answerNonce(messageId), { kind: 'secret-answer', messageId, name, label: question.prompt });
+    this.questions.markAnswered(messageId);
+    return { saved: true };
+  }
+
+  /**
+   * Stages an upload (see upload-staging.ts) and records its `user-attachment` entry for the next
+   * prompt. Idempotent per client nonce: a repeat gets the first entry back.
+   */
+  async uploadFile(fileName: string, bytes: Uint8Array, clientNonce?: string): Promise<SequencedEntry> {
+    const earlier = clientNonce === undefined ? undefined : this.uploadsByNonce.get(clientNonce);
+    if (earlier !== undefined) {
+      const entry = this.view.byId(earlier);
+      if (entry) return entry;
+    }
+    const staged = await stageUpload(
+      this.attachments,
+      this.paths.sandbox,
+      fileName,
+      bytes,
+      this.scrubber(),
+      this.config.writePoints,
+    );
+    const id = userAttachmentId(this.nextTurn, this.pendingUploads.length);
+    const [entry] = this.writer.appendEntries([
+      {
+        id,
+        kind: 'user-attachment',
+        timestampMs: this.config.now(),
+        file_name: staged.fileName,
+        file_path: staged.stored.path,
+        byteSize: staged.stored.size,
+        media_type: staged.stored.mediaType,
+        sha256: staged.stored.sha256,
+        sandbox_path: staged.sandboxPath,
+        ...(clientNonce ? { clientNonce } : {}),
+      },
+    ]);
+    if (clientNonce) this.uploadsByNonce.set(clientNonce, id);
+    this.pendingUploads.push({ id, fileName: staged.fileName, sandboxPath: staged.sandboxPath });
+    return entry!;
+  }
+
+  /** Inputs accepted whose turn has not started, oldest first. */
+  pendingInputs(): PendingInput[] {
+    return this.inbox.pending().map(pendingView);
+  }
+
+  /** Marks everything read (opening the agent). */
+  markRead(): void {
+    const now = this.config.now();
+    this.unread = { ...this.unread, lastViewedAt: now, unreadCount: 0, isManuallyUnread: false };
+    this.ledger.setKv('unreadState', this.unread);
+  }
+
+  /** Ledger entries with seq above `afterSeq`, from memory (shared objects: do not change them). */
+  entries(afterSeq = Number.MIN_SAFE_INTEGER): SequencedEntry[] {
+    return this.view.after(afterSeq);
+  }
+
+  /** `JSON.stringify(this.entries())`, kept between calls (see LedgerView.json). */
+  entriesJson(): string {
+    return this.view.json();
+  }
+
+  /** The ledger entry with this id, from memory. */
+  entryById(entryId: string): SequencedEntry | undefined {
+    return this.view.byId(entryId);
+  }
+
+  /** The roster's preview: the last entry a user sees (LedgerView.lastVisible). */
+  lastEntry(): { kind: string; text: string } | null {
+    return this.view.lastVisible();
+  }
+
+  get awaitingUserResponse(): boolean {
+    return this.state.state === 'awaiting-user';
+  }
+
+  /** Resolves when every queued turn has finished. */
+  async idle(): Promise<void> {
+    for (;;) {
+      const current = this.queue;
+      await current;
+      if (current === this.queue) return;
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.idle();
+    this.closeFiles();
+  }
+
+  private closeFiles(): void {
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.retryTimer = null;
+    this.lock.release();
+    this.transcript?.close();
+    this.inbox?.close();
+    this.ledger?.close();
+  }
+
+  // -------------------------------------------------------------------------
+  // turns
+
+  private requireModel(): void {
+    if (!this.config.provider) {
+      throw new HostError(
+        'No model is configured, so this agent cannot answer. See modelStatus().howToConfigure.',
+        409,
+      );
+    }
+    if (this.profile.readOnly)
+      throw new HostError(`agent ${this.id} is read-only and cannot be prompted`, 403);
+  }
+
+  /** Commits an input (a full disk: StoreWriteError, nothing accepted) and lets the queue take it. */
+  private accept(nonce: string, input: InboxInput): void {
+    this.inbox.accept(nonce, input, this.config.now());
+    this.emitPending();
+    this.schedule();
+  }
+
+  private emitPending(): void {
+    this.config.emit({ type: 'inbox', agentId: this.id, pending: this.pendingInputs() });
+  }
+
+  /** Runs the inbox's inputs in order, one turn each, unless a run is on already. */
+  private schedule(): void {
+    if (this.draining || !this.config.provider) return;
+    this.draining = true;
+    this.queue = this.queue
+      .then(() => this.drain())
+      .catch(() => undefined)
+      .finally(() => {
+        this.draining = false;
+        this.config.emit({ type: 'roster', agentId: this.id, change: 'updated' });
+      });
+  }
+
+  private async drain(): Promise<void> {
+    const provider = this.config.provider;
+    if (!provider) return;
+    for (;;) {
+      await this.refreshing;
+      const row = this.inbox.pending()[0];
+      if (!row) return;
+      try {
+        const open = this.openTurn();
+        if (open !== null) await this.closeTurn(open, await this.readHistory(), BOX_STOPPED_NOTICE);
+        await this.runInput(row, provider);
+      } catch (error) {
+        if (!(error instanceof StoreWriteError)) throw error;
+        // The input stays pending (its user message did not commit): try again shortly.
+        this.retryLater();
+        return;
+      }
+    }
+  }
+
+  private retryLater(): void {
+    if (this.retryTimer) return;
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = null;
+      this.schedule();
+    }, this.config.inboxRetryMs);
+    this.retryTimer.unref();
+  }
+
+  /**
+   * One input's turn. Write order (docs/runtime.md, "Invariants"): the user message commits in the
+   * ledger first (the input is started), then the JSONL record the model reads. A write failing
+   * after that ends the turn at once with a notice and rebuilds the model history from the files.
+   */
+  private async runInput(row: InboxRow, provider: ModelProvider): Promise<void> {
+    const turn = this.nextTurn;
+    const entry = userEntryFor(turn, row.nonce, row.input, this.config.now());
+    const uploads = row.input.kind === 'prompt' ? this.pendingUploads.map((u) => u.sandboxPath) : [];
+    const modelText = modelTextOf(entry as UserEntryFields, uploads, this.questions);
+    this.writer.appendEntries([entry]);
+    this.nextTurn += 1;
+    this.startedTurns.set(row.nonce, turn);
+    this.inbox.markStarted(row.nonce, turn);
+    if (row.input.kind === 'prompt') this.pendingUploads = [];
+    this.emitPending();
+    this.state.startTurn();
+    try {
+      const texts = userRecordTexts(turn, modelText);
+      this.writer.appendRecords([
+        { role: 'user', blocks: texts.map((text) => ({ type: 'text' as const, text })) },
+      ]);
+      this.history.push({ role: 'user', content: texts.map((text) => ({ type: 'text' as const, text })) });
+      // Hook (web Stop and streaming bubbles): one abort per turn; drafts go out as events.
+      const abort = new AbortController();
+      this.turnAbort = abort;
+      const hooks = {
+        signal: abort.signal,
+        onDraft: (toolCallId: string, text: string | null) =>
+          this.config.emit({ type: 'draft', agentId: this.id, toolCallId, text }),
+      };
+      await runTurn(this.history, turnDriver(this, turn, provider, hooks), this.state, {
+        maxSteps: this.config.maxStepsPerTurn,
+        texts: TURN_TEXTS,
+        signal: abort.signal,
+      });
+    } catch (error) {
+      // A turn never takes the agent down: it is closed with a notice saying why.
+      this.state.endTurn();
+      const notice =
+        error instanceof StoreWriteError
+          ? `The box could not save this turn, so it was stopped: ${error.message}.`
+          : `The turn failed: ${(error as Error).message}`;
+      try {
+        await this.closeTurn(turn, await this.readHistory(), notice);
+      } catch (closing) {
+        if (!(closing instanceof StoreWriteError)) throw closing;
+        // No space yet: the turn stays open and is closed before the next one (or on the next start).
+      }
+    } finally {
+      this.turnAbort = null;
+    }
+  }
+
+  /** Closes turn `turn` (see turn-closer.ts): the JSONL gets what it lacks, the ledger a notice and `turn-ended`. */
+  private async closeTurn(turn: number, records: JsonObject[], notice: string): Promise<void> {
+    const user = this.view.byId(`t${turn}u`) as (Record<string, unknown> & UserEntryFields) | undefined;
+    const repair = repairOf(turn, records, this.view.all(), () =>
+      userRecordTexts(
+        turn,
+        modelTextOf(
+          user ?? { content: '' },
+          this.uploadsBefore(user?.seq as number | undefined),
+          this.questions,
+        ),
+      ),
+    );
+    this.writer.appendRecords(repair.records);
+    const now = this.config.now();
+    const notices = this.view.all().filter((row) => row.id.startsWith(`t${turn}n`)).length;
+    this.writer.appendEntries([
+      { id: `t${turn}n${notices}`, kind: 'notice', level: 'error', text: notice, timestampMs: now },
+      { id: `t${turn}e`, kind: 'turn-ended', timestampMs: now },
+    ]);
+    if (this.state.state === 'working') this.state.endTurn();
+    if (repair.records.length > 0) await this.readHistory();
+  }
+
+  /** The sandbox paths of the uploads a prompt at `seq` listed: those after the prompt before it. */
+  private uploadsBefore(seq: number | undefined): string[] {
+    if (seq === undefined) return [];
+    const rows = this.view.all();
+    let from = -1;
+    for (const row of rows) {
+      const entry = row as Record<string, unknown>;
+      if (row.seq < seq && entry.kind === 'message' && typeof entry.clientNonce === 'string') from = row.seq;
+    }
+    return rows.flatMap((row) => {
+      const entry = row as Record<string, unknown>;
+      if (row.seq <= from || row.seq >= seq || entry.kind !== 'user-attachment') return [];
+      return [typeof entry.sandbox_path === 'string' ? entry.sandbox_path : String(entry.file_name)];
+    });
+  }
+
+  private onEntries(entries: SequencedEntry[]): void {
+    const visible = entries.filter((entry) => VISIBLE_KINDS.has(entry.kind)).length;
+    const now = this.config.now();
+    this.unread = {
+      ...this.unread,
+      lastActivityAt: now,
+      unreadCount: this.config.isFocused(this.id) ? 0 : this.unread.unreadCount + visible,
+      ...(this.config.isFocused(this.id) ? { lastViewedAt: now } : {}),
+    };
+    // Persisted once per turn (and on open and upload), not per entry: one commit per send, not two.
+    // A view of the entries: when it cannot be saved (a full disk) the entries still stand.
+    if (entries.some((entry) => entry.kind === 'turn-ended' || entry.kind === 'user-attachment')) {
+      try {
+        this.ledger.setKv('unreadState', this.unread);
+      } catch {
+        // Saved again with the next turn's end.
+      }
+    }
+    this.view.addOwn(entries);
+    for (const entry of entries) this.config.emit({ type: 'entry', agentId: this.id, entry });
+  }
+}

@@ -1,0 +1,16 @@
+/** What an agent tells the host's subscribers (the gateway's event stream). */
+import type { PendingInput } from '../stores/inbox.ts';
+import type { SequencedEntry } from '../stores/ledger.ts';
+import type { TurnState } from './turn-state.ts';
+
+export type HostEvent =
+  | { type: 'entry'; agentId: string; entry: SequencedEntry }
+  | { type: 'state'; agentId: string; state: TurnState }
+  | { type: 'roster'; agentId: string; change: 'created' | 'deleted' | 'updated' }
+  /** The agent's pending inputs changed (one was accepted, or its turn started): the whole list. */
+  | { type: 'inbox'; agentId: string; pending: PendingInput[] }
+  /**
+   * A `send_message` text as the model writes it (`text` so far), not yet checked nor stored;
+   * `text: null` when the call is over (delivered: its entry came first; refused: it vanishes).
+   */
+  | { type: 'draft'; agentId: string; toolCallId: string; text: string | null };

@@ -1,0 +1,137 @@
+/**
+ * A user turn's two records: the ledger `message` entry (what the user typed
+ * or picked, in Grok Bot's shape) and the text the model reads. The model
+ * text is derived from ledger data alone (the entry, the question it
+ * answers, the uploads before it), so a turn interrupted between the two
+ * writes gets exactly the same JSONL record when it is repaired on the next
+ * start. What the host says in the user role is a hidden prompt
+ * (`[SAND_HIDDEN_PROMPT]`), never the user's words; guidance is added per
+ * model call and never written (context/injections.ts).
+ */
+import {
+  answerMessage,
+  attachedFilesPrompt,
+  hiddenPrompt,
+  secretSavedPrompt,
+  userMessageId,
+  withAddressTag,
+  type LedgerEntry,
+} from '@sendbox/protocol';
+import type { InboxInput, InboxRow, PendingInput } from '../stores/inbox.ts';
+import { envNameFor, type QuestionBook } from './question-book.ts';
+
+/** What the model reads when the user retries a turn whose model call failed (the host speaking). */
+export const RETRY_PROMPT = 'The previous model call failed. Try again: continue where you left off.';
+
+type UserEntryBase = { id: string; kind: 'message'; role: 'user'; timestampMs: number };
+
+/**
+ * One kind of durable inbox input: how its turn's user `message` entry reads (the model's text is
+ * derived from that entry, `modelTextOf`), and how it shows while it waits (`pendingInputs`). A new
+ * kind is one member of `InboxInput` (stores/inbox.ts) and one entry here; the compiler asks for it.
+ */
+export interface InputKind<I extends InboxInput> {
+  userEntry(base: UserEntryBase, nonce: string, input: I): LedgerEntry;
+  /** What the pending bubble shows (a secret never: its label). */
+  pendingText(input: I): string;
+}
+
+export const INPUT_KINDS: { [K in InboxInput['kind']]: InputKind<Extract<InboxInput, { kind: K }>> } = {
+  prompt: {
+    userEntry: (base, nonce, input) => ({ ...base, content: input.prompt, clientNonce: nonce }),
+    pendingText: (input) => input.prompt,
+  },
+  'widget-answer': {
+    // Grok Bot's shape: the label clicked in content, the option's value in respondedValue.
+    userEntry: (base, _nonce, input) => ({
+      ...base,
+      content: input.text,
+      respondedValue: input.value,
+      widgetSkipped: false,
+      replyTo: input.messageId,
+    }),
+    pendingText: (input) => input.text,
+  },
+  'secret-answer': {
+    userEntry: (base, _nonce, input) => ({
+      ...base,
+      content: `Provided ${input.label}`,
+      replyTo: input.messageId,
+    }),
+    pendingText: (input) => `Provided ${input.label}`,
+  },
+  retry: {
+    // Not the user's words: the UI never shows it (`hidden`), the model reads a hidden prompt.
+    userEntry: (base) => ({ ...base, content: RETRY_PROMPT, hidden: true }),
+    pendingText: () => 'Retry',
+  },
+};
+
+function kindOf<I extends InboxInput>(input: I): InputKind<I> {
+  return INPUT_KINDS[input.kind] as unknown as InputKind<I>;
+}
+
+/** The user `message` entry of turn `turn` for an accepted input. */
+export function userEntryFor(
+  turn: number,
+  nonce: string,
+  input: InboxInput,
+  timestampMs: number,
+): LedgerEntry {
+  const base = { id: userMessageId(turn), kind: 'message' as const, role: 'user' as const, timestampMs };
+  return kindOf(input).userEntry(base, nonce, input);
+}
+
+/** A pending input as clients see it (openAgent, listAgents, the event stream). */
+export function pendingView(row: InboxRow): PendingInput {
+  const { input } = row;
+  return {
+    nonce: row.nonce,
+    kind: input.kind,
+    text: kindOf(input).pendingText(input),
+    acceptedAt: row.acceptedAt,
+  };
+}
+
+/** The nonce of an answer: a question is answered once, so its id is the nonce. */
+export function answerNonce(messageId: string): string {
+  return `answer:${messageId}`;
+}
+
+export interface UserEntryFields {
+  content: string;
+  /** The send an answer answers (older sendbox ledgers named it in `respondedValue`). */
+  replyTo?: string | undefined;
+  respondedValue?: string | undefined;
+  /** A message the host wrote in the user role (a retry). */
+  hidden?: boolean | undefined;
+}
+
+/**
+ * What the model reads for a user message: the prompt with the files uploaded for it listed after
+ * it (a hidden prompt), or the answer under the question it answers.
+ */
+export function modelTextOf(
+  entry: UserEntryFields,
+  uploads: readonly string[],
+  questions: QuestionBook,
+): string {
+  if (entry.hidden === true) return hiddenPrompt(entry.content);
+  const answered = entry.replyTo ?? entry.respondedValue;
+  const question = answered === undefined ? undefined : questions.get(answered);
+  if (question?.kind === 'widget') return answerMessage(question.id, question.prompt, entry.content);
+  if (question?.kind === 'secret-request') {
+    return answerMessage(question.id, question.prompt, secretSavedPrompt(envNameFor(question.target!)));
+  }
+  return uploads.length ? `${entry.content}\n\n${attachedFilesPrompt(uploads)}` : entry.content;
+}
+
+/**
+ * The text blocks of the JSONL user record of turn `turn`: the text under its `[t<N>u]` address tag,
+ * and nothing else. Grok Bot appends its send_message guidance to every user turn (seed 000), yet no
+ * real JSONL record holds it: it is added when the model is called, never written
+ * (context/injections.ts, docs/formats/grok-bot.md "What the box writes").
+ */
+export function userRecordTexts(turn: number, modelText: string): string[] {
+  return [withAddressTag(turn, modelText)];
+}

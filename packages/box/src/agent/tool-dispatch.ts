@@ -1,0 +1,177 @@
+/**
+ * The dispatch sequence of a tool call (every tool but send_message, which has its send gate):
+ *
+ *   record the call (JSONL tool_use) → check its input (Zod) → the gates → run → record the result
+ *   (JSONL tool_result, scrubbed) and the ledger's tool-call entry.
+ *
+ * The call is recorded before anything else, so a crash or a wait leaves a call without a result
+ * that the turn closer answers. A gate sees a checked call before it runs and may answer it instead
+ * (an approval card waits for the user here; a denied call gets the gate's error). Nothing a gate or
+ * a tool throws ends the turn: it becomes the call's error result.
+ */
+import type { JsonObject } from '@sendbox/txcript';
+import { modelOutputFor } from '../context/model-view.ts';
+import type { ModelToolCall } from '../providers/types.ts';
+import {
+  describeZodError,
+  errorOutcome,
+  statusOf,
+  type HostTool,
+  type ToolOutcome,
+  type ToolStatus,
+} from '../tools/types.ts';
+import { toolCallDetails, type ToolCallDetails } from './tool-details.ts';
+import type { Scrubber } from '../secrets/scrub.ts';
+import type { SecretsStore } from '../stores/secrets.ts';
+import type { TodoItem } from '../tools/types.ts';
+import type { ToolCallReport } from './turn.ts';
+
+/** A tool call whose input passed its check, about to run. */
+export interface GatedCall {
+  agentId: string;
+  toolCallId: string;
+  tool: HostTool;
+  input: unknown;
+  signal: AbortSignal;
+}
+
+/** Runs before every checked tool call: null lets it run; an outcome answers it instead. */
+export interface ToolGate {
+  readonly name: string;
+  beforeRun(call: GatedCall): Promise<ToolOutcome | null>;
+}
+
+/** What dispatch needs from the agent (TurnContext has it all). */
+export interface DispatchContext {
+  readonly id: string;
+  readonly paths: { readonly sandbox: string };
+  readonly toolEnv: Readonly<Record<string, string>>;
+  readonly todos: TodoItem[];
+  readonly secrets: SecretsStore;
+  /** What runs before every checked tool call: approvals plug in here. */
+  readonly toolGates: readonly ToolGate[];
+  scrubber(): Scrubber;
+  /** Hosts the agent's commands may reach (the profile's sandbox.allowDomains, as it is now). */
+  allowDomains(): Promise<readonly string[]>;
+  now(): number;
+}
+
+export interface DispatchDeps {
+  ctx: DispatchContext;
+  /** Every tool name the model has, for the unknown-tool error. */
+  knownNames(): string[];
+  recordCall(name: string, input: JsonObject): void;
+  recordResult(name: string, result: JsonObject): void;
+  /** The ledger's tool-call entry (the driver gives it its id). */
+  recordEntry(
+    entry: {
+      kind: 'tool-call';
+      name: string;
+      status: ToolStatus;
+      summary: string;
+      timestampMs: number;
+    } & ToolCallDetails,
+  ): void;
+  signal: AbortSignal;
+}
+
+export async function dispatchToolCall(
+  call: ModelToolCall,
+  tool: HostTool | undefined,
+  deps: DispatchDeps,
+): Promise<ToolCallReport> {
+  const { ctx } = deps;
+  const parsed = tool?.input.safeParse(call.input);
+  // One time for the recorded input and the run (update_todos stamps its input with it).
+  const startedAt = ctx.now();
+  deps.recordCall(
+    call.name,
+    tool?.recordedInput && parsed?.success
+      ? {
+          ...tool.recordedInput(parsed.data, { todos: ctx.todos, now: () => startedAt }),
+          toolCallId: call.id,
+        }
+      : callInput(call),
+  );
+  let outcome: ToolOutcome;
+  if (!tool || !parsed) {
+    outcome = errorOutcome(
+      `There is no tool named ${call.name}. Your tools are: ${deps.knownNames().join(', ')}.`,
+      `unknown tool ${call.name}`,
+    );
+  } else if (!parsed.success) {
+    outcome = errorOutcome(describeZodError(tool.name, parsed.error), 'invalid input');
+  } else {
+    const gated: GatedCall = {
+      agentId: ctx.id,
+      toolCallId: call.id,
+      tool,
+      input: parsed.data,
+      signal: deps.signal,
+    };
+    outcome =
+      (await passGates(ctx.toolGates, gated)) ??
+      (await runTool(ctx, tool, parsed.data, startedAt, deps.signal));
+  }
+  const scrubber = ctx.scrubber();
+  const envelope = scrubber.value(outcome.envelope);
+  deps.recordResult(call.name, envelope);
+  const rawInput = isObject(call.input) ? (call.input as JsonObject) : {};
+  deps.recordEntry({
+    kind: 'tool-call',
+    name: call.name,
+    status: statusOf(envelope),
+    summary: scrubber.text(outcome.summary),
+    // Hook (web tool rows): description, scrubbed input/output and duration.
+    ...toolCallDetails(rawInput, envelope, ctx.now() - startedAt, scrubber),
+    timestampMs: ctx.now(),
+  });
+  return { output: modelOutputFor(call.name, envelope), delivered: false };
+}
+
+async function passGates(gates: readonly ToolGate[], call: GatedCall): Promise<ToolOutcome | null> {
+  for (const gate of gates) {
+    try {
+      const answer = await gate.beforeRun(call);
+      if (answer) return answer;
+    } catch (error) {
+      return errorOutcome(`${call.tool.name} was not run: ${gate.name} failed: ${(error as Error).message}`);
+    }
+  }
+  return null;
+}
+
+async function runTool(
+  ctx: DispatchContext,
+  tool: HostTool,
+  input: unknown,
+  startedAt: number,
+  signal: AbortSignal,
+): Promise<ToolOutcome> {
+  const secrets = await ctx.secrets.all();
+  try {
+    return await tool.run(input, {
+      sandboxDir: ctx.paths.sandbox,
+      env: { ...ctx.toolEnv, HOME: ctx.paths.sandbox, ...Object.fromEntries(secrets) },
+      allowDomains: await ctx.allowDomains(),
+      scrub: ctx.scrubber(),
+      todos: ctx.todos,
+      signal,
+      now: () => startedAt,
+    });
+  } catch (error) {
+    return errorOutcome(`${tool.name} failed: ${(error as Error).message}`);
+  }
+}
+
+/** A call's JSONL `tool_use` input: its arguments with its id, or their raw text when they did not parse. */
+export function callInput(call: ModelToolCall): JsonObject {
+  if (isObject(call.input)) return { ...(call.input as JsonObject), toolCallId: call.id };
+  return call.rawArguments === undefined
+    ? { toolCallId: call.id }
+    : { rawArguments: call.rawArguments, toolCallId: call.id };
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

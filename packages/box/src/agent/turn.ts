@@ -1,0 +1,157 @@
+/**
+ * The turn loop, one model step at a time. Between steps sit the rules of
+ * the message mechanism: tool calls are dispatched by the host (the send gate
+ * included), a widget or secret-request ends the turn, and a turn that ends
+ * without any delivered send gets one more step and then a notice. The
+ * reminders the model reads (after N tool calls without a send, after a
+ * text-only step) are not written here: the driver's `step` adds them to
+ * what it sends the model (context/injections.ts), from the history.
+ */
+import { hiddenPrompt } from '@sendbox/protocol';
+import type { ModelMessage, ModelStepResult, ModelToolCall } from '../providers/types.ts';
+import { TextOnlyGuard } from './text-only.ts';
+import type { TurnStateMachine } from './turn-state.ts';
+
+export interface ToolCallReport {
+  /** What the model reads as this call's result. */
+  output: { type: 'text'; value: string } | { type: 'error-text'; value: string };
+  /** A send_message that reached the user. */
+  delivered: boolean;
+}
+
+/** What the loop needs from the agent: the model, tool dispatch, and the transcript. */
+export interface TurnDriver {
+  /** One model call for the history so far (the driver adds guidance and reminders to what the model reads). */
+  step(messages: readonly ModelMessage[]): Promise<ModelStepResult>;
+  /** Records the step's private text / reasoning (JSONL assistant record, ledger `thinking`). */
+  recordAssistant(step: ModelStepResult): void;
+  /** Records the call, runs it, records the result. Never throws for a tool's own failure. */
+  runToolCall(call: ModelToolCall): Promise<ToolCallReport>;
+  /** Writes a host sentence for the model as a hidden-prompt user record (never the user's words). */
+  recordHiddenPrompt(text: string): void;
+  /** A notice for the user; `reason` types it (failures are errors; a failed model call can be retried). */
+  recordNotice(text: string, reason?: NoticeReason): void;
+  recordTurnEnded(): void;
+}
+
+export type NoticeReason = 'model-failed' | 'step-limit' | 'stopped';
+
+export interface TurnTexts {
+  noReplyNotice: string;
+  modelFailedNotice: (message: string) => string;
+  stepLimitNotice: (steps: number) => string;
+  /** The user pressed Stop (`cancelTurn`): the notice shown, and what the model reads next turn. */
+  stoppedNotice: string;
+  stoppedReminder: string;
+  /** The result the model reads for a tool call the stop interrupted or never started. */
+  interruptedResult: string;
+}
+
+export interface TurnOptions {
+  maxSteps: number;
+  texts: TurnTexts;
+  /** Aborted by `cancelTurn`: the model call is aborted, tools are killed, the turn ends. */
+  signal?: AbortSignal;
+}
+
+/**
+ * Runs one turn. `history` already ends with the user message; it is
+ * extended in place with everything the model saw and did.
+ */
+export async function runTurn(
+  history: ModelMessage[],
+  driver: TurnDriver,
+  state: TurnStateMachine,
+  options: TurnOptions,
+): Promise<void> {
+  const textOnly = new TextOnlyGuard();
+  let delivered = 0;
+  let steps = 0;
+  const stopped = (): boolean => options.signal?.aborted === true;
+  const endStopped = (): void => {
+    driver.recordNotice(options.texts.stoppedNotice, 'stopped');
+    tellModel(history, driver, options.texts.stoppedReminder);
+  };
+  try {
+    for (;;) {
+      if (stopped()) {
+        endStopped();
+        break;
+      }
+      if (steps >= options.maxSteps) {
+        driver.recordNotice(options.texts.stepLimitNotice(options.maxSteps), 'step-limit');
+        break;
+      }
+      steps += 1;
+      let step: ModelStepResult;
+      try {
+        step = await driver.step(history);
+      } catch (error) {
+        if (stopped()) {
+          endStopped();
+          break;
+        }
+        driver.recordNotice(
+          options.texts.modelFailedNotice(error instanceof Error ? error.message : String(error)),
+          'model-failed',
+        );
+        break;
+      }
+      driver.recordAssistant(step);
+      const assistantContent: Extract<ModelMessage, { role: 'assistant' }>['content'] = [];
+      if (step.text) assistantContent.push({ type: 'text', text: step.text });
+      for (const call of step.toolCalls) {
+        assistantContent.push({
+          type: 'tool-call',
+          toolCallId: call.id,
+          toolName: call.name,
+          input: call.parseError === undefined ? call.input : {},
+        });
+      }
+      if (assistantContent.length) history.push({ role: 'assistant', content: assistantContent });
+
+      if (step.toolCalls.length === 0) {
+        const verdict = textOnly.onTurnEnd(delivered);
+        // The next step reads the text-only reminder after this one (withInjections).
+        if (verdict === 'remind') continue;
+        if (verdict === 'notice') driver.recordNotice(options.texts.noReplyNotice);
+        break;
+      }
+
+      const results: Extract<ModelMessage, { role: 'tool' }>['content'] = [];
+      for (const call of step.toolCalls) {
+        // Every call gets a result (the API requires one per call id); after a stop, "interrupted".
+        const report = stopped() ? null : await driver.runToolCall(call);
+        if (report?.delivered) delivered += 1;
+        results.push({
+          type: 'tool-result',
+          toolCallId: call.id,
+          toolName: call.name,
+          output:
+            report && !stopped()
+              ? report.output
+              : { type: 'error-text', value: options.texts.interruptedResult },
+        });
+      }
+      history.push({ role: 'tool', content: results });
+      if (stopped()) {
+        endStopped();
+        break;
+      }
+
+      // A widget or secret-request ended the turn: wait for the user.
+      if (state.sendsBlocked) break;
+    }
+    driver.recordTurnEnded();
+  } finally {
+    // A write that failed mid-turn ends it too; its caller closes it (notice, turn-ended) from the files.
+    state.endTurn();
+  }
+}
+
+/** The host tells the model something in the user role: a hidden prompt, never the user's words. */
+function tellModel(history: ModelMessage[], driver: TurnDriver, text: string): void {
+  const hidden = hiddenPrompt(text);
+  history.push({ role: 'user', content: [{ type: 'text', text: hidden }] });
+  driver.recordHiddenPrompt(hidden);
+}

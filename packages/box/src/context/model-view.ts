@@ -1,0 +1,131 @@
+/**
+ * How tool results and transcript records read to the model. One place, so
+ * a live turn and a history rebuilt from the JSONL after a restart give the
+ * model the same text.
+ */
+import type { ModelMessage } from '../providers/types.ts';
+import type { JsonObject, JsonValue } from '@sendbox/txcript';
+
+/** What the model sees for a tool result envelope. */
+export function modelOutputFor(
+  toolName: string,
+  envelope: JsonValue,
+): { type: 'text'; value: string } | { type: 'error-text'; value: string } {
+  if (isObject(envelope)) {
+    const success = envelope.success;
+    if (toolName === 'send_message' && isObject(success) && typeof success.messageId === 'string') {
+      return { type: 'text', value: `Message sent to user. (id: ${success.messageId})` };
+    }
+    const error = envelope.error;
+    if (isObject(error) && typeof error.error === 'string') return { type: 'error-text', value: error.error };
+    // read's real key (grok-bot-format.md §5).
+    if (isObject(error) && typeof error.errorMessage === 'string')
+      return { type: 'error-text', value: error.errorMessage };
+    if (typeof error === 'string') return { type: 'error-text', value: error };
+    const spawn = envelope.spawnError;
+    if (isObject(spawn) && typeof spawn.error === 'string')
+      return { type: 'error-text', value: `Could not start the command: ${spawn.error}` };
+  }
+  return { type: 'text', value: JSON.stringify(envelope) };
+}
+
+/** A `<system_reminder>` block as a whole text part: guidance or a reminder older boxes wrote into user records. */
+const WRITTEN_INJECTION = /^\s*<system_reminder>[\s\S]*<\/system_reminder>\s*$/;
+
+/**
+ * Rebuilds the model conversation from JSONL record objects (`{role,
+ * message:{content}}`), for an agent loaded after a restart: the history as
+ * the session keeps it, without guidance or reminders (they are added per
+ * model call, context/injections.ts; those an older box wrote into
+ * user records are dropped, so they are not read twice). Records the box
+ * did not write (unknown roles, malformed lines) are skipped. A tool call
+ * whose result never landed (a crash mid-tool) gets an error result, so the
+ * conversation stays valid for the provider. A step's text record comes
+ * before its calls, so an assistant text record after other assistant
+ * content starts the next step.
+ */
+export function historyFromRecords(records: readonly JsonObject[]): ModelMessage[] {
+  const out: ModelMessage[] = [];
+  let assistant: Extract<ModelMessage, { role: 'assistant' }> | null = null;
+  let tool: Extract<ModelMessage, { role: 'tool' }> | null = null;
+  let pending: Array<{ id: string; name: string }> = [];
+
+  const closeCalls = () => {
+    if (pending.length) {
+      tool ??= { role: 'tool', content: [] };
+      if (!out.includes(tool)) out.push(tool);
+      for (const call of pending) {
+        tool.content.push({
+          type: 'tool-result',
+          toolCallId: call.id,
+          toolName: call.name,
+          output: {
+            type: 'error-text',
+            value: 'This tool call was interrupted (the host restarted) and has no result.',
+          },
+        });
+      }
+      pending = [];
+    }
+    assistant = null;
+    tool = null;
+  };
+
+  for (const record of records) {
+    const role = record.role;
+    const message = record.message;
+    if (!isObject(message) || !Array.isArray(message.content)) continue;
+    const blocks = message.content.filter(isObject);
+    if (role === 'user') {
+      closeCalls();
+      const parts = blocks
+        .filter((b) => b.type === 'text' && typeof b.text === 'string' && !WRITTEN_INJECTION.test(b.text))
+        .map((b) => ({ type: 'text' as const, text: b.text as string }));
+      if (parts.length) out.push({ role: 'user', content: parts });
+    } else if (role === 'assistant') {
+      const startsStep = blocks.some((b) => b.type === 'text' && typeof b.text === 'string');
+      if (tool || (startsStep && assistant !== null && assistant.content.length > 0)) {
+        // A new assistant record after results, or a step's text after another step, starts the next exchange.
+        assistant = null;
+        tool = null;
+      }
+      if (!assistant) {
+        assistant = { role: 'assistant', content: [] };
+        out.push(assistant);
+      }
+      const content = assistant.content as Exclude<typeof assistant.content, string>;
+      for (const block of blocks) {
+        if (block.type === 'text' && typeof block.text === 'string') {
+          content.push({ type: 'text', text: block.text });
+        } else if (block.type === 'tool_use' && typeof block.name === 'string' && isObject(block.input)) {
+          const { toolCallId, ...input } = block.input;
+          const id = typeof toolCallId === 'string' ? toolCallId : `call_${out.length}_${content.length}`;
+          content.push({ type: 'tool-call', toolCallId: id, toolName: block.name, input });
+          pending.push({ id, name: block.name });
+        }
+      }
+    } else if (role === 'tool') {
+      for (const block of blocks) {
+        if (block.type !== 'tool_result' || typeof block.name !== 'string') continue;
+        const at = pending.findIndex((call) => call.name === block.name);
+        if (at < 0) continue;
+        const [call] = pending.splice(at, 1);
+        if (!call) continue;
+        tool ??= { role: 'tool', content: [] };
+        if (!out.includes(tool)) out.push(tool);
+        tool.content.push({
+          type: 'tool-result',
+          toolCallId: call.id,
+          toolName: call.name,
+          output: modelOutputFor(call.name, block.result ?? null),
+        });
+      }
+    }
+  }
+  closeCalls();
+  return out.filter((m) => m.role !== 'assistant' || (Array.isArray(m.content) && m.content.length > 0));
+}
+
+function isObject(value: unknown): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

@@ -1,0 +1,110 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { openLedgerForWrite } from '@sendbox/txcript';
+import Database from 'better-sqlite3';
+import { afterEach, describe, expect, it } from 'vitest';
+import { pendingView } from '../../agent/inputs.ts';
+import { Inbox, needsRecovery } from './inbox.ts';
+import { StoreLock } from './store-lock.ts';
+import { StoreWriteError } from '../errors.ts';
+import { diskFullError, WritePoints } from '../write-points.ts';
+import { inboxContract } from '../inbox.contract.ts';
+import { filesBackend } from './backend.ts';
+
+let dir = '';
+afterEach(async () => {
+  if (dir) await rm(dir, { recursive: true, force: true });
+  dir = '';
+});
+
+async function storeDb(): Promise<string> {
+  dir = await mkdtemp(path.join(os.tmpdir(), 'sendbox-inbox-'));
+  const file = path.join(dir, 'store.db');
+  openLedgerForWrite(file).close();
+  return file;
+}
+
+const open = (file: string, points = new WritePoints()) => new Inbox(file, new StoreLock(file), points);
+
+describe('the inbox', () => {
+  it('commits an input before accept returns, keeps its nonce across reopening, and lists pending inputs in order', async () => {
+    const file = await storeDb();
+    const inbox = open(file);
+    expect(inbox.accept('n1', { kind: 'prompt', prompt: 'first' }, 1)).toBe(true);
+    expect(inbox.accept('n2', { kind: 'prompt', prompt: 'second' }, 2)).toBe(true);
+    // Another connection sees the rows at once: they are committed.
+    const reader = new Database(file, { readonly: true });
+    expect(reader.prepare('SELECT nonce FROM sendbox_inbox ORDER BY seq').pluck().all()).toEqual([
+      'n1',
+      'n2',
+    ]);
+    reader.close();
+    inbox.markStarted('n1', 0);
+    inbox.close();
+
+    const again = open(file);
+    expect(again.has('n1')).toBe(true);
+    expect(again.accept('n1', { kind: 'prompt', prompt: 'first' }, 3)).toBe(false);
+    expect(again.pending().map(pendingView)).toEqual([
+      { nonce: 'n2', kind: 'prompt', text: 'second', acceptedAt: 2 },
+    ]);
+    again.close();
+  });
+
+  it('settles a pending input whose user message the ledger holds (a crash between the two commits)', async () => {
+    const file = await storeDb();
+    const inbox = open(file);
+    inbox.accept('n1', { kind: 'prompt', prompt: 'a' }, 1);
+    inbox.accept('answer:t0s0', { kind: 'widget-answer', messageId: 't0s0', text: 'Red', value: 'red' }, 2);
+    inbox.reconcile((nonce) => (nonce === 'n1' ? 4 : undefined));
+    expect(inbox.pending().map((row) => row.nonce)).toEqual(['answer:t0s0']);
+    inbox.close();
+    const again = open(file);
+    expect(again.pending().map((row) => row.nonce)).toEqual(['answer:t0s0']);
+    again.close();
+  });
+
+  it('accepts nothing on a full disk: StoreWriteError, no row, the nonce still free', async () => {
+    const file = await storeDb();
+    let full = true;
+    const inbox = open(file, new WritePoints({ fail: (store) => (full ? diskFullError(store) : null) }));
+    let error: unknown;
+    try {
+      inbox.accept('n1', { kind: 'prompt', prompt: 'a' }, 1);
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(StoreWriteError);
+    expect((error as StoreWriteError).diskFull).toBe(true);
+    expect(inbox.has('n1')).toBe(false);
+    full = false;
+    expect(inbox.accept('n1', { kind: 'prompt', prompt: 'a' }, 1)).toBe(true);
+    inbox.close();
+  });
+
+  it('tells start-up which agents need it: pending inputs, or a started turn without turn-ended', async () => {
+    const file = await storeDb();
+    expect(needsRecovery(file)).toBe(false);
+    const inbox = open(file);
+    inbox.accept('n1', { kind: 'prompt', prompt: 'a' }, 1);
+    expect(needsRecovery(file)).toBe(true);
+    inbox.markStarted('n1', 0);
+    expect(needsRecovery(file)).toBe(true);
+    const ledger = openLedgerForWrite(file);
+    ledger.appendEntry({ id: 't0e', kind: 'turn-ended', timestampMs: 1 });
+    ledger.close();
+    expect(needsRecovery(file)).toBe(false);
+    inbox.close();
+    expect(needsRecovery(path.join(dir, 'missing.db'))).toBe(false);
+  });
+});
+
+inboxContract(
+  'files',
+  filesBackend((home) => {
+    const file = path.join(home, 'store.db');
+    openLedgerForWrite(file).close();
+    return { open: () => open(file), close: (inbox) => inbox.close() };
+  }),
+);

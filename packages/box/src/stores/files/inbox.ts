@@ -1,0 +1,181 @@
+/**
+ * The durable inbox: the user's inputs (prompts, widget answers, saved
+ * secrets) an agent accepted, kept in its own `store.db` in a table of
+ * sendbox's (`sendbox_inbox`; Grok Bot's tables are untouched). An input is
+ * accepted once its row commits, and only then does the gateway answer 2xx;
+ * its nonce stays, so a repeat is recognised across restarts.
+ *
+ * Input states: `pending` (accepted, its turn not started) → `started` (its
+ * user message is in the ledger, with turn N) or `failed` (it could not start;
+ * `detail` says why). The ledger is the commit point of a start: an input whose
+ * user message is in the ledger is started, whatever its row says (the row is
+ * marked after the ledger commit, so a crash between the two leaves it
+ * `pending`; `reconcile` settles it on the next open).
+ */
+import Database from 'better-sqlite3';
+import type { StoreLock } from './store-lock.ts';
+import { StoreWriteError } from '../errors.ts';
+import type { InboxInput, InboxRow, InboxStore, InputState } from '../inbox.ts';
+import type { WritePoints } from '../write-points.ts';
+
+const INBOX_DDL = `
+CREATE TABLE IF NOT EXISTS sendbox_inbox (
+  seq INTEGER PRIMARY KEY,
+  nonce TEXT NOT NULL UNIQUE,
+  kind TEXT NOT NULL,
+  input TEXT NOT NULL,
+  state TEXT NOT NULL DEFAULT 'pending',
+  turn INTEGER,
+  accepted_at INTEGER NOT NULL,
+  detail TEXT
+) STRICT;
+CREATE INDEX IF NOT EXISTS idx_sendbox_inbox_pending ON sendbox_inbox(seq) WHERE state = 'pending';
+`;
+
+interface RawRow {
+  seq: number;
+  nonce: string;
+  kind: string;
+  input: string;
+  state: string;
+  turn: number | null;
+  accepted_at: number;
+  detail: string | null;
+}
+
+export class Inbox implements InboxStore {
+  private readonly db: Database.Database;
+  private readonly nonces = new Set<string>();
+  private pendingRows: InboxRow[] = [];
+
+  constructor(
+    path: string,
+    private readonly lock: StoreLock,
+    private readonly points: WritePoints,
+  ) {
+    this.db = new Database(path, { fileMustExist: true, timeout: 5000 });
+    // FULL: an accepted input survives a power cut, not only a crash of the box (docs/runtime.md).
+    this.db.pragma('synchronous = FULL');
+    this.lock.withReleased(() => this.db.exec(INBOX_DDL));
+    this.load();
+  }
+
+  /** Reads every nonce and the pending rows again (another connection may have written). */
+  load(): void {
+    this.nonces.clear();
+    for (const row of this.db.prepare('SELECT nonce FROM sendbox_inbox').pluck().all() as string[]) {
+      this.nonces.add(row);
+    }
+    const raw = this.db
+      .prepare(`SELECT * FROM sendbox_inbox WHERE state = 'pending' ORDER BY seq`)
+      .all() as RawRow[];
+    this.pendingRows = raw.map(rowOf);
+  }
+
+  has(nonce: string): boolean {
+    return this.nonces.has(nonce);
+  }
+
+  /** Pending inputs in the order they were accepted. */
+  pending(): readonly InboxRow[] {
+    return this.pendingRows;
+  }
+
+  /** Commits an input (one transaction, fsynced); false when its nonce was accepted before. */
+  accept(nonce: string, input: InboxInput, acceptedAt: number): boolean {
+    if (this.nonces.has(nonce)) return false;
+    const seq = this.write('the input', () =>
+      Number(
+        this.db
+          .prepare('INSERT INTO sendbox_inbox (nonce, kind, input, accepted_at) VALUES (?, ?, ?, ?)')
+          .run(nonce, input.kind, JSON.stringify(input), acceptedAt).lastInsertRowid,
+      ),
+    );
+    this.nonces.add(nonce);
+    this.pendingRows.push({ seq, nonce, input, state: 'pending', turn: null, acceptedAt, detail: null });
+    return true;
+  }
+
+  /** Marks an input started in turn `turn` (after its user message committed in the ledger). */
+  markStarted(nonce: string, turn: number): void {
+    this.settle(nonce, 'started', turn, null);
+  }
+
+  markFailed(nonce: string, detail: string): void {
+    this.settle(nonce, 'failed', null, detail);
+  }
+
+  /**
+   * Settles pending rows whose user message the ledger holds (a crash came between the ledger
+   * commit and the row's update): `startedTurn` gives the turn of a nonce, or undefined.
+   */
+  reconcile(startedTurn: (nonce: string) => number | undefined): void {
+    for (const row of [...this.pendingRows]) {
+      const turn = startedTurn(row.nonce);
+      if (turn !== undefined) this.markStarted(row.nonce, turn);
+    }
+  }
+
+  close(): void {
+    this.db.close();
+  }
+
+  private settle(nonce: string, state: InputState, turn: number | null, detail: string | null): void {
+    this.pendingRows = this.pendingRows.filter((row) => row.nonce !== nonce);
+    try {
+      this.write('the input state', () =>
+        this.db
+          .prepare('UPDATE sendbox_inbox SET state = ?, turn = ?, detail = ? WHERE nonce = ?')
+          .run(state, turn, detail, nonce),
+      );
+    } catch {
+      // The ledger already says what happened (the commit point); the row is settled again on the next open.
+    }
+  }
+
+  private write<T>(what: string, run: () => T): T {
+    try {
+      this.points.pass('inbox', what);
+      return this.lock.withReleased(run);
+    } catch (error) {
+      throw new StoreWriteError('inbox', what, error);
+    }
+  }
+}
+
+function rowOf(raw: RawRow): InboxRow {
+  return {
+    seq: raw.seq,
+    nonce: raw.nonce,
+    input: JSON.parse(raw.input) as InboxInput,
+    state: raw.state as InputState,
+    turn: raw.turn,
+    acceptedAt: raw.accepted_at,
+    detail: raw.detail,
+  };
+}
+
+/**
+ * True when an agent's store.db holds pending inputs, or the box's last started turn has no
+ * `turn-ended` (start-up opens only those agents). One read-only query; false without the table.
+ */
+export function needsRecovery(storeDb: string): boolean {
+  let db: Database.Database | undefined;
+  try {
+    db = new Database(storeDb, { readonly: true, fileMustExist: true });
+    const row = db
+      .prepare(
+        `SELECT EXISTS (SELECT 1 FROM sendbox_inbox WHERE state = 'pending')
+             OR EXISTS (SELECT 1 FROM sendbox_inbox i
+                        WHERE i.seq = (SELECT max(seq) FROM sendbox_inbox WHERE state = 'started')
+                          AND NOT EXISTS (SELECT 1 FROM transcript_entries WHERE id = 't' || i.turn || 'e'))`,
+      )
+      .pluck()
+      .get();
+    return row === 1;
+  } catch {
+    return false;
+  } finally {
+    db?.close();
+  }
+}

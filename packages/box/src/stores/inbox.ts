@@ -1,0 +1,50 @@
+/**
+ * The durable inbox of one agent: the inputs it accepted (prompts, answers, retries), each once per
+ * nonce, and their state. An input is accepted once `accept` returns; only then may the gateway
+ * answer 2xx. The files backend keeps it in the agent's store.db (stores/files/inbox.ts).
+ */
+
+/** What the user sent, as the turn that answers it needs it. */
+export type InboxInput =
+  | { kind: 'prompt'; prompt: string }
+  | { kind: 'widget-answer'; messageId: string; text: string; value: string }
+  | { kind: 'secret-answer'; messageId: string; name: string; label: string }
+  /** Retry after a failed model call: a new turn on the conversation as it stands. */
+  | { kind: 'retry' };
+
+export type InputState = 'pending' | 'started' | 'failed';
+
+export interface InboxRow {
+  seq: number;
+  nonce: string;
+  input: InboxInput;
+  state: InputState;
+  turn: number | null;
+  acceptedAt: number;
+  detail: string | null;
+}
+
+/** A pending input as clients see it (openAgent, listAgents, the event stream). */
+export interface PendingInput {
+  nonce: string;
+  kind: InboxInput['kind'];
+  /** What the user typed or picked (a secret is never shown: its label is). */
+  text: string;
+  acceptedAt: number;
+}
+
+/** What an agent does with its inbox. */
+export interface InboxStore {
+  /** True when an input with this nonce was ever accepted (across restarts). */
+  has(nonce: string): boolean;
+  /** Pending inputs in the order they were accepted. */
+  pending(): readonly InboxRow[];
+  /** Commits an input (durably, before it returns); false when its nonce was accepted before. */
+  accept(nonce: string, input: InboxInput, acceptedAt: number): boolean;
+  /** Marks an input started in turn `turn` (after its user message committed in the ledger). */
+  markStarted(nonce: string, turn: number): void;
+  markFailed(nonce: string, detail: string): void;
+  /** Settles pending inputs whose user message the ledger holds: `startedTurn` gives a nonce's turn, or undefined. */
+  reconcile(startedTurn: (nonce: string) => number | undefined): void;
+  close(): void;
+}

@@ -1,0 +1,25 @@
+/**
+ * An agent's UI ledger: the entries the user's conversation is made of, append-only, each batch
+ * committed whole (the commit point of every input and send, docs/runtime.md "Invariants"), and a
+ * small key-value table (`metadata`, `unreadState`). The files backend is the agent's store.db
+ * through txcript's ledger writer (stores/files/ledger.ts).
+ */
+import type { LedgerEntry } from '@sendbox/protocol';
+import type { JsonValue, LedgerRead } from '@sendbox/txcript';
+
+/** A ledger entry as stored: always carries its `seq`. */
+export type SequencedEntry = LedgerEntry & { seq: number };
+
+export interface LedgerStore {
+  /** Validates and appends entries in one transaction, all or nothing; returns their seqs, ascending. */
+  appendEntries(entries: readonly LedgerEntry[]): number[];
+  /** Every valid entry by seq, and a warning for each row a reader skips. */
+  readLedgerEntries(): LedgerRead;
+  /** Entries with seq greater than `seq`, by seq. */
+  readEntriesAfter(seq: number): LedgerRead;
+  /** Rows held, those readers skip included (cheap: compared to learn whether another writer appended). */
+  countEntries(): number;
+  getKv(key: string): JsonValue | undefined;
+  setKv(key: string, value: JsonValue): void;
+  close(): void;
+}

@@ -1,0 +1,33 @@
+/**
+ * An agent's model transcript: Grok Bot JSONL, append-only. The store holds the exact lines the
+ * grok_bot codec rendered (stores/transcript-writer.ts is the one writer); the files backend is
+ * `agent-transcripts/<id>/<id>.jsonl` (stores/files/jsonl.ts).
+ */
+import type { JsonObject, JsonValue } from '@sendbox/txcript';
+
+/** One JSONL block, as the grok_bot codec reads it (grok-bot-format.md §3). */
+export type TranscriptBlock =
+  | { type: 'text'; text: string }
+  | { type: 'thinking'; thinking: string }
+  | { type: 'tool_use'; name: string; input: JsonObject }
+  | { type: 'tool_result'; name: string; result: JsonValue };
+
+export interface TranscriptRecord {
+  role: 'user' | 'assistant' | 'tool';
+  blocks: TranscriptBlock[];
+}
+
+export interface TranscriptLog {
+  /** Names the log in errors and warnings (the files backend: the JSONL's path). */
+  readonly source: string;
+  /**
+   * Appends rendered lines (each ending with a newline) whole: on failure nothing of them stays and
+   * the error is thrown. A torn last line another writer (or a crash) left is ended first.
+   */
+  append(text: string): void;
+  /** The whole log as it is now; from here on `unchanged` compares against it plus this log's own appends. */
+  read(): Promise<string>;
+  /** True when nobody else has changed the log since `read` (false before the first read). */
+  unchanged(): boolean;
+  close(): void;
+}
