@@ -7,12 +7,12 @@
  * reads `path:line: text` lines and how many matches were left out.
  */
 import type { JsonValue } from '@sendbox/txcript';
-import { spawn } from 'node:child_process';
 import { lstat } from 'node:fs/promises';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
+import { StringDecoder } from 'node:string_decoder';
 import { z } from 'zod';
-import { quoteForBash, type Confinement } from '../../sandbox/confinement.ts';
+import { quoteForBash, type Confinement, type LaunchSpec } from '../../sandbox/confinement.ts';
+import { runConfined } from '../../sandbox/confined-run.ts';
 import { folderInSandbox, openInSandbox, withDeadline } from '../../sandbox/paths.ts';
 import {
   defineTool,
@@ -198,65 +198,49 @@ interface SearchRun {
 }
 
 /** Runs the confined ripgrep and reads its JSON lines as they come: `max` kept, all counted. */
-function runSearch(
-  spec: { file: string; args: string[]; env: Record<string, string> },
+async function runSearch(
+  spec: LaunchSpec,
   cwd: string,
   max: number,
   timeoutMs: number,
   signal?: AbortSignal,
 ): Promise<SearchRun> {
-  return new Promise((resolve) => {
-    const child = spawn(spec.file, spec.args, {
-      cwd,
-      env: spec.env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-      detached: true,
-    });
-    const kept: LineMatch[] = [];
-    let total = 0;
-    let stderr = '';
-    let timedOut = false;
-    const kill = () => {
-      try {
-        if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
-      } catch {
-        // Already gone.
-      }
-    };
-    const timer = setTimeout(() => {
-      timedOut = true;
-      kill();
-    }, timeoutMs);
-    signal?.addEventListener('abort', kill, { once: true });
-    child.stderr.on('data', (chunk: Buffer) => {
+  const kept: LineMatch[] = [];
+  let total = 0;
+  let stderr = '';
+  let partial = '';
+  // A chunk can end inside a multi-byte character: the decoder holds its first bytes for the next.
+  const decoder = new StringDecoder('utf8');
+  const onLine = (line: string) => {
+    if (!line.startsWith('{"type":"match"')) return;
+    total += 1;
+    if (kept.length >= max) return;
+    const match = parseMatch(line);
+    if (match) kept.push(match);
+  };
+  const run = await runConfined(spec, {
+    cwd,
+    timeoutMs,
+    signal,
+    onStdout: (chunk) => {
+      const lines = (partial + decoder.write(chunk)).split('\n');
+      partial = lines.pop() ?? '';
+      for (const line of lines) onLine(line);
+    },
+    onStderr: (chunk) => {
       if (stderr.length < 4000) stderr += chunk.toString('utf8');
-    });
-    const lines = createInterface({ input: child.stdout, crlfDelay: Infinity });
-    lines.on('line', (line) => {
-      if (!line.startsWith('{"type":"match"')) return;
-      total += 1;
-      if (kept.length >= max) return;
-      const match = parseMatch(line);
-      if (match) kept.push(match);
-    });
-    let spawnError: string | undefined;
-    child.on('error', (error) => {
-      spawnError = error.message;
-    });
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', kill);
-      // ripgrep: 0 found, 1 nothing found, 2 an error (but matches may still have been found).
-      let failure: string | undefined;
-      if (spawnError) failure = `grep could not start ripgrep: ${spawnError}. Is ripgrep (rg) installed?`;
-      else if (timedOut)
-        failure = `grep did not finish within ${timeoutMs / 1000} s; search a smaller folder with path or glob.`;
-      else if (code === 2 && total === 0) failure = `grep failed: ${firstError(stderr)}`;
-      else if (code === 127)
-        failure = 'grep could not run ripgrep (rg): it is not installed on this box. Tell the operator.';
-      resolve({ kept, total, ...(failure ? { failure } : {}) });
-    });
+    },
   });
+  onLine(partial + decoder.end());
+  // ripgrep: 0 found, 1 nothing found, 2 an error (but matches may still have been found).
+  let failure: string | undefined;
+  if (run.spawnError) failure = `grep could not start ripgrep: ${run.spawnError}. Is ripgrep (rg) installed?`;
+  else if (run.timedOut)
+    failure = `grep did not finish within ${timeoutMs / 1000} s; search a smaller folder with path or glob.`;
+  else if (run.exitCode === 2 && total === 0) failure = `grep failed: ${firstError(stderr)}`;
+  else if (run.exitCode === 127)
+    failure = 'grep could not run ripgrep (rg): it is not installed on this box. Tell the operator.';
+  return { kept, total, ...(failure ? { failure } : {}) };
 }
 
 function parseMatch(line: string): LineMatch | null {
