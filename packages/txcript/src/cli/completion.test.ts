@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../test/run-cli.ts';
+import { harnessCatalog } from '../harness/catalog.ts';
 
 let dir: string;
 
@@ -72,7 +73,9 @@ describe('bash', () => {
     expect(complete('txcript', 'c')).toEqual(['convert', 'continue', 'completion']);
     expect(complete('txcript', 'search', '--n')).toEqual(['--no-index']);
     expect(complete('txcript', 'pick', '--w')).toEqual(['--with']);
-    expect(complete('txcript', 'list', '--from', 'c')).toEqual(['claude_code', 'codex']);
+    expect(complete('txcript', 'list', '--from', 'c')).toEqual(
+      harnessCatalog.map((h) => h.id).filter((id) => id.startsWith('c')),
+    );
     expect(complete('txcript', 'completion', '')).toEqual(['bash', 'zsh', 'fish']);
     expect(complete('txcript', 'search', '--since', '')).toEqual([]);
   });
@@ -107,7 +110,7 @@ describe('zsh and fish', () => {
       }
     }
     expect(zsh).toContain("'1:session:_txcript_sessions'");
-    expect(fish).toContain("-l from -r -a 'grok_bot claude_code codex simple'");
+    expect(fish).toContain(`-l from -r -a '${harnessCatalog.map((h) => h.id).join(' ')}'`);
   });
 
   it('refuses a shell it does not know', async () => {

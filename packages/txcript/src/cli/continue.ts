@@ -12,6 +12,7 @@ import { stat } from 'node:fs/promises';
 import type { Harness } from '../harness/types.ts';
 import type { Transcript } from '../model/common.ts';
 import {
+  CONTINUE_TARGET_IDS,
   assertContinueTarget,
   ContinueTargetError,
   continueSession,
@@ -126,7 +127,7 @@ async function targetHarness(
   if (harness === undefined) {
     throw usageError({
       what: `where should ${source.label} continue?`,
-      todo: 'add --with grok_bot, --with claude_code or --with codex',
+      todo: `add --with and one of: ${CONTINUE_TARGET_IDS.join(', ')}`,
     });
   }
   checkTarget(harness, withName ?? harness.id);
@@ -171,7 +172,7 @@ function report(ctx: CliContext, result: ContinueResult, source: Source, message
   out(`  session: ${result.id}`);
   out(`  file:    ${result.locator}`);
   if (result.out !== undefined) {
-    out(`  use it:  ${result.out.variable}=${shellWord(result.out.dir)}`);
+    out(`  use it:  ${result.out.use}`);
   }
 }
 

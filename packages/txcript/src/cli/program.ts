@@ -125,11 +125,11 @@ function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
   program
     .command('continue')
     .configureOutput(outputFor(io, 'txcript continue'))
-    .description('continue a session as a new one in a harness (Grok Bot agent, Claude Code, Codex)')
+    .description('continue a session as a new one in a harness (Grok Bot agent, Claude Code, Codex, pi, …)')
     .argument('<session>', 'session id, title or id prefix, a file, or - for stdin; optionally with #range')
     .option(
       '--with <harness>',
-      'where to continue: grok_bot, claude_code or codex (default: where it came from)',
+      'where to continue: grok_bot, claude_code, codex, pi, campfire, grok or opencode (default: where it came from)',
     )
     .option(
       '--from <harness>',

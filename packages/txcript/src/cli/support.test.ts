@@ -185,9 +185,9 @@ describe('the harness registry', () => {
   });
   it('names the known ids when a name is unknown', async () => {
     const { findHarness, harnesses, UnknownHarnessError } = await import('../harness/registry.ts');
-    expect(() => findHarness('grok')).toThrow(UnknownHarnessError);
-    expect(() => findHarness('grok')).toThrow(
-      `unknown harness "grok"; known harnesses: ${harnesses.map((h) => h.id).join(', ')}`,
+    expect(() => findHarness('grok-desktop-app')).toThrow(UnknownHarnessError);
+    expect(() => findHarness('grok-desktop-app')).toThrow(
+      `unknown harness "grok-desktop-app"; known harnesses: ${harnesses.map((h) => h.id).join(', ')}`,
     );
     expect(harnesses.map((h) => h.id)).toEqual(expect.arrayContaining(['grok_bot', 'simple']));
   });
@@ -206,10 +206,10 @@ describe('the harness catalog', () => {
     const { harnesses } = await import('../harness/registry.ts');
     expect(harnessCatalog.map((h) => h.id)).toEqual(harnesses.map((h) => h.id));
     for (const entry of harnessCatalog) expect((await entry.load()).aliases).toEqual(entry.aliases);
-    const refused = loadHarness('grok');
+    const refused = loadHarness('grok-desktop-app');
     await expect(refused).rejects.toBeInstanceOf(UnknownHarnessError);
     await expect(refused).rejects.toThrow(
-      `unknown harness "grok"; known harnesses: ${harnesses.map((h) => h.id).join(', ')}`,
+      `unknown harness "grok-desktop-app"; known harnesses: ${harnesses.map((h) => h.id).join(', ')}`,
     );
   });
 });

@@ -9,6 +9,8 @@
  *   agent-transcripts layout; point `TXCRIPT_GROK_BOT_ROOT` at `<out>`).
  * - `claude_code`: `<out or $CLAUDE_CONFIG_DIR>/projects/<project>/<id>.jsonl`.
  * - `codex`: `<out or $CODEX_HOME>/sessions/YYYY/MM/DD/rollout-…-<id>.jsonl`.
+ * - `pi`, `campfire`: `<out or $PI_CODING_AGENT_DIR>/sessions/--<cwd>--/<start>_<id>.jsonl`
+ *   (`CAMPFIRE_CODING_AGENT_DIR` for campfire).
  *
  * Launching the resume command is the caller's decision (`resumeCommandFor`).
  */
@@ -18,8 +20,13 @@ import { resolve } from 'node:path';
 import type { JsonObject, Transcript } from '../model/common.ts';
 import { resumeCommand as claudeResume } from '../harness/claude-code/index.ts';
 import { resumeCommand as codexResume } from '../harness/codex/index.ts';
+import { resumeCommand as piResume } from '../harness/pi/index.ts';
+import { resumeCommand as campfireResume } from '../harness/campfire/index.ts';
+import { resumeCommand as openCodeResume } from '../harness/opencode/index.ts';
+import { resumeCommand as grokResume } from '../harness/grok/index.ts';
 import type { Harness } from '../harness/types.ts';
 import { type MintOptions, type MintResult, mintGrokBotAgent } from './grok-bot-mint.ts';
+import { shellWord } from './launch.ts';
 import { metadataString } from './metadata.ts';
 
 /** What `continue` knows about each harness it can write into. */
@@ -28,6 +35,8 @@ interface TargetSpec {
   outEnv(dir: string): NodeJS.ProcessEnv;
   /** The variable a user points at an `out` folder to use it. */
   outVariable: string;
+  /** What to run to use an export, when pointing a variable at it is not how (default `VAR=dir`). */
+  outUse?: (dir: string, file: string) => string;
   /** argv that reopens a saved session; absent when the harness is not launched (grok_bot mints instead). */
   resume?: (id: string, env: NodeJS.ProcessEnv) => string[];
 }
@@ -47,6 +56,28 @@ const TARGETS: Readonly<Record<string, TargetSpec>> = {
     outEnv: (dir) => ({ CODEX_HOME: dir, TXCRIPT_CODEX_ROOT: '' }),
     outVariable: 'CODEX_HOME',
     resume: codexResume,
+  },
+  pi: {
+    outEnv: (dir) => ({ PI_CODING_AGENT_DIR: dir, PI_CODING_AGENT_SESSION_DIR: '' }),
+    outVariable: 'PI_CODING_AGENT_DIR',
+    resume: piResume,
+  },
+  campfire: {
+    outEnv: (dir) => ({ CAMPFIRE_CODING_AGENT_DIR: dir, CAMPFIRE_CODING_AGENT_SESSION_DIR: '' }),
+    outVariable: 'CAMPFIRE_CODING_AGENT_DIR',
+    resume: campfireResume,
+  },
+  grok: {
+    outEnv: (dir) => ({ GROK_HOME: dir }),
+    outVariable: 'GROK_HOME',
+    resume: grokResume,
+  },
+  opencode: {
+    // OpenCode writes its own database (`opencode import`); an export is the document to import by hand.
+    outEnv: (dir) => ({ TXCRIPT_OPENCODE_EXPORT_DIR: dir }),
+    outVariable: 'TXCRIPT_OPENCODE_EXPORT_DIR',
+    outUse: (_dir, file) => `opencode import ${shellWord(file)}`,
+    resume: openCodeResume,
   },
 };
 
@@ -86,8 +117,8 @@ export type ContinueResult =
       cwd: string;
       /** The session's own cwd when it does not exist here and `cwd` replaced it. */
       movedFrom?: string;
-      /** Set for an `out` export: the folder and the variable to point at it. */
-      out?: { dir: string; variable: string };
+      /** Set for an `out` export: the folder, and how to use it (`VAR=dir`, or a command). */
+      out?: { dir: string; variable: string; use: string };
     };
 
 /** The spec of a harness `continue` can write into, or a ContinueTargetError saying why not. */
@@ -187,6 +218,14 @@ export async function continueSession(
     locator: saved.locator,
     cwd: prepared.cwd,
     ...(prepared.movedFrom !== undefined ? { movedFrom: prepared.movedFrom } : {}),
-    ...(out !== undefined ? { out: { dir: out, variable: spec.outVariable } } : {}),
+    ...(out !== undefined
+      ? {
+          out: {
+            dir: out,
+            variable: spec.outVariable,
+            use: spec.outUse?.(out, saved.locator) ?? `${spec.outVariable}=${shellWord(out)}`,
+          },
+        }
+      : {}),
   };
 }

@@ -29,6 +29,19 @@ export const harnessCatalog: readonly HarnessEntry[] = [
     aliases: HARNESS_NAMES.codex,
     load: async () => (await import('./codex/index.ts')).codex,
   },
+  { id: 'pi', aliases: HARNESS_NAMES.pi, load: async () => (await import('./pi/index.ts')).pi },
+  {
+    id: 'campfire',
+    aliases: HARNESS_NAMES.campfire,
+    load: async () => (await import('./campfire/index.ts')).campfire,
+  },
+  {
+    id: 'opencode',
+    aliases: HARNESS_NAMES.opencode,
+    load: async () => (await import('./opencode/index.ts')).openCode,
+  },
+  { id: 'grok', aliases: HARNESS_NAMES.grok, load: async () => (await import('./grok/index.ts')).grok },
+  { id: 'amp', aliases: HARNESS_NAMES.amp, load: async () => (await import('./amp/index.ts')).amp },
   { id: 'simple', aliases: [], load: async () => (await import('./simple/index.ts')).simple },
 ];
 

@@ -11,6 +11,11 @@ export const HARNESS_NAMES = {
   grok_bot: ['grok-bot', 'grokbot', 'grok_desktop', 'grok-desktop'],
   claude_code: ['claude', 'claude-code', 'cc'],
   codex: ['codex-cli', 'openai-codex'],
+  pi: ['pi-agent', 'pi-coding-agent'],
+  grok: ['grok-cli', 'grok-build'],
+  campfire: [],
+  amp: ['amp-cli', 'sourcegraph-amp'],
+  opencode: ['open-code', 'sst-opencode'],
 } as const;
 
 export interface SessionSource {
@@ -34,6 +39,21 @@ export const sessionSources: readonly SessionSource[] = [
     id: 'codex',
     aliases: HARNESS_NAMES.codex,
     openStore: async (env) => (await import('./codex/store.ts')).codexStore(env),
+  },
+  {
+    id: 'pi',
+    aliases: HARNESS_NAMES.pi,
+    openStore: async (env) => (await import('./pi/store.ts')).piStore(env),
+  },
+  {
+    id: 'campfire',
+    aliases: HARNESS_NAMES.campfire,
+    openStore: async (env) => (await import('./campfire/store.ts')).campfireStore(env),
+  },
+  {
+    id: 'amp',
+    aliases: HARNESS_NAMES.amp,
+    openStore: async (env) => (await import('./amp/store.ts')).ampStore(env),
   },
 ];
 
