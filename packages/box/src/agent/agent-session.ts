@@ -22,8 +22,10 @@ import type { AttachmentsStore } from '../stores/attachments.ts';
 import type { SecretsStore } from '../stores/secrets.ts';
 import type { JsonObject } from '@sendbox/txcript';
 import type { HostTool, TodoItem } from '../tools/types.ts';
-import { historyFromRecords } from '../context/model-view.ts';
-import type { ContextLayer } from '../context/model-call.ts';
+import { toolsForProfile } from '../tools/catalog.ts';
+import { todosFromRecords } from '../tools/update-todos/todos-from-records.ts';
+import { historyFromRecords, toolReaders } from '../context/model-view.ts';
+import type { ContextLayer, LayerAgent } from '../context/model-call.ts';
 import type { ToolGate } from './tool-dispatch.ts';
 import { TranscriptWriter } from '../stores/transcript-writer.ts';
 import { JsonlFile } from '../stores/files/jsonl.ts';
@@ -63,7 +65,7 @@ export { envNameFor, type Question } from './question-book.ts';
 
 export interface SessionConfig {
   /** What capabilities add to each model call's view of this agent (memory, compaction): context/model-call.ts. */
-  contextLayers(agent: { id: string; paths: AgentPaths }): readonly ContextLayer[];
+  contextLayers(agent: LayerAgent): readonly ContextLayer[];
   /** What runs before every checked tool call (approvals): agent/tool-dispatch.ts. */
   toolGates: readonly ToolGate[];
   dataDir: string;
@@ -162,7 +164,7 @@ export class AgentSession implements TurnContext {
   ) {
     this.paths = agentPaths(config.dataDir, id);
     this.lock = new StoreLock(this.paths.storeDb);
-    this.contextLayers = config.contextLayers({ id, paths: this.paths });
+    this.contextLayers = config.contextLayers({ id, paths: this.paths, entries: () => this.view.all() });
     this.toolGates = config.toolGates;
     // The counter checks the threshold (a bad one fails here, not at the first model call).
     this.sendReminderEvery = new SendReminderCounter(config.sendReminderEvery).threshold;
@@ -178,7 +180,7 @@ export class AgentSession implements TurnContext {
   }
 
   get tools(): readonly HostTool[] {
-    return this.config.tools;
+    return toolsForProfile(this.config.tools, this.profile);
   }
 
   get toolEnv(): Readonly<Record<string, string>> {
@@ -349,7 +351,8 @@ export class AgentSession implements TurnContext {
     const records = grokBot.text.parse(text, this.transcript.source).records;
     const objects: JsonObject[] = [];
     for (const line of records) if (line.kind === 'record') objects.push(line.json);
-    this.history = historyFromRecords(objects);
+    this.history = historyFromRecords(objects, toolReaders(this.config.tools));
+    this.todos.splice(0, this.todos.length, ...todosFromRecords(objects));
     return objects;
   }
 

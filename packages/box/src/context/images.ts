@@ -11,6 +11,8 @@
  *   where each image would be, saying it cannot see it.
  */
 import type { ModelMessage } from '../providers/types.ts';
+import type { ContextLayer, LayerAgent } from './model-call.ts';
+import { uploadedImageLoader, uploadFinder } from './upload-images.ts';
 
 export interface ModelImageData {
   /** Base64. */
@@ -96,4 +98,13 @@ function toolImages(content: ToolContent, vision: boolean): ModelMessage[] {
   });
   const tool: ModelMessage = { role: 'tool', content: results };
   return images.length ? [tool, { role: 'user', content: images }] : [tool];
+}
+
+/** The images of one agent's model view as a context layer; `vision()` is read at every call (the panel may change it). */
+export function imageLayer(agent: LayerAgent, vision: () => boolean): ContextLayer {
+  const uploadedImage = uploadedImageLoader(uploadFinder(agent.entries, agent.paths.attachments));
+  return {
+    name: 'images',
+    messages: (messages) => withImages(messages, { vision: vision(), uploadedImage }),
+  };
 }

@@ -4,6 +4,8 @@
  * next model calls) and scaled like `read`'s images. A stored file that is not an image is null.
  */
 import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { SequencedEntry } from '../stores/ledger.ts';
 import { imageForModel, imageTypeOf } from '../tools/read/image.ts';
 import type { ModelImageData } from './images.ts';
 
@@ -48,4 +50,26 @@ async function load(storedPath: string): Promise<ModelImageData | null> {
   } catch {
     return null; // undecodable: the model still sees the path and can read it
   }
+}
+
+/**
+ * The stored copy of the upload last placed at `sandboxPath`, from the agent's `user-attachment`
+ * entries: only a file directly in the agent's own attachment folder (an entry another writer
+ * added cannot point the model view at another file of the host).
+ */
+export function uploadFinder(
+  entries: () => readonly SequencedEntry[],
+  attachmentsDir: string,
+): (sandboxPath: string) => StoredUpload | undefined {
+  return (sandboxPath) => {
+    const all = entries();
+    for (let at = all.length - 1; at >= 0; at--) {
+      const entry = all[at] as SequencedEntry & { sandbox_path?: unknown; file_path?: unknown; sha256?: unknown };
+      if (entry.kind !== 'user-attachment' || entry.sandbox_path !== sandboxPath) continue;
+      if (typeof entry.file_path !== 'string' || typeof entry.sha256 !== 'string') return undefined;
+      if (path.dirname(entry.file_path) !== attachmentsDir) return undefined;
+      return { storedPath: entry.file_path, sha256: entry.sha256 };
+    }
+    return undefined;
+  };
 }

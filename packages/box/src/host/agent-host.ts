@@ -21,6 +21,8 @@ import { EgressProxies, type EgressProxyOptions } from '../sandbox/egress-proxy.
 import { removeSandboxTemps } from '../sandbox/paths.ts';
 import { loadOrCreateSecretKey } from '../secrets/store.ts';
 import { toolCatalog, type ToolCatalogOptions } from '../tools/catalog.ts';
+import { webSetupFromEnv, type WebSetup } from '../tools/web-setup.ts';
+import { imageLayer } from '../context/images.ts';
 import { AgentLifecycle } from '../agent/lifecycle.ts';
 import { AgentSession, type SessionConfig } from '../agent/agent-session.ts';
 import { needsRecovery } from '../stores/files/inbox.ts';
@@ -29,7 +31,14 @@ import { WritePoints } from '../stores/write-points.ts';
 import { agentPaths, agentsRoot, isSafeAgentId } from '../stores/files/layout.ts';
 import { DEFAULT_SEND_REMINDER_EVERY } from '../context/send-reminder.ts';
 import { writeProfile, type Profile } from '../stores/files/profile.ts';
-import { type AgentHost, type CreateAgentInput, type RosterRow, type UploadInput } from './types.ts';
+import {
+  type AgentHost,
+  type CreateAgentInput,
+  type RosterRow,
+  type SettingsView,
+  type UploadInput,
+} from './types.ts';
+import type { TodoItem } from '../tools/types.ts';
 import { HostError } from '../agent/errors.ts';
 import { type HostEvent } from '../agent/events.ts';
 import { type ModelStatus } from '../providers/types.ts';
@@ -88,6 +97,7 @@ export class LocalAgentHost implements AgentHost {
   private status: ModelStatus;
   private readonly settings: ModelSettings;
   private readonly config: SessionConfig;
+  private readonly web: WebSetup;
   /** Capabilities that hold something per agent let it go here (agent/lifecycle.ts). */
   readonly lifecycle = new AgentLifecycle();
   private focused: string | null = null;
@@ -115,7 +125,24 @@ export class LocalAgentHost implements AgentHost {
       agentDeleted: (_id, paths) => egress.release(paths.sandbox),
       hostClosed: () => egress.close(),
     });
-    const tools = toolCatalog({ confinement, egress, shell: options.shell });
+    // The web tools (tools/web-setup.ts): xAI's own search needs the key of an xAI model.
+    const xaiKey = env.XAI_API_KEY?.trim();
+    this.web = webSetupFromEnv(
+      env,
+      this.status.provider === 'xai' && xaiKey && this.status.model
+        ? { apiKey: xaiKey, model: this.status.model }
+        : undefined,
+    );
+    const web = this.web;
+    this.lifecycle.add({ hostClosed: () => web.pages.close() });
+    const tools = toolCatalog({
+      confinement,
+      egress,
+      shell: options.shell,
+      search: web.search,
+      pageFetch: web.pages.fetch,
+    });
+    const contextLayers = options.contextLayers ?? (() => []);
     this.config = {
       dataDir,
       provider: this.provider,
@@ -133,9 +160,20 @@ export class LocalAgentHost implements AgentHost {
       isFocused: (id) => this.focused === id,
       writePoints: options.writePoints ?? WritePoints.fromEnv(env),
       inboxRetryMs: options.inboxRetryMs ?? 2000,
-      contextLayers: options.contextLayers ?? (() => []),
+      // The images of the model view come first: later layers (pruning) see them as the model will.
+      contextLayers: (agent) => [imageLayer(agent, () => this.vision()), ...contextLayers(agent)],
       toolGates: options.toolGates ?? [],
     };
+  }
+
+  /** Whether the model is shown images: `SENDBOX_MODEL_VISION=0` (or `false`) says no, else the panel's switch. */
+  vision(): boolean {
+    return this.settings.vision();
+  }
+
+  /** The web tools' state, for the settings panel: which search backend, or how to enable one. */
+  webStatus(): WebSetup['searchStatus'] {
+    return { ...this.web.searchStatus };
   }
 
   modelStatus(): ModelStatus {
@@ -148,14 +186,14 @@ export class LocalAgentHost implements AgentHost {
     this.useModel(this.settings.choose());
   }
 
-  modelSettings(): ModelSettingsView {
-    return this.settings.view();
+  modelSettings(): SettingsView {
+    return { ...this.settings.view(), webSearch: this.webStatus() };
   }
 
   /** Saves the panel's settings and swaps the model without a restart (turns read it as they start). */
-  async updateModelSettings(input: ModelSettingsInput): Promise<ModelSettingsView> {
+  async updateModelSettings(input: ModelSettingsInput): Promise<SettingsView> {
     this.useModel(await this.settings.update(input));
-    return this.settings.view();
+    return this.modelSettings();
   }
 
   private useModel(chosen: ProviderFromEnv): void {
@@ -226,6 +264,10 @@ export class LocalAgentHost implements AgentHost {
 
   async openAgentJson(id: string): Promise<string> {
     return (await this.open(id)).entriesJson();
+  }
+
+  async todos(id: string): Promise<TodoItem[]> {
+    return (await this.existing(id)).todos.map((item) => ({ ...item }));
   }
 
   async pendingInputs(id: string): Promise<PendingInput[]> {

@@ -73,6 +73,11 @@ export interface HostTool<S extends z.ZodType = z.ZodType> {
    * JSONL (so `result` is whatever the file holds). Undefined: the default reading (model-view.ts).
    */
   modelOutput?(result: JsonValue): ToolModelOutput | undefined;
+  /**
+   * What this tool's ledger `tool-call` entry carries beyond the common fields, from its recorded
+   * result (a sendbox extension readers may ignore): edit's `diff`, update_todos' `todos`.
+   */
+  entryFields?(result: JsonValue): { [key: string]: JsonValue } | undefined;
 }
 
 export function statusOf(envelope: ToolEnvelope): ToolStatus {

@@ -7,7 +7,7 @@
  */
 import { z } from 'zod';
 import { openInSandbox, withDeadline, writeInSandbox } from '../../sandbox/paths.ts';
-import { defineTool, errorOutcome, type ToolOutcome } from '../types.ts';
+import { defineTool, errorOutcome, successFields, type ToolOutcome } from '../types.ts';
 import { replacementDiff } from './diff.ts';
 
 /** Larger files are not edited in memory here: the model is told to use shell. */
@@ -92,6 +92,11 @@ export const editTool = defineTool({
       },
       summary: `${input.path}: ${n} replacement${n === 1 ? '' : 's'} (+${diff.linesAdded} -${diff.linesRemoved})`,
     };
+  },
+  /** The diff, for the UI's tool row. */
+  entryFields(result) {
+    const diff = successFields(result)?.diffString;
+    return typeof diff === 'string' ? { diff } : undefined;
   },
 });
 
