@@ -187,14 +187,19 @@ export class AgentSession implements TurnContext {
     return this.config.toolEnv;
   }
 
-  /** The profile's network allowlist, read again when profile.json changed (the operator edits it by hand). */
+  /** The profile's network allowlist, as profile.json says now. */
   async allowDomains(): Promise<readonly string[]> {
+    return (await this.freshProfile()).sandbox?.allowDomains ?? [];
+  }
+
+  /** profile.json, read again when it changed (the operator edits it by hand). */
+  private async freshProfile(): Promise<Profile> {
     const mark = fileMark(this.paths.profile);
     if (!sameFile(this.profileMark, mark)) {
       this.profile = await readProfile(this.paths.profile);
       this.profileMark = mark;
     }
-    return this.profile.sandbox?.allowDomains ?? [];
+    return this.profile;
   }
 
   scrubber(): Scrubber {
@@ -656,6 +661,7 @@ export class AgentSession implements TurnContext {
       ]);
       this.history.push({ role: 'user', content: texts.map((text) => ({ type: 'text' as const, text })) });
       // Hook (web Stop and streaming bubbles): one abort per turn; drafts go out as events.
+      await this.freshProfile(); // its switches (web.fetch) apply from this turn on
       const abort = new AbortController();
       this.turnAbort = abort;
       const hooks = {

@@ -102,7 +102,7 @@ function toolImages(content: ToolContent, vision: boolean): ModelMessage[] {
 
 /** The images of one agent's model view as a context layer; `vision()` is read at every call (the panel may change it). */
 export function imageLayer(agent: LayerAgent, vision: () => boolean): ContextLayer {
-  const uploadedImage = uploadedImageLoader(uploadFinder(agent.entries, agent.paths.attachments));
+  const uploadedImage = uploadedImageLoader(uploadFinder(() => agent.entries(), agent.paths.attachments));
   return {
     name: 'images',
     messages: (messages) => withImages(messages, { vision: vision(), uploadedImage }),

@@ -64,7 +64,11 @@ export function uploadFinder(
   return (sandboxPath) => {
     const all = entries();
     for (let at = all.length - 1; at >= 0; at--) {
-      const entry = all[at] as SequencedEntry & { sandbox_path?: unknown; file_path?: unknown; sha256?: unknown };
+      const entry = all[at] as SequencedEntry & {
+        sandbox_path?: unknown;
+        file_path?: unknown;
+        sha256?: unknown;
+      };
       if (entry.kind !== 'user-attachment' || entry.sandbox_path !== sandboxPath) continue;
       if (typeof entry.file_path !== 'string' || typeof entry.sha256 !== 'string') return undefined;
       if (path.dirname(entry.file_path) !== attachmentsDir) return undefined;

@@ -13,7 +13,7 @@ import { openLedgerForWrite } from '@sendbox/txcript';
 import { AttachmentStore, DEFAULT_MAX_ATTACHMENT_BYTES } from '../attachments/store.ts';
 import { ensurePrivateDir, removeAtomicTemps } from '../fs/atomic.ts';
 import { providerFromEnv, statusOf, type ProviderFromEnv } from '../providers/index.ts';
-import { ModelSettings, type ModelSettingsInput, type ModelSettingsView } from './model-settings.ts';
+import { ModelSettings, type ModelSettingsInput } from './model-settings.ts';
 import type { ModelProvider } from '../providers/types.ts';
 import { detectConfinement, type Confinement, type ConfinementOptions } from '../sandbox/confinement.ts';
 import type { SandboxStatus } from '../sandbox/confinement.ts';

@@ -54,7 +54,10 @@ export function toolCatalog(options: ToolCatalogOptions): HostTool[] {
 }
 
 /** The tools one agent is offered: its profile may turn `web_fetch` off (`web: {fetch: "off"}`). */
-export function toolsForProfile(tools: readonly HostTool[], profile: { web?: { fetch?: 'on' | 'off' } | undefined }): readonly HostTool[] {
+export function toolsForProfile(
+  tools: readonly HostTool[],
+  profile: { web?: { fetch?: 'on' | 'off' } | undefined },
+): readonly HostTool[] {
   if (profile.web?.fetch !== 'off') return tools;
   return tools.filter((tool) => tool.name !== 'web_fetch');
 }

@@ -6,7 +6,12 @@
  * - `web_fetch`: always offered (an agent's profile may turn it off: catalog.ts), through the
  *   outbound client with the operator's `SENDBOX_WEB_ALLOW_PRIVATE_HOSTS`.
  */
-import { chooseSearchBackend, searchConfigFromEnv, searchStatus, type SearchBackend } from './web-search/backends.ts';
+import {
+  chooseSearchBackend,
+  searchConfigFromEnv,
+  searchStatus,
+  type SearchBackend,
+} from './web-search/backends.ts';
 import { pageFetcher, type PageFetcher } from './web-fetch/outbound.ts';
 
 export interface WebSetup {

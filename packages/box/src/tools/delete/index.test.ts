@@ -1,6 +1,6 @@
 import { access, mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterEach, beforeEach, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { successOf, useToolSandbox } from '../test-context.ts';
 import { deleteTool } from './index.ts';
 

@@ -1,6 +1,6 @@
 import { chmod, readFile, stat, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { scrubberFor } from '../../secrets/scrub.ts';
 import { errorText, successOf, useToolSandbox } from '../test-context.ts';
 import { editTool } from './index.ts';

@@ -1,6 +1,6 @@
 import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterEach, beforeAll, beforeEach, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { scrubberFor } from '../../secrets/scrub.ts';
 import { errorText, successOf, useToolSandbox } from '../test-context.ts';
 import { grepTool } from './index.ts';

@@ -1,6 +1,6 @@
 import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterEach, beforeEach, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { errorText, successOf, useToolSandbox } from '../test-context.ts';
 import { lsTool } from './index.ts';
 

@@ -1,7 +1,7 @@
 import { symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import sharp from 'sharp';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { textPdfPages } from '../../cli/demo-pdf.ts';
 import { errorText, successOf, useToolSandbox } from '../test-context.ts';
 import { readTool } from './index.ts';

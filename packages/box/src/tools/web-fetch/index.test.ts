@@ -1,6 +1,6 @@
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { scrubberFor } from '../../secrets/scrub.ts';
 import { successOf, useToolSandbox } from '../test-context.ts';
 import type { ToolEnvelope } from '../types.ts';

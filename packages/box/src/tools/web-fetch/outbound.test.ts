@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterEach, beforeEach, expect, it } from 'vitest';
+import { afterEach, expect, it } from 'vitest';
 import { successOf, useToolSandbox } from '../test-context.ts';
 import type { ToolEnvelope } from '../types.ts';
 import { webFetchTool } from './index.ts';

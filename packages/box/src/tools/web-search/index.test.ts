@@ -11,7 +11,7 @@ let server: Server | null = null;
 const requests: Array<{ method: string; url: string; headers: IncomingMessage['headers']; body: string }> =
   [];
 
-beforeEach(async () => {
+beforeEach(() => {
   requests.length = 0;
 });
 afterEach(async () => {
