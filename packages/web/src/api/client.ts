@@ -123,6 +123,7 @@ export function createApiClient(options: ApiClientOptions = {}) {
       baseURL?: string;
       model?: string;
       apiKey?: string;
+      vision?: boolean;
     }): Promise<ModelSettings> => call('setModelSettings', input, modelSettingsSchema),
     /** Stops the agent's running turn (queued prompts still run after it). */
     cancelTurn: (agentId: string) => call('cancelTurn', { agentId }, cancelTurnResponseSchema),

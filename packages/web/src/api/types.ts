@@ -146,6 +146,11 @@ export const modelSettingsSchema = z.looseObject({
   model: z.string(),
   hasKey: z.boolean(),
   lockedByEnvironment: z.boolean(),
+  /** Whether the model is shown images; SENDBOX_MODEL_VISION locks it. Absent from older boxes. */
+  vision: z.boolean().default(true),
+  visionLockedByEnvironment: z.boolean().default(false),
+  /** The search backend web_search uses, or how to enable one. */
+  webSearch: z.looseObject({ backend: z.string().nullable(), howToEnable: z.string() }).optional(),
 });
 export type ModelSettings = z.infer<typeof modelSettingsSchema>;
 
