@@ -157,6 +157,22 @@ describe('web_fetch', () => {
     expect(sent).toBeLessThan(12 * 1024 * 1024);
   });
 
+  it('reads a long HTML page within its text budget and tells the model the page went on', async () => {
+    const para = '<p>Ferns like their soil moist but never soggy, and their fronds misted.</p>\n';
+    const html = `<!doctype html><html><head><title>Long</title></head><body><article>${para.repeat(4_000)}</article></body></html>`;
+    const base = await serve({
+      '/long': (res) => {
+        res.writeHead(200, { 'content-type': 'text/html' });
+        res.end(html);
+      },
+    });
+    const content = successOf((await tool().run({ url: `${base}/long` }, box.ctx)).envelope)
+      .content as string;
+    expect(content).toMatch(
+      /\[web_fetch: the page's text goes on past the 150,000 characters web_fetch reads of a page; the text is \d+ bytes and was cut after 102400 bytes, at “…[^”]+”\.\]$/,
+    );
+  });
+
   it('gives up after its time limit', async () => {
     const base = await serve({ '/slow': () => undefined });
     const out = await tool({ timeoutMs: 200 }).run({ url: `${base}/slow` }, box.ctx);

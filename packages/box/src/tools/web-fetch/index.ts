@@ -14,6 +14,7 @@ import {
   isReadableType,
   mediaTypeOf,
   pageText,
+  HTML_TEXT_BUDGET,
   UnreadableType,
 } from './page-text.ts';
 
@@ -99,6 +100,10 @@ export function webFetchTool(options: WebFetchOptions) {
         );
         let content = page.text;
         const notes: string[] = [];
+        if (page.cut)
+          notes.push(
+            `the page's text goes on past the ${HTML_TEXT_BUDGET.toLocaleString('en')} characters web_fetch reads of a page`,
+          );
         if (body.cut)
           notes.push(
             `the page is larger than ${maxBytes} bytes and only its first ${maxBytes} were downloaded`,
