@@ -152,7 +152,7 @@ function htmlText(whole: string, url: string, budget: number): PageText {
 function textDocument(html: string): Document {
   const { document } = parseHTML(html);
   for (const element of document.querySelectorAll(NOT_TEXT.join(','))) element.remove();
-  return document as unknown as Document;
+  return document;
 }
 
 /** Relative Markdown link and image targets made absolute against the page's URL, so the model can follow them. */
