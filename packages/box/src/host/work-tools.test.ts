@@ -282,6 +282,77 @@ describe('the web tools in a real box', () => {
   });
 });
 
+describe('web_fetch and secrets, and the download cap, in a real box', () => {
+  const SECRET = 'wiki-T0ken-Zq8v41';
+
+  it('scrubs a secret the page shows from everything it reaches, and cuts a 20 MB page at 5 MB', async () => {
+    let sent = 0;
+    const server = createServer((req, res) => {
+      if (req.url === '/huge') {
+        res.writeHead(200, { 'content-type': 'text/plain' });
+        const chunk = Buffer.from('All work and no play makes Jack a dull boy.\n'.repeat(1000));
+        const pump = () => {
+          while (sent < 20 * 1024 * 1024) {
+            sent += chunk.length;
+            if (!res.write(chunk)) return void res.once('drain', pump);
+          }
+          res.end();
+        };
+        res.on('error', () => undefined);
+        pump();
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'text/html' });
+      res.end(
+        `<html><head><title>Token ${SECRET}</title></head><body><article><h1>Setup</h1><p>Your wiki token is ${SECRET}; keep it safe and paste it in the settings of the client you use.</p></article></body></html>`,
+      );
+    });
+    servers.push(server);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.2', resolve));
+    const base = `http://127.0.0.2:${(server.address() as AddressInfo).port}`;
+    fx = await hostFixture(
+      [
+        call('send_message', { type: 'secret-request', secret: { label: 'Wiki token', name: 'WIKI_TOKEN' } }),
+        {
+          toolCalls: [
+            { name: 'web_fetch', input: { url: `${base}/setup` } },
+            { name: 'web_fetch', input: { url: `${base}/huge` } },
+          ],
+        },
+        reply,
+        { text: '' },
+      ],
+      { env: { SENDBOX_WEB_ALLOW_PRIVATE_HOSTS: '127.0.0.2' } },
+    );
+    await fx.prompt('read the wiki setup page');
+    await fx.host.submitSecret({ agentId: fx.agentId, messageId: 't0s0', value: SECRET });
+    await fx.host.idle(fx.agentId);
+
+    const results = toolResults(fx, 2).flatMap((part) =>
+      part.type === 'tool-result' && part.toolName === 'web_fetch' && part.output.type === 'text'
+        ? [part.output.value]
+        : [],
+    );
+    expect(results[0]).toContain('Your wiki token is [secret WIKI_TOKEN redacted]');
+    expect(results[1]).toMatch(
+      /the page is larger than 5242880 bytes and only its first 5242880 were downloaded/,
+    );
+    expect(sent).toBeLessThan(12 * 1024 * 1024);
+
+    const paths = agentPaths(fx.dataDir, fx.agentId);
+    const everything = [
+      await fx.jsonlText(),
+      JSON.stringify(await fx.entries()),
+      JSON.stringify(fx.events),
+      JSON.stringify(fx.model.requests),
+    ].join('\n');
+    expect(everything).toContain('[secret WIKI_TOKEN redacted]');
+    expect(everything).not.toContain(SECRET);
+    await fx.host.close();
+    expect(await readFile(paths.storeDb)).not.toContain(Buffer.from(SECRET));
+  });
+});
+
 describe('todos', () => {
   it('survive a restart: rebuilt from the JSONL, returned by the host, carried live on the ledger entry', async () => {
     fx = await hostFixture([
