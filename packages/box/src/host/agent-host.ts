@@ -21,7 +21,7 @@ import { EgressProxies, type EgressProxyOptions } from '../sandbox/egress-proxy.
 import { removeSandboxTemps } from '../sandbox/paths.ts';
 import { loadOrCreateSecretKey } from '../secrets/store.ts';
 import { toolCatalog, type ToolCatalogOptions } from '../tools/catalog.ts';
-import { webSetupFromEnv, type WebSetup } from '../tools/web-setup.ts';
+import { webSetupFromEnv, type WebSearchChoice, type XaiModel } from '../tools/web-setup.ts';
 import { imageLayer } from '../context/images.ts';
 import { AgentLifecycle } from '../agent/lifecycle.ts';
 import { AgentSession, type SessionConfig } from '../agent/agent-session.ts';
@@ -97,7 +97,9 @@ export class LocalAgentHost implements AgentHost {
   private status: ModelStatus;
   private readonly settings: ModelSettings;
   private readonly config: SessionConfig;
-  private readonly web: WebSetup;
+  /** The tools for the model in use (web_search may use xAI's own search). */
+  private readonly catalogFor: (xai: XaiModel | undefined) => SessionConfig['tools'];
+  private searchStatus: WebSearchChoice['status'] = { backend: null, howToEnable: '' };
   /** Capabilities that hold something per agent let it go here (agent/lifecycle.ts). */
   readonly lifecycle = new AgentLifecycle();
   private focused: string | null = null;
@@ -125,23 +127,22 @@ export class LocalAgentHost implements AgentHost {
       agentDeleted: (_id, paths) => egress.release(paths.sandbox),
       hostClosed: () => egress.close(),
     });
-    // The web tools (tools/web-setup.ts): xAI's own search needs the key of an xAI model.
-    const xaiKey = env.XAI_API_KEY?.trim();
-    this.web = webSetupFromEnv(
-      env,
-      this.status.provider === 'xai' && xaiKey && this.status.model
-        ? { apiKey: xaiKey, model: this.status.model }
-        : undefined,
-    );
-    const web = this.web;
+    // The web tools (tools/web-setup.ts); the catalog is made again when the model changes, since
+    // xAI's own search comes with an xAI model.
+    const web = webSetupFromEnv(env);
     this.lifecycle.add({ hostClosed: () => web.pages.close() });
-    const tools = toolCatalog({
-      confinement,
-      egress,
-      shell: options.shell,
-      search: web.search,
-      pageFetch: web.pages.fetch,
-    });
+    this.catalogFor = (xai) => {
+      const search = web.search(xai);
+      this.searchStatus = search.status;
+      return toolCatalog({
+        confinement,
+        egress,
+        shell: options.shell,
+        search: search.backend,
+        pageFetch: web.pages.fetch,
+      });
+    };
+    const tools = this.catalogFor(options.provider === undefined ? this.settings.xaiModel() : undefined);
     const contextLayers = options.contextLayers ?? (() => []);
     this.config = {
       dataDir,
@@ -172,8 +173,8 @@ export class LocalAgentHost implements AgentHost {
   }
 
   /** The web tools' state, for the settings panel: which search backend, or how to enable one. */
-  webStatus(): WebSetup['searchStatus'] {
-    return { ...this.web.searchStatus };
+  webStatus(): WebSearchChoice['status'] {
+    return { ...this.searchStatus };
   }
 
   modelStatus(): ModelStatus {
@@ -200,6 +201,7 @@ export class LocalAgentHost implements AgentHost {
     this.provider = chosen.provider;
     this.status = chosen.status;
     this.config.provider = chosen.provider;
+    this.config.tools = this.catalogFor(this.settings.xaiModel());
     // Read-only rows (no model) may have become writable.
     for (const id of this.sessions.keys()) this.emit({ type: 'roster', agentId: id, change: 'updated' });
   }

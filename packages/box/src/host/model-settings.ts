@@ -121,6 +121,14 @@ export class ModelSettings {
     });
   }
 
+  /** The key and model id of the model in use when it is xAI's (its own web search can serve `web_search`). */
+  xaiModel(): { apiKey: string; model: string } | undefined {
+    const env = this.lockedByEnvironment || !this.stored ? this.env : asEnv(this.stored);
+    const status = providerFromEnv(env).status;
+    const apiKey = env.XAI_API_KEY?.trim();
+    return status.provider === 'xai' && apiKey && status.model ? { apiKey, model: status.model } : undefined;
+  }
+
   /** Whether the model sees images: the environment's word, else the panel's, else yes. */
   vision(): boolean {
     return visionFromEnv(this.env) ?? this.stored?.vision ?? true;

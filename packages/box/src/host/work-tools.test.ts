@@ -247,6 +247,26 @@ describe('the web tools in a real box', () => {
     expect(fx.host.modelSettings().webSearch.howToEnable).toMatch(/SENDBOX_SEARXNG_URL/);
   });
 
+  it("uses xAI's own search when the model in use is xAI's, from the environment or the settings panel", async () => {
+    fx = await hostFixture([], { provider: undefined, env: { XAI_API_KEY: 'xai-env-key-1234' } });
+    expect(fx.host.modelSettings().webSearch.backend).toBe('xai');
+    await fx.dispose();
+
+    fx = await hostFixture([], { provider: undefined, env: {} });
+    expect(fx.host.modelSettings().webSearch.backend).toBeNull();
+    await fx.host.updateModelSettings({ provider: 'xai', apiKey: 'xai-panel-key-1234' });
+    expect(fx.host.modelSettings().webSearch.backend).toBe('xai');
+    await fx.host.updateModelSettings({
+      provider: 'openai-compatible',
+      baseURL: 'http://127.0.0.1:9/v1',
+      model: 'local',
+    });
+    expect(fx.host.modelSettings().webSearch).toMatchObject({
+      backend: null,
+      howToEnable: expect.stringMatching(/SENDBOX_SEARXNG_URL/) as string,
+    });
+  });
+
   it('web_fetch reads an allowed private host, refuses a redirect to a private address, and follows the profile switch', async () => {
     const other = await serve('127.0.0.3', () => ({ type: 'text/html', body: '<p>admin</p>' }));
     const wiki = await serve('127.0.0.2', (url) =>
