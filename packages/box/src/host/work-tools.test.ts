@@ -141,23 +141,6 @@ describe('the file tools in a real box', () => {
     const transcript = grokBot.codec.toCommon(parsed.records, { sessionId: fx.agentId });
     const uses = transcript.messages.flatMap((m) => m.content.filter((b) => b.type === 'tool_use'));
     expect(uses.length).toBe(9);
-
-    // `txcript view` shows each record by its shape.
-    await fx.host.close();
-    const view = await runProcess(txcriptBin, ['view', '--from', 'grok_bot', fx.agentId], {
-      env: {
-        PATH: process.env.PATH ?? '',
-        HOME: fx.dataDir,
-        TXCRIPT_GROK_BOT_ROOT: path.join(fx.dataDir, 'agent-transcripts'),
-        TXCRIPT_GROK_BOT_AGENTS: path.join(fx.dataDir, 'agents'),
-        NO_COLOR: '1',
-        TZ: 'UTC',
-      },
-      cwd: fx.dataDir,
-    });
-    expect(view.stderr).toBe('');
-    expect(view.stdout).toContain('+first ALPHA line');
-    expect(view.stdout).toContain('src/code.txt:1: a needle here');
   });
 });
 
@@ -466,5 +449,92 @@ describe('images on the OpenAI-compatible wire', () => {
     } finally {
       await server.close();
     }
+  });
+});
+
+describe('every work tool’s record', () => {
+  it('is read back by txcript’s grok_bot codec and shown by `txcript view` by its shape', async () => {
+    const searx = await serve('127.0.0.1', () => ({
+      type: 'application/json',
+      body: JSON.stringify({
+        results: [{ title: 'Fern care', url: 'https://example.org/ferns', content: 'Water weekly.' }],
+      }),
+    }));
+    const wiki = await serve('127.0.0.2', () => ({
+      type: 'text/html',
+      body: '<html><head><title>Wiki home</title></head><body><article><h1>Wiki home</h1><p>The intranet front page text.</p></article></body></html>',
+    }));
+    fx = await hostFixture(
+      [
+        {
+          toolCalls: [
+            { name: 'edit', input: { path: 'notes.txt', old_string: 'alpha', new_string: 'ALPHA' } },
+            { name: 'grep', input: { pattern: 'needle' } },
+            { name: 'glob', input: { pattern: '*.txt' } },
+            { name: 'ls', input: {} },
+            { name: 'delete', input: { path: 'gone.txt' } },
+            { name: 'read', input: { path: 'shot.png' } },
+            { name: 'read', input: { path: 'report.pdf' } },
+            { name: 'web_search', input: { searchTerm: 'ferns' } },
+            { name: 'web_fetch', input: { url: `${wiki}/` } },
+            {
+              name: 'update_todos',
+              input: { todos: [{ id: '1', content: 'Water the ferns', status: 'in_progress' }] },
+            },
+          ],
+        },
+        reply,
+        { text: '' },
+      ],
+      { env: { SENDBOX_SEARXNG_URL: searx, SENDBOX_WEB_ALLOW_PRIVATE_HOSTS: '127.0.0.2' } },
+    );
+    await writeFile(path.join(fx.sandbox, 'notes.txt'), 'alpha and a needle\n');
+    await writeFile(path.join(fx.sandbox, 'gone.txt'), 'bye\n');
+    await writeFile(path.join(fx.sandbox, 'shot.png'), await png(40, 30));
+    await writeFile(
+      path.join(fx.sandbox, 'report.pdf'),
+      textPdfPages([{ title: 'Report', lines: ['page one text'] }]),
+      'latin1',
+    );
+    await fx.prompt('do everything');
+    const statuses = toolEntries(await fx.entries()).map((e) => `${String(e.name)}:${String(e.status)}`);
+    expect(
+      statuses.every((s) => s.endsWith(':success')),
+      statuses.join(' '),
+    ).toBe(true);
+
+    const parsed = grokBot.text.parse(await fx.jsonlText(), 'work.jsonl');
+    const transcript = grokBot.codec.toCommon(parsed.records, { sessionId: fx.agentId });
+    const results = transcript.messages.flatMap((m) => m.content.filter((b) => b.type === 'tool_result'));
+    expect(results.length).toBe(11); // ten tools and the send
+
+    await fx.host.close();
+    const view = await runProcess(txcriptBin, ['view', '--from', 'grok_bot', fx.agentId], {
+      env: {
+        PATH: process.env.PATH ?? '',
+        HOME: fx.dataDir,
+        TXCRIPT_GROK_BOT_ROOT: path.join(fx.dataDir, 'agent-transcripts'),
+        TXCRIPT_GROK_BOT_AGENTS: path.join(fx.dataDir, 'agents'),
+        NO_COLOR: '1',
+        TZ: 'UTC',
+      },
+      cwd: fx.dataDir,
+    });
+    expect(view.stderr).toBe('');
+    const shown = view.stdout;
+    for (const expected of [
+      '1 replacement(s), +1 -1', // edit
+      '+ALPHA and a needle',
+      'notes.txt:1: ALPHA and a needle', // grep
+      'gone.txt', // delete (and ls before it)
+      '[image: image/png, 40×30', // read of an image, never its base64
+      'page one text', // read of a PDF
+      'Fern care <https://example.org/ferns> — Water weekly.', // web_search
+      'Wiki home', // web_fetch
+      'The intranet front page text.',
+      '[~] Water the ferns', // update_todos
+    ])
+      expect(shown, expected).toContain(expected);
+    expect(shown).not.toMatch(/iVBORw0KGgo/);
   });
 });
