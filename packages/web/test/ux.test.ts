@@ -543,6 +543,7 @@ describe('the task list and edit diffs', () => {
       await expect
         .poll(() => list.locator('li').allTextContents())
         .toEqual(['◐Read the brief (in progress)', '○Write the report (to do)']);
+      expect(await axeViolations(page)).toEqual([]);
       await saveScreenshot(page, `${task.name} (open)`);
 
       // The next update arrives live; the panel stays open as the user left it.
@@ -897,6 +898,7 @@ describe('model settings', () => {
         /Web search is off: set SENDBOX_SEARXNG_URL/,
       );
       expect(await page.getByTestId('settings-vision').isChecked()).toBe(true);
+      expect(await axeViolations(page)).toEqual([]);
       await page.getByTestId('settings-vision').uncheck();
       await saveScreenshot(page, `${task.name} (panel)`);
       await page.getByTestId('settings-save').click();
