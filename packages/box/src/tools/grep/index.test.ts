@@ -1,4 +1,4 @@
-import { mkdir, symlink, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { expect, it } from 'vitest';
 import { scrubberFor } from '../../secrets/scrub.ts';
@@ -84,4 +84,30 @@ it("answers a bad regex with ripgrep's reason, and scrubs secrets from matches",
   const out = await grep().run({ pattern: 'TOKEN' }, ctx);
   expect(JSON.stringify(out)).not.toContain('tok-0123456789');
   expect(modelText(out.envelope)).toContain('[secret API_TOKEN redacted]');
+});
+
+it('gives up at its timeout, killing the search, and says how to narrow it', async () => {
+  // A stand-in for ripgrep that never finishes (inside the sandbox, so the confined run sees it).
+  await write('slow-rg', '#!/bin/sh\nexec sleep 60\n');
+  await chmod(path.join(box.sandbox, 'slow-rg'), 0o755);
+  const started = Date.now();
+  const out = await grepTool({
+    confinement: box.confinement,
+    rg: path.join(box.sandbox, 'slow-rg'),
+    timeoutMs: 500,
+  }).run({ pattern: 'x' }, box.ctx);
+  expect(errorText(out.envelope)).toBe(
+    'grep did not finish within 0.5 s; search a smaller folder with path or glob.',
+  );
+  expect(Date.now() - started).toBeLessThan(20_000);
+});
+
+it('reads matches whole when a multi-byte character straddles two chunks of output', async () => {
+  // Enough matching lines of non-ASCII text that ripgrep's output arrives in several chunks.
+  const line = 'ünïcödé — 日本語のテキスト ✓ needle\n';
+  await write('wide.txt', line.repeat(3000));
+  const out = await grep().run({ pattern: 'needle', max_results: 1000 }, box.ctx);
+  const lines = modelText(out.envelope).split('\n').slice(0, 1000);
+  expect(lines).toHaveLength(1000);
+  for (const text of lines) expect(text).toMatch(/^wide\.txt:\d+: ünïcödé — 日本語のテキスト ✓ needle$/);
 });
