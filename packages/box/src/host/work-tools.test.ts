@@ -383,6 +383,9 @@ describe('todos', () => {
     const todos = await again.todos(fx.agentId);
     expect(todos).toMatchObject(list);
     expect(todos[0]!.createdAt).toBeGreaterThan(0);
+    // A duplicate copies the JSONL, and so the list.
+    const copy = await again.duplicateAgent(fx.agentId);
+    expect(await again.todos(copy.id)).toMatchObject(list);
   });
 });
 
