@@ -2,8 +2,10 @@
  * The model settings dialog: provider (xAI or OpenAI-compatible), base URL, model and key,
  * saved in the box and applied at once. The key field is write-only: the box says whether a
  * key is saved, never which; leaving it blank keeps it, as long as the provider and base URL
- * stay (the box drops a key whose endpoint changed, and the form says so before Save). Environment variables win: the box
- * then reports the settings as locked and the form says so.
+ * stay (the box drops a key whose endpoint changed, and the form says so before Save). Environment
+ * variables win: the box then reports the settings as locked and the form says so. The vision
+ * switch says whether the model is shown images (off: a text-only model gets a note instead); a
+ * last line says which web search the agents have, or how to turn it on.
  */
 import { useEffect, useId, useRef, useState, type FormEvent } from 'react';
 import type { ApiClient } from './api/client.ts';
@@ -72,6 +74,7 @@ export function SettingsPanel({
         model: text('model'),
         ...(provider === 'openai-compatible' ? { baseURL: text('baseURL') } : {}),
         ...(apiKey !== '' ? { apiKey } : {}),
+        ...(settings?.visionLockedByEnvironment ? {} : { vision: form.get('vision') === 'on' }),
       })
       .then(
         (next) => {
@@ -186,7 +189,27 @@ export function SettingsPanel({
                 It stays with its provider and base URL: changing either removes it unless you enter a new
                 one.
               </p>
+              <label className="dialog-check">
+                <input
+                  name="vision"
+                  type="checkbox"
+                  defaultChecked={settings.vision}
+                  disabled={settings.visionLockedByEnvironment}
+                  data-testid="settings-vision"
+                />
+                Vision: the model can see images (turn off for a text-only model)
+              </label>
+              {settings.visionLockedByEnvironment && (
+                <p className="dialog-note">Set by SENDBOX_MODEL_VISION in the environment.</p>
+              )}
             </fieldset>
+            {settings.webSearch && (
+              <p className="dialog-note" data-testid="settings-web-search">
+                {settings.webSearch.backend
+                  ? `Web search: ${settings.webSearch.backend}.`
+                  : settings.webSearch.howToEnable}
+              </p>
+            )}
             {error && (
               <p className="error" role="alert">
                 {error}

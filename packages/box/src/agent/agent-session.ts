@@ -23,8 +23,10 @@ import type { AttachmentsStore } from '../stores/attachments.ts';
 import type { SecretsStore } from '../stores/secrets.ts';
 import type { JsonObject } from '@sendbox/txcript';
 import type { DiskRoom, HostTool, TodoItem } from '../tools/types.ts';
-import { historyFromRecords } from '../context/model-view.ts';
-import type { ContextLayer } from '../context/model-call.ts';
+import { toolsForProfile } from '../tools/catalog.ts';
+import { todosFromRecords } from '../tools/update-todos/todos-from-records.ts';
+import { historyFromRecords, toolReaders } from '../context/model-view.ts';
+import type { ContextLayer, LayerAgent } from '../context/model-call.ts';
 import type { ToolGate } from './tool-dispatch.ts';
 import { TranscriptWriter } from '../stores/transcript-writer.ts';
 import { JsonlFile } from '../stores/files/jsonl.ts';
@@ -64,7 +66,7 @@ export { envNameFor, type Question } from './question-book.ts';
 
 export interface SessionConfig {
   /** What capabilities add to each model call's view of this agent (memory, compaction): context/model-call.ts. */
-  contextLayers(agent: { id: string; paths: AgentPaths }): readonly ContextLayer[];
+  contextLayers(agent: LayerAgent): readonly ContextLayer[];
   /** What runs before every checked tool call (approvals): agent/tool-dispatch.ts. */
   toolGates: readonly ToolGate[];
   dataDir: string;
@@ -165,7 +167,7 @@ export class AgentSession implements TurnContext {
   ) {
     this.paths = agentPaths(config.dataDir, id);
     this.lock = new StoreLock(this.paths.storeDb);
-    this.contextLayers = config.contextLayers({ id, paths: this.paths });
+    this.contextLayers = config.contextLayers({ id, paths: this.paths, entries: () => this.view.all() });
     this.toolGates = config.toolGates;
     // The counter checks the threshold (a bad one fails here, not at the first model call).
     this.sendReminderEvery = new SendReminderCounter(config.sendReminderEvery).threshold;
@@ -181,7 +183,7 @@ export class AgentSession implements TurnContext {
   }
 
   get tools(): readonly HostTool[] {
-    return this.config.tools;
+    return toolsForProfile(this.config.tools, this.profile);
   }
 
   get toolEnv(): Readonly<Record<string, string>> {
@@ -194,14 +196,19 @@ export class AgentSession implements TurnContext {
     return disks && { reserve: (bytes) => disks.reserve(this.paths.sandbox, bytes) };
   }
 
-  /** The profile's network allowlist, read again when profile.json changed (the operator edits it by hand). */
+  /** The profile's network allowlist, as profile.json says now. */
   async allowDomains(): Promise<readonly string[]> {
+    return (await this.freshProfile()).sandbox?.allowDomains ?? [];
+  }
+
+  /** profile.json, read again when it changed (the operator edits it by hand). */
+  private async freshProfile(): Promise<Profile> {
     const mark = fileMark(this.paths.profile);
     if (!sameFile(this.profileMark, mark)) {
       this.profile = await readProfile(this.paths.profile);
       this.profileMark = mark;
     }
-    return this.profile.sandbox?.allowDomains ?? [];
+    return this.profile;
   }
 
   scrubber(): Scrubber {
@@ -358,7 +365,8 @@ export class AgentSession implements TurnContext {
     const records = grokBot.text.parse(text, this.transcript.source).records;
     const objects: JsonObject[] = [];
     for (const line of records) if (line.kind === 'record') objects.push(line.json);
-    this.history = historyFromRecords(objects);
+    this.history = historyFromRecords(objects, toolReaders(this.config.tools));
+    this.todos.splice(0, this.todos.length, ...todosFromRecords(objects));
     return objects;
   }
 
@@ -674,6 +682,7 @@ export class AgentSession implements TurnContext {
       ]);
       this.history.push({ role: 'user', content: texts.map((text) => ({ type: 'text' as const, text })) });
       // Hook (web Stop and streaming bubbles): one abort per turn; drafts go out as events.
+      await this.freshProfile(); // its switches (web.fetch) apply from this turn on
       const abort = new AbortController();
       this.turnAbort = abort;
       const hooks = {

@@ -10,7 +10,7 @@
  * a tool throws ends the turn: it becomes the call's error result.
  */
 import type { JsonObject } from '@sendbox/txcript';
-import { modelOutputFor } from '../context/model-view.ts';
+import { modelOutputFor, toolReaders } from '../context/model-view.ts';
 import type { ModelToolCall } from '../providers/types.ts';
 import {
   describeZodError,
@@ -121,6 +121,8 @@ export async function dispatchToolCall(
   deps.recordResult(call.name, envelope);
   const rawInput = isObject(call.input) ? (call.input as JsonObject) : {};
   deps.recordEntry({
+    // The tool's own fields (edit's diff, update_todos' list) first: the common ones below win.
+    ...tool?.entryFields?.(envelope),
     kind: 'tool-call',
     name: call.name,
     status: statusOf(envelope),
@@ -129,7 +131,7 @@ export async function dispatchToolCall(
     ...toolCallDetails(rawInput, envelope, ctx.now() - startedAt, scrubber),
     timestampMs: ctx.now(),
   });
-  return { output: modelOutputFor(call.name, envelope), delivered: false };
+  return { output: modelOutputFor(call.name, envelope, tool && toolReaders([tool])), delivered: false };
 }
 
 async function passGates(gates: readonly ToolGate[], call: GatedCall): Promise<ToolOutcome | null> {

@@ -43,7 +43,9 @@ export const jsonMethods = {
   listAgents: method(empty, ({ host }) => host.listAgents()),
   openAgent: method(byId, async ({ host }, { id }) => {
     const entries = await host.openAgentJson(id);
-    return new RawJson(`{"entries":${entries},"pending":${JSON.stringify(await host.pendingInputs(id))}}`);
+    const pending = JSON.stringify(await host.pendingInputs(id));
+    const todos = JSON.stringify(await host.todos(id));
+    return new RawJson(`{"entries":${entries},"pending":${pending},"todos":${todos}}`);
   }),
   deleteAgent: method(byId, async ({ host }, { id }) => {
     await host.deleteAgent(id);

@@ -13,7 +13,7 @@ import { openLedgerForWrite } from '@sendbox/txcript';
 import { AttachmentStore, DEFAULT_MAX_ATTACHMENT_BYTES } from '../attachments/store.ts';
 import { ensurePrivateDir, removeAtomicTemps } from '../fs/atomic.ts';
 import { providerFromEnv, statusOf, type ProviderFromEnv } from '../providers/index.ts';
-import { ModelSettings, type ModelSettingsInput, type ModelSettingsView } from './model-settings.ts';
+import { ModelSettings, type ModelSettingsInput } from './model-settings.ts';
 import type { ModelProvider } from '../providers/types.ts';
 import { detectConfinement, type Confinement, type ConfinementOptions } from '../sandbox/confinement.ts';
 import type { SandboxStatus } from '../sandbox/confinement.ts';
@@ -22,6 +22,8 @@ import { EgressProxies, type EgressProxyOptions } from '../sandbox/egress-proxy.
 import { removeSandboxTemps } from '../sandbox/paths.ts';
 import { loadOrCreateSecretKey } from '../secrets/store.ts';
 import { toolCatalog, type ToolCatalogOptions } from '../tools/catalog.ts';
+import { webSetupFromEnv, type WebSearchChoice, type XaiModel } from '../tools/web-setup.ts';
+import { imageLayer } from '../context/images.ts';
 import { AgentLifecycle } from '../agent/lifecycle.ts';
 import { AgentSession, type SessionConfig } from '../agent/agent-session.ts';
 import { needsRecovery } from '../stores/files/inbox.ts';
@@ -37,8 +39,10 @@ import {
   type CreateAgentInput,
   type RosterRow,
   type SandboxDiskStatus,
+  type SettingsView,
   type UploadInput,
 } from './types.ts';
+import type { TodoItem } from '../tools/types.ts';
 import { HostError } from '../agent/errors.ts';
 import { type HostEvent } from '../agent/events.ts';
 import { type ModelStatus } from '../providers/types.ts';
@@ -108,6 +112,9 @@ export class LocalAgentHost implements AgentHost {
   private status: ModelStatus;
   private readonly settings: ModelSettings;
   private readonly config: SessionConfig;
+  /** The tools for the model in use (web_search may use xAI's own search). */
+  private readonly catalogFor: (xai: XaiModel | undefined) => SessionConfig['tools'];
+  private searchStatus: WebSearchChoice['status'] = { backend: null, howToEnable: '' };
   /** Capabilities that hold something per agent let it go here (agent/lifecycle.ts). */
   readonly lifecycle = new AgentLifecycle();
   private focused: string | null = null;
@@ -151,7 +158,24 @@ export class LocalAgentHost implements AgentHost {
       // A confinement given in the options is its giver's to close.
       hostClosed: () => (options.sandbox?.confinement ? undefined : confinement.close()),
     });
-    const tools = toolCatalog({ confinement, egress, disk: disks, shell: options.shell });
+    // The web tools (tools/web-setup.ts); the catalog is made again when the model changes, since
+    // xAI's own search comes with an xAI model.
+    const web = webSetupFromEnv(env);
+    this.lifecycle.add({ hostClosed: () => web.pages.close() });
+    this.catalogFor = (xai) => {
+      const search = web.search(xai);
+      this.searchStatus = search.status;
+      return toolCatalog({
+        confinement,
+        egress,
+        disk: disks,
+        shell: options.shell,
+        search: search.backend,
+        pageFetch: web.pages.fetch,
+      });
+    };
+    const tools = this.catalogFor(options.provider === undefined ? this.settings.xaiModel() : undefined);
+    const contextLayers = options.contextLayers ?? (() => []);
     this.config = {
       dataDir,
       provider: this.provider,
@@ -170,9 +194,20 @@ export class LocalAgentHost implements AgentHost {
       isFocused: (id) => this.focused === id,
       writePoints: options.writePoints ?? WritePoints.fromEnv(env),
       inboxRetryMs: options.inboxRetryMs ?? 2000,
-      contextLayers: options.contextLayers ?? (() => []),
+      // The images of the model view come first: later layers (pruning) see them as the model will.
+      contextLayers: (agent) => [imageLayer(agent, () => this.vision()), ...contextLayers(agent)],
       toolGates: options.toolGates ?? [],
     };
+  }
+
+  /** Whether the model is shown images: `SENDBOX_MODEL_VISION=0` (or `false`) says no, else the panel's switch. */
+  vision(): boolean {
+    return this.settings.vision();
+  }
+
+  /** The web tools' state, for the settings panel: which search backend, or how to enable one. */
+  webStatus(): WebSearchChoice['status'] {
+    return { ...this.searchStatus };
   }
 
   modelStatus(): ModelStatus {
@@ -185,20 +220,21 @@ export class LocalAgentHost implements AgentHost {
     this.useModel(this.settings.choose());
   }
 
-  modelSettings(): ModelSettingsView {
-    return this.settings.view();
+  modelSettings(): SettingsView {
+    return { ...this.settings.view(), webSearch: this.webStatus() };
   }
 
   /** Saves the panel's settings and swaps the model without a restart (turns read it as they start). */
-  async updateModelSettings(input: ModelSettingsInput): Promise<ModelSettingsView> {
+  async updateModelSettings(input: ModelSettingsInput): Promise<SettingsView> {
     this.useModel(await this.settings.update(input));
-    return this.settings.view();
+    return this.modelSettings();
   }
 
   private useModel(chosen: ProviderFromEnv): void {
     this.provider = chosen.provider;
     this.status = chosen.status;
     this.config.provider = chosen.provider;
+    this.config.tools = this.catalogFor(this.settings.xaiModel());
     // Read-only rows (no model) may have become writable.
     for (const id of this.sessions.keys()) this.emit({ type: 'roster', agentId: id, change: 'updated' });
   }
@@ -289,6 +325,10 @@ export class LocalAgentHost implements AgentHost {
 
   async openAgentJson(id: string): Promise<string> {
     return (await this.open(id)).entriesJson();
+  }
+
+  async todos(id: string): Promise<TodoItem[]> {
+    return (await this.existing(id)).todos.map((item) => ({ ...item }));
   }
 
   async pendingInputs(id: string): Promise<PendingInput[]> {

@@ -15,6 +15,28 @@ afterEach(async () => {
 });
 
 describe('ModelSettings', () => {
+  it('keeps the vision switch: the panel may set a model text-only, SENDBOX_MODEL_VISION wins', async () => {
+    const settings = new ModelSettings(dataDir, {});
+    expect(settings.view()).toMatchObject({ vision: true, visionLockedByEnvironment: false });
+    const base = { provider: 'openai-compatible' as const, baseURL: 'http://127.0.0.1:9/v1', model: 'local' };
+    await settings.update({ ...base, vision: false });
+    const again = new ModelSettings(dataDir, {});
+    await again.load();
+    expect(again.vision()).toBe(false);
+    // Omitted keeps it; true turns it back on.
+    await again.update(base);
+    expect(again.vision()).toBe(false);
+    await again.update({ ...base, vision: true });
+    expect(again.vision()).toBe(true);
+
+    const locked = new ModelSettings(dataDir, { SENDBOX_MODEL_VISION: '0' });
+    await locked.load();
+    expect(locked.view()).toMatchObject({ vision: false, visionLockedByEnvironment: true });
+    expect(() => new ModelSettings(dataDir, { SENDBOX_MODEL_VISION: 'maybe' })).toThrow(
+      /SENDBOX_MODEL_VISION=maybe is not understood: set 0 for a text-only model/,
+    );
+  });
+
   it('saves the key 0600 in the data dir and never shows it back', async () => {
     const settings = new ModelSettings(dataDir, {});
     const chosen = await settings.update({

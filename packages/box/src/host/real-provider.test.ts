@@ -55,6 +55,12 @@ describe('host + OpenAI-compatible provider', () => {
       'shell',
       'read',
       'write',
+      'edit',
+      'grep',
+      'glob',
+      'ls',
+      'delete',
+      'web_fetch',
       'update_todos',
     ]);
     // The guidance rides in the user turn, never in the system prompt.
@@ -79,7 +85,7 @@ describe('host + OpenAI-compatible provider', () => {
     await fx.prompt('hello');
     const second = server.requests[1]!.body.messages as Array<{ role: string; content: string }>;
     expect(second.at(-1)!.content).toBe(
-      'There is no tool named browse. Your tools are: send_message, shell, read, write, update_todos.',
+      'There is no tool named browse. Your tools are: send_message, shell, read, write, edit, grep, glob, ls, delete, web_fetch, update_todos.',
     );
     expect(JSON.stringify((await fx.records())[1])).toContain('"url":"https://example.com"');
   });

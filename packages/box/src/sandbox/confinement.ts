@@ -366,7 +366,8 @@ function withProxyForwarder(command: string): string {
   return `${forward}\n${wait}\nexec bash -c ${quoteForBash(command)}`;
 }
 
-function quoteForBash(text: string): string {
+/** `text` as one single-quoted bash word. */
+export function quoteForBash(text: string): string {
   return `'${text.replace(/'/g, `'\\''`)}'`;
 }
 

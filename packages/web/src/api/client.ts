@@ -23,6 +23,7 @@ import {
   signedOutResponseSchema,
   type RosterRow,
   type StatusResponse,
+  type TodoItem,
   type TranscriptEntry,
 } from './types.ts';
 import { isShown } from '../transcript.ts';
@@ -46,6 +47,12 @@ export const SESSION_HEADER = 'X-Sendbox-Session';
 export interface ProofSource {
   proof(): string | null;
   refresh(): Promise<string | null>;
+}
+
+/** What `openAgent` gives the conversation: its ledger entries unchecked, and the agent's task list. */
+export interface OpenedAgent {
+  entries: readonly unknown[];
+  todos: TodoItem[];
 }
 
 export interface ApiClientOptions {
@@ -133,9 +140,11 @@ export function createApiClient(options: ApiClientOptions = {}) {
       const { entries } = await call('openAgent', { id }, openAgentResponseSchema);
       return parseEntries(entries, 'openAgent');
     },
-    /** The ledger as sent, each entry still unchecked: validate with `parseNewest`/`parseEntries`. */
-    openAgentRaw: async (id: string): Promise<readonly unknown[]> =>
-      (await call('openAgent', { id }, openAgentResponseSchema)).entries,
+    /** The ledger as sent, each entry still unchecked (validate with `parseNewest`/`parseEntries`), and the task list. */
+    openAgentRaw: async (id: string): Promise<OpenedAgent> => {
+      const { entries, todos } = await call('openAgent', { id }, openAgentResponseSchema);
+      return { entries, todos };
+    },
     sendPrompt: (input: { agentId: string; prompt: string; clientNonce: string }) =>
       call('sendPrompt', input, sendPromptResponseSchema),
     getModelSettings: (): Promise<ModelSettings> => call('getModelSettings', {}, modelSettingsSchema),
@@ -145,6 +154,7 @@ export function createApiClient(options: ApiClientOptions = {}) {
       baseURL?: string;
       model?: string;
       apiKey?: string;
+      vision?: boolean;
     }): Promise<ModelSettings> => call('setModelSettings', input, modelSettingsSchema),
     /** Stops the agent's running turn (queued prompts still run after it). */
     cancelTurn: (agentId: string) => call('cancelTurn', { agentId }, cancelTurnResponseSchema),

@@ -20,6 +20,12 @@ export const profileSchema = z.looseObject({
       allowDomains: z.array(z.string().min(1)).default([]),
     })
     .optional(),
+  /** sendbox: the web tools for this agent; `fetch: "off"` withholds `web_fetch` (docs/runtime.md). */
+  web: z
+    .looseObject({
+      fetch: z.enum(['on', 'off'], { message: 'web.fetch is "on" or "off"' }).default('on'),
+    })
+    .optional(),
 });
 
 export type Profile = z.output<typeof profileSchema>;

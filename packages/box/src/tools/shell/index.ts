@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import type { Confinement, LaunchSpec } from '../../sandbox/confinement.ts';
-import { spawnConfined } from '../../sandbox/supervisor.ts';
+import { runConfined, type ConfinedRun } from '../../sandbox/confined-run.ts';
 import type { SandboxDisks } from '../../sandbox/disk-quota.ts';
 import type { EgressProxies } from '../../sandbox/egress-proxy.ts';
 import { folderInSandbox, withDeadline } from '../../sandbox/paths.ts';
@@ -45,9 +45,6 @@ export interface ShellOptions {
   timeoutMs?: number;
   outputCapBytes?: number;
 }
-
-/** After the command's process exits, how long its pipes may stay open (a detached child holding them). */
-const PIPE_GRACE_MS = 250;
 
 export function shellTool(options: ShellOptions) {
   const cap = options.outputCapBytes ?? SHELL_OUTPUT_CAP_BYTES;
@@ -135,81 +132,34 @@ export function shellTool(options: ShellOptions) {
   });
 }
 
-interface CommandRun {
+interface CommandRun extends ConfinedRun {
   stdout: Capture;
   stderr: Capture;
   interleaved: Capture;
-  exitCode: number | null;
-  signal: string | null;
-  timedOut: boolean;
-  durationMs: number;
-  spawnError?: string;
 }
 
 /** Collects up to `cap` bytes per stream (plus a margin so a secret cut at the cap is still scrubbed whole). */
-function runCommand(
+async function runCommand(
   spec: LaunchSpec & { cwd: string },
   options: { timeoutMs: number; cap: number; signal?: AbortSignal | undefined },
 ): Promise<CommandRun> {
-  const started = Date.now();
-  return new Promise((resolve) => {
-    const { child } = spawnConfined(spec, { cwd: spec.cwd });
-    const streams = {
-      stdout: new Capture(options.cap),
-      stderr: new Capture(options.cap),
-      all: new Capture(options.cap),
-    };
-    child.stdout.on('data', (chunk: Buffer) => {
-      streams.stdout.add(chunk);
-      streams.all.add(chunk);
-    });
-    child.stderr.on('data', (chunk: Buffer) => {
-      streams.stderr.add(chunk);
-      streams.all.add(chunk);
-    });
-    let timedOut = false;
-    const killGroup = () => {
-      try {
-        if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
-      } catch {
-        // Already gone.
-      }
-    };
-    const timer = setTimeout(() => {
-      timedOut = true;
-      killGroup();
-    }, options.timeoutMs);
-    const onAbort = () => killGroup();
-    options.signal?.addEventListener('abort', onAbort, { once: true });
-    let spawnError: string | undefined;
-    child.on('error', (error) => {
-      spawnError = error.message;
-    });
-    // Confined, the sandbox dies with its first process and the pipes close with it. Unconfined, a
-    // detached child can hold them open forever: the command is over when its process is.
-    let grace: NodeJS.Timeout | undefined;
-    child.on('exit', () => {
-      grace = setTimeout(() => {
-        child.stdout.destroy();
-        child.stderr.destroy();
-      }, PIPE_GRACE_MS);
-    });
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      clearTimeout(grace);
-      options.signal?.removeEventListener('abort', onAbort);
-      resolve({
-        stdout: streams.stdout,
-        stderr: streams.stderr,
-        interleaved: streams.all,
-        exitCode: code,
-        signal,
-        timedOut,
-        durationMs: Date.now() - started,
-        ...(spawnError ? { spawnError } : {}),
-      });
-    });
+  const stdout = new Capture(options.cap);
+  const stderr = new Capture(options.cap);
+  const interleaved = new Capture(options.cap);
+  const run = await runConfined(spec, {
+    cwd: spec.cwd,
+    timeoutMs: options.timeoutMs,
+    signal: options.signal,
+    onStdout: (chunk) => {
+      stdout.add(chunk);
+      interleaved.add(chunk);
+    },
+    onStderr: (chunk) => {
+      stderr.add(chunk);
+      interleaved.add(chunk);
+    },
   });
+  return { ...run, stdout, stderr, interleaved };
 }
 
 const SCRUB_MARGIN = 4096;
