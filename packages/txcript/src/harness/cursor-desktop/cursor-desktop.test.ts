@@ -63,7 +63,7 @@ describe('cursor_desktop', () => {
     const { sessions, warnings } = await cursorDesktopStore(env()).discover();
     expect(warnings).toEqual([]);
     expect(sessions.map((s) => [s.id, s.title, s.messageCount])).toEqual([
-      [CD_MAIN_ID, CD_TITLE, 9],
+      [CD_MAIN_ID, CD_TITLE, 8], // the messages view shows, not the 9 bubbles,
       [CD_OLD_ID, CD_OLD_TITLE, 2],
     ]);
     expect(sessions.map((s) => s.id)).not.toContain(CD_DRAFT_ID);

@@ -321,6 +321,11 @@ export function cursorDesktopStore(env: NodeJS.ProcessEnv = process.env): Saving
       if (!existsSync(file)) return { sessions: [], warnings: [] };
       const warnings: Warning[] = [];
       let sessions: SessionSummary[] = [];
+      // The count is what view shows: each session through the codec (bubbles split and merge).
+      const [{ desktopCodec }, { desktopDocument }] = await Promise.all([
+        import('./codec.ts'),
+        import('./records.ts'),
+      ]);
       try {
         sessions = await read((db) => {
           if (!tableColumns(db, 'cursorDiskKV').has('key'))
@@ -337,7 +342,11 @@ export function cursorDesktopStore(env: NodeJS.ProcessEnv = process.env): Saving
                 id,
                 harness: HARNESS,
                 locator: desktopLocator(file, id),
-                messageCount: s.bubbles.length,
+                messageCount: loadResult(desktopCodec, desktopDocument(readDesktopSession(db, id)!), {
+                  id,
+                  source: file,
+                  timestamp: new Date(0).toISOString(),
+                }).transcript.messages.length,
                 ...(title !== undefined ? { title } : {}),
                 ...(last !== undefined ? { lastActivity: last } : {}),
               });
