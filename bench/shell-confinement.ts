@@ -1,7 +1,9 @@
 /**
  * Added cost of confinement per `shell` call: the shell tool running `true`
- * in bubblewrap (namespaces, rlimits, nobody when root; docs/sandbox.md)
- * against the same tool spawning bash bare on the host (--unsafe-host-tools).
+ * in bubblewrap (namespaces, rlimits, the keyring filter, the supervisor as
+ * PID 1, the agent's own uid when root, and the disk quota's check around the
+ * command, as the box runs it; docs/sandbox.md) against the same tool spawning
+ * bash bare on the host (--unsafe-host-tools).
  * Calls alternate so both see the same machine load. Target: ≤ 30 ms added at p50.
  *
  *   npx tsx bench/shell-confinement.ts [calls=300]
@@ -9,7 +11,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { detectConfinement, noScrub, shellTool, type ToolContext } from '@sendbox/box';
+import { detectConfinement, noScrub, SandboxDisks, shellTool, type ToolContext } from '@sendbox/box';
 
 const CALLS = Number(process.argv[2] ?? 300);
 
@@ -25,7 +27,10 @@ const ctx: ToolContext = {
   todos: [],
   now: Date.now,
 };
-const tools = { bare: shellTool({ confinement: bare }), confined: shellTool({ confinement: confined }) };
+const tools = {
+  bare: shellTool({ confinement: bare }),
+  confined: shellTool({ confinement: confined, disk: new SandboxDisks() }),
+};
 const samples = { bare: [] as number[], confined: [] as number[] };
 
 for (let i = 0; i < CALLS + 10; i++) {
@@ -38,6 +43,8 @@ for (let i = 0; i < CALLS + 10; i++) {
   }
 }
 await rm(dir, { recursive: true, force: true });
+await confined.release(dir); // its uid, recorded machine-wide when root
+confined.close();
 
 const pct = (values: number[], p: number) => {
   const sorted = [...values].sort((a, b) => a - b);

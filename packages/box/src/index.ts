@@ -80,6 +80,7 @@ export { SecretStore, loadOrCreateSecretKey, keyFilePath, SECRET_NAME_PATTERN } 
 export { scrubberFor, noScrub, type Scrubber } from './secrets/scrub.ts';
 export { openInSandbox, writeInSandbox, OutsideSandboxError, NotRegularFileError } from './sandbox/paths.ts';
 export { detectConfinement, type Confinement, type SandboxStatus } from './sandbox/confinement.ts';
+export { SandboxDisks } from './sandbox/disk-quota.ts';
 export { addressKind, type AddressKind } from './net/addresses.ts';
 export { OutboundError, type OutboundFailure } from './net/errors.ts';
 export {
@@ -114,3 +115,19 @@ export { JsonlFile } from './stores/files/jsonl.ts';
 export { historyFromRecords, modelOutputFor } from './context/model-view.ts';
 
 export * from './gateway/index.ts';
+// The work tools (issue 19): each its folder under tools/.
+export { editTool } from './tools/edit/index.ts';
+export { grepTool, type GrepOptions } from './tools/grep/index.ts';
+export { globTool } from './tools/glob/index.ts';
+export { lsTool } from './tools/ls/index.ts';
+export { deleteTool } from './tools/delete/index.ts';
+export { webSearchTool } from './tools/web-search/index.ts';
+export {
+  chooseSearchBackend,
+  searchStatus,
+  type SearchBackend,
+  type Reference,
+} from './tools/web-search/backends.ts';
+export { webFetchTool, type PageFetch, type WebFetchOptions } from './tools/web-fetch/index.ts';
+export { todosFromRecords } from './tools/update-todos/todos-from-records.ts';
+export { withImages, type ImageViewOptions, type ModelImageData } from './context/images.ts';

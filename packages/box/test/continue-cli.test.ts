@@ -196,6 +196,25 @@ describe('txcript continue (process)', () => {
     expect(await mb.rosterIds()).toEqual([...before, id].sort());
   });
 
+  it('a Claude Code session continued into the box is told where it began, and its tools carry box names', async () => {
+    const env = { ...mb.env, CLAUDE_CONFIG_DIR: path.join(work, 'claude-origin') };
+    const saved = await txcript(['continue', doc, '--with', 'claude_code', '--no-resume'], env);
+    expect(saved.code).toBe(0);
+    const claudeId = sessionIdOf(saved.stdout);
+    const r = await txcript(['continue', claudeId, '--from', 'claude_code', '--with', 'grok_bot'], env);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    const id = sessionIdOf(r.stdout);
+    const profile = JSON.parse(await readFile(path.join(mb.agentsDir, id, 'profile.json'), 'utf8')) as {
+      description: string;
+    };
+    expect(profile.description).toMatch(/began in Claude Code in the folder .+ on \d{4}-\d{2}-\d{2}/);
+    const jsonl = await readFile(path.join(mb.transcriptsDir, id, `${id}.jsonl`), 'utf8');
+    const names = [...jsonl.matchAll(/"type":"tool_use","name":"([^"]+)"/g)].map((m) => m[1]);
+    // The reference conversation's Bash, Edit and web_search calls.
+    expect(new Set(names)).toEqual(new Set(['shell', 'edit', 'web_search']));
+  });
+
   it('a missing Grok Bot layout fails cleanly (exit 1) and suggests --out', async () => {
     const r = await txcript(['continue', doc, '--with', 'grok_bot']);
     expect(r.code).toBe(1);

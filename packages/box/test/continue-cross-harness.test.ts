@@ -7,7 +7,9 @@
  * is loaded back from its store, and its block signature is checked.
  *
  * Documented normalisations, per hop:
- * - grok_bot: none in the signature. Tool results gain a `success`/`failure`
+ * - grok_bot: a tool with a box counterpart takes the box's name (Edit -> edit,
+ *   continue/box-tools.ts); Bash and Read were shell and read there already.
+ *   Tool results gain a `success`/`failure`
  *   envelope (content, not shape); the orphan result stays an orphan
  *   (`name: "unknown"`, explicit id), decision C3.
  * - claude_code: orphan repair (harness/orphans.ts): the orphan result
@@ -93,8 +95,10 @@ describe('Simple → grok_bot → claude_code → codex → Simple', () => {
       'user tool_result (orphan)',
       'assistant text',
     ]);
+    // grok_bot onwards: the box's tool names.
+    const boxed = original.map((s) => s.replace(/ Edit$/, ' Raw:edit'));
     // claude_code onwards: the orphan result is user text (orphan repair).
-    const repaired = original.map((s) => (s === 'user tool_result (orphan)' ? 'user text' : s));
+    const repaired = boxed.map((s) => (s === 'user tool_result (orphan)' ? 'user text' : s));
 
     // Hop 0: a Simple document on disk, read as `continue run.json` reads it.
     const simpleFile = path.join(work, 'run.json');
@@ -111,7 +115,7 @@ describe('Simple → grok_bot → claude_code → codex → Simple', () => {
     // Hop 1: a live mint into the box.
     const g = await hop(s0, grokBot, mb.env);
     expect(g.result.kind).toBe('minted');
-    expect(signature(g.loaded)).toEqual(original);
+    expect(signature(g.loaded)).toEqual(boxed);
     expect(texts(g.loaded)).toEqual(texts(reference));
 
     // Hop 2: Claude Code's store in a temp CLAUDE_CONFIG_DIR.

@@ -17,10 +17,12 @@ import {
   MAX_TITLE_NAME,
   MINT_STEPS,
   MintError,
+  continuedDescription,
   createGrokBotStore,
   grokBotCodec,
   mintGrokBotAgent,
   parseMetadata,
+  withBoxTools,
   type MintOptions,
   type Transcript,
 } from '@sendbox/txcript';
@@ -76,7 +78,11 @@ describe('mint into a live box', () => {
     const after = await mb.snapshot();
     expect(after.roster).toEqual([...before.roster, result.id].sort());
     const row = (await roster()).find((r) => r.id === result.id);
-    expect(row).toMatchObject({ name: 'Fix the pagination test', description: DEFAULT_DESCRIPTION });
+    expect(row).toMatchObject({
+      name: 'Fix the pagination test',
+      description: continuedDescription(source, undefined),
+    });
+    expect(row!.description).toContain(DEFAULT_DESCRIPTION);
     expect(result.jsonlPath).toBe(path.join(mb.transcriptsDir, result.id, `${result.id}.jsonl`));
     expect(result.storePath).toBe(path.join(mb.agentsDir, result.id, 'store.db'));
     expect(Object.keys(result.phaseMs)).toEqual(['preflight', 'create', ...MINT_STEPS]);
@@ -90,8 +96,9 @@ describe('mint into a live box', () => {
       ['t0u', 'message', 'user'],
       ['t0a0', 'thinking', null],
       ['t0a1', 'message', 'assistant'],
-      ['t0a2', 'tool-call', 'Bash'],
-      ['t0a3', 'tool-call', 'Edit'],
+      // The box's own tool names (continue/box-tools.ts): shell, edit.
+      ['t0a2', 'tool-call', 'shell'],
+      ['t0a3', 'tool-call', 'edit'],
       ['t0a4', 'tool-call', 'web_search'],
       ['t0a5', 'message', 'assistant'],
     ]);
@@ -104,13 +111,55 @@ describe('mint into a live box', () => {
     const loaded = await createGrokBotStore(mb.env).load(result.id);
     expect(loaded.source).toBe(result.jsonlPath);
     expect(loaded.transcript.meta.id).toBe(result.id);
-    expect(signature(loaded.transcript)).toEqual(signature(source));
+    const boxed = withBoxTools(source);
+    expect(signature(loaded.transcript)).toEqual(signature(boxed));
     expect(texts(loaded.transcript)).toEqual(texts(source));
     const expected = grokBotCodec.toCommon(
-      grokBotCodec.fromCommon({ ...source, meta: { ...source.meta, id: result.id } }),
+      grokBotCodec.fromCommon({ ...boxed, meta: { ...boxed.meta, id: result.id } }),
       { sessionId: result.id },
     );
     expect(loaded.transcript.messages).toEqual(expected.messages);
+  });
+
+  it("keeps the user's images as uploads in the agent's attachment store, served to the UI", async () => {
+    const png = Buffer.from('89504e470d0a1a0a0000000d4948445200000001000000010806000000', 'hex');
+    const source = referenceConversation('with-image');
+    source.messages[0]!.content.push({
+      type: 'image',
+      source: { type: 'base64', media_type: 'image/png', data: png.toString('base64') },
+    });
+    const { id } = await mint(source).promise;
+    const sha256 = createHash('sha256').update(png).digest('hex');
+    const stored = path.join(mb.agentsDir, id, 'attachments', `${sha256}.png`);
+    expect(await readFile(stored)).toEqual(png);
+    const opened = await mb.box.call('openAgent', { id });
+    const entries = (opened.body as { entries: Array<Record<string, unknown>> }).entries;
+    const upload = entries.find((e) => e.kind === 'user-attachment');
+    expect(upload).toMatchObject({
+      id: 't0ua0',
+      file_name: 'image-1.png',
+      file_path: stored,
+      media_type: 'image/png',
+      sha256,
+    });
+    const served = await fetch(
+      new URL(
+        `api/upload?agentId=${id}&entryId=t0ua0`,
+        mb.env.TXCRIPT_GROK_BOT_GATEWAY!.replace(/\/?$/, '/'),
+      ),
+      { headers: { Authorization: `Bearer ${mb.env.TXCRIPT_GROK_BOT_TOKEN!}` } },
+    );
+    expect(served.status).toBe(200);
+    expect(served.headers.get('content-type')).toBe('image/png');
+    expect(Buffer.from(await served.arrayBuffer())).toEqual(png);
+  });
+
+  it('lists the new agent by when it was continued, not by when its source last moved', async () => {
+    const before = Date.now();
+    const { id } = await mint(referenceConversation('sorted')).promise;
+    const rows = (await mb.box.call('listAgents', {})).body as { id: string; lastActivityAt: number }[];
+    expect(rows.find((r) => r.id === id)!.lastActivityAt).toBeGreaterThanOrEqual(before);
+    expect(referenceConversation().meta.timestamp < new Date(before).toISOString()).toBe(true);
   });
 
   it('continues: the next turn of the minted agent sends the seeded history to the model', async () => {
@@ -300,7 +349,7 @@ describe('--metadata reaches createAgent', () => {
     });
   });
 
-  it('falls back to the transcript title, then to the default name and description', async () => {
+  it('falls back to the transcript title, then to the default name and a description of where it began', async () => {
     const titled = await mint(referenceConversation(), { metadata: parseMetadata(['description=only this']) })
       .promise;
     expect(await profileOf(titled.id)).toMatchObject({
@@ -310,7 +359,10 @@ describe('--metadata reaches createAgent', () => {
     const untitled = referenceConversation();
     delete untitled.meta.title;
     const plain = await mint(untitled).promise;
-    expect(await profileOf(plain.id)).toMatchObject({ name: DEFAULT_NAME, description: DEFAULT_DESCRIPTION });
+    expect(await profileOf(plain.id)).toMatchObject({
+      name: DEFAULT_NAME,
+      description: continuedDescription(untitled, undefined),
+    });
     const blank = { ...referenceConversation(), meta: { ...untitled.meta, title: '  \n ' } };
     expect((await profileOf((await mint(blank).promise).id)).name).toBe(DEFAULT_NAME);
     const empty = await mint(referenceConversation(), { metadata: parseMetadata(['name=   ']) }).promise;

@@ -450,9 +450,9 @@ function scriptedReply(target: Agent, prompt: string): void {
 }
 
 async function api(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
-  // No sign-in here (a dev aid on loopback); the page's CSRF header is still required.
-  if (req.headers['x-sendbox-request'] !== '1')
-    return json(res, 403, { error: 'missing "X-Sendbox-Request: 1" header' });
+  // No sign-in here (a dev aid on loopback): any tab proof will do, but the page must send one.
+  if (!req.headers['x-sendbox-session'])
+    return json(res, 401, { error: 'missing X-Sendbox-Session header: open the URL the fixture printed' });
   const method = url.pathname.slice('/api/'.length);
   if (req.method === 'GET' && method === 'events') return events(req, res, url);
   if (req.method === 'GET' && (method === 'attachment' || method === 'upload')) {
@@ -625,5 +625,8 @@ const server = createServer((req, res) => {
   });
 });
 server.listen(port, '127.0.0.1', () => {
-  console.log(`fixture gateway on http://127.0.0.1:${port}/ (model ${modelConfigured ? 'on' : 'off'})`);
+  // The fragment gives the page a tab proof, as the real login redirect does (any will do here).
+  console.log(
+    `fixture gateway on http://127.0.0.1:${port}/#session=${'f'.repeat(43)} (model ${modelConfigured ? 'on' : 'off'})`,
+  );
 });

@@ -1,6 +1,5 @@
 /**
- * DEV AID: screenshots of a running page (the fixture from preview-fixture.ts, or a real
- * gateway) with Debian's chromium, for a visual check. Prints console errors and CSP reports.
+ * DEV AID: screenshots of a running page (the fixture from preview-fixture.ts) with Debian's chromium, for a visual check. Prints console errors and CSP reports.
  *
  *   npx tsx packages/web/scripts/screenshots.ts http://127.0.0.1:5178/ /tmp/web-shots
  */
@@ -13,6 +12,8 @@ const browser = await launchBrowser();
 
 async function open(colorScheme: 'light' | 'dark', hash = ''): Promise<Page> {
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, colorScheme });
+  // The fixture takes any tab proof; the page must hold one to call the API.
+  await context.addInitScript(() => window.sessionStorage.setItem('sendbox.session', 'f'.repeat(43)));
   const page = await context.newPage();
   page.on('console', (message) => {
     if (message.type() === 'error' || message.type() === 'warning')

@@ -24,7 +24,16 @@ import { useNarrow } from './viewport.ts';
 const ROSTER_POLL_MS = 20_000;
 const NEXT_THEME: Record<ThemeChoice, ThemeChoice> = { system: 'light', light: 'dark', dark: 'system' };
 
-export function App({ client, prefetch = noPrefetch }: { client: ApiClient; prefetch?: LedgerPrefetch }) {
+export function App({
+  client,
+  prefetch = noPrefetch,
+  onSignOut,
+}: {
+  client: ApiClient;
+  prefetch?: LedgerPrefetch | undefined;
+  /** Ends this browser's session (the toolbar's Sign out). */
+  onSignOut?: () => Promise<void>;
+}) {
   const [status, setStatus] = useState<StatusResponse | null>(null);
   const [statusError, setStatusError] = useState<string | null>(null);
   const [agents, setAgents] = useState<RosterRow[] | null>(null);
@@ -249,6 +258,22 @@ export function App({ client, prefetch = noPrefetch }: { client: ApiClient; pref
                   ? 'Light'
                   : 'Dark'}
             </button>
+            {onSignOut && (
+              <button
+                type="button"
+                onClick={() => {
+                  onSignOut().catch((cause: unknown) =>
+                    setStatusError(
+                      `Could not sign out: ${cause instanceof Error ? cause.message : String(cause)}`,
+                    ),
+                  );
+                }}
+                title="Sign this browser out of sendbox (every tab of it)"
+                data-testid="sign-out"
+              >
+                Sign out
+              </button>
+            )}
             {status && !narrow && <span className="version">sendbox {status.version}</span>}
           </div>
           {selected ? (

@@ -15,6 +15,7 @@ import {
   type PendingInput,
   type RosterRow,
   type TaskView,
+  type TodoItem,
   type TranscriptEntry,
   type TurnState,
 } from './api/types.ts';
@@ -22,6 +23,8 @@ import { Bubble } from './bubbles/Bubble.tsx';
 import { RunningTasks } from './bubbles/TaskPanel.tsx';
 import { TasksContext, type TasksContextValue } from './tasks-context.ts';
 import { Composer } from './Composer.tsx';
+import { TodoPanel } from './TodoPanel.tsx';
+import { todosOf } from './todos.ts';
 import { noPrefetch, type LedgerPrefetch } from './focused-agent.ts';
 import { ConversationContext, type ConversationContextValue } from './conversation-context.ts';
 import { Lightbox } from './Lightbox.tsx';
@@ -62,6 +65,7 @@ export function Conversation({
   const [entries, setEntries] = useState<readonly TranscriptEntry[]>([]);
   /** Inputs the box accepted whose turn has not started: shown after the conversation, as pending. */
   const [pending, setPending] = useState<readonly PendingInput[]>([]);
+  const [todos, setTodos] = useState<readonly TodoItem[]>([]);
   const [loading, setLoading] = useState(true);
   const [loadError, setLoadError] = useState<string | null>(null);
   const [streamStatus, setStreamStatus] = useState<{ status: StreamStatus; detail?: string | undefined }>({
@@ -111,6 +115,7 @@ export function Conversation({
   useEffect(() => {
     const abort = new AbortController();
     setEntries([]);
+    setTodos([]);
     setPending([]);
     setQueued([]);
     setTasks(new Map());
@@ -126,7 +131,9 @@ export function Conversation({
       let raw: readonly unknown[];
       try {
         performance.mark('sendbox:open-agent');
-        raw = await (prefetchedRef.current.take(agent.id) ?? client.openAgentRaw(agent.id));
+        const opened = await (prefetchedRef.current.take(agent.id) ?? client.openAgentRaw(agent.id));
+        raw = opened.entries;
+        if (!abort.signal.aborted) setTodos(opened.todos);
       } catch (cause) {
         if (!abort.signal.aborted) {
           setLoadError(cause instanceof Error ? cause.message : String(cause));
@@ -163,6 +170,8 @@ export function Conversation({
         {
           onEntry: (entry) => {
             setEntries((current) => mergeEntries(current, [entry]));
+            const listed = todosOf(entry);
+            if (listed) setTodos(listed);
             // A turn that ended (stopped, failed) leaves no draft behind.
             if (entry.kind === 'turn-ended')
               setDrafts((current) => (current.size === 0 ? current : new Map()));
@@ -518,6 +527,7 @@ export function Conversation({
                 </button>
               )}
             </div>
+            <TodoPanel todos={todos} />
             <Composer
               ref={composer}
               client={client}

@@ -1,8 +1,11 @@
 /**
  * The model settings dialog: provider (xAI or OpenAI-compatible), base URL, model and key,
  * saved in the box and applied at once. The key field is write-only: the box says whether a
- * key is saved, never which; leaving it blank keeps it. Environment variables win: the box
- * then reports the settings as locked and the form says so.
+ * key is saved, never which; leaving it blank keeps it, as long as the provider and base URL
+ * stay (the box drops a key whose endpoint changed, and the form says so before Save). Environment
+ * variables win: the box then reports the settings as locked and the form says so. The vision
+ * switch says whether the model is shown images (off: a text-only model gets a note instead); a
+ * last line says which web search the agents have, or how to turn it on.
  */
 import { useEffect, useId, useRef, useState, type FormEvent } from 'react';
 import type { ApiClient } from './api/client.ts';
@@ -21,6 +24,8 @@ export function SettingsPanel({
 }) {
   const [settings, setSettings] = useState<ModelSettings | null>(null);
   const [provider, setProvider] = useState<Provider>('xai');
+  /** The base URL as typed, to tell whether the saved key's endpoint is being changed. */
+  const [baseURL, setBaseURL] = useState('');
   const [error, setError] = useState<string | null>(null);
   const [saving, setSaving] = useState(false);
   const [saved, setSaved] = useState(false);
@@ -31,6 +36,7 @@ export function SettingsPanel({
     client.getModelSettings().then(
       (loaded) => {
         setSettings(loaded);
+        setBaseURL(loaded.baseURL);
         if (loaded.provider) setProvider(loaded.provider);
       },
       (cause: unknown) => setError(cause instanceof Error ? cause.message : String(cause)),
@@ -68,6 +74,7 @@ export function SettingsPanel({
         model: text('model'),
         ...(provider === 'openai-compatible' ? { baseURL: text('baseURL') } : {}),
         ...(apiKey !== '' ? { apiKey } : {}),
+        ...(settings?.visionLockedByEnvironment ? {} : { vision: form.get('vision') === 'on' }),
       })
       .then(
         (next) => {
@@ -81,6 +88,12 @@ export function SettingsPanel({
   }
 
   const locked = settings?.lockedByEnvironment ?? false;
+  // Mirrors the box's rule (host/model-settings.ts, sameEndpointAs): the key stays with its endpoint.
+  const keyLeavesWithEndpoint =
+    settings !== null &&
+    settings.hasKey &&
+    (provider !== settings.provider ||
+      (provider === 'openai-compatible' && endpointOf(baseURL) !== endpointOf(settings.baseURL)));
   return (
     <div
       className="dialog-backdrop"
@@ -129,6 +142,7 @@ export function SettingsPanel({
                     type="url"
                     required
                     defaultValue={settings.baseURL}
+                    onChange={(event) => setBaseURL(event.target.value)}
                     placeholder="http://127.0.0.1:11434/v1"
                     data-testid="settings-base-url"
                   />
@@ -151,19 +165,51 @@ export function SettingsPanel({
                   type="password"
                   autoComplete="off"
                   placeholder={
-                    settings.hasKey
-                      ? 'A key is saved; type to replace it'
-                      : provider === 'xai'
-                        ? 'Required'
-                        : 'Optional'
+                    keyLeavesWithEndpoint
+                      ? 'The key for this endpoint'
+                      : settings.hasKey
+                        ? 'A key is saved; type to replace it'
+                        : provider === 'xai'
+                          ? 'Required'
+                          : 'Optional'
                   }
                   data-testid="settings-key"
                 />
               </label>
+              {keyLeavesWithEndpoint && (
+                <p className="dialog-note warning" role="status" data-testid="settings-key-cleared">
+                  The saved key belongs to the{' '}
+                  {provider === settings.provider ? 'old base URL' : 'old provider'}: saving removes it, so it
+                  is never sent to this endpoint. Enter this endpoint&apos;s key, or leave the field empty if
+                  it needs none.
+                </p>
+              )}
               <p className="dialog-note">
                 The key is stored in the box&apos;s data folder (readable by you only) and never shown again.
+                It stays with its provider and base URL: changing either removes it unless you enter a new
+                one.
               </p>
+              <label className="dialog-check">
+                <input
+                  name="vision"
+                  type="checkbox"
+                  defaultChecked={settings.vision}
+                  disabled={settings.visionLockedByEnvironment}
+                  data-testid="settings-vision"
+                />
+                Vision: the model can see images (turn off for a text-only model)
+              </label>
+              {settings.visionLockedByEnvironment && (
+                <p className="dialog-note">Set by SENDBOX_MODEL_VISION in the environment.</p>
+              )}
             </fieldset>
+            {settings.webSearch && (
+              <p className="dialog-note" data-testid="settings-web-search">
+                {settings.webSearch.backend
+                  ? `Web search: ${settings.webSearch.backend}.`
+                  : settings.webSearch.howToEnable}
+              </p>
+            )}
             {error && (
               <p className="error" role="alert">
                 {error}
@@ -197,4 +243,14 @@ export function SettingsPanel({
       </div>
     </div>
   );
+}
+
+/** A base URL as the box compares it: parsed, without trailing slashes. */
+function endpointOf(baseURL: string): string {
+  const text = baseURL.trim();
+  try {
+    return new URL(text).href.replace(/\/+$/, '');
+  } catch {
+    return text;
+  }
 }

@@ -27,7 +27,7 @@ describe('prefetchLedger', () => {
     expect(prefetch.take('a2')).toBeNull();
     const taken = prefetch.take('a1');
     expect(taken).not.toBeNull();
-    expect(await taken).toEqual([{ id: 'n1', seq: 1, kind: 'notice', text: 'x' }]);
+    expect(await taken).toEqual({ entries: [{ id: 'n1', seq: 1, kind: 'notice', text: 'x' }], todos: [] });
     expect(prefetch.take('a1')).toBeNull();
   });
 

@@ -6,7 +6,7 @@
  * for it at page start, in parallel with `getStatus` and `listAgents`, instead of after them:
  * the conversation then usually finds its entries already in memory when it mounts.
  */
-import type { ApiClient } from './api/client.ts';
+import type { ApiClient, OpenedAgent } from './api/client.ts';
 
 const LAST_AGENT_KEY = 'sendbox.lastAgent';
 
@@ -42,11 +42,11 @@ export function rememberAgentId(id: string | null): void {
 
 /** One early `openAgent`, handed out at most once, to the conversation of that agent. */
 export interface LedgerPrefetch {
-  take(agentId: string): Promise<readonly unknown[]> | null;
+  take(agentId: string): Promise<OpenedAgent> | null;
 }
 
 export function prefetchLedger(client: ApiClient, agentId: string): LedgerPrefetch {
-  let pending: Promise<readonly unknown[]> | null = client.openAgentRaw(agentId);
+  let pending: Promise<OpenedAgent> | null = client.openAgentRaw(agentId);
   // If no conversation ever takes it (the agent is gone), its failure is nobody's concern.
   pending.catch(() => undefined);
   return {

@@ -10,6 +10,7 @@
  * test certificate and lets 127.0.0.2 through its address policy.
  */
 import fs from 'node:fs';
+import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
@@ -162,6 +163,100 @@ describe('signing in', () => {
       } finally {
         await other.close();
       }
+    } finally {
+      await context.close();
+    }
+  });
+});
+
+describe('a session only its own tabs can use', () => {
+  it('refuses the cookie another local server received, replayed with the old constant CSRF headers', async () => {
+    // A dev server on another port of this host: the browser sends it the box's cookie too.
+    const received: string[] = [];
+    const other = http.createServer((req, res) => {
+      received.push(req.headers.cookie ?? '');
+      res.writeHead(200, { 'Content-Type': 'text/html' }).end('<!doctype html><title>dev server</title>');
+    });
+    await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
+    const { context, page } = await signedInPage();
+    try {
+      await page.locator('[data-testid="agent-row"]', { hasText: 'Beacon' }).waitFor();
+      await page.goto(`http://127.0.0.1:${(other.address() as AddressInfo).port}/`);
+      const cookie = received.find((header) => header.includes('sendbox_'));
+      expect(cookie).toBeDefined();
+      for (const method of ['listAgents', 'createAgent']) {
+        const replay = await fetch(new URL(`api/${method}`, gateway.url), {
+          method: 'POST',
+          headers: {
+            Cookie: cookie!,
+            'X-Sendbox-Request': '1',
+            Origin: new URL(gateway.url).origin,
+            'Sec-Fetch-Site': 'same-origin',
+            'Content-Type': 'application/json',
+          },
+          body: JSON.stringify(method === 'createAgent' ? { name: 'planted' } : {}),
+        });
+        expect(replay.status, method).toBe(401);
+        await replay.body?.cancel();
+      }
+    } finally {
+      await context.close();
+      other.closeAllConnections();
+      await new Promise((resolve) => other.close(resolve));
+    }
+  });
+
+  it('keeps a reload signed in, signs in a second tab from the first, and not a tab opened alone', async () => {
+    const { context, page } = await signedInPage();
+    try {
+      await page.locator('[data-testid="agent-row"]', { hasText: 'Beacon' }).waitFor();
+      expect(page.url()).not.toContain('session=');
+      await page.reload();
+      await page.locator('[data-testid="agent-row"]', { hasText: 'Beacon' }).waitFor();
+      // A second tab opened by hand (no fragment, empty sessionStorage) asks the first one.
+      const second = await context.newPage();
+      await second.goto(gateway.url);
+      await second.locator('[data-testid="agent-row"]', { hasText: 'Beacon' }).waitFor();
+      await second.close();
+      await page.close();
+      // With no signed-in tab left open, the cookie alone signs no tab in.
+      const alone = await context.newPage();
+      await alone.goto(gateway.url);
+      await alone.locator('[data-testid="signed-out"]').waitFor();
+      expect(await alone.textContent('[data-testid="signed-out"]')).toMatch(/not signed in.*sendbox login/s);
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('signs every tab of the browser out with Sign out, and the tab proof stops working', async ({
+    task,
+  }) => {
+    const { context, page } = await signedInPage();
+    try {
+      await page.locator('[data-testid="agent-row"]', { hasText: 'Beacon' }).waitFor();
+      const second = await context.newPage();
+      await second.goto(gateway.url);
+      await second.locator('[data-testid="agent-row"]', { hasText: 'Beacon' }).waitFor();
+      const proof = await page.evaluate(() => sessionStorage.getItem('sendbox.session'));
+      const cookie = (await context.cookies())[0]!;
+      await page.getByRole('button', { name: 'Sign out' }).click();
+      await page.locator('[data-testid="signed-out"]', { hasText: 'Signed out' }).waitFor();
+      await second.locator('[data-testid="signed-out"]', { hasText: 'Signed out' }).waitFor();
+      expect(await page.evaluate(() => sessionStorage.getItem('sendbox.session'))).toBeNull();
+      expect(await context.cookies()).toEqual([]);
+      const replay = await fetch(new URL('api/listAgents', gateway.url), {
+        method: 'POST',
+        headers: {
+          Cookie: `${cookie.name}=${cookie.value}`,
+          'X-Sendbox-Session': proof!,
+          Origin: new URL(gateway.url).origin,
+        },
+        body: '{}',
+      });
+      expect(replay.status).toBe(401);
+      await replay.body?.cancel();
+      await saveScreenshot(page, task.name);
     } finally {
       await context.close();
     }

@@ -85,7 +85,7 @@ export interface RunningGateway {
   dataDir: string;
   /** A fresh one-time login link, as `sendbox login` prints it. */
   loginUrl(): Promise<string>;
-  /** Signs a browser context in: redeems a login link and gives the context the session cookie it set. */
+  /** Signs a browser context in: redeems a login link and gives the context the cookie and tab proof it set. */
   signIn(context: BrowserContext): Promise<void>;
   /** What the gateway printed so far (500s are detailed there, not to the client). */
   output(): string;
@@ -162,18 +162,26 @@ export async function startGateway(
 }
 
 /**
- * Redeems a login link over HTTP and hands the cookie to the context, as the browser would
- * have stored it (the login flow itself runs in Chromium in auth.test.ts); cheaper than
+ * Redeems a login link over HTTP and gives the context both halves of the session, as the
+ * browser would have them after the redirect: the cookie, and the tab proof in each page's
+ * sessionStorage (the login flow itself runs in Chromium in security.test.ts); cheaper than
  * loading the whole page once per context.
  */
 async function signInContext(context: BrowserContext, url: string, link: string): Promise<void> {
   const response = await fetch(link, { redirect: 'manual' });
   const setCookie = response.headers.get('set-cookie') ?? '';
   const pair = /^([^=;\s]+)=([^;]*)/.exec(setCookie);
-  if (response.status !== 303 || !pair) {
-    throw new Error(`login link ${link} answered ${response.status} without a session cookie`);
+  const proof = /#session=([\w-]+)$/.exec(response.headers.get('location') ?? '')?.[1];
+  if (response.status !== 303 || !pair || proof === undefined) {
+    throw new Error(`login link ${link} answered ${response.status} without a session cookie and tab proof`);
   }
   await context.addCookies([{ name: pair[1]!, value: pair[2]!, url, httpOnly: true, sameSite: 'Strict' }]);
+  await context.addInitScript(
+    ({ origin, proof }) => {
+      if (window.location.origin === origin) window.sessionStorage.setItem('sendbox.session', proof);
+    },
+    { origin: new URL(url).origin, proof },
+  );
 }
 
 export interface ScriptedToolCall {

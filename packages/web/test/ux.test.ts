@@ -486,6 +486,98 @@ describe('tool rows', () => {
   });
 });
 
+describe('the task list and edit diffs', () => {
+  const todos = (items: Array<[string, string, string]>) => ({
+    toolCall: {
+      name: 'update_todos',
+      arguments: { merge: true, todos: items.map(([id, content, status]) => ({ id, content, status })) },
+    },
+  });
+
+  for (const viewport of [DESKTOP, PHONE]) {
+    it(`shows the agent's tasks in a collapsible panel above the composer, live and after a reload (${viewport.width})`, async ({
+      task,
+    }) => {
+      const id = await createAgent(`Tasks ${viewport.width}`);
+      const { page, problems } = await openPage(gateway, viewport, `#agent=${id}`);
+      await page.getByTestId('composer-input').waitFor();
+      expect(await page.getByTestId('todo-panel').count()).toBe(0);
+
+      model.reply(
+        todos([
+          ['1', 'Read the brief', 'in_progress'],
+          ['2', 'Write the report', 'pending'],
+        ]),
+        send({ type: 'text', content: 'Planned.' }),
+      );
+      await prompt(id, 'plan the work');
+      const panel = page.getByTestId('todo-panel');
+      await panel.waitFor();
+      const toggle = page.getByTestId('todo-toggle');
+      await expect.poll(() => toggle.textContent()).toContain('Tasks 0/2 done');
+      expect(await toggle.textContent()).toContain('Read the brief');
+      expect(await toggle.getAttribute('aria-expanded')).toBe('false');
+      // Above the composer, inside the page's width.
+      const box = (await panel.boundingBox())!;
+      const composer = (await page.getByTestId('composer-input').boundingBox())!;
+      expect(box.y + box.height).toBeLessThanOrEqual(composer.y + 1);
+      expect(box.x).toBeGreaterThanOrEqual(0);
+      expect(box.x + box.width).toBeLessThanOrEqual(viewport.width);
+      expect(await squeezedText(page)).toEqual([]);
+      await settled(id);
+
+      await toggle.click();
+      const list = page.getByTestId('todo-list');
+      await expect
+        .poll(() => list.locator('li').allTextContents())
+        .toEqual(['◐Read the brief (in progress)', '○Write the report (to do)']);
+      expect(await axeViolations(page)).toEqual([]);
+      await saveScreenshot(page, `${task.name} (open)`);
+
+      // The next update arrives live; the panel stays open as the user left it.
+      model.reply(todos([['1', 'Read the brief', 'completed']]), send({ type: 'text', content: 'Read it.' }));
+      await prompt(id, 'go on');
+      await expect.poll(() => toggle.textContent()).toContain('Tasks 1/2 done');
+      await expect.poll(() => list.locator('li').first().textContent()).toBe('✓Read the brief (done)');
+      await settled(id);
+
+      // A reload opens the agent with its list (openAgent's todos), closed again.
+      await page.reload();
+      await expect.poll(() => page.getByTestId('todo-toggle').textContent()).toContain('Tasks 1/2 done');
+      await page.getByTestId('todo-toggle').click();
+      expect(await page.getByTestId('todo-list').locator('li').count()).toBe(2);
+      await page.getByTestId('todo-toggle').click();
+      expect(await page.getByTestId('todo-list').count()).toBe(0);
+      await saveScreenshot(page, task.name);
+      expect(problems).toEqual([]);
+    });
+  }
+
+  it("shows an edit's diff in its tool row", async ({ task }) => {
+    const id = await agentWith(
+      'Editor',
+      { toolCall: { name: 'write', arguments: { path: 'notes.md', content: 'alpha\nbeta\ngamma\n' } } },
+      {
+        toolCall: {
+          name: 'edit',
+          arguments: { path: 'notes.md', old_string: 'beta', new_string: 'BETA' },
+        },
+      },
+      send({ type: 'text', content: 'Edited.' }),
+    );
+    const { page, problems } = await openPage(gateway, PHONE, `#agent=${id}`);
+    const row = page.getByTestId('tool-summary').filter({ hasText: 'edit' });
+    await row.waitFor();
+    await row.click();
+    const diff = page.getByTestId('tool-diff');
+    await diff.waitFor();
+    expect(await diff.locator('.diff-removed').allTextContents()).toEqual(['removed: -beta\n']);
+    expect(await diff.locator('.diff-added').allTextContents()).toEqual(['added: +BETA\n']);
+    await saveScreenshot(page, task.name);
+    expect(problems).toEqual([]);
+  });
+});
+
 describe('sidebar', () => {
   it('shows state, unread count and age per row, actions in a menu, and filters', async ({ task }) => {
     const waiting = await agentWith(
@@ -790,6 +882,12 @@ describe('model settings', () => {
       await page.getByTestId('settings-base-url').fill(model.baseURL);
       await page.getByTestId('settings-model').fill('local');
       await page.getByTestId('settings-key').fill('sk-from-the-panel-123');
+      expect(await page.getByTestId('settings-web-search').textContent()).toMatch(
+        /Web search is off: set SENDBOX_SEARXNG_URL/,
+      );
+      expect(await page.getByTestId('settings-vision').isChecked()).toBe(true);
+      expect(await axeViolations(page)).toEqual([]);
+      await page.getByTestId('settings-vision').uncheck();
       await saveScreenshot(page, `${task.name} (panel)`);
       await page.getByTestId('settings-save').click();
       await page.getByTestId('settings-saved').waitFor();
@@ -799,7 +897,12 @@ describe('model settings', () => {
       const file = path.join(box.dataDir, 'model-settings.json');
       expect((await fsp.stat(file)).mode & 0o777).toBe(0o600);
       const view = await callGateway<Record<string, unknown>>(box, 'getModelSettings', {});
-      expect(view).toMatchObject({ provider: 'openai-compatible', model: 'local', hasKey: true });
+      expect(view).toMatchObject({
+        provider: 'openai-compatible',
+        model: 'local',
+        hasKey: true,
+        vision: false,
+      });
       expect(JSON.stringify(view)).not.toContain('sk-from-the-panel-123');
 
       // A new agent can chat at once.
@@ -814,6 +917,24 @@ describe('model settings', () => {
       await page.keyboard.press('Enter');
       await page.locator('[data-testid="bubble"]', { hasText: 'Hello from the panel model.' }).waitFor();
       await saveScreenshot(page, task.name);
+
+      // The key stays with its endpoint: the panel says a new base URL drops it, and saving does.
+      await page.getByTestId('settings-open').click();
+      await panel.waitFor();
+      const elsewhere = model.baseURL.replace('127.0.0.1', 'localhost');
+      await page.getByTestId('settings-base-url').fill(elsewhere);
+      await page.getByTestId('settings-key-cleared').waitFor();
+      await page.getByTestId('settings-base-url').fill(`${model.baseURL}/`);
+      await expect.poll(() => page.getByTestId('settings-key-cleared').count()).toBe(0);
+      await page.getByTestId('settings-base-url').fill(elsewhere);
+      await saveScreenshot(page, `${task.name} (key follows its endpoint)`);
+      await page.getByTestId('settings-save').click();
+      await page.getByTestId('settings-saved').waitFor();
+      expect(await callGateway<Record<string, unknown>>(box, 'getModelSettings', {})).toMatchObject({
+        baseURL: elsewhere,
+        hasKey: false,
+      });
+      expect(await fsp.readFile(file, 'utf8')).not.toContain('sk-from-the-panel-123');
       expect(box.output()).not.toContain('sk-from-the-panel-123');
       expect(problems).toEqual([]);
     } finally {

@@ -16,14 +16,17 @@ import { AttachmentStore } from '../attachments/store.ts';
 import { ensurePrivateDir } from '../fs/atomic.ts';
 import type { ModelMessage, ModelProvider } from '../providers/types.ts';
 import type { Confinement } from '../sandbox/confinement.ts';
+import type { SandboxDisks } from '../sandbox/disk-quota.ts';
 import { scrubberFor, type Scrubber } from '../secrets/scrub.ts';
 import { SecretStore } from '../secrets/store.ts';
 import type { AttachmentsStore } from '../stores/attachments.ts';
 import type { SecretsStore } from '../stores/secrets.ts';
 import type { JsonObject } from '@sendbox/txcript';
-import type { HostTool, TodoItem, ToolContext } from '../tools/types.ts';
-import { historyFromRecords } from '../context/model-view.ts';
-import type { ContextLayer } from '../context/model-call.ts';
+import type { DiskRoom, HostTool, TodoItem, ToolContext } from '../tools/types.ts';
+import { toolsForProfile } from '../tools/catalog.ts';
+import { todosFromRecords } from '../tools/update-todos/todos-from-records.ts';
+import { historyFromRecords, toolReaders } from '../context/model-view.ts';
+import type { ContextLayer, LayerAgent } from '../context/model-call.ts';
 import type { ToolCallRef, ToolGate } from './tool-dispatch.ts';
 import { AgentExtensions, type AgentExtension } from './extension.ts';
 import { TranscriptWriter } from '../stores/transcript-writer.ts';
@@ -64,7 +67,7 @@ export { envNameFor, type Question } from './question-book.ts';
 
 export interface SessionConfig {
   /** What capabilities add to each model call's view of this agent (memory, compaction): context/model-call.ts. */
-  contextLayers(agent: { id: string; paths: AgentPaths }): readonly ContextLayer[];
+  contextLayers(agent: LayerAgent): readonly ContextLayer[];
   /** What runs before every checked tool call (approvals): agent/tool-dispatch.ts. */
   toolGates: readonly ToolGate[];
   /** What capabilities working beside the agent's turns add at its seams (agent/extension.ts); read lazily. */
@@ -80,6 +83,8 @@ export interface SessionConfig {
   toolEnv: Readonly<Record<string, string>>;
   /** How tool processes are confined; the sandbox folder is prepared for it. */
   confinement: Confinement;
+  /** The sandboxes' disk quota. */
+  disks?: SandboxDisks;
   emit(event: HostEvent): void;
   now(): number;
   /** Every durable write passes one (crash and full-disk tests). */
@@ -168,7 +173,7 @@ export class AgentSession implements TurnContext {
     this.lock = new StoreLock(this.paths.storeDb);
     this.extensions = new AgentExtensions(config.extensions(this));
     this.contextLayers = [
-      ...config.contextLayers({ id, paths: this.paths }),
+      ...config.contextLayers({ id, paths: this.paths, entries: () => this.view.all() }),
       ...this.extensions.contextLayers,
     ];
     this.toolGates = config.toolGates;
@@ -186,21 +191,32 @@ export class AgentSession implements TurnContext {
   }
 
   get tools(): readonly HostTool[] {
-    return this.config.tools;
+    return toolsForProfile(this.config.tools, this.profile);
   }
 
   get toolEnv(): Readonly<Record<string, string>> {
     return this.config.toolEnv;
   }
 
-  /** The profile's network allowlist, read again when profile.json changed (the operator edits it by hand). */
+  /** The agent's share of the sandboxes' disk quota. */
+  get disk(): DiskRoom | undefined {
+    const disks = this.config.disks;
+    return disks && { reserve: (bytes) => disks.reserve(this.paths.sandbox, bytes) };
+  }
+
+  /** The profile's network allowlist, as profile.json says now. */
   async allowDomains(): Promise<readonly string[]> {
+    return (await this.freshProfile()).sandbox?.allowDomains ?? [];
+  }
+
+  /** profile.json, read again when it changed (the operator edits it by hand). */
+  private async freshProfile(): Promise<Profile> {
     const mark = fileMark(this.paths.profile);
     if (!sameFile(this.profileMark, mark)) {
       this.profile = await readProfile(this.paths.profile);
       this.profileMark = mark;
     }
-    return this.profile.sandbox?.allowDomains ?? [];
+    return this.profile;
   }
 
   scrubber(): Scrubber {
@@ -366,7 +382,8 @@ export class AgentSession implements TurnContext {
     const records = grokBot.text.parse(text, this.transcript.source).records;
     const objects: JsonObject[] = [];
     for (const line of records) if (line.kind === 'record') objects.push(line.json);
-    this.history = historyFromRecords(objects);
+    this.history = historyFromRecords(objects, toolReaders(this.config.tools));
+    this.todos.splice(0, this.todos.length, ...todosFromRecords(objects));
     return objects;
   }
 
@@ -430,12 +447,14 @@ export class AgentSession implements TurnContext {
   // requests
 
   /** Accepts a prompt: committed in the inbox before this returns, answered in its turn. */
-  sendPrompt(prompt: string, clientNonce: string): { accepted: true; duplicate: boolean } {
-    if (this.nonces.has(clientNonce) || this.inbox.has(clientNonce))
+  async sendPrompt(prompt: string, clientNonce: string): Promise<{ accepted: true; duplicate: boolean }> {
+    if (this.nonces.has(clientNonce) || this.inbox.has(clientNonce)) {
+      await this.inbox.durable(clientNonce);
       return { accepted: true, duplicate: true };
+    }
     this.requireModel();
     if (prompt.trim() === '') throw new HostError('prompt is empty: type a message first', 400);
-    this.accept(clientNonce, { kind: 'prompt', prompt });
+    await this.accept(clientNonce, { kind: 'prompt', prompt });
     return { accepted: true, duplicate: false };
   }
 
@@ -448,23 +467,22 @@ export class AgentSession implements TurnContext {
   }
 
   /** Hook (web Retry button): a new turn on the conversation as it stands, its user message hidden. */
-  retryTurn(): { accepted: true } {
+  async retryTurn(): Promise<{ accepted: true }> {
     this.requireModel();
-    this.accept(`retry:${randomUUID()}`, { kind: 'retry' });
+    await this.accept(`retry:${randomUUID()}`, { kind: 'retry' });
     return { accepted: true };
   }
 
-  answerWidget(messageId: string, answer: string | string[]): { accepted: true } {
+  async answerWidget(messageId: string, answer: string | string[]): Promise<{ accepted: true }> {
     const question = this.questions.open(this.id, messageId, 'widget');
     const picked = widgetAnswerOf(question.widget!, answer);
     this.requireModel();
-    this.accept(answerNonce(messageId), {
+    await this.acceptAnswer(messageId, {
       kind: 'widget-answer',
       messageId,
       text: picked.content,
       value: picked.respondedValue,
     });
-    this.questions.markAnswered(messageId);
     return { accepted: true };
   }
 
@@ -477,8 +495,7 @@ export class AgentSession implements TurnContext {
     this.currentScrubber = scrubberFor(await this.secrets.all());
     // The store may have answered it meanwhile (two submits at once): accepted once.
     this.questions.open(this.id, messageId, 'secret-request');
-    this.accept(answerNonce(messageId), { kind: 'secret-answer', messageId, name, label: question.prompt });
-    this.questions.markAnswered(messageId);
+    await this.acceptAnswer(messageId, { kind: 'secret-answer', messageId, name, label: question.prompt });
     return { saved: true };
   }
 
@@ -499,6 +516,7 @@ export class AgentSession implements TurnContext {
       bytes,
       this.scrubber(),
       this.config.writePoints,
+      this.disk,
     );
     const id = userAttachmentId(this.nextTurn, this.pendingUploads.length);
     const [entry] = this.writer.appendEntries([
@@ -594,10 +612,21 @@ export class AgentSession implements TurnContext {
   }
 
   /** Commits an input (a full disk: StoreWriteError, nothing accepted) and lets the queue take it. */
-  private accept(nonce: string, input: InboxInput): void {
-    this.inbox.accept(nonce, input, this.config.now());
+  private async accept(nonce: string, input: InboxInput): Promise<void> {
+    await this.inbox.accept(nonce, input, this.config.now());
     this.emitPending();
     this.schedule();
+  }
+
+  /** An answer is taken at once (a second one meanwhile is 409) and given back if it cannot be saved. */
+  private async acceptAnswer(messageId: string, input: InboxInput): Promise<void> {
+    this.questions.markAnswered(messageId);
+    try {
+      await this.accept(answerNonce(messageId), input);
+    } catch (error) {
+      this.questions.unmarkAnswered(messageId);
+      throw error;
+    }
   }
 
   private emitPending(): void {
@@ -670,6 +699,7 @@ export class AgentSession implements TurnContext {
       ]);
       this.history.push({ role: 'user', content: texts.map((text) => ({ type: 'text' as const, text })) });
       // Hook (web Stop and streaming bubbles): one abort per turn; drafts go out as events.
+      await this.freshProfile(); // its switches (web.fetch) apply from this turn on
       const abort = new AbortController();
       this.turnAbort = abort;
       const hooks = {

@@ -32,4 +32,15 @@ describe('toolCallDetails', () => {
     expect(details.output).toMatch(/more characters\)$/);
     expect(details.description).toBeUndefined();
   });
+
+  it("shows a read image's size, not its base64", () => {
+    const details = toolCallDetails(
+      { path: 'shot.png' },
+      { success: { path: 'shot.png', mediaType: 'image/png', imageData: 'A'.repeat(4096) } },
+      5,
+      scrubber,
+    );
+    expect(details.output).toContain('imageData: (image, 3 KB, shown to the model)');
+    expect(details.output).not.toContain('AAAA');
+  });
 });

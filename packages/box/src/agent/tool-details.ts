@@ -36,6 +36,7 @@ export function toolCallDetails(
  * after another, strings as they are (stdout keeps its line breaks), the rest as JSON.
  */
 function readable(result: unknown): string {
+  result = withoutImageData(result);
   const entries = isRecord(result) ? Object.entries(result) : [];
   const [only] = entries;
   if (entries.length !== 1 || !only || !isRecord(only[1])) return JSON.stringify(result, null, 2);
@@ -46,6 +47,14 @@ function readable(result: unknown): string {
     else lines.push(`${key}: ${JSON.stringify(value)}`);
   }
   return lines.join('\n');
+}
+
+/** A read image's base64 (`success.imageData`) is bytes, not something to read: its size stands in. */
+function withoutImageData(result: unknown): unknown {
+  if (!isRecord(result) || !isRecord(result.success) || typeof result.success.imageData !== 'string')
+    return result;
+  const kb = Math.round((result.success.imageData.length * 3) / 4 / 1024);
+  return { ...result, success: { ...result.success, imageData: `(image, ${kb} KB, shown to the model)` } };
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

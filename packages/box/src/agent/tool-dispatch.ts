@@ -10,12 +10,13 @@
  * a tool throws ends the turn: it becomes the call's error result.
  */
 import type { JsonObject } from '@sendbox/txcript';
-import { modelOutputFor } from '../context/model-view.ts';
+import { modelOutputFor, toolReaders } from '../context/model-view.ts';
 import type { ModelToolCall } from '../providers/types.ts';
 import {
   describeZodError,
   errorOutcome,
   statusOf,
+  type DiskRoom,
   type HostTool,
   type ToolOutcome,
   type ToolStatus,
@@ -53,6 +54,8 @@ export interface DispatchContext {
   scrubber(): Scrubber;
   /** Hosts the agent's commands may reach (the profile's sandbox.allowDomains, as it is now). */
   allowDomains(): Promise<readonly string[]>;
+  /** The sandbox's disk quota, when the host keeps one. */
+  readonly disk?: DiskRoom;
   now(): number;
   /** What capabilities add to a call's ToolContext (background work: its registry, its children, the call's ids). */
   toolServices?(call: ToolCallRef): Partial<ToolContext>;
@@ -131,6 +134,8 @@ export async function dispatchToolCall(
   deps.recordResult(call.name, envelope);
   const rawInput = isObject(call.input) ? (call.input as JsonObject) : {};
   deps.recordEntry({
+    // The tool's own fields (edit's diff, update_todos' list) first: the common ones below win.
+    ...tool?.entryFields?.(envelope),
     kind: 'tool-call',
     name: call.name,
     status: statusOf(envelope),
@@ -141,7 +146,7 @@ export async function dispatchToolCall(
     toolCallId: call.id,
     timestampMs: ctx.now(),
   });
-  return { output: modelOutputFor(call.name, envelope), delivered: false };
+  return { output: modelOutputFor(call.name, envelope, tool && toolReaders([tool])), delivered: false };
 }
 
 async function passGates(gates: readonly ToolGate[], call: GatedCall): Promise<ToolOutcome | null> {
@@ -168,6 +173,7 @@ async function runTool(
   try {
     return await tool.run(input, {
       sandboxDir: ctx.paths.sandbox,
+      ...(ctx.disk ? { disk: ctx.disk } : {}),
       env: { ...ctx.toolEnv, HOME: ctx.paths.sandbox, ...Object.fromEntries(secrets) },
       allowDomains: await ctx.allowDomains(),
       scrub: ctx.scrubber(),

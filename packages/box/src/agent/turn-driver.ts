@@ -125,7 +125,7 @@ export function turnDriver(
         ...view,
         tools: specs,
         abortSignal: hooks.signal,
-        onSendDraft: ({ toolCallId, text }) => hooks.onDraft(toolCallId, ctx.scrubber().text(text)),
+        onSendDraft: ({ toolCallId, text }) => hooks.onDraft(toolCallId, ctx.scrubber().draft(text)),
       });
     },
     recordAssistant: (step: ModelStepResult) => {

@@ -9,12 +9,13 @@
  */
 import { hiddenPrompt } from '@sendbox/protocol';
 import type { ModelMessage, ModelStepResult, ModelToolCall } from '../providers/types.ts';
+import type { ToolModelOutput } from '../tools/types.ts';
 import { TextOnlyGuard } from './text-only.ts';
 import type { TurnStateMachine } from './turn-state.ts';
 
 export interface ToolCallReport {
   /** What the model reads as this call's result. */
-  output: { type: 'text'; value: string } | { type: 'error-text'; value: string };
+  output: ToolModelOutput;
   /** A send_message that reached the user. */
   delivered: boolean;
 }

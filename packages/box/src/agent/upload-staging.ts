@@ -11,6 +11,8 @@
 import { AttachmentTooLargeError } from '../attachments/store.ts';
 import type { AttachmentsStore, StoredFile } from '../stores/attachments.ts';
 import { createNewInSandbox, withDeadline } from '../sandbox/paths.ts';
+import { DiskQuotaError, formatBytes } from '../sandbox/disk-quota.ts';
+import type { DiskRoom } from '../tools/types.ts';
 
 /** The sandbox folder user uploads go to, where tools see them. */
 export const UPLOADS_FOLDER = 'uploads';
@@ -44,8 +46,10 @@ export async function stageUpload(
   bytes: Uint8Array,
   secrets: Scrubber,
   points: WritePoints = new WritePoints(),
+  disk?: DiskRoom,
 ): Promise<StagedUpload> {
   const safeName = safeUploadName(fileName);
+  await reserveRoom(disk, safeName, bytes.length);
   let stored;
   try {
     points.pass('upload', safeName);
@@ -68,4 +72,19 @@ export async function stageUpload(
     throw new HostError(`the upload was not saved in the agent's sandbox: ${(error as Error).message}`, 409);
   }
   return { fileName: safeName, stored, sandboxPath };
+}
+
+/** The agent's disk quota (sandbox/disk-quota.ts): an upload that would take it over is a 507 saying what to do. */
+async function reserveRoom(disk: DiskRoom | undefined, fileName: string, bytes: number): Promise<void> {
+  try {
+    await disk?.reserve(bytes);
+  } catch (error) {
+    if (!(error instanceof DiskQuotaError)) throw error;
+    throw new HostError(
+      `upload refused: the agent's sandbox folder holds ${formatBytes(error.heldBytes)} of its ` +
+        `${formatBytes(error.quotaBytes)} quota, and ${fileName} (${formatBytes(error.addedBytes)}) would exceed it; ` +
+        'ask the agent to delete files it no longer needs',
+      507,
+    );
+  }
 }

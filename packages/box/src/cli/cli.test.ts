@@ -90,6 +90,18 @@ async function callAt(at: string, bearer: string, method: string, body: unknown 
   return response.json();
 }
 
+/** What the page sends after the login redirect: the cookie it set and the tab proof from the fragment. */
+function browserHeaders(signIn: Response): Record<string, string> {
+  expect(signIn.status).toBe(303);
+  const proof = /#session=([\w-]+)$/.exec(signIn.headers.get('location') ?? '')?.[1];
+  expect(proof).toBeDefined();
+  return {
+    Cookie: (signIn.headers.get('set-cookie') ?? '').split(';')[0]!,
+    'X-Sendbox-Session': proof!,
+    Origin: new URL(url).origin,
+  };
+}
+
 function call(method: string, body: unknown = {}): Promise<unknown> {
   return callAt(url, token, method, body);
 }
@@ -146,7 +158,8 @@ describe('sendbox serve without a model', () => {
     )?.[1];
     expect(link).toBeDefined();
     expect(box.stdout()).not.toContain(token);
-    expect(box.stdout()).toContain('`sendbox login` prints a fresh one.'); // the default data dir needs no flag
+    // Nothing named sendbox on this PATH: the command names this box's executable. The default data dir needs no flag.
+    expect(box.stdout()).toContain(`\`node ${BIN} login\` prints a fresh one.`);
     const signIn = await fetch(link!, { redirect: 'manual' });
     expect(signIn.status).toBe(303);
     expect(signIn.headers.get('set-cookie')).toMatch(/HttpOnly; SameSite=Strict/);
@@ -160,14 +173,45 @@ describe('sendbox serve without a model', () => {
     expect(link).toMatch(new RegExp(`^${url}login\\?code=\\S+$`));
     const signIn = await fetch(link, { redirect: 'manual' });
     expect(signIn.status).toBe(303);
-    const cookie = (signIn.headers.get('set-cookie') ?? '').split(';')[0]!;
+    const browser = browserHeaders(signIn);
     const signedIn = await fetch(new URL('api/listAgents', url), {
       method: 'POST',
-      headers: { Cookie: cookie, 'X-Sendbox-Request': '1', Origin: new URL(url).origin },
+      headers: browser,
       body: '{}',
     });
     expect(signedIn.status).toBe(200);
     expect((await fetch(link, { redirect: 'manual' })).status).toBe(403);
+  });
+
+  it('`sendbox sessions` lists the signed-in browsers and `sendbox logout --all` ends them at once', async () => {
+    const login = run(['login', '--data-dir', dataDir], modelFreeEnv(home));
+    expect(await login.exited).toBe(0);
+    const signIn = await fetch(login.stdout().trim(), {
+      redirect: 'manual',
+      headers: { 'User-Agent': 'CliTestBrowser/2' },
+    });
+    const browser = browserHeaders(signIn);
+    const listed = run(['sessions', '--data-dir', dataDir], modelFreeEnv(home));
+    expect(await listed.exited).toBe(0);
+    expect(listed.stdout()).toMatch(
+      /^[\w-]{22} {2}last used \S+, ends \S+, signed in \S+ {2}CliTestBrowser\/2$/m,
+    );
+
+    const refused = run(['logout', '--data-dir', dataDir], modelFreeEnv(home));
+    expect(await refused.exited).toBe(1);
+    expect(refused.stderr()).toMatch(/name the sessions to end .*--all/);
+    const logout = run(['logout', '--all', '--data-dir', dataDir], modelFreeEnv(home));
+    expect(await logout.exited).toBe(0);
+    expect(logout.stdout()).toMatch(/signed out [1-9]\d* browser sessions?/);
+    const after = await fetch(new URL('api/listAgents', url), {
+      method: 'POST',
+      headers: browser,
+      body: '{}',
+    });
+    expect(after.status).toBe(401);
+    const empty = run(['sessions', '--data-dir', dataDir], modelFreeEnv(home));
+    expect(await empty.exited).toBe(0);
+    expect(empty.stdout().trim()).toBe('no browser is signed in');
   });
 
   it('stops on SIGTERM with exit code 0 and removes gateway.json', async () => {
@@ -175,6 +219,26 @@ describe('sendbox serve without a model', () => {
     expect(await box.exited).toBe(0);
     expect(fs.existsSync(path.join(dataDir, 'gateway.json'))).toBe(false);
     expect(fs.existsSync(path.join(dataDir, 'agents'))).toBe(true);
+  });
+
+  it('`sendbox logout` ends a session in the session book while no box runs', async () => {
+    const id = 'A'.repeat(22);
+    const now = Date.now();
+    await fs.promises.writeFile(
+      path.join(dataDir, 'sessions.json'),
+      JSON.stringify({ sessions: [{ id, created: now, lastSeen: now, browser: 'Offline/1' }] }),
+      { mode: 0o600 },
+    );
+    const listed = run(['sessions', '--data-dir', dataDir], modelFreeEnv(home));
+    expect(await listed.exited).toBe(0);
+    expect(listed.stdout()).toContain(`${id}  last used`);
+    const logout = run(['logout', id, '--data-dir', dataDir], modelFreeEnv(home));
+    expect(await logout.exited).toBe(0);
+    expect(logout.stdout()).toContain('signed out 1 browser session');
+    const book = JSON.parse(await fs.promises.readFile(path.join(dataDir, 'sessions.json'), 'utf8')) as {
+      sessions: unknown[];
+    };
+    expect(book.sessions).toEqual([]);
   });
 });
 
@@ -307,6 +371,13 @@ describe('one box per data dir', () => {
       expect(await second.exited).toBe(1);
       expect(second.stderr()).toContain(`PID ${first.child.pid}, serving ${at}`);
       expect(second.stdout()).not.toContain('sendbox is running');
+      // Deleting the lock's files changes nothing: the lock is on the folder itself.
+      for (const name of ['sendbox.lock', 'sendbox.lock.json']) {
+        fs.rmSync(path.join(lockHome, 'agent-data', name), { force: true });
+      }
+      const fourth = run(['serve', '--port', '0', '--no-build'], modelFreeEnv(lockHome));
+      expect(await fourth.exited).toBe(1);
+      expect(fourth.stderr()).toMatch(/another sendbox is running on the data dir/);
       // The first box's descriptor is untouched and it still answers.
       expect(fs.readFileSync(descriptorFile, 'utf8')).toBe(descriptor);
       const { token } = JSON.parse(descriptor) as { token: string };

@@ -1,7 +1,8 @@
-/** The `sendbox` command line: `serve` (the default command) and `login`. */
+/** The `sendbox` command line: `serve` (the default command), `login`, `sessions` and `logout`. */
 import { Command, InvalidArgumentError, Option } from '@commander-js/extra-typings';
 import pc from 'picocolors';
 import { DEFAULT_GATEWAY_HOST, DEFAULT_GATEWAY_PORT } from '../gateway/index.ts';
+import { describeSessions, endBrowserSessions, listBrowserSessions } from './browser-sessions.ts';
 import { freshLoginUrl } from './login.ts';
 import { boxVersion, defaultDataDir, serve } from './serve.ts';
 import type { OpenHost, RunningBox, Terminal } from './serve.ts';
@@ -121,6 +122,34 @@ export function sendboxProgram(openHost: OpenHost, terminal: Terminal = processT
     .addOption(dataDirOption('the data dir of the running box'))
     .action(async (options) => {
       terminal.out(await freshLoginUrl(options.dataDir));
+    });
+
+  program
+    .command('sessions')
+    .description('list the browsers signed in to the box (id, last use, end, browser)')
+    .addOption(dataDirOption('the data dir of the box'))
+    .action(async (options) => {
+      for (const line of describeSessions(await listBrowserSessions(options.dataDir))) terminal.out(line);
+    });
+
+  program
+    .command('logout')
+    .description('sign browsers out: the sessions named (ids from `sendbox sessions`), or --all')
+    .argument('[ids...]', 'sessions to end')
+    .option('--all', 'sign every browser out', false)
+    .addOption(dataDirOption('the data dir of the box'))
+    .action(async (ids, options) => {
+      if (options.all === ids.length > 0) {
+        throw new InvalidArgumentError(
+          options.all
+            ? 'pass either --all or session ids, not both'
+            : 'name the sessions to end (`sendbox sessions` lists them), or pass --all',
+        );
+      }
+      const ended = await endBrowserSessions(options.dataDir, options.all ? 'all' : ids);
+      const missed = options.all ? [] : ids.filter((id) => !ended.includes(id));
+      terminal.out(`signed out ${ended.length} browser session${ended.length === 1 ? '' : 's'}`);
+      if (missed.length > 0) terminal.err(`no such session: ${missed.join(', ')} (already ended?)`);
     });
 
   return program;

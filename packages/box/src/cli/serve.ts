@@ -3,6 +3,7 @@
  * start the gateway, say where it is and which model runs (or how to set one
  * up), and shut down cleanly on SIGINT/SIGTERM.
  */
+import { sendboxCommand } from './command-name.ts';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -64,7 +65,15 @@ export async function serve(
   const dataDir = path.resolve(options.dataDir);
   pageLinks(); // a bad SENDBOX_CURSOR_AGENT_URL stops the start, with what to set
   // Before anything touches the data dir: a second box must not recover, write or serve it.
-  const lock = await lockDataDir(dataDir);
+  let stop: (() => Promise<void>) | null = null;
+  const lock = await lockDataDir(dataDir, {
+    onLost: (reason) => {
+      // Another box may now take the path: this one must not write there any more.
+      terminal.err(pc.red(`${reason}; stopping`));
+      process.exitCode = 1;
+      void stop?.();
+    },
+  });
   let host: AgentHost;
   try {
     if (options.build) await ensureWebBuild((line) => terminal.err(pc.dim(line)));
@@ -97,8 +106,9 @@ export async function serve(
   const status = host.modelStatus();
   terminal.out(`sendbox is running at ${pc.bold(gateway.url)}`);
   terminal.out(`open this link to sign in (it works once, for 5 minutes): ${pc.bold(gateway.loginUrl())}`);
-  const loginCommand =
-    dataDir === path.resolve(defaultDataDir()) ? 'sendbox login' : `sendbox login --data-dir ${dataDir}`;
+  const loginCommand = sendboxCommand(
+    dataDir === path.resolve(defaultDataDir()) ? 'login' : `login --data-dir ${dataDir}`,
+  );
   terminal.out(pc.dim(`\`${loginCommand}\` prints a fresh one.`));
   terminal.out(`data dir: ${dataDir}`);
   if (status.configured) {
@@ -116,16 +126,13 @@ export async function serve(
   terminal.out(pc.dim('Press Ctrl+C to stop.'));
 
   let stopping: Promise<void> | null = null;
-  return {
-    gateway,
-    host,
-    stop: () => {
-      stopping ??= (async () => {
-        await gateway.close();
-        await host.close();
-        lock.release();
-      })();
-      return stopping;
-    },
+  stop = () => {
+    stopping ??= (async () => {
+      await gateway.close();
+      await host.close();
+      lock.release();
+    })();
+    return stopping;
   };
+  return { gateway, host, stop };
 }

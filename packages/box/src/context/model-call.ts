@@ -8,6 +8,16 @@
  * section; pruning and compaction rewrite the messages the model reads, never the records.
  */
 import type { ModelMessage } from '../providers/types.ts';
+import type { AgentPaths } from '../stores/files/layout.ts';
+import type { SequencedEntry } from '../stores/ledger.ts';
+
+/** The agent a host's layers are made for (`contextLayers(agent)`). */
+export interface LayerAgent {
+  id: string;
+  paths: AgentPaths;
+  /** Its ledger entries as the session holds them (read-only; the uploads are found here). */
+  entries(): readonly SequencedEntry[];
+}
 
 export interface ModelCallView {
   system: string;

@@ -5,12 +5,19 @@
  */
 import type { ModelMessage } from '../providers/types.ts';
 import type { JsonObject, JsonValue } from '@sendbox/txcript';
+import type { HostTool, ToolModelOutput } from '../tools/types.ts';
 
-/** What the model sees for a tool result envelope. */
-export function modelOutputFor(
-  toolName: string,
-  envelope: JsonValue,
-): { type: 'text'; value: string } | { type: 'error-text'; value: string } {
+/** The tools whose own reading of a result (`HostTool.modelOutput`) the model gets, by name. */
+export type ToolReaders = ReadonlyMap<string, Pick<HostTool, 'modelOutput'>>;
+
+export function toolReaders(tools: readonly HostTool[]): ToolReaders {
+  return new Map(tools.map((tool) => [tool.name, tool]));
+}
+
+/** What the model sees for a tool result envelope: the tool's own reading, else the default one. */
+export function modelOutputFor(toolName: string, envelope: JsonValue, tools?: ToolReaders): ToolModelOutput {
+  const own = tools?.get(toolName)?.modelOutput?.(envelope);
+  if (own) return own;
   if (isObject(envelope)) {
     const success = envelope.success;
     if (toolName === 'send_message' && isObject(success) && typeof success.messageId === 'string') {
@@ -42,9 +49,9 @@ const WRITTEN_INJECTION = /^\s*<system_reminder>[\s\S]*<\/system_reminder>\s*$/;
  * whose result never landed (a crash mid-tool) gets an error result, so the
  * conversation stays valid for the provider. A step's text record comes
  * before its calls, so an assistant text record after other assistant
- * content starts the next step.
+ * content starts the next step. `tools` read their own results as they did live.
  */
-export function historyFromRecords(records: readonly JsonObject[]): ModelMessage[] {
+export function historyFromRecords(records: readonly JsonObject[], tools?: ToolReaders): ModelMessage[] {
   const out: ModelMessage[] = [];
   let assistant: Extract<ModelMessage, { role: 'assistant' }> | null = null;
   let tool: Extract<ModelMessage, { role: 'tool' }> | null = null;
@@ -117,7 +124,7 @@ export function historyFromRecords(records: readonly JsonObject[]): ModelMessage
           type: 'tool-result',
           toolCallId: call.id,
           toolName: call.name,
-          output: modelOutputFor(call.name, block.result ?? null),
+          output: modelOutputFor(call.name, block.result ?? null, tools),
         });
       }
     }

@@ -9,11 +9,12 @@ import type { Context } from 'hono';
 import { z } from 'zod';
 import type { AgentHost } from '../host/types.ts';
 import { readCappedBody, readJsonBody, UPLOAD_LIMIT } from './body.ts';
+import { filesystemIsFull } from '../stores/errors.ts';
 import { describeZodError, errorResponse, GatewayError, respondWithError } from './errors.ts';
 import { EventStreams, openEventStream } from './events.ts';
 import { fileResponse } from './file-response.ts';
 import type { AgentFiles } from './files.ts';
-import { apiAuth, hostAndOriginGuard } from './guards.ts';
+import { apiAuth, hostAndOriginGuard, type GatewayEnv } from './guards.ts';
 import type { ImageHosts } from './image-hosts.ts';
 import {
   DEFAULT_IMAGE_LIMITS,
@@ -24,7 +25,7 @@ import {
 import type { ImageFetchLimits, ImageFetchPolicy } from './image-proxy.ts';
 import { agentIdSchema, isJsonMethod, jsonMethods, otherRoutes, RawJson } from './methods.ts';
 import type { JsonMethodName, MethodContext } from './methods.ts';
-import { LOGIN_PATH } from './session.ts';
+import { LOGIN_PATH, TAB_PROOF_FRAGMENT } from './session.ts';
 import type { BrowserSessions } from './session.ts';
 import { signInPage, StaticUi } from './static-ui.ts';
 
@@ -38,6 +39,8 @@ export interface GatewayAppOptions {
   imageLimits?: ImageFetchLimits;
   /** The `Host` header values the gateway answers to (see `loopbackAuthorities`). */
   authorities: () => ReadonlySet<string>;
+  /** The data dir: a failed write there on a full disk is 507, whatever its error code. */
+  dataDir: string;
   /** The built web UI (`packages/web/dist`). */
   webRoot: string;
   files: AgentFiles;
@@ -49,9 +52,11 @@ export interface GatewayAppOptions {
 }
 
 export interface GatewayApp {
-  app: Hono;
+  app: Hono<GatewayEnv>;
   streams: EventStreams;
 }
+
+type GatewayContext = Context<GatewayEnv>;
 
 function methodNotAllowed(c: Context, allowed: string): Response {
   c.header('Allow', allowed);
@@ -66,10 +71,13 @@ const eventsQuerySchema = z.object({
 
 export function createGatewayApp(options: GatewayAppOptions): GatewayApp {
   const { host, version, files, sessions, imageHosts } = options;
-  const app = new Hono();
+  const app = new Hono<GatewayEnv>();
   const streams = new EventStreams();
+  // A signed-out browser's open event streams end with its session.
+  sessions.onRevoked((ids) => streams.closeSessions(ids));
   const ui = new StaticUi(options.webRoot);
-  const fail = (c: Context, error: unknown): Response => respondWithError(c, error, options.logError);
+  const fail = (c: Context, error: unknown): Response =>
+    respondWithError(c, error, options.logError, () => filesystemIsFull(options.dataDir));
 
   app.use('*', async (c, next) => {
     const started = performance.now();
@@ -84,7 +92,7 @@ export function createGatewayApp(options: GatewayAppOptions): GatewayApp {
   app.use('*', hostAndOriginGuard(options.authorities));
   app.use('/api/*', apiAuth(options.token, sessions, options.authorities));
 
-  async function runJsonMethod(c: Context, name: JsonMethodName): Promise<Response> {
+  async function runJsonMethod(c: GatewayContext, name: JsonMethodName): Promise<Response> {
     try {
       const body = await readJsonBody(c.req.raw, name);
       const spec = jsonMethods[name];
@@ -92,7 +100,10 @@ export function createGatewayApp(options: GatewayAppOptions): GatewayApp {
       if (!parsed.success) throw new GatewayError(describeZodError(name, parsed.error), 400);
       // The table pairs each schema with its own handler; TypeScript cannot follow the pairing through the index.
       const run = spec.run as (ctx: MethodContext, input: unknown) => Promise<unknown>;
-      const result = await run({ host, version, imageHosts }, parsed.data);
+      const result = await run(
+        { host, version, imageHosts, sessions, caller: c.get('browserSession') },
+        parsed.data,
+      );
       return result instanceof RawJson
         ? c.body(result.text, 200, { 'Content-Type': 'application/json' })
         : c.json(result);
@@ -122,7 +133,7 @@ export function createGatewayApp(options: GatewayAppOptions): GatewayApp {
     }
   }
 
-  async function events(c: Context): Promise<Response> {
+  async function events(c: GatewayContext): Promise<Response> {
     try {
       const query = eventsQuerySchema.safeParse({
         agentId: c.req.query('agentId') || undefined,
@@ -131,7 +142,7 @@ export function createGatewayApp(options: GatewayAppOptions): GatewayApp {
       if (!query.success) throw new GatewayError(describeZodError('events', query.error), 400);
       const body = await openEventStream(
         host,
-        { agentId: query.data.agentId ?? null, after: query.data.after },
+        { agentId: query.data.agentId ?? null, after: query.data.after, session: c.get('browserSession') },
         streams,
       );
       return new Response(body, {
@@ -195,7 +206,7 @@ export function createGatewayApp(options: GatewayAppOptions): GatewayApp {
     }
   }
 
-  const routes: Record<string, (c: Context) => Promise<Response>> = {
+  const routes: Record<string, (c: GatewayContext) => Promise<Response>> = {
     uploadFile,
     events,
     attachment,
@@ -220,21 +231,30 @@ export function createGatewayApp(options: GatewayAppOptions): GatewayApp {
     return c.req.method === verb ? handler(c) : methodNotAllowed(c, verb);
   });
 
+  // The page holds no secret: a browser with the cookie gets it, and the page then finds its
+  // tab proof (in the fragment, its sessionStorage or another tab) before it calls the API.
   const page = (c: Context): Promise<Response> | Response =>
-    sessions.hasSession(c.req.header('cookie')) ? ui.page(c) : signInPage(c, 401, null);
+    sessions.session(c.req.header('cookie')) !== null ? ui.page(c) : signInPage(c, 401, null);
   app.get('/', page);
   app.get('/index.html', page);
-  app.get(LOGIN_PATH, (c) => {
+  app.get(LOGIN_PATH, async (c) => {
     // A HEAD (a link checker, a prefetch) must not spend the code.
     if (c.req.method !== 'GET') return methodNotAllowed(c, 'GET');
     const outcome = sessions.redeem(c.req.query('code') ?? '');
     if (outcome !== 'ok') return signInPage(c, 403, LOGIN_REFUSED[outcome]);
-    // 303 to a clean URL: the code leaves the address bar and the history.
-    return c.body(null, 303, {
-      Location: '/',
-      'Set-Cookie': sessions.newSessionCookie(),
-      'Cache-Control': 'no-store',
-    });
+    try {
+      const signIn = await sessions.signIn(c.req.header('cookie'), c.req.header('user-agent'));
+      // 303 to a clean URL: the code leaves the address bar. The tab proof rides in the
+      // fragment, which the browser never sends to any server; the page moves it to its
+      // sessionStorage and takes it out of the address bar at once.
+      return c.body(null, 303, {
+        Location: `/#${TAB_PROOF_FRAGMENT}=${signIn.tabProof}`,
+        'Set-Cookie': signIn.setCookie,
+        'Cache-Control': 'no-store',
+      });
+    } catch (error) {
+      return fail(c, error);
+    }
   });
   app.get('/assets/*', (c) => ui.asset(c, c.req.path));
   app.all('/', (c) => methodNotAllowed(c, 'GET'));

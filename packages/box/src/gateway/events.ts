@@ -24,23 +24,32 @@ export interface EventStreamRequest {
   /** Entries of this agent are streamed; without it, only `state` and `roster` events. */
   agentId: string | null;
   after: number;
+  /** The browser session that opened it (null: the bearer token); ending that session ends the stream. */
+  session?: string | null;
 }
 
 /** The open streams of one gateway, so shutdown can end them (a server does not close while they run). */
 export class EventStreams {
-  readonly #open = new Set<() => void>();
+  /** Each open stream's close, and the browser session it serves. */
+  readonly #open = new Map<() => void, string | null>();
 
   get size(): number {
     return this.#open.size;
   }
 
-  add(close: () => void): () => void {
-    this.#open.add(close);
+  add(close: () => void, session: string | null = null): () => void {
+    this.#open.set(close, session);
     return () => this.#open.delete(close);
   }
 
   closeAll(): void {
-    for (const close of [...this.#open]) close();
+    for (const close of [...this.#open.keys()]) close();
+  }
+
+  /** Ends the streams of sessions that were signed out. */
+  closeSessions(ids: readonly string[]): void {
+    const ended = new Set(ids);
+    for (const [close, session] of [...this.#open]) if (session !== null && ended.has(session)) close();
   }
 }
 
@@ -136,7 +145,7 @@ export async function openEventStream(
           teardown();
           controller.close();
         };
-        forget = streams.add(end);
+        forget = streams.add(end, request.session ?? null);
 
         // Comment line first: flushes headers so the client knows the stream is open.
         send(': sendbox events\n\n');

@@ -2,12 +2,12 @@
  * Request guards that run before any route:
  * - the `Host` header must name the gateway itself, and an `Origin`, when sent,
  *   must be the gateway's own origin (a DNS-rebinding page has neither);
- * - every `/api/*` request carries the bearer token (CLI, txcript) or a browser
- *   session cookie plus the page's CSRF proofs (session.ts).
+ * - every `/api/*` request carries the bearer token (CLI, txcript) or both halves of a
+ *   browser session, the cookie and the tab proof, plus the page's CSRF proofs (session.ts).
  */
 import type { MiddlewareHandler } from 'hono';
 import { errorResponse } from './errors.ts';
-import { REQUEST_HEADER } from './session.ts';
+import { SESSION_HEADER } from './session.ts';
 import type { BrowserSessions } from './session.ts';
 import { bearerToken, tokenMatches } from './token.ts';
 
@@ -56,20 +56,27 @@ function originAuthority(origin: string): string | null {
 
 const SIGN_IN_HINT = 'open the login link `sendbox serve` printed, or run `sendbox login` for a fresh one';
 
+/** What the auth guard tells the routes: the browser session of the request, null for the bearer token. */
+export interface GatewayEnv {
+  Variables: { browserSession: string | null };
+}
+
 /**
  * `Authorization: Bearer <token>` when the header is sent (a wrong token is never
- * rescued by a cookie); otherwise the session cookie, which a browser attaches to
- * any request, so it counts only with proofs that the page itself sent the request:
- * the `X-Sendbox-Request` header (a cross-site form, link or image cannot set it, and
- * a cross-site fetch that sets it needs a preflight the gateway never grants), the
- * gateway's own `Origin` on every request that may change state, and no cross-site
- * `Sec-Fetch-Site`.
+ * rescued by a cookie); otherwise a browser session, which takes both of its halves
+ * (session.ts): the cookie, which a browser attaches to any request for this host, and
+ * the tab proof in `X-Sendbox-Session`, which only the gateway's own page holds (a
+ * cross-site form, link or image cannot set a header, and a cross-site fetch that sets
+ * one needs a preflight the gateway never grants). Besides, the gateway's own `Origin`
+ * on every request that may change state, and no cross-site `Sec-Fetch-Site`. A session's
+ * use keeps it alive (the refreshed cookie rides on the response), and a response to a
+ * request whose session ended meanwhile (sign-out) clears the cookie.
  */
 export function apiAuth(
   token: string,
   sessions: BrowserSessions,
   authorities: () => ReadonlySet<string>,
-): MiddlewareHandler {
+): MiddlewareHandler<GatewayEnv> {
   return async (c, next) => {
     const authorization = c.req.header('authorization');
     if (authorization !== undefined) {
@@ -88,9 +95,11 @@ export function apiAuth(
           'wrong bearer token; the gateway mints a new one on every start, read it again from <data-dir>/gateway.json',
         );
       }
+      c.set('browserSession', null);
       return next();
     }
-    if (!sessions.hasSession(c.req.header('cookie'))) {
+    const session = sessions.session(c.req.header('cookie'));
+    if (session === null) {
       return errorResponse(
         c,
         401,
@@ -98,11 +107,12 @@ export function apiAuth(
           `or, in a browser, ${SIGN_IN_HINT}`,
       );
     }
-    if (c.req.header(REQUEST_HEADER) !== '1') {
+    if (!sessions.proves(session, c.req.header(SESSION_HEADER))) {
       return errorResponse(
         c,
-        403,
-        `refused: a request signed in by cookie must carry "${REQUEST_HEADER}: 1"`,
+        401,
+        `not signed in: a request with the session cookie must carry this tab's session proof (${SESSION_HEADER}), ` +
+          `which only a page of this gateway that was signed in holds; ${SIGN_IN_HINT}`,
       );
     }
     const origin = c.req.header('origin');
@@ -118,6 +128,11 @@ export function apiAuth(
     if (site !== undefined && site !== 'same-origin') {
       return errorResponse(c, 403, `refused: a request signed in by cookie came from another site (${site})`);
     }
-    return next();
+    const refreshed = await sessions.use(session);
+    c.set('browserSession', session.id);
+    await next();
+    if (sessions.session(c.req.header('cookie')) === null)
+      c.res.headers.append('Set-Cookie', sessions.clearCookie());
+    else if (refreshed !== null) c.res.headers.append('Set-Cookie', refreshed);
   };
 }

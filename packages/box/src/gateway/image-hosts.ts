@@ -4,9 +4,9 @@
  * A domain covers its subdomains. The page loads those images through the image
  * proxy on its own; the gateway only keeps the list.
  */
-import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
+import { readJsonFile } from '../fs/json-file.ts';
 import { ensurePrivateDir, writeFileAtomic } from '../fs/atomic.ts';
 import { GatewayError } from './errors.ts';
 
@@ -43,25 +43,13 @@ export class ImageHosts {
   /** Reads the list; a file that is not a valid list stops the start (it is never overwritten). */
   static async open(dataDir: string): Promise<ImageHosts> {
     const file = imageHostsPath(dataDir);
-    let text: string;
-    try {
-      text = await fsp.readFile(file, 'utf8');
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return new ImageHosts(file, []);
-      throw error;
-    }
-    let parsed: z.ZodSafeParseResult<z.infer<typeof fileSchema>>;
-    try {
-      parsed = fileSchema.safeParse(JSON.parse(text));
-    } catch {
-      parsed = fileSchema.safeParse(undefined);
-    }
-    if (!parsed.success) {
-      throw new Error(
-        `${file} is not a list of image domains ({"hosts": ["example.com", ...]}); fix or delete it and start again`,
-      );
-    }
-    return new ImageHosts(file, [...new Set(parsed.data.hosts)].sort());
+    const data = await readJsonFile(
+      file,
+      fileSchema,
+      'is not a list of image domains ({"hosts": ["example.com", ...]}); fix or delete it and start again',
+    );
+    if (data === null) return new ImageHosts(file, []);
+    return new ImageHosts(file, [...new Set(data.hosts)].sort());
   }
 
   list(): string[] {

@@ -17,7 +17,7 @@ import { SYSTEM_NETWORK } from '../net/reach.ts';
 import type { ResolvedAddress } from '../net/reach.ts';
 import { fetchRemoteImage } from './image-proxy.ts';
 import type { ImageFetchPolicy } from './image-proxy.ts';
-import { makeTempDir, openLoginLink, pageHeaders, startTestBox } from './test-support.ts';
+import { makeTempDir, openLoginLink, pageHeaders, startTestBox, type SignIn } from './test-support.ts';
 import type { TestBox } from './test-support.ts';
 import { testModel } from './test-model.ts';
 
@@ -52,7 +52,7 @@ async function listen(host: string, handler: http.RequestListener): Promise<Upst
 let outside: Upstream;
 let inside: Upstream;
 let box: TestBox;
-let cookie: string;
+let signIn: SignIn;
 
 const NAMES: Record<string, ResolvedAddress[]> = {
   'outside.test': [{ address: '127.0.0.2', family: 4 }],
@@ -114,7 +114,7 @@ beforeAll(async () => {
     imagePolicy: policy,
     imageLimits: { maxBytes: MAX_BYTES, timeoutMs: 400, maxRedirects: 3 },
   });
-  cookie = (await openLoginLink(box.gateway.loginUrl())).cookie;
+  signIn = await openLoginLink(box.gateway.loginUrl());
 });
 
 afterAll(async () => {
@@ -127,7 +127,7 @@ afterAll(async () => {
 
 const outsideUrl = (pathname: string): string => `http://outside.test:${outside.port}${pathname}`;
 
-async function proxy(url: string, headers = pageHeaders(box.gateway, cookie)) {
+async function proxy(url: string, headers = pageHeaders(box.gateway, signIn)) {
   const { Origin: _sameOriginGet, ...get } = headers;
   const response = await fetch(
     new URL(`api/remoteImage?${new URLSearchParams({ url }).toString()}`, box.gateway.url),
@@ -158,14 +158,16 @@ describe('fetching a remote image for the page', () => {
     expect(seen[0]!.cookie).toBeUndefined();
     expect(seen[0]!.authorization).toBeUndefined();
     expect(seen[0]!.referer).toBeUndefined();
-    expect(seen[0]!['x-sendbox-request']).toBeUndefined();
+    expect(seen[0]!['x-sendbox-session']).toBeUndefined();
   });
 
-  it('works with the browser session (cookie + CSRF header) and refuses a request without it', async () => {
+  it('works with the browser session (cookie + tab proof) and refuses a request without it', async () => {
     const url = `api/remoteImage?url=${encodeURIComponent(outsideUrl('/pixel.png'))}`;
-    const { Origin: _origin, ...headers } = pageHeaders(box.gateway, cookie);
+    const { Origin: _origin, ...headers } = pageHeaders(box.gateway, signIn);
     expect((await fetch(new URL(url, box.gateway.url), { headers })).status).toBe(200);
-    expect((await fetch(new URL(url, box.gateway.url), { headers: { Cookie: cookie } })).status).toBe(403);
+    expect((await fetch(new URL(url, box.gateway.url), { headers: { Cookie: signIn.cookie } })).status).toBe(
+      401,
+    );
     expect((await fetch(new URL(url, box.gateway.url))).status).toBe(401);
   });
 

@@ -3,11 +3,15 @@ import { z } from 'zod';
 import { AGENT_ID_PATTERN } from '../stores/files/layout.ts';
 import type { AgentHost } from '../host/types.ts';
 import type { ImageHosts } from './image-hosts.ts';
+import type { BrowserSessions } from './session.ts';
 
 export interface MethodContext {
   host: AgentHost;
   version: string;
   imageHosts: ImageHosts;
+  sessions: BrowserSessions;
+  /** The browser session that called, or null for the bearer token (the CLI). */
+  caller: string | null;
 }
 
 export interface JsonMethod<S extends z.ZodType> {

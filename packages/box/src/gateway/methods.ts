@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { agentIdSchema, method, type JsonMethod } from './method-spec.ts';
 import { imageHostSchema } from './image-hosts.ts';
 import { pageLinks } from './links.ts';
+import { sessionMethods } from './session-methods.ts';
 import { settingsMethods } from './settings-methods.ts';
 import { turnMethods } from './turn-methods.ts';
 
@@ -25,14 +26,12 @@ const byId = z.object({ id: agentIdSchema });
 const byImageHost = z.object({ host: imageHostSchema });
 
 export const jsonMethods = {
-  getStatus: method(empty, ({ host, version }) =>
-    Promise.resolve({
-      model: host.modelStatus(),
-      sandbox: host.sandboxStatus(),
-      version,
-      links: pageLinks(),
-    }),
-  ),
+  getStatus: method(empty, async ({ host, version }) => ({
+    model: host.modelStatus(),
+    sandbox: { ...host.sandboxStatus(), disk: await host.sandboxDisk() },
+    version,
+    links: pageLinks(),
+  })),
   createAgent: method(
     z.object({
       name: z.string().trim().min(1, 'the agent needs a name').max(200),
@@ -44,7 +43,9 @@ export const jsonMethods = {
   listAgents: method(empty, ({ host }) => host.listAgents()),
   openAgent: method(byId, async ({ host }, { id }) => {
     const entries = await host.openAgentJson(id);
-    return new RawJson(`{"entries":${entries},"pending":${JSON.stringify(await host.pendingInputs(id))}}`);
+    const pending = JSON.stringify(await host.pendingInputs(id));
+    const todos = JSON.stringify(await host.todos(id));
+    return new RawJson(`{"entries":${entries},"pending":${pending},"todos":${todos}}`);
   }),
   deleteAgent: method(byId, async ({ host }, { id }) => {
     await host.deleteAgent(id);
@@ -78,6 +79,7 @@ export const jsonMethods = {
   ),
   ...turnMethods,
   ...settingsMethods,
+  ...sessionMethods,
   listImageHosts: method(empty, ({ imageHosts }) => Promise.resolve({ hosts: imageHosts.list() })),
   allowImageHost: method(byImageHost, async ({ imageHosts }, { host }) => ({
     hosts: await imageHosts.allow(host),

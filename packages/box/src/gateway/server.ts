@@ -14,6 +14,7 @@ import type { AgentFiles } from './files.ts';
 import { loopbackAuthorities } from './guards.ts';
 import { ImageHosts } from './image-hosts.ts';
 import type { ImageFetchLimits, ImageFetchPolicy } from './image-proxy.ts';
+import { SessionBook } from './session-book.ts';
 import { BrowserSessions, loadSessionKey, loginUrl, mintLoginCode } from './session.ts';
 import { mintToken } from './token.ts';
 
@@ -142,9 +143,11 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const bindHost = loopbackBindAddress(options.bindHost ?? DEFAULT_GATEWAY_HOST);
   const token = mintToken();
   let sessionKey: Buffer;
+  let sessionBook: SessionBook;
   let imageHosts: ImageHosts;
   try {
     sessionKey = await loadSessionKey(options.dataDir);
+    sessionBook = await SessionBook.open(options.dataDir);
     imageHosts = await ImageHosts.open(options.dataDir);
   } catch (error) {
     throw new GatewayStartError(
@@ -156,11 +159,12 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const { app, streams } = createGatewayApp({
     host: options.host,
     token,
-    sessions: new BrowserSessions(sessionKey, token),
+    sessions: new BrowserSessions(sessionKey, token, sessionBook),
     imageHosts,
     ...(options.imagePolicy ? { imagePolicy: options.imagePolicy } : {}),
     ...(options.imageLimits ? { imageLimits: options.imageLimits } : {}),
     authorities: () => authorities,
+    dataDir: options.dataDir,
     webRoot: options.webRoot,
     files: options.files,
     version: options.version,

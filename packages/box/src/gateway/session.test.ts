@@ -8,9 +8,11 @@ import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { RunningGateway } from './server.ts';
+import { SESSION_IDLE_MS, sessionBookPath } from './session-book.ts';
 import { LOGIN_CODE_TTL_MS, mintLoginCode, readSessionKey, sessionKeyPath } from './session.ts';
 import { makeTempDir, openLoginLink, pageHeaders, startGatewayOn, startTestBox } from './test-support.ts';
-import type { TestBox } from './test-support.ts';
+import type { SignIn, TestBox } from './test-support.ts';
 import { testModel } from './test-model.ts';
 
 let box: TestBox;
@@ -22,9 +24,25 @@ afterAll(async () => {
   await box.close();
 });
 
+const DAY = 24 * 60 * 60_000;
+
+/** An event stream on its own socket: a stream left on a pooled socket holds up the gateway's shutdown. */
+function openStream(gateway: RunningGateway, headers: Record<string, string>): Promise<http.IncomingMessage> {
+  return new Promise((resolve, reject) =>
+    http.get(new URL('api/events', gateway.url), { headers, agent: false }, resolve).on('error', reject),
+  );
+}
+
 /** The body is read at once: an unread body keeps its socket busy, and shutdown would wait for it. */
-async function listAgents(headers: Record<string, string>): Promise<{ status: number; error?: string }> {
-  const response = await fetch(new URL('api/listAgents', box.gateway.url), {
+function listAgents(headers: Record<string, string>): Promise<{ status: number; error?: string }> {
+  return listAgentsOn(box.gateway, headers);
+}
+
+async function listAgentsOn(
+  gateway: RunningGateway,
+  headers: Record<string, string>,
+): Promise<{ status: number; error?: string }> {
+  const response = await fetch(new URL('api/listAgents', gateway.url), {
     method: 'POST',
     headers,
     body: '{}',
@@ -61,13 +79,14 @@ describe('the login link', () => {
     expect(link).not.toContain(box.gateway.token);
     const signIn = await openLoginLink(link);
     expect(signIn.status).toBe(303);
-    expect(signIn.location).toBe('/');
+    // The tab proof rides in the fragment, which no server ever receives.
+    expect(signIn.location).toMatch(/^\/#session=[\w-]{43}$/);
     const flags = signIn.setCookie.split(';').map((part) => part.trim().toLowerCase());
     expect(flags).toContain('httponly');
     expect(flags).toContain('samesite=strict');
     expect(flags).toContain('path=/');
     expect(flags).not.toContain('secure'); // plain http on loopback: a Secure cookie would never be sent
-    expect(flags.some((flag) => flag.startsWith('max-age='))).toBe(true);
+    expect(flags).toContain('max-age=604800'); // 7 days, sliding
 
     const page = await fetch(box.gateway.url, { headers: { Cookie: signIn.cookie } });
     expect(page.status).toBe(200);
@@ -118,29 +137,57 @@ describe('the login link', () => {
   });
 });
 
-describe('the session cookie and its CSRF guard', () => {
-  let cookie: string;
+describe('the two halves of a session', () => {
+  let signIn: SignIn;
   beforeAll(async () => {
-    cookie = (await openLoginLink(box.gateway.loginUrl())).cookie;
+    signIn = await openLoginLink(box.gateway.loginUrl());
   });
 
-  it('signs in the page’s requests: cookie, X-Sendbox-Request and its own Origin', async () => {
-    const response = await listAgents(pageHeaders(box.gateway, cookie));
+  it('signs in the page’s requests: cookie, tab proof and its own Origin', async () => {
+    expect(signIn.tabProof).toMatch(/^[\w-]{43}$/);
+    const response = await listAgents(pageHeaders(box.gateway, signIn));
     expect(response.status).toBe(200);
   });
 
-  it('refuses the cookie without the custom header', async () => {
-    const { 'X-Sendbox-Request': _dropped, ...headers } = pageHeaders(box.gateway, cookie);
-    const response = await listAgents(headers);
-    expect(response.status).toBe(403);
-    expect(response.error).toMatch(/x-sendbox-request/i);
+  it('refuses the cookie replayed by another local server with the old constant CSRF headers', async () => {
+    // What a dev server on another port of 127.0.0.1 receives from the browser, and what it can add.
+    const replay = {
+      Cookie: signIn.cookie,
+      'X-Sendbox-Request': '1',
+      Origin: new URL(box.gateway.url).origin,
+      'Sec-Fetch-Site': 'same-origin',
+    };
+    const response = await listAgents(replay);
+    expect(response.status).toBe(401);
+    expect(response.error).toMatch(/x-sendbox-session/i);
+    const created = await fetch(new URL('api/createAgent', box.gateway.url), {
+      method: 'POST',
+      headers: replay,
+      body: JSON.stringify({ name: 'planted' }),
+    });
+    expect(created.status).toBe(401);
+    await created.body?.cancel();
   });
 
-  it('refuses the cookie with a foreign Origin, without an Origin on a POST, or from another site', async () => {
-    const base = pageHeaders(box.gateway, cookie);
+  it('refuses a wrong tab proof, another session’s proof, and a proof without its cookie', async () => {
+    const other = await openLoginLink(box.gateway.loginUrl());
+    const base = pageHeaders(box.gateway, signIn);
+    const { Cookie: _cookie, ...proofOnly } = base;
+    for (const headers of [
+      { ...base, 'X-Sendbox-Session': `${signIn.tabProof.slice(0, -2)}AA` },
+      { ...base, 'X-Sendbox-Session': other.tabProof },
+      proofOnly,
+    ]) {
+      expect((await listAgents(headers)).status, JSON.stringify(headers)).toBe(401);
+    }
+  });
+
+  it('refuses the session with a foreign Origin, without an Origin on a POST, or from another site', async () => {
+    const base = pageHeaders(box.gateway, signIn);
     const { Origin: _origin, ...noOrigin } = base;
     for (const headers of [
       { ...base, Origin: 'http://evil.example' },
+      { ...base, Origin: 'http://127.0.0.1:1' },
       noOrigin,
       { ...base, 'Sec-Fetch-Site': 'cross-site' },
       { ...base, 'Sec-Fetch-Site': 'same-site' },
@@ -150,45 +197,162 @@ describe('the session cookie and its CSRF guard', () => {
   });
 
   it('refuses a forged or foreign cookie', async () => {
-    const [name, value = ''] = cookie.split('=');
+    const [name, value = ''] = signIn.cookie.split('=');
     const forged = `${name}=${value.slice(0, -2)}${value.endsWith('AA') ? 'BB' : 'AA'}`;
     for (const bad of [forged, `${name}=1.2.3`, `sendbox_other=${value}`]) {
-      expect((await listAgents(pageHeaders(box.gateway, bad))).status, bad).toBe(401);
+      const headers = pageHeaders(box.gateway, { cookie: bad, tabProof: signIn.tabProof });
+      expect((await listAgents(headers)).status, bad).toBe(401);
     }
   });
 
-  it('never lets a cookie rescue a wrong bearer token, and the bearer alone still works for the CLI', async () => {
-    const wrong = await listAgents({ ...pageHeaders(box.gateway, cookie), Authorization: 'Bearer nope' });
+  it('never lets a session rescue a wrong bearer token, and the bearer alone still works for the CLI', async () => {
+    const wrong = await listAgents({ ...pageHeaders(box.gateway, signIn), Authorization: 'Bearer nope' });
     expect(wrong.status).toBe(401);
     expect((await listAgents({ Authorization: `Bearer ${box.gateway.token}` })).status).toBe(200);
   });
 
-  it('opens the event stream with the cookie (a same-origin GET carries no Origin)', async () => {
-    const { Origin: _origin, ...headers } = pageHeaders(box.gateway, cookie);
-    const { 'X-Sendbox-Request': _header, ...withoutHeader } = headers;
-    const refused = await fetch(new URL('api/events', box.gateway.url), { headers: withoutHeader });
-    expect(refused.status).toBe(403);
+  it('opens the event stream with both halves (a same-origin GET carries no Origin)', async () => {
+    const { Origin: _origin, ...headers } = pageHeaders(box.gateway, signIn);
+    const { 'X-Sendbox-Session': _proof, ...withoutProof } = headers;
+    const refused = await fetch(new URL('api/events', box.gateway.url), { headers: withoutProof });
+    expect(refused.status).toBe(401);
     await refused.body?.cancel();
-    // Its own socket, closed when done: a stream left on a pooled socket holds up the gateway's shutdown.
-    const stream = await new Promise<http.IncomingMessage>((resolve, reject) =>
-      http
-        .get(new URL('api/events', box.gateway.url), { headers, agent: false }, resolve)
-        .on('error', reject),
-    );
+    const stream = await openStream(box.gateway, headers);
     expect(stream.statusCode).toBe(200);
     expect(stream.headers['content-type']).toMatch(/^text\/event-stream/);
     stream.destroy();
   });
+
+  it('serves files only with both halves: no bare cookie reaches an attachment', async () => {
+    const agent = (await box.call('createAgent', { name: 'files' })).body as { agent: { id: string } };
+    const query = `agentId=${agent.agent.id}&sha256=${'0'.repeat(64)}`;
+    const { Origin: _origin, ...headers } = pageHeaders(box.gateway, signIn);
+    const bare = await fetch(new URL(`api/attachment?${query}`, box.gateway.url), {
+      headers: { Cookie: signIn.cookie },
+    });
+    expect(bare.status).toBe(401);
+    await bare.body?.cancel();
+    // Signed in, the request reaches the route (which has no such file).
+    const signedIn = await fetch(new URL(`api/attachment?${query}`, box.gateway.url), { headers });
+    expect(signedIn.status).toBe(404);
+    await signedIn.body?.cancel();
+  });
 });
 
-describe('the session key', () => {
-  it('is kept in the data dir, mode 0600, so sessions survive a restart; old login links do not', async () => {
+describe('a second sign-in, sliding expiry and signing out', () => {
+  it('keeps the session of a browser that signs in again, so its other tabs keep working', async () => {
+    const first = await openLoginLink(box.gateway.loginUrl());
+    const again = await openLoginLink(box.gateway.loginUrl(), first.cookie);
+    expect(again.status).toBe(303);
+    expect(again.cookie).toBe(first.cookie);
+    expect(again.tabProof).toBe(first.tabProof);
+    const fresh = await openLoginLink(box.gateway.loginUrl());
+    expect(fresh.cookie).not.toBe(first.cookie);
+    expect((await listAgents(pageHeaders(box.gateway, first))).status).toBe(200);
+  });
+
+  it('lasts 7 days from the last use, and each use moves the end and re-sends the cookie', async () => {
+    const signIn = await openLoginLink(box.gateway.loginUrl());
+    expect(signIn.setCookie).toMatch(/Max-Age=604800(;|$)/);
+    const started = Date.now();
+    const at = (offset: number) => vi.spyOn(Date, 'now').mockReturnValue(started + offset);
+    try {
+      // Within the touch interval: nothing is written, no cookie is re-sent.
+      at(60_000);
+      const quiet = await fetch(new URL('api/listAgents', box.gateway.url), {
+        method: 'POST',
+        headers: pageHeaders(box.gateway, signIn),
+        body: '{}',
+      });
+      expect(quiet.status).toBe(200);
+      expect(quiet.headers.get('set-cookie')).toBeNull();
+      await quiet.body?.cancel();
+      // Six days on, the session is used: it now ends seven days after this use.
+      at(SESSION_IDLE_MS - DAY);
+      const used = await fetch(new URL('api/listAgents', box.gateway.url), {
+        method: 'POST',
+        headers: pageHeaders(box.gateway, signIn),
+        body: '{}',
+      });
+      expect(used.status).toBe(200);
+      expect(used.headers.get('set-cookie')).toMatch(/^sendbox_\w+=[\w-]+\.[\w-]+; .*Max-Age=604800/);
+      await used.body?.cancel();
+      at(SESSION_IDLE_MS + DAY);
+      expect((await listAgents(pageHeaders(box.gateway, signIn))).status).toBe(200);
+      // Seven idle days after that last use, it is over.
+      at(SESSION_IDLE_MS + DAY + SESSION_IDLE_MS + 1);
+      expect((await listAgents(pageHeaders(box.gateway, signIn))).status).toBe(401);
+    } finally {
+      vi.restoreAllMocks();
+    }
+  });
+
+  it('lists sessions, and signOut ends the caller’s own: the cookie is cleared and its event stream ends', async () => {
+    const mine = await openLoginLink(box.gateway.loginUrl(), undefined, 'TabTest/1.0');
+    const other = await openLoginLink(box.gateway.loginUrl());
+    const listed = (await box.call('listSessions')).body as {
+      sessions: Array<{ id: string; browser: string; current: boolean; expires: number; lastSeen: number }>;
+    };
+    const row = listed.sessions.find((session) => session.browser === 'TabTest/1.0');
+    expect(row).toBeDefined();
+    expect(row!.current).toBe(false); // the bearer token is no browser session
+    expect(row!.expires).toBe(row!.lastSeen + SESSION_IDLE_MS);
+    expect(JSON.stringify(listed)).not.toContain(mine.tabProof);
+    expect(JSON.stringify(listed)).not.toContain(mine.cookie.split('=')[1]);
+
+    const { Origin: _origin, ...streamHeaders } = pageHeaders(box.gateway, mine);
+    const stream = await openStream(box.gateway, streamHeaders);
+    const ended = new Promise<void>((resolve) => stream.on('end', resolve).resume());
+
+    const viaBearer = await box.call('signOut');
+    expect(viaBearer.status).toBe(400);
+    const out = await fetch(new URL('api/signOut', box.gateway.url), {
+      method: 'POST',
+      headers: pageHeaders(box.gateway, mine),
+      body: '{}',
+    });
+    expect(out.status).toBe(200);
+    expect(out.headers.get('set-cookie')).toMatch(/^sendbox_\w+=; .*Max-Age=0/);
+    await out.body?.cancel();
+    await ended;
+    expect((await listAgents(pageHeaders(box.gateway, mine))).status).toBe(401);
+    expect((await listAgents(pageHeaders(box.gateway, other))).status).toBe(200);
+    const after = (await box.call('listSessions')).body as { sessions: Array<{ browser: string }> };
+    expect(after.sessions.some((session) => session.browser === 'TabTest/1.0')).toBe(false);
+  });
+
+  it('revokeSessions ends the sessions named, or all of them', async () => {
+    const one = await openLoginLink(box.gateway.loginUrl());
+    const two = await openLoginLink(box.gateway.loginUrl());
+    const { sessions } = (await box.call('listSessions')).body as { sessions: Array<{ id: string }> };
+    expect((await box.call('revokeSessions', { ids: ['not-a-session'] })).status).toBe(400);
+    expect((await box.call('revokeSessions', {})).status).toBe(400);
+    const all = await box.call('revokeSessions', { all: true });
+    expect(all.status).toBe(200);
+    expect((all.body as { revoked: string[] }).revoked.sort()).toEqual(sessions.map((s) => s.id).sort());
+    for (const signIn of [one, two])
+      expect((await listAgents(pageHeaders(box.gateway, signIn))).status).toBe(401);
+    expect(((await box.call('listSessions')).body as { sessions: unknown[] }).sessions).toEqual([]);
+  });
+});
+
+describe('the session key and the session book', () => {
+  it('are kept in the data dir, mode 0600, so sessions and sign-outs survive a restart; old login links do not', async () => {
     const dataDir = await makeTempDir('sendbox-session-');
     const start = (port: number) => startGatewayOn(box.host, dataDir, { webRoot: box.webRoot, port });
     try {
       const first = await start(0);
-      const { cookie } = await openLoginLink(first.loginUrl());
+      const signIn = await openLoginLink(first.loginUrl());
+      const signedOut = await openLoginLink(first.loginUrl());
+      const out = await fetch(new URL('api/signOut', first.url), {
+        method: 'POST',
+        headers: pageHeaders(first, signedOut),
+        body: '{}',
+      });
+      expect(out.status).toBe(200);
+      await out.body?.cancel();
       const unused = first.loginUrl();
+      expect(fs.statSync(sessionBookPath(dataDir)).mode & 0o777).toBe(0o600);
       const key = await fs.promises.readFile(sessionKeyPath(dataDir), 'utf8');
       expect(fs.statSync(sessionKeyPath(dataDir)).mode & 0o777).toBe(0o600);
       await first.close();
@@ -196,16 +360,17 @@ describe('the session key', () => {
       const second = await start(first.port);
       try {
         expect(await fs.promises.readFile(sessionKeyPath(dataDir), 'utf8')).toBe(key);
-        const page = await fetch(second.url, { headers: { Cookie: cookie } });
+        const page = await fetch(second.url, { headers: { Cookie: signIn.cookie } });
         expect(page.status).toBe(200);
         await page.body?.cancel();
         const api = await fetch(new URL('api/listAgents', second.url), {
           method: 'POST',
-          headers: pageHeaders(second, cookie),
+          headers: pageHeaders(second, signIn),
           body: '{}',
         });
         expect(api.status).toBe(200);
         await api.body?.cancel();
+        expect((await listAgentsOn(second, pageHeaders(second, signedOut))).status).toBe(401);
         // A link printed before the restart belonged to the old instance.
         expect((await openLoginLink(unused)).status).toBe(403);
         expect((await openLoginLink(second.loginUrl())).status).toBe(303);
@@ -213,6 +378,19 @@ describe('the session key', () => {
         await second.close();
       }
       expect(fs.readdirSync(dataDir).filter((name) => name.endsWith('.tmp'))).toEqual([]);
+    } finally {
+      await fs.promises.rm(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it('refuses to start on a damaged session book instead of replacing it', async () => {
+    const dataDir = await makeTempDir('sendbox-session-book-');
+    try {
+      await fs.promises.writeFile(sessionBookPath(dataDir), '{"sessions": 3}\n', { mode: 0o600 });
+      await expect(startGatewayOn(box.host, dataDir, { webRoot: box.webRoot })).rejects.toThrow(
+        /sessions\.json is not a list of browser sessions; delete it/,
+      );
+      expect(await fs.promises.readFile(sessionBookPath(dataDir), 'utf8')).toBe('{"sessions": 3}\n');
     } finally {
       await fs.promises.rm(dataDir, { recursive: true, force: true });
     }

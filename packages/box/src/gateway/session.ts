@@ -1,12 +1,19 @@
 /**
  * Browser sessions (docs/gateway.md, "Signing in"). The page never holds the bearer
- * token: a one-time login link sets an HttpOnly session cookie instead.
+ * token: a one-time login link starts a session instead, and a session is two halves that
+ * only count together:
+ *
+ * - an HttpOnly cookie `<id>.<mac>`; a browser sends it to every server on the host,
+ *   whatever the port, so it alone proves nothing;
+ * - the tab proof, a second MAC of the id that the login redirect hands the page in the URL
+ *   fragment (never sent to a server) and the page keeps in `sessionStorage` (its own
+ *   origin's, port included) and sends as `X-Sendbox-Session` with every API call.
  *
  * - The session key (32 random bytes) is kept in `<data-dir>/session.key`, mode 0600,
  *   created once and never overwritten, so sessions survive a restart of the box.
  *   Deleting the file signs every browser out at the next start.
- * - A session cookie is `<issued>.<id>.<mac>`: HMAC-SHA256 under the session key, valid
- *   for SESSION_TTL_MS from `issued`. Nothing is stored per session.
+ * - A session lives while its record is in the session book (session-book.ts) and was used
+ *   within SESSION_IDLE_MS; each use moves that end and re-sends the cookie.
  * - A login code is `<expires>.<nonce>.<mac>`, signed under a key derived from the session
  *   key and the running gateway's bearer token. Any process that can read both files
  *   (`sendbox login`) can mint one; it expires after LOGIN_CODE_TTL_MS, it dies with the
@@ -17,12 +24,16 @@ import crypto from 'node:crypto';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { ensurePrivateDir, syncDir } from '../fs/atomic.ts';
+import { SESSION_IDLE_MS, type SessionBook, type SessionRecord } from './session-book.ts';
 
 export const LOGIN_CODE_TTL_MS = 5 * 60_000;
-export const SESSION_TTL_MS = 30 * 24 * 60 * 60_000;
-/** The header the page sends with every API call: a cross-site form or image cannot set it. */
-export const REQUEST_HEADER = 'x-sendbox-request';
+/** The header that carries the tab proof; a cross-site form, link or image cannot set it. */
+export const SESSION_HEADER = 'x-sendbox-session';
 export const LOGIN_PATH = '/login';
+/** The fragment parameter of the login redirect that hands the page its tab proof. */
+export const TAB_PROOF_FRAGMENT = 'session';
+/** A session's last use is written at most this often (the idle end moves with it). */
+export const TOUCH_INTERVAL_MS = 10 * 60_000;
 
 const KEY_BYTES = 32;
 const ALLOWED_CLOCK_SKEW_MS = 60_000;
@@ -113,19 +124,34 @@ export function loginUrl(gatewayUrl: string, code: string): string {
 
 export type Redemption = 'ok' | 'invalid' | 'expired' | 'used';
 
-const PART = /^[0-9a-z]{1,12}\.[A-Za-z0-9_-]{16,64}\.[A-Za-z0-9_-]{43}$/;
+const CODE = /^[0-9a-z]{1,12}\.[A-Za-z0-9_-]{16,64}\.[A-Za-z0-9_-]{43}$/;
+const COOKIE = /^([A-Za-z0-9_-]{22})\.([A-Za-z0-9_-]{43})$/;
+const MAX_BROWSER_LENGTH = 200;
 
-/** The running gateway's side: redeems login codes once and mints and checks session cookies. */
+/** What a sign-in hands the browser: the cookie to set and the page's tab proof. */
+export interface SignIn {
+  setCookie: string;
+  tabProof: string;
+  session: SessionRecord;
+}
+
+/**
+ * The running gateway's side: redeems login codes once, starts sessions, and checks a
+ * request's cookie and tab proof against the session book.
+ */
 export class BrowserSessions {
   /** Redeemed nonces until their code expires; later they are refused as expired anyway. */
   readonly #redeemed = new Map<string, number>();
   readonly #loginKey: Buffer;
+  readonly #revokedListeners = new Set<(ids: readonly string[]) => void>();
+  readonly #touching = new Set<string>();
   /** Per data dir, so two boxes on one host (cookies ignore ports) keep their own sessions. */
   readonly cookieName: string;
 
   constructor(
     private readonly key: Buffer,
     gatewayToken: string,
+    private readonly book: SessionBook,
     private readonly now: () => number = () => Date.now(),
   ) {
     this.#loginKey = loginKey(key, gatewayToken);
@@ -133,7 +159,7 @@ export class BrowserSessions {
   }
 
   redeem(code: string): Redemption {
-    if (!PART.test(code)) return 'invalid';
+    if (!CODE.test(code)) return 'invalid';
     const [expiresText = '', nonce = '', presented = ''] = code.split('.');
     if (!macMatches(mac(this.#loginKey, `login\n${expiresText}\n${nonce}`), presented)) return 'invalid';
     const expires = parseInt(expiresText, 36);
@@ -145,23 +171,87 @@ export class BrowserSessions {
     return 'ok';
   }
 
-  /** A `Set-Cookie` value for a new session. No `Secure`: the gateway speaks plain http on loopback. */
-  newSessionCookie(): string {
-    const issued = this.now().toString(36);
-    const id = crypto.randomBytes(16).toString('base64url');
-    const value = `${issued}.${id}.${mac(this.key, `session\n${issued}\n${id}`)}`;
-    return `${this.cookieName}=${value}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${SESSION_TTL_MS / 1000}`;
+  /**
+   * A session for a browser that redeemed a login code. A browser that still holds a live
+   * session keeps it (its other tabs keep working); any other gets a new one.
+   */
+  async signIn(cookieHeader: string | undefined, userAgent: string | undefined): Promise<SignIn> {
+    let session = this.session(cookieHeader);
+    if (session === null) {
+      const now = this.now();
+      session = {
+        id: crypto.randomBytes(16).toString('base64url'),
+        created: now,
+        lastSeen: now,
+        browser: (userAgent ?? '').slice(0, MAX_BROWSER_LENGTH),
+      };
+      await this.book.add(session);
+    } else {
+      await this.book.touch(session.id);
+    }
+    return { setCookie: this.#cookie(session.id), tabProof: this.tabProof(session.id), session };
   }
 
-  /** Whether a `Cookie` header carries a valid, unexpired session of this box. */
-  hasSession(cookieHeader: string | undefined): boolean {
-    const value = cookieValue(cookieHeader, this.cookieName);
-    if (value === null || !PART.test(value)) return false;
-    const [issuedText = '', id = '', presented = ''] = value.split('.');
-    if (!macMatches(mac(this.key, `session\n${issuedText}\n${id}`), presented)) return false;
-    const issued = parseInt(issuedText, 36);
-    const now = this.now();
-    return issued <= now + ALLOWED_CLOCK_SKEW_MS && now < issued + SESSION_TTL_MS;
+  /** The live session a `Cookie` header names, or null (none, forged, revoked or idle too long). */
+  session(cookieHeader: string | undefined): SessionRecord | null {
+    const match = COOKIE.exec(cookieValue(cookieHeader, this.cookieName) ?? '');
+    if (match === null) return null;
+    const [, id = '', presented = ''] = match;
+    if (!macMatches(mac(this.key, `session\n${id}`), presented)) return null;
+    return this.book.live(id);
+  }
+
+  /** The proof the session's tabs send in `X-Sendbox-Session`. */
+  tabProof(id: string): string {
+    return mac(this.key, `tab\n${id}`);
+  }
+
+  /** Whether a request's `X-Sendbox-Session` value is this session's tab proof. */
+  proves(session: SessionRecord, presented: string | undefined): boolean {
+    return presented !== undefined && macMatches(this.tabProof(session.id), presented);
+  }
+
+  /**
+   * Records a use of the session. Every TOUCH_INTERVAL_MS the idle end moves and the browser
+   * gets the cookie again with a fresh Max-Age (returned); otherwise null.
+   */
+  async use(session: SessionRecord): Promise<string | null> {
+    // Parallel requests of one page share the write that is under way.
+    if (this.now() - session.lastSeen < TOUCH_INTERVAL_MS || this.#touching.has(session.id)) return null;
+    this.#touching.add(session.id);
+    try {
+      await this.book.touch(session.id);
+    } finally {
+      this.#touching.delete(session.id);
+    }
+    return this.#cookie(session.id);
+  }
+
+  list(): SessionRecord[] {
+    return this.book.list();
+  }
+
+  /** Ends sessions; their open event streams are closed by the listeners. */
+  async revoke(ids: readonly string[] | 'all'): Promise<string[]> {
+    const removed = await this.book.revoke(ids);
+    if (removed.length > 0) for (const listener of this.#revokedListeners) listener(removed);
+    return removed;
+  }
+
+  onRevoked(listener: (ids: readonly string[]) => void): () => void {
+    this.#revokedListeners.add(listener);
+    return () => this.#revokedListeners.delete(listener);
+  }
+
+  /** A `Set-Cookie` value that makes the browser drop the cookie. */
+  clearCookie(): string {
+    return `${this.cookieName}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0`;
+  }
+
+  /** No `Secure`: the gateway speaks plain http on loopback, and a Secure cookie would never come back. */
+  #cookie(id: string): string {
+    const value = `${id}.${mac(this.key, `session\n${id}`)}`;
+    return `${this.cookieName}=${value}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${SESSION_IDLE_MS / 1000}`;
   }
 }
 

@@ -104,24 +104,37 @@ export interface SignIn {
   setCookie: string;
   /** `name=value`, as a browser sends it back. */
   cookie: string;
+  /** The tab proof the redirect hands the page in its fragment (`/#session=<proof>`); '' when none. */
+  tabProof: string;
 }
 
-/** Opens a login link as a browser would (without following the redirect) and reads the cookie it sets. */
-export async function openLoginLink(link: string): Promise<SignIn> {
-  const response = await fetch(link, { redirect: 'manual' });
+/**
+ * Opens a login link as a browser would (without following the redirect), sending the cookie it
+ * already holds if any, and reads the cookie and tab proof it gets.
+ */
+export async function openLoginLink(link: string, cookie?: string, userAgent?: string): Promise<SignIn> {
+  const headers: Record<string, string> = {};
+  if (cookie !== undefined) headers.Cookie = cookie;
+  if (userAgent !== undefined) headers['User-Agent'] = userAgent;
+  const response = await fetch(link, { redirect: 'manual', headers });
   await response.body?.cancel();
   const setCookie = response.headers.get('set-cookie') ?? '';
+  const location = response.headers.get('location');
   return {
     status: response.status,
-    location: response.headers.get('location'),
+    location,
     setCookie,
     cookie: setCookie.split(';')[0] ?? '',
+    tabProof: /#session=([\w-]+)$/.exec(location ?? '')?.[1] ?? '',
   };
 }
 
-/** The headers the page sends with a session: the cookie, the CSRF header and its own Origin. */
-export function pageHeaders(gateway: RunningGateway, cookie: string): Record<string, string> {
-  return { Cookie: cookie, 'X-Sendbox-Request': '1', Origin: new URL(gateway.url).origin };
+/** The headers the page sends with a session: the cookie, its tab proof and its own Origin. */
+export function pageHeaders(
+  gateway: RunningGateway,
+  signIn: Pick<SignIn, 'cookie' | 'tabProof'>,
+): Record<string, string> {
+  return { Cookie: signIn.cookie, 'X-Sendbox-Session': signIn.tabProof, Origin: new URL(gateway.url).origin };
 }
 
 /** Another gateway for the same host, on `dataDir` (a restart, a second box); files are not served. */

@@ -13,14 +13,17 @@ import { openLedgerForWrite } from '@sendbox/txcript';
 import { AttachmentStore, DEFAULT_MAX_ATTACHMENT_BYTES } from '../attachments/store.ts';
 import { ensurePrivateDir, removeAtomicTemps } from '../fs/atomic.ts';
 import { providerFromEnv, statusOf, type ProviderFromEnv } from '../providers/index.ts';
-import { ModelSettings, type ModelSettingsInput, type ModelSettingsView } from './model-settings.ts';
+import { ModelSettings, type ModelSettingsInput } from './model-settings.ts';
 import type { ModelProvider } from '../providers/types.ts';
 import { detectConfinement, type Confinement, type ConfinementOptions } from '../sandbox/confinement.ts';
 import type { SandboxStatus } from '../sandbox/confinement.ts';
+import { SandboxDisks } from '../sandbox/disk-quota.ts';
 import { EgressProxies, type EgressProxyOptions } from '../sandbox/egress-proxy.ts';
 import { removeSandboxTemps } from '../sandbox/paths.ts';
 import { loadOrCreateSecretKey } from '../secrets/store.ts';
 import { toolCatalog, type ToolCatalogOptions } from '../tools/catalog.ts';
+import { webSetupFromEnv, type WebSearchChoice, type XaiModel } from '../tools/web-setup.ts';
+import { imageLayer } from '../context/images.ts';
 import { AgentLifecycle } from '../agent/lifecycle.ts';
 import { AgentBackgrounds } from '../subagents/agent-background.ts';
 import type { TaskView } from '../tasks/agent-tasks.ts';
@@ -28,10 +31,20 @@ import { AgentSession, type SessionConfig } from '../agent/agent-session.ts';
 import { needsRecovery } from '../stores/files/inbox.ts';
 import { UPLOADS_FOLDER } from '../agent/upload-staging.ts';
 import { WritePoints } from '../stores/write-points.ts';
+import { AgentRoster } from './agent-roster.ts';
+import { filesystemIsFull, isDiskFullError, StoreWriteError } from '../stores/errors.ts';
 import { agentPaths, agentsRoot, isSafeAgentId } from '../stores/files/layout.ts';
 import { DEFAULT_SEND_REMINDER_EVERY } from '../context/send-reminder.ts';
-import { writeProfile, type Profile } from '../stores/files/profile.ts';
-import { type AgentHost, type CreateAgentInput, type RosterRow, type UploadInput } from './types.ts';
+import { readProfile, writeProfile, type Profile } from '../stores/files/profile.ts';
+import {
+  type AgentHost,
+  type CreateAgentInput,
+  type RosterRow,
+  type SandboxDiskStatus,
+  type SettingsView,
+  type UploadInput,
+} from './types.ts';
+import type { TodoItem } from '../tools/types.ts';
 import { HostError } from '../agent/errors.ts';
 import { type HostEvent } from '../agent/events.ts';
 import { type ModelStatus } from '../providers/types.ts';
@@ -55,7 +68,12 @@ export interface AgentHostOptions {
    * How tool processes are confined: detected (bubblewrap) unless given. Without bubblewrap the
    * shell tool is refused, unless `sandbox.unsafeHostTools` is set.
    */
-  sandbox?: ConfinementOptions & { confinement?: Confinement; egress?: EgressProxyOptions };
+  sandbox?: ConfinementOptions & {
+    confinement?: Confinement;
+    egress?: EgressProxyOptions;
+    /** Disk per sandbox folder (default 10 GiB, at most a quarter of the filesystem). */
+    diskQuotaBytes?: number;
+  };
   /** Clock (epoch ms), for tests. */
   now?: () => number;
   /** Every durable write passes one (default: from `SENDBOX_TEST_CRASH_AT_WRITE`, else counting only). */
@@ -77,7 +95,13 @@ export async function createAgentHost(options: AgentHostOptions): Promise<LocalA
   await ensurePrivateDir(path.join(dataDir, 'sandboxes'));
   const key = await loadOrCreateSecretKey(dataDir);
   const confinement = options.sandbox?.confinement ?? (await detectConfinement(options.sandbox));
-  const host = new LocalAgentHost(dataDir, key, confinement, options);
+  // What an earlier box left running in the sandboxes goes before any file work there.
+  await confinement.sweep(path.join(dataDir, 'sandboxes'));
+  const disks = new SandboxDisks(
+    options.sandbox?.diskQuotaBytes === undefined ? {} : { quotaBytes: options.sandbox.diskQuotaBytes },
+  );
+  await disks.fitTo(path.join(dataDir, 'sandboxes'));
+  const host = new LocalAgentHost(dataDir, key, confinement, disks, options);
   // Hook (web settings panel): a model saved in the panel applies when the environment sets none;
   // loaded before recovery, so pending inputs resume on it.
   if (options.provider === undefined) await host.loadModelSettings();
@@ -92,20 +116,30 @@ export class LocalAgentHost implements AgentHost {
   private status: ModelStatus;
   private readonly settings: ModelSettings;
   private readonly config: SessionConfig;
+  /** The tools for the model in use (web_search may use xAI's own search). */
+  private readonly catalogFor: (xai: XaiModel | undefined) => SessionConfig['tools'];
+  private searchStatus: WebSearchChoice['status'] = { backend: null, howToEnable: '' };
   /** Capabilities that hold something per agent let it go here (agent/lifecycle.ts). */
   readonly lifecycle = new AgentLifecycle();
   private readonly backgrounds: AgentBackgrounds;
   private focused: string | null = null;
   private closed = false;
+  /** Every agent's list row, kept as agents change, so a restart lists them without opening them. */
+  private readonly roster: AgentRoster;
 
   constructor(
     readonly dataDir: string,
     secretKey: Buffer,
     private readonly confinement: Confinement,
+    private readonly disks: SandboxDisks,
     options: AgentHostOptions,
   ) {
     const env = options.env ?? process.env;
     this.settings = new ModelSettings(dataDir, env);
+    this.roster = new AgentRoster(dataDir, async (id) => {
+      const session = this.sessions.get(id);
+      return session ? this.storedRow(await session) : undefined;
+    });
     if (options.provider === undefined) {
       const chosen = providerFromEnv(env);
       this.provider = chosen.provider;
@@ -120,13 +154,40 @@ export class LocalAgentHost implements AgentHost {
       agentDeleted: (_id, paths) => egress.release(paths.sandbox),
       hostClosed: () => egress.close(),
     });
-    const tools = toolCatalog({ confinement, egress, shell: options.shell });
+    this.lifecycle.add({
+      // The agent's processes are killed and its uid freed only once its folder is gone.
+      agentDeleted: async (_id, paths) => {
+        await confinement.release(paths.sandbox);
+        disks.forget(paths.sandbox);
+      },
+      // A confinement given in the options is its giver's to close.
+      hostClosed: () => (options.sandbox?.confinement ? undefined : confinement.close()),
+    });
+    // The web tools (tools/web-setup.ts); the catalog is made again when the model changes, since
+    // xAI's own search comes with an xAI model.
+    const web = webSetupFromEnv(env);
+    this.lifecycle.add({ hostClosed: () => web.pages.close() });
+    this.catalogFor = (xai) => {
+      const search = web.search(xai);
+      this.searchStatus = search.status;
+      return toolCatalog({
+        confinement,
+        egress,
+        disk: disks,
+        shell: options.shell,
+        search: search.backend,
+        pageFetch: web.pages.fetch,
+      });
+    };
+    const tools = this.catalogFor(options.provider === undefined ? this.settings.xaiModel() : undefined);
+    const contextLayers = options.contextLayers ?? (() => []);
     // Background commands and subagents, per agent (subagents/agent-background.ts).
     const writePoints = options.writePoints ?? WritePoints.fromEnv(env);
     const backgrounds = new AgentBackgrounds({
       dataDir,
       provider: () => this.provider,
-      tools: () => tools,
+      // The tools of the moment: the catalog is made again when the model changes.
+      tools: () => this.config.tools,
       writePoints,
       emit: (event) => this.emit(event),
     });
@@ -144,15 +205,27 @@ export class LocalAgentHost implements AgentHost {
       maxAttachmentBytes: options.maxAttachmentBytes ?? DEFAULT_MAX_ATTACHMENT_BYTES,
       toolEnv: toolEnvironment(env),
       confinement,
+      disks,
       emit: (event) => this.emit(event),
       now: options.now ?? Date.now,
       isFocused: (id) => this.focused === id,
       writePoints,
       inboxRetryMs: options.inboxRetryMs ?? 2000,
-      contextLayers: options.contextLayers ?? (() => []),
+      // The images of the model view come first: later layers (pruning) see them as the model will.
+      contextLayers: (agent) => [imageLayer(agent, () => this.vision()), ...contextLayers(agent)],
       toolGates: options.toolGates ?? [],
       extensions: (agent) => [backgrounds.for(agent), ...(options.extensions?.(agent) ?? [])],
     };
+  }
+
+  /** Whether the model is shown images: `SENDBOX_MODEL_VISION=0` (or `false`) says no, else the panel's switch. */
+  vision(): boolean {
+    return this.settings.vision();
+  }
+
+  /** The web tools' state, for the settings panel: which search backend, or how to enable one. */
+  webStatus(): WebSearchChoice['status'] {
+    return { ...this.searchStatus };
   }
 
   modelStatus(): ModelStatus {
@@ -165,20 +238,21 @@ export class LocalAgentHost implements AgentHost {
     this.useModel(this.settings.choose());
   }
 
-  modelSettings(): ModelSettingsView {
-    return this.settings.view();
+  modelSettings(): SettingsView {
+    return { ...this.settings.view(), webSearch: this.webStatus() };
   }
 
   /** Saves the panel's settings and swaps the model without a restart (turns read it as they start). */
-  async updateModelSettings(input: ModelSettingsInput): Promise<ModelSettingsView> {
+  async updateModelSettings(input: ModelSettingsInput): Promise<SettingsView> {
     this.useModel(await this.settings.update(input));
-    return this.settings.view();
+    return this.modelSettings();
   }
 
   private useModel(chosen: ProviderFromEnv): void {
     this.provider = chosen.provider;
     this.status = chosen.status;
     this.config.provider = chosen.provider;
+    this.config.tools = this.catalogFor(this.settings.xaiModel());
     // Read-only rows (no model) may have become writable.
     for (const id of this.sessions.keys()) this.emit({ type: 'roster', agentId: id, change: 'updated' });
   }
@@ -187,12 +261,26 @@ export class LocalAgentHost implements AgentHost {
     return { ...this.confinement.status };
   }
 
+  async sandboxDisk(): Promise<SandboxDiskStatus> {
+    const { holders, ...disk } = await this.disks.status(path.join(this.dataDir, 'sandboxes'));
+    const named = [];
+    for (const holder of holders) {
+      const agentId = path.basename(holder.sandbox);
+      if (!isSafeAgentId(agentId)) continue;
+      const name = await readProfile(agentPaths(this.dataDir, agentId).profile).then(
+        (profile) => profile.name,
+        () => null,
+      );
+      named.push({ agentId, name, bytes: holder.bytes, overQuota: holder.overQuota });
+    }
+    return { ...disk, holders: named };
+  }
+
   async createAgent(input: CreateAgentInput): Promise<RosterRow> {
     const name = input.name.trim();
     if (name === '') throw new HostError('createAgent: `name` must not be empty', 400);
     const id = randomUUID();
     const paths = agentPaths(this.dataDir, id);
-    await ensurePrivateDir(paths.agentDir);
     const now = this.config.now();
     const profile: Profile = {
       name,
@@ -202,15 +290,22 @@ export class LocalAgentHost implements AgentHost {
       createdAt: now,
       updatedAt: now,
     };
-    await writeProfile(paths.profile, profile);
-    const session = await this.session(id);
-    // Grok Bot leaves a created agent focused, its store locked (§9).
-    await this.focus(session);
+    let session: AgentSession;
+    try {
+      await ensurePrivateDir(paths.agentDir);
+      await writeProfile(paths.profile, profile);
+      session = await this.session(id);
+      // Grok Bot leaves a created agent focused, its store locked (§9).
+      await this.focus(session);
+    } catch (error) {
+      throw await this.undoNewAgent(id, `the new agent ${JSON.stringify(name)}`, error);
+    }
     this.emit({ type: 'roster', agentId: id, change: 'created' });
     return this.rowOf(session);
   }
 
   async listAgents(): Promise<RosterRow[]> {
+    if (this.closed) throw new Error('the agent host is closed');
     let names: string[];
     try {
       names = await readdir(agentsRoot(this.dataDir));
@@ -220,14 +315,19 @@ export class LocalAgentHost implements AgentHost {
     const rows: RosterRow[] = [];
     for (const id of names) {
       if (!isSafeAgentId(id)) continue;
-      try {
-        await stat(agentPaths(this.dataDir, id).profile);
-      } catch {
-        continue;
+      if (!this.sessions.has(id)) {
+        // A closed agent: its row from the roster while its files are as they were, no agent without a profile.
+        const cached = this.roster.cached(id);
+        if (cached === null) continue;
+        if (cached) {
+          rows.push({ ...cached, readOnly: cached.readOnly || !this.provider });
+          continue;
+        }
       }
       try {
         const session = await this.session(id);
         if (this.focused !== id) await session.refresh(); // its last entry may come from another writer
+        this.roster.record(id, this.storedRow(session));
         rows.push(this.rowOf(session));
       } catch {
         // An agent whose files cannot be read is left out of the roster rather than failing it.
@@ -243,6 +343,10 @@ export class LocalAgentHost implements AgentHost {
 
   async openAgentJson(id: string): Promise<string> {
     return (await this.open(id)).entriesJson();
+  }
+
+  async todos(id: string): Promise<TodoItem[]> {
+    return (await this.existing(id)).todos.map((item) => ({ ...item }));
   }
 
   async pendingInputs(id: string): Promise<PendingInput[]> {
@@ -311,8 +415,17 @@ export class LocalAgentHost implements AgentHost {
     const source = await this.existing(id);
     await source.idle();
     if (this.focused !== id) await source.refresh();
-    const from = source.paths;
     const newId = randomUUID();
+    try {
+      return await this.copyAgent(source, newId);
+    } catch (error) {
+      throw await this.undoNewAgent(newId, `the copy of agent ${id}`, error);
+    }
+  }
+
+  private async copyAgent(source: AgentSession, newId: string): Promise<RosterRow> {
+    const id = source.id;
+    const from = source.paths;
     const to = agentPaths(this.dataDir, newId);
     await ensurePrivateDir(to.agentDir);
     await ensurePrivateDir(to.transcriptDir);
@@ -421,6 +534,11 @@ export class LocalAgentHost implements AgentHost {
     await (await this.existing(id)).idle();
   }
 
+  /** How many agents are open (their store and JSONL read): diagnostics and tests. */
+  get openAgents(): number {
+    return this.sessions.size;
+  }
+
   /** The live session of an agent (tests and the gateway's diagnostics). */
   async sessionOf(id: string): Promise<AgentSession> {
     return this.existing(id);
@@ -430,7 +548,15 @@ export class LocalAgentHost implements AgentHost {
     if (this.closed) return;
     this.closed = true;
     const sessions = await Promise.allSettled([...this.sessions.values()]);
-    for (const result of sessions) if (result.status === 'fulfilled') await result.value.close();
+    await this.roster.settled();
+    for (const result of sessions) {
+      if (result.status !== 'fulfilled') continue;
+      const row = this.storedRow(result.value);
+      await result.value.close();
+      // Closing folds the WAL into store.db: the row is stamped with the files as closed.
+      this.roster.record(result.value.id, row);
+    }
+    this.roster.close();
     this.sessions.clear();
     this.listeners.clear();
     await this.lifecycle.hostClosed();
@@ -439,6 +565,8 @@ export class LocalAgentHost implements AgentHost {
   // -------------------------------------------------------------------------
 
   private emit(event: HostEvent): void {
+    if (event.type === 'roster' && event.change === 'deleted') this.roster.removed(event.agentId);
+    else if (event.type !== 'draft') this.roster.changed(event.agentId);
     for (const listener of this.listeners) {
       try {
         listener(event);
@@ -514,6 +642,29 @@ export class LocalAgentHost implements AgentHost {
       }
     }
     return this.session(id);
+  }
+
+  /**
+   * A new agent whose files could not all be written leaves nothing behind: its session is
+   * closed and its folders removed. Returns the error to throw (a full disk: 507).
+   */
+  private async undoNewAgent(id: string, what: string, error: unknown): Promise<unknown> {
+    const pending = this.sessions.get(id);
+    this.sessions.delete(id);
+    if (this.focused === id) this.focused = null;
+    if (pending) await pending.then((session) => session.close()).catch(() => undefined);
+    const paths = agentPaths(this.dataDir, id);
+    for (const dir of [paths.agentDir, paths.transcriptDir, paths.sandbox])
+      await rm(dir, { recursive: true, force: true }).catch(() => undefined);
+    if (error instanceof HostError) return error;
+    if (isDiskFullError(error) || filesystemIsFull(this.dataDir))
+      return new StoreWriteError('agent', what, error, true);
+    return error;
+  }
+
+  /** The row the roster keeps: `readOnly` as the profile says (whether a model is set is decided when listing). */
+  private storedRow(session: AgentSession): RosterRow {
+    return { ...this.rowOf(session), readOnly: session.profile.readOnly === true };
   }
 
   private rowOf(session: AgentSession): RosterRow {

@@ -1,7 +1,8 @@
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { startOpenAiTestServer } from '../testing/openai-server.ts';
 import { MODEL_SETTINGS_FILE, ModelSettings } from './model-settings.ts';
 import { createAgentHost } from './agent-host.ts';
 
@@ -14,6 +15,28 @@ afterEach(async () => {
 });
 
 describe('ModelSettings', () => {
+  it('keeps the vision switch: the panel may set a model text-only, SENDBOX_MODEL_VISION wins', async () => {
+    const settings = new ModelSettings(dataDir, {});
+    expect(settings.view()).toMatchObject({ vision: true, visionLockedByEnvironment: false });
+    const base = { provider: 'openai-compatible' as const, baseURL: 'http://127.0.0.1:9/v1', model: 'local' };
+    await settings.update({ ...base, vision: false });
+    const again = new ModelSettings(dataDir, {});
+    await again.load();
+    expect(again.vision()).toBe(false);
+    // Omitted keeps it; true turns it back on.
+    await again.update(base);
+    expect(again.vision()).toBe(false);
+    await again.update({ ...base, vision: true });
+    expect(again.vision()).toBe(true);
+
+    const locked = new ModelSettings(dataDir, { SENDBOX_MODEL_VISION: '0' });
+    await locked.load();
+    expect(locked.view()).toMatchObject({ vision: false, visionLockedByEnvironment: true });
+    expect(() => new ModelSettings(dataDir, { SENDBOX_MODEL_VISION: 'maybe' })).toThrow(
+      /SENDBOX_MODEL_VISION=maybe is not understood: set 0 for a text-only model/,
+    );
+  });
+
   it('saves the key 0600 in the data dir and never shows it back', async () => {
     const settings = new ModelSettings(dataDir, {});
     const chosen = await settings.update({
@@ -38,6 +61,69 @@ describe('ModelSettings', () => {
     await again.load();
     expect(again.view()).toMatchObject({ model: 'other', hasKey: true });
     expect(again.choose().status.model).toBe('other');
+  });
+
+  it('drops the saved key when the provider or base URL changes without a new key', async () => {
+    const settings = new ModelSettings(dataDir, {});
+    const saved = { provider: 'openai-compatible', baseURL: 'http://127.0.0.1:9/v1', model: 'm' } as const;
+    await settings.update({ ...saved, apiKey: 'sk-for-nine' });
+    // The same endpoint, written another way, keeps it.
+    await settings.update({ ...saved, baseURL: 'http://127.0.0.1:9/v1/' });
+    expect(settings.view().hasKey).toBe(true);
+    await settings.update({ ...saved, baseURL: 'http://127.0.0.1:10/v1' });
+    expect(settings.view().hasKey).toBe(false);
+    expect(await readFile(path.join(dataDir, MODEL_SETTINGS_FILE), 'utf8')).not.toContain('sk-for-nine');
+    // Back to the first URL: the old key is gone for good.
+    await settings.update(saved);
+    expect(settings.view().hasKey).toBe(false);
+    // A new key given with the change is saved with it; a provider change drops it.
+    await settings.update({ ...saved, apiKey: 'sk-new' });
+    await expect(settings.update({ provider: 'xai' })).rejects.toThrow(/xAI needs an API key/);
+    expect(settings.view()).toMatchObject({ provider: 'openai-compatible', hasKey: true });
+    await settings.update({ provider: 'xai', apiKey: 'xai-key' });
+    await settings.update({ ...saved });
+    expect(settings.view().hasKey).toBe(false);
+  });
+
+  it('never sends the saved key to a new base URL (two real endpoints)', async () => {
+    const first = await startOpenAiTestServer();
+    const second = await startOpenAiTestServer();
+    const host = await createAgentHost({ dataDir, env: {} });
+    try {
+      for (const server of [first, second]) {
+        server.respondWith(() => ({ kind: 'message', content: 'thinking only' }));
+      }
+      const { id } = await host.createAgent({ name: 'Key follows endpoint' });
+      const turn = async (n: number) => {
+        await host.sendPrompt({ agentId: id, prompt: `p${n}`, clientNonce: `n${n}` });
+        await vi.waitFor(async () => expect((await host.entryById(id, `t${n}e`))?.kind).toBe('turn-ended'), {
+          timeout: 20_000,
+        });
+      };
+      await host.updateModelSettings({
+        provider: 'openai-compatible',
+        baseURL: first.baseURL,
+        model: 'local',
+        apiKey: 'sk-first-endpoint',
+      });
+      await turn(0);
+      expect(first.requests.at(-1)!.headers.authorization).toBe('Bearer sk-first-endpoint');
+      // The panel changes only the URL; the key field stays empty.
+      await host.updateModelSettings({
+        provider: 'openai-compatible',
+        baseURL: second.baseURL,
+        model: 'local',
+      });
+      await turn(1);
+      expect(second.requests.length).toBeGreaterThan(0);
+      for (const request of second.requests) {
+        expect(JSON.stringify(request.headers)).not.toContain('sk-first-endpoint');
+      }
+    } finally {
+      await host.close();
+      await first.close();
+      await second.close();
+    }
   });
 
   it('lets the environment win, and refuses settings that configure no model', async () => {

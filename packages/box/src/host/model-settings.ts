@@ -1,7 +1,8 @@
 /**
  * The model chosen in the web UI's settings panel: provider (xAI or OpenAI-compatible), base
  * URL, model id and key, in `<dataDir>/model-settings.json` (mode 0600, written atomically).
- * The key is never returned (`view` says only whether one is saved) and never logged. The
+ * The key is never returned (`view` says only whether one is saved) and never logged, and it
+ * follows its endpoint: a change of provider or base URL without a new key drops it. The
  * environment wins: when its variables configure a model, the file is ignored and the panel
  * shows the settings as locked. Applying a change needs no restart (the host swaps providers
  * between turns).
@@ -21,6 +22,8 @@ const storedSchema = z.object({
   baseURL: z.string().optional(),
   model: z.string().optional(),
   apiKey: z.string().optional(),
+  /** False: a text-only model (images become notes); absent: it sees images. */
+  vision: z.boolean().optional(),
 });
 export type StoredModelSettings = z.output<typeof storedSchema>;
 
@@ -30,6 +33,8 @@ export const modelSettingsInputSchema = z.object({
   model: z.string().trim().max(200).optional(),
   /** Omitted: keep the saved key; empty: remove it. */
   apiKey: z.string().max(4000).optional(),
+  /** Whether the model sees images (false: text-only); omitted keeps the saved choice. */
+  vision: z.boolean().optional(),
 });
 export type ModelSettingsInput = z.output<typeof modelSettingsInputSchema>;
 
@@ -41,6 +46,20 @@ export interface ModelSettingsView {
   hasKey: boolean;
   /** The environment configures the model; the panel cannot change it. */
   lockedByEnvironment: boolean;
+  /** Whether the model is shown images (SENDBOX_MODEL_VISION wins over the panel). */
+  vision: boolean;
+  visionLockedByEnvironment: boolean;
+}
+
+/** `SENDBOX_MODEL_VISION`: `0`/`false`/`no`/`off` text-only, `1`/`true`/`yes`/`on` sees images; unset: undefined. */
+export function visionFromEnv(env: NodeJS.ProcessEnv): boolean | undefined {
+  const value = env.SENDBOX_MODEL_VISION?.trim().toLowerCase();
+  if (value === undefined || value === '') return undefined;
+  if (['0', 'false', 'no', 'off'].includes(value)) return false;
+  if (['1', 'true', 'yes', 'on'].includes(value)) return true;
+  throw new Error(
+    `SENDBOX_MODEL_VISION=${env.SENDBOX_MODEL_VISION} is not understood: set 0 for a text-only model, 1 (or leave it unset) for one that sees images`,
+  );
 }
 
 /** The variables the settings stand for, under the names `providerFromEnv` reads. */
@@ -63,7 +82,9 @@ export class ModelSettings {
   constructor(
     private readonly dataDir: string,
     private readonly env: NodeJS.ProcessEnv,
-  ) {}
+  ) {
+    visionFromEnv(env); // a value it does not understand stops the box at start, naming the variable
+  }
 
   private get file(): string {
     return path.join(this.dataDir, MODEL_SETTINGS_FILE);
@@ -101,6 +122,19 @@ export class ModelSettings {
     });
   }
 
+  /** The key and model id of the model in use when it is xAI's (its own web search can serve `web_search`). */
+  xaiModel(): { apiKey: string; model: string } | undefined {
+    const env = this.lockedByEnvironment || !this.stored ? this.env : asEnv(this.stored);
+    const status = providerFromEnv(env).status;
+    const apiKey = env.XAI_API_KEY?.trim();
+    return status.provider === 'xai' && apiKey && status.model ? { apiKey, model: status.model } : undefined;
+  }
+
+  /** Whether the model sees images: the environment's word, else the panel's, else yes. */
+  vision(): boolean {
+    return visionFromEnv(this.env) ?? this.stored?.vision ?? true;
+  }
+
   view(): ModelSettingsView {
     const locked = this.lockedByEnvironment;
     const s = this.stored;
@@ -110,6 +144,8 @@ export class ModelSettings {
       model: s?.model ?? '',
       hasKey: Boolean(s?.apiKey),
       lockedByEnvironment: locked,
+      vision: this.vision(),
+      visionLockedByEnvironment: visionFromEnv(this.env) !== undefined,
     };
   }
 
@@ -121,8 +157,10 @@ export class ModelSettings {
         409,
       );
     }
-    const keep =
-      input.apiKey === undefined && this.stored?.provider === input.provider ? this.stored.apiKey : undefined;
+    // A key belongs to its endpoint: kept only while the provider and the base URL stay, so a
+    // changed URL never receives the key saved for another one.
+    const sameEndpoint = this.stored !== null && sameEndpointAs(this.stored, input);
+    const keep = input.apiKey === undefined && sameEndpoint ? this.stored?.apiKey : undefined;
     const apiKey = input.apiKey === undefined ? keep : input.apiKey.trim() || undefined;
     if (input.provider === 'openai-compatible' && input.baseURL) {
       let url: URL;
@@ -140,6 +178,7 @@ export class ModelSettings {
       ...(input.baseURL ? { baseURL: input.baseURL } : {}),
       ...(input.model ? { model: input.model } : {}),
       ...(apiKey ? { apiKey } : {}),
+      ...((input.vision ?? this.stored?.vision) === false ? { vision: false } : {}),
     };
     const chosen = providerFromEnv({
       ...pick(this.env, ['SENDBOX_MODEL_TIMEOUT_MS', 'SENDBOX_MODEL_MAX_RETRIES']),
@@ -153,6 +192,25 @@ export class ModelSettings {
     await writeFileAtomic(this.file, `${JSON.stringify(next, null, 2)}\n`, { mode: 0o600 });
     this.stored = next;
     return chosen;
+  }
+}
+
+/**
+ * Whether the new settings send requests where the saved ones did: the same provider and, for
+ * an OpenAI-compatible one, the same base URL (compared as URLs, a trailing slash aside).
+ */
+export function sameEndpointAs(saved: StoredModelSettings, next: ModelSettingsInput): boolean {
+  if (saved.provider !== next.provider) return false;
+  if (next.provider === 'xai') return true;
+  return endpointOf(saved.baseURL) === endpointOf(next.baseURL);
+}
+
+function endpointOf(baseURL: string | undefined): string {
+  const text = baseURL?.trim() ?? '';
+  try {
+    return new URL(text).href.replace(/\/+$/, '');
+  } catch {
+    return text;
   }
 }
 

@@ -55,6 +55,12 @@ describe('host + OpenAI-compatible provider', () => {
       'shell',
       'read',
       'write',
+      'edit',
+      'grep',
+      'glob',
+      'ls',
+      'delete',
+      'web_fetch',
       'update_todos',
       'await',
       'task',
@@ -81,7 +87,7 @@ describe('host + OpenAI-compatible provider', () => {
     await fx.prompt('hello');
     const second = server.requests[1]!.body.messages as Array<{ role: string; content: string }>;
     expect(second.at(-1)!.content).toBe(
-      'There is no tool named browse. Your tools are: send_message, shell, read, write, update_todos, await, task.',
+      'There is no tool named browse. Your tools are: send_message, shell, read, write, edit, grep, glob, ls, delete, web_fetch, update_todos, await, task.',
     );
     expect(JSON.stringify((await fx.records())[1])).toContain('"url":"https://example.com"');
   });
@@ -119,5 +125,37 @@ describe('host + OpenAI-compatible provider', () => {
     expect(notices[0]!.text).toContain('500');
     expect(notices[1]!.text).toMatch(/abort|timeout|timed out/i);
     expect((await fx.host.listAgents())[0]).toMatchObject({ state: 'idle' });
+  });
+});
+
+describe('streamed drafts of a send', () => {
+  it('never carry the start of a secret, however the stream cuts it', async () => {
+    // A passphrase: the test model streams arguments word by word, so it arrives in pieces.
+    const passphrase = 'correct horse battery staple 42';
+    const call = (id: string, message: Record<string, unknown>) => ({
+      kind: 'message' as const,
+      toolCalls: [{ id, name: 'send_message', arguments: JSON.stringify(message) }],
+    });
+    server.reply(
+      call('c1', { type: 'secret-request', secret: { label: 'Passphrase', name: 'PASSPHRASE' } }),
+      { kind: 'message', content: 'waiting' },
+      call('c2', { type: 'text', content: `Your passphrase is ${passphrase}, keep it safe.` }),
+      { kind: 'message', content: 'done' },
+    );
+    fx = await hostFixture([], { provider: provider() });
+    await fx.prompt('set up my vault');
+    await fx.host.submitSecret({ agentId: fx.agentId, messageId: 't0s0', value: passphrase });
+    await fx.host.idle(fx.agentId);
+    const drafts = fx.events.flatMap((event) =>
+      event.type === 'draft' && event.text !== null ? [event.text] : [],
+    );
+    const final = 'Your passphrase is [secret PASSPHRASE redacted], keep it safe.';
+    expect(drafts.length).toBeGreaterThan(2);
+    expect(drafts.at(-1)).toBe(final);
+    for (const draft of drafts) {
+      expect(final.startsWith(draft), draft).toBe(true);
+      expect(draft).not.toMatch(/correct/);
+    }
+    expect((await fx.entries()).some((entry) => JSON.stringify(entry).includes(final))).toBe(true);
   });
 });

@@ -10,7 +10,17 @@ import type { ModelStatus } from '../providers/types.ts';
 import type { SandboxStatus } from '../sandbox/confinement.ts';
 import type { PendingInput } from '../stores/inbox.ts';
 import type { SequencedEntry } from '../stores/ledger.ts';
+import type { DiskStatus } from '../sandbox/disk-quota.ts';
 import type { ModelSettingsInput, ModelSettingsView } from './model-settings.ts';
+import type { TodoItem } from '../tools/types.ts';
+
+/** The settings panel's view: the model's settings, and whether web search is on (or how to turn it on). */
+export type SettingsView = ModelSettingsView & { webSearch: { backend: string | null; howToEnable: string } };
+
+/** getStatus's `sandbox.disk`: DiskStatus with each holder named by agent. */
+export type SandboxDiskStatus = Omit<DiskStatus, 'holders'> & {
+  holders: Array<{ agentId: string; name: string | null; bytes: number; overQuota: boolean }>;
+};
 
 /** One row of `listAgents` (grok-bot-format.md §9, the captured v4 roster row). */
 export interface RosterRow {
@@ -53,17 +63,21 @@ export interface AgentHost {
   readonly dataDir: string;
   modelStatus(): ModelStatus;
   /** The settings panel's view of the model (never the key). */
-  modelSettings(): ModelSettingsView;
+  modelSettings(): SettingsView;
   /** Saves the panel's settings (key 0600 in the data dir) and applies them without a restart. */
-  updateModelSettings(input: ModelSettingsInput): Promise<ModelSettingsView>;
+  updateModelSettings(input: ModelSettingsInput): Promise<SettingsView>;
   /** Whether tool processes run confined (docs/sandbox.md); the UI warns when they do not. */
   sandboxStatus(): SandboxStatus;
+  /** The sandboxes' disk: quota, free space, and the agents holding it (over quota, or largest when full). */
+  sandboxDisk(): Promise<SandboxDiskStatus>;
   createAgent(input: CreateAgentInput): Promise<RosterRow>;
   listAgents(): Promise<RosterRow[]>;
   /** Focuses the agent (takes its store lock, releasing the previous one), marks it read, returns its ledger. */
   openAgent(id: string): Promise<SequencedEntry[]>;
   /** `openAgent`, with the entries as the JSON text of the array (kept serialized between calls). */
   openAgentJson(id: string): Promise<string>;
+  /** The agent's task list (its `update_todos` calls, rebuilt from the JSONL when it is loaded). */
+  todos(id: string): Promise<TodoItem[]>;
   /** Inputs accepted whose turn has not started, oldest first (shown as pending until their turn). */
   pendingInputs(id: string): Promise<PendingInput[]>;
   /** Entries with seq > afterSeq, for resuming an event stream. */

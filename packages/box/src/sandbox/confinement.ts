@@ -3,20 +3,29 @@
  * Every `shell` command runs in its own mount, PID, network, IPC and UTS
  * namespaces: the agent's sandbox folder read-write at its host path, a
  * private tmpfs `/tmp`, the system folders read-only, nothing else of the
- * host's disk. The PID namespace dies with bubblewrap, so killing it kills
- * the whole tree (`setsid` children included).
+ * host's disk. Its PID 1 is a supervisor tied to the box (supervisor.ts): when
+ * the command returns, or on timeout or stop, or when the box dies, the PID
+ * namespace dies with it and the whole tree goes (`setsid` children included).
  *
- * RLIMIT_NPROC is not enforced for processes whose real uid is 0, so when the
- * box runs as root the command drops to an unprivileged uid (nobody) inside
- * the sandbox; otherwise bubblewrap maps the caller's uid in a user namespace.
+ * As root, each agent's processes run as the agent's own uid (sandbox-uids.ts),
+ * which the kernel keeps apart from every other uid and counts alone for
+ * RLIMIT_NPROC; otherwise bubblewrap maps the caller's uid in a user namespace.
+ * No process in a sandbox can use the kernel keyrings (keyring-filter.ts).
  */
-import { execFile } from 'node:child_process';
-import { lchown, lstat, mkdtemp, readdir, readlink, rm } from 'node:fs/promises';
+import { lstat, mkdtemp, readlink, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
-
-const run = promisify(execFile);
+import { keyringFilter } from './keyring-filter.ts';
+import { sweepLeftovers, killProcesses, sandboxProcesses } from './leftovers.ts';
+import {
+  chownTree,
+  DEFAULT_UID_REGISTRY,
+  machineUidRange,
+  SandboxUids,
+  UidRangeError,
+  type UidRange,
+} from './sandbox-uids.ts';
+import { spawnConfined, supervisorArgs, type LaunchFds } from './supervisor.ts';
 
 export interface ResourceLimits {
   /** Address space per process (RLIMIT_AS), bytes. */
@@ -25,8 +34,10 @@ export interface ResourceLimits {
   cpuSeconds: number;
   /** Largest file a process may write (RLIMIT_FSIZE), bytes. */
   fileBytes: number;
-  /** Processes of the sandbox user (RLIMIT_NPROC). */
+  /** Processes of the agent's uid, all its sandboxes together when the box is root (RLIMIT_NPROC). */
   processes: number;
+  /** Open files per process (RLIMIT_NOFILE), so one process cannot hold what the box needs. */
+  openFiles: number;
   /** Size of the private `/tmp` (tmpfs, counted in host memory), bytes. */
   tmpBytes: number;
 }
@@ -36,14 +47,12 @@ export const DEFAULT_LIMITS: ResourceLimits = {
   cpuSeconds: 600,
   fileBytes: 1024 ** 3,
   processes: 256,
+  openFiles: 1024,
   tmpBytes: 512 * 1024 ** 2,
 };
 
 /** POSIX shared memory (`/dev/shm`), counted in host memory like /tmp. */
 const SHM_BYTES = 64 * 1024 ** 2;
-
-/** The uid/gid tool processes run as when the box runs as root (nobody on Debian). */
-export const SANDBOX_USER = { uid: 65534, gid: 65534 } as const;
 
 /** What the box tells the operator and the UI about tool confinement. */
 export type SandboxStatus =
@@ -51,11 +60,13 @@ export type SandboxStatus =
   | { mode: 'unsafe-host'; confined: false; detail: string }
   | { mode: 'unavailable'; confined: false; detail: string; reason: string; fix: string };
 
-/** One command to start, already wrapped in its confinement. */
+/** One command to start, already wrapped in its confinement. Start it with `spawnConfined` (supervisor.ts). */
 export interface LaunchSpec {
   file: string;
   args: string[];
   env: Record<string, string>;
+  /** The descriptors it needs from 3 on (the lifeline, the seccomp program); absent unconfined. */
+  fds?: LaunchFds;
 }
 
 export interface LaunchRequest {
@@ -65,6 +76,8 @@ export interface LaunchRequest {
   env: Readonly<Record<string, string>>;
   /** A unix socket of the agent's egress proxy, bound into the sandbox (absent: no network at all). */
   proxySocket?: string;
+  /** The largest file the command may write, when below the limits' (the agent's disk quota). */
+  fileBytes?: number;
 }
 
 /** Where the egress proxy's socket appears inside the sandbox, and the port socat forwards from it. */
@@ -73,12 +86,24 @@ export const PROXY_PORT_INSIDE = 3128;
 
 export interface Confinement {
   readonly status: SandboxStatus;
-  /** Owner for files the host creates in a sandbox (the sandbox user when the box is root), else null. */
-  readonly fileOwner: { uid: number; gid: number } | null;
-  /** Makes the sandbox folder usable by the sandbox user (once per agent). */
+  /**
+   * Readies an agent's sandbox folder before its first launch: as root, the folder gets the
+   * agent's own uid (kept across restarts) and everything in it is handed to that uid.
+   */
   prepare(sandboxDir: string): Promise<void>;
-  /** The spawn for a command, or the reason it may not run (model-readable). */
+  /**
+   * The spawn for a process confined to the agent's sandbox (a command, an MCP server), as the
+   * agent's uid, or the reason it may not run (model-readable). `prepare` came first.
+   */
   launch(request: LaunchRequest): LaunchSpec | { refused: string };
+  /**
+   * Kills every process an earlier box left in the sandboxes below `root` (a data dir's
+   * `sandboxes/`). At start, before any host-side file work. Returns how many it killed.
+   */
+  sweep(root: string): Promise<number>;
+  /** The agent was deleted and its folder removed: its processes are killed and its uid freed. */
+  release(sandboxDir: string): Promise<void>;
+  close(): void;
 }
 
 export interface ConfinementOptions {
@@ -87,6 +112,10 @@ export interface ConfinementOptions {
   /** The bubblewrap binary (default: `bwrap` on PATH). */
   bwrap?: string;
   limits?: Partial<ResourceLimits>;
+  /** As root: the machine-wide record of agents' uids (default /var/lib/sendbox/sandbox-uids.db). */
+  uidRegistry?: string;
+  /** As root: the folder holding subuid, passwd and group, for the uid range (default /etc). */
+  etc?: string;
 }
 
 /** Checks that bubblewrap can really start a sandbox here, and returns the confinement to use. */
@@ -95,24 +124,58 @@ export async function detectConfinement(options: ConfinementOptions = {}): Promi
   const bwrap = options.bwrap ?? 'bwrap';
   const asRoot = process.getuid?.() === 0;
   const probeDir = await mkdtemp(path.join(os.tmpdir(), 'sendbox-probe-'));
+  let uids: SandboxUids | null = null;
   try {
-    const confined = new Bubblewrap(bwrap, limits, asRoot, await systemMounts());
-    await confined.prepare(probeDir);
-    const spec = confined.launch({ command: 'true', sandboxDir: probeDir, cwd: probeDir, env: {} });
-    await run(spec.file, spec.args, { env: spec.env, timeout: 10_000 });
+    let probeUid: number | null = null;
+    if (asRoot) {
+      const range = await machineUidRange(options.etc);
+      uids = SandboxUids.open(range, options.uidRegistry ?? DEFAULT_UID_REGISTRY);
+      probeUid = uids.probeUid;
+      await chownTree(probeDir, probeUid);
+    }
+    const confined = new Bubblewrap(bwrap, limits, uids, await systemMounts());
+    await probe(
+      confined.launchAs({ command: 'true', sandboxDir: probeDir, cwd: probeDir, env: {} }, probeUid),
+    );
     return confined;
   } catch (error) {
+    uids?.close();
     const why = probeFailure(error, bwrap);
+    const fix = error instanceof UidRangeError ? error.fix : FIX;
     if (options.unsafeHostTools) return new HostProcesses(why);
-    return new Unavailable(why);
+    return new Unavailable(why, fix);
   } finally {
     await rm(probeDir, { recursive: true, force: true });
   }
 }
 
+/** Runs the probe launch to its end (10 s at most); rejects with bubblewrap's complaint. */
+function probe(spec: LaunchSpec): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const { child } = spawnConfined(spec, { cwd: '/' });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.stdout.resume();
+    const timer = setTimeout(() => {
+      stderr += 'the probe sandbox did not finish within 10 s (is the machine overloaded?)';
+      child.kill('SIGKILL');
+    }, 10_000);
+    child.on('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      if (code === 0) resolve();
+      else reject(Object.assign(new Error(`exit ${code ?? signal}`), { stderr }));
+    });
+  });
+}
+
 function probeFailure(error: unknown, bwrap: string): string {
+  if (error instanceof UidRangeError) return `sandbox uids: ${error.message}`;
   const e = error as NodeJS.ErrnoException & { stderr?: string };
-  if (e.code === 'ENOENT') return `bubblewrap (${bwrap}) is not installed`;
+  if (e.code === 'ENOENT' && e.syscall?.startsWith('spawn')) return `bubblewrap (${bwrap}) is not installed`;
   const stderr = typeof e.stderr === 'string' ? e.stderr.trim() : '';
   return `bubblewrap could not start a sandbox: ${stderr || e.message}`;
 }
@@ -140,41 +203,61 @@ async function systemMounts(): Promise<string[]> {
 
 class Bubblewrap implements Confinement {
   readonly status: SandboxStatus;
-  readonly fileOwner: { uid: number; gid: number } | null;
+  private readonly filter = keyringFilter();
 
   constructor(
     private readonly bwrap: string,
     private readonly limits: ResourceLimits,
-    private readonly asRoot: boolean,
+    /** As root: the agents' uids; null: the box's own uid in a user namespace. */
+    private readonly uids: SandboxUids | null,
     private readonly system: string[],
   ) {
-    this.fileOwner = asRoot ? SANDBOX_USER : null;
     this.status = {
       mode: 'bubblewrap',
       confined: true,
-      detail: `tools run in bubblewrap${asRoot ? ` as uid ${SANDBOX_USER.uid}` : ''}: only the agent's sandbox folder and a private /tmp are writable; no network unless allowed`,
+      detail:
+        `tools run in bubblewrap${uids ? `, each agent as its own uid (${describeRange(uids.range)})` : ''}: ` +
+        "only the agent's sandbox folder and a private /tmp are writable; no network unless allowed",
     };
   }
 
   async prepare(sandboxDir: string): Promise<void> {
-    if (!this.fileOwner) return;
-    const info = await lstat(sandboxDir);
-    if (info.uid === this.fileOwner.uid) return;
-    // A folder from before confinement (or another host): hand it, never following links, to the sandbox user.
-    await chownTree(sandboxDir, this.fileOwner);
+    await this.uids?.assign(sandboxDir);
   }
 
   launch(request: LaunchRequest): LaunchSpec {
+    if (!this.uids) return this.launchAs(request, null);
+    const uid = this.uids.uidOf(request.sandboxDir);
+    // A bug of the caller, not the agent's: every session prepares its folder when it loads.
+    if (uid === undefined) throw new Error(`the sandbox ${request.sandboxDir} was not prepared`);
+    return this.launchAs(request, uid);
+  }
+
+  /** The launch as `uid` (root), or as the box's own uid in a user namespace (null). */
+  launchAs(request: LaunchRequest, uid: number | null): LaunchSpec {
     const l = this.limits;
+    const fileBytes = Math.min(l.fileBytes, request.fileBytes ?? Infinity);
+    // The command enters its folder as the agent: the supervisor (no CAP_DAC_*) cannot, and needs not.
+    const script =
+      `${limitsLine({ ...l, fileBytes })}\ncd -- ${quoteForBash(request.cwd)} || exit 126\n` +
+      (request.proxySocket ? withProxyForwarder(request.command) : request.command);
     const args = [
       '--unshare-pid',
       '--unshare-net',
       '--unshare-ipc',
       '--unshare-uts',
       '--unshare-cgroup-try',
-      ...(this.asRoot ? [] : ['--unshare-user']),
+      ...(uid === null ? ['--unshare-user'] : []),
       '--die-with-parent',
+      '--as-pid-1',
       '--new-session',
+      // As root the supervisor keeps only what switching to the agent's uid takes.
+      '--cap-drop',
+      'ALL',
+      ...(uid === null
+        ? []
+        : ['--cap-add', 'CAP_SETUID', '--cap-add', 'CAP_SETGID', '--cap-add', 'CAP_SETPCAP']),
+      ...(this.filter ? ['--seccomp', '4'] : []),
       '--hostname',
       'sandbox',
       ...this.system,
@@ -182,7 +265,7 @@ class Bubblewrap implements Confinement {
       '/proc',
       '--dev',
       '/dev',
-      // Private /tmp and /dev/shm, writable by the sandbox user (sticky, like the host's).
+      // Private /tmp and /dev/shm, writable by the agent's uid (sticky, like the host's).
       '--perms',
       '1777',
       '--size',
@@ -203,38 +286,59 @@ class Bubblewrap implements Confinement {
         ? ['--dir', path.dirname(PROXY_SOCKET_INSIDE), '--bind', request.proxySocket, PROXY_SOCKET_INSIDE]
         : []),
       '--chdir',
-      request.cwd,
+      '/',
       '--',
-      ...(this.asRoot
-        ? [
-            'setpriv',
-            `--reuid=${SANDBOX_USER.uid}`,
-            `--regid=${SANDBOX_USER.gid}`,
-            '--clear-groups',
-            '--no-new-privs',
-            '--inh-caps=-all',
-            '--bounding-set=-all',
-            '--',
-          ]
-        : []),
-      'bash',
-      '-c',
       // The limits are set (soft and hard: they cannot be raised again) by the same bash that then
       // runs the command, which saves an exec per call over prlimit.
-      `${limitsLine(l)}\n${request.proxySocket ? withProxyForwarder(request.command) : request.command}`,
+      ...supervisorArgs(
+        request.sandboxDir,
+        script,
+        uid === null
+          ? []
+          : [
+              `--reuid=${uid}`,
+              `--regid=${uid}`,
+              '--clear-groups',
+              '--no-new-privs',
+              '--inh-caps=-all',
+              '--bounding-set=-all',
+            ],
+      ),
     ];
     // bubblewrap hands its own environment to the command: secrets travel there, never in argv
     // (which every local user can read in /proc).
     const env: Record<string, string> = { ...request.env, TMPDIR: '/tmp' };
     if (request.proxySocket) Object.assign(env, proxyEnv());
-    return { file: this.bwrap, args, env };
+    return {
+      file: this.bwrap,
+      args,
+      env,
+      fds: { lifeline: true, ...(this.filter ? { seccomp: this.filter } : {}) },
+    };
   }
+
+  async sweep(root: string): Promise<number> {
+    return sweepLeftovers(root, this.uids?.uidsUnder(path.resolve(root)) ?? new Set());
+  }
+
+  async release(sandboxDir: string): Promise<void> {
+    await killProcesses(await sandboxProcesses(sandboxDir));
+    await this.uids?.release(sandboxDir);
+  }
+
+  close(): void {
+    this.uids?.close();
+  }
+}
+
+function describeRange(range: UidRange): string {
+  return `uids ${range.first}–${range.first + range.count - 1}, ${range.source}`;
 }
 
 /** The limits as bash's `ulimit` (memory and file size in KiB), before anything of the command runs. */
 function limitsLine(l: ResourceLimits): string {
   const kib = (bytes: number) => Math.floor(bytes / 1024);
-  return `ulimit -v ${kib(l.memoryBytes)} -t ${l.cpuSeconds} -f ${kib(l.fileBytes)} -u ${l.processes} -c 0 || exit 126`;
+  return `ulimit -v ${kib(l.memoryBytes)} -t ${l.cpuSeconds} -f ${kib(l.fileBytes)} -u ${l.processes} -n ${l.openFiles} -c 0 || exit 126`;
 }
 
 /**
@@ -262,7 +366,8 @@ function withProxyForwarder(command: string): string {
   return `${forward}\n${wait}\nexec bash -c ${quoteForBash(command)}`;
 }
 
-function quoteForBash(text: string): string {
+/** `text` as one single-quoted bash word. */
+export function quoteForBash(text: string): string {
   return `'${text.replace(/'/g, `'\\''`)}'`;
 }
 
@@ -280,20 +385,9 @@ function proxyEnv(): Record<string, string> {
   };
 }
 
-async function chownTree(dir: string, owner: { uid: number; gid: number }): Promise<void> {
-  await lchown(dir, owner.uid, owner.gid);
-  const entries = await readdir(dir, { withFileTypes: true });
-  for (const entry of entries) {
-    const child = path.join(dir, entry.name);
-    if (entry.isDirectory()) await chownTree(child, owner);
-    else await lchown(child, owner.uid, owner.gid);
-  }
-}
-
 /** `--unsafe-host-tools`: commands run as the box's own user, in their own process group only. */
 class HostProcesses implements Confinement {
   readonly status: SandboxStatus;
-  readonly fileOwner = null;
   constructor(why: string) {
     this.status = {
       mode: 'unsafe-host',
@@ -309,30 +403,44 @@ class HostProcesses implements Confinement {
   launch(request: LaunchRequest): LaunchSpec {
     return { file: 'bash', args: ['-c', request.command], env: { ...request.env } };
   }
+  // Sandboxes of an earlier, confined run of the box may still be around.
+  sweep(root: string): Promise<number> {
+    return sweepLeftovers(root, new Set());
+  }
+  release(): Promise<void> {
+    return Promise.resolve();
+  }
+  close(): void {}
 }
 
 /** No confinement and no operator consent: commands are refused, saying why and how to fix it. */
 class Unavailable implements Confinement {
   readonly status: Extract<SandboxStatus, { mode: 'unavailable' }>;
-  readonly fileOwner = null;
-  constructor(why: string) {
+  constructor(why: string, fix: string) {
     this.status = {
       mode: 'unavailable',
       confined: false,
       detail: `tools are disabled: ${why}`,
       reason: why,
-      fix: FIX,
+      fix,
     };
   }
   prepare(): Promise<void> {
     return Promise.resolve();
   }
+  sweep(root: string): Promise<number> {
+    return sweepLeftovers(root, new Set());
+  }
+  release(): Promise<void> {
+    return Promise.resolve();
+  }
+  close(): void {}
   launch(): { refused: string } {
     return {
       refused:
         `The shell tool is disabled on this box: ${this.status.reason}. ` +
         'Commands cannot run until the operator fixes it; tell the user. ' +
-        `How to fix: ${FIX}`,
+        `How to fix: ${this.status.fix}`,
     };
   }
 }

@@ -25,7 +25,16 @@ export interface EgressPolicy {
 export interface EgressProxyOptions {
   /** Name resolution and address rules; default the system's (tests point names at local listeners). */
   network?: NetworkView;
+  /** Connections from the sandbox open at once (default 64). */
+  maxConnections?: number;
 }
+
+/**
+ * An agent's connections through its proxy at once. Each holds up to two of
+ * the box's descriptors (the sandbox's side, the host's); without a bound one
+ * agent opening thousands used up the box's and new gateway connections failed.
+ */
+export const DEFAULT_MAX_PROXY_CONNECTIONS = 64;
 
 /** How long a name lookup and connect may take before the program in the sandbox is told. */
 const CONNECT_TIMEOUT_MS = 15_000;
@@ -45,19 +54,37 @@ export function domainAllowed(host: string, allow: readonly string[]): boolean {
 export class EgressProxy {
   private readonly server: http.Server;
   private readonly sockets = new Set<net.Socket>();
+  /** Connections from the sandbox (the other sockets are upstream). */
+  private clients = 0;
 
   private constructor(
     readonly socketPath: string,
     private policy: EgressPolicy,
     private readonly options: EgressProxyOptions,
   ) {
+    const limit = options.maxConnections ?? DEFAULT_MAX_PROXY_CONNECTIONS;
     this.server = http.createServer((req, res) => void this.forward(req, res));
     this.server.on('connect', (req: http.IncomingMessage, client: net.Socket, head: Buffer) => {
       void this.tunnel(req, client, head);
     });
     this.server.on('connection', (socket: net.Socket) => {
+      if (this.clients >= limit) {
+        // Said before any request is read, and closed at once: a refusal holds no descriptor for long.
+        socket.on('error', () => socket.destroy());
+        socket.end(
+          'HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\n' +
+            `sendbox: this agent already has ${limit} connections open through its proxy, the most it may; ` +
+            'close some, or wait for them to end, and retry.\n',
+        );
+        socket.destroySoon();
+        return;
+      }
+      this.clients += 1;
       this.sockets.add(socket);
-      socket.on('close', () => this.sockets.delete(socket));
+      socket.on('close', () => {
+        this.clients -= 1;
+        this.sockets.delete(socket);
+      });
     });
   }
 

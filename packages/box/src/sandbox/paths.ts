@@ -20,6 +20,8 @@ import {
   realpath,
   rename,
   rm,
+  rmdir,
+  unlink,
   type FileHandle,
 } from 'node:fs/promises';
 import path from 'node:path';
@@ -221,6 +223,7 @@ export async function writeInSandbox(
   sandboxDir: string,
   requested: string,
   data: string | Uint8Array,
+  options: { mode?: number } = {},
 ): Promise<string> {
   const at = await beneath(sandboxDir, requested);
   const name = at.parts.at(-1);
@@ -231,7 +234,7 @@ export async function writeInSandbox(
   const existing = await lstat(target).catch(() => null);
   if (existing && !existing.isFile()) throw new NotRegularFileError(requested, kindOf(existing));
   const temp = path.join(dir, sandboxTempName(name));
-  await createFile(temp, data, at, owner, requested, sandboxDir);
+  await createFile(temp, data, at, owner, requested, sandboxDir, options.mode);
   try {
     await rename(temp, target);
   } catch (error) {
@@ -305,6 +308,48 @@ export async function createOpenInSandbox(
   }
 }
 
+/**
+ * Removes one regular file or one empty folder of the sandbox, never the sandbox itself and never
+ * through a link: the folders are walked without following one, the parent is then opened
+ * O_NOFOLLOW and checked through /proc/self/fd, and the entry is removed by a path through that
+ * descriptor (an unlinkat on the checked folder). A link is refused, not removed.
+ */
+export async function removeInSandbox(sandboxDir: string, requested: string): Promise<'file' | 'folder'> {
+  const at = await beneath(sandboxDir, requested);
+  const name = at.parts.at(-1);
+  if (name === undefined) throw new NotRegularFileError(requested, 'your sandbox folder itself');
+  const dir = await walkFolders(requested, at, at.parts.slice(0, -1), null);
+  const parent = await open(dir, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
+  try {
+    await checkOpened(parent, at.root, requested, sandboxDir);
+    const entry = `/proc/self/fd/${parent.fd}/${name}`;
+    const info = await lstat(entry).catch((error: unknown) => {
+      if (isNotFound(error))
+        throw new Error(`No file or folder at ${JSON.stringify(requested)} in your sandbox folder.`);
+      throw error;
+    });
+    if (info.isFile()) {
+      await unlink(entry);
+      return 'file';
+    }
+    if (info.isDirectory()) {
+      await rmdir(entry).catch((error: NodeJS.ErrnoException) => {
+        if (error.code === 'ENOTEMPTY' || error.code === 'EEXIST') {
+          throw new Error(
+            `${JSON.stringify(requested)} is a folder that is not empty. delete removes one file or one empty ` +
+              'folder: delete the files inside it first (ls shows them).',
+          );
+        }
+        throw error;
+      });
+      return 'folder';
+    }
+    throw new NotRegularFileError(requested, kindOf(info));
+  } finally {
+    await parent.close();
+  }
+}
+
 /** `.<name>.<12 hex>.tmp`, the temp name of the sandbox writes above. */
 function sandboxTempName(name: string): string {
   return `.${name}.${randomBytes(6).toString('hex')}.tmp`;
@@ -332,11 +377,14 @@ async function createFile(
   owner: Stats,
   requested: string,
   sandboxDir: string,
+  mode?: number,
 ): Promise<void> {
   const handle = await open(file, CREATE_FLAGS, 0o644);
   try {
     await checkOpened(handle, at.root, requested, sandboxDir);
     await handOver(file, owner, handle);
+    // An explicit mode (an edit keeps the file's own) after the owner change, which clears set-id bits.
+    if (mode !== undefined) await handle.chmod(mode & 0o777);
     await handle.writeFile(data);
     await handle.sync();
   } catch (error) {

@@ -413,6 +413,70 @@ describe('network allowlist', () => {
     expect(run.outputs[4]).toMatch(/200 Connection Established[\s\S]*outside says hi/);
   });
 
+  it("bounds an agent's connections through its proxy: 8,000 opened, 64 held, the rest refused, the box answering", async () => {
+    const run = await attack(
+      () => [shell('true')], // starts the agent's proxy
+      {},
+      async ({ fx: box }) => {
+        const file = agentPaths(box.dataDir, box.agentId).profile;
+        const profile = JSON.parse(await readFile(file, 'utf8')) as Record<string, unknown>;
+        await writeFile(file, JSON.stringify({ ...profile, sandbox: { allowDomains: ['*'] } }));
+      },
+    );
+    const runDir = path.join(run.dataDir, 'run');
+    const socketName = (await readdir(runDir)).find((name) => name.startsWith('egress-'));
+    expect(socketName).toBeDefined();
+    const socketPath = path.join(runDir, socketName!);
+    const descriptors = async () => (await readdir('/proc/self/fd')).length;
+    const before = await descriptors();
+    // The socket is the one bound into the sandbox: the agent's programs connect to it as this test does.
+    let refused = 0;
+    let refusal = '';
+    const held: net.Socket[] = [];
+    cleanups.push(() => held.forEach((socket) => socket.destroy()));
+    const open = () =>
+      new Promise<void>((connected) => {
+        const socket = net.connect(socketPath);
+        socket.on('connect', () => {
+          held.push(socket);
+          connected();
+        });
+        socket.on('data', (chunk: Buffer) => {
+          refused += 1;
+          refusal ||= chunk.toString();
+          held.splice(held.indexOf(socket), 1);
+          socket.destroy();
+        });
+        // A full accept queue refuses a connect (EAGAIN): that attempt is made again.
+        socket.on('error', () => setTimeout(() => void open().then(connected), 20));
+      });
+    for (let wave = 0; wave < 40; wave++) await Promise.all(Array.from({ length: 200 }, open));
+    for (let waited = 0; refused < 8000 - 64 && waited < 30_000; waited += 50)
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(refused).toBe(8000 - 64);
+    expect(refusal).toMatch(/^HTTP\/1\.1 503 Service Unavailable/);
+    expect(refusal).toContain('this agent already has 64 connections open through its proxy');
+    expect(held).toHaveLength(64);
+    // The box's side holds 64; with the test's own 64, far below the 16,000 the flood would have taken.
+    expect((await descriptors()) - before).toBeLessThan(400);
+    const response = await fetch(new URL('api/listAgents', run.gateway.url), {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${run.gateway.token}`, 'Content-Type': 'application/json' },
+      body: '{}',
+    });
+    expect(response.status).toBe(200);
+    // A connection freed is a connection the agent can open again.
+    held.pop()?.destroy();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const again = net.connect(socketPath);
+    cleanups.push(() => void again.destroy());
+    const answer = await new Promise<string>((done) => {
+      again.on('connect', () => again.write('CONNECT not-allowed.invalid:443 HTTP/1.1\r\n\r\n'));
+      again.on('data', (chunk: Buffer) => done(chunk.toString()));
+    });
+    expect(answer).not.toContain('503');
+  }, 120_000);
+
   it('matches domains and subdomains, and refuses loopback, link-local and unspecified addresses', () => {
     expect(domainAllowed('api.github.com', ['github.com'])).toBe(true);
     expect(domainAllowed('GitHub.com.', ['github.com'])).toBe(true);

@@ -29,7 +29,38 @@ const forms: Record<string, string> = {
   'JSON-escaped': JSON.stringify(SECRET).slice(1, -1),
   'JSON with escaped slashes': JSON.stringify(SECRET).slice(1, -1).replace(/\//g, '\\/'),
   'JSON \\u escapes': [...SECRET].map((c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`).join(''),
+  // Python's urllib.parse.quote() keeps "/" (its default safe set); quote_plus() does not.
+  "Python's quote()": pythonQuote(SECRET, '/'),
+  "Python's quote_plus()": pythonQuote(SECRET, ''),
+  // PHP's json_encode escapes "/" as "\\/" and, by default, non-ASCII as \\uXXXX.
+  "PHP's json_encode": phpJsonEncode(SECRET),
+  'escapes mixed at random': `sk-T%65st\\/Val\\u0075e%2B42?%26\\"ok%22`,
 };
+
+/** urllib.parse.quote: every byte but letters, digits, `_.-~` and `safe` as %XX (upper-case). */
+function pythonQuote(value: string, safe: string): string {
+  return [...Buffer.from(value)]
+    .map((byte) => {
+      const char = String.fromCharCode(byte);
+      return /[A-Za-z0-9_.~-]/.test(char) || safe.includes(char)
+        ? char
+        : `%${byte.toString(16).toUpperCase().padStart(2, '0')}`;
+    })
+    .join('');
+}
+
+/** PHP json_encode without flags: `\\/` for "/", `\\uXXXX` for anything outside ASCII. */
+function phpJsonEncode(value: string): string {
+  return JSON.stringify(value)
+    .slice(1, -1)
+    .replace(/\//g, '\\/')
+    .replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+/** Wraps `text` into lines of `width` characters, as `base64`, `openssl base64` and `xxd -p` print. */
+function wrap(text: string, width: number, newline = '\n'): string {
+  return (text.match(new RegExp(`.{1,${width}}`, 'g')) ?? []).join(newline);
+}
 
 describe('scrubbing secrets in their common encodings', () => {
   for (const [name, form] of Object.entries(forms)) {
@@ -45,6 +76,48 @@ describe('scrubbing secrets in their common encodings', () => {
       expect(secretIn(scrub, Buffer.from(text))).toBe('API_KEY');
     });
   }
+
+  it('finds base64 and hex wrapped the way the common tools print them, in text and in files', () => {
+    const key = 'sk-live-0123456789abcdefghijklmnopqrstuvwxyz-ABCDEFGHIJKLMNOP';
+    const wrapped = scrubberFor(new Map([['LONG_KEY', key]]));
+    const pem = Buffer.concat([Buffer.from('-----header bytes-----'), Buffer.from(key), Buffer.from('tail')]);
+    const cases: Record<string, string> = {
+      'base64 (76 columns)': wrap(pem.toString('base64'), 76),
+      'openssl base64 (64 columns)': wrap(pem.toString('base64'), 64),
+      'xxd -p (60 columns)': wrap(pem.toString('hex'), 60),
+      'xxd -p, CRLF': wrap(pem.toString('hex'), 60, '\r\n'),
+      'base64 -w 20': wrap(Buffer.from(key).toString('base64'), 20),
+    };
+    for (const [name, printed] of Object.entries(cases)) {
+      const output = `$ dump\n${printed}\n$ `;
+      expect(wrapped.leaks(output), name).toBe(true);
+      const clean = wrapped.text(output);
+      expect(clean, name).toContain('[secret LONG_KEY redacted]');
+      expect(clean.startsWith('$ dump\n'), name).toBe(true);
+      expect(clean.endsWith('\n$ '), name).toBe(true);
+      // Nothing of the value's own characters is left on any line.
+      const rest = clean.replace(/\[secret LONG_KEY redacted\]/, '').replace(/[\r\n]/g, '');
+      const whole = name.startsWith('xxd')
+        ? Buffer.from(key).toString('hex')
+        : Buffer.from(key).toString('base64');
+      expect(rest.length, name).toBeLessThan(printed.length - whole.length + 16);
+      for (let cut = 1; cut < output.length; cut += 7) {
+        const scanner = wrapped.scanner();
+        const hit =
+          scanner.push(Buffer.from(output.slice(0, cut))) ?? scanner.push(Buffer.from(output.slice(cut)));
+        expect(hit, `${name}, file cut at ${cut}`).toBe('LONG_KEY');
+      }
+    }
+    expect(wrapped.text('line one\nline two\n')).toBe('line one\nline two\n');
+  });
+
+  it('finds base64 inside JSON that escapes its slashes', () => {
+    const slashy = scrubberFor(new Map([['K', '\u00ff\u00ff\u00ffsecret??>>']]));
+    const b64 = Buffer.from('\u00ff\u00ff\u00ffsecret??>>').toString('base64');
+    expect(b64).toContain('/');
+    const json = JSON.stringify({ blob: b64 }).replace(/\//g, '\\/');
+    expect(slashy.text(json)).toBe('{"blob":"[secret K redacted]"}');
+  });
 
   it('finds base64 of the secret inside any longer base64 text, at every offset', () => {
     fc.assert(
@@ -91,6 +164,48 @@ describe('scrubbing secrets in their common encodings', () => {
     );
     expect(unicode.text(`{"pw":${asciiJson}}`)).toBe('{"pw":"[secret PASS redacted]"}');
     expect(secretIn(unicode, Buffer.from(Buffer.from('pässwörd-ü').toString('base64')))).toBe('PASS');
+  });
+
+  it('never lets a draft show a prefix of a secret: every draft is the start of the final text', () => {
+    const samples = [
+      `The key is ${SECRET} and that is all.`,
+      `hex ${bytes.toString('hex')} done`,
+      `b64 ${bytes.toString('base64')} done`,
+      `quoted ${pythonQuote(SECRET, '/')} done`,
+      `json ${phpJsonEncode(SECRET)} done`,
+      `wrapped\n${wrap(Buffer.concat([Buffer.from('xyz'), bytes]).toString('base64'), 8)}\ndone`,
+    ];
+    for (const sample of samples) {
+      const final = scrub.text(sample);
+      expect(final).toContain('[secret API_KEY redacted]');
+      for (let end = 0; end <= sample.length; end++) {
+        const shown = scrub.draft(sample.slice(0, end));
+        expect(
+          final.startsWith(shown),
+          `${JSON.stringify(sample.slice(0, end))} showed ${JSON.stringify(shown)}`,
+        ).toBe(true);
+      }
+    }
+    // Text that cannot become a secret is shown as it comes.
+    expect(scrub.draft('Hello there, how are you')).toBe('Hello there, how are you');
+  });
+
+  it('keeps every draft a start of the final text, whatever surrounds the secret', () => {
+    fc.assert(
+      fc.property(
+        fc.string({ maxLength: 30 }),
+        fc.constantFrom(...Object.values(forms)),
+        fc.string({ maxLength: 30 }),
+        (before, form, after) => {
+          const sample = `${before} ${form} ${after}`;
+          const final = scrub.text(sample);
+          for (let end = 0; end <= sample.length; end++) {
+            expect(final.startsWith(scrub.draft(sample.slice(0, end)))).toBe(true);
+          }
+        },
+      ),
+      { numRuns: 60 },
+    );
   });
 
   it('names the secret, never its value, when refusing a file', () => {

@@ -9,9 +9,9 @@ export function inboxContract(backend: string, make: Backend<InboxStore>): void 
 
     it('accepts a nonce once, and keeps pending inputs in the order they came', async () => {
       const inbox = await open();
-      expect(inbox.accept('a', { kind: 'prompt', prompt: 'one' }, 1)).toBe(true);
-      expect(inbox.accept('b', { kind: 'retry' }, 2)).toBe(true);
-      expect(inbox.accept('a', { kind: 'prompt', prompt: 'again' }, 3)).toBe(false);
+      expect(await inbox.accept('a', { kind: 'prompt', prompt: 'one' }, 1)).toBe(true);
+      expect(await inbox.accept('b', { kind: 'retry' }, 2)).toBe(true);
+      expect(await inbox.accept('a', { kind: 'prompt', prompt: 'again' }, 3)).toBe(false);
       expect(inbox.has('a')).toBe(true);
       expect(inbox.has('c')).toBe(false);
       expect(inbox.pending().map((row) => [row.nonce, row.input, row.state, row.acceptedAt])).toEqual([
@@ -22,9 +22,9 @@ export function inboxContract(backend: string, make: Backend<InboxStore>): void 
 
     it('keeps what it accepted, and what started or failed, across a reopen', async () => {
       const first = await open();
-      first.accept('a', { kind: 'prompt', prompt: 'one' }, 1);
-      first.accept('b', { kind: 'prompt', prompt: 'two' }, 2);
-      first.accept('c', { kind: 'prompt', prompt: 'three' }, 3);
+      await first.accept('a', { kind: 'prompt', prompt: 'one' }, 1);
+      await first.accept('b', { kind: 'prompt', prompt: 'two' }, 2);
+      await first.accept('c', { kind: 'prompt', prompt: 'three' }, 3);
       first.markStarted('a', 0);
       first.markFailed('b', 'no model');
       expect(first.pending().map((row) => row.nonce)).toEqual(['c']);
@@ -32,13 +32,13 @@ export function inboxContract(backend: string, make: Backend<InboxStore>): void 
       expect(again.pending().map((row) => row.nonce)).toEqual(['c']);
       // A nonce stays accepted whatever became of its input.
       for (const nonce of ['a', 'b', 'c']) expect(again.has(nonce)).toBe(true);
-      expect(again.accept('b', { kind: 'prompt', prompt: 'two' }, 4)).toBe(false);
+      expect(await again.accept('b', { kind: 'prompt', prompt: 'two' }, 4)).toBe(false);
     });
 
     it('reconciles pending inputs whose turn the ledger says started', async () => {
       const inbox = await open();
-      inbox.accept('a', { kind: 'prompt', prompt: 'one' }, 1);
-      inbox.accept('b', { kind: 'prompt', prompt: 'two' }, 2);
+      await inbox.accept('a', { kind: 'prompt', prompt: 'one' }, 1);
+      await inbox.accept('b', { kind: 'prompt', prompt: 'two' }, 2);
       inbox.reconcile((nonce) => (nonce === 'a' ? 7 : undefined));
       expect(inbox.pending().map((row) => row.nonce)).toEqual(['b']);
       expect((await open()).pending().map((row) => row.nonce)).toEqual(['b']);

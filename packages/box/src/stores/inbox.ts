@@ -1,6 +1,6 @@
 /**
  * The durable inbox of one agent: the inputs it accepted (prompts, answers, retries), each once per
- * nonce, and their state. An input is accepted once `accept` returns; only then may the gateway
+ * nonce, and their state. An input is accepted once `accept` resolves; only then may the gateway
  * answer 2xx. The files backend keeps it in the agent's store.db (stores/files/inbox.ts).
  */
 
@@ -39,8 +39,13 @@ export interface InboxStore {
   has(nonce: string): boolean;
   /** Pending inputs in the order they were accepted. */
   pending(): readonly InboxRow[];
-  /** Commits an input (durably, before it returns); false when its nonce was accepted before. */
-  accept(nonce: string, input: InboxInput, acceptedAt: number): boolean;
+  /**
+   * Commits an input, resolving once it is durable (inputs that arrive together may share one
+   * sync); false when its nonce was accepted before.
+   */
+  accept(nonce: string, input: InboxInput, acceptedAt: number): Promise<boolean>;
+  /** Resolves once the input with this nonce is durable (a repeat is answered no sooner). */
+  durable(nonce: string): Promise<void>;
   /** Marks an input started in turn `turn` (after its user message committed in the ledger). */
   markStarted(nonce: string, turn: number): void;
   markFailed(nonce: string, detail: string): void;

@@ -6,7 +6,8 @@
  * (`SENDBOX_TEST_CRASH_AT_WRITE=k`, with SIGKILL: no cleanup runs, as in a
  * power cut of the process), which reaches every point between two writes.
  */
-export type WriteStore = 'jsonl' | 'ledger' | 'inbox' | 'upload';
+/** `agent`: a new agent's folders and files (createAgent, duplicateAgent). */
+export type WriteStore = 'jsonl' | 'ledger' | 'inbox' | 'upload' | 'agent';
 
 export interface WritePointOptions {
   /** Kill the process (SIGKILL) just before its `crashAt`-th write (1-based). */

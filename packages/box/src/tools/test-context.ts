@@ -53,3 +53,9 @@ export function errorText(envelope: ToolEnvelope): string {
 export async function readIfExists(file: string): Promise<string | null> {
   return readFile(file, 'utf8').catch(() => null);
 }
+
+/** The `success` object of an envelope; throws on any other envelope. */
+export function successOf(envelope: ToolEnvelope): Record<string, unknown> {
+  if (!('success' in envelope)) throw new Error(`expected success, got ${JSON.stringify(envelope)}`);
+  return envelope.success;
+}

@@ -16,7 +16,7 @@ import type { AgentTasks, SubagentLauncher } from '../tasks/agent-tasks.ts';
 export type ToolEnvelope = (
   | { success: { [key: string]: JsonValue } }
   | { failure: { [key: string]: JsonValue } }
-  | { error: { error: string } | { errorMessage: string } }
+  | { error: { error: string; [key: string]: JsonValue } | { errorMessage: string } }
   | { spawnError: { command: string; error: string } }
 ) & { isBackground?: boolean };
 
@@ -36,8 +36,16 @@ export interface TodoItem {
   updatedAt: number;
 }
 
+/** The agent's disk quota (sandbox/disk-quota.ts): host-side writes into the sandbox ask it first. */
+export interface DiskRoom {
+  /** Resolves when `bytes` more fit; rejects with a message for the model when they do not. */
+  reserve(bytes: number): Promise<void>;
+}
+
 export interface ToolContext {
   sandboxDir: string;
+  /** The sandbox's quota, when the host keeps one. */
+  disk?: DiskRoom;
   /** Environment variables for processes the tool runs (secrets included); never shown to the model. */
   env: Readonly<Record<string, string>>;
   /** Hosts the agent's commands may reach through the sandbox's proxy (the profile's sandbox.allowDomains). */
@@ -56,6 +64,15 @@ export interface ToolContext {
   call?: { turn: number; toolCallId: string };
 }
 
+/** What the model reads as a tool's result (the AI SDK's tool output forms the box uses). */
+export type ToolModelOutput =
+  | { type: 'text'; value: string }
+  | { type: 'error-text'; value: string }
+  | {
+      type: 'content';
+      value: Array<{ type: 'text'; text: string } | { type: 'image-data'; data: string; mediaType: string }>;
+    };
+
 export interface HostTool<S extends z.ZodType = z.ZodType> {
   name: string;
   description: string;
@@ -66,6 +83,16 @@ export interface HostTool<S extends z.ZodType = z.ZodType> {
    */
   recordedInput?(input: z.output<S>, ctx: Pick<ToolContext, 'todos' | 'now'>): { [key: string]: JsonValue };
   run(input: z.output<S>, ctx: ToolContext): Promise<ToolOutcome>;
+  /**
+   * What the model reads for a result of this tool, live and when the history is rebuilt from the
+   * JSONL (so `result` is whatever the file holds). Undefined: the default reading (model-view.ts).
+   */
+  modelOutput?(result: JsonValue): ToolModelOutput | undefined;
+  /**
+   * What this tool's ledger `tool-call` entry carries beyond the common fields, from its recorded
+   * result (a sendbox extension readers may ignore): edit's `diff`, update_todos' `todos`.
+   */
+  entryFields?(result: JsonValue): { [key: string]: JsonValue } | undefined;
 }
 
 export function statusOf(envelope: ToolEnvelope): ToolStatus {
@@ -80,8 +107,9 @@ export function errorOutcome(
   summary = message,
   key: 'error' | 'errorMessage' = 'error',
 ): ToolOutcome {
-  const error = key === 'error' ? { error: message } : { errorMessage: message };
-  return { envelope: { error }, summary: oneLine(summary) };
+  const envelope: ToolEnvelope =
+    key === 'error' ? { error: { error: message } } : { error: { errorMessage: message } };
+  return { envelope, summary: oneLine(summary) };
 }
 
 /** The first line of `text`, capped, for ledger summaries. */
@@ -101,4 +129,19 @@ export function describeZodError(tool: string, error: z.ZodError): string {
 
 export function defineTool<S extends z.ZodType>(tool: HostTool<S>): HostTool<S> {
   return tool;
+}
+
+/** The `success` object of a recorded result, or null (an error, or not an envelope). */
+export function successFields(result: JsonValue): { [key: string]: JsonValue } | null {
+  if (typeof result !== 'object' || result === null || Array.isArray(result)) return null;
+  const success = result.success;
+  return typeof success === 'object' && success !== null && !Array.isArray(success) ? success : null;
+}
+
+export function isJsonObject(value: JsonValue | undefined): value is { [key: string]: JsonValue } {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+export function jsonArray(value: JsonValue | undefined): JsonValue[] {
+  return Array.isArray(value) ? value : [];
 }

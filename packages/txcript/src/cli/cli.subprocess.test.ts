@@ -126,9 +126,9 @@ describe('txcript as a process', () => {
     await createGrokBotStore(env, { summaryCache: { now: () => Date.now() + 60_000 } }).discover();
     const solo = join(home, 'agent-data', 'agent-transcripts', SOLO, `${SOLO}.jsonl`);
     const cache = JSON.parse(await readFile(file, 'utf8')) as {
-      transcripts: Record<string, { scan: { lineCount: number } }>;
+      transcripts: Record<string, { scan: { messageCount: number } }>;
     };
-    cache.transcripts[solo]!.scan.lineCount = 999;
+    cache.transcripts[solo]!.scan.messageCount = 999;
     const tampered = JSON.stringify(cache);
     await writeFile(file, tampered);
     const messages = (r: Outcome): unknown =>

@@ -7,6 +7,8 @@ import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { claudeCode } from '../harness/claude-code/index.ts';
+import { codex } from '../harness/codex/index.ts';
 import { simple } from '../harness/simple/index.ts';
 import type { DiscoverOptions, Harness, SessionSummary, Store } from '../harness/types.ts';
 import type { Transcript } from '../model/common.ts';
@@ -100,12 +102,22 @@ interface Outcome {
 
 async function cli(
   args: string[],
-  options: { harnesses?: Harness[]; stdin?: string; env?: Record<string, string>; tty?: boolean } = {},
+  options: {
+    harnesses?: Harness[];
+    stdin?: string;
+    env?: Record<string, string>;
+    tty?: boolean;
+    columns?: number;
+  } = {},
 ): Promise<Outcome> {
   let stdout = '';
   let stderr = '';
   const code = await run(args, {
-    stdout: { write: (s: string) => (stdout += s), isTTY: options.tty ?? false },
+    stdout: {
+      write: (s: string) => (stdout += s),
+      isTTY: options.tty ?? false,
+      ...(options.columns !== undefined ? { columns: options.columns } : {}),
+    },
     stderr: { write: (s: string) => (stderr += s), isTTY: false },
     readStdin: () => Promise.resolve(options.stdin ?? ''),
     env: { TZ: 'UTC', ...options.env },
@@ -124,6 +136,65 @@ describe('txcript list', () => {
     expect(lines[1]).toMatch(/^a1b2c3\s+fake\s+4\s+2026-09-10 12:00\s+Pagination fix$/);
     expect(lines[2]).toMatch(/^└ a1ffff\s+fake\s+1\s+2026-09-10 13:00\s+\(untitled\)$/);
     expect(r.stderr).toBe('txcript: warning: bad line (/fake/bad.jsonl:3)\n');
+  });
+
+  it('shows a listing warning once a day when it has a home to remember it in; --quiet shows none', async () => {
+    const home = await mkdtemp(join(tmpdir(), 'txcript-warned-'));
+    try {
+      const env = { HOME: home };
+      const warning = 'txcript: warning: bad line (/fake/bad.jsonl:3)\n';
+      expect((await cli(['list'], { env })).stderr).toBe(warning);
+      expect((await cli(['list'], { env })).stderr).toBe('');
+      for (const args of [
+        ['--quiet', 'list'],
+        ['list', '-q'],
+      ])
+        expect((await cli(args, { env: { HOME: join(home, 'other') } })).stderr).toBe('');
+      // What the user named is always warned about: convert's input.
+      const stdin =
+        '{"type":"user","uuid":"u1","parentUuid":null,"sessionId":"s","timestamp":"2026-09-10T12:00:00Z","message":{"role":"user","content":"hi"}}\n{"type":"user",\n';
+      const convert = ['convert', '-', '--from', 'claude_code', '--to', 'simple'];
+      const first = await cli(convert, { env, stdin, harnesses: [claudeCode, simple] });
+      const again = await cli(convert, { env, stdin, harnesses: [claudeCode, simple] });
+      expect(first.stderr).toContain('warning');
+      expect(again.stderr).toBe(first.stderr);
+    } finally {
+      await rm(home, { recursive: true, force: true });
+    }
+  });
+
+  it('fits a terminal: ids cut to their shortest unique prefix, titles to the rest of the line', async () => {
+    const r = await cli(['list'], { tty: true, columns: 60, env: { NO_COLOR: '1' } });
+    expect(r.code).toBe(0);
+    const lines = r.stdout.trimEnd().split('\n');
+    for (const l of lines) expect(l.length).toBeLessThanOrEqual(60);
+    // a1b2c3 and a1ffff share "a1": both short ids are whole here (under 8 characters).
+    expect(lines[1]).toMatch(/^a1b2c3\s+fake\s+4\s+2026-09-10 12:00\s+Pagination fix$/);
+    const long = (id: string): SessionSummary => ({ ...summaries[0]!, id, parentId: undefined });
+    const many: Harness = {
+      ...fake,
+      store: () => ({
+        discover: () =>
+          Promise.resolve({
+            sessions: [
+              long('0199aa11-2233-7445-8566-778899aabbcc'),
+              long('0199aa11-9999-7445-8566-778899aabbcc'),
+            ],
+            warnings: [],
+          }),
+        load: () => Promise.reject(new Error('x')),
+      }),
+    };
+    const fitted = await cli(['list'], {
+      tty: true,
+      columns: 70,
+      harnesses: [many, simple],
+      env: { NO_COLOR: '1' },
+    });
+    expect(fitted.stdout).toContain('0199aa11-2 ');
+    expect(fitted.stdout).toContain('0199aa11-9 ');
+    const piped = await cli(['list'], { harnesses: [many, simple] });
+    expect(piped.stdout).toContain('0199aa11-2233-7445-8566-778899aabbcc');
   });
 
   it('prints the stable JSON array', async () => {
@@ -335,6 +406,84 @@ describe('txcript convert', () => {
     );
   });
 
+  describe('a wrong --from', () => {
+    const claudeLines =
+      [
+        {
+          type: 'user',
+          uuid: 'u1',
+          parentUuid: null,
+          sessionId: 's1',
+          timestamp: T,
+          cwd: '/w',
+          message: { role: 'user', content: 'hello' },
+        },
+        {
+          type: 'assistant',
+          uuid: 'a1',
+          parentUuid: 'u1',
+          sessionId: 's1',
+          timestamp: T,
+          cwd: '/w',
+          message: { role: 'assistant', model: 'm', content: [{ type: 'text', text: 'hi' }] },
+        },
+      ]
+        .map((l) => JSON.stringify(l))
+        .join('\n') + '\n';
+    const harnesses = [claudeCode, codex, simple];
+
+    it('exits 1 with one line naming what the input looks like, for a line format read as another', async () => {
+      const r = await cli(['convert', '-', '--from', 'codex', '--to', 'simple'], {
+        harnesses,
+        stdin: claudeLines,
+      });
+      expect(r).toEqual({
+        code: 1,
+        stdout: '',
+        stderr:
+          'txcript: no codex messages in the input; it looks like claude_code text (<stdin>) — use --from claude_code\n',
+      });
+    });
+
+    it('says the same when the named format cannot parse the input at all', async () => {
+      const r = await cli(['convert', '-', '--from', 'simple', '--to', 'codex'], {
+        harnesses,
+        stdin: claudeLines,
+      });
+      expect(r).toEqual({
+        code: 1,
+        stdout: '',
+        stderr:
+          'txcript: not simple text; it looks like claude_code text (<stdin>) — use --from claude_code\n',
+      });
+    });
+
+    it('says so when no harness reads the input, and converts a blank one as empty', async () => {
+      const r = await cli(['convert', '-', '--from', 'codex', '--to', 'simple'], {
+        harnesses,
+        stdin: 'hello world\n',
+      });
+      expect(r.code).toBe(1);
+      expect(r.stderr).toBe(
+        'txcript: no codex messages in the input, and no other harness reads any from it (<stdin>) — check that it is a session file and that --from names its harness\n',
+      );
+      const blank = await cli(['convert', '-', '--from', 'codex', '--to', 'simple'], {
+        harnesses,
+        stdin: '\n',
+      });
+      expect(blank.code).toBe(0);
+    });
+
+    it('still converts the input with the right --from', async () => {
+      const r = await cli(['convert', '-', '--from', 'claude_code', '--to', 'simple'], {
+        harnesses,
+        stdin: claudeLines,
+      });
+      expect(r.code).toBe(0);
+      expect(JSON.parse(r.stdout)).toMatchObject({ messages: [{ role: 'user' }, { role: 'assistant' }] });
+    });
+  });
+
   it('reports a missing file, exit 1', async () => {
     const r = await cli(['convert', '/nonexistent/run.json', '--from', 'simple', '--to', 'simple']);
     expect(r.code).toBe(1);
@@ -359,6 +508,15 @@ describe('txcript itself', () => {
       expect(h.stdout).toContain(`Usage: txcript ${command}`);
     }
     expect((await cli(['view', '--help'])).stdout).toContain('<id>#-10    the last 10 messages');
+  });
+
+  it('prints its version, the one in its package.json, with exit 0', async () => {
+    const manifest = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8')) as {
+      version: string;
+    };
+    for (const flag of ['--version', '-V']) {
+      expect(await cli([flag])).toEqual({ code: 0, stdout: `${manifest.version}\n`, stderr: '' });
+    }
   });
 
   it('points a usage error at the help of the mistyped command', async () => {

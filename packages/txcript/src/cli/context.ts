@@ -6,11 +6,14 @@
 import type { Harness, Warning } from '../harness/types.ts';
 import { type Colors, colorsFor } from './colors.ts';
 import { formatError, oneLine, usageError } from './errors.ts';
+import { shownWarnings } from './shown-warnings.ts';
 
 export interface OutStream {
   /** Text, or UTF-8 bytes ending on a character boundary (cli/output.ts). */
   write(chunk: string | Uint8Array): unknown;
   isTTY?: boolean;
+  /** A terminal's width in characters. */
+  columns?: number;
 }
 
 export interface CliIo {
@@ -30,7 +33,17 @@ export interface CliContext {
   err: Colors;
   harnesses(): Promise<readonly Harness[]>;
   findHarness(idOrAlias: string): Promise<Harness>;
+  /** A warning about what the user named (a file to convert, the session to view): always shown. */
   warn(warning: Warning): void;
+  /**
+   * A warning met while listing every session (an unreadable file among many): shown once per
+   * file and message per day (shown-warnings.ts), since it comes back on every list and search.
+   */
+  warnListing(warning: Warning): void;
+  /** `--quiet`: no warnings at all (set before a command runs). */
+  quiet: boolean;
+  /** Remembers the warnings shown this run (shown-warnings.ts); called once, as the run ends. */
+  finish(): Promise<void>;
 }
 
 export function createContext(io: CliIo): CliContext {
@@ -38,7 +51,8 @@ export function createContext(io: CliIo): CliContext {
   // The registry pulls in every harness: loaded only when a command needs every one; one named is loaded alone.
   const registry = async () => import('../harness/registry.ts');
   const catalog = async () => import('../harness/catalog.ts');
-  return {
+  const shown = shownWarnings(io.env, () => io.now());
+  const ctx: CliContext = {
     io,
     out: colorsFor(io.env, io.stdout.isTTY),
     err,
@@ -56,11 +70,18 @@ export function createContext(io: CliIo): CliContext {
         });
       }
     },
+    quiet: false,
+    finish: () => shown.save(),
+    warnListing: (w) => {
+      if (!ctx.quiet && shown.show(w)) ctx.warn(w);
+    },
     warn: (w) => {
+      if (ctx.quiet) return;
       const where = w.line === undefined ? w.source : `${w.source}:${w.line}`;
       io.stderr.write(
         `${err.yellow(formatError({ what: `warning: ${oneLine(w.message)}`, where }).trimEnd())}\n`,
       );
     },
   };
+  return ctx;
 }

@@ -39,6 +39,18 @@ export interface ContinueCommandOptions {
   metadata: string[];
 }
 
+/** How a continued agent's description names the harness its session began in. */
+const HARNESS_TITLES: Readonly<Record<string, string>> = {
+  claude_code: 'Claude Code',
+  codex: 'Codex',
+  grok_bot: 'another Grok Bot agent',
+  grok: 'the Grok CLI',
+  opencode: 'OpenCode',
+  pi: 'pi',
+  campfire: 'Campfire',
+  amp: 'Amp',
+};
+
 interface Source {
   transcript: Transcript;
   /** The harness the session came from, when it names one (not a Simple document). */
@@ -210,6 +222,9 @@ export async function continueCommand(
       ...(options.out !== undefined ? { out: options.out } : {}),
       mint: {
         onWarning: (m) => ctx.warn({ source: 'grok_bot', message: m }),
+        ...(source.harness !== undefined
+          ? { origin: HARNESS_TITLES[source.harness.id] ?? source.harness.id }
+          : {}),
         ...(source.grokBotAgent !== undefined ? { fromAgent: source.grokBotAgent } : {}),
       },
     });

@@ -6,7 +6,9 @@
  * say), and what to do.
  */
 import { TooLargeToLoadError } from '../fs/memory-budget.ts';
+import { open } from 'node:fs/promises';
 import { readSessionText, type SessionText } from '../harness/session-text.ts';
+import { guessTextFormat, SAMPLE_BYTES, sampleOf } from '../harness/text-format.ts';
 import { formatUtc, sessionIdForFile, SimpleFormatError } from '../harness/simple/index.ts';
 import type { Harness, Warning } from '../harness/types.ts';
 import type { Transcript } from '../model/common.ts';
@@ -60,12 +62,21 @@ export async function readDocumentAsCommon(
       sessionId: sessionIdForFile(path),
       timestamp: formatUtc(ctx.io.now()),
     });
+    if (transcript.messages.length === 0) await refuseIfWrongFormat(ctx, input, name, harness);
     warnings.forEach((w: Warning) => ctx.warn(w));
     return transcript;
   } catch (err) {
+    if (err instanceof CliError) throw err;
     if (err instanceof TooLargeToLoadError)
       throw new CliError({ what: err.problem, where: name, todo: err.remedy });
     if (isSystemError(err)) throw readError(err);
+    const likely = await likelyFormat(ctx, input, harness);
+    if (likely !== undefined)
+      throw new CliError({
+        what: `not ${harness.id} text; it looks like ${likely.id} text`,
+        where: name,
+        todo: `use --from ${likely.id}`,
+      });
     if (err instanceof SimpleFormatError) {
       const at = err.line === undefined ? err.source : `${err.source}:${err.line}:${err.column ?? 1}`;
       throw new CliError({
@@ -80,4 +91,60 @@ export async function readDocumentAsCommon(
       todo: `check that the input is ${harness.id} text (--from)`,
     });
   }
+}
+
+/** The first SAMPLE_BYTES of the input, as text. */
+async function sampleOfInput(input: SessionText): Promise<string> {
+  if ('text' in input) return sampleOf(input.text);
+  const handle = await open(input.file, 'r');
+  try {
+    const buffer = Buffer.alloc(SAMPLE_BYTES);
+    const { bytesRead } = await handle.read(buffer, 0, SAMPLE_BYTES, 0);
+    // Decoded whole: a character cut at the end becomes U+FFFD on the line sampleOf drops.
+    return sampleOf(buffer.subarray(0, bytesRead).toString('utf8'));
+  } finally {
+    await handle.close();
+  }
+}
+
+/** The harness other than `harness` whose text the input looks like, when one reads messages from it. */
+async function likelyFormat(
+  ctx: CliContext,
+  input: SessionText,
+  harness: Harness,
+): Promise<Harness | undefined> {
+  try {
+    const sample = await sampleOfInput(input);
+    return sample.trim() === '' ? undefined : guessTextFormat(sample, await ctx.harnesses(), harness);
+  } catch {
+    return undefined; // Unreadable now: the caller's own error stands.
+  }
+}
+
+/**
+ * A document with text in it that `harness` reads no message from was most likely named with the
+ * wrong --from: refused with one line saying what it looks like (its warnings, which only repeat
+ * that, are not shown). A blank document passes as an empty session.
+ */
+async function refuseIfWrongFormat(
+  ctx: CliContext,
+  input: SessionText,
+  name: string,
+  harness: Harness,
+): Promise<void> {
+  if ((await sampleOfInput(input)).trim() === '') return;
+  const likely = await likelyFormat(ctx, input, harness);
+  throw new CliError(
+    likely === undefined
+      ? {
+          what: `no ${harness.id} messages in the input, and no other harness reads any from it`,
+          where: name,
+          todo: `check that it is a session file and that --from names its harness`,
+        }
+      : {
+          what: `no ${harness.id} messages in the input; it looks like ${likely.id} text`,
+          where: name,
+          todo: `use --from ${likely.id}`,
+        },
+  );
 }

@@ -78,7 +78,7 @@ describe('txcript list with ledger reads on a worker thread', () => {
     const sessions = expected.sessions.filter((s) => !s.locator.endsWith('.jsonl'));
     expect(sessions.length).toBeGreaterThanOrEqual(WORKER_THRESHOLD);
     expect(expected.sessions.find((s) => s.id === NAMELESS)?.title).toBe('what the nameless agent was asked');
-    expect(expected.sessions.find((s) => s.id === FOLDER_ONLY)?.messageCount).toBe(2);
+    expect(expected.sessions.find((s) => s.id === FOLDER_ONLY)?.messageCount).toBe(3); // the prompt, and the send as a call and its result
     const found = expected.warnings.map((w) => `${w.source} ${w.message.replace(/:.*/s, ':')}`);
     // In folder order; an agent's profile warning before its ledger's.
     expect([...found].sort()).toEqual([
@@ -91,9 +91,11 @@ describe('txcript list with ledger reads on a worker thread', () => {
     );
 
     const args = ['list', '--json', '--no-cache'];
-    const off = await txcript(args, { TXCRIPT_LEDGER_WORKER: '0' });
-    const on = await txcript(args, { TXCRIPT_LEDGER_WORKER: '1' });
-    const auto = await txcript(args, {});
+    // Each run its own cache folder: a warning already shown today is not shown again.
+    const fresh = (name: string) => ({ XDG_CACHE_HOME: join(home, `cache-${name}`) });
+    const off = await txcript(args, { TXCRIPT_LEDGER_WORKER: '0', ...fresh('off') });
+    const on = await txcript(args, { TXCRIPT_LEDGER_WORKER: '1', ...fresh('on') });
+    const auto = await txcript(args, fresh('auto'));
     expect(off.code).toBe(0);
     // Forced on, a worker that cannot be used is a warning: equal stderr means the worker read them all.
     expect(on).toEqual(off);

@@ -162,7 +162,44 @@ function truncate(text: string, width: number): string {
   return flat.length <= width ? flat : `${flat.slice(0, width - 1)}…`;
 }
 
-export function formatTable(rows: readonly OrderedRow[], c: Colors): string {
+/** Id prefixes shown on a terminal are at least this long (git's short hashes are 7). */
+const MIN_ID_PREFIX = 8;
+/** A title on a terminal keeps at least this many characters, however narrow it is. */
+const MIN_TITLE_WIDTH = 16;
+
+/**
+ * Each id's shortest prefix that no other id starts with (at least MIN_ID_PREFIX characters): what
+ * `view` and the other commands accept for it. `ids` must hold every session they look among.
+ */
+export function uniquePrefixes(ids: readonly string[]): Map<string, string> {
+  const sorted = [...new Set(ids)].sort();
+  const common = (a: string | undefined, b: string): number => {
+    if (a === undefined) return 0;
+    let i = 0;
+    while (i < a.length && i < b.length && a[i] === b[i]) i++;
+    return i;
+  };
+  const out = new Map<string, string>();
+  sorted.forEach((id, i) => {
+    const shared = Math.max(common(sorted[i - 1], id), common(sorted[i + 1], id));
+    out.set(id, id.slice(0, Math.max(MIN_ID_PREFIX, shared + 1)));
+  });
+  return out;
+}
+
+export interface TableFit {
+  /** The terminal's width: the table is made to fit it. */
+  columns: number;
+  /** Every id the commands resolve a prefix among (not only the rows shown). */
+  allIds: readonly string[];
+}
+
+/**
+ * The session table. On a terminal (`fit`) it fits the width: ids are cut to their shortest unique
+ * prefix and titles to what is left of the line; piped, every id is whole.
+ */
+export function formatTable(rows: readonly OrderedRow[], c: Colors, fit?: TableFit): string {
+  const prefixes = fit === undefined ? undefined : uniquePrefixes(fit.allIds);
   const header = { id: 'ID', harness: 'HARNESS', messages: 'MSGS', when: 'LAST ACTIVITY', title: 'TITLE' };
   const width = {
     id: header.id.length,
@@ -173,12 +210,12 @@ export function formatTable(rows: readonly OrderedRow[], c: Colors): string {
   // One pass for the cells and the column widths: a table may have thousands of rows.
   const cells = rows.map(({ row, depth }) => {
     const cell = {
-      id: depth === 0 ? row.id : `${'  '.repeat(depth - 1)}└ ${row.id}`,
+      id: `${depth === 0 ? '' : `${'  '.repeat(depth - 1)}└ `}${prefixes?.get(row.id) ?? row.id}`,
       depth,
       harness: row.harness,
       messages: row.messages === null ? '' : String(row.messages),
       when: formatLocalMinute(row.last_activity),
-      title: row.title === null ? null : truncate(row.title, TITLE_WIDTH),
+      title: row.title,
     };
     if (cell.id.length > width.id) width.id = cell.id.length;
     if (cell.harness.length > width.harness) width.harness = cell.harness.length;
@@ -186,6 +223,11 @@ export function formatTable(rows: readonly OrderedRow[], c: Colors): string {
     if (cell.when.length > width.when) width.when = cell.when.length;
     return cell;
   });
+  const fixed = width.id + width.harness + width.messages + width.when + 4 * 2;
+  const titleWidth =
+    fit === undefined
+      ? TITLE_WIDTH
+      : Math.max(MIN_TITLE_WIDTH, Math.min(TITLE_WIDTH, fit.columns - fixed - 1));
   const line = (id: string, harness: string, messages: string, when: string, title: string): string =>
     `${id}  ${harness}  ${messages}  ${when}  ${title}`.trimEnd();
   let out = `${c.bold(
@@ -204,7 +246,7 @@ export function formatTable(rows: readonly OrderedRow[], c: Colors): string {
       c.cyan(x.harness.padEnd(width.harness)),
       x.messages.padStart(width.messages),
       x.when.padEnd(width.when),
-      x.title ?? c.dim('(untitled)'),
+      x.title === null ? c.dim('(untitled)') : truncate(x.title, titleWidth),
     )}\n`;
   }
   return out;
@@ -215,7 +257,7 @@ export async function listCommand(ctx: CliContext, options: ListOptions): Promis
   const since = options.since === undefined ? undefined : parseWhen(options.since, '--since', now);
   const until = options.until === undefined ? undefined : parseWhen(options.until, '--until', now);
   const { sessions, warnings } = await listSessions(ctx, options.from, { cache: options.cache });
-  for (const w of warnings) ctx.warn(w);
+  for (const w of warnings) ctx.warnListing(w);
   const rows = orderSessions(sessions, { since, until, limit: options.limit });
   if (options.json === true) {
     ctx.io.stdout.write(formatJson(rows));
@@ -227,5 +269,10 @@ export async function listCommand(ctx: CliContext, options: ListOptions): Promis
     );
     return;
   }
-  ctx.io.stdout.write(formatTable(rows, ctx.out));
+  const { isTTY, columns } = ctx.io.stdout;
+  const fit =
+    isTTY === true && columns !== undefined && columns > 0
+      ? { columns, allIds: sessions.map((s) => s.summary.id) }
+      : undefined;
+  ctx.io.stdout.write(formatTable(rows, ctx.out, fit));
 }

@@ -4,9 +4,10 @@
  * Command modules are imported when their command runs, so `--help` and
  * small commands start fast.
  */
+import { readFileSync } from 'node:fs';
 import { Command, CommanderError, InvalidArgumentError, Option } from '@commander-js/extra-typings';
 import type { OutputConfiguration } from '@commander-js/extra-typings';
-import { type CliIo, createContext } from './context.ts';
+import { type CliContext, type CliIo, createContext } from './context.ts';
 import { CliError, EXIT_OK, EXIT_RUNTIME, EXIT_USAGE, formatError, oneLine } from './errors.ts';
 
 function positiveInt(value: string): number {
@@ -53,15 +54,33 @@ function outputFor(io: CliIo, command: string): OutputConfiguration {
   };
 }
 
+/** The version in txcript's package.json (the bundle sits at src/cli's depth, so the path holds for both). */
+function txcriptVersion(): string {
+  const manifest = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+    version?: string;
+  };
+  return manifest.version ?? '0.0.0';
+}
+
 /** `setExitCode` lets a command end with a code of its own (continue: the resumed tool's). */
-function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
-  const ctx = createContext(io);
+/** `afterDoubleDash`: the command line has a `--`, after which every argument is text, not an option. */
+function buildProgram(
+  ctx: CliContext,
+  setExitCode: (code: number) => void,
+  afterDoubleDash: boolean,
+): Command {
+  const { io } = ctx;
   const program = new Command()
     .name('txcript')
     .description('List, view, export and convert agent transcripts across harnesses.')
+    .version(txcriptVersion(), '-V, --version', 'print the version of txcript')
+    .option('-q, --quiet', 'print no warnings about unreadable files and records')
     .showSuggestionAfterError()
     .configureOutput(outputFor(io, 'txcript'))
-    .exitOverride();
+    .exitOverride()
+    .hook('preAction', (root) => {
+      ctx.quiet = root.opts().quiet === true;
+    });
 
   program
     .command('list')
@@ -174,7 +193,7 @@ function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
     .addHelpText('after', SEARCH_HELP)
     .action(async (words, options) => {
       const { searchCommand } = await import('./search.ts');
-      setExitCode(await searchCommand(ctx, words, options));
+      setExitCode(await searchCommand(ctx, words, { ...options, literal: afterDoubleDash }));
     });
 
   program
@@ -249,7 +268,8 @@ const USAGE_CODES = new Set([
 /** Run `txcript` with `argv` (arguments after the program name); resolves to the exit code. */
 export async function run(argv: readonly string[], io: CliIo): Promise<number> {
   let exitCode: number = EXIT_OK;
-  const program = buildProgram(io, (code) => (exitCode = code));
+  const ctx = createContext(io);
+  const program = buildProgram(ctx, (code) => (exitCode = code), argv.includes('--'));
   try {
     await program.parseAsync([...argv], { from: 'user' });
     return exitCode;
@@ -274,5 +294,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
       io.stderr.write(`${err.stack}\n`);
     }
     return EXIT_RUNTIME;
+  } finally {
+    await ctx.finish();
   }
 }

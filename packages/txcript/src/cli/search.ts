@@ -23,6 +23,8 @@ export interface SearchOptions {
   json?: boolean;
   /** false: `--no-index`. */
   index?: boolean;
+  /** The words came after `--`: a lone `--word` is text to find. */
+  literal?: boolean;
 }
 
 export const DEFAULT_LIMIT = 20;
@@ -117,9 +119,14 @@ export async function searchCommand(
   words: readonly string[],
   options: SearchOptions,
 ): Promise<number> {
-  const option = words.find((w) => w.startsWith('--'));
-  if (option !== undefined) {
-    throw usageError({ what: `unknown option '${option}'`, todo: 'see "txcript search --help"' });
+  // A --word among other words is text to find (`git merge --squash`); standing alone it is a
+  // mistyped option, unless it came after `--`.
+  const [only] = words;
+  if (words.length === 1 && only!.startsWith('--') && options.literal !== true) {
+    throw usageError({
+      what: `unknown option '${only}'`,
+      todo: `see "txcript search --help"; to find the text, write txcript search -- ${only}`,
+    });
   }
   const query = words.join(' ');
   if (query.trim() === '') {

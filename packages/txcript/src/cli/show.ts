@@ -60,7 +60,8 @@ async function findAndLoad(ctx: CliContext, id: string, from: string | undefined
     found = resolveSession(id, sessions, from);
   } catch (err) {
     // Problems met while scanning other sessions are noise, unless they may explain a miss.
-    if (err instanceof CliError && err.exitCode === EXIT_RUNTIME) for (const w of warnings) ctx.warn(w);
+    if (err instanceof CliError && err.exitCode === EXIT_RUNTIME)
+      for (const w of warnings) ctx.warnListing(w);
     throw err;
   }
   const store = found.harness.store!(ctx.io.env);

@@ -7,6 +7,7 @@
 import type { Block, JsonValue, Message, Tool, ToolOutput, Transcript } from '../model/common.ts';
 import type { Colors } from './colors.ts';
 import { splitHiddenText } from '../harness/grok-bot/injected-text.ts';
+import { grokToolResultText } from './grok-tool-results.ts';
 import { type ReplyPart, sendMessageReply } from './grok-view.ts';
 import type { Selection } from './range.ts';
 import { formatSelection } from './range.ts';
@@ -176,8 +177,8 @@ class MessageWriter {
     this.lines.push(`${this.c.magenta('→')} ${this.c.bold(name)}${shown === '' ? '' : `: ${shown}`}`);
   }
 
-  result(content: ToolOutput, isError: boolean): void {
-    const text = resultText(content).replace(/\s+$/, '');
+  result(content: ToolOutput, isError: boolean, reading?: string): void {
+    const text = (reading ?? resultText(content)).replace(/\s+$/, '');
     const all = text === '' ? [] : text.split(/\r?\n/);
     const shown = all.slice(0, this.resultLines).map((l) => clip(l, LINE_WIDTH));
     const marker = isError ? this.c.red('✗ error:') : this.c.dim('←');
@@ -243,7 +244,12 @@ function renderBlock(
         else w.lines.push(c.dim('← delivered'));
         return;
       }
-      w.result(b.content, isError);
+      // Grok Bot's work tools read by their shapes (an image never as its base64).
+      const grok =
+        reading.replyTool === undefined
+          ? undefined
+          : grokToolResultText(toolNames.get(b.tool_use_id), b.content);
+      w.result(b.content, isError, grok);
       return;
     }
     case 'image': {

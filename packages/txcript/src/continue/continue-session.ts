@@ -11,6 +11,10 @@
  * - `codex`: `<out or $CODEX_HOME>/sessions/YYYY/MM/DD/rollout-…-<id>.jsonl`.
  * - `pi`, `campfire`: `<out or $PI_CODING_AGENT_DIR>/sessions/--<cwd>--/<start>_<id>.jsonl`
  *   (`CAMPFIRE_CODING_AGENT_DIR` for campfire).
+ * - `cursor`: `<out or $CURSOR_CONFIG_DIR or ~/.cursor>/chats/<md5(cwd)>/<id>/store.db`.
+ * - `cursor_desktop`: rows in `<out or $CURSOR_DESKTOP_USER_DIR>/globalStorage/state.vscdb`.
+ * - `cowork`: `<account tree>/local_<id>.json` and its folder, under the app's
+ *   sessions root, or `<out>/<nil uuid>/<nil uuid>/`.
  *
  * Launching the resume command is the caller's decision (`resumeCommandFor`).
  */
@@ -24,10 +28,16 @@ import { resumeCommand as piResume } from '../harness/pi/index.ts';
 import { resumeCommand as campfireResume } from '../harness/campfire/index.ts';
 import { resumeCommand as openCodeResume } from '../harness/opencode/index.ts';
 import { resumeCommand as grokResume } from '../harness/grok/index.ts';
+import { resumeCommand as cursorResume } from '../harness/cursor/index.ts';
+import { resumeCommand as cursorDesktopResume } from '../harness/cursor-desktop/index.ts';
+import { resumeCommand as coworkResume } from '../harness/cowork/index.ts';
 import type { Harness } from '../harness/types.ts';
+import { withBoxTools } from './box-tools.ts';
 import { type MintOptions, type MintResult, mintGrokBotAgent } from './grok-bot-mint.ts';
 import { shellWord } from './launch.ts';
 import { metadataString } from './metadata.ts';
+
+const NIL_UUID = '00000000-0000-0000-0000-000000000000';
 
 /** What `continue` knows about each harness it can write into. */
 interface TargetSpec {
@@ -78,6 +88,22 @@ const TARGETS: Readonly<Record<string, TargetSpec>> = {
     outVariable: 'TXCRIPT_OPENCODE_EXPORT_DIR',
     outUse: (_dir, file) => `opencode import ${shellWord(file)}`,
     resume: openCodeResume,
+  },
+  cursor: {
+    outEnv: (dir) => ({ CURSOR_CONFIG_DIR: dir, TXCRIPT_CURSOR_ROOT: '' }),
+    outVariable: 'CURSOR_CONFIG_DIR',
+    resume: cursorResume,
+  },
+  cursor_desktop: {
+    outEnv: (dir) => ({ CURSOR_DESKTOP_USER_DIR: dir }),
+    outVariable: 'CURSOR_DESKTOP_USER_DIR',
+    resume: cursorDesktopResume,
+  },
+  cowork: {
+    // An export has no account of the app's: it goes under a placeholder account tree.
+    outEnv: (dir) => ({ COWORK_SESSIONS_DIR: dir, TXCRIPT_COWORK_ACCOUNT: `${NIL_UUID}/${NIL_UUID}` }),
+    outVariable: 'COWORK_SESSIONS_DIR',
+    resume: coworkResume,
   },
 };
 
@@ -203,7 +229,12 @@ export async function continueSession(
     return { kind: 'minted', harness: harness.id, id: mint.id, mint };
   }
   const id = (options.newId ?? randomUUID)();
-  const prepared = await prepare(transcript, id, options);
+  // A Grok Bot export (--out) is read by the box: its tool calls under the box's names.
+  const prepared = await prepare(
+    harness.id === 'grok_bot' ? withBoxTools(transcript) : transcript,
+    id,
+    options,
+  );
   const out = options.out === undefined ? undefined : resolve(options.out);
   const storeEnv = out === undefined ? env : { ...env, ...spec.outEnv(out) };
   const store = harness.store!(storeEnv);

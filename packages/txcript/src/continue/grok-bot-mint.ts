@@ -36,6 +36,8 @@ import { createFileAtomic, FileExistsError, writeFileAtomic } from '../fs/atomic
 import { grokBotRoots } from '../harness/grok-bot/roots.ts';
 import { assertSafeSessionId } from '../harness/session-id.ts';
 import { grokBotText } from '../harness/grok-bot/text.ts';
+import { planImages, writePlannedImages } from './box-attachments.ts';
+import { withBoxTools } from './box-tools.ts';
 import { copyLedger, readSourceLedger, type SourceLedger } from './grok-bot-copy.ts';
 import { metadataString } from './metadata.ts';
 
@@ -68,6 +70,8 @@ export interface MintOptions {
    * files and JSONL are copied instead of rebuilt from Common (when it has a non-empty store.db).
    */
   fromAgent?: string;
+  /** The harness the session comes from (`Claude Code`, `codex`…), for the agent's description. */
+  origin?: string;
   /** Called before each step after createAgent; throwing fails the mint there (fault injection in tests). */
   beforeStep?: (step: MintStep, agentId: string) => void | Promise<void>;
 }
@@ -88,6 +92,7 @@ export interface MintResult {
 export function agentIdentity(
   transcript: Transcript,
   metadata: JsonObject = {},
+  origin?: string,
 ): { name: string; description: string } {
   const title = transcript.meta.title?.replace(/\s+/g, ' ').trim() ?? '';
   const fromTitle =
@@ -98,8 +103,23 @@ export function agentIdentity(
         : title;
   return {
     name: metadataString(metadata, 'name')?.trim() ?? fromTitle ?? DEFAULT_NAME,
-    description: metadataString(metadata, 'description') ?? DEFAULT_DESCRIPTION,
+    description: metadataString(metadata, 'description') ?? continuedDescription(transcript, origin),
   };
+}
+
+/**
+ * What the agent is told it is (the box puts the description in its system prompt): a session
+ * that began elsewhere, in which folder and when, whose earlier tool calls it may read as its own.
+ */
+export function continuedDescription(transcript: Transcript, origin: string | undefined): string {
+  const from = origin === undefined ? 'in another agent' : `in ${origin}`;
+  const where = transcript.meta.cwd ? ` in the folder ${transcript.meta.cwd}` : '';
+  const day = transcript.meta.timestamp.slice(0, 10);
+  const when = /^\d{4}-\d{2}-\d{2}$/.test(day) && !day.startsWith('1970') ? ` on ${day}` : '';
+  return (
+    `${DEFAULT_DESCRIPTION}: this conversation began ${from}${where}${when} and goes on here. ` +
+    `The earlier tool calls ran there; they are shown under the names of your tools.`
+  );
 }
 
 async function preflight(dir: string, what: string, envNames: string): Promise<void> {
@@ -173,10 +193,14 @@ export async function mintGrokBotAgent(
   const roots = grokBotRoots(env);
   await preflight(roots.agents, 'agents', 'TXCRIPT_GROK_BOT_AGENTS');
   await preflight(roots.transcripts, 'agent-transcripts', 'TXCRIPT_GROK_BOT_ROOT (or GROK_BOT_TRANSCRIPTS)');
-  const { name, description } = agentIdentity(transcript, options.metadata);
+  const { name, description } = agentIdentity(transcript, options.metadata, options.origin);
   const source = fromAgentSource(roots, options.fromAgent);
-  const seed = source === undefined ? commonToLedger(transcript) : undefined;
-  if (seed !== undefined) assertValidEntries(seed.entries);
+  // Another harness's session: its tools under the box's names, its user images as uploads.
+  const boxTranscript = source === undefined ? withBoxTools(transcript) : transcript;
+  const images = planImages(boxTranscript);
+  const seedIn = (agentDir: string): LedgerSeed =>
+    commonToLedger(images.transcript(join(agentDir, 'attachments')));
+  if (source === undefined) assertValidEntries(seedIn(join(roots.agents, 'new-agent')).entries);
   const sourceJsonl = source === undefined ? undefined : await readJsonlText(source.jsonlPath);
   const gateway = await GatewayClient.fromEnv(env, options.timeoutMs);
   lap('preflight');
@@ -210,13 +234,18 @@ export async function mintGrokBotAgent(
       const copy = await copyLedger(source.ledger, join(roots.agents, id));
       for (const line of copy.left) warn(line);
       written = copy;
-    } else written = seed as LedgerSeed;
+    } else {
+      await writePlannedImages(images, join(roots.agents, id, 'attachments'));
+      written = seedIn(join(roots.agents, id));
+    }
     const ledger = openLedgerForWrite(storePath, { busyTimeoutMs: options.busyTimeoutMs ?? 5000 });
     try {
       ledger.appendEntries(written.entries);
+      // Listed by when it was continued, not when the source last moved: a new agent comes first.
+      const continuedAt = Math.max(Date.now(), written.lastActivityAt);
       ledger.setKv('unreadState', {
-        lastActivityAt: written.lastActivityAt,
-        lastViewedAt: written.lastActivityAt,
+        lastActivityAt: continuedAt,
+        lastViewedAt: continuedAt,
         isManuallyUnread: false,
         unreadCount: 0,
       });
@@ -231,7 +260,7 @@ export async function mintGrokBotAgent(
     // The source's own records when there are some: nothing re-encoded, no time invented.
     const text =
       sourceJsonl ??
-      grokBotText.render(grokBotCodec.fromCommon({ ...transcript, meta: { ...transcript.meta, id } }));
+      grokBotText.render(grokBotCodec.fromCommon({ ...boxTranscript, meta: { ...boxTranscript.meta, id } }));
     await writeJsonl(jsonlPath, text);
     lap('jsonl');
 

@@ -15,6 +15,7 @@ export {
   MINT_STEPS,
   MintError,
   agentIdentity,
+  continuedDescription,
   mintGrokBotAgent,
   type MintOptions,
   type MintPhase,
@@ -23,3 +24,4 @@ export {
 } from './grok-bot-mint.ts';
 export { launch, shellLine, shellWord, type LaunchOutcome, type SpawnLike } from './launch.ts';
 export { MetadataError, metadataString, parseMetadata } from './metadata.ts';
+export { BOX_TOOL, toBoxTool, withBoxTools } from './box-tools.ts';

@@ -42,6 +42,26 @@ export const harnessCatalog: readonly HarnessEntry[] = [
   },
   { id: 'grok', aliases: HARNESS_NAMES.grok, load: async () => (await import('./grok/index.ts')).grok },
   { id: 'amp', aliases: HARNESS_NAMES.amp, load: async () => (await import('./amp/index.ts')).amp },
+  {
+    id: 'cursor',
+    aliases: HARNESS_NAMES.cursor,
+    load: async () => (await import('./cursor/index.ts')).cursor,
+  },
+  {
+    id: 'cursor_desktop',
+    aliases: HARNESS_NAMES.cursor_desktop,
+    load: async () => (await import('./cursor-desktop/index.ts')).cursorDesktop,
+  },
+  {
+    id: 'hermes',
+    aliases: HARNESS_NAMES.hermes,
+    load: async () => (await import('./hermes/index.ts')).hermes,
+  },
+  {
+    id: 'cowork',
+    aliases: HARNESS_NAMES.cowork,
+    load: async () => (await import('./cowork/index.ts')).cowork,
+  },
   { id: 'simple', aliases: [], load: async () => (await import('./simple/index.ts')).simple },
 ];
 

@@ -38,7 +38,16 @@ describe('cross-harness', () => {
       expect(blockSignature(t), `after ${h.id}`).toEqual(expected);
     }
     expect(harnesses.map((h) => h.id)).toEqual(
-      expect.arrayContaining(['pi', 'campfire', 'grok', 'amp', 'opencode']),
+      expect.arrayContaining([
+        'pi',
+        'campfire',
+        'grok',
+        'amp',
+        'opencode',
+        'cursor',
+        'cursor_desktop',
+        'hermes',
+      ]),
     );
   });
 });

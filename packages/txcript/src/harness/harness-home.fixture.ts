@@ -57,7 +57,12 @@ export async function checkHome(c: HomeCase): Promise<void> {
   // list: every session with its title; the malformed file or record is a warning naming it, not an end.
   const list = await runCli(['list', '--from', c.harness, '--json', '--no-cache'], { env: c.env });
   expect(list.code, list.stderr).toBe(0);
-  const listed = JSON.parse(list.stdout) as { id: string; title?: string; harness: string }[];
+  const listed = JSON.parse(list.stdout) as {
+    id: string;
+    title?: string;
+    harness: string;
+    messages?: number;
+  }[];
   for (const s of c.sessions)
     expect(listed).toContainEqual(expect.objectContaining({ id: s.id, title: s.title, harness: c.harness }));
   if (c.malformedOn !== 'view') expect(list.stderr).toContain(c.malformed);
@@ -73,6 +78,10 @@ export async function checkHome(c: HomeCase): Promise<void> {
     // export to Simple, and back: Simple -> native -> Common keeps every block
     const common = await exported(c, s.id);
     expect(common.meta.title).toBe(s.title);
+    // list's count is the number of messages view numbers (#1 … #N)
+    expect(listed.find((l) => l.id === s.id)?.messages).toBe(common.messages.length);
+    expect(view.stdout).toContain(`── #${common.messages.length} ·`);
+    expect(view.stdout).not.toContain(`── #${common.messages.length + 1} ·`);
     const simpleFile = join(c.scratch, `${s.id}.simple.json`);
     const out = await runCli(['export', s.id, '--from', c.harness, '--out', simpleFile], { env: c.env });
     expect(out.code, out.stderr).toBe(0);

@@ -72,3 +72,17 @@ export function utf8Line(latin1: string): string {
 export function ownString(s: string): string {
   return JSON.parse(JSON.stringify(s)) as string;
 }
+
+/**
+ * The line ends as a JSON object does (its last non-blank character is `}`). A line cut short by a
+ * crash does not, and the codecs skip it: a listing that counts messages without parsing counts
+ * only such lines, so its number is the one `view` shows.
+ */
+export function isWholeRecord(line: string): boolean {
+  for (let i = line.length - 1; i >= 0; i--) {
+    const c = line.charCodeAt(i);
+    if (c === 0x20 || c === 0x09 || c === 0x0d || c === 0x0a) continue;
+    return c === 0x7d;
+  }
+  return false;
+}

@@ -16,6 +16,11 @@ export const HARNESS_NAMES = {
   campfire: [],
   amp: ['amp-cli', 'sourcegraph-amp'],
   opencode: ['open-code', 'sst-opencode'],
+  cursor: ['cursor-agent', 'cursor-cli'],
+  cursor_desktop: ['cursor-desktop', 'cursor-ide'],
+  antigravity: ['agy', 'antigravity-cli'],
+  hermes: ['hermes-agent'],
+  cowork: ['claude-cowork'],
 } as const;
 
 export interface SessionSource {
@@ -51,9 +56,39 @@ export const sessionSources: readonly SessionSource[] = [
     openStore: async (env) => (await import('./campfire/store.ts')).campfireStore(env),
   },
   {
+    id: 'grok',
+    aliases: HARNESS_NAMES.grok,
+    openStore: async (env) => (await import('./grok/store.ts')).grokStore(env),
+  },
+  {
+    id: 'opencode',
+    aliases: HARNESS_NAMES.opencode,
+    openStore: async (env) => (await import('./opencode/store.ts')).openCodeStore(env),
+  },
+  {
     id: 'amp',
     aliases: HARNESS_NAMES.amp,
     openStore: async (env) => (await import('./amp/store.ts')).ampStore(env),
+  },
+  {
+    id: 'cursor',
+    aliases: HARNESS_NAMES.cursor,
+    openStore: async (env) => (await import('./cursor/store.ts')).cursorStore(env),
+  },
+  {
+    id: 'cursor_desktop',
+    aliases: HARNESS_NAMES.cursor_desktop,
+    openStore: async (env) => (await import('./cursor-desktop/store.ts')).cursorDesktopStore(env),
+  },
+  {
+    id: 'hermes',
+    aliases: HARNESS_NAMES.hermes,
+    openStore: async (env) => (await import('./hermes/store.ts')).hermesStore(env),
+  },
+  {
+    id: 'cowork',
+    aliases: HARNESS_NAMES.cowork,
+    openStore: async (env) => (await import('./cowork/store.ts')).coworkStore(env),
   },
 ];
 

@@ -1,7 +1,8 @@
 /**
  * The search query language (docs/cli.md "Search syntax"): words that must
  * all appear, "exact phrases", -excluded words or phrases, and `word~` for a
- * word that may be misspelt. Matching ignores case and works on substrings,
+ * word that may be misspelt; a word written with two dashes (`--squash`) is
+ * found as typed, not excluded. Matching ignores case and works on substrings,
  * so `paginat` finds "pagination".
  *
  * A query becomes an FTS5 expression over the trigram index for every term of
@@ -34,7 +35,8 @@ export function parseQuery(source: string): Query {
     while (i < n && /\s/.test(source[i]!)) i++;
     if (i >= n) break;
     let negated = false;
-    if (source[i] === '-' && i + 1 < n && !/\s/.test(source[i + 1]!)) {
+    // `-word` excludes; `--word` is text to find as typed (`git merge --squash`).
+    if (source[i] === '-' && i + 1 < n && !/\s/.test(source[i + 1]!) && source[i + 1] !== '-') {
       negated = true;
       i++;
     }

@@ -66,7 +66,7 @@ export async function refreshIndex(
 ): Promise<RefreshStats> {
   const scanned = (await scannedHarnesses(ctx, from)).map((h) => h.id);
   const { sessions, warnings } = await discoverSessions(ctx, from);
-  for (const w of warnings) ctx.warn(w);
+  for (const w of warnings) ctx.warnListing(w);
   const known = new Map(index.sessions(scanned).map((s) => [`${s.harness}\0${s.locator}`, s]));
   // The injected clock, so tests can place sources outside the racy window.
   const now = ctx.io.now().getTime();

@@ -69,7 +69,7 @@ beforeAll(async () => {
       start: '2026-09-05T10:00:00Z',
       cwd: '/work/infra',
       prompt: 'deploy the release to staging',
-      command: 'make deploy ENV=staging',
+      command: 'git merge --squash release && make deploy ENV=staging',
       output: 'deployed build 42 to staging; pagination service unchanged',
       answer: 'Deployed to staging. Production waits for review.',
     }),
@@ -168,6 +168,18 @@ describe('search across harnesses', () => {
     expect(without.map((h) => h.ref)).toContain(`${CLAUDE}#2`);
   });
 
+  it('finds a --word as typed among other words, and after --; alone it is a mistyped option', async () => {
+    const squash = [`${CODEX}#2-3`]; // the call, kept with its result
+    expect((await search('git merge --squash')).map((h) => h.ref)).toEqual(squash);
+    expect((await search('git', 'merge', '--squash')).map((h) => h.ref)).toEqual(squash);
+    expect((await search('--', '--squash')).map((h) => h.ref)).toEqual(squash);
+    // Not the exclusion of "-squash": a session without the text is not a hit.
+    expect(await search('deploy', '--squish')).toEqual([]);
+    const alone = await txcript(['search', '--squash']);
+    expect(alone.code).toBe(2);
+    expect(alone.stderr).toContain('txcript search -- --squash');
+  });
+
   it('tolerates a typo in a term marked ~, and not without it', async () => {
     expect(await search('paginaton')).toEqual([]);
     const fuzzy = await search('paginaton~');
@@ -220,7 +232,7 @@ describe('search across harnesses', () => {
     for (const [args, what] of [
       [['"unclosed'], 'unclosed'],
       [['-only'], 'only excludes'],
-      [['--nope', 'x'], "unknown option '--nope'"],
+      [['--nope'], "unknown option '--nope'"],
       [[], 'needs a query'],
     ] as const) {
       const r = await txcript(['search', ...args]);

@@ -39,6 +39,8 @@ async function gateway(
   return { base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen };
 }
 
+const fixedProof = (proof: string) => ({ proof: () => proof, refresh: () => Promise.resolve(proof) });
+
 const json = (res: ServerResponse, status: number, body: unknown) =>
   res.writeHead(status, { 'Content-Type': 'application/json' }).end(JSON.stringify(body));
 
@@ -58,13 +60,13 @@ const row = {
 };
 
 describe('createApiClient', () => {
-  it('posts JSON with the CSRF header, no token, and checks the response', async () => {
+  it("posts JSON with this tab's session proof, no token, and checks the response", async () => {
     const { base, seen } = await gateway((_seen, res) => json(res, 200, [row]));
-    const rows = await createApiClient({ baseUrl: base }).listAgents();
+    const rows = await createApiClient({ baseUrl: base, session: fixedProof('proof-1') }).listAgents();
     expect(rows).toEqual([row]);
     expect(seen[0]).toMatchObject({ method: 'POST', url: '/api/listAgents' });
     expect(seen[0]!.headers.authorization).toBeUndefined();
-    expect(seen[0]!.headers['x-sendbox-request']).toBe('1');
+    expect(seen[0]!.headers['x-sendbox-session']).toBe('proof-1');
     expect(seen[0]!.headers['content-type']).toBe('application/json');
     expect(JSON.parse(seen[0]!.body.toString())).toEqual({});
   });
@@ -139,18 +141,48 @@ describe('createApiClient', () => {
     expect([...seen[0]!.body]).toEqual([1, 2, 3]);
   });
 
-  it('fetches attachment bytes with GET and the CSRF header', async () => {
+  it('after a 401, asks the other tabs for a newer proof once and retries with it', async () => {
+    const { base, seen } = await gateway((request, res) =>
+      request.headers['x-sendbox-session'] === 'new'
+        ? json(res, 200, [row])
+        : json(res, 401, { error: 'no' }),
+    );
+    let proof = 'old';
+    let refreshes = 0;
+    const session = {
+      proof: () => proof,
+      refresh: () => {
+        refreshes++;
+        proof = 'new';
+        return Promise.resolve(proof);
+      },
+    };
+    expect(await createApiClient({ baseUrl: base, session }).listAgents()).toEqual([row]);
+    expect(seen.map((request) => request.headers['x-sendbox-session'])).toEqual(['old', 'new']);
+    // No newer proof anywhere: the 401 stands, and the request is not repeated.
+    const stale = { proof: () => 'old', refresh: () => Promise.resolve('old') };
+    await expect(createApiClient({ baseUrl: base, session: stale }).listAgents()).rejects.toMatchObject({
+      status: 401,
+    });
+    expect(seen).toHaveLength(3);
+    expect(refreshes).toBe(1);
+  });
+
+  it("fetches attachment bytes with GET and this tab's session proof", async () => {
     const { base, seen } = await gateway((_seen, res) =>
       res.writeHead(200, { 'Content-Type': 'image/png' }).end('PNG'),
     );
-    const blob = await createApiClient({ baseUrl: base }).attachment('a1', 'f'.repeat(64));
+    const blob = await createApiClient({ baseUrl: base, session: fixedProof('proof-2') }).attachment(
+      'a1',
+      'f'.repeat(64),
+    );
     expect(await blob.text()).toBe('PNG');
     expect(blob.type).toBe('image/png');
     expect(seen[0]).toMatchObject({
       method: 'GET',
       url: `/api/attachment?agentId=a1&sha256=${'f'.repeat(64)}`,
     });
-    expect(seen[0]!.headers['x-sendbox-request']).toBe('1');
+    expect(seen[0]!.headers['x-sendbox-session']).toBe('proof-2');
   });
 
   it('reports an unreachable gateway with status 0', async () => {

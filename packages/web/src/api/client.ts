@@ -1,8 +1,8 @@
 /**
  * The gateway client (docs/gateway.md): `POST /api/<method>`, every response checked with
- * Zod. The page holds no token: the browser's HttpOnly session cookie signs each request in,
- * and the `X-Sendbox-Request` header proves the page itself sent it (the gateway's CSRF
- * guard). Errors name the method, the status and the gateway's message.
+ * Zod. The page holds no token: a request is signed in by the browser's HttpOnly session
+ * cookie together with this tab's proof in `X-Sendbox-Session` (tab-session.ts), which no
+ * other server on this host ever sees. Errors name the method, the status and the gateway's message.
  */
 import type { z } from 'zod';
 import {
@@ -23,8 +23,10 @@ import {
   statusResponseSchema,
   uploadResponseSchema,
   imageHostsResponseSchema,
+  signedOutResponseSchema,
   type RosterRow,
   type StatusResponse,
+  type TodoItem,
   type TranscriptEntry,
 } from './types.ts';
 import { isShown } from '../transcript.ts';
@@ -41,13 +43,26 @@ export class ApiError extends Error {
   }
 }
 
-/** Sent with every request: a cross-site form, link or image cannot set it. */
-export const REQUEST_HEADERS: Readonly<Record<string, string>> = { 'X-Sendbox-Request': '1' };
+/** The header that carries this tab's half of the session. */
+export const SESSION_HEADER = 'X-Sendbox-Session';
+
+/** Where the client gets this tab's proof, and asks for a newer one after a 401. */
+export interface ProofSource {
+  proof(): string | null;
+  refresh(): Promise<string | null>;
+}
+
+/** What `openAgent` gives the conversation: its ledger entries unchecked, and the agent's task list. */
+export interface OpenedAgent {
+  entries: readonly unknown[];
+  todos: TodoItem[];
+}
 
 export interface ApiClientOptions {
   /** Defaults to the page's origin. */
   baseUrl?: string;
   fetch?: typeof fetch;
+  session?: ProofSource;
 }
 
 export type ApiClient = ReturnType<typeof createApiClient>;
@@ -55,14 +70,20 @@ export type ApiClient = ReturnType<typeof createApiClient>;
 export function createApiClient(options: ApiClientOptions = {}) {
   const doFetch = options.fetch ?? globalThis.fetch.bind(globalThis);
   const baseUrl = options.baseUrl ?? '';
+  const session = options.session;
 
-  async function request(endpoint: string, init: RequestInit): Promise<Response> {
-    let response: Response;
+  /** The headers every request carries: this tab's proof, when it has one. */
+  function sessionHeaders(): Record<string, string> {
+    const proof = session?.proof() ?? null;
+    return proof === null ? {} : { [SESSION_HEADER]: proof };
+  }
+
+  async function send(endpoint: string, init: RequestInit): Promise<Response> {
     try {
-      response = await doFetch(`${baseUrl}${endpoint}`, {
+      return await doFetch(`${baseUrl}${endpoint}`, {
         ...init,
         credentials: 'same-origin',
-        headers: { ...REQUEST_HEADERS, ...(init.headers as Record<string, string> | undefined) },
+        headers: { ...sessionHeaders(), ...(init.headers as Record<string, string> | undefined) },
       });
     } catch (cause) {
       throw new ApiError(
@@ -70,6 +91,20 @@ export function createApiClient(options: ApiClientOptions = {}) {
         0,
         endpoint,
       );
+    }
+  }
+
+  async function request(endpoint: string, init: RequestInit): Promise<Response> {
+    let response = await send(endpoint, init);
+    // Refused: this browser may have signed in anew in another tab (a new session). Ask the
+    // other tabs once and retry with their proof; a body that is a stream cannot be re-sent.
+    if (response.status === 401 && session && !(init.body instanceof ReadableStream)) {
+      const before = session.proof();
+      const after = await session.refresh();
+      if (after !== null && after !== before) {
+        await response.body?.cancel();
+        response = await send(endpoint, init);
+      }
     }
     if (!response.ok) throw new ApiError(await errorText(endpoint, response), response.status, endpoint);
     return response;
@@ -92,6 +127,9 @@ export function createApiClient(options: ApiClientOptions = {}) {
   return {
     baseUrl,
     fetch: doFetch,
+    sessionHeaders,
+    /** Asks the other tabs for a newer session proof (the event stream, after a 401). */
+    refreshSession: (): Promise<string | null> => session?.refresh() ?? Promise.resolve(null),
     getStatus: (): Promise<StatusResponse> => call('getStatus', {}, statusResponseSchema),
     listAgents: (): Promise<RosterRow[]> => call('listAgents', {}, rosterResponseSchema),
     createAgent: async (input: { name: string; description?: string }): Promise<RosterRow> =>
@@ -105,9 +143,11 @@ export function createApiClient(options: ApiClientOptions = {}) {
       const { entries } = await call('openAgent', { id }, openAgentResponseSchema);
       return parseEntries(entries, 'openAgent');
     },
-    /** The ledger as sent, each entry still unchecked: validate with `parseNewest`/`parseEntries`. */
-    openAgentRaw: async (id: string): Promise<readonly unknown[]> =>
-      (await call('openAgent', { id }, openAgentResponseSchema)).entries,
+    /** The ledger as sent, each entry still unchecked (validate with `parseNewest`/`parseEntries`), and the task list. */
+    openAgentRaw: async (id: string): Promise<OpenedAgent> => {
+      const { entries, todos } = await call('openAgent', { id }, openAgentResponseSchema);
+      return { entries, todos };
+    },
     sendPrompt: (input: { agentId: string; prompt: string; clientNonce: string }) =>
       call('sendPrompt', input, sendPromptResponseSchema),
     getModelSettings: (): Promise<ModelSettings> => call('getModelSettings', {}, modelSettingsSchema),
@@ -117,6 +157,7 @@ export function createApiClient(options: ApiClientOptions = {}) {
       baseURL?: string;
       model?: string;
       apiKey?: string;
+      vision?: boolean;
     }): Promise<ModelSettings> => call('setModelSettings', input, modelSettingsSchema),
     /** Stops the agent's running turn (queued prompts still run after it). */
     cancelTurn: (agentId: string) => call('cancelTurn', { agentId }, cancelTurnResponseSchema),
@@ -162,6 +203,10 @@ export function createApiClient(options: ApiClientOptions = {}) {
     /** A remote image fetched by the gateway (never by the page itself): see docs/gateway.md. */
     remoteImage: (url: string): Promise<Blob> =>
       blob(`/api/remoteImage?${new URLSearchParams({ url }).toString()}`),
+    /** Ends this browser's session (every tab of it), on the gateway. */
+    signOut: async (): Promise<void> => {
+      await call('signOut', {}, signedOutResponseSchema);
+    },
     listImageHosts: async (): Promise<string[]> =>
       (await call('listImageHosts', {}, imageHostsResponseSchema)).hosts,
     allowImageHost: async (host: string): Promise<string[]> =>

@@ -87,7 +87,7 @@ describe('followAgentEvents against a loopback server', () => {
     server = createServer((req, res) =>
       handler(
         new URL(req.url ?? '/', 'http://x'),
-        req.headers['x-sendbox-request'] as string | undefined,
+        req.headers['x-sendbox-session'] as string | undefined,
         res,
       ),
     );
@@ -95,7 +95,7 @@ describe('followAgentEvents against a loopback server', () => {
     return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   }
 
-  it('sends the CSRF header and resumes with after=<last seq> when the stream drops', async () => {
+  it("sends this tab's session proof and resumes with after=<last seq> when the stream drops", async () => {
     const requests: { after: string | null; agentId: string | null; auth: string | undefined }[] = [];
     const base = await listen((url, auth, res) => {
       requests.push({ after: url.searchParams.get('after'), agentId: url.searchParams.get('agentId'), auth });
@@ -106,7 +106,10 @@ describe('followAgentEvents against a loopback server', () => {
         res.write(entry(8));
       }
     });
-    const client = createApiClient({ baseUrl: base });
+    const client = createApiClient({
+      baseUrl: base,
+      session: { proof: () => 'tab-proof', refresh: () => Promise.resolve('tab-proof') },
+    });
     const abort = new AbortController();
     const seen: TranscriptEntry[] = [];
     const states: string[] = [];
@@ -128,8 +131,8 @@ describe('followAgentEvents against a loopback server', () => {
     expect(seen.map((e) => e.seq)).toEqual([6, 7, 8]);
     expect(states).toEqual(['working']);
     expect(requests).toEqual([
-      { after: '5', agentId: 'a1', auth: '1' },
-      { after: '7', agentId: 'a1', auth: '1' },
+      { after: '5', agentId: 'a1', auth: 'tab-proof' },
+      { after: '7', agentId: 'a1', auth: 'tab-proof' },
     ]);
   });
 

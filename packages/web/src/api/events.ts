@@ -1,9 +1,9 @@
 /**
- * The gateway's event stream (docs/gateway.md "Events"), read with `fetch` so the CSRF
- * header can be sent (EventSource cannot); the session cookie signs it in. A small SSE parser that follows the WHATWG
+ * The gateway's event stream (docs/gateway.md "Events"), read with `fetch` so this tab's
+ * session proof can be sent (EventSource cannot set a header); with the cookie it signs the stream in. A small SSE parser that follows the WHATWG
  * event-stream rules, and a reader that resumes with `after=<last seq>` after a drop.
  */
-import { REQUEST_HEADERS, type ApiClient } from './client.ts';
+import type { ApiClient } from './client.ts';
 import {
   inboxEventSchema,
   draftEventSchema,
@@ -147,7 +147,7 @@ export async function followAgentEvents(
     try {
       const response = await client.fetch(url, {
         credentials: 'same-origin',
-        headers: { ...REQUEST_HEADERS, Accept: 'text/event-stream' },
+        headers: { ...client.sessionHeaders(), Accept: 'text/event-stream' },
         signal,
       });
       if (response.status === 404) {
@@ -158,6 +158,7 @@ export async function followAgentEvents(
       // backoff; signing in again in another tab is enough to bring this one back.
       if (response.status === 401 || response.status === 403) {
         handlers.onUnauthorized?.();
+        if (response.status === 401) await client.refreshSession();
         throw new Error(`/api/events answered ${response.status}`);
       }
       if (!response.ok || !response.body) throw new Error(`/api/events answered ${response.status}`);

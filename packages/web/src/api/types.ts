@@ -109,8 +109,14 @@ export function parseEntry(raw: unknown): TranscriptEntry | null {
 }
 
 /** Entries are checked one by one later (`parseNewest`): here only that they are a list. */
+/** One item of the agent's task list (`update_todos`; docs/gateway.md, openAgent). */
+export const todoItemSchema = z.looseObject({ id: z.string(), content: z.string(), status: z.string() });
+export type TodoItem = z.infer<typeof todoItemSchema>;
+
 export const openAgentResponseSchema = z.looseObject({
   entries: z.custom<unknown[]>(Array.isArray, { message: 'expected an array of ledger entries' }),
+  /** Absent from older gateways. */
+  todos: z.array(todoItemSchema).default([]),
 });
 export const agentResponseSchema = z.looseObject({ agent: rosterRowSchema });
 export const rosterResponseSchema = z.array(rosterRowSchema);
@@ -121,6 +127,7 @@ export const savedResponseSchema = z.looseObject({ saved: z.literal(true) });
 export const deletedResponseSchema = z.looseObject({ deleted: z.literal(true) });
 export const uploadResponseSchema = z.looseObject({ entry: z.unknown() });
 export const imageHostsResponseSchema = z.looseObject({ hosts: z.array(z.string()) });
+export const signedOutResponseSchema = z.looseObject({ signedOut: z.literal(true) });
 
 export const stateEventSchema = z.looseObject({ agentId: z.string(), state: turnStateSchema });
 export const rosterEventSchema = z.looseObject({ agentId: z.string(), change: z.string() });
@@ -140,6 +147,11 @@ export const modelSettingsSchema = z.looseObject({
   model: z.string(),
   hasKey: z.boolean(),
   lockedByEnvironment: z.boolean(),
+  /** Whether the model is shown images; SENDBOX_MODEL_VISION locks it. Absent from older boxes. */
+  vision: z.boolean().default(true),
+  visionLockedByEnvironment: z.boolean().default(false),
+  /** The search backend web_search uses, or how to enable one. */
+  webSearch: z.looseObject({ backend: z.string().nullable(), howToEnable: z.string() }).optional(),
 });
 export type ModelSettings = z.infer<typeof modelSettingsSchema>;
 

@@ -14,6 +14,12 @@ const ICONS: Readonly<Record<string, string>> = {
   read: '▤',
   write: '✎',
   edit: '✎',
+  grep: '⌕',
+  glob: '⌕',
+  ls: '▦',
+  delete: '✕',
+  web_search: '⌕',
+  web_fetch: '↓',
   update_todos: '☑',
   task: '↳',
   await: '◷',
@@ -34,6 +40,33 @@ interface ToolCallDetails {
   durationMs?: unknown;
   /** The model's id of the call: a background task it started is found by it. */
   toolCallId?: unknown;
+  /** An edit's unified diff (`@@` hunks; ` `, `-`, `+` lines). */
+  diff?: unknown;
+}
+
+/** A diff, one line per row, added and removed lines marked for colour and for screen readers. */
+function Diff({ text }: { text: string }) {
+  return (
+    <pre className="tool-diff" data-testid="tool-diff">
+      {text.split('\n').map((line, i) => {
+        const kind = line.startsWith('@@')
+          ? 'hunk'
+          : line.startsWith('+')
+            ? 'added'
+            : line.startsWith('-')
+              ? 'removed'
+              : 'context';
+        return (
+          <span key={i} className={`diff-line diff-${kind}`}>
+            {kind === 'added' && <span className="sr-only">added: </span>}
+            {kind === 'removed' && <span className="sr-only">removed: </span>}
+            {line}
+            {'\n'}
+          </span>
+        );
+      })}
+    </pre>
+  );
 }
 
 export function formatDuration(ms: number): string {
@@ -52,6 +85,7 @@ export function ToolCallBubble({ entry }: { entry: ToolCallEntry }) {
   const input = typeof details.input === 'string' ? details.input : '';
   const output = typeof details.output === 'string' ? details.output : '';
   const duration = typeof details.durationMs === 'number' ? formatDuration(details.durationMs) : '';
+  const diff = typeof details.diff === 'string' ? details.diff : '';
   const line = description || entry.summary || '';
   const statusClass = /^[a-z-]+$/.test(status) ? status : 'other';
   const head = (
@@ -73,7 +107,7 @@ export function ToolCallBubble({ entry }: { entry: ToolCallEntry }) {
     </>
   );
   const panel = task ? <TaskPanel task={task} /> : null;
-  if (!input && !output)
+  if (!input && !output && !diff)
     return panel ? (
       <div className="tool-call">
         <div className="tool-row">{head}</div>
@@ -88,6 +122,12 @@ export function ToolCallBubble({ entry }: { entry: ToolCallEntry }) {
         {head}
       </summary>
       <div className="tool-body">
+        {diff && (
+          <>
+            <h4>Changes</h4>
+            <Diff text={diff} />
+          </>
+        )}
         {input && (
           <>
             <h4>Input</h4>

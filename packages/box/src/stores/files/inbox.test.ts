@@ -31,8 +31,8 @@ describe('the inbox', () => {
   it('commits an input before accept returns, keeps its nonce across reopening, and lists pending inputs in order', async () => {
     const file = await storeDb();
     const inbox = open(file);
-    expect(inbox.accept('n1', { kind: 'prompt', prompt: 'first' }, 1)).toBe(true);
-    expect(inbox.accept('n2', { kind: 'prompt', prompt: 'second' }, 2)).toBe(true);
+    expect(await inbox.accept('n1', { kind: 'prompt', prompt: 'first' }, 1)).toBe(true);
+    expect(await inbox.accept('n2', { kind: 'prompt', prompt: 'second' }, 2)).toBe(true);
     // Another connection sees the rows at once: they are committed.
     const reader = new Database(file, { readonly: true });
     expect(reader.prepare('SELECT nonce FROM sendbox_inbox ORDER BY seq').pluck().all()).toEqual([
@@ -45,7 +45,7 @@ describe('the inbox', () => {
 
     const again = open(file);
     expect(again.has('n1')).toBe(true);
-    expect(again.accept('n1', { kind: 'prompt', prompt: 'first' }, 3)).toBe(false);
+    expect(await again.accept('n1', { kind: 'prompt', prompt: 'first' }, 3)).toBe(false);
     expect(again.pending().map(pendingView)).toEqual([
       { nonce: 'n2', kind: 'prompt', text: 'second', acceptedAt: 2 },
     ]);
@@ -55,8 +55,12 @@ describe('the inbox', () => {
   it('settles a pending input whose user message the ledger holds (a crash between the two commits)', async () => {
     const file = await storeDb();
     const inbox = open(file);
-    inbox.accept('n1', { kind: 'prompt', prompt: 'a' }, 1);
-    inbox.accept('answer:t0s0', { kind: 'widget-answer', messageId: 't0s0', text: 'Red', value: 'red' }, 2);
+    await inbox.accept('n1', { kind: 'prompt', prompt: 'a' }, 1);
+    await inbox.accept(
+      'answer:t0s0',
+      { kind: 'widget-answer', messageId: 't0s0', text: 'Red', value: 'red' },
+      2,
+    );
     inbox.reconcile((nonce) => (nonce === 'n1' ? 4 : undefined));
     expect(inbox.pending().map((row) => row.nonce)).toEqual(['answer:t0s0']);
     inbox.close();
@@ -71,7 +75,7 @@ describe('the inbox', () => {
     const inbox = open(file, new WritePoints({ fail: (store) => (full ? diskFullError(store) : null) }));
     let error: unknown;
     try {
-      inbox.accept('n1', { kind: 'prompt', prompt: 'a' }, 1);
+      await inbox.accept('n1', { kind: 'prompt', prompt: 'a' }, 1);
     } catch (caught) {
       error = caught;
     }
@@ -79,7 +83,37 @@ describe('the inbox', () => {
     expect((error as StoreWriteError).diskFull).toBe(true);
     expect(inbox.has('n1')).toBe(false);
     full = false;
-    expect(inbox.accept('n1', { kind: 'prompt', prompt: 'a' }, 1)).toBe(true);
+    expect(await inbox.accept('n1', { kind: 'prompt', prompt: 'a' }, 1)).toBe(true);
+    inbox.close();
+  });
+
+  it('group commit: inputs that arrive together share one fdatasync of the WAL, and each is acknowledged (and pending) only after a sync that began after its row', async () => {
+    const file = await storeDb();
+    const inbox = open(file);
+    await inbox.accept('first', { kind: 'prompt', prompt: 'alone' }, 1);
+    expect(inbox.syncs).toBe(1);
+
+    const syncsAtAck: number[] = [];
+    const arriving = Array.from({ length: 20 }, (_, i) =>
+      inbox.accept(`n${i}`, { kind: 'prompt', prompt: `p${i}` }, 2).then((fresh) => {
+        syncsAtAck.push(inbox.syncs);
+        return fresh;
+      }),
+    );
+    // Committed (a repeat is recognised) but not acknowledged: not pending, so no turn takes it yet.
+    expect(inbox.has('n0')).toBe(true);
+    expect(inbox.pending().map((row) => row.nonce)).toEqual(['first']);
+    const repeat = inbox.accept('n3', { kind: 'prompt', prompt: 'p3' }, 3);
+    expect(await Promise.all(arriving)).toEqual(Array.from({ length: 20 }, () => true));
+    expect(await repeat).toBe(false);
+    // One sync for all twenty: the first caller's started at once (the rows were all written
+    // before it ran), the others' was the next one. Never one per input.
+    expect(inbox.syncs).toBeLessThanOrEqual(3);
+    for (const syncs of syncsAtAck) expect(syncs).toBeGreaterThanOrEqual(2);
+    expect(inbox.pending().map((row) => row.nonce)).toEqual([
+      'first',
+      ...Array.from({ length: 20 }, (_, i) => `n${i}`),
+    ]);
     inbox.close();
   });
 
@@ -87,7 +121,7 @@ describe('the inbox', () => {
     const file = await storeDb();
     expect(needsRecovery(file)).toBe(false);
     const inbox = open(file);
-    inbox.accept('n1', { kind: 'prompt', prompt: 'a' }, 1);
+    await inbox.accept('n1', { kind: 'prompt', prompt: 'a' }, 1);
     expect(needsRecovery(file)).toBe(true);
     inbox.markStarted('n1', 0);
     expect(needsRecovery(file)).toBe(true);

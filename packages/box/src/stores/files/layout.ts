@@ -9,6 +9,7 @@
  *   <dataDir>/agent-transcripts/<id>/<id>.jsonl   the model transcript (append-only)
  *   <dataDir>/sandboxes/<id>/                 the agent's working folder (tools run here)
  *   <dataDir>/keys/secrets.key                the secret-store key, outside every agent folder
+ *   <dataDir>/roster.db                       sendbox's index of every agent's list row (a cache)
  *
  * The sandbox is outside `agents/<id>/` on purpose: a tool cannot reach the
  * ledger, the secret store or the attachments through a relative path.
@@ -47,6 +48,10 @@ export function agentPaths(dataDir: string, id: string): AgentPaths {
     jsonl: path.join(transcriptDir, `${id}.jsonl`),
     sandbox: path.join(dataDir, 'sandboxes', id),
   };
+}
+
+export function rosterDb(dataDir: string): string {
+  return path.join(dataDir, 'roster.db');
 }
 
 export function agentsRoot(dataDir: string): string {

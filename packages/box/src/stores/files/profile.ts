@@ -23,6 +23,12 @@ export const profileSchema = z.looseObject({
     .optional(),
   /** sendbox: limits on background commands and subagents, and on a turn's model steps (tasks/limits.ts). */
   background: backgroundSettingsSchema.optional(),
+  /** sendbox: the web tools for this agent; `fetch: "off"` withholds `web_fetch` (docs/runtime.md). */
+  web: z
+    .looseObject({
+      fetch: z.enum(['on', 'off'], { message: 'web.fetch is "on" or "off"' }).default('on'),
+    })
+    .optional(),
 });
 
 export type Profile = z.output<typeof profileSchema>;

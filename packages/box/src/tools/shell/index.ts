@@ -4,9 +4,10 @@
  * cap on captured output. Secrets reach the command only as environment
  * variables; its output is scrubbed of them before anything else sees it.
  */
-import { spawn } from 'node:child_process';
 import { z } from 'zod';
 import type { Confinement, LaunchSpec } from '../../sandbox/confinement.ts';
+import { runConfined, type ConfinedRun } from '../../sandbox/confined-run.ts';
+import type { SandboxDisks } from '../../sandbox/disk-quota.ts';
 import type { EgressProxies } from '../../sandbox/egress-proxy.ts';
 import { folderInSandbox, withDeadline } from '../../sandbox/paths.ts';
 import type { Scrubber } from '../../secrets/scrub.ts';
@@ -46,12 +47,11 @@ export interface ShellOptions {
   confinement: Confinement;
   /** Egress proxies for agents with an allowlist; without it sandboxes have no network at all. */
   egress?: EgressProxies;
+  /** The sandboxes' disk quota: a command that outgrows it is stopped, and the model told. */
+  disk?: SandboxDisks;
   timeoutMs?: number;
   outputCapBytes?: number;
 }
-
-/** After the command's process exits, how long its pipes may stay open (a detached child holding them). */
-const PIPE_GRACE_MS = 250;
 
 export function shellTool(options: ShellOptions) {
   const cap = options.outputCapBytes ?? SHELL_OUTPUT_CAP_BYTES;
@@ -62,11 +62,20 @@ export function shellTool(options: ShellOptions) {
       'exit, stdout, stderr and the exit code. Output is capped; long output is cut with a marker.',
     input: shellInput,
     async run(input, ctx): Promise<ToolOutcome> {
-      const launch = await launchOf(input, ctx, options);
-      if ('outcome' in launch) return launch.outcome;
+      const overQuota = new AbortController();
+      // A background command is not held to the quota's per-command checks (it outlives the call).
+      const disk = input.isBackground ? undefined : await options.disk?.begin(ctx.sandboxDir, () => overQuota.abort());
+      const launch = await launchOf(input, ctx, options, disk?.fileBytes);
+      if ('outcome' in launch) {
+        await disk?.end();
+        return launch.outcome;
+      }
       const { spec, cwd, timeoutMs } = launch;
       if (input.isBackground) return startInBackground(input.command, spec, ctx);
-      const run = await runCommand(spec, { timeoutMs, cap, signal: ctx.signal });
+      const signal = ctx.signal ? AbortSignal.any([ctx.signal, overQuota.signal]) : overQuota.signal;
+      const run = await runCommand(spec, { timeoutMs, cap, signal });
+      // What the disk quota has to say goes after the command's own words.
+      const diskNote = [disk?.note, await disk?.end()].filter(Boolean).join('\n');
       // Real files: `spawnError {command, error}`, and `isBackground` beside every shell envelope.
       if (run.spawnError)
         return {
@@ -77,7 +86,7 @@ export function shellTool(options: ShellOptions) {
           summary: oneLine(`Could not start the command: ${ctx.scrub.text(run.spawnError)}`),
         };
       const stdout = run.stdout.scrubbed(ctx.scrub);
-      const stderr = run.stderr.scrubbed(ctx.scrub);
+      const stderr = [run.stderr.scrubbed(ctx.scrub), diskNote].filter(Boolean).join('\n');
       const command = ctx.scrub.text(input.command);
       if (run.exitCode === 0 && !run.timedOut) {
         return {
@@ -85,7 +94,11 @@ export function shellTool(options: ShellOptions) {
           summary: oneLine(command),
         };
       }
-      const why = run.timedOut ? `timed out after ${timeoutMs} ms` : `exit ${run.exitCode ?? run.signal}`;
+      const why = run.timedOut
+        ? `timed out after ${timeoutMs} ms`
+        : overQuota.signal.aborted
+          ? 'stopped: disk quota'
+          : `exit ${run.exitCode ?? run.signal}`;
       return {
         envelope: {
           failure: {
@@ -97,7 +110,7 @@ export function shellTool(options: ShellOptions) {
             localExecutionTimeMs: run.durationMs,
             stdout,
             stderr,
-            interleavedOutput: run.interleaved.scrubbed(ctx.scrub),
+            interleavedOutput: [run.interleaved.scrubbed(ctx.scrub), diskNote].filter(Boolean).join('\n'),
             // As the agent sees it: the absolute folder the command ran in.
             workingDirectory: cwd,
           },
@@ -114,6 +127,7 @@ async function launchOf(
   input: z.output<typeof shellInput>,
   ctx: ToolContext,
   options: ShellOptions,
+  fileBytes: number | undefined,
 ): Promise<
   { spec: LaunchSpec & { cwd: string }; cwd: string; timeoutMs: number } | { outcome: ToolOutcome }
 > {
@@ -136,6 +150,7 @@ async function launchOf(
     cwd,
     env: ctx.env,
     ...(proxySocket ? { proxySocket } : {}),
+    ...(fileBytes !== undefined ? { fileBytes } : {}),
   });
   if ('refused' in spec) return { outcome: errorOutcome(spec.refused, 'shell is disabled (no confinement)') };
   return { spec: { ...spec, cwd }, cwd, timeoutMs };
@@ -182,86 +197,34 @@ async function startInBackground(
   };
 }
 
-interface CommandRun {
+interface CommandRun extends ConfinedRun {
   stdout: Capture;
   stderr: Capture;
   interleaved: Capture;
-  exitCode: number | null;
-  signal: string | null;
-  timedOut: boolean;
-  durationMs: number;
-  spawnError?: string;
 }
 
 /** Collects up to `cap` bytes per stream (plus a margin so a secret cut at the cap is still scrubbed whole). */
-function runCommand(
+async function runCommand(
   spec: LaunchSpec & { cwd: string },
   options: { timeoutMs: number; cap: number; signal?: AbortSignal | undefined },
 ): Promise<CommandRun> {
-  const started = Date.now();
-  return new Promise((resolve) => {
-    const child = spawn(spec.file, spec.args, {
-      cwd: spec.cwd,
-      env: spec.env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-      detached: true,
-    });
-    const streams = {
-      stdout: new Capture(options.cap),
-      stderr: new Capture(options.cap),
-      all: new Capture(options.cap),
-    };
-    child.stdout.on('data', (chunk: Buffer) => {
-      streams.stdout.add(chunk);
-      streams.all.add(chunk);
-    });
-    child.stderr.on('data', (chunk: Buffer) => {
-      streams.stderr.add(chunk);
-      streams.all.add(chunk);
-    });
-    let timedOut = false;
-    const killGroup = () => {
-      try {
-        if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
-      } catch {
-        // Already gone.
-      }
-    };
-    const timer = setTimeout(() => {
-      timedOut = true;
-      killGroup();
-    }, options.timeoutMs);
-    const onAbort = () => killGroup();
-    options.signal?.addEventListener('abort', onAbort, { once: true });
-    let spawnError: string | undefined;
-    child.on('error', (error) => {
-      spawnError = error.message;
-    });
-    // Confined, the sandbox dies with its first process and the pipes close with it. Unconfined, a
-    // detached child can hold them open forever: the command is over when its process is.
-    let grace: NodeJS.Timeout | undefined;
-    child.on('exit', () => {
-      grace = setTimeout(() => {
-        child.stdout.destroy();
-        child.stderr.destroy();
-      }, PIPE_GRACE_MS);
-    });
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      clearTimeout(grace);
-      options.signal?.removeEventListener('abort', onAbort);
-      resolve({
-        stdout: streams.stdout,
-        stderr: streams.stderr,
-        interleaved: streams.all,
-        exitCode: code,
-        signal,
-        timedOut,
-        durationMs: Date.now() - started,
-        ...(spawnError ? { spawnError } : {}),
-      });
-    });
+  const stdout = new Capture(options.cap);
+  const stderr = new Capture(options.cap);
+  const interleaved = new Capture(options.cap);
+  const run = await runConfined(spec, {
+    cwd: spec.cwd,
+    timeoutMs: options.timeoutMs,
+    signal: options.signal,
+    onStdout: (chunk) => {
+      stdout.add(chunk);
+      interleaved.add(chunk);
+    },
+    onStderr: (chunk) => {
+      stderr.add(chunk);
+      interleaved.add(chunk);
+    },
   });
+  return { ...run, stdout, stderr, interleaved };
 }
 
 const SCRUB_MARGIN = 4096;

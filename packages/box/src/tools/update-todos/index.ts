@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import type { JsonValue } from '@sendbox/txcript';
-import { defineTool, type TodoItem, type ToolOutcome } from '../types.ts';
+import { defineTool, successFields, type TodoItem, type ToolOutcome } from '../types.ts';
 
 const todoStatus = z.enum(['pending', 'in_progress', 'completed', 'cancelled']);
 
@@ -66,5 +66,10 @@ export const updateTodosTool = defineTool({
       },
       summary: `${done}/${next.length} done`,
     });
+  },
+  /** The list after the call, so the UI's task panel follows it live. */
+  entryFields(result) {
+    const todos = successFields(result)?.todos;
+    return Array.isArray(todos) ? { todos } : undefined;
   },
 });

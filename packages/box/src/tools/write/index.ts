@@ -14,6 +14,7 @@ export const writeTool = defineTool({
   input: writeInput,
   async run(input, ctx): Promise<ToolOutcome> {
     try {
+      await ctx.disk?.reserve(Buffer.byteLength(input.content));
       await withDeadline(`Writing ${input.path}`, () =>
         writeInSandbox(ctx.sandboxDir, input.path, input.content),
       );

@@ -32,14 +32,7 @@ import { builtDocument } from '../json-document.ts';
 import type { WarningCodec, WarningContext } from '../types.ts';
 import type { AmpThread } from './records.ts';
 import { ampToolToCommon, commonToolToAmp } from './tools.ts';
-
-const str = (o: JsonObject, key: string): string | undefined => {
-  const v = o[key];
-  return typeof v === 'string' ? v : undefined;
-};
-
-const fromMillis = (v: JsonValue | undefined): string | undefined =>
-  typeof v === 'number' && Number.isFinite(v) ? new Date(v).toISOString() : undefined;
+import { millisTime, str } from '../native-values.ts';
 
 function imageOf(block: JsonObject): ImageSource | undefined {
   const source = block.source;
@@ -161,7 +154,7 @@ function pathOfUri(uri: string): string {
 function metaOf(thread: JsonObject, ctx: WarningContext): Meta {
   const meta: Meta = {
     id: str(thread, 'id') ?? ctx.sessionId,
-    timestamp: fromMillis(thread.created) ?? ctx.timestamp ?? new Date(0).toISOString(),
+    timestamp: millisTime(thread.created) ?? ctx.timestamp ?? new Date(0).toISOString(),
   };
   const title = str(thread, 'title')?.trim();
   if (title) meta.title = title;
@@ -194,7 +187,7 @@ function toCommon(thread: AmpThread, ctx: WarningContext): Transcript {
     const usage = role === 'assistant' && isJsonObject(m.usage) ? m.usage : undefined;
     const own =
       role === 'user'
-        ? fromMillis(isJsonObject(m.meta) ? m.meta.sentAt : undefined)
+        ? millisTime(isJsonObject(m.meta) ? m.meta.sentAt : undefined)
         : normalizeTimestamp(usage !== undefined ? str(usage, 'timestamp') : undefined);
     last = own ?? last;
     const content = blocksOf(m, role);

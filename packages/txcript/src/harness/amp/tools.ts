@@ -9,31 +9,17 @@
 import type { JsonObject, JsonValue, Tool } from '../../model/common.ts';
 import { isJsonObject } from '../../model/json.ts';
 import { toolFromCanonical, toolToCanonical } from '../../model/tool.ts';
-
-function onlyKeys(o: JsonObject, allowed: readonly string[]): boolean {
-  return Object.keys(o).every((k) => allowed.includes(k));
-}
-
-function typed(name: string, input: JsonObject): Tool | undefined {
-  const tool = toolFromCanonical(name, input);
-  return tool.name === 'Raw' ? undefined : tool;
-}
-
-function renamed(input: JsonObject, names: Record<string, string>): JsonObject {
-  const out: JsonObject = {};
-  for (const [k, v] of Object.entries(input)) out[names[k] ?? k] = v;
-  return out;
-}
+import { onlyKeys, renamedKeys, typedTool } from '../native-values.ts';
 
 function readToCommon(input: JsonObject): Tool | undefined {
   if (!onlyKeys(input, ['path', 'read_range'])) return undefined;
   const { read_range: range, ...rest } = input;
-  const base = renamed(rest, { path: 'file_path' });
-  if (range === undefined) return typed('Read', base);
+  const base = renamedKeys(rest, { path: 'file_path' });
+  if (range === undefined) return typedTool('Read', base);
   if (!Array.isArray(range) || range.length !== 2) return undefined;
   const [first, last] = range;
   if (typeof first !== 'number' || typeof last !== 'number' || first < 1 || last < first) return undefined;
-  return typed('Read', { ...base, offset: first, limit: last - first + 1 });
+  return typedTool('Read', { ...base, offset: first, limit: last - first + 1 });
 }
 
 const AMP_NAMES = new Set(['Bash', 'shell_command', 'Read', 'edit_file', 'create_file']);
@@ -44,13 +30,17 @@ export function ampToolToCommon(name: string, input: JsonValue): Tool {
     return AMP_NAMES.has(name) ? { name: 'Raw', tool_name: name, input } : toolFromCanonical(name, input);
   let tool: Tool | undefined;
   if (name === 'Bash' && onlyKeys(input, ['cmd', 'cwd']))
-    tool = typed('Bash', renamed(input, { cmd: 'command', cwd: 'workdir' }));
-  else if (name === 'shell_command' && onlyKeys(input, ['command', 'workdir'])) tool = typed('Bash', input);
+    tool = typedTool('Bash', renamedKeys(input, { cmd: 'command', cwd: 'workdir' }));
+  else if (name === 'shell_command' && onlyKeys(input, ['command', 'workdir']))
+    tool = typedTool('Bash', input);
   else if (name === 'Read') tool = readToCommon(input);
   else if (name === 'edit_file' && onlyKeys(input, ['path', 'old_str', 'new_str']))
-    tool = typed('Edit', renamed(input, { path: 'file_path', old_str: 'old_string', new_str: 'new_string' }));
+    tool = typedTool(
+      'Edit',
+      renamedKeys(input, { path: 'file_path', old_str: 'old_string', new_str: 'new_string' }),
+    );
   else if (name === 'create_file' && onlyKeys(input, ['path', 'content']))
-    tool = typed('Write', renamed(input, { path: 'file_path' }));
+    tool = typedTool('Write', renamedKeys(input, { path: 'file_path' }));
   // `Bash` and `Read` are Claude's names too: a call in Claude's shape (one this codec wrote) is read as one.
   if (tool === undefined && (name === 'Bash' || name === 'Read')) return toolFromCanonical(name, input);
   return tool ?? { name: 'Raw', tool_name: name, input };

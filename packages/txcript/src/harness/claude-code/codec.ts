@@ -89,8 +89,6 @@ function resultContentToCommon(content: unknown): ToolOutput {
   return JSON.stringify(content);
 }
 
-const isObj = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
-
 /** Each block schema's test written out (see fitsEnvelope in records.ts): the schema is asked only for a block that fails it. */
 const blockFits: Record<keyof typeof blockSchemas, (b: JsonObject) => boolean> = {
   text: (b) => typeof b.text === 'string',
@@ -101,7 +99,7 @@ const blockFits: Record<keyof typeof blockSchemas, (b: JsonObject) => boolean> =
     typeof b.tool_use_id === 'string' &&
     (b.is_error === undefined || b.is_error === null || typeof b.is_error === 'boolean'),
   image: (b) =>
-    isObj(b.source) &&
+    isJsonObject(b.source) &&
     typeof b.source.type === 'string' &&
     typeof b.source.media_type === 'string' &&
     typeof b.source.data === 'string',
@@ -154,7 +152,7 @@ const isOptionalCount = (v: unknown): boolean => v === undefined || v === null |
 
 function usageToCommon(u: unknown): Usage | undefined {
   const fits =
-    isObj(u) &&
+    isJsonObject(u) &&
     isCount(u.input_tokens) &&
     isCount(u.output_tokens) &&
     isOptionalCount(u.cache_read_input_tokens) &&

@@ -22,7 +22,7 @@ import { isJsonObject } from '../../model/json.ts';
 import { normalizeTimestamp, titleFromText } from '../common-values.ts';
 import { envValue, homeDir } from '../env.ts';
 import { parseObjectLine, topLevelLiteral, topLevelString } from '../jsonl-scan.ts';
-import { forEachLatin1Line, ownString, utf8Line } from '../line-skim.ts';
+import { forEachLatin1Line, isWholeRecord, ownString, utf8Line } from '../line-skim.ts';
 
 const maybeOwn = (s: string | undefined): string | undefined => (s === undefined ? undefined : ownString(s));
 import { loadSessionFile, openSessionFileCache, summarizeSessionFiles } from '../session-files.ts';
@@ -180,10 +180,12 @@ function scanFile(sf: SessionFile): FileScan {
       return;
     }
     // A local command's line on newer CLIs is a message of the conversation too (codec.ts).
+    // A line cut short by a crash is no message to the codec either (line-skim.ts isWholeRecord).
     const entry =
-      type === 'user' ||
-      type === 'assistant' ||
-      (type === 'system' && line.includes('"subtype":"local_command"'));
+      (type === 'user' ||
+        type === 'assistant' ||
+        (type === 'system' && line.includes('"subtype":"local_command"'))) &&
+      isWholeRecord(line);
     if (!entry && type !== 'system') return;
     const sidechain = isSidechainLine(line);
     if (!entry && !sidechain) return;

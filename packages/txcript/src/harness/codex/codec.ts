@@ -34,6 +34,7 @@ import { sessionUuid } from '../session-id.ts';
 import { repairToolPairing } from '../orphans.ts';
 import { classifyCodexRecord, type CodexLine, type CodexRecord, type RolloutLine } from './records.ts';
 import { codexFunctionToCommon, codexLocalShellToCommon, commonToolToCodex } from './tools.ts';
+import { parseArguments } from '../native-values.ts';
 
 /** cli_version written when Common has none. */
 export const DEFAULT_CODEX_VERSION = '0.46.0';
@@ -57,15 +58,6 @@ function isScaffolding(text: string): boolean {
 function str(o: JsonObject, key: string): string | undefined {
   const v = o[key];
   return typeof v === 'string' ? v : undefined;
-}
-
-function parseArguments(args: JsonValue | undefined): JsonValue {
-  if (typeof args !== 'string') return args ?? {};
-  try {
-    return JSON.parse(args) as JsonValue;
-  } catch {
-    return args;
-  }
 }
 
 /**

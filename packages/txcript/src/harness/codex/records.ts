@@ -7,6 +7,7 @@
  */
 import { z } from 'zod';
 import type { JsonObject } from '../../model/common.ts';
+import { isJsonObject } from '../../model/json.ts';
 import { hasStringType, parseJsonl, renderJsonl, type Classified, type JsonlLine } from '../jsonl.ts';
 import type { Parsed, TextCodec } from '../types.ts';
 
@@ -30,14 +31,12 @@ export type CodexRecord = { shape: 'rollout'; json: RolloutLine } | { shape: 'ot
 
 export type CodexLine = JsonlLine<CodexRecord>;
 
-const isObj = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
-
 /** The payload checks written out, so the schemas are asked only about a line that fails them. */
 const payloadFits: Record<string, (p: unknown) => boolean> = {
-  session_meta: (p) => isObj(p) && typeof p.id === 'string',
-  response_item: (p) => isObj(p) && typeof p.type === 'string',
-  event_msg: (p) => isObj(p) && typeof p.type === 'string',
-  turn_context: isObj,
+  session_meta: (p) => isJsonObject(p) && typeof p.id === 'string',
+  response_item: (p) => isJsonObject(p) && typeof p.type === 'string',
+  event_msg: (p) => isJsonObject(p) && typeof p.type === 'string',
+  turn_context: isJsonObject,
 };
 
 function fitsRollout(value: JsonObject): boolean {

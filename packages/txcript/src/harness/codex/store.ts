@@ -9,7 +9,7 @@ import type { Transcript } from '../../model/common.ts';
 import { normalizeTimestamp, titleFromText } from '../common-values.ts';
 import { isJsonObject } from '../../model/json.ts';
 import { parseObjectLine, topLevelString } from '../jsonl-scan.ts';
-import { forEachLatin1Line, ownString, utf8Line } from '../line-skim.ts';
+import { forEachLatin1Line, isWholeRecord, ownString, utf8Line } from '../line-skim.ts';
 import { loadSessionFile, openSessionFileCache, summarizeSessionFiles } from '../session-files.ts';
 import { renderJsonlPieces } from '../jsonl.ts';
 import type { FileScan, SessionFileCacheOptions } from '../session-files.ts';
@@ -119,7 +119,7 @@ function summarize(file: string): FileScan | string {
       if (
         item === 'message' ? /"role"\s*:\s*"(user|assistant)"/.test(line) : CONVERSATION_ITEMS.has(item ?? '')
       )
-        count++;
+        if (isWholeRecord(line)) count++;
     } else if (type === 'event_msg') {
       const event = payloadType(line);
       if (event !== undefined && DISPLAY_MESSAGES.has(event)) events++;

@@ -16,12 +16,9 @@
 import type { JsonObject, JsonValue, Tool } from '../../model/common.ts';
 import { toolFromCanonical, toolToCanonical } from '../../model/tool.ts';
 import { isJsonObject } from '../../model/json.ts';
+import { onlyKeys } from '../native-values.ts';
 
 type BashTool = Extract<Tool, { name: 'Bash' }>;
-
-function onlyKeys(o: JsonObject, allowed: readonly string[]): boolean {
-  return Object.keys(o).every((k) => allowed.includes(k));
-}
 
 function isBashLc(argv: JsonValue | undefined): argv is [string, string, string] {
   return (

@@ -136,7 +136,11 @@ export function toolFromNative(name: string, input: JsonValue): Tool {
   } else if (name === 'read') {
     if (!isObject(input) || Object.hasOwn(input, 'file_path')) return raw;
     typed = toolFromCanonical('Read', renameKey(input, 'path', 'file_path') ?? input);
-  } else if (name !== 'Bash' && name !== 'Read') {
+  } else if (name === 'edit') {
+    // The box's edit (docs/formats/grok-bot.md, "Work tools") is Common's Edit with `path`.
+    if (!isObject(input) || Object.hasOwn(input, 'file_path')) return raw;
+    typed = toolFromCanonical('Edit', renameKey(input, 'path', 'file_path') ?? input);
+  } else if (name !== 'Bash' && name !== 'Read' && name !== 'Edit') {
     // Canonical names from other harnesses (Write, Edit, /command ...) keep their typing;
     // native Grok Bot names are lower_snake and always stay Raw.
     return toolFromCanonical(name, input);
@@ -153,12 +157,13 @@ function nativeToolName(tool: Tool): string {
       return 'shell';
     case 'Read':
       return 'read';
+    case 'Edit':
+      return 'edit';
     case 'Raw':
       return tool.tool_name;
     case 'Command':
       return tool.command;
     case 'Write':
-    case 'Edit':
     case 'MultiEdit':
       return tool.name;
   }
@@ -169,6 +174,7 @@ export function toolToNative(tool: Tool): { name: string; input: JsonValue } {
   if (tool.name === 'Bash')
     return { name: 'shell', input: renameKey(input, 'timeout_ms', 'timeout') ?? input };
   if (tool.name === 'Read') return { name: 'read', input: renameKey(input, 'file_path', 'path') ?? input };
+  if (tool.name === 'Edit') return { name: 'edit', input: renameKey(input, 'file_path', 'path') ?? input };
   return { name, input };
 }
 

@@ -67,7 +67,7 @@ describe('commonToLedger', () => {
     expect(entries[1]).toMatchObject({ kind: 'message', role: 'assistant', content: 'Running.' });
     expect(entries[2]).toMatchObject({
       kind: 'tool-call',
-      name: 'Bash',
+      name: 'shell', // the box's own name for the call
       status: 'failure',
       summary: 'make test',
     });

@@ -32,7 +32,9 @@ import {
   type Turn,
 } from '@sendbox/protocol';
 import type { Block, JsonValue, Transcript } from '../../model/common.ts';
+import { basename } from 'node:path';
 import { toolToCanonical } from '../../model/tool.ts';
+import { toolToNative } from './codec.ts';
 import { splitHiddenText } from './injected-text.ts';
 
 const SEND_MESSAGE = 'send_message';
@@ -139,6 +141,8 @@ export function commonToLedger(transcript: Transcript): LedgerSeed {
       }
       artifacts.forEach((artifact, k) => {
         const path = artifact.source.type === 'path' ? artifact.source.path : artifact.name;
+        // A file in a content-addressed store (the box's attachments) is named by its hash.
+        const sha256 = /^([0-9a-f]{64})(\.|$)/.exec(basename(path))?.[1];
         entries.push({
           id: userAttachmentId(turn as number, k),
           kind: 'user-attachment',
@@ -146,6 +150,7 @@ export function commonToLedger(transcript: Transcript): LedgerSeed {
           file_path: path,
           timestampMs,
           ...(artifact.source.media_type !== undefined ? { media_type: artifact.source.media_type } : {}),
+          ...(sha256 !== undefined ? { sha256 } : {}),
         });
       });
       continue;
@@ -192,7 +197,8 @@ export function commonToLedger(transcript: Transcript): LedgerSeed {
           entries.push({
             id: assistantId(turn, assistantK++),
             kind: 'tool-call',
-            name,
+            // The name the box's own rows carry (shell, read), as in the JSONL (codec.ts toolToNative).
+            name: toolToNative(block.tool).name,
             status: status.get(block.id) ?? 'success',
             timestampMs,
             ...(summary !== undefined ? { summary } : {}),

@@ -33,6 +33,10 @@ import { errnoCode, errorMessage } from '../../error-text.ts';
 export const GROK_BOT_HARNESS_ID = 'grok_bot';
 const SUBAGENT_PREFIX = 'sand-subagent-';
 const SUBAGENT_MARKER = Buffer.from(SUBAGENT_PREFIX);
+/** The roles the codec reads messages of, as the box writes them (compact JSON). */
+const CONVERSATION_ROLES = ['"role":"user"', '"role":"assistant"', '"role":"tool"'].map((r) =>
+  Buffer.from(r),
+);
 const CHUNK_BYTES = 256 * 1024;
 /** Non-blank lines searched for a title before giving up. */
 const TITLE_SCAN_LINES = 200;
@@ -113,10 +117,12 @@ function scanJsonlSync(path: string, wantSubagentIds: boolean): JsonlScan {
   const fd = openSync(path, 'r');
   try {
     const info = fstatSync(fd);
-    const scan: JsonlScan = { envelope: false, lineCount: 0, subagentIds: [], mtimeMs: info.mtimeMs };
+    const scan: JsonlScan = { envelope: false, messageCount: 0, subagentIds: [], mtimeMs: info.mtimeMs };
     let firstSeen = false;
     let stop = false;
     let titleDone = false;
+    /** Non-blank lines so far. */
+    let records = 0;
 
     const handleLine = (
       parts: Buffer[],
@@ -125,32 +131,29 @@ function scanJsonlSync(path: string, wantSubagentIds: boolean): JsonlScan {
       end: number,
       hasMarker: boolean,
     ): void => {
-      // Blank check without copying: find the first non-whitespace byte.
-      let blank = true;
-      const pieces = parts.length > 0 ? [...parts, data.subarray(start, end)] : undefined;
-      if (pieces === undefined) {
-        for (let i = start; i < end; i++) {
-          if (!isBlankByte(data[i]!)) {
-            blank = false;
-            break;
-          }
-        }
-      } else {
-        outer: for (const p of pieces) {
-          for (let i = 0; i < p.length; i++) {
-            if (!isBlankByte(p[i]!)) {
-              blank = false;
-              break outer;
-            }
+      // Without copying: the line's last non-blank byte (0 when the line is blank).
+      const pieces = parts.length > 0 ? [...parts, data.subarray(start, end)] : [data.subarray(start, end)];
+      let lastByte = 0;
+      outer: for (let p = pieces.length - 1; p >= 0; p--) {
+        const piece = pieces[p]!;
+        for (let i = piece.length - 1; i >= 0; i--) {
+          if (!isBlankByte(piece[i]!)) {
+            lastByte = piece[i]!;
+            break outer;
           }
         }
       }
-      if (blank) return;
-      scan.lineCount++;
-      const wantTitle = !titleDone && scan.lineCount <= TITLE_SCAN_LINES;
+      if (lastByte === 0) return;
+      records++;
+      // A whole record of a role (see JsonlScan.messageCount): what the codec makes a message of.
+      if (lastByte === 0x7d) {
+        const whole = pieces.length === 1 ? pieces[0]! : Buffer.concat(pieces);
+        if (CONVERSATION_ROLES.some((role) => whole.indexOf(role) !== -1)) scan.messageCount++;
+      }
+      const wantTitle = !titleDone && records <= TITLE_SCAN_LINES;
       if (firstSeen && !wantTitle && !hasMarker) return;
       const text =
-        pieces === undefined ? data.toString('utf8', start, end) : Buffer.concat(pieces).toString('utf8');
+        pieces.length === 1 ? data.toString('utf8', start, end) : Buffer.concat(pieces).toString('utf8');
       let rec: unknown;
       try {
         rec = JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
@@ -366,7 +369,7 @@ function applyLedger(scan: AgentScan, ledgerPath: string, outcome: LedgerOutcome
   if ('error' in outcome)
     scan.warnings.push({ source: ledgerPath, message: `ledger not read: ${outcome.error}` });
   else if (outcome.facts !== undefined) {
-    scan.messageCount = outcome.facts.count;
+    scan.messageCount = outcome.facts.messages;
     if (outcome.facts.lastActivityMs !== undefined) scan.lastActivityMs = outcome.facts.lastActivityMs;
     if (outcome.facts.title !== undefined) scan.title = outcome.facts.title;
   }
@@ -509,7 +512,7 @@ export async function discoverGrokBot(
       id: t.id,
       harness: GROK_BOT_HARNESS_ID,
       ...(title !== undefined ? { title } : {}),
-      messageCount: t.lineCount,
+      messageCount: t.messageCount,
       ...(iso(t.mtimeMs) !== undefined ? { lastActivity: iso(t.mtimeMs) } : {}),
       locator: t.path,
       ...(parentId !== undefined ? { parentId } : {}),

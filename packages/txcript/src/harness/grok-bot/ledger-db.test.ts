@@ -233,15 +233,16 @@ describe('ledger db: summary for listing', () => {
     w.close();
     expect(readLedgerSummary(path)).toEqual({
       count: 2,
+      messages: 2,
       lastTimestampMs: 1_788_485_409_000,
       unreadState: { lastActivityAt: 42 },
     });
     const loose = join(dir, 'loose.db');
     looseLedger(loose, [[1, 'a', JSON.stringify(msg('a', '1'))]]);
-    expect(readLedgerSummary(loose)).toEqual({ count: 1, lastTimestampMs: 1_788_485_400_000 });
+    expect(readLedgerSummary(loose)).toEqual({ count: 1, messages: 1, lastTimestampMs: 1_788_485_400_000 });
     const none = join(dir, 'none.db');
     new Database(none).exec('CREATE TABLE other (x)');
-    expect(readLedgerSummary(none)).toEqual({ count: 0 });
+    expect(readLedgerSummary(none)).toEqual({ count: 0, messages: 0 });
     const text = join(dir, 'text.db');
     writeFileSync(text, 'not a database at all\n'.repeat(100));
     expect(() => readLedgerSummary(text)).toThrow(/not a SQLite database/);

@@ -15,6 +15,7 @@ import { errnoCode } from '../../error-text.ts';
 import type { JsonValue } from '../../model/common.ts';
 import type { Warning } from '../types.ts';
 import { parseLedgerEntry } from './ledger-entry.ts';
+import { COMMON_MESSAGES_SQL } from './ledger-message-count.ts';
 import { quiescentLedgerCopy } from './ledger-snapshot.ts';
 import type { ReadLedgerEntry } from './ledger-entry.ts';
 
@@ -245,6 +246,14 @@ class LedgerDb implements LedgerWriter {
     });
   }
 
+  /** The Common messages the rows become (ledger-message-count.ts). */
+  countMessages(): number {
+    if (!this.hasEntries) return 0;
+    return this.run('counting the messages of transcript_entries', () =>
+      Number(this.db.prepare(COMMON_MESSAGES_SQL).pluck().get()),
+    );
+  }
+
   userMessageTimes(): Map<string, number> {
     const out = new Map<string, number>();
     if (!this.hasEntries) return out;
@@ -274,16 +283,17 @@ class LedgerDb implements LedgerWriter {
   }
 
   summary(): LedgerSummary {
-    let row: { n: number; last: unknown; unread: unknown } | undefined;
+    let row: { n: number; m: number; last: unknown; unread: unknown } | undefined;
     try {
       // Fast path for the canonical and txcript shapes: one statement, no schema inspection.
       row = this.db
         .prepare(
           `SELECT (SELECT count(*) FROM transcript_entries) AS n,
+                  (${COMMON_MESSAGES_SQL}) AS m,
                   (SELECT entry FROM transcript_entries ORDER BY seq DESC LIMIT 1) AS last,
                   (SELECT value FROM kv WHERE key = 'unreadState') AS unread`,
         )
-        .get() as { n: number; last: unknown; unread: unknown };
+        .get() as { n: number; m: number; last: unknown; unread: unknown };
     } catch (e) {
       const detail = e instanceof Error ? e.message : '';
       if (!/no such (table|column)/.test(detail)) throw ledgerError(e, this.path, 'summarising the ledger');
@@ -294,11 +304,12 @@ class LedgerDb implements LedgerWriter {
       const unreadState = this.getKv('unreadState');
       return {
         count,
+        messages: count > 0 ? this.countMessages() : 0,
         ...(last !== undefined ? { lastTimestampMs: last } : {}),
         ...(unreadState !== undefined ? { unreadState } : {}),
       };
     }
-    const out: LedgerSummary = { count: row.n };
+    const out: LedgerSummary = { count: row.n, messages: row.m };
     const decode = (v: unknown): unknown => {
       if (typeof v !== 'string') return undefined;
       try {
@@ -448,6 +459,8 @@ export function openLedgerForWrite(path: string, options: LedgerOpenOptions = {}
 /** What a session list needs from a ledger. */
 export interface LedgerSummary {
   count: number;
+  /** The Common messages the rows become: the count `view` shows (ledger-message-count.ts). */
+  messages: number;
   /** `timestampMs` of the row with the highest seq. */
   lastTimestampMs?: number;
   /** `kv` `unreadState` decoded (it holds `lastActivityAt`). */

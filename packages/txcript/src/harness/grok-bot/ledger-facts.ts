@@ -16,7 +16,7 @@ import { titleFromUserText } from './title.ts';
 /** Ledger entries searched for a title (agents without a profile name). */
 const TITLE_LEDGER_ENTRIES = 50;
 
-/** Ledger facts for the list: row count, last activity, and a title when asked. Throws when unreadable. */
+/** Ledger facts for the list: the messages `view` shows, last activity, and a title when asked. Throws when unreadable. */
 export function readLedgerFacts(path: string, needTitle: boolean): LedgerFacts | undefined {
   if (!existsSync(path)) return undefined;
   const summary = readLedgerSummary(path, {
@@ -45,7 +45,7 @@ export function readLedgerFacts(path: string, needTitle: boolean): LedgerFacts |
     if (title !== undefined) break;
   }
   return {
-    count: summary.count,
+    messages: summary.messages,
     ...(lastActivityMs !== undefined ? { lastActivityMs } : {}),
     ...(title ? { title } : {}),
   };

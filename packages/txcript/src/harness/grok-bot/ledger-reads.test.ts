@@ -77,8 +77,8 @@ function readAll(list: readonly LedgerRequest[], options: LedgerWorkerOptions, o
 
 describe('ledger reads', () => {
   it('reads facts, a failure and a missing ledger the same on every path, in request order', async () => {
-    expect(expected[0]).toEqual({ facts: { count: 2, lastActivityMs: T0 + 1000, title: 'question 0' } });
-    expect(expected[1]).toEqual({ facts: { count: 2, lastActivityMs: T0 + 1000 } });
+    expect(expected[0]).toEqual({ facts: { messages: 3, lastActivityMs: T0 + 1000, title: 'question 0' } });
+    expect(expected[1]).toEqual({ facts: { messages: 3, lastActivityMs: T0 + 1000 } });
     const corrupt = expected.at(-2)!;
     expect('error' in corrupt && corrupt.error).toMatch(/agent-corrupt.*not a SQLite database/);
     expect(expected.at(-1)).toEqual({ facts: undefined });
@@ -91,10 +91,10 @@ describe('ledger reads', () => {
   it('takes the outcomes a worker reports for the ledgers it claims', async () => {
     // A worker that claims everything and reports made-up facts: they must be the ones returned.
     const url = fakeWorker(`
-for (let i = claim(); i !== undefined; i = claim()) parentPort.postMessage([[i, { facts: { count: 1000 + i } }]]);`);
+for (let i = claim(); i !== undefined; i = claim()) parentPort.postMessage([[i, { facts: { messages: 1000 + i } }]]);`);
     let reads = 0;
     const on = await readAll(requests, { mode: 'on', url }, () => reads++);
-    expect(on.outcomes).toEqual(requests.map((_, i) => ({ facts: { count: 1000 + i } })));
+    expect(on.outcomes).toEqual(requests.map((_, i) => ({ facts: { messages: 1000 + i } })));
     expect(on.warnings).toEqual([]);
     expect(reads).toBe(requests.length);
     // Started on request when fewer reads were expected.
@@ -110,10 +110,10 @@ for (let i = claim(); i !== undefined; i = claim()) parentPort.postMessage([[i, 
   it('reads in-process what a worker claimed but did not report, with a warning in "on" mode only', async () => {
     // Claims everything, reports the first half honestly (made up here), then crashes.
     const crashing = fakeWorker(`
-for (let i = claim(); i !== undefined; i = claim()) if (i < 10) parentPort.postMessage([[i, { facts: { count: 7 } }]]);
+for (let i = claim(); i !== undefined; i = claim()) if (i < 10) parentPort.postMessage([[i, { facts: { messages: 7 } }]]);
 throw new Error('worker boom');`);
     const on = await readAll(requests, { mode: 'on', url: crashing });
-    expect(on.outcomes.slice(0, 10)).toEqual(Array.from({ length: 10 }, () => ({ facts: { count: 7 } })));
+    expect(on.outcomes.slice(0, 10)).toEqual(Array.from({ length: 10 }, () => ({ facts: { messages: 7 } })));
     expect(on.outcomes.slice(10)).toEqual(expected.slice(10));
     expect(on.warnings).toEqual([
       {
@@ -126,9 +126,9 @@ throw new Error('worker boom');`);
     expect(auto.warnings).toEqual([]);
 
     // A clean exit with ledgers claimed and unreported is a failure too.
-    const quitting = fakeWorker(`parentPort.postMessage([[claim(), { facts: { count: 7 } }]]); claim();`);
+    const quitting = fakeWorker(`parentPort.postMessage([[claim(), { facts: { messages: 7 } }]]); claim();`);
     const quit = await readAll(requests, { mode: 'on', url: quitting });
-    expect(quit.outcomes[0]).toEqual({ facts: { count: 7 } });
+    expect(quit.outcomes[0]).toEqual({ facts: { messages: 7 } });
     expect(quit.outcomes.slice(1)).toEqual(expected.slice(1));
     expect(quit.warnings[0]?.message).toBe(
       `ledger worker not used (ended without reporting ${requests.length - 1} ledgers); its ledgers were read in-process`,

@@ -42,7 +42,8 @@ const YIELD_EVERY = 64;
 
 /** What the list takes from a profile-only agent's ledger. */
 export interface LedgerFacts {
-  count: number;
+  /** The Common messages of the ledger: the count `view` shows. */
+  messages: number;
   lastActivityMs?: number;
   /** Looked for only when the profile has no name. */
   title?: string;

@@ -60,18 +60,18 @@ describe('grok_bot store: discover', () => {
     expect(byId.get(FIXTURE.jsonlOnly)!.title).toHaveLength(80);
     expect(byId.get(FIXTURE.ledgerOnly)).toMatchObject({
       title: 'Ledger Bot',
-      messageCount: 2,
+      messageCount: 3, // what view shows: the prompt, and the send as a call and its result
       locator: join(box.agents, FIXTURE.ledgerOnly),
       lastActivity: new Date(1_788_485_401_000).toISOString(),
     });
     expect(byId.get(FIXTURE.emptyLedger)).toMatchObject({ title: 'Marcus', messageCount: 0 });
-    expect(byId.get(FIXTURE.noNameLedger)).toMatchObject({ title: 'ledger title text', messageCount: 2 });
+    expect(byId.get(FIXTURE.noNameLedger)).toMatchObject({ title: 'ledger title text', messageCount: 3 });
     expect(byId.get(FIXTURE.subagent)).toMatchObject({
       title: 'subagent task prompt',
       parentId: FIXTURE.parent,
     });
     expect(byId.get(FIXTURE.parent)!.parentId).toBeUndefined();
-    expect(byId.get(FIXTURE.malformed)).toMatchObject({ title: 'malformed middle', messageCount: 5 });
+    expect(byId.get(FIXTURE.malformed)).toMatchObject({ title: 'malformed middle', messageCount: 4 });
     expect(byId.get(FIXTURE.crlf)).toMatchObject({ title: 'carriage returns', messageCount: 4 });
   });
 
@@ -190,7 +190,7 @@ describe('grok_bot store: discover', () => {
       ].join('\n'),
     );
     const scan = await scanJsonl(path, true);
-    expect(scan).toMatchObject({ envelope: true, lineCount: 3, subagentIds: [child] });
+    expect(scan).toMatchObject({ envelope: true, messageCount: 3, subagentIds: [child] });
     expect(scan.title).toBe(`long ${'x'.repeat(75)}`);
   });
 });

@@ -90,8 +90,8 @@ describe('grok_bot summary cache', () => {
     expect(await list(box.env, { cache: false })).toEqual(fresh);
     // Tampered entries whose signatures still match are served as they are: proof nothing was re-read.
     const c = readCache();
-    c.transcripts[jsonlPath]!.scan.lineCount = 999;
-    c.ledgers[ledgerPath]!.facts.count = 777;
+    c.transcripts[jsonlPath]!.scan.messageCount = 999;
+    c.ledgers[ledgerPath]!.facts.messages = 777;
     c.ledgers[namelessPath]!.facts.title = 'from the cache';
     writeCache(c);
     const cached = await list();
@@ -108,7 +108,7 @@ describe('grok_bot summary cache', () => {
 
   it('re-reads a ledger whose WAL-mode writer changed only the -wal file', async () => {
     expect(byId(await list(), LEDGER)).toMatchObject({
-      messageCount: 2,
+      messageCount: 3,
       lastActivity: new Date(T0 + 1000).toISOString(),
     });
     const before = statSync(ledgerPath, { bigint: true });
@@ -130,13 +130,13 @@ describe('grok_bot summary cache', () => {
       ]);
       expect(statSync(`${ledgerPath}-wal`).size).toBeGreaterThan(0);
       expect(byId(await list(), LEDGER)).toMatchObject({
-        messageCount: 3,
+        messageCount: 4,
         lastActivity: new Date(T0 + 60_000).toISOString(),
       });
     } finally {
       writer.close(); // checkpoints and removes the WAL: another change the next list must see
     }
-    expect(byId(await list(), LEDGER)?.messageCount).toBe(3);
+    expect(byId(await list(), LEDGER)?.messageCount).toBe(4);
   });
 
   it('serves a ledger whose WAL only had its ctime moved (SQLite as root chowns the WAL it opens)', async () => {
@@ -145,7 +145,7 @@ describe('grok_bot summary cache', () => {
     expect(wal.size).toBe(0);
     await list();
     const c = readCache();
-    c.ledgers[ledgerPath]!.facts.count = 777;
+    c.ledgers[ledgerPath]!.facts.messages = 777;
     writeCache(c);
     await new Promise((resolve) => setTimeout(resolve, 5));
     chmodSync(`${ledgerPath}-wal`, wal.mode); // same mode: only the ctime moves
@@ -222,18 +222,18 @@ describe('grok_bot summary cache', () => {
 
     const other = readCache();
     other.version = 0;
-    other.transcripts[jsonlPath]!.scan.lineCount = 999;
+    other.transcripts[jsonlPath]!.scan.messageCount = 999;
     writeCache(other);
     expect(await list()).toEqual(fresh);
     expect(readCache().version).toBe(SUMMARY_CACHE_VERSION);
 
     // An entry of the wrong shape is not served even when its signature matches.
     const bad = readCache();
-    bad.transcripts[jsonlPath]!.scan.lineCount = 'many';
-    bad.ledgers[ledgerPath]!.facts = { count: -1 };
+    bad.transcripts[jsonlPath]!.scan.messageCount = 'many';
+    bad.ledgers[ledgerPath]!.facts = { messages: -1 };
     writeCache(bad);
     expect(await list()).toEqual(fresh);
-    expect(readCache().transcripts[jsonlPath]!.scan.lineCount).toBe(4);
+    expect(readCache().transcripts[jsonlPath]!.scan.messageCount).toBe(4);
   });
 
   it('lists correctly, without a warning, when the cache cannot be read or written', async () => {
@@ -256,7 +256,7 @@ describe('grok_bot summary cache', () => {
 
     await list();
     const c = readCache();
-    c.transcripts[jsonlPath]!.scan.lineCount = 999;
+    c.transcripts[jsonlPath]!.scan.messageCount = 999;
     c.transcripts['/gone/elsewhere.jsonl'] = c.transcripts[jsonlPath]!; // would be dropped by a write
     writeCache(c);
     const written = readFileSync(cacheFile(), 'utf8');

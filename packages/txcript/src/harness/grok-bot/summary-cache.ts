@@ -41,8 +41,12 @@ export interface JsonlScan {
   /** The first non-blank line is a `{role: user|assistant|tool, message}` envelope. */
   envelope: boolean;
   title?: string;
-  /** Non-blank lines (records, including unknown roles and malformed lines). */
-  lineCount: number;
+  /**
+   * Lines that are whole records of a conversation role (a JSON object naming a `"role"`, ending in
+   * `}`): the messages `view` shows for a file the box wrote, without parsing every line. A line cut
+   * short by a crash, or a blank one, is not counted.
+   */
+  messageCount: number;
   /** `success.agentId` values of `task` results naming a `sand-subagent-*` session. */
   subagentIds: string[];
   mtimeMs: number;
@@ -111,7 +115,7 @@ function isJsonlScan(v: unknown): v is JsonlScan {
     isJsonObject(v) &&
     typeof v.envelope === 'boolean' &&
     isOptionalString(v.title) &&
-    isCount(v.lineCount) &&
+    isCount(v.messageCount) &&
     Array.isArray(v.subagentIds) &&
     v.subagentIds.every((id) => typeof id === 'string') &&
     isTime(v.mtimeMs)
@@ -121,7 +125,7 @@ function isJsonlScan(v: unknown): v is JsonlScan {
 function isLedgerFacts(v: unknown): v is LedgerFacts {
   return (
     isJsonObject(v) &&
-    isCount(v.count) &&
+    isCount(v.messages) &&
     (v.lastActivityMs === undefined || isTime(v.lastActivityMs)) &&
     isOptionalString(v.title)
   );

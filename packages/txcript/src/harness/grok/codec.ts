@@ -37,12 +37,8 @@ import { sessionUuid } from '../session-id.ts';
 import type { WarningCodec, WarningContext } from '../types.ts';
 import type { GrokLine, GrokRecord, GrokSession } from './records.ts';
 import { commonToolToGrok, grokToolToCommon } from './tools.ts';
+import { obj, parseArguments, str } from '../native-values.ts';
 
-const str = (o: JsonObject, key: string): string | undefined => {
-  const v = o[key];
-  return typeof v === 'string' ? v : undefined;
-};
-const obj = (v: JsonValue | undefined): JsonObject => (isJsonObject(v) ? v : {});
 const records = (lines: GrokLine[]): JsonObject[] =>
   lines.flatMap((l) => (l.kind === 'record' && l.shape === 'line' ? [l.json] : []));
 
@@ -136,15 +132,6 @@ function texts(content: JsonValue | undefined): string[] {
 function unwrapQuery(text: string): string {
   const t = text.trim();
   return t.startsWith('<user_query>') && t.endsWith('</user_query>') ? t.slice(12, -13).trim() : text;
-}
-
-function parseArguments(args: JsonValue | undefined): JsonValue {
-  if (typeof args !== 'string') return args ?? {};
-  try {
-    return JSON.parse(args) as JsonValue;
-  } catch {
-    return args;
-  }
 }
 
 const IMAGE_PLACEHOLDER = '[image]';

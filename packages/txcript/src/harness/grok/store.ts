@@ -14,7 +14,7 @@ import { entryPath, readDirSafe } from '../../fs/dir.ts';
 import { normalizeTimestamp, titleFromText } from '../common-values.ts';
 import { envValue, homeDir } from '../env.ts';
 import { parseObjectLine, topLevelString } from '../jsonl-scan.ts';
-import { forEachLatin1Line, utf8Line } from '../line-skim.ts';
+import { forEachLatin1Line, isWholeRecord, utf8Line } from '../line-skim.ts';
 import { assertSafeSessionId, sessionUuid } from '../session-id.ts';
 import {
   openSessionFileCache,
@@ -80,9 +80,10 @@ async function summarize(folder: string): Promise<FileScan | string> {
   try {
     forEachLatin1Line(chatFile, (line) => {
       const type = topLevelString(line, 'type');
-      if (type === 'assistant' || type === 'tool_result' || type === 'reasoning') count++;
-      else if (type === 'user' && !line.includes('<user_info>')) {
-        count++;
+      if (type === 'assistant' || type === 'tool_result' || type === 'reasoning') {
+        if (isWholeRecord(line)) count++;
+      } else if (type === 'user' && !line.includes('<user_info>')) {
+        if (isWholeRecord(line)) count++;
         if (prompt === undefined) {
           const content = parseObjectLine(utf8Line(line))?.content;
           const text = Array.isArray(content)

@@ -28,14 +28,7 @@ import { repairToolPairing } from '../orphans.ts';
 import type { WarningCodec, WarningContext } from '../types.ts';
 import type { OpenCodeExport } from './records.ts';
 import { commonToolToOpenCode, openCodeToolToCommon } from './tools.ts';
-
-const str = (o: JsonObject, key: string): string | undefined => {
-  const v = o[key];
-  return typeof v === 'string' ? v : undefined;
-};
-const obj = (v: JsonValue | undefined): JsonObject => (isJsonObject(v) ? v : {});
-const millis = (v: JsonValue | undefined): string | undefined =>
-  typeof v === 'number' && Number.isFinite(v) ? new Date(v).toISOString() : undefined;
+import { millisTime, obj, str } from '../native-values.ts';
 
 /** OpenCode names its placeholder titles `New session - <date>`: not a title. */
 export function isPlaceholderTitle(title: string): boolean {
@@ -87,7 +80,7 @@ function toCommon(doc: OpenCodeExport, ctx: WarningContext): Transcript {
   const info = obj(json.info);
   const meta: Meta = {
     id: str(info, 'id') ?? ctx.sessionId,
-    timestamp: millis(obj(info.time).created) ?? ctx.timestamp ?? new Date(0).toISOString(),
+    timestamp: millisTime(obj(info.time).created) ?? ctx.timestamp ?? new Date(0).toISOString(),
   };
   const directory = str(info, 'directory');
   if (directory) meta.cwd = directory;
@@ -105,7 +98,7 @@ function toCommon(doc: OpenCodeExport, ctx: WarningContext): Transcript {
     const parts = Array.isArray(obj(record).parts)
       ? (obj(record).parts as JsonValue[]).filter(isJsonObject)
       : [];
-    const ts = millis(obj(m.time).created) ?? last;
+    const ts = millisTime(obj(m.time).created) ?? last;
     last = ts;
     if (m.role === 'user') {
       const content: Block[] = [];

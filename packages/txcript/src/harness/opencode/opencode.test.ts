@@ -54,7 +54,7 @@ describe('opencode', () => {
     const { sessions } = await openCodeStore({ OPENCODE_DB: db }).discover();
     expect(sessions.map((s) => [s.id, s.title, s.messageCount]).sort()).toEqual([
       [OC_OLD_ID, OC_OLD_TITLE, 2],
-      [OC_MAIN_ID, OC_TITLE, 3],
+      [OC_MAIN_ID, OC_TITLE, 7], // the messages view shows: 3 OpenCode messages split at each run of tool calls,
     ]);
     expect(sessions.map((s) => s.id)).not.toContain(OC_ARCHIVED_ID);
     await openCodeStore({ OPENCODE_DB: db }).load(OC_MAIN_ID);

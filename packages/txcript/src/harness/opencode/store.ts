@@ -19,10 +19,8 @@ import { existsSync, statSync } from 'node:fs';
 import { rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import type BetterSqlite from 'better-sqlite3';
 import type { JsonObject, Transcript } from '../../model/common.ts';
 import { createFileAtomic } from '../../fs/atomic.ts';
-import { normalizeTimestamp } from '../common-values.ts';
 import { envValue, homeDir } from '../env.ts';
 import { assertSafeSessionId } from '../session-id.ts';
 import type {
@@ -33,6 +31,8 @@ import type {
   SessionSummary,
   Warning,
 } from '../types.ts';
+import { millisTime } from '../native-values.ts';
+import { openReadOnly, tableColumns, type SqliteDb } from '../sqlite-file.ts';
 
 const HARNESS = 'opencode';
 
@@ -45,24 +45,10 @@ export function openCodeDbPath(env: NodeJS.ProcessEnv = process.env): string {
   return path.join(data, 'opencode', 'opencode.db');
 }
 
-type Db = BetterSqlite.Database;
-
-async function openReadOnly(file: string): Promise<Db> {
-  const { default: Database } = await import('better-sqlite3');
-  return new Database(file, { readonly: true, fileMustExist: true });
-}
-
-function columns(db: Db, table: string): Set<string> {
-  return new Set((db.prepare(`PRAGMA table_info(${table})`).all() as { name: string }[]).map((c) => c.name));
-}
-
 /** `<db>#<id>`: where a session lives (every session shares the one file). */
 export function openCodeLocator(db: string, id: string): string {
   return `${db}#${id}`;
 }
-
-const ms = (v: unknown): string | undefined =>
-  typeof v === 'number' && Number.isFinite(v) ? normalizeTimestamp(new Date(v).toISOString()) : undefined;
 
 function runImport(file: string, cwd: string, env: NodeJS.ProcessEnv): Promise<string> {
   return new Promise((resolve, reject) => {
@@ -94,7 +80,7 @@ export function openCodeStore(env: NodeJS.ProcessEnv = process.env): SavingStore
     async discover(): Promise<DiscoverResult> {
       if (!existsSync(db)) return { sessions: [], warnings: [] };
       const warnings: Warning[] = [];
-      let conn: Db;
+      let conn: SqliteDb;
       try {
         conn = await openReadOnly(db);
       } catch (e) {
@@ -104,11 +90,12 @@ export function openCodeStore(env: NodeJS.ProcessEnv = process.env): SavingStore
         };
       }
       try {
-        const archived = columns(conn, 'session').has('time_archived') ? 'WHERE s.time_archived IS NULL' : '';
+        const archived = tableColumns(conn, 'session').has('time_archived')
+          ? 'WHERE s.time_archived IS NULL'
+          : '';
         const rows = conn
           .prepare(
             `SELECT s.id, s.title, s.time_created AS created, s.time_updated AS updated,
-                    (SELECT COUNT(*) FROM message m WHERE m.session_id = s.id) AS count,
                     (SELECT MAX(m.time_created) FROM message m WHERE m.session_id = s.id) AS last,
                     (SELECT p.data FROM part p JOIN message m ON m.id = p.message_id
                       WHERE p.session_id = s.id AND json_valid(m.data) AND json_extract(m.data, '$.role') = 'user'
@@ -121,11 +108,12 @@ export function openCodeStore(env: NodeJS.ProcessEnv = process.env): SavingStore
           title: unknown;
           created: unknown;
           updated: unknown;
-          count: number;
           last: unknown;
           prompt: string | null;
         }[];
         const { isPlaceholderTitle } = await import('./codec.ts');
+        const { openCodeMessageCounts } = await import('./message-count.ts');
+        const counts = openCodeMessageCounts(conn);
         const { titleFromText } = await import('../common-values.ts');
         const sessions: SessionSummary[] = rows.map((r) => {
           let title = typeof r.title === 'string' && !isPlaceholderTitle(r.title) ? r.title : undefined;
@@ -133,12 +121,12 @@ export function openCodeStore(env: NodeJS.ProcessEnv = process.env): SavingStore
             const text = (JSON.parse(r.prompt) as { text?: unknown }).text;
             if (typeof text === 'string') title = titleFromText(text);
           }
-          const lastActivity = ms(r.updated) ?? ms(r.last) ?? ms(r.created);
+          const lastActivity = millisTime(r.updated) ?? millisTime(r.last) ?? millisTime(r.created);
           return {
             id: r.id,
             harness: HARNESS,
             locator: openCodeLocator(db, r.id),
-            messageCount: r.count,
+            messageCount: counts.get(r.id) ?? 0,
             ...(title !== undefined ? { title } : {}),
             ...(lastActivity !== undefined ? { lastActivity } : {}),
           };

@@ -34,11 +34,7 @@ import { sessionUuid } from '../session-id.ts';
 import type { WarningCodec, WarningContext } from '../types.ts';
 import type { PiLine, PiRecord } from './records.ts';
 import { commonToolToPi, piToolToCommon } from './tools.ts';
-
-const str = (o: JsonObject, key: string): string | undefined => {
-  const v = o[key];
-  return typeof v === 'string' ? v : undefined;
-};
+import { str } from '../native-values.ts';
 
 /** pi's stop reasons (packages/ai types) and Common's. */
 const STOPS: Record<string, StopReason> = {

@@ -15,7 +15,7 @@ import { normalizeTimestamp, titleFromText } from '../common-values.ts';
 import { envValue, homeDir } from '../env.ts';
 import { parseObjectLine, topLevelString } from '../jsonl-scan.ts';
 import { renderJsonlPieces } from '../jsonl.ts';
-import { forEachLatin1Line, ownString, utf8Line } from '../line-skim.ts';
+import { forEachLatin1Line, isWholeRecord, ownString, utf8Line } from '../line-skim.ts';
 import { assertSafeSessionId, sessionUuid } from '../session-id.ts';
 import {
   loadSessionFile,
@@ -130,7 +130,7 @@ function summarize(file: string, harness: string): FileScan | string {
       const v = parseObjectLine(utf8Line(line))?.name;
       if (typeof v === 'string' && v.trim() !== '') name = v.trim();
     } else if (type === 'message' || type === 'custom_message') {
-      count++;
+      if (isWholeRecord(line)) count++;
       if (firstUser === undefined && type === 'message' && /"role"\s*:\s*"user"/.test(line)) {
         const message = parseObjectLine(utf8Line(line))?.message;
         const content = isJsonObject(message) ? message.content : undefined;

@@ -10,16 +10,7 @@
 import type { JsonObject, JsonValue, Tool } from '../../model/common.ts';
 import { isJsonObject } from '../../model/json.ts';
 import { toolFromCanonical, toolToCanonical } from '../../model/tool.ts';
-
-function onlyKeys(o: JsonObject, allowed: readonly string[]): boolean {
-  return Object.keys(o).every((k) => allowed.includes(k));
-}
-
-/** The typed tool `toolFromCanonical` gives, or undefined when it stays Raw. */
-function typed(name: string, input: JsonObject): Tool | undefined {
-  const tool = toolFromCanonical(name, input);
-  return tool.name === 'Raw' ? undefined : tool;
-}
+import { onlyKeys, typedTool } from '../native-values.ts';
 
 function editToCommon(args: JsonObject): Tool | undefined {
   if (typeof args.path !== 'string') return undefined;
@@ -30,12 +21,12 @@ function editToCommon(args: JsonObject): Tool | undefined {
       if (!isJsonObject(e) || !onlyKeys(e, ['oldText', 'newText'])) return undefined;
       edits.push({ old_string: e.oldText ?? null, new_string: e.newText ?? null });
     }
-    if (edits.length === 1) return typed('Edit', { file_path: args.path, ...edits[0]! });
-    return typed('MultiEdit', { file_path: args.path, edits });
+    if (edits.length === 1) return typedTool('Edit', { file_path: args.path, ...edits[0]! });
+    return typedTool('MultiEdit', { file_path: args.path, edits });
   }
   if (!onlyKeys(args, ['path', 'oldText', 'newText'])) return undefined;
   // The flat form of older pi releases; it is written back in the `edits` form.
-  return typed('Edit', {
+  return typedTool('Edit', {
     file_path: args.path,
     old_string: args.oldText ?? null,
     new_string: args.newText ?? null,
@@ -45,9 +36,9 @@ function editToCommon(args: JsonObject): Tool | undefined {
 function bashToCommon(args: JsonObject): Tool | undefined {
   if (!onlyKeys(args, ['command', 'timeout'])) return undefined;
   const { timeout, ...rest } = args;
-  if (timeout === undefined) return typed('Bash', rest);
+  if (timeout === undefined) return typedTool('Bash', rest);
   if (typeof timeout !== 'number' || !Number.isSafeInteger(timeout) || timeout <= 0) return undefined;
-  return typed('Bash', { ...rest, timeout_ms: timeout * 1000 });
+  return typedTool('Bash', { ...rest, timeout_ms: timeout * 1000 });
 }
 
 /** A pi `toolCall`'s name and arguments as a Common tool. */
@@ -58,12 +49,12 @@ export function piToolToCommon(name: string, args: JsonValue): Tool {
       case 'read':
         if (onlyKeys(args, ['path', 'offset', 'limit']) && typeof args.path !== 'undefined') {
           const { path, ...rest } = args;
-          tool = typed('Read', { file_path: path, ...rest });
+          tool = typedTool('Read', { file_path: path, ...rest });
         }
         break;
       case 'write':
         if (onlyKeys(args, ['path', 'content']))
-          tool = typed('Write', { file_path: args.path ?? null, content: args.content ?? null });
+          tool = typedTool('Write', { file_path: args.path ?? null, content: args.content ?? null });
         break;
       case 'edit':
         tool = editToCommon(args);

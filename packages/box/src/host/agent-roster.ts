@@ -1,0 +1,89 @@
+/**
+ * The host's side of the roster (stores/files/roster.ts): every change an agent reports (an
+ * entry, its state, its pending inputs, read or renamed) marks its row, and the rows marked are
+ * written together on the next turn of the event loop, from the live session. `listAgents`
+ * takes a closed agent's row from here while its files still carry the row's stamp.
+ */
+import { z } from 'zod';
+import { agentPaths, rosterDb } from '../stores/files/layout.ts';
+import { agentStamp, RosterIndex } from '../stores/files/roster.ts';
+import type { RosterRow } from './types.ts';
+
+const rosterRowSchema = z.object({
+  id: z.string(),
+  name: z.string(),
+  description: z.string(),
+  harness: z.string(),
+  updatedAt: z.number(),
+  lastActivityAt: z.number(),
+  lastEntry: z.object({ kind: z.string(), text: z.string() }).nullable(),
+  unreadCount: z.number(),
+  hasUnread: z.boolean(),
+  awaitingUserResponse: z.boolean(),
+  pendingInputs: z.number(),
+  state: z.enum(['idle', 'working', 'awaiting-user']),
+  readOnly: z.boolean(),
+}) satisfies z.ZodType<RosterRow>;
+
+export class AgentRoster {
+  private readonly index: RosterIndex<RosterRow>;
+  private readonly marked = new Set<string>();
+  private flushing: Promise<void> | null = null;
+
+  /**
+   * `rowOf` gives the row of a live agent (undefined when it is not open); its `readOnly` says
+   * what the agent's profile says, not whether a model is set (that is decided when listing).
+   */
+  constructor(
+    private readonly dataDir: string,
+    private readonly rowOf: (id: string) => Promise<RosterRow | undefined>,
+  ) {
+    this.index = new RosterIndex(rosterDb(dataDir), (value) => rosterRowSchema.safeParse(value).data);
+  }
+
+  /** The row last written for a closed agent, while its files are as they were then; null: no agent. */
+  cached(id: string): RosterRow | undefined | null {
+    const stamp = agentStamp(agentPaths(this.dataDir, id));
+    if (stamp === null) return null;
+    const row = this.index.get(id, stamp);
+    // A turn cannot be running in an agent that is not open: that row was written before a crash.
+    return row?.state === 'working' ? undefined : row;
+  }
+
+  /** Writes a row read just now from the agent's files. */
+  record(id: string, row: RosterRow): void {
+    const stamp = agentStamp(agentPaths(this.dataDir, id));
+    if (stamp !== null) this.index.put(id, stamp, row);
+  }
+
+  changed(id: string): void {
+    this.marked.add(id);
+    this.flushing ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.flush());
+  }
+
+  removed(id: string): void {
+    this.marked.delete(id);
+    this.index.remove(id);
+  }
+
+  /** Resolves once the rows marked so far are written. */
+  async settled(): Promise<void> {
+    await this.flushing;
+  }
+
+  close(): void {
+    this.index.close();
+  }
+
+  private async flush(): Promise<void> {
+    while (this.marked.size > 0) {
+      const ids = [...this.marked];
+      this.marked.clear();
+      for (const id of ids) {
+        const row = await this.rowOf(id).catch(() => undefined);
+        if (row) this.record(id, row);
+      }
+    }
+    this.flushing = null;
+  }
+}

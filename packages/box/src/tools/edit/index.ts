@@ -1,0 +1,132 @@
+/**
+ * `edit`: replaces exact text in a file of the sandbox. One occurrence unless `replace_all`; none,
+ * or several without `replace_all`, is an error that gives the count and the way forward. The
+ * file is replaced atomically (sandbox/paths.ts) and keeps its mode. The result is Cursor's edit
+ * shape, which Grok Bot's tools share (docs/formats/grok-bot.md, "Work tools"): `path`,
+ * `linesAdded`, `linesRemoved`, a short `diffString`, plus sendbox's `replacements` count.
+ */
+import { z } from 'zod';
+import { openInSandbox, withDeadline, writeInSandbox } from '../../sandbox/paths.ts';
+import { defineTool, errorOutcome, successFields, type ToolOutcome } from '../types.ts';
+import { replacementDiff } from './diff.ts';
+
+/** Larger files are not edited in memory here: the model is told to use shell. */
+export const EDIT_CAP_BYTES = 16 * 1024 * 1024;
+
+export const editInput = z.strictObject({
+  path: z.string().min(1, 'path must not be empty').describe('File path, relative to your sandbox folder.'),
+  old_string: z
+    .string()
+    .min(1, 'old_string must not be empty: to create a file, use write')
+    .describe('The exact text to replace, whitespace and indentation included.'),
+  new_string: z.string().describe('The text to put in its place.'),
+  replace_all: z.boolean().optional().describe('Replace every occurrence (default: exactly one must exist).'),
+});
+
+export const editTool = defineTool({
+  name: 'edit',
+  description:
+    'Replace exact text in a file of your sandbox folder. old_string must occur exactly once (give enough ' +
+    'surrounding lines to make it unique) unless replace_all is true. Returns how many were replaced and a diff.',
+  input: editInput,
+  async run(input, ctx): Promise<ToolOutcome> {
+    const fail = (message: string) => errorOutcome(ctx.scrub.text(message));
+    if (input.old_string === input.new_string)
+      return fail('old_string and new_string are the same, so there is nothing to change.');
+    let before: string;
+    let mode: number;
+    try {
+      ({ before, mode } = await withDeadline(`Reading ${input.path}`, async () => {
+        const { handle, info } = await openInSandbox(ctx.sandboxDir, input.path);
+        try {
+          if (info.size > EDIT_CAP_BYTES) {
+            throw new Error(
+              `${input.path} is ${info.size} bytes, more than edit's ${EDIT_CAP_BYTES}-byte limit; change it with shell (sed, a script) instead.`,
+            );
+          }
+          const bytes = await handle.readFile();
+          if (bytes.includes(0))
+            throw new Error(`${input.path} is a binary file; edit changes text files only.`);
+          return { before: bytes.toString('utf8'), mode: info.mode };
+        } finally {
+          await handle.close();
+        }
+      }));
+    } catch (error) {
+      return fail((error as Error).message);
+    }
+    const at = occurrences(before, input.old_string);
+    if (at.length === 0) {
+      return fail(
+        `old_string was not found in ${input.path} (0 matches). It must match the file exactly, whitespace ` +
+          'and line breaks included: read the file again and copy the text from it.',
+      );
+    }
+    if (at.length > 1 && input.replace_all !== true) {
+      const lines = lineNumbersOf(before, at.slice(0, 10)).join(', ');
+      return fail(
+        `old_string occurs ${at.length} times in ${input.path} (at lines ${lines}${at.length > 10 ? ', …' : ''}). ` +
+          'Include more of the surrounding text in old_string so it matches one place only, or set replace_all ' +
+          `to true to replace all ${at.length}.`,
+      );
+    }
+    const after = replaceAt(before, at, input.old_string.length, input.new_string);
+    try {
+      await withDeadline(`Writing ${input.path}`, () =>
+        writeInSandbox(ctx.sandboxDir, input.path, after, { mode }),
+      );
+    } catch (error) {
+      return fail((error as Error).message);
+    }
+    const diff = replacementDiff(before, at, input.old_string, input.new_string);
+    const n = at.length;
+    return {
+      envelope: {
+        success: {
+          path: input.path,
+          replacements: n,
+          linesAdded: diff.linesAdded,
+          linesRemoved: diff.linesRemoved,
+          diffString: ctx.scrub.text(diff.text),
+        },
+      },
+      summary: `${input.path}: ${n} replacement${n === 1 ? '' : 's'} (+${diff.linesAdded} -${diff.linesRemoved})`,
+    };
+  },
+  /** The diff, for the UI's tool row. */
+  entryFields(result) {
+    const diff = successFields(result)?.diffString;
+    return typeof diff === 'string' ? { diff } : undefined;
+  },
+});
+
+/** Start offsets of the non-overlapping occurrences of `needle`, left to right. */
+export function occurrences(text: string, needle: string): number[] {
+  const out: number[] = [];
+  for (let i = text.indexOf(needle); i !== -1; i = text.indexOf(needle, i + needle.length)) out.push(i);
+  return out;
+}
+
+function replaceAt(text: string, at: readonly number[], length: number, replacement: string): string {
+  const parts: string[] = [];
+  let from = 0;
+  for (const start of at) {
+    parts.push(text.slice(from, start), replacement);
+    from = start + length;
+  }
+  parts.push(text.slice(from));
+  return parts.join('');
+}
+
+/** 1-based line numbers of sorted offsets, in one pass. */
+function lineNumbersOf(text: string, offsets: readonly number[]): number[] {
+  const out: number[] = [];
+  let line = 1;
+  let from = 0;
+  for (const offset of offsets) {
+    for (let i = text.indexOf('\n', from); i !== -1 && i < offset; i = text.indexOf('\n', i + 1)) line += 1;
+    from = offset;
+    out.push(line);
+  }
+  return out;
+}
