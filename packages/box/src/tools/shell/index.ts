@@ -64,7 +64,9 @@ export function shellTool(options: ShellOptions) {
     async run(input, ctx): Promise<ToolOutcome> {
       const overQuota = new AbortController();
       // A background command is not held to the quota's per-command checks (it outlives the call).
-      const disk = input.isBackground ? undefined : await options.disk?.begin(ctx.sandboxDir, () => overQuota.abort());
+      const disk = input.isBackground
+        ? undefined
+        : await options.disk?.begin(ctx.sandboxDir, () => overQuota.abort());
       const launch = await launchOf(input, ctx, options, disk?.fileBytes);
       if ('outcome' in launch) {
         await disk?.end();
