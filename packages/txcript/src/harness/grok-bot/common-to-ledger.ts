@@ -182,7 +182,7 @@ export function commonToLedger(transcript: Transcript): LedgerSeed {
           }
           break;
         case 'tool_use': {
-          const { name, input } = toolToCanonical(block.tool);
+          const { input } = toolToCanonical(block.tool);
           if (isSendMessage(block)) {
             const stored = decodeJsonlSendInput(input);
             // A failed send was never shown to the user: it is not a bubble.
