@@ -7,8 +7,8 @@
  * is loaded back from its store, and its block signature is checked.
  *
  * Documented normalisations, per hop:
- * - grok_bot: a tool with a box counterpart takes the box's name (Edit -> edit,
- *   continue/box-tools.ts); Bash and Read were shell and read there already.
+ * - grok_bot: none in the signature (a foreign tool would take the box's name,
+ *   continue/box-tools.ts; Bash, Read and Edit are shell, read and edit there already).
  *   Tool results gain a `success`/`failure`
  *   envelope (content, not shape); the orphan result stays an orphan
  *   (`name: "unknown"`, explicit id), decision C3.
@@ -95,8 +95,7 @@ describe('Simple → grok_bot → claude_code → codex → Simple', () => {
       'user tool_result (orphan)',
       'assistant text',
     ]);
-    // grok_bot onwards: the box's tool names.
-    const boxed = original.map((s) => s.replace(/ Edit$/, ' Raw:edit'));
+    const boxed = original;
     // claude_code onwards: the orphan result is user text (orphan repair).
     const repaired = boxed.map((s) => (s === 'user tool_result (orphan)' ? 'user text' : s));
 

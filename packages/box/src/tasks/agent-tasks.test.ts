@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -116,7 +116,8 @@ describe('background commands', () => {
     expect(outputFilePath).toBe(path.join(await realSandbox(), '.tasks', `${taskId}.log`));
     const done = successOf(await awaitTask({ taskId, blockUntilMs: 20_000 }));
     expect(done.complete).toMatchObject({ taskId, exitCode: 3, outputFilePath });
-    const uid = process.getuid?.() === 0 ? 65534 : process.getuid?.();
+    // As root, the agent's own uid: the owner of its prepared sandbox folder.
+    const uid = process.getuid?.() === 0 ? (await stat(await realSandbox())).uid : process.getuid?.();
     expect(done.complete!.output).toBe(`in ${await realSandbox()} as ${uid}\n`);
     expect(await readFile(outputFilePath, 'utf8')).toBe(`in ${await realSandbox()} as ${uid}\n`);
     // Awaiting again shows no output twice.

@@ -5,7 +5,7 @@
  * wall-clock limit. Ending kills the whole group; under bubblewrap that is the
  * sandbox's PID namespace, so every process the command started dies with it.
  */
-import { spawn } from 'node:child_process';
+import { spawnConfined } from '../sandbox/supervisor.ts';
 import type { LaunchSpec } from '../sandbox/confinement.ts';
 import type { TaskOutput } from './task-output.ts';
 
@@ -36,12 +36,9 @@ export function startBackgroundCommand(
   output: TaskOutput,
   options: { maxRuntimeMs: number; now(): number },
 ): BackgroundCommand {
-  const child = spawn(spec.file, spec.args, {
-    cwd: spec.cwd,
-    env: spec.env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    detached: true,
-  });
+  // Through the supervisor, as every confined launch (sandbox/supervisor.ts): the lifeline and
+  // the keyring filter come on fds 3 and 4, and the command dies with the box.
+  const { child } = spawnConfined(spec, { cwd: spec.cwd });
   let stopReason: 'stopped' | 'timed-out' | null = null;
   let exited = false;
   const killGroup = () => {

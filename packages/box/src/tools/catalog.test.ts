@@ -27,7 +27,7 @@ describe('the tool catalog', () => {
 
   it('offers web_search only with a backend, and web_fetch only with a way to fetch', async () => {
     const names = toolCatalog({ confinement: await detectConfinement() }).map((tool) => tool.name);
-    expect(names).toEqual([...WORK_TOOLS, 'update_todos']);
+    expect(names).toEqual([...WORK_TOOLS, 'update_todos', 'await', 'task']);
   });
 
   it('withholds web_fetch from an agent whose profile says web.fetch "off"', async () => {

@@ -69,8 +69,9 @@ export function toBoxTool(tool: Tool): Tool {
   const { name, input } = toolToCanonical(tool);
   const box = BOX_TOOL[name];
   if (box === undefined || box === name) return tool;
-  // Bash and Read are typed in Common and become shell and read in Grok Bot's own records already.
-  if (tool.name === 'Bash' || tool.name === 'Read') return tool;
+  // Bash, Read and Edit are typed in Common and become shell, read and edit in Grok Bot's own
+  // records already (grok-bot/codec.ts toolToNative).
+  if (tool.name === 'Bash' || tool.name === 'Read' || tool.name === 'Edit') return tool;
   return { name: 'Raw', tool_name: box, input: withPath(input) };
 }
 
