@@ -132,8 +132,9 @@ async function refuseIfWrongFormat(
   name: string,
   harness: Harness,
 ): Promise<void> {
-  if ((await sampleOfInput(input)).trim() === '') return;
-  const likely = await likelyFormat(ctx, input, harness);
+  const sample = await sampleOfInput(input);
+  if (sample.trim() === '') return;
+  const likely = guessTextFormat(sample, await ctx.harnesses(), harness);
   throw new CliError(
     likely === undefined
       ? {

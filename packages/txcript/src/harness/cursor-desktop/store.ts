@@ -333,7 +333,8 @@ export function cursorDesktopStore(env: NodeJS.ProcessEnv = process.env): Saving
           const ids = sessionIds(db);
           const out: SessionSummary[] = [];
           ids.forEach((id, i) => {
-            const s = readDesktopSession(db, id, false);
+            // Read whole (aux rows too): the count goes through the codec, as view's does.
+            const s = readDesktopSession(db, id);
             // Drafts and empty composers are not sessions.
             if (s !== undefined && s.bubbles.length > 0) {
               const title = titleOf(s);
@@ -342,7 +343,7 @@ export function cursorDesktopStore(env: NodeJS.ProcessEnv = process.env): Saving
                 id,
                 harness: HARNESS,
                 locator: desktopLocator(file, id),
-                messageCount: loadResult(desktopCodec, desktopDocument(readDesktopSession(db, id)!), {
+                messageCount: loadResult(desktopCodec, desktopDocument(s), {
                   id,
                   source: file,
                   timestamp: new Date(0).toISOString(),
