@@ -45,17 +45,11 @@ export interface AiSdkProviderOptions {
   stream?: boolean;
 }
 
-/** A streaming provider, told that its endpoint cannot stream, calls it without streaming from then on. */
-export interface StreamingModelProvider extends ModelProvider {
-  /** False once the endpoint was found not to stream (or was set up so). */
-  streams(): boolean;
-}
-
 const stderrLine = (line: string): void => {
   process.stderr.write(`${line}\n`);
 };
 
-export function aiSdkProvider(options: AiSdkProviderOptions): StreamingModelProvider {
+export function aiSdkProvider(options: AiSdkProviderOptions): Required<ModelProvider> {
   const log = options.logFailure ?? stderrLine;
   // Remembered for the provider's life: an endpoint found not to stream is not asked to again.
   let streaming = options.stream !== false;

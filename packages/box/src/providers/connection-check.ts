@@ -61,8 +61,7 @@ export async function checkConnection(
 }
 
 function streamsOf(provider: ModelProvider): boolean | null {
-  const streams = (provider as { streams?: () => boolean }).streams;
-  return typeof streams === 'function' ? streams.call(provider) : null;
+  return provider.streams ? provider.streams() : null;
 }
 
 /** The failure in the panel's words: the first cause in the chain that says something a user can act on. */

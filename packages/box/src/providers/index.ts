@@ -10,7 +10,7 @@ import { aiSdkProvider, idleFetch } from './ai-sdk.ts';
 import type { ModelProvider } from './types.ts';
 
 export * from './types.ts';
-export { notStreamingReason, NotStreamedError, type StreamingModelProvider } from './ai-sdk.ts';
+export { notStreamingReason, NotStreamedError } from './ai-sdk.ts';
 export { scriptedProvider, type ScriptedStep, type ScriptedProvider } from './scripted.ts';
 
 /** A current Grok model id; override with `SENDBOX_MODEL`. */
@@ -112,7 +112,7 @@ export function openAiCompatibleProvider(options: {
   maxRetries?: number;
   logFailure?: (line: string) => void;
   stream?: boolean;
-}): ModelProvider {
+}): Required<ModelProvider> {
   const compatible = createOpenAICompatible({
     name: 'openai-compatible',
     baseURL: options.baseURL,
