@@ -28,6 +28,8 @@ import { AgentLifecycle } from '../agent/lifecycle.ts';
 import { AgentBackgrounds } from '../subagents/agent-background.ts';
 import type { TaskView } from '../tasks/agent-tasks.ts';
 import { AgentSession, type SessionConfig } from '../agent/agent-session.ts';
+import { filesStoreBackend } from '../stores/files/agent-stores.ts';
+import type { StoreBackend } from '../stores/agent-stores.ts';
 import { needsRecovery } from '../stores/files/inbox.ts';
 import { UPLOADS_FOLDER } from '../agent/upload-staging.ts';
 import { WritePoints } from '../stores/write-points.ts';
@@ -86,6 +88,8 @@ export interface AgentHostOptions {
   toolGates?: SessionConfig['toolGates'];
   /** What capabilities add at a session's own points (agent/extension.ts), after background work's; default none. */
   extensions?: SessionConfig['extensions'];
+  /** The agents' stores: given the files backend of the data dir, the backend to use (default: that one). */
+  stores?: (files: StoreBackend) => StoreBackend;
 }
 
 export async function createAgentHost(options: AgentHostOptions): Promise<LocalAgentHost> {
@@ -194,15 +198,20 @@ export class LocalAgentHost implements AgentHost {
     this.backgrounds = backgrounds;
     this.lifecycle.add(backgrounds);
     this.config = {
-      dataDir,
+      stores: (options.stores ?? ((files) => files))(
+        filesStoreBackend({
+          dataDir,
+          secretKey,
+          maxAttachmentBytes: options.maxAttachmentBytes ?? DEFAULT_MAX_ATTACHMENT_BYTES,
+          writePoints,
+        }),
+      ),
       provider: this.provider,
-      secretKey,
       tools,
       sendReminderEvery:
         options.sendReminderEvery ??
         (Number.isInteger(everyFromEnv) && everyFromEnv > 0 ? everyFromEnv : DEFAULT_SEND_REMINDER_EVERY),
       maxStepsPerTurn: options.maxStepsPerTurn ?? DEFAULT_MAX_STEPS_PER_TURN,
-      maxAttachmentBytes: options.maxAttachmentBytes ?? DEFAULT_MAX_ATTACHMENT_BYTES,
       toolEnv: toolEnvironment(env),
       confinement,
       disks,
