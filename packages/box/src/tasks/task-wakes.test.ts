@@ -60,7 +60,7 @@ describe('a background task that ends while the agent is idle', () => {
     await box.prompt('build it');
     expect(box.model.requests).toHaveLength(3);
     const fixture = box;
-    await until(async () => fixture.model.requests.length === 5, 'the wake turn', 20_000);
+    await until(() => fixture.model.requests.length === 5, 'the wake turn', 20_000);
     await box.host.idle(box.agentId);
     const wake = lastUserText(box.model, 3);
     expect(wake).toContain(WAKE);
@@ -73,7 +73,9 @@ describe('a background task that ends while the agent is idle', () => {
       kind: 'message',
       role: 'user',
       hidden: true,
-      content: expect.stringMatching(/^\[A background task just completed\] A background task you started/),
+      content: expect.stringMatching(
+        /^\[A background task just completed\] A background task you started/,
+      ) as unknown,
     });
     const records = await box.records();
     const texts = records.flatMap((record) => {
@@ -124,7 +126,7 @@ describe('a background task that ends while the agent is idle', () => {
     // The task ended while the turn ran: nothing was injected into that turn.
     expect(JSON.stringify(box.model.requests.slice(0, 3).map((r) => r.messages))).not.toContain(WAKE);
     const fixture = box;
-    await until(async () => fixture.model.requests.length === 5, 'the wake turn after the busy one', 20_000);
+    await until(() => fixture.model.requests.length === 5, 'the wake turn after the busy one', 20_000);
     expect(lastUserText(box.model, 3)).toContain('quick-one');
   }, 60_000);
 
@@ -159,7 +161,7 @@ describe('a background task that ends while the agent is idle', () => {
     expect(model.requests).toHaveLength(7);
     const [long] = (await box.host.listTasks(box.agentId)).filter((task) => task.state === 'running');
     expect(long).toBeDefined();
-    box.host.stopTask(box.agentId, long!.id);
+    await box.host.stopTask(box.agentId, long!.id);
     const fixture = box;
     await until(
       async () => (await fixture.host.listTasks(fixture.agentId)).every((task) => task.state !== 'running'),
@@ -196,7 +198,7 @@ describe('a crash between the wake and its inbox commit', () => {
     };
     const model = await restart([{ toolCalls: [send('The job finished while I was away.')] }, {}]);
     const opened = host!;
-    await until(async () => model.requests.length === 2, 'the wake after the restart', 20_000);
+    await until(() => model.requests.length === 2, 'the wake after the restart', 20_000);
     await opened.idle(agentId);
     expect(lastUserText(model, 0)).toContain('crash-job-output');
     await opened.close();
