@@ -6,6 +6,7 @@
 import type { ModelMessage } from '../providers/types.ts';
 import type { JsonObject, JsonValue } from '@sendbox/txcript';
 import type { HostTool, ToolModelOutput } from '../tools/types.ts';
+import { sendInputAsRead } from './send-input.ts';
 
 /** The tools whose own reading of a result (`HostTool.modelOutput`) the model gets, by name. */
 export type ToolReaders = ReadonlyMap<string, Pick<HostTool, 'modelOutput'>>;
@@ -50,18 +51,26 @@ const WRITTEN_INJECTION = /^\s*<system_reminder>[\s\S]*<\/system_reminder>\s*$/;
  * conversation stays valid for the provider. A step's text record comes
  * before its calls, so an assistant text record after other assistant
  * content starts the next step. `tools` read their own results as they did live.
+ * A `send_message` call reads as the model sent it (`{type, …}`, context/send-input.ts);
+ * `sends` finds a delivered send's ledger entry by its message id.
  */
-export function historyFromRecords(records: readonly JsonObject[], tools?: ToolReaders): ModelMessage[] {
+export function historyFromRecords(
+  records: readonly JsonObject[],
+  tools?: ToolReaders,
+  sends?: (messageId: string) => unknown,
+): ModelMessage[] {
   const out: ModelMessage[] = [];
   let assistant: Extract<ModelMessage, { role: 'assistant' }> | null = null;
   let tool: Extract<ModelMessage, { role: 'tool' }> | null = null;
-  let pending: Array<{ id: string; name: string }> = [];
+  type CallPart = { type: 'tool-call'; toolCallId: string; toolName: string; input: unknown };
+  let pending: Array<{ id: string; name: string; part: CallPart; raw: JsonObject }> = [];
 
   const closeCalls = () => {
     if (pending.length) {
       tool ??= { role: 'tool', content: [] };
       if (!out.includes(tool)) out.push(tool);
       for (const call of pending) {
+        if (call.name === 'send_message') call.part.input = sendInputAsRead(call.raw);
         tool.content.push({
           type: 'tool-result',
           toolCallId: call.id,
@@ -107,8 +116,9 @@ export function historyFromRecords(records: readonly JsonObject[], tools?: ToolR
         } else if (block.type === 'tool_use' && typeof block.name === 'string' && isObject(block.input)) {
           const { toolCallId, ...input } = block.input;
           const id = typeof toolCallId === 'string' ? toolCallId : `call_${out.length}_${content.length}`;
-          content.push({ type: 'tool-call', toolCallId: id, toolName: block.name, input });
-          pending.push({ id, name: block.name });
+          const part: CallPart = { type: 'tool-call', toolCallId: id, toolName: block.name, input };
+          content.push(part);
+          pending.push({ id, name: block.name, part, raw: block.input });
         }
       }
     } else if (role === 'tool') {
@@ -118,6 +128,10 @@ export function historyFromRecords(records: readonly JsonObject[], tools?: ToolR
         if (at < 0) continue;
         const [call] = pending.splice(at, 1);
         if (!call) continue;
+        if (call.name === 'send_message') {
+          const messageId = sentMessageId(block.result);
+          call.part.input = sendInputAsRead(call.raw, messageId === undefined ? undefined : sends?.(messageId));
+        }
         tool ??= { role: 'tool', content: [] };
         if (!out.includes(tool)) out.push(tool);
         tool.content.push({
@@ -131,6 +145,12 @@ export function historyFromRecords(records: readonly JsonObject[], tools?: ToolR
   }
   closeCalls();
   return out.filter((m) => m.role !== 'assistant' || (Array.isArray(m.content) && m.content.length > 0));
+}
+
+function sentMessageId(result: unknown): string | undefined {
+  if (!isObject(result) || !isObject(result.success)) return undefined;
+  const id = result.success.messageId;
+  return typeof id === 'string' ? id : undefined;
 }
 
 function isObject(value: unknown): value is JsonObject {

@@ -14,6 +14,12 @@ import { writeFileAtomic } from '../fs/atomic.ts';
 import { providerFromEnv, type ProviderFromEnv } from '../providers/index.ts';
 import { isNotFound } from '../sandbox/paths.ts';
 import { HostError } from '../agent/errors.ts';
+import {
+  contextWindowFor,
+  MIN_CONTEXT_TOKENS,
+  type ContextWindow,
+  type ContextWindowSource,
+} from '../context/context-window.ts';
 
 export const MODEL_SETTINGS_FILE = 'model-settings.json';
 
@@ -24,6 +30,8 @@ const storedSchema = z.object({
   apiKey: z.string().optional(),
   /** False: a text-only model (images become notes); absent: it sees images. */
   vision: z.boolean().optional(),
+  /** The model's context window in tokens; absent: the table of known models decides. */
+  contextTokens: z.number().int().min(MIN_CONTEXT_TOKENS).optional(),
 });
 export type StoredModelSettings = z.output<typeof storedSchema>;
 
@@ -35,6 +43,14 @@ export const modelSettingsInputSchema = z.object({
   apiKey: z.string().max(4000).optional(),
   /** Whether the model sees images (false: text-only); omitted keeps the saved choice. */
   vision: z.boolean().optional(),
+  /** The model's context window in tokens; null: back to the table of known models; omitted keeps it. */
+  contextTokens: z
+    .number()
+    .int('the context window is a whole number of tokens')
+    .min(MIN_CONTEXT_TOKENS, `the context window must be at least ${MIN_CONTEXT_TOKENS} tokens`)
+    .max(100_000_000, 'the context window is at most 100,000,000 tokens')
+    .nullable()
+    .optional(),
 });
 export type ModelSettingsInput = z.output<typeof modelSettingsInputSchema>;
 
@@ -49,6 +65,11 @@ export interface ModelSettingsView {
   /** Whether the model is shown images (SENDBOX_MODEL_VISION wins over the panel). */
   vision: boolean;
   visionLockedByEnvironment: boolean;
+  /** The context window of the model in use, and where that number comes from. */
+  contextTokens: number;
+  contextTokensSource: ContextWindowSource;
+  /** The window the panel saved, if any (the field's value). */
+  contextTokensSetting: number | null;
 }
 
 /** `SENDBOX_MODEL_VISION`: `0`/`false`/`no`/`off` text-only, `1`/`true`/`yes`/`on` sees images; unset: undefined. */
@@ -84,6 +105,12 @@ export class ModelSettings {
     private readonly env: NodeJS.ProcessEnv,
   ) {
     visionFromEnv(env); // a value it does not understand stops the box at start, naming the variable
+    contextWindowFor(null, { env }); // the same for SENDBOX_MODEL_CONTEXT_TOKENS
+  }
+
+  /** The context window of `model`: SENDBOX_MODEL_CONTEXT_TOKENS, else the panel's field, else the table. */
+  contextWindow(model: string | null): ContextWindow {
+    return contextWindowFor(model, { env: this.env, setting: this.stored?.contextTokens });
   }
 
   private get file(): string {
@@ -135,9 +162,11 @@ export class ModelSettings {
     return visionFromEnv(this.env) ?? this.stored?.vision ?? true;
   }
 
-  view(): ModelSettingsView {
+  /** What the panel shows; `model` is the model in use (its window is shown). */
+  view(model: string | null = null): ModelSettingsView {
     const locked = this.lockedByEnvironment;
     const s = this.stored;
+    const window = this.contextWindow(model);
     return {
       provider: s?.provider ?? null,
       baseURL: s?.baseURL ?? '',
@@ -146,6 +175,9 @@ export class ModelSettings {
       lockedByEnvironment: locked,
       vision: this.vision(),
       visionLockedByEnvironment: visionFromEnv(this.env) !== undefined,
+      contextTokens: window.tokens,
+      contextTokensSource: window.source,
+      contextTokensSetting: s?.contextTokens ?? null,
     };
   }
 
@@ -179,6 +211,7 @@ export class ModelSettings {
       ...(input.model ? { model: input.model } : {}),
       ...(apiKey ? { apiKey } : {}),
       ...((input.vision ?? this.stored?.vision) === false ? { vision: false } : {}),
+      ...contextTokensOf(input.contextTokens === undefined ? this.stored?.contextTokens : input.contextTokens),
     };
     const chosen = providerFromEnv({
       ...pick(this.env, ['SENDBOX_MODEL_TIMEOUT_MS', 'SENDBOX_MODEL_MAX_RETRIES']),
@@ -212,6 +245,10 @@ function endpointOf(baseURL: string | undefined): string {
   } catch {
     return text;
   }
+}
+
+function contextTokensOf(tokens: number | null | undefined): { contextTokens?: number } {
+  return typeof tokens === 'number' ? { contextTokens: tokens } : {};
 }
 
 function pick(env: NodeJS.ProcessEnv, keys: readonly string[]): NodeJS.ProcessEnv {

@@ -40,6 +40,12 @@ export interface AiSdkProviderOptions {
   stream?: boolean;
 }
 
+/** The provider's count of the call's input tokens, when it reports one. */
+function inputTokensOf(usage: { inputTokens?: number | undefined } | undefined): { inputTokens?: number } {
+  const tokens = usage?.inputTokens;
+  return typeof tokens === 'number' && tokens > 0 ? { inputTokens: tokens } : {};
+}
+
 const stderrLine = (line: string): void => {
   process.stderr.write(`${line}\n`);
 };
@@ -80,6 +86,7 @@ export function aiSdkProvider(options: AiSdkProviderOptions): ModelProvider {
             reasoning: result.reasoningText ?? '',
             toolCalls: result.toolCalls.map(toModelToolCall),
             finishReason: result.finishReason,
+            ...inputTokensOf(result.usage),
           };
         }
         const result = streamText({ ...call, onError: () => undefined });
@@ -99,6 +106,7 @@ export function aiSdkProvider(options: AiSdkProviderOptions): ModelProvider {
           reasoning: (await result.reasoningText) ?? '',
           toolCalls: (await result.toolCalls).map(toModelToolCall),
           finishReason: await result.finishReason,
+          ...inputTokensOf(await result.usage),
         };
       } catch (error) {
         const message = `${options.provider} model ${options.model}: ${describeFailure(error, lastFailure, options.timeoutMs, Date.now() - started)}`;
