@@ -41,12 +41,7 @@ export interface TurnDriver {
 }
 
 export type NoticeReason =
-  | 'model-failed'
-  | 'step-limit'
-  | 'turn-budget'
-  | 'stopped'
-  | 'context-summarized'
-  | 'context-truncated';
+  'model-failed' | 'step-limit' | 'turn-budget' | 'stopped' | 'context-summarized' | 'context-truncated';
 
 export interface TurnTexts {
   noReplyNotice: string;

@@ -12,7 +12,12 @@ import { TokenCounter } from './tokens.ts';
 export interface CompactedAgent {
   readonly todos: readonly TodoItem[];
   readonly questions: {
-    openQuestions(): Array<{ id: string; kind: string; prompt: string; widget?: { options: ReadonlyArray<{ label: string }> } }>;
+    openQuestions(): Array<{
+      id: string;
+      kind: string;
+      prompt: string;
+      widget?: { options: ReadonlyArray<{ label: string }> };
+    }>;
   };
   readonly secrets: { all(): Promise<ReadonlyMap<string, string>> };
 }

@@ -332,7 +332,9 @@ export function summaryRecordText(turn: number, summary: string, kept: KeptState
     );
   }
   if (kept.secretNames.length > 0) {
-    state.push(`Secrets the user saved for you (environment variables of your tools): ${kept.secretNames.join(', ')}`);
+    state.push(
+      `Secrets the user saved for you (environment variables of your tools): ${kept.secretNames.join(', ')}`,
+    );
   }
   if (state.length > 0) lines.push('', 'When this summary was written:', ...state);
   return lines.join('\n');
@@ -448,7 +450,10 @@ function cutMessage(message: ModelMessage): ModelMessage {
     const content = message.content.map((part) => {
       if (part.type !== 'tool-result') return part;
       const output = part.output;
-      if ((output.type === 'text' || output.type === 'error-text') && output.value.length > TRUNCATED_OUTPUT_CHARS) {
+      if (
+        (output.type === 'text' || output.type === 'error-text') &&
+        output.value.length > TRUNCATED_OUTPUT_CHARS
+      ) {
         changed = true;
         return { ...part, output: { ...output, value: clipChars(output.value, TRUNCATED_OUTPUT_CHARS) } };
       }

@@ -58,7 +58,10 @@ export function contextWindowFor(
 ): ContextWindow {
   const fromEnv = options.env?.SENDBOX_MODEL_CONTEXT_TOKENS;
   if (fromEnv !== undefined && fromEnv.trim() !== '') {
-    return { tokens: parseContextTokens(fromEnv.trim(), 'SENDBOX_MODEL_CONTEXT_TOKENS'), source: 'environment' };
+    return {
+      tokens: parseContextTokens(fromEnv.trim(), 'SENDBOX_MODEL_CONTEXT_TOKENS'),
+      source: 'environment',
+    };
   }
   if (options.setting !== undefined) return { tokens: options.setting, source: 'settings' };
   const known = model ? knownContextWindow(model) : undefined;

@@ -130,7 +130,10 @@ export function historyFromRecords(
         if (!call) continue;
         if (call.name === 'send_message') {
           const messageId = sentMessageId(block.result);
-          call.part.input = sendInputAsRead(call.raw, messageId === undefined ? undefined : sends?.(messageId));
+          call.part.input = sendInputAsRead(
+            call.raw,
+            messageId === undefined ? undefined : sends?.(messageId),
+          );
         }
         tool ??= { role: 'tool', content: [] };
         if (!out.includes(tool)) out.push(tool);

@@ -19,7 +19,8 @@ export function sendInputAsRead(jsonlInput: JsonObject, delivered?: unknown): Js
   const decoded = ledger && LEDGER_ONLY.has(ledger.type) ? ledger : decodeJsonlSendInput(input);
   if (!decoded) return input;
   const request = requestOf(decoded);
-  if (decoded.type === 'text' && ledger?.type === 'text' && ledger.reply_to) request.reply_to = ledger.reply_to;
+  if (decoded.type === 'text' && ledger?.type === 'text' && ledger.reply_to)
+    request.reply_to = ledger.reply_to;
   return request;
 }
 
@@ -48,7 +49,7 @@ function requestOf(message: StoredMessage): JsonObject {
         secret: defined({
           label: secret.label,
           description: secret.description,
-          target: secret.target as unknown as JsonObject,
+          target: secret.target,
         }),
       };
     }

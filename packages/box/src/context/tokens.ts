@@ -126,7 +126,8 @@ export class TokenCounter {
         } else count += this.json('value' in output ? output.value : output);
         return count;
       }
-      default:
+      case 'tool-approval-request':
+      case 'tool-approval-response':
         return this.json(part);
     }
   }

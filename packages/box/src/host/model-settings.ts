@@ -211,7 +211,9 @@ export class ModelSettings {
       ...(input.model ? { model: input.model } : {}),
       ...(apiKey ? { apiKey } : {}),
       ...((input.vision ?? this.stored?.vision) === false ? { vision: false } : {}),
-      ...contextTokensOf(input.contextTokens === undefined ? this.stored?.contextTokens : input.contextTokens),
+      ...contextTokensOf(
+        input.contextTokens === undefined ? this.stored?.contextTokens : input.contextTokens,
+      ),
     };
     const chosen = providerFromEnv({
       ...pick(this.env, ['SENDBOX_MODEL_TIMEOUT_MS', 'SENDBOX_MODEL_MAX_RETRIES']),

@@ -158,6 +158,8 @@ export function createApiClient(options: ApiClientOptions = {}) {
       model?: string;
       apiKey?: string;
       vision?: boolean;
+      /** The model's context window in tokens; null: back to the box's table of known models. */
+      contextTokens?: number | null;
     }): Promise<ModelSettings> => call('setModelSettings', input, modelSettingsSchema),
     /** Stops the agent's running turn (queued prompts still run after it). */
     cancelTurn: (agentId: string) => call('cancelTurn', { agentId }, cancelTurnResponseSchema),
