@@ -158,10 +158,20 @@ export const modelSettingsSchema = z.looseObject({
     .optional(),
   /** The window saved in the panel (the field's value), if any. */
   contextTokensSetting: z.number().nullable().optional(),
+  /** Whether the endpoint is asked to stream; SENDBOX_MODEL_STREAM locks it. */
+  stream: z.boolean().default(true),
+  streamLockedByEnvironment: z.boolean().default(false),
   /** The search backend web_search uses, or how to enable one. */
   webSearch: z.looseObject({ backend: z.string().nullable(), howToEnable: z.string() }).optional(),
 });
 export type ModelSettings = z.infer<typeof modelSettingsSchema>;
+/** "Test connection": whether one small call worked, and what is wrong when it did not. */
+export const connectionCheckSchema = z.looseObject({
+  ok: z.boolean(),
+  message: z.string(),
+  streams: z.boolean().nullable(),
+  elapsedMs: z.number(),
+});
 
 export const draftEventSchema = z.looseObject({
   agentId: z.string(),
