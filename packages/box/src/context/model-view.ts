@@ -65,13 +65,21 @@ export function historyFromRecords(
   type CallPart = { type: 'tool-call'; toolCallId: string; toolName: string; input: unknown };
   let pending: Array<{ id: string; name: string; part: CallPart; raw: JsonObject }> = [];
 
+  // The tool message of the current exchange, pushed when it is made (a lookup in `out` would be quadratic).
+  const toolMessage = (): Extract<ModelMessage, { role: 'tool' }> => {
+    if (!tool) {
+      tool = { role: 'tool', content: [] };
+      out.push(tool);
+    }
+    return tool;
+  };
+
   const closeCalls = () => {
     if (pending.length) {
-      tool ??= { role: 'tool', content: [] };
-      if (!out.includes(tool)) out.push(tool);
+      const results = toolMessage();
       for (const call of pending) {
         if (call.name === 'send_message') call.part.input = sendInputAsRead(call.raw);
-        tool.content.push({
+        results.content.push({
           type: 'tool-result',
           toolCallId: call.id,
           toolName: call.name,
@@ -135,9 +143,7 @@ export function historyFromRecords(
             messageId === undefined ? undefined : sends?.(messageId),
           );
         }
-        tool ??= { role: 'tool', content: [] };
-        if (!out.includes(tool)) out.push(tool);
-        tool.content.push({
+        toolMessage().content.push({
           type: 'tool-result',
           toolCallId: call.id,
           toolName: call.name,
