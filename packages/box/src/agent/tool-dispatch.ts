@@ -104,7 +104,8 @@ export async function dispatchToolCall(
           toolCallId: call.id,
         }
       : callInput(call);
-  deps.recordCall(call.name, recorded);
+  const recordedName = tool?.recordedName ?? call.name;
+  deps.recordCall(recordedName, tool?.wrapRecorded ? tool.wrapRecorded(recorded) : recorded);
   let outcome: ToolOutcome;
   if (!tool || !parsed) {
     outcome = errorOutcome(
@@ -130,7 +131,7 @@ export async function dispatchToolCall(
   }
   const scrubber = ctx.scrubber();
   const envelope = scrubber.value(outcome.envelope);
-  deps.recordResult(call.name, envelope);
+  deps.recordResult(recordedName, envelope);
   const rawInput = isObject(call.input) ? (call.input as JsonObject) : {};
   deps.recordEntry({
     // The tool's own fields (edit's diff, update_todos' list) first: the common ones below win.

@@ -7,6 +7,7 @@ import type { ModelMessage } from '../providers/types.ts';
 import type { JsonObject, JsonValue } from '@sendbox/txcript';
 import type { HostTool, ToolModelOutput } from '../tools/types.ts';
 import { sendInputAsRead } from './send-input.ts';
+import { modelCallOf } from '../tools/communicate-update.ts';
 
 /** The tools whose own reading of a result (`HostTool.modelOutput`) the model gets, by name. */
 export type ToolReaders = ReadonlyMap<string, Pick<HostTool, 'modelOutput'>>;
@@ -63,7 +64,8 @@ export function historyFromRecords(
   let assistant: Extract<ModelMessage, { role: 'assistant' }> | null = null;
   let tool: Extract<ModelMessage, { role: 'tool' }> | null = null;
   type CallPart = { type: 'tool-call'; toolCallId: string; toolName: string; input: unknown };
-  let pending: Array<{ id: string; name: string; part: CallPart; raw: JsonObject }> = [];
+  /** Calls awaiting their result: `recorded` is the name the JSONL pairs the result by. */
+  let pending: Array<{ id: string; name: string; recorded: string; part: CallPart; raw: JsonObject }> = [];
 
   // The tool message of the current exchange, pushed when it is made (a lookup in `out` would be quadratic).
   const toolMessage = (): Extract<ModelMessage, { role: 'tool' }> => {
@@ -122,17 +124,24 @@ export function historyFromRecords(
         if (block.type === 'text' && typeof block.text === 'string') {
           content.push({ type: 'text', text: block.text });
         } else if (block.type === 'tool_use' && typeof block.name === 'string' && isObject(block.input)) {
-          const { toolCallId, ...input } = block.input;
+          const { toolCallId, ...recordedInput } = block.input;
           const id = typeof toolCallId === 'string' ? toolCallId : `call_${out.length}_${content.length}`;
-          const part: CallPart = { type: 'tool-call', toolCallId: id, toolName: block.name, input };
+          // A host tool recorded as Grok Bot records its own (update_state) reads as the call the model made.
+          const made = modelCallOf(block.name, recordedInput) ?? { name: block.name, input: recordedInput };
+          const part: CallPart = {
+            type: 'tool-call',
+            toolCallId: id,
+            toolName: made.name,
+            input: made.input,
+          };
           content.push(part);
-          pending.push({ id, name: block.name, part, raw: block.input });
+          pending.push({ id, name: made.name, recorded: block.name, part, raw: block.input });
         }
       }
     } else if (role === 'tool') {
       for (const block of blocks) {
         if (block.type !== 'tool_result' || typeof block.name !== 'string') continue;
-        const at = pending.findIndex((call) => call.name === block.name);
+        const at = pending.findIndex((call) => call.recorded === block.name);
         if (at < 0) continue;
         const [call] = pending.splice(at, 1);
         if (!call) continue;
