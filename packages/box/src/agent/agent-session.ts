@@ -23,6 +23,7 @@ import { toolsForProfile } from '../tools/catalog.ts';
 import { todosFromRecords } from '../tools/update-todos/todos-from-records.ts';
 import { historyFromRecords, toolReaders } from '../context/model-view.ts';
 import type { ContextLayer, LayerAgent } from '../context/model-call.ts';
+import type { Compaction } from '../context/compaction.ts';
 import type { ToolCallRef, ToolGate } from './tool-dispatch.ts';
 import { AgentExtensions, type AgentExtension } from './extension.ts';
 import { TranscriptWriter } from '../stores/transcript-writer.ts';
@@ -30,20 +31,18 @@ import type { AgentStores, FocusLock, StoreBackend } from '../stores/agent-store
 import type { AgentPaths } from '../stores/files/layout.ts';
 import { LedgerView } from '../stores/ledger-view.ts';
 import type { InboxInput, InboxRow, InboxStore, PendingInput } from '../stores/inbox.ts';
-import type { LedgerStore } from '../stores/ledger.ts';
+import type { LedgerStore, SequencedEntry } from '../stores/ledger.ts';
 import type { TranscriptLog } from '../stores/transcript.ts';
 import { SendReminderCounter } from '../context/send-reminder.ts';
 import type { Profile } from '../stores/files/profile.ts';
 import { envNameFor, QuestionBook, widgetAnswerOf } from './question-book.ts';
 import { runTurn, type TurnTexts } from './turn.ts';
 import { turnDriver, type TurnContext } from './turn-driver.ts';
-import { TurnStateMachine } from './turn-state.ts';
+import { TurnStateMachine, type TurnState } from './turn-state.ts';
 import { repairOf } from './turn-closer.ts';
 import { HostError } from './errors.ts';
 import { StoreWriteError } from '../stores/errors.ts';
 import { type HostEvent } from './events.ts';
-import { type SequencedEntry } from '../stores/ledger.ts';
-import { type TurnState } from './turn-state.ts';
 import { stageUpload } from './upload-staging.ts';
 import {
   answerNonce,
@@ -101,8 +100,6 @@ export const TURN_TEXTS: TurnTexts = {
   interruptedResult: 'Interrupted: the user stopped the turn before this call finished.',
 };
 
-/** What the model gets when Retry re-runs a turn after a failed model call (its user message is hidden). */
-
 const unreadStateSchema = z.object({
   lastActivityAt: z.number().default(0),
   lastViewedAt: z.number().default(0),
@@ -122,6 +119,7 @@ export class AgentSession implements TurnContext {
   /** Non-send tool calls in a row before the reminder (withInjections applies it per model call). */
   readonly sendReminderEvery: number;
   readonly contextLayers: readonly ContextLayer[];
+  readonly compaction: Compaction | undefined;
   readonly toolGates: readonly ToolGate[];
   private readonly extensions: AgentExtensions;
   private currentScrubber: Scrubber = scrubberFor(new Map());
@@ -159,6 +157,7 @@ export class AgentSession implements TurnContext {
       ...config.contextLayers({ id, paths: this.paths, entries: () => this.view.all() }),
       ...this.extensions.contextLayers,
     ];
+    this.compaction = this.extensions.compaction;
     this.toolGates = config.toolGates;
     // The counter checks the threshold (a bad one fails here, not at the first model call).
     this.sendReminderEvery = new SendReminderCounter(config.sendReminderEvery).threshold;
@@ -391,7 +390,8 @@ export class AgentSession implements TurnContext {
     const records = grokBot.text.parse(text, this.transcript.source).records;
     const objects: JsonObject[] = [];
     for (const line of records) if (line.kind === 'record') objects.push(line.json);
-    this.history = historyFromRecords(objects, toolReaders(this.config.tools));
+    const sends = (id: string) => (this.view.byId(id) as { message?: unknown } | undefined)?.message;
+    this.history = historyFromRecords(objects, toolReaders(this.config.tools), sends);
     this.todos.splice(0, this.todos.length, ...todosFromRecords(objects));
     return objects;
   }

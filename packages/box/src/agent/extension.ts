@@ -4,6 +4,7 @@
  * (`SessionConfig.extensions`); each member is optional.
  */
 import type { JsonObject } from '@sendbox/txcript';
+import type { Compaction } from '../context/compaction.ts';
 import type { ContextLayer } from '../context/model-call.ts';
 import type { InboxInput } from '../stores/inbox.ts';
 import type { ToolContext } from '../tools/types.ts';
@@ -21,6 +22,8 @@ export interface WakeDoor {
 export interface AgentExtension {
   /** Layers it adds to each model call's view, after the host's (context/model-call.ts). */
   readonly contextLayers?: readonly ContextLayer[];
+  /** What fits each model call into the model's window (context/compaction.ts); the first one given is used. */
+  readonly compaction?: Compaction;
   /**
    * Once, when the agent is opened, after a turn the box did not finish was closed: a hidden prompt
    * the model reads before its next turn (what a crash cut), or null. It is written to the JSONL.
@@ -42,6 +45,10 @@ export class AgentExtensions {
 
   get contextLayers(): ContextLayer[] {
     return this.list.flatMap((extension) => extension.contextLayers ?? []);
+  }
+
+  get compaction(): Compaction | undefined {
+    return this.list.find((extension) => extension.compaction)?.compaction;
   }
 
   /** The notes of every extension, in order (none: an empty list). */
