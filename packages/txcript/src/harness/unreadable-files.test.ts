@@ -40,7 +40,7 @@ describe('a file that failed', () => {
     expect(first.warnings).toEqual([
       {
         source: file,
-        message: expect.stringMatching(/^no session_meta line with an id; not a Codex session/),
+        message: expect.stringMatching(/^no session_meta line with an id; not a Codex session/) as string,
       },
     ]);
     expect(first.warnings[0]!.message).not.toContain('not read again');
@@ -108,7 +108,7 @@ describe('a line over the cap', () => {
       linesOfFile(file, 64 * 1024, MiB),
       file,
       (value) => ({ known: true, fields: { json: value } }),
-      (line) => void kinds.push(`${line.kind}:${line.line}`),
+      (line) => void kinds.push(`${line.kind}:${'line' in line ? line.line : '?'}`),
     );
     expect(kinds).toEqual(['record:1', 'malformed:3', 'record:4']);
     expect(warnings).toEqual([
@@ -118,7 +118,7 @@ describe('a line over the cap', () => {
         message:
           'line of 5.0 MB skipped: over the 1.0 MB a line may have (TXCRIPT_MAX_LINE_MB raises the cap)',
       },
-      { source: file, line: 3, message: expect.stringMatching(/^malformed JSON/) },
+      { source: file, line: 3, message: expect.stringMatching(/^malformed JSON/) as string },
     ]);
   });
 
