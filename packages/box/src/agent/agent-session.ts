@@ -49,6 +49,7 @@ import {
   modelTextOf,
   pendingView,
   userEntryFor,
+  uploadsBefore,
   userRecordTexts,
   type UserEntryFields,
 } from './inputs.ts';
@@ -241,6 +242,16 @@ export class AgentSession implements TurnContext {
     return this.draining || (this.config.provider !== null && this.inbox.pending().length > 0);
   }
 
+  /** WakeDoor (agent/extension.ts): nothing runs or waits, and a model may answer. */
+  get free(): boolean {
+    return !this.busy && this.config.provider !== null && !this.profile.readOnly;
+  }
+
+  /** WakeDoor: an input of the host's (background work ended) is accepted like a prompt. */
+  wake(nonce: string, input: InboxInput): Promise<void> {
+    return this.accept(nonce, input);
+  }
+
   get turnState(): TurnState {
     return this.state.state;
   }
@@ -288,6 +299,7 @@ export class AgentSession implements TurnContext {
   /** Starts answering the inputs that were pending when the files were read (the host calls it after opening). */
   resume(): void {
     if (this.inbox.pending().length > 0) this.schedule();
+    else this.extensions.ready(this);
   }
 
   /**
@@ -634,6 +646,7 @@ export class AgentSession implements TurnContext {
       .finally(() => {
         this.draining = false;
         this.config.emit({ type: 'roster', agentId: this.id, change: 'updated' });
+        this.extensions.ready(this);
       });
   }
 
@@ -734,7 +747,7 @@ export class AgentSession implements TurnContext {
           turn,
           modelTextOf(
             user ?? { content: '' },
-            this.uploadsBefore(user?.seq as number | undefined),
+            uploadsBefore(this.view.all(), user?.seq as number | undefined),
             this.questions,
           ),
         ),
@@ -749,22 +762,6 @@ export class AgentSession implements TurnContext {
     ]);
     if (this.state.state === 'working') this.state.endTurn();
     if (repair.records.length > 0) await this.readHistory();
-  }
-
-  /** The sandbox paths of the uploads a prompt at `seq` listed: those after the prompt before it. */
-  private uploadsBefore(seq: number | undefined): string[] {
-    if (seq === undefined) return [];
-    const rows = this.view.all();
-    let from = -1;
-    for (const row of rows) {
-      const entry = row as Record<string, unknown>;
-      if (row.seq < seq && entry.kind === 'message' && typeof entry.clientNonce === 'string') from = row.seq;
-    }
-    return rows.flatMap((row) => {
-      const entry = row as Record<string, unknown>;
-      if (row.seq <= from || row.seq >= seq || entry.kind !== 'user-attachment') return [];
-      return [typeof entry.sandbox_path === 'string' ? entry.sandbox_path : String(entry.file_name)];
-    });
   }
 
   private onEntries(entries: SequencedEntry[]): void {
