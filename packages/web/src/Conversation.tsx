@@ -12,6 +12,7 @@ import { parseEntries, parseNewest, type ApiClient } from './api/client.ts';
 import { followAgentEvents, type StreamStatus } from './api/events.ts';
 import {
   DEFAULT_CURSOR_AGENT_URL,
+  type LiveToolView,
   type PendingInput,
   type RosterRow,
   type TaskView,
@@ -21,6 +22,7 @@ import {
 } from './api/types.ts';
 import { Bubble } from './bubbles/Bubble.tsx';
 import { RunningTasks } from './bubbles/TaskPanel.tsx';
+import { LiveToolRow } from './bubbles/LiveToolRow.tsx';
 import { TasksContext, type TasksContextValue } from './tasks-context.ts';
 import { Composer } from './Composer.tsx';
 import { TodoPanel } from './TodoPanel.tsx';
@@ -83,6 +85,8 @@ export function Conversation({
   const [childSteps, setChildSteps] = useState<ReadonlyMap<string, readonly TranscriptEntry[]>>(new Map());
   /** send_message texts the model is still writing, by tool call id, in arrival order. */
   const [drafts, setDrafts] = useState<ReadonlyMap<string, string>>(new Map());
+  /** Tool calls running now, by call id (their entry replaces them when it arrives). */
+  const [liveTools, setLiveTools] = useState<ReadonlyMap<string, LiveToolView>>(new Map());
   /** The reader scrolled up: offer a way back down. */
   const [awayFromBottom, setAwayFromBottom] = useState(false);
   /** Whether older raw entries wait to be checked (first paint of a long ledger). */
@@ -173,8 +177,18 @@ export function Conversation({
             const listed = todosOf(entry);
             if (listed) setTodos(listed);
             // A turn that ended (stopped, failed) leaves no draft behind.
-            if (entry.kind === 'turn-ended')
+            if (entry.kind === 'turn-ended') {
               setDrafts((current) => (current.size === 0 ? current : new Map()));
+              setLiveTools((current) => (current.size === 0 ? current : new Map()));
+            }
+            const callId = (entry as { toolCallId?: unknown }).toolCallId;
+            if (entry.kind === 'tool-call' && typeof callId === 'string')
+              setLiveTools((current) => {
+                if (!current.has(callId)) return current;
+                const next = new Map(current);
+                next.delete(callId);
+                return next;
+              });
           },
           onDraft: (toolCallId, text) => {
             setDrafts((current) => {
@@ -185,6 +199,14 @@ export function Conversation({
               return next;
             });
           },
+          onTool: (tool) =>
+            setLiveTools((current) => {
+              const next = new Map(current);
+              // Over: its ledger entry follows at once and takes the row's place.
+              if (tool.running) next.set(tool.toolCallId, tool);
+              else next.delete(tool.toolCallId);
+              return next;
+            }),
           onTask: (task) => setTasks((current) => new Map(current).set(task.toolCallId, task)),
           onSubagentEntry: (subagentId, entry) =>
             setChildSteps((current) =>
@@ -485,6 +507,9 @@ export function Conversation({
                   />
                 ))}
                 <RunningTasks rowToolCalls={rowToolCalls} />
+                {[...liveTools.values()].map((tool) => (
+                  <LiveToolRow key={tool.toolCallId} tool={tool} />
+                ))}
                 {[...drafts].map(([toolCallId, text]) => (
                   <article
                     key={toolCallId}

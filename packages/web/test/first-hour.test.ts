@@ -213,3 +213,34 @@ describe('streaming and Stop', { timeout: 120_000 }, () => {
     });
   }
 });
+
+describe('a running tool', { timeout: 120_000 }, () => {
+  it('shows a live row with elapsed time and the output tail, then its entry', async ({ task }) => {
+    const id = await createAgent('Live tool');
+    const { page, problems } = await openAgent(id, PHONE);
+    model.reply(
+      {
+        toolCall: {
+          name: 'shell',
+          arguments: {
+            command: 'for i in 1 2 3 4 5 6 7 8; do echo tick$i; sleep 0.5; done',
+            description: 'Tick',
+          },
+        },
+      },
+      send({ type: 'text', content: 'Ticked.' }),
+    );
+    await promptFromPage(page, 'tick');
+    const row = page.getByTestId('live-tool');
+    await expect
+      .poll(() => page.getByTestId('live-tool-tail').textContent(), { timeout: 30_000 })
+      .toMatch(/tick2/);
+    expect(await row.textContent()).toMatch(/shell.*Tick.*running/);
+    expect(await page.getByTestId('live-tool-elapsed').textContent()).toMatch(/^\d+(\.\d)? s$|^0 ms$/);
+    await saveScreenshot(page, task.name);
+    await page.locator('[data-testid="bubble"]', { hasText: 'Ticked.' }).waitFor({ timeout: 30_000 });
+    expect(await row.count()).toBe(0);
+    expect(await page.locator('[data-kind="tool-call"]').textContent()).toMatch(/done/);
+    expect(problems).toEqual([]);
+  });
+});

@@ -40,7 +40,7 @@ import { runTurn } from './turn.ts';
 import { BOX_STOPPED_NOTICE, TURN_TEXTS } from './turn-texts.ts';
 
 export { BOX_STOPPED_NOTICE, TURN_TEXTS };
-import { turnDriver, type TurnContext } from './turn-driver.ts';
+import { turnDriver, type TurnContext, type TurnHooks } from './turn-driver.ts';
 import { TurnStateMachine, type TurnState } from './turn-state.ts';
 import { repairOf } from './turn-closer.ts';
 import { HostError } from './errors.ts';
@@ -695,10 +695,11 @@ export class AgentSession implements TurnContext {
       await this.freshProfile(); // its switches (web.fetch) apply from this turn on
       const abort = new AbortController();
       this.turnAbort = abort;
-      const hooks = {
+      const hooks: TurnHooks = {
         signal: abort.signal,
         onDraft: (toolCallId: string, text: string | null) =>
           this.config.emit({ type: 'draft', agentId: this.id, toolCallId, text }),
+        onTool: (event) => this.config.emit(event),
       };
       await runTurn(this.history, turnDriver(this, turn, provider, hooks), this.state, {
         maxSteps: this.config.maxStepsPerTurn,

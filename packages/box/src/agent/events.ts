@@ -15,5 +15,20 @@ export type HostEvent =
    * `text: null` when the call is over (delivered: its entry came first; refused: it vanishes).
    */
   | { type: 'draft'; agentId: string; toolCallId: string; text: string | null }
+  /**
+   * A tool call running (`running: true`, again as its output grows) or just over (`false`; its
+   * ledger entry follows): the page's live row. `tail`: the end of its output so far, scrubbed.
+   */
+  | {
+      type: 'tool';
+      agentId: string;
+      toolCallId: string;
+      name: string;
+      /** The model's description of the call, else its command or path, one line. */
+      title: string;
+      startedAt: number;
+      tail: string;
+      running: boolean;
+    }
   /** A background task started, changed (its tail, a child's steps) or ended; a step of a running child. */
   | BackgroundEvent;

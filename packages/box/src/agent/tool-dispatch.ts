@@ -22,6 +22,7 @@ import {
   type ToolStatus,
 } from '../tools/types.ts';
 import { toolCallDetails, type ToolCallDetails } from './tool-details.ts';
+import type { LiveTool } from './live-tool.ts';
 import type { Scrubber } from '../secrets/scrub.ts';
 import type { SecretsStore } from '../stores/secrets.ts';
 import type { TodoItem, ToolContext } from '../tools/types.ts';
@@ -83,9 +84,12 @@ export interface DispatchDeps {
       summary: string;
       toolCallId: string;
       timestampMs: number;
+      stopped?: true;
     } & ToolCallDetails,
   ): void;
   signal: AbortSignal;
+  /** The page's live row of a call that runs (agent/live-tool.ts); absent, none is shown. */
+  live?: (call: { toolCallId: string; name: string; title: string; startedAt: number }) => LiveTool;
 }
 
 export async function dispatchToolCall(
@@ -122,12 +126,32 @@ export async function dispatchToolCall(
       input: parsed.data,
       signal: deps.signal,
     };
-    outcome =
-      (await passGates(ctx.toolGates, gated)) ??
-      (await runTool(ctx, tool, parsed.data, startedAt, deps.signal, {
-        turn: deps.turn,
+    const answered = await passGates(ctx.toolGates, gated);
+    if (answered) outcome = answered;
+    else {
+      const live = deps.live?.({
         toolCallId: call.id,
-      }));
+        name: call.name,
+        title: ctx.scrubber().text(callTitle(parsed.data)),
+        startedAt: ctx.now(),
+      });
+      try {
+        outcome = await runTool(
+          ctx,
+          tool,
+          parsed.data,
+          startedAt,
+          deps.signal,
+          {
+            turn: deps.turn,
+            toolCallId: call.id,
+          },
+          live,
+        );
+      } finally {
+        live?.end();
+      }
+    }
   }
   const scrubber = ctx.scrubber();
   const envelope = scrubber.value(outcome.envelope);
@@ -144,6 +168,8 @@ export async function dispatchToolCall(
     ...toolCallDetails(rawInput, envelope, ctx.now() - startedAt, scrubber),
     // The UI finds the background task a call started by it (tasks' toolCallId).
     toolCallId: call.id,
+    // Stop ended it: the page says "stopped", not "failed" (the envelope stays the tool's own).
+    ...(deps.signal.aborted ? { stopped: true } : {}),
     timestampMs: ctx.now(),
   });
   // The model reads its call back as recorded (a restart rebuilds it from the JSONL).
@@ -174,6 +200,7 @@ async function runTool(
   startedAt: number,
   signal: AbortSignal,
   ref: ToolCallRef,
+  live?: LiveTool,
 ): Promise<ToolOutcome> {
   const secrets = await ctx.secrets.all();
   try {
@@ -185,12 +212,23 @@ async function runTool(
       scrub: ctx.scrubber(),
       todos: ctx.todos,
       signal,
+      ...(live ? { onOutput: (chunk: string) => live.output(chunk) } : {}),
       now: () => startedAt,
       ...ctx.toolServices?.(ref),
     });
   } catch (error) {
     return errorOutcome(`${tool.name} failed: ${(error as Error).message}`);
   }
+}
+
+/** The live row's line: the model's description of the call, else its command, path or pattern. */
+function callTitle(input: unknown): string {
+  if (!isObject(input)) return '';
+  for (const key of ['description', 'command', 'path', 'pattern', 'url', 'query']) {
+    const value = input[key];
+    if (typeof value === 'string' && value.trim() !== '') return value.trim().split('\n')[0]!.slice(0, 200);
+  }
+  return '';
 }
 
 /** A call's JSONL `tool_use` input: its arguments with its id, or their raw text when they did not parse. */

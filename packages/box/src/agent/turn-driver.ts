@@ -22,6 +22,7 @@ import type { AgentPaths } from '../stores/files/layout.ts';
 import type { Profile } from '../stores/files/profile.ts';
 import type { QuestionBook } from './question-book.ts';
 import { callInput, dispatchToolCall, type DispatchContext } from './tool-dispatch.ts';
+import { liveTool, type ToolEvent } from './live-tool.ts';
 import type { StoppedSend, ToolCallReport, TurnDriver } from './turn.ts';
 import type { TurnStateMachine } from './turn-state.ts';
 
@@ -43,10 +44,14 @@ export interface TurnContext extends DispatchContext {
   readonly compaction?: Compaction | undefined;
 }
 
-/** Hooks of the web UI: Stop (`signal`) and streaming bubbles (`onDraft`, scrubbed; null when a send is over). */
+/**
+ * Hooks of the web UI: Stop (`signal`), streaming bubbles (`onDraft`, scrubbed; null when a send is
+ * over) and the live rows of running tools (`onTool`).
+ */
 export interface TurnHooks {
   signal: AbortSignal;
   onDraft(toolCallId: string, text: string | null): void;
+  onTool?(event: ToolEvent): void;
 }
 
 export function turnDriver(
@@ -133,6 +138,9 @@ export function turnDriver(
         writer.appendEntries([{ id: `t${turn}c${counters.tool++}`, ...entry }]);
       },
       signal: hooks.signal,
+      ...(hooks.onTool
+        ? { live: (call) => liveTool({ agentId: ctx.id, ...call }, ctx.scrubber(), (e) => hooks.onTool?.(e)) }
+        : {}),
     });
   };
 

@@ -112,6 +112,11 @@ export async function openEventStream(
       case 'draft':
         if (event.agentId !== agentId) return null;
         return frame('draft', { agentId: event.agentId, toolCallId: event.toolCallId, text: event.text });
+      case 'tool': {
+        if (event.agentId !== agentId) return null;
+        const { type: _type, ...tool } = event;
+        return frame('tool', tool);
+      }
       case 'task':
         return event.agentId === agentId ? frame('task', { agentId, task: event.task }) : null;
       case 'subagent-entry':

@@ -56,6 +56,8 @@ export interface ToolContext {
   /** The agent's todo list, kept by the host across turns. */
   todos: TodoItem[];
   signal?: AbortSignal;
+  /** Told the output as it comes (stdout and stderr), for the page's live row; raw: the host scrubs it. */
+  onOutput?: (chunk: string) => void;
   now(): number;
   /** The agent's background work (`shell` isBackground, `task`, `await`); absent, none can start. */
   tasks?: AgentTasks;

@@ -7,6 +7,8 @@ import type { ApiClient } from './client.ts';
 import {
   inboxEventSchema,
   draftEventSchema,
+  toolEventSchema,
+  type LiveToolView,
   subagentEntryEventSchema,
   taskEventSchema,
   type TaskView,
@@ -113,6 +115,8 @@ export interface AgentStreamHandlers {
   onUnauthorized?(): void;
   /** A send_message text as the model writes it; `text: null` when that call is over. */
   onDraft?(toolCallId: string, text: string | null): void;
+  /** A tool call running (again as its output grows) or just over. */
+  onTool?(tool: LiveToolView): void;
   /** A background task started, changed (its output's tail, a child's step count) or ended. */
   onTask?(task: TaskView): void;
   /** A step of a running subagent. */
@@ -204,6 +208,11 @@ export async function followAgentEvents(
       case 'state': {
         const state = stateEventSchema.safeParse(data);
         if (state.success) handlers.onState(state.data.agentId, state.data.state);
+        return;
+      }
+      case 'tool': {
+        const tool = toolEventSchema.safeParse(data);
+        if (tool.success) handlers.onTool?.(tool.data);
         return;
       }
       case 'draft': {

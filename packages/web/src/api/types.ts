@@ -173,6 +173,17 @@ export const connectionCheckSchema = z.looseObject({
   elapsedMs: z.number(),
 });
 
+/** A tool call running (its live row: line, start, output tail) or just over (`running: false`). */
+export const toolEventSchema = z.looseObject({
+  agentId: z.string(),
+  toolCallId: z.string(),
+  name: z.string(),
+  title: z.string(),
+  startedAt: z.number(),
+  tail: z.string(),
+  running: z.boolean(),
+});
+export type LiveToolView = z.infer<typeof toolEventSchema>;
 export const draftEventSchema = z.looseObject({
   agentId: z.string(),
   toolCallId: z.string(),

@@ -30,6 +30,7 @@ const STATUS_LABEL: Readonly<Record<string, string>> = {
   failure: 'failed',
   error: 'error',
   running: 'running',
+  stopped: 'stopped',
 };
 
 /** The sendbox extension keys a tool-call entry may carry (packages/box/src/agent/tool-details.ts). */
@@ -80,7 +81,8 @@ export function ToolCallBubble({ entry }: { entry: ToolCallEntry }) {
   const details = entry as ToolCallEntry & ToolCallDetails;
   const tasks = useContext(TasksContext);
   const task = typeof details.toolCallId === 'string' ? tasks?.byToolCall.get(details.toolCallId) : undefined;
-  const status = entry.status;
+  // Stop ended it: it reads "stopped", not "failed".
+  const status = (entry as { stopped?: unknown }).stopped === true ? 'stopped' : entry.status;
   const description = typeof details.description === 'string' ? details.description : '';
   const input = typeof details.input === 'string' ? details.input : '';
   const output = typeof details.output === 'string' ? details.output : '';

@@ -75,7 +75,7 @@ export function shellTool(options: ShellOptions) {
       const { spec, cwd, timeoutMs } = launch;
       if (input.isBackground) return startInBackground(input.command, spec, ctx);
       const signal = ctx.signal ? AbortSignal.any([ctx.signal, overQuota.signal]) : overQuota.signal;
-      const run = await runCommand(spec, { timeoutMs, cap, signal });
+      const run = await runCommand(spec, { timeoutMs, cap, signal, onOutput: ctx.onOutput });
       // What the disk quota has to say goes after the command's own words.
       const diskNote = [disk?.note, await disk?.end()].filter(Boolean).join('\n');
       // Real files: `spawnError {command, error}`, and `isBackground` beside every shell envelope.
@@ -208,7 +208,12 @@ interface CommandRun extends ConfinedRun {
 /** Collects up to `cap` bytes per stream (plus a margin so a secret cut at the cap is still scrubbed whole). */
 async function runCommand(
   spec: LaunchSpec & { cwd: string },
-  options: { timeoutMs: number; cap: number; signal?: AbortSignal | undefined },
+  options: {
+    timeoutMs: number;
+    cap: number;
+    signal?: AbortSignal | undefined;
+    onOutput?: ((chunk: string) => void) | undefined;
+  },
 ): Promise<CommandRun> {
   const stdout = new Capture(options.cap);
   const stderr = new Capture(options.cap);
@@ -220,10 +225,12 @@ async function runCommand(
     onStdout: (chunk) => {
       stdout.add(chunk);
       interleaved.add(chunk);
+      options.onOutput?.(chunk.toString('utf8'));
     },
     onStderr: (chunk) => {
       stderr.add(chunk);
       interleaved.add(chunk);
+      options.onOutput?.(chunk.toString('utf8'));
     },
   });
   return { ...run, stdout, stderr, interleaved };
