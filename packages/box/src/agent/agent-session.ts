@@ -28,7 +28,7 @@ import { todosFromRecords } from '../tools/update-todos/todos-from-records.ts';
 import { historyFromRecords, toolReaders } from '../context/model-view.ts';
 import type { ContextLayer, LayerAgent } from '../context/model-call.ts';
 import type { ToolCallRef, ToolGate } from './tool-dispatch.ts';
-import { AgentExtensions, type AgentExtension } from './extension.ts';
+import { AgentExtensions, type AgentExtension, type ExtensionAgent } from './extension.ts';
 import { TranscriptWriter } from '../stores/transcript-writer.ts';
 import { JsonlFile } from '../stores/files/jsonl.ts';
 import { openFileLedger } from '../stores/files/ledger.ts';
@@ -44,7 +44,7 @@ import { readProfile, type Profile } from '../stores/files/profile.ts';
 import { envNameFor, QuestionBook, widgetAnswerOf } from './question-book.ts';
 import { StoreLock } from '../stores/files/store-lock.ts';
 import { runTurn, type TurnTexts } from './turn.ts';
-import { turnDriver, type TurnContext } from './turn-driver.ts';
+import { turnDriver } from './turn-driver.ts';
 import { TurnStateMachine } from './turn-state.ts';
 import { repairOf } from './turn-closer.ts';
 import { HostError } from './errors.ts';
@@ -71,7 +71,7 @@ export interface SessionConfig {
   /** What runs before every checked tool call (approvals): agent/tool-dispatch.ts. */
   toolGates: readonly ToolGate[];
   /** What capabilities working beside the agent's turns add at its seams (agent/extension.ts); read lazily. */
-  extensions(agent: TurnContext): readonly AgentExtension[];
+  extensions(agent: ExtensionAgent): readonly AgentExtension[];
   dataDir: string;
   provider: ModelProvider | null;
   secretKey: Buffer;
@@ -121,7 +121,7 @@ export type UnreadState = z.output<typeof unreadStateSchema>;
 
 const VISIBLE_KINDS = new Set<string>(['send-message', 'notice']);
 
-export class AgentSession implements TurnContext {
+export class AgentSession implements ExtensionAgent {
   readonly paths: AgentPaths;
   readonly lock: StoreLock;
   readonly state: TurnStateMachine;
@@ -206,11 +206,11 @@ export class AgentSession implements TurnContext {
 
   /** The profile's network allowlist, as profile.json says now. */
   async allowDomains(): Promise<readonly string[]> {
-    return (await this.freshProfile()).sandbox?.allowDomains ?? [];
+    return (await this.currentProfile()).sandbox?.allowDomains ?? [];
   }
 
-  /** profile.json, read again when it changed (the operator edits it by hand). */
-  private async freshProfile(): Promise<Profile> {
+  /** profile.json, read again when it changed (the operator edits it by hand, `updateAgent` rewrites it). */
+  async currentProfile(): Promise<Profile> {
     const mark = fileMark(this.paths.profile);
     if (!sameFile(this.profileMark, mark)) {
       this.profile = await readProfile(this.paths.profile);
@@ -699,7 +699,7 @@ export class AgentSession implements TurnContext {
       ]);
       this.history.push({ role: 'user', content: texts.map((text) => ({ type: 'text' as const, text })) });
       // Hook (web Stop and streaming bubbles): one abort per turn; drafts go out as events.
-      await this.freshProfile(); // its switches (web.fetch) apply from this turn on
+      await this.currentProfile(); // its switches (web.fetch) apply from this turn on
       const abort = new AbortController();
       this.turnAbort = abort;
       const hooks = {

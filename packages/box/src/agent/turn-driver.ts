@@ -55,7 +55,6 @@ export function turnDriver(
   const deliveredInTurn = new Map<string, string>();
   const tools = new Map(ctx.tools.map((tool) => [tool.name, tool]));
   const specs = toolSpecs(ctx);
-  const system = systemPrompt({ ...ctx.profile, sandbox: ctx.paths.sandbox });
   // The per-call view: guidance and reminders first, then what capabilities add (memory, compaction).
   const layers: ContextLayer[] = [
     injectionsLayer({ guidance: ctx.feature.guidance, sendReminderEvery: ctx.sendReminderEvery }),
@@ -120,8 +119,10 @@ export function turnDriver(
   return {
     // Guidance and reminders are what the model reads, never what the transcript holds.
     step: async (messages) => {
+      // Read per call: the profile (name, instructions, model) may change mid-turn (update_state profile).
+      const system = systemPrompt({ ...ctx.profile, sandbox: ctx.paths.sandbox });
       const view = await modelCallView(system, messages, layers);
-      return provider.step({
+      return modelOf(provider, ctx.profile).step({
         ...view,
         tools: specs,
         abortSignal: hooks.signal,
@@ -173,6 +174,12 @@ export function turnDriver(
       writer.appendEntries([{ id: `t${turn}e`, kind: 'turn-ended', timestampMs: now() }]);
     },
   };
+}
+
+/** The agent's own model (`updateAgent {model}`) while the provider it was picked for is the one configured. */
+function modelOf(provider: ModelProvider, profile: Profile): ModelProvider {
+  if (!profile.model || profile.modelProvider !== provider.provider || !provider.withModel) return provider;
+  return provider.withModel(profile.model);
 }
 
 function toolSpecs(ctx: TurnContext): ModelToolSpec[] {

@@ -27,6 +27,8 @@ export interface AiSdkProviderOptions {
   provider: string;
   model: string;
   languageModel: LanguageModel;
+  /** The provider's model by id, for `withModel` (an agent's own model); absent, it has none. */
+  languageModelFor?: (model: string) => LanguageModel;
   /** Per-step timeout in ms. */
   timeoutMs: number;
   /** Retries the SDK makes on retryable errors (429, 5xx) before failing the step. */
@@ -45,9 +47,24 @@ const stderrLine = (line: string): void => {
 };
 
 export function aiSdkProvider(options: AiSdkProviderOptions): ModelProvider {
+  const others = new Map<string, ModelProvider>();
+  const languageModelFor = options.languageModelFor;
   return {
     provider: options.provider,
     model: options.model,
+    ...(languageModelFor
+      ? {
+          withModel(model: string): ModelProvider {
+            if (model === options.model) return this;
+            let other = others.get(model);
+            if (!other) {
+              other = aiSdkProvider({ ...options, model, languageModel: languageModelFor(model) });
+              others.set(model, other);
+            }
+            return other;
+          },
+        }
+      : {}),
     async step(request: ModelStepRequest): Promise<ModelStepResult> {
       const tools: ToolSet = {};
       for (const spec of request.tools) {

@@ -66,7 +66,15 @@ export function providerFromEnv(env: NodeJS.ProcessEnv = process.env): ProviderF
     const id = model ?? DEFAULT_XAI_MODEL;
     const xai = createXai({ apiKey: xaiKey });
     return configured(
-      aiSdkProvider({ provider: 'xai', model: id, languageModel: xai(id), timeoutMs, maxRetries, stream }),
+      aiSdkProvider({
+        provider: 'xai',
+        model: id,
+        languageModel: xai(id),
+        languageModelFor: (other) => xai(other),
+        timeoutMs,
+        maxRetries,
+        stream,
+      }),
     );
   }
   if (explicit === 'openai-compatible' || baseURL) {
@@ -98,6 +106,7 @@ export function openAiCompatibleProvider(options: {
     provider: 'openai-compatible',
     model: options.model,
     languageModel: compatible.chatModel(options.model),
+    languageModelFor: (model) => compatible.chatModel(model),
     timeoutMs: options.timeoutMs ?? DEFAULT_MODEL_TIMEOUT_MS,
     maxRetries: options.maxRetries ?? 2,
     ...(options.logFailure ? { logFailure: options.logFailure } : {}),

@@ -61,6 +61,11 @@ export interface ModelProvider {
   readonly provider: string;
   readonly model: string;
   step(request: ModelStepRequest): Promise<ModelStepResult>;
+  /**
+   * The same provider (endpoint, key, limits) with another model id: an agent's own model
+   * (`updateAgent {model}`). Absent: the provider serves one model only.
+   */
+  withModel?(model: string): ModelProvider;
 }
 
 /** A model call that failed (HTTP error, timeout, bad response): the turn records a notice and ends. */
