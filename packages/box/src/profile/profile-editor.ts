@@ -1,6 +1,6 @@
 /**
  * Changes an agent's profile, for the user (`updateAgent`) or the agent itself (`update_state
- * profile`): profile.json is rewritten atomically, the live agent reads it at once (its next model
+ * profile`): its store rewrites it atomically (profile.json), the live agent reads it at once (its next model
  * call has the new name and instructions), a rename writes Grok Bot's `event {type: "name-changed",
  * from, to}` ledger entry (grok-bot-format.md §7), a change the agent made itself is shown to the
  * user as a notice, and the roster is told (listAgents and open tabs update). Changes of one agent
@@ -10,14 +10,15 @@ import { randomUUID } from 'node:crypto';
 import type { LedgerEntry } from '@sendbox/protocol';
 import type { HostEvent } from '../agent/events.ts';
 import type { SequencedEntry } from '../stores/ledger.ts';
-import { writeProfile, type Profile } from '../stores/files/profile.ts';
+import type { ProfileSource } from '../stores/agent-stores.ts';
+import type { Profile } from '../stores/files/profile.ts';
 import { applyUpdate, type AgentUpdate, type AppliedUpdate, type ProfileField } from './agent-update.ts';
 
 /** The live agent a change is made to (an AgentSession). */
 export interface ProfileTarget {
   readonly id: string;
-  readonly paths: { readonly profile: string };
-  /** profile.json as it is now (read again when the file changed). */
+  readonly stores: { readonly profile: ProfileSource };
+  /** The profile as stored now (read again when it changed). */
   currentProfile(): Promise<Profile>;
   readonly writer: { appendEntries(entries: LedgerEntry[]): SequencedEntry[] };
   now(): number;
@@ -53,7 +54,7 @@ export class AgentProfiles {
     const applied = applyUpdate(before, update, this.options.provider(), now);
     if (applied.changed.length === 0) return applied;
     // The profile first: it is the truth, and the ledger only ever tells of a change that was made.
-    await writeProfile(target.paths.profile, applied.profile);
+    await target.stores.profile.write(applied.profile);
     await target.currentProfile();
     const entries: LedgerEntry[] = [];
     if (applied.changed.includes('name')) {

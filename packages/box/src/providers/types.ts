@@ -66,6 +66,8 @@ export interface ModelProvider {
    * (`updateAgent {model}`). Absent: the provider serves one model only.
    */
   withModel?(model: string): ModelProvider;
+  /** Whether steps stream (false once the endpoint was found not to); absent: the provider never streams. */
+  streams?(): boolean;
 }
 
 /** A model call that failed (HTTP error, timeout, bad response): the turn records a notice and ends. */

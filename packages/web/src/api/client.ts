@@ -14,6 +14,7 @@ import {
   modelSettingsSchema,
   type ModelSettings,
   agentResponseSchema,
+  connectionCheckSchema,
   deletedResponseSchema,
   openAgentResponseSchema,
   parseEntry,
@@ -24,6 +25,11 @@ import {
   uploadResponseSchema,
   imageHostsResponseSchema,
   signedOutResponseSchema,
+  agentSettingsSchema,
+  memoryViewSchema,
+  type AgentSettings,
+  type AgentUpdate,
+  type MemoryView,
   type RosterRow,
   type StatusResponse,
   type TodoItem,
@@ -66,6 +72,17 @@ export interface ApiClientOptions {
 }
 
 export type ApiClient = ReturnType<typeof createApiClient>;
+
+/** The settings panel's form, as `setModelSettings` and `testModelSettings` take it. */
+export interface ModelSettingsInput {
+  provider: 'xai' | 'openai-compatible';
+  baseURL?: string;
+  model?: string;
+  /** Omitted: keep the saved key (while the endpoint stays); empty: none. */
+  apiKey?: string;
+  vision?: boolean;
+  stream?: boolean;
+}
 
 export function createApiClient(options: ApiClientOptions = {}) {
   const doFetch = options.fetch ?? globalThis.fetch.bind(globalThis);
@@ -148,17 +165,23 @@ export function createApiClient(options: ApiClientOptions = {}) {
       const { entries, todos } = await call('openAgent', { id }, openAgentResponseSchema);
       return { entries, todos };
     },
+    /** The agent's name, description, instructions, allowed domains and model (the settings dialog). */
+    getAgent: (id: string): Promise<AgentSettings> => call('getAgent', { id }, agentSettingsSchema),
+    updateAgent: (id: string, update: AgentUpdate): Promise<AgentSettings> =>
+      call('updateAgent', { id, ...update }, agentSettingsSchema),
+    /** The agent's memory and the user's (the memory view). */
+    listMemory: (agentId: string): Promise<MemoryView> => call('listMemory', { agentId }, memoryViewSchema),
+    /** Deletes a memory entry by its exact text. */
+    forgetMemory: (agentId: string, scope: 'agent' | 'user', text: string): Promise<MemoryView> =>
+      call('forgetMemory', { agentId, scope, text }, memoryViewSchema),
     sendPrompt: (input: { agentId: string; prompt: string; clientNonce: string }) =>
       call('sendPrompt', input, sendPromptResponseSchema),
     getModelSettings: (): Promise<ModelSettings> => call('getModelSettings', {}, modelSettingsSchema),
     /** The key goes into the request body only (omitted: keep the saved one); never returned. */
-    setModelSettings: (input: {
-      provider: 'xai' | 'openai-compatible';
-      baseURL?: string;
-      model?: string;
-      apiKey?: string;
-      vision?: boolean;
-    }): Promise<ModelSettings> => call('setModelSettings', input, modelSettingsSchema),
+    setModelSettings: (input: ModelSettingsInput): Promise<ModelSettings> =>
+      call('setModelSettings', input, modelSettingsSchema),
+    /** One small model call with the form's settings, unsaved (the saved key when the endpoint stays). */
+    testModelSettings: (input: ModelSettingsInput) => call('testModelSettings', input, connectionCheckSchema),
     /** Stops the agent's running turn (queued prompts still run after it). */
     cancelTurn: (agentId: string) => call('cancelTurn', { agentId }, cancelTurnResponseSchema),
     /** The agent's background tasks (running ones and those that ended recently). */
