@@ -97,15 +97,15 @@ export async function dispatchToolCall(
   const parsed = tool?.input.safeParse(call.input);
   // One time for the recorded input and the run (update_todos stamps its input with it).
   const startedAt = ctx.now();
-  deps.recordCall(
-    call.name,
+  const recorded =
     tool?.recordedInput && parsed?.success
       ? {
           ...tool.recordedInput(parsed.data, { todos: ctx.todos, now: () => startedAt }),
           toolCallId: call.id,
         }
-      : callInput(call),
-  );
+      : callInput(call);
+  const recordedName = tool?.recordedName ?? call.name;
+  deps.recordCall(recordedName, tool?.wrapRecorded ? tool.wrapRecorded(recorded) : recorded);
   let outcome: ToolOutcome;
   if (!tool || !parsed) {
     outcome = errorOutcome(
@@ -131,7 +131,7 @@ export async function dispatchToolCall(
   }
   const scrubber = ctx.scrubber();
   const envelope = scrubber.value(outcome.envelope);
-  deps.recordResult(call.name, envelope);
+  deps.recordResult(recordedName, envelope);
   const rawInput = isObject(call.input) ? (call.input as JsonObject) : {};
   deps.recordEntry({
     // The tool's own fields (edit's diff, update_todos' list) first: the common ones below win.
@@ -146,7 +146,13 @@ export async function dispatchToolCall(
     toolCallId: call.id,
     timestampMs: ctx.now(),
   });
-  return { output: modelOutputFor(call.name, envelope, tool && toolReaders([tool])), delivered: false };
+  // The model reads its call back as recorded (a restart rebuilds it from the JSONL).
+  const { toolCallId: _id, ...modelInput } = recorded;
+  return {
+    output: modelOutputFor(call.name, envelope, tool && toolReaders([tool])),
+    delivered: false,
+    modelInput,
+  };
 }
 
 async function passGates(gates: readonly ToolGate[], call: GatedCall): Promise<ToolOutcome | null> {
