@@ -37,7 +37,7 @@ import { SendReminderCounter } from '../context/send-reminder.ts';
 import type { Profile } from '../stores/files/profile.ts';
 import { envNameFor, QuestionBook, widgetAnswerOf } from './question-book.ts';
 import { runTurn, type TurnTexts } from './turn.ts';
-import { turnDriver, type TurnContext } from './turn-driver.ts';
+import { turnDriver } from './turn-driver.ts';
 import { TurnStateMachine, type TurnState } from './turn-state.ts';
 import { repairOf } from './turn-closer.ts';
 import { HostError } from './errors.ts';
