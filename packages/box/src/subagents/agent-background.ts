@@ -180,7 +180,7 @@ export class AgentBackground implements AgentExtension {
       depth,
       writePoints: this.host.writePoints,
       maxSteps: limits.subagentMaxSteps,
-      ...(this.host.childLayers ? { layers: this.host.childLayers } : {}),
+      ...(this.host.childLayers ? { layers: (child: LayerAgent) => this.host.childLayers!(child) } : {}),
       ...(budget ? { budget } : {}),
       // A child's own calls: its ids are its own, so the book keys them under the child.
       toolServices: (childId, call) =>
