@@ -14,6 +14,7 @@ import { AttachmentStore, DEFAULT_MAX_ATTACHMENT_BYTES } from '../attachments/st
 import { ensurePrivateDir, removeAtomicTemps } from '../fs/atomic.ts';
 import { providerFromEnv, statusOf, type ProviderFromEnv } from '../providers/index.ts';
 import { ModelSettings, type ModelSettingsInput } from './model-settings.ts';
+import { checkConnection, type ConnectionCheck } from '../providers/connection-check.ts';
 import type { ModelProvider } from '../providers/types.ts';
 import { detectConfinement, type Confinement, type ConfinementOptions } from '../sandbox/confinement.ts';
 import type { SandboxStatus } from '../sandbox/confinement.ts';
@@ -249,6 +250,12 @@ export class LocalAgentHost implements AgentHost {
 
   modelSettings(): SettingsView {
     return { ...this.settings.view(), webSearch: this.webStatus() };
+  }
+
+  /** "Test connection": one small call with the settings as typed (unsaved); what is wrong, named. */
+  async testModelSettings(input: ModelSettingsInput): Promise<ConnectionCheck> {
+    const candidate = this.settings.candidate(input, () => undefined);
+    return checkConnection(candidate.provider!, candidate.where);
   }
 
   /** Saves the panel's settings and swaps the model without a restart (turns read it as they start). */
