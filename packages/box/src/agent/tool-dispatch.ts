@@ -97,15 +97,15 @@ export async function dispatchToolCall(
   const parsed = tool?.input.safeParse(call.input);
   // One time for the recorded input and the run (update_todos stamps its input with it).
   const startedAt = ctx.now();
-  deps.recordCall(
-    call.name,
+  const recorded =
     tool?.recordedInput && parsed?.success
       ? {
           ...tool.recordedInput(parsed.data, { todos: ctx.todos, now: () => startedAt }),
           toolCallId: call.id,
         }
-      : callInput(call),
-  );
+      : callInput(call);
+  const recordedName = tool?.recordedName ?? call.name;
+  deps.recordCall(recordedName, tool?.wrapRecorded ? tool.wrapRecorded(recorded) : recorded);
   let outcome: ToolOutcome;
   if (!tool || !parsed) {
     outcome = errorOutcome(
@@ -131,7 +131,7 @@ export async function dispatchToolCall(
   }
   const scrubber = ctx.scrubber();
   const envelope = scrubber.value(outcome.envelope);
-  deps.recordResult(call.name, envelope);
+  deps.recordResult(recordedName, envelope);
   const rawInput = isObject(call.input) ? (call.input as JsonObject) : {};
   deps.recordEntry({
     // The tool's own fields (edit's diff, update_todos' list) first: the common ones below win.

@@ -17,6 +17,7 @@ import { readTool } from './read/index.ts';
 import { shellTool, type ShellOptions } from './shell/index.ts';
 import { taskTool } from './task/index.ts';
 import type { HostTool } from './types.ts';
+import { updateStateTool } from './update-state/index.ts';
 import { updateTodosTool } from './update-todos/index.ts';
 import { webFetchTool, type PageFetch } from './web-fetch/index.ts';
 import type { SearchBackend } from './web-search/backends.ts';
@@ -59,6 +60,8 @@ export function toolCatalog(options: ToolCatalogOptions): HostTool[] {
     ...(options.search ? [webSearchTool(options.search)] : []),
     ...(options.pageFetch ? [webFetchTool({ fetch: options.pageFetch })] : []),
     updateTodosTool,
+    // The agent's own state: each part's handler comes from its room (tools/update-state/).
+    updateStateTool,
     // Background work: they act through the ToolContext's `tasks` and `subagents` (subagents/).
     awaitTool,
     taskTool,

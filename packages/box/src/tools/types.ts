@@ -7,6 +7,7 @@ import type { JsonValue } from '@sendbox/txcript';
 import type { z } from 'zod';
 import type { Scrubber } from '../secrets/scrub.ts';
 import type { AgentTasks, SubagentLauncher } from '../tasks/agent-tasks.ts';
+import type { MemoryCommand, ProfileCommand, RoutineCommand, StateHandler } from './update-state/schema.ts';
 
 /**
  * The result envelopes on disk (grok-bot-format.md §5), with the keys real files use: `error`
@@ -62,6 +63,10 @@ export interface ToolContext {
   subagents?: SubagentLauncher;
   /** The call being run: background work records which call of which turn started it. */
   call?: { turn: number; toolCallId: string };
+  /** `update_state`'s parts, each from the room that owns it (routines/, memory/, the profile); absent: not offered. */
+  routines?: StateHandler<RoutineCommand>;
+  memory?: StateHandler<MemoryCommand>;
+  profile?: StateHandler<ProfileCommand>;
 }
 
 /** What the model reads as a tool's result (the AI SDK's tool output forms the box uses). */
@@ -82,6 +87,13 @@ export interface HostTool<S extends z.ZodType = z.ZodType> {
    * stamps each todo's times on its input, as real files have them). `now` is the time `run` sees.
    */
   recordedInput?(input: z.output<S>, ctx: Pick<ToolContext, 'todos' | 'now'>): { [key: string]: JsonValue };
+  /**
+   * The name the JSONL records the call and its result under, when it is not `name` (update_state
+   * is a Grok Bot `communicate_update`, tools/communicate-update.ts).
+   */
+  recordedName?: string;
+  /** The recorded input (toolCallId included) as the JSONL holds it, whether or not the input passed its check. */
+  wrapRecorded?(input: { [key: string]: JsonValue }): { [key: string]: JsonValue };
   run(input: z.output<S>, ctx: ToolContext): Promise<ToolOutcome>;
   /**
    * What the model reads for a result of this tool, live and when the history is rebuilt from the
