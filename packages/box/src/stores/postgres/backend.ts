@@ -14,6 +14,8 @@ import type { Backend, BackendHarness } from '../contract.ts';
 import { openDatabase, type Database } from './database.ts';
 import { s3ClientFor } from './attachments.ts';
 import { parseObjectStoreUrl } from './object-store-url.ts';
+import { startTurnQueue } from './turn-queue.ts';
+import type { PgBoss } from 'pg-boss';
 
 export interface ClusterHome {
   db: Database;
@@ -22,6 +24,8 @@ export interface ClusterHome {
   agentId: string;
   /** A folder for a worker's local copies. */
   dir: string;
+  /** The turn queue in this test's schema (started on first use, stopped after the test). */
+  turnQueue(): Promise<PgBoss>;
 }
 
 /** In a test file: the services for its tests (started here when the environment has none). */
@@ -44,12 +48,19 @@ export function clusterBackend<S>(
   open: (home: ClusterHome) => BackendHarness<S>,
 ): Backend<S> {
   let home: ClusterHome | undefined;
+  let stopBoss = (): Promise<void> => Promise.resolve();
   return {
     async setUp() {
       const { databaseUrl, objectStoreUrl, credentials } = services();
       const schema = `test_${randomBytes(6).toString('hex')}`;
       const location = parseObjectStoreUrl(objectStoreUrl);
+      let boss: Promise<PgBoss> | undefined;
+      stopBoss = async () => {
+        const started = await boss?.catch(() => undefined);
+        await started?.stop({ graceful: false, close: true });
+      };
       home = {
+        turnQueue: () => (boss ??= startTurnQueue(databaseUrl, schema)),
         db: await openDatabase(databaseUrl, { schema, max: 4 }),
         s3: s3ClientFor(location, credentials),
         bucket: location.bucket,
@@ -60,6 +71,8 @@ export function clusterBackend<S>(
     },
     async tearDown() {
       if (!home) return;
+      await stopBoss();
+      await home.db.pool.query(`DROP SCHEMA IF EXISTS ${home.db.schema.slice(0, -1)}_jobs" CASCADE`);
       await home.db.pool.query(`DROP SCHEMA ${home.db.schema} CASCADE`);
       await home.db.close();
       home.s3.destroy();

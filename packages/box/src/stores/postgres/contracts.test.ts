@@ -11,9 +11,64 @@ import { secretsContract } from '../secrets.contract.ts';
 import { clusterBackend, useServices } from './backend.ts';
 import { S3AttachmentStore } from './attachments.ts';
 import { PgSecretStore } from './secrets.ts';
+import { PgInbox } from './inbox.ts';
+import { inboxContract } from '../inbox.contract.ts';
+import { TURN_QUEUE } from './turn-queue.ts';
+import { StoreWriteError } from '../errors.ts';
 
 const services = useServices();
 const key = randomBytes(32);
+
+inboxContract(
+  'postgres',
+  clusterBackend(services, ({ db, agentId, turnQueue }) => ({
+    open: async () => PgInbox.open(db, await turnQueue(), agentId),
+    close: (inbox) => inbox.close(),
+  })),
+);
+
+describe('PgInbox accepting an input', () => {
+  const open = useBackend(
+    clusterBackend(services, (home) => ({
+      open: async () => ({ home, boss: await home.turnQueue() }),
+      close: () => undefined,
+    })),
+  );
+
+  it('commits the row and its turn job together, keyed by agent, and a repeat adds neither', async () => {
+    const { home, boss } = await open();
+    const gatewayA = await PgInbox.open(home.db, boss, home.agentId);
+    const gatewayB = await PgInbox.open(home.db, boss, home.agentId);
+    expect(await gatewayA.accept('n1', { kind: 'prompt', prompt: 'one' }, 1)).toBe(true);
+    // Another gateway that has not seen it: the database's conflict rule answers.
+    expect(gatewayB.has('n1')).toBe(false);
+    expect(await gatewayB.accept('n1', { kind: 'prompt', prompt: 'one' }, 2)).toBe(false);
+    expect(await gatewayB.accept('n2', { kind: 'prompt', prompt: 'two' }, 3)).toBe(true);
+    const rows = await home.db.pool.query<{ nonce: string }>(
+      `SELECT nonce FROM ${home.db.table('inbox')} WHERE agent_id = $1 ORDER BY seq`,
+      [home.agentId],
+    );
+    expect(rows.rows.map((row) => row.nonce)).toEqual(['n1', 'n2']);
+    const jobs = await boss.findJobs<{ agentId: string; nonce: string }>(TURN_QUEUE, { key: home.agentId });
+    expect(jobs.map((job) => job.data.nonce).sort()).toEqual(['n1', 'n2']);
+    expect(new Set(jobs.map((job) => job.singletonKey))).toEqual(new Set([home.agentId]));
+  });
+
+  it('keeps no row when the job cannot be sent (one transaction)', async () => {
+    const { home, boss } = await open();
+    const inbox = await PgInbox.open(home.db, boss, home.agentId);
+    await boss.deleteQueue(TURN_QUEUE);
+    await expect(inbox.accept('n1', { kind: 'prompt', prompt: 'one' }, 1)).rejects.toBeInstanceOf(
+      StoreWriteError,
+    );
+    expect(inbox.has('n1')).toBe(false);
+    expect(inbox.pending()).toEqual([]);
+    const rows = await home.db.pool.query(`SELECT 1 FROM ${home.db.table('inbox')} WHERE agent_id = $1`, [
+      home.agentId,
+    ]);
+    expect(rows.rowCount).toBe(0);
+  });
+});
 
 secretsContract(
   'postgres',

@@ -29,6 +29,19 @@ function migrations(s: string): string[] {
        data bytea NOT NULL,
        PRIMARY KEY (agent_id, name)
      )`,
+    `CREATE TABLE IF NOT EXISTS ${s}.inbox (
+       seq bigserial UNIQUE,
+       agent_id text NOT NULL,
+       nonce text NOT NULL,
+       kind text NOT NULL,
+       input jsonb NOT NULL,
+       state text NOT NULL DEFAULT 'pending',
+       turn integer,
+       accepted_at bigint NOT NULL,
+       detail text,
+       PRIMARY KEY (agent_id, nonce)
+     )`,
+    `CREATE INDEX IF NOT EXISTS inbox_pending ON ${s}.inbox (agent_id, seq) WHERE state = 'pending'`,
   ];
 }
 
