@@ -3,7 +3,9 @@
  * receives is checked request by request, with gpt-tokenizer counting the whole request as JSON
  * (system, tool schemas and messages), which is more than the model is charged for.
  */
+import { spawnSync } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
 import os from 'node:os';
 import path from 'node:path';
 import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
@@ -16,6 +18,24 @@ import { readFile } from 'node:fs/promises';
 import { grokBot } from '@sendbox/txcript';
 
 const WINDOW = 8_000;
+const TXCRIPT = fileURLToPath(new URL('../../../txcript/bin/txcript.mjs', import.meta.url));
+
+/** `txcript view` of an agent of the data dir, as a user runs it. */
+function txcriptView(dir: string, id: string): string {
+  const run = spawnSync(process.execPath, [TXCRIPT, 'view', id, '--from', 'grok_bot'], {
+    encoding: 'utf8',
+    env: {
+      PATH: process.env.PATH ?? '/usr/bin:/bin',
+      HOME: dir,
+      TXCRIPT_GROK_BOT_ROOT: `${dir}/agent-transcripts`,
+      TXCRIPT_GROK_BOT_AGENTS: `${dir}/agents`,
+      TXCRIPT_NO_CACHE: '1',
+      NO_COLOR: '1',
+    },
+  });
+  if (run.status !== 0) throw new Error(`txcript view exited ${run.status}: ${run.stderr}`);
+  return run.stdout;
+}
 
 let dataDir: string | undefined;
 const hosts: LocalAgentHost[] = [];
@@ -159,6 +179,13 @@ describe('compaction', () => {
     const lastBefore = model.requests.at(-1)!;
     await host.close();
     hosts.splice(0);
+    // txcript reads the whole conversation back: every turn, and each summary marked hidden.
+    const view = txcriptView(dataDir!, id);
+    expect(view).toContain('Turn 0:');
+    expect(view).toContain('Read file 11.');
+    expect(view).toMatch(
+      /\(hidden: summary\) \[SAND_HIDDEN_PROMPT\]\[summary\] Your memory of this conversation before \[t\d+u\]/,
+    );
 
     const again = scriptedProvider(agentScript(() => ({ text: 'unused' })));
     const reopened = await openBox(again);

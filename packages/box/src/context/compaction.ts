@@ -298,9 +298,11 @@ export class Compaction {
     };
     for (const message of messages) {
       for (const line of transcriptLines(message)) {
-        const lineSize = counter.text(line);
-        if (size + lineSize > chunkBudget - counter.text(summary)) await flush();
-        chunk.push(clipChars(line, Math.max(200, Math.floor((chunkBudget / 2) * 3))));
+        // Sized by characters (at most one token per 3): tokenizing a whole backlog would cost more than it saves.
+        const clipped = clipChars(line, Math.max(200, Math.floor((chunkBudget / 2) * 3)));
+        const lineSize = Math.ceil(clipped.length / 3);
+        if (size + lineSize > chunkBudget - Math.ceil(summary.length / 3)) await flush();
+        chunk.push(clipped);
         size += lineSize;
       }
     }
@@ -346,6 +348,9 @@ function sum(messages: readonly ModelMessage[], counter: TokenCounter): number {
   return total;
 }
 
+/** The stubbed form of each tool message, made once: the same objects every call (and counted once). */
+const stubs = new WeakMap<ToolMessage, ToolMessage>();
+
 /** Tool outputs stubbed oldest first, the two newest tool messages kept, until `target` (or all are). */
 function prune(
   messages: readonly ModelMessage[],
@@ -360,7 +365,11 @@ function prune(
   for (const i of prunable) {
     if (raw <= Math.min(budget, Math.max(target, 0))) break;
     const before = out[i] as ToolMessage;
-    const after = stubbed(before, counter);
+    let after = stubs.get(before);
+    if (!after) {
+      after = stubbed(before, counter);
+      stubs.set(before, after);
+    }
     if (after === before) continue;
     raw += counter.message(after) - counter.message(before);
     out[i] = after;
