@@ -21,8 +21,8 @@ const key = randomBytes(32);
 
 inboxContract(
   'postgres',
-  clusterBackend(services, ({ db, agentId, turnQueue }) => ({
-    open: async () => PgInbox.open(db, await turnQueue(), agentId),
+  clusterBackend(services, (home) => ({
+    open: async () => PgInbox.open(home.db, await home.turnQueue(), home.agentId),
     close: (inbox) => inbox.close(),
   })),
 );
