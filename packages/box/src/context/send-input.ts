@@ -43,15 +43,11 @@ function requestOf(message: StoredMessage): JsonObject {
     case 'cursor-agent':
       return defined({ type: 'cursor-agent', bcId: message.bcId, title: message.title });
     case 'secret-request': {
-      const secret = message.secretRequest;
-      return {
-        type: 'secret-request',
-        secret: defined({
-          label: secret.label,
-          description: secret.description,
-          target: secret.target,
-        }),
-      };
+      // The model names the target as `name` (an environment variable) or `connector` + `field`.
+      const { label, description, target } = message.secretRequest;
+      const where =
+        target.kind === 'env' ? { name: target.name } : { connector: target.platform, field: target.field };
+      return { type: 'secret-request', secret: defined({ label, description, ...where }) };
     }
     default:
       return { ...(message as unknown as JsonObject) };
