@@ -266,7 +266,7 @@ export class AgentSession implements TurnContext {
     }
     this.readLedger();
     this.deriveFromLedger();
-    this.inbox.reconcile((nonce) => this.startedTurns.get(nonce));
+    await this.inbox.reconcile((nonce) => this.startedTurns.get(nonce));
     const records = await this.readHistory();
     const open = this.openTurn();
     if (open !== null) {
@@ -681,7 +681,7 @@ export class AgentSession implements TurnContext {
     this.writer.appendEntries([entry]);
     this.nextTurn += 1;
     this.startedTurns.set(row.nonce, turn);
-    this.inbox.markStarted(row.nonce, turn);
+    void this.inbox.markStarted(row.nonce, turn);
     if (row.input.kind === 'prompt') this.pendingUploads = [];
     this.emitPending();
     this.state.startTurn();
