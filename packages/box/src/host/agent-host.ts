@@ -206,6 +206,8 @@ export class LocalAgentHost implements AgentHost {
       tools: () => this.config.tools,
       writePoints,
       emit: (event) => this.emit(event),
+      // A child sees the images its own tools return, as its parent would (its uploads: none).
+      childLayers: (child) => [imageLayer(child, () => this.vision())],
     });
     this.backgrounds = backgrounds;
     // Each model call fitted into the model's window (context/compaction.ts).
