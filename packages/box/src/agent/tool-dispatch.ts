@@ -97,8 +97,10 @@ export async function dispatchToolCall(
   const parsed = tool?.input.safeParse(call.input);
   // One time for the recorded input and the run (update_todos stamps its input with it).
   const startedAt = ctx.now();
+  // The name on disk: a dynamic MCP tool's own (tools/mcp), else the tool's.
+  const recordedName = (parsed?.success && tool?.recordedName?.(parsed.data)) || call.name;
   deps.recordCall(
-    call.name,
+    recordedName,
     tool?.recordedInput && parsed?.success
       ? {
           ...tool.recordedInput(parsed.data, { todos: ctx.todos, now: () => startedAt }),
@@ -131,13 +133,13 @@ export async function dispatchToolCall(
   }
   const scrubber = ctx.scrubber();
   const envelope = scrubber.value(outcome.envelope);
-  deps.recordResult(call.name, envelope);
+  deps.recordResult(recordedName, envelope);
   const rawInput = isObject(call.input) ? (call.input as JsonObject) : {};
   deps.recordEntry({
     // The tool's own fields (edit's diff, update_todos' list) first: the common ones below win.
     ...tool?.entryFields?.(envelope),
     kind: 'tool-call',
-    name: call.name,
+    name: recordedName,
     status: statusOf(envelope),
     summary: scrubber.text(outcome.summary),
     // Hook (web tool rows): description, scrubbed input/output and duration.

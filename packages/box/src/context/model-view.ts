@@ -5,6 +5,7 @@
  */
 import type { ModelMessage } from '../providers/types.ts';
 import type { JsonObject, JsonValue } from '@sendbox/txcript';
+import { mcpCallFromRecord } from '../tools/mcp/record.ts';
 import type { HostTool, ToolModelOutput } from '../tools/types.ts';
 
 /** The tools whose own reading of a result (`HostTool.modelOutput`) the model gets, by name. */
@@ -55,7 +56,8 @@ export function historyFromRecords(records: readonly JsonObject[], tools?: ToolR
   const out: ModelMessage[] = [];
   let assistant: Extract<ModelMessage, { role: 'assistant' }> | null = null;
   let tool: Extract<ModelMessage, { role: 'tool' }> | null = null;
-  let pending: Array<{ id: string; name: string }> = [];
+  // `recorded`: the name on disk (a dynamic MCP tool's), which its result carries too.
+  let pending: Array<{ id: string; name: string; recorded: string }> = [];
 
   const closeCalls = () => {
     if (pending.length) {
@@ -105,16 +107,20 @@ export function historyFromRecords(records: readonly JsonObject[], tools?: ToolR
         if (block.type === 'text' && typeof block.text === 'string') {
           content.push({ type: 'text', text: block.text });
         } else if (block.type === 'tool_use' && typeof block.name === 'string' && isObject(block.input)) {
-          const { toolCallId, ...input } = block.input;
+          const { toolCallId, ...recorded } = block.input;
           const id = typeof toolCallId === 'string' ? toolCallId : `call_${out.length}_${content.length}`;
-          content.push({ type: 'tool-call', toolCallId: id, toolName: block.name, input });
-          pending.push({ id, name: block.name });
+          // A dynamic MCP tool was an `mcp` call (tools/mcp/record.ts).
+          const mcp = mcpCallFromRecord(block.name, recorded);
+          const name = mcp ? 'mcp' : block.name;
+          const input = mcp ?? recorded;
+          content.push({ type: 'tool-call', toolCallId: id, toolName: name, input });
+          pending.push({ id, name, recorded: block.name });
         }
       }
     } else if (role === 'tool') {
       for (const block of blocks) {
         if (block.type !== 'tool_result' || typeof block.name !== 'string') continue;
-        const at = pending.findIndex((call) => call.name === block.name);
+        const at = pending.findIndex((call) => call.recorded === block.name);
         if (at < 0) continue;
         const [call] = pending.splice(at, 1);
         if (!call) continue;

@@ -28,6 +28,7 @@ import { AgentLifecycle } from '../agent/lifecycle.ts';
 import { AgentBackgrounds } from '../subagents/agent-background.ts';
 import type { TaskView } from '../tasks/agent-tasks.ts';
 import { AgentSession, type SessionConfig } from '../agent/agent-session.ts';
+import { McpHub, type McpHubOptions } from '../mcp/hub.ts';
 import { needsRecovery } from '../stores/files/inbox.ts';
 import { UPLOADS_FOLDER } from '../agent/upload-staging.ts';
 import { WritePoints } from '../stores/write-points.ts';
@@ -86,6 +87,8 @@ export interface AgentHostOptions {
   toolGates?: SessionConfig['toolGates'];
   /** What capabilities add at a session's own points (agent/extension.ts), after background work's; default none. */
   extensions?: SessionConfig['extensions'];
+  /** MCP servers: how long an unused one stays up, and where their log lines go (mcp/hub.ts). */
+  mcp?: Pick<McpHubOptions, 'idleMs' | 'log'>;
 }
 
 export async function createAgentHost(options: AgentHostOptions): Promise<LocalAgentHost> {
@@ -122,6 +125,8 @@ export class LocalAgentHost implements AgentHost {
   /** Capabilities that hold something per agent let it go here (agent/lifecycle.ts). */
   readonly lifecycle = new AgentLifecycle();
   private readonly backgrounds: AgentBackgrounds;
+  /** mcp.json, the box secrets and each agent's MCP servers. */
+  readonly mcp: McpHub;
   private focused: string | null = null;
   private closed = false;
   /** Every agent's list row, kept as agents change, so a restart lists them without opening them. */
@@ -180,6 +185,16 @@ export class LocalAgentHost implements AgentHost {
       });
     };
     const tools = this.catalogFor(options.provider === undefined ? this.settings.xaiModel() : undefined);
+    const mcp = new McpHub({
+      dataDir,
+      secretKey,
+      confinement,
+      egress,
+      baseEnv: toolEnvironment(env),
+      ...options.mcp,
+    });
+    this.mcp = mcp;
+    this.lifecycle.add(mcp);
     const contextLayers = options.contextLayers ?? (() => []);
     // Background commands and subagents, per agent (subagents/agent-background.ts).
     const writePoints = options.writePoints ?? WritePoints.fromEnv(env);
@@ -214,7 +229,11 @@ export class LocalAgentHost implements AgentHost {
       // The images of the model view come first: later layers (pruning) see them as the model will.
       contextLayers: (agent) => [imageLayer(agent, () => this.vision()), ...contextLayers(agent)],
       toolGates: options.toolGates ?? [],
-      extensions: (agent) => [backgrounds.for(agent), ...(options.extensions?.(agent) ?? [])],
+      extensions: (agent) => [
+        backgrounds.for(agent),
+        mcp.for(agent.id),
+        ...(options.extensions?.(agent) ?? []),
+      ],
     };
   }
 

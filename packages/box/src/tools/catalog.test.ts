@@ -13,7 +13,16 @@ describe('the tool catalog', () => {
       pageFetch: (url, init) => fetch(url, init),
     });
     const names = tools.map((tool) => tool.name);
-    expect(names).toEqual([...WORK_TOOLS, 'web_search', 'web_fetch', 'update_todos', 'await', 'task']);
+    expect(names).toEqual([
+      ...WORK_TOOLS,
+      'web_search',
+      'web_fetch',
+      'update_todos',
+      'get_mcp_tools',
+      'mcp',
+      'await',
+      'task',
+    ]);
     // send_message is dispatched through its send gate, never as a catalog tool.
     expect(new Set(names).size).toBe(names.length);
     for (const tool of tools) {
@@ -27,7 +36,7 @@ describe('the tool catalog', () => {
 
   it('offers web_search only with a backend, and web_fetch only with a way to fetch', async () => {
     const names = toolCatalog({ confinement: await detectConfinement() }).map((tool) => tool.name);
-    expect(names).toEqual([...WORK_TOOLS, 'update_todos', 'await', 'task']);
+    expect(names).toEqual([...WORK_TOOLS, 'update_todos', 'get_mcp_tools', 'mcp', 'await', 'task']);
   });
 
   it('withholds web_fetch from an agent whose profile says web.fetch "off"', async () => {

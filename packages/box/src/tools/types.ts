@@ -5,6 +5,7 @@
  */
 import type { JsonValue } from '@sendbox/txcript';
 import type { z } from 'zod';
+import type { McpAccess } from '../mcp/access.ts';
 import type { Scrubber } from '../secrets/scrub.ts';
 import type { AgentTasks, SubagentLauncher } from '../tasks/agent-tasks.ts';
 
@@ -62,6 +63,8 @@ export interface ToolContext {
   subagents?: SubagentLauncher;
   /** The call being run: background work records which call of which turn started it. */
   call?: { turn: number; toolCallId: string };
+  /** The agent's MCP servers (mcp/hub.ts); absent, `get_mcp_tools` and `mcp` say there are none. */
+  mcp?: McpAccess;
 }
 
 /** What the model reads as a tool's result (the AI SDK's tool output forms the box uses). */
@@ -82,6 +85,11 @@ export interface HostTool<S extends z.ZodType = z.ZodType> {
    * stamps each todo's times on its input, as real files have them). `now` is the time `run` sees.
    */
   recordedInput?(input: z.output<S>, ctx: Pick<ToolContext, 'todos' | 'now'>): { [key: string]: JsonValue };
+  /**
+   * The name the JSONL records the call under, when it is not the tool's: a call of `mcp` is
+   * recorded under the MCP tool's bare name, as Grok Bot writes it (grok-bot-format.md §5).
+   */
+  recordedName?(input: z.output<S>): string;
   run(input: z.output<S>, ctx: ToolContext): Promise<ToolOutcome>;
   /**
    * What the model reads for a result of this tool, live and when the history is rebuilt from the
