@@ -203,13 +203,7 @@ describe('a foreground subagent', () => {
   it('the profile can allow depth 2: the child gets task', async () => {
     options.maxDepth = 2;
     await delegate(withScript('Look around', [{ text: 'ok' }]));
-    expect(childRequests()[0]!.tools.map((tool) => tool.name)).toEqual([
-      'shell',
-      'get_mcp_tools',
-      'mcp',
-      'await',
-      'task',
-    ]);
+    expect(childRequests()[0]!.tools.map((tool) => tool.name)).toEqual(['shell', 'await', 'task']);
   });
 
   it('ends at its own step limit with a result that says so', async () => {
