@@ -4,11 +4,14 @@
  * key is saved, never which; leaving it blank keeps it, as long as the provider and base URL
  * stay (the box drops a key whose endpoint changed, and the form says so before Save). Environment
  * variables win: the box then reports the settings as locked and the form says so. The vision
- * switch says whether the model is shown images (off: a text-only model gets a note instead); a
- * last line says which web search the agents have, or how to turn it on.
+ * switch says whether the model is shown images (off: a text-only model gets a note instead); the
+ * streaming switch whether the endpoint is asked to stream (an endpoint that cannot is found on its
+ * first failure anyway). "Test connection" makes one small call with the form as it stands,
+ * unsaved, and says what is wrong. A last line says which web search the agents have, or how to
+ * turn it on.
  */
 import { useEffect, useId, useRef, useState, type FormEvent } from 'react';
-import type { ApiClient } from './api/client.ts';
+import type { ApiClient, ModelSettingsInput } from './api/client.ts';
 import type { ModelSettings } from './api/types.ts';
 
 type Provider = 'xai' | 'openai-compatible';
@@ -29,7 +32,9 @@ export function SettingsPanel({
   const [error, setError] = useState<string | null>(null);
   const [saving, setSaving] = useState(false);
   const [saved, setSaved] = useState(false);
+  const [check, setCheck] = useState<{ ok: boolean; message: string } | 'running' | null>(null);
   const dialog = useRef<HTMLDivElement>(null);
+  const form = useRef<HTMLFormElement>(null);
   const titleId = useId();
 
   useEffect(() => {
@@ -56,26 +61,44 @@ export function SettingsPanel({
     };
   }, [onClose]);
 
-  function save(event: FormEvent<HTMLFormElement>): void {
-    event.preventDefault();
-    const form = new FormData(event.currentTarget);
+  /** The form as the box takes it (the key only when typed: blank keeps the saved one). */
+  function formInput(element: HTMLFormElement): ModelSettingsInput {
+    const data = new FormData(element);
     const field = (name: string): string => {
-      const value = form.get(name);
+      const value = data.get(name);
       return typeof value === 'string' ? value : '';
     };
     const text = (name: string) => field(name).trim();
     const apiKey = field('apiKey');
+    return {
+      provider,
+      model: text('model'),
+      ...(provider === 'openai-compatible' ? { baseURL: text('baseURL') } : {}),
+      ...(apiKey !== '' ? { apiKey } : {}),
+      ...(settings?.visionLockedByEnvironment ? {} : { vision: data.get('vision') === 'on' }),
+      ...(settings?.streamLockedByEnvironment ? {} : { stream: data.get('stream') === 'on' }),
+    };
+  }
+
+  function testConnection(): void {
+    if (!form.current) return;
+    if (!locked && !form.current.reportValidity()) return;
+    setCheck('running');
+    client.testModelSettings(formInput(form.current)).then(
+      (answer) => setCheck({ ok: answer.ok, message: answer.message }),
+      (cause: unknown) =>
+        setCheck({ ok: false, message: cause instanceof Error ? cause.message : String(cause) }),
+    );
+  }
+
+  function save(event: FormEvent<HTMLFormElement>): void {
+    event.preventDefault();
+    const input = formInput(event.currentTarget);
     setSaving(true);
     setError(null);
     setSaved(false);
     client
-      .setModelSettings({
-        provider,
-        model: text('model'),
-        ...(provider === 'openai-compatible' ? { baseURL: text('baseURL') } : {}),
-        ...(apiKey !== '' ? { apiKey } : {}),
-        ...(settings?.visionLockedByEnvironment ? {} : { vision: form.get('vision') === 'on' }),
-      })
+      .setModelSettings(input)
       .then(
         (next) => {
           setSettings(next);
@@ -118,7 +141,7 @@ export function SettingsPanel({
         )}
         {settings === null && !error && <p className="dialog-note">Loading…</p>}
         {settings && (
-          <form onSubmit={save}>
+          <form ref={form} onSubmit={save}>
             <fieldset disabled={locked || saving}>
               <label>
                 Provider
@@ -202,7 +225,30 @@ export function SettingsPanel({
               {settings.visionLockedByEnvironment && (
                 <p className="dialog-note">Set by SENDBOX_MODEL_VISION in the environment.</p>
               )}
+              <label className="dialog-check">
+                <input
+                  name="stream"
+                  type="checkbox"
+                  defaultChecked={settings.stream}
+                  disabled={settings.streamLockedByEnvironment}
+                  data-testid="settings-stream"
+                />
+                Streaming: show replies as they are written (turn off for an endpoint that cannot stream;
+                sendbox also finds one on its first failure)
+              </label>
+              {settings.streamLockedByEnvironment && (
+                <p className="dialog-note">Set by SENDBOX_MODEL_STREAM in the environment.</p>
+              )}
             </fieldset>
+            {check !== null && (
+              <p
+                className={check !== 'running' && !check.ok ? 'error' : 'dialog-note'}
+                role="status"
+                data-testid="settings-check"
+              >
+                {check === 'running' ? 'Testing the connection…' : check.message}
+              </p>
+            )}
             {settings.webSearch && (
               <p className="dialog-note" data-testid="settings-web-search">
                 {settings.webSearch.backend
@@ -223,6 +269,14 @@ export function SettingsPanel({
             <div className="dialog-actions">
               <button type="button" onClick={onClose}>
                 Close
+              </button>
+              <button
+                type="button"
+                onClick={testConnection}
+                disabled={saving || check === 'running'}
+                data-testid="settings-test"
+              >
+                Test connection
               </button>
               <button
                 type="submit"

@@ -214,7 +214,15 @@ export interface ModelServer {
 
 /** An OpenAI-compatible `/v1/chat/completions` on loopback answering from a script. */
 export async function startModelServer(
-  options: { keepRequests?: boolean; onDelta?: (piece: string) => void } = {},
+  options: {
+    keepRequests?: boolean;
+    onDelta?: (piece: string) => void;
+    /**
+     * How `stream: true` is met: streamed (default), answered with one JSON body (`json`, an
+     * endpoint that ignores the flag), or refused with a 400 naming `stream` (`refuse`).
+     */
+    streams?: 'stream' | 'json' | 'refuse';
+  } = {},
 ): Promise<ModelServer> {
   const queue: ScriptedReply[] = [];
   const requests: string[] = [];
@@ -226,7 +234,15 @@ export async function startModelServer(
       calls++;
       const body = Buffer.concat(chunks).toString('utf8');
       if (options.keepRequests) requests.push(body);
-      const streamed = (JSON.parse(body || '{}') as { stream?: unknown }).stream === true;
+      const asked = (JSON.parse(body || '{}') as { stream?: unknown }).stream === true;
+      if (asked && options.streams === 'refuse') {
+        res.writeHead(400, { 'Content-Type': 'application/json' });
+        res.end(
+          JSON.stringify({ error: { message: 'stream is not supported', type: 'invalid_request_error' } }),
+        );
+        return;
+      }
+      const streamed = asked && options.streams !== 'json';
       const next = queue.shift() ?? { text: 'done' };
       const reply = (): void => {
         if (next.delayMs) setTimeout(() => answer(next, streamed), next.delayMs);
@@ -407,10 +423,11 @@ export async function openSignedInPage(
   browser: Browser,
   contexts: BrowserContext[],
   target: RunningGateway,
-  viewport: { width: number; height: number },
+  viewport: { width: number; height: number; colorScheme?: 'light' | 'dark' },
   hash = '',
 ): Promise<{ page: Page; problems: string[] }> {
-  const context = await browser.newContext({ viewport });
+  const { colorScheme, ...size } = viewport;
+  const context = await browser.newContext({ viewport: size, ...(colorScheme ? { colorScheme } : {}) });
   contexts.push(context);
   await target.signIn(context);
   const page = await context.newPage();

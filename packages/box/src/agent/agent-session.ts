@@ -8,17 +8,13 @@
  * prompt continues the conversation.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdir } from 'node:fs/promises';
 import { sendMessageFeature, userAttachmentId } from '@sendbox/protocol';
 import { grokBot } from '@sendbox/txcript';
 import { z } from 'zod';
-import { AttachmentStore } from '../attachments/store.ts';
-import { ensurePrivateDir } from '../fs/atomic.ts';
 import type { ModelMessage, ModelProvider } from '../providers/types.ts';
 import type { Confinement } from '../sandbox/confinement.ts';
 import type { SandboxDisks } from '../sandbox/disk-quota.ts';
 import { scrubberFor, type Scrubber } from '../secrets/scrub.ts';
-import { SecretStore } from '../secrets/store.ts';
 import type { AttachmentsStore } from '../stores/attachments.ts';
 import type { SecretsStore } from '../stores/secrets.ts';
 import type { JsonObject } from '@sendbox/txcript';
@@ -30,19 +26,15 @@ import type { ContextLayer, LayerAgent } from '../context/model-call.ts';
 import type { ToolCallRef, ToolGate } from './tool-dispatch.ts';
 import { AgentExtensions, type AgentExtension } from './extension.ts';
 import { TranscriptWriter } from '../stores/transcript-writer.ts';
-import { JsonlFile } from '../stores/files/jsonl.ts';
-import { openFileLedger } from '../stores/files/ledger.ts';
+import type { AgentStores, FocusLock, StoreBackend } from '../stores/agent-stores.ts';
+import type { AgentPaths } from '../stores/files/layout.ts';
+import { LedgerView } from '../stores/ledger-view.ts';
+import type { InboxInput, InboxRow, InboxStore, PendingInput } from '../stores/inbox.ts';
 import type { LedgerStore } from '../stores/ledger.ts';
 import type { TranscriptLog } from '../stores/transcript.ts';
-import { fileMark, sameFile, type FileMark } from '../stores/files/file-mark.ts';
-import { agentPaths, type AgentPaths } from '../stores/files/layout.ts';
-import { LedgerView } from '../stores/ledger-view.ts';
-import { Inbox } from '../stores/files/inbox.ts';
-import { type InboxInput, type InboxRow, type PendingInput } from '../stores/inbox.ts';
 import { SendReminderCounter } from '../context/send-reminder.ts';
-import { readProfile, type Profile } from '../stores/files/profile.ts';
+import type { Profile } from '../stores/files/profile.ts';
 import { envNameFor, QuestionBook, widgetAnswerOf } from './question-book.ts';
-import { StoreLock } from '../stores/files/store-lock.ts';
 import { runTurn, type TurnTexts } from './turn.ts';
 import { turnDriver, type TurnContext } from './turn-driver.ts';
 import { TurnStateMachine } from './turn-state.ts';
@@ -72,13 +64,12 @@ export interface SessionConfig {
   toolGates: readonly ToolGate[];
   /** What capabilities working beside the agent's turns add at its seams (agent/extension.ts); read lazily. */
   extensions(agent: TurnContext): readonly AgentExtension[];
-  dataDir: string;
+  /** Where the agent's ledger, transcript, inbox, attachments and secrets live (stores/agent-stores.ts). */
+  stores: StoreBackend;
   provider: ModelProvider | null;
-  secretKey: Buffer;
   tools: readonly HostTool[];
   sendReminderEvery: number;
   maxStepsPerTurn: number;
-  maxAttachmentBytes: number;
   /** Environment every tool process starts from (never the host's own: it holds API keys). */
   toolEnv: Readonly<Record<string, string>>;
   /** How tool processes are confined; the sandbox folder is prepared for it. */
@@ -123,13 +114,10 @@ const VISIBLE_KINDS = new Set<string>(['send-message', 'notice']);
 
 export class AgentSession implements TurnContext {
   readonly paths: AgentPaths;
-  readonly lock: StoreLock;
   readonly state: TurnStateMachine;
   readonly todos: TodoItem[] = [];
   readonly feature = sendMessageFeature({ enabled: true });
   readonly questions = new QuestionBook();
-  readonly attachments: AttachmentsStore;
-  readonly secrets: SecretsStore;
   /** Non-send tool calls in a row before the reminder (withInjections applies it per model call). */
   readonly sendReminderEvery: number;
   readonly contextLayers: readonly ContextLayer[];
@@ -137,10 +125,7 @@ export class AgentSession implements TurnContext {
   private readonly extensions: AgentExtensions;
   private currentScrubber: Scrubber = scrubberFor(new Map());
   writer!: TranscriptWriter;
-  private ledger!: LedgerStore;
-  private transcript!: TranscriptLog;
   private history: ModelMessage[] = [];
-  private inbox!: Inbox;
   private nextTurn = 0;
   private pendingUploads: Array<{ id: string; sandboxPath: string; fileName: string }> = [];
   /** Nonces of prompts the ledger holds (agents written before the inbox, or by another writer). */
@@ -157,9 +142,6 @@ export class AgentSession implements TurnContext {
   private turnAbort: AbortController | null = null;
   /** The ledger's entries in memory (see LedgerView); the last row of store.db, for the roster. */
   private readonly view = new LedgerView();
-  /** store.db's inode when the ledger was opened: another file in its place means a full reload. */
-  private storeIno = 0;
-  private profileMark: FileMark | null = null;
   /** A refresh in progress: turns wait for it, so none writes while the files are re-read. */
   private refreshing: Promise<void> = Promise.resolve();
   profile!: Profile;
@@ -168,9 +150,9 @@ export class AgentSession implements TurnContext {
   private constructor(
     readonly id: string,
     private readonly config: SessionConfig,
+    private stores: AgentStores,
   ) {
-    this.paths = agentPaths(config.dataDir, id);
-    this.lock = new StoreLock(this.paths.storeDb);
+    this.paths = stores.local;
     this.extensions = new AgentExtensions(config.extensions(this));
     this.contextLayers = [
       ...config.contextLayers({ id, paths: this.paths, entries: () => this.view.all() }),
@@ -179,15 +161,43 @@ export class AgentSession implements TurnContext {
     this.toolGates = config.toolGates;
     // The counter checks the threshold (a bad one fails here, not at the first model call).
     this.sendReminderEvery = new SendReminderCounter(config.sendReminderEvery).threshold;
-    this.attachments = new AttachmentStore(this.paths.attachments, config.maxAttachmentBytes);
-    this.secrets = new SecretStore(this.paths.secrets, config.secretKey, id);
     this.state = new TurnStateMachine('idle', (state) => config.emit({ type: 'state', agentId: id, state }));
   }
 
   static async open(id: string, config: SessionConfig): Promise<AgentSession> {
-    const session = new AgentSession(id, config);
-    await session.load();
+    const session = new AgentSession(id, config, await config.stores.open(id));
+    try {
+      await session.load();
+    } catch (error) {
+      session.closeStores();
+      throw error;
+    }
     return session;
+  }
+
+  get attachments(): AttachmentsStore {
+    return this.stores.attachments;
+  }
+
+  get secrets(): SecretsStore {
+    return this.stores.secrets;
+  }
+
+  /** Held while the agent is focused (the host takes it on openAgent). */
+  get lock(): FocusLock {
+    return this.stores.focus;
+  }
+
+  private get ledger(): LedgerStore {
+    return this.stores.ledger;
+  }
+
+  private get transcript(): TranscriptLog {
+    return this.stores.transcript;
+  }
+
+  private get inbox(): InboxStore {
+    return this.stores.inbox;
   }
 
   get tools(): readonly HostTool[] {
@@ -209,13 +219,9 @@ export class AgentSession implements TurnContext {
     return (await this.freshProfile()).sandbox?.allowDomains ?? [];
   }
 
-  /** profile.json, read again when it changed (the operator edits it by hand). */
+  /** The profile, read again when it changed (the operator edits it by hand). */
   private async freshProfile(): Promise<Profile> {
-    const mark = fileMark(this.paths.profile);
-    if (!sameFile(this.profileMark, mark)) {
-      this.profile = await readProfile(this.paths.profile);
-      this.profileMark = mark;
-    }
+    if (this.stores.profile.changed()) this.profile = await this.stores.profile.read();
     return this.profile;
   }
 
@@ -240,18 +246,10 @@ export class AgentSession implements TurnContext {
     return this.state.state;
   }
 
-  /** Reads everything from disk: profile, ledger, JSONL history, secrets. */
+  /** Reads everything from the stores: profile, ledger, transcript history, secrets. */
   private async load(): Promise<void> {
-    const p = this.paths;
-    await ensurePrivateDir(p.agentDir);
-    await ensurePrivateDir(p.transcriptDir);
-    await mkdir(p.sandbox, { recursive: true, mode: 0o700 });
-    await this.config.confinement.prepare(p.sandbox);
-    this.profileMark = fileMark(p.profile);
-    this.profile = await readProfile(p.profile);
-    this.ledger = openFileLedger(p.storeDb, this.lock);
-    this.transcript = new JsonlFile(p.jsonl);
-    this.storeIno = fileMark(p.storeDb)?.ino ?? 0;
+    await this.config.confinement.prepare(this.paths.sandbox);
+    this.profile = await this.stores.profile.read();
     this.writer = new TranscriptWriter(
       this.transcript,
       this.ledger,
@@ -259,7 +257,6 @@ export class AgentSession implements TurnContext {
       (entries) => this.onEntries(entries),
       this.config.writePoints,
     );
-    this.inbox = new Inbox(p.storeDb, this.lock, this.config.writePoints);
     this.currentScrubber = scrubberFor(await this.secrets.all());
     this.unread = unreadStateSchema.parse(this.ledger.getKv('unreadState') ?? {});
     if (this.ledger.getKv('metadata') === undefined) {
@@ -356,7 +353,7 @@ export class AgentSession implements TurnContext {
     this.nextTurn = maxTurn + 1;
     if (this.questions.awaitsAnswerAfter(lastUserSeq)) this.state.restore('awaiting-user');
     // Answers already accepted count as answered (their turn may not have started).
-    for (const row of this.inbox?.pending() ?? []) {
+    for (const row of this.inbox.pending()) {
       if ('messageId' in row.input) this.questions.markAnswered(row.input.messageId);
     }
     // Uploads staged for the next prompt before a restart: those after the last prompt (see uploadsBefore).
@@ -391,7 +388,8 @@ export class AgentSession implements TurnContext {
   async reload(): Promise<void> {
     if (this.busy) return;
     await this.whileRefreshing(async () => {
-      this.closeFiles();
+      this.closeStores();
+      this.stores = await this.config.stores.open(this.id);
       await this.load();
     });
     this.resume();
@@ -405,7 +403,7 @@ export class AgentSession implements TurnContext {
    */
   async refresh(): Promise<void> {
     if (this.busy) return;
-    if (fileMark(this.paths.storeDb)?.ino !== this.storeIno) return this.reload();
+    if (this.stores.replaced()) return this.reload();
     const count = this.ledger.countEntries();
     if (count < this.view.rowCount) return this.reload();
     let ledgerChanged = false;
@@ -423,15 +421,11 @@ export class AgentSession implements TurnContext {
       this.unread = unreadStateSchema.parse(this.ledger.getKv('unreadState') ?? {});
     }
     const jsonlChanged = !this.transcript.unchanged();
-    const profileMark = fileMark(this.paths.profile);
-    const profileChanged = !sameFile(this.profileMark, profileMark);
+    const profileChanged = this.stores.profile.changed();
     if (ledgerChanged) this.deriveFromLedger();
     if (!jsonlChanged && !profileChanged) return;
     await this.whileRefreshing(async () => {
-      if (profileChanged) {
-        this.profileMark = profileMark;
-        this.profile = await readProfile(this.paths.profile);
-      }
+      if (profileChanged) this.profile = await this.stores.profile.read();
       if (jsonlChanged) await this.readHistory();
     });
   }
@@ -585,16 +579,13 @@ export class AgentSession implements TurnContext {
 
   async close(): Promise<void> {
     await this.idle();
-    this.closeFiles();
+    this.closeStores();
   }
 
-  private closeFiles(): void {
+  private closeStores(): void {
     if (this.retryTimer) clearTimeout(this.retryTimer);
     this.retryTimer = null;
-    this.lock.release();
-    this.transcript?.close();
-    this.inbox?.close();
-    this.ledger?.close();
+    this.stores.close();
   }
 
   // -------------------------------------------------------------------------

@@ -10,4 +10,6 @@ import { method } from './method-spec.ts';
 export const settingsMethods = {
   getModelSettings: method(z.object({}), ({ host }) => Promise.resolve(host.modelSettings())),
   setModelSettings: method(modelSettingsInputSchema, ({ host }, input) => host.updateModelSettings(input)),
+  /** One small call with the form's (unsaved) settings: `{ok, message, streams, elapsedMs}`. */
+  testModelSettings: method(modelSettingsInputSchema, ({ host }, input) => host.testModelSettings(input)),
 };

@@ -14,6 +14,7 @@ import { AttachmentStore, DEFAULT_MAX_ATTACHMENT_BYTES } from '../attachments/st
 import { ensurePrivateDir, removeAtomicTemps } from '../fs/atomic.ts';
 import { providerFromEnv, statusOf, type ProviderFromEnv } from '../providers/index.ts';
 import { ModelSettings, type ModelSettingsInput } from './model-settings.ts';
+import { checkConnection, type ConnectionCheck } from '../providers/connection-check.ts';
 import type { ModelProvider } from '../providers/types.ts';
 import { detectConfinement, type Confinement, type ConfinementOptions } from '../sandbox/confinement.ts';
 import type { SandboxStatus } from '../sandbox/confinement.ts';
@@ -29,6 +30,8 @@ import { AgentBackgrounds } from '../subagents/agent-background.ts';
 import type { TaskView } from '../tasks/agent-tasks.ts';
 import { AgentSession, type SessionConfig } from '../agent/agent-session.ts';
 import { McpHub, type McpHubOptions } from '../mcp/hub.ts';
+import { filesStoreBackend } from '../stores/files/agent-stores.ts';
+import type { StoreBackend } from '../stores/agent-stores.ts';
 import { needsRecovery } from '../stores/files/inbox.ts';
 import { UPLOADS_FOLDER } from '../agent/upload-staging.ts';
 import { WritePoints } from '../stores/write-points.ts';
@@ -89,6 +92,8 @@ export interface AgentHostOptions {
   extensions?: SessionConfig['extensions'];
   /** MCP servers: how long an unused one stays up, and where their log lines go (mcp/hub.ts). */
   mcp?: Pick<McpHubOptions, 'idleMs' | 'log'>;
+  /** The agents' stores: given the files backend of the data dir, the backend to use (default: that one). */
+  stores?: (files: StoreBackend) => StoreBackend;
 }
 
 export async function createAgentHost(options: AgentHostOptions): Promise<LocalAgentHost> {
@@ -209,15 +214,20 @@ export class LocalAgentHost implements AgentHost {
     this.backgrounds = backgrounds;
     this.lifecycle.add(backgrounds);
     this.config = {
-      dataDir,
+      stores: (options.stores ?? ((files) => files))(
+        filesStoreBackend({
+          dataDir,
+          secretKey,
+          maxAttachmentBytes: options.maxAttachmentBytes ?? DEFAULT_MAX_ATTACHMENT_BYTES,
+          writePoints,
+        }),
+      ),
       provider: this.provider,
-      secretKey,
       tools,
       sendReminderEvery:
         options.sendReminderEvery ??
         (Number.isInteger(everyFromEnv) && everyFromEnv > 0 ? everyFromEnv : DEFAULT_SEND_REMINDER_EVERY),
       maxStepsPerTurn: options.maxStepsPerTurn ?? DEFAULT_MAX_STEPS_PER_TURN,
-      maxAttachmentBytes: options.maxAttachmentBytes ?? DEFAULT_MAX_ATTACHMENT_BYTES,
       toolEnv: toolEnvironment(env),
       confinement,
       disks,
@@ -259,6 +269,12 @@ export class LocalAgentHost implements AgentHost {
 
   modelSettings(): SettingsView {
     return { ...this.settings.view(), webSearch: this.webStatus() };
+  }
+
+  /** "Test connection": one small call with the settings as typed (unsaved); what is wrong, named. */
+  async testModelSettings(input: ModelSettingsInput): Promise<ConnectionCheck> {
+    const candidate = this.settings.candidate(input, () => undefined);
+    return checkConnection(candidate.provider!, candidate.where);
   }
 
   /** Saves the panel's settings and swaps the model without a restart (turns read it as they start). */

@@ -151,4 +151,64 @@ describe('ModelSettings', () => {
       await host.close();
     }
   });
+
+  it('applies every SENDBOX_MODEL_* variable to a panel-set model (streaming, timeout, retries)', async () => {
+    const server = await startOpenAiTestServer();
+    try {
+      server.respondWith(() => ({ kind: 'message', content: 'ok' }));
+      const input = { provider: 'openai-compatible' as const, baseURL: server.baseURL, model: 'm' };
+      const env = {
+        SENDBOX_MODEL_STREAM: '0',
+        SENDBOX_MODEL_TIMEOUT_MS: '777',
+        SENDBOX_MODEL_MAX_RETRIES: '0',
+      };
+      const settings = new ModelSettings(dataDir, env, () => undefined);
+      await settings.update(input);
+      // The environment still leaves the panel free (no model of its own), but its switch is locked.
+      expect(settings.view()).toMatchObject({
+        lockedByEnvironment: false,
+        stream: false,
+        streamLockedByEnvironment: true,
+      });
+      const step = {
+        system: 's',
+        messages: [{ role: 'user' as const, content: [{ type: 'text' as const, text: 'hi' }] }],
+        tools: [],
+        onSendDraft: () => undefined,
+      };
+      await settings.choose().provider!.step(step);
+      expect(server.requests.at(-1)?.body.stream).not.toBe(true);
+      // The panel's own switch, without the variable: off sends no stream request either.
+      const panelOnly = new ModelSettings(dataDir, {}, () => undefined);
+      await panelOnly.update({ ...input, stream: false });
+      expect(panelOnly.view()).toMatchObject({ stream: false, streamLockedByEnvironment: false });
+      await panelOnly.choose().provider!.step(step);
+      expect(server.requests.at(-1)?.body.stream).not.toBe(true);
+      await panelOnly.update({ ...input, stream: true });
+      await panelOnly.choose().provider!.step(step);
+      expect(server.requests.at(-1)?.body.stream).toBe(true);
+      // The idle timeout of the variable: a hanging endpoint fails after 777 ms, not the default 120 s.
+      server.reply({ kind: 'hang' });
+      await expect(settings.choose().provider!.step(step)).rejects.toThrow(/777 ms, the idle timeout/);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('shows, when locked, the model the environment configures (not the saved one)', async () => {
+    const saved = new ModelSettings(dataDir, {});
+    await saved.update({ provider: 'xai', apiKey: 'panel-key', model: 'grok-panel' });
+    const locked = new ModelSettings(dataDir, {
+      OPENAI_BASE_URL: 'http://127.0.0.1:9/v1',
+      SENDBOX_MODEL: 'env-model',
+    });
+    await locked.load();
+    expect(locked.view()).toMatchObject({
+      lockedByEnvironment: true,
+      provider: 'openai-compatible',
+      baseURL: 'http://127.0.0.1:9/v1',
+      model: 'env-model',
+      hasKey: false,
+    });
+  });
 });

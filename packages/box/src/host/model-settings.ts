@@ -4,14 +4,15 @@
  * The key is never returned (`view` says only whether one is saved) and never logged, and it
  * follows its endpoint: a change of provider or base URL without a new key drops it. The
  * environment wins: when its variables configure a model, the file is ignored and the panel
- * shows the settings as locked. Applying a change needs no restart (the host swaps providers
- * between turns).
+ * shows the settings as locked, with what is in use. Every `SENDBOX_MODEL_*` variable (timeout,
+ * retries, streaming, vision) applies to a panel-set model too. Applying a change needs no restart
+ * (the host swaps providers between turns).
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import { writeFileAtomic } from '../fs/atomic.ts';
-import { providerFromEnv, type ProviderFromEnv } from '../providers/index.ts';
+import { providerFromEnv, streamFromEnv, type ProviderFromEnv } from '../providers/index.ts';
 import { isNotFound } from '../sandbox/paths.ts';
 import { HostError } from '../agent/errors.ts';
 
@@ -24,6 +25,8 @@ const storedSchema = z.object({
   apiKey: z.string().optional(),
   /** False: a text-only model (images become notes); absent: it sees images. */
   vision: z.boolean().optional(),
+  /** False: the endpoint is called without streaming; absent: it streams (found out on the first failure). */
+  stream: z.boolean().optional(),
 });
 export type StoredModelSettings = z.output<typeof storedSchema>;
 
@@ -35,6 +38,8 @@ export const modelSettingsInputSchema = z.object({
   apiKey: z.string().max(4000).optional(),
   /** Whether the model sees images (false: text-only); omitted keeps the saved choice. */
   vision: z.boolean().optional(),
+  /** Whether the endpoint is asked to stream; omitted keeps the saved choice. */
+  stream: z.boolean().optional(),
 });
 export type ModelSettingsInput = z.output<typeof modelSettingsInputSchema>;
 
@@ -49,6 +54,9 @@ export interface ModelSettingsView {
   /** Whether the model is shown images (SENDBOX_MODEL_VISION wins over the panel). */
   vision: boolean;
   visionLockedByEnvironment: boolean;
+  /** Whether the endpoint is asked to stream (SENDBOX_MODEL_STREAM wins over the panel). */
+  stream: boolean;
+  streamLockedByEnvironment: boolean;
 }
 
 /** `SENDBOX_MODEL_VISION`: `0`/`false`/`no`/`off` text-only, `1`/`true`/`yes`/`on` sees images; unset: undefined. */
@@ -67,6 +75,7 @@ function asEnv(settings: StoredModelSettings | null): NodeJS.ProcessEnv {
   if (!settings) return {};
   const env: NodeJS.ProcessEnv = { SENDBOX_PROVIDER: settings.provider };
   if (settings.model) env.SENDBOX_MODEL = settings.model;
+  if (settings.stream === false) env.SENDBOX_MODEL_STREAM = '0';
   if (settings.provider === 'xai') {
     if (settings.apiKey) env.XAI_API_KEY = settings.apiKey;
   } else {
@@ -82,6 +91,8 @@ export class ModelSettings {
   constructor(
     private readonly dataDir: string,
     private readonly env: NodeJS.ProcessEnv,
+    /** Where a provider's lines go (a failed call, an endpoint that does not stream); stderr by default. */
+    private readonly log?: (line: string) => void,
   ) {
     visionFromEnv(env); // a value it does not understand stops the box at start, naming the variable
   }
@@ -114,12 +125,17 @@ export class ModelSettings {
 
   /** The provider to use: the environment's when it configures one, else the saved settings'. */
   choose(): ProviderFromEnv {
-    if (this.lockedByEnvironment || !this.stored) return providerFromEnv(this.env);
-    // Timeouts and retries still come from the environment.
-    return providerFromEnv({
-      ...pick(this.env, ['SENDBOX_MODEL_TIMEOUT_MS', 'SENDBOX_MODEL_MAX_RETRIES']),
-      ...asEnv(this.stored),
-    });
+    if (this.lockedByEnvironment || !this.stored) return providerFromEnv(this.env, this.logOption());
+    return providerFromEnv(this.panelEnv(this.stored), this.logOption());
+  }
+
+  /** The settings' variables, with every `SENDBOX_MODEL_*` of the environment over them (timeout, retries, streaming). */
+  private panelEnv(settings: StoredModelSettings): NodeJS.ProcessEnv {
+    return { ...asEnv(settings), ...modelVariables(this.env) };
+  }
+
+  private logOption(): { log?: (line: string) => void } {
+    return this.log ? { log: this.log } : {};
   }
 
   /** The key and model id of the model in use when it is xAI's (its own web search can serve `web_search`). */
@@ -137,16 +153,50 @@ export class ModelSettings {
 
   view(): ModelSettingsView {
     const locked = this.lockedByEnvironment;
+    const streamFromEnvironment = streamFromEnv(this.env);
+    const common = {
+      lockedByEnvironment: locked,
+      vision: this.vision(),
+      visionLockedByEnvironment: visionFromEnv(this.env) !== undefined,
+      stream: streamFromEnvironment ?? this.stored?.stream ?? true,
+      streamLockedByEnvironment: streamFromEnvironment !== undefined,
+    };
+    if (locked) {
+      // Locked: what the environment configures, the model actually in use (never the key).
+      const status = providerFromEnv(this.env).status;
+      const provider = status.provider === 'xai' ? 'xai' : 'openai-compatible';
+      return {
+        ...common,
+        provider,
+        baseURL: provider === 'xai' ? '' : (this.env.OPENAI_BASE_URL?.trim() ?? ''),
+        model: status.model ?? '',
+        hasKey: Boolean((provider === 'xai' ? this.env.XAI_API_KEY : this.env.OPENAI_API_KEY)?.trim()),
+      };
+    }
     const s = this.stored;
     return {
+      ...common,
       provider: s?.provider ?? null,
       baseURL: s?.baseURL ?? '',
       model: s?.model ?? '',
       hasKey: Boolean(s?.apiKey),
-      lockedByEnvironment: locked,
-      vision: this.vision(),
-      visionLockedByEnvironment: visionFromEnv(this.env) !== undefined,
     };
+  }
+
+  /**
+   * The provider these (unsaved) settings would make, for "Test connection": the saved key is used
+   * when the endpoint stays; the environment's model wins when it locks the panel.
+   */
+  candidate(input: ModelSettingsInput, log: (line: string) => void): ProviderFromEnv & { where: string } {
+    const env = this.lockedByEnvironment ? this.env : this.panelEnv(this.next(input));
+    const chosen = providerFromEnv(env, { log });
+    const where =
+      chosen.status.provider === 'xai' ? 'xAI (api.x.ai)' : (env.OPENAI_BASE_URL?.trim() ?? 'the base URL');
+    if (!chosen.provider) {
+      const why = chosen.status.howToConfigure.split('\n')[0] ?? '';
+      throw new HostError(`these settings configure no model: ${panelTerms(why)}`, 400);
+    }
+    return { ...chosen, where };
   }
 
   /** Checks, saves (0600) and returns the provider to apply; refuses a setting that configures no model. */
@@ -157,6 +207,20 @@ export class ModelSettings {
         409,
       );
     }
+    const next = this.next(input);
+    const chosen = providerFromEnv(this.panelEnv(next), this.logOption());
+    if (!chosen.provider) {
+      // The first line of the how-to says what is missing, in environment terms; say it in the panel's.
+      const why = chosen.status.howToConfigure.split('\n')[0] ?? '';
+      throw new HostError(`these settings configure no model: ${panelTerms(why)}`, 400);
+    }
+    await writeFileAtomic(this.file, `${JSON.stringify(next, null, 2)}\n`, { mode: 0o600 });
+    this.stored = next;
+    return chosen;
+  }
+
+  /** The settings the input makes of the saved ones (checked; the key kept while the endpoint stays). */
+  private next(input: ModelSettingsInput): StoredModelSettings {
     // A key belongs to its endpoint: kept only while the provider and the base URL stay, so a
     // changed URL never receives the key saved for another one.
     const sameEndpoint = this.stored !== null && sameEndpointAs(this.stored, input);
@@ -173,25 +237,14 @@ export class ModelSettings {
         throw new HostError(`base URL must be http or https, not ${url.protocol}`, 400);
       }
     }
-    const next: StoredModelSettings = {
+    return {
       provider: input.provider,
       ...(input.baseURL ? { baseURL: input.baseURL } : {}),
       ...(input.model ? { model: input.model } : {}),
       ...(apiKey ? { apiKey } : {}),
       ...((input.vision ?? this.stored?.vision) === false ? { vision: false } : {}),
+      ...((input.stream ?? this.stored?.stream) === false ? { stream: false } : {}),
     };
-    const chosen = providerFromEnv({
-      ...pick(this.env, ['SENDBOX_MODEL_TIMEOUT_MS', 'SENDBOX_MODEL_MAX_RETRIES']),
-      ...asEnv(next),
-    });
-    if (!chosen.provider) {
-      // The first line of the how-to says what is missing, in environment terms; say it in the panel's.
-      const why = chosen.status.howToConfigure.split('\n')[0] ?? '';
-      throw new HostError(`these settings configure no model: ${panelTerms(why)}`, 400);
-    }
-    await writeFileAtomic(this.file, `${JSON.stringify(next, null, 2)}\n`, { mode: 0o600 });
-    this.stored = next;
-    return chosen;
   }
 }
 
@@ -214,9 +267,12 @@ function endpointOf(baseURL: string | undefined): string {
   }
 }
 
-function pick(env: NodeJS.ProcessEnv, keys: readonly string[]): NodeJS.ProcessEnv {
+/** Every `SENDBOX_MODEL_*` variable the environment sets (not `SENDBOX_MODEL`, the panel's model id). */
+function modelVariables(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   const out: NodeJS.ProcessEnv = {};
-  for (const key of keys) if (env[key] !== undefined) out[key] = env[key];
+  for (const [key, value] of Object.entries(env)) {
+    if (key.startsWith('SENDBOX_MODEL_') && value !== undefined) out[key] = value;
+  }
   return out;
 }
 

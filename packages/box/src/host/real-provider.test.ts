@@ -111,7 +111,7 @@ describe('host + OpenAI-compatible provider', () => {
     const notice = (await fx.entries()).find((e) => e.kind === 'notice') as { text: string; level?: string };
     expect(notice.level).toBe('error');
     expect(notice.text).not.toMatch(/Delay was aborted/);
-    expect(notice.text).toMatch(/step timeout of 400 ms/);
+    expect(notice.text).toMatch(/for 400 ms, the idle timeout/);
     expect(notice.text).toMatch(/HTTP 429, rate limited: the provider asks to retry after 5 s/);
   });
 

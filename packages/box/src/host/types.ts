@@ -12,6 +12,7 @@ import type { PendingInput } from '../stores/inbox.ts';
 import type { SequencedEntry } from '../stores/ledger.ts';
 import type { DiskStatus } from '../sandbox/disk-quota.ts';
 import type { ModelSettingsInput, ModelSettingsView } from './model-settings.ts';
+import type { ConnectionCheck } from '../providers/connection-check.ts';
 import type { TodoItem } from '../tools/types.ts';
 
 /** The settings panel's view: the model's settings, and whether web search is on (or how to turn it on). */
@@ -64,6 +65,8 @@ export interface AgentHost {
   modelStatus(): ModelStatus;
   /** The settings panel's view of the model (never the key). */
   modelSettings(): SettingsView;
+  /** "Test connection": one small model call with the settings as typed, and what is wrong, named. */
+  testModelSettings(input: ModelSettingsInput): Promise<ConnectionCheck>;
   /** Saves the panel's settings (key 0600 in the data dir) and applies them without a restart. */
   updateModelSettings(input: ModelSettingsInput): Promise<SettingsView>;
   /** Whether tool processes run confined (docs/sandbox.md); the UI warns when they do not. */

@@ -5,6 +5,7 @@
  * without an SDK-side validator so the host's own Zod check writes the
  * model-readable errors (a malformed-JSON call comes back as `invalid`).
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import {
   APICallError,
   generateText,
@@ -27,13 +28,17 @@ export interface AiSdkProviderOptions {
   provider: string;
   model: string;
   languageModel: LanguageModel;
-  /** Per-step timeout in ms. */
+  /**
+   * The idle timeout in ms: a step fails when the model sends nothing for this long (no byte when
+   * the fetch is `idleFetch`'s, else no stream part). A reply that keeps streaming is never cut.
+   */
   timeoutMs: number;
   /** Retries the SDK makes on retryable errors (429, 5xx) before failing the step. */
   maxRetries: number;
   /**
-   * Told one line per failed model call (after the SDK's retries), for the terminal. The line
-   * names the provider, the model and the error; never the key. Defaults to stderr.
+   * Told one line per failed model call (after the SDK's retries), and the one line saying an
+   * endpoint does not stream, for the terminal. A line names the provider, the model and the
+   * error; never the key. Defaults to stderr.
    */
   logFailure?: (line: string) => void;
   /** Whether the endpoint streams (`SENDBOX_MODEL_STREAM=0` for one that does not). Default true. */
@@ -44,10 +49,14 @@ const stderrLine = (line: string): void => {
   process.stderr.write(`${line}\n`);
 };
 
-export function aiSdkProvider(options: AiSdkProviderOptions): ModelProvider {
+export function aiSdkProvider(options: AiSdkProviderOptions): Required<ModelProvider> {
+  const log = options.logFailure ?? stderrLine;
+  // Remembered for the provider's life: an endpoint found not to stream is not asked to again.
+  let streaming = options.stream !== false;
   return {
     provider: options.provider,
     model: options.model,
+    streams: () => streaming,
     async step(request: ModelStepRequest): Promise<ModelStepResult> {
       const tools: ToolSet = {};
       for (const spec of request.tools) {
@@ -62,52 +71,177 @@ export function aiSdkProvider(options: AiSdkProviderOptions): ModelProvider {
         lastFailure = error;
       });
       const started = Date.now();
+      const idle = new IdleWatch(options.timeoutMs);
+      const signal = request.abortSignal ? AbortSignal.any([request.abortSignal, idle.signal]) : idle.signal;
       const call = {
         model,
         system: request.system,
         messages: [...request.messages],
         tools,
         maxRetries: options.maxRetries,
-        timeout: options.timeoutMs,
-        ...(request.abortSignal ? { abortSignal: request.abortSignal } : {}),
+        abortSignal: signal,
+      };
+      const generate = async (): Promise<ModelStepResult> => {
+        const result = await generateText(call);
+        return {
+          text: result.text,
+          reasoning: result.reasoningText ?? '',
+          toolCalls: result.toolCalls.map(toModelToolCall),
+          finishReason: result.finishReason,
+        };
       };
       try {
-        const onDraft = request.onSendDraft;
-        if (!onDraft || options.stream === false) {
-          const result = await generateText(call);
-          return {
-            text: result.text,
-            reasoning: result.reasoningText ?? '',
-            toolCalls: result.toolCalls.map(toModelToolCall),
-            finishReason: result.finishReason,
-          };
-        }
-        const result = streamText({ ...call, onError: () => undefined });
-        const sends = new Map<string, string>();
-        for await (const part of result.fullStream) {
-          if (part.type === 'error') throw part.error;
-          if (part.type === 'tool-input-start' && part.toolName === 'send_message') sends.set(part.id, '');
-          if (part.type === 'tool-input-delta' && sends.has(part.id)) {
-            const json = (sends.get(part.id) ?? '') + part.delta;
-            sends.set(part.id, json);
-            const text = partialSendText(json);
-            if (text !== null) onDraft({ toolCallId: part.id, text });
+        return await idleScope.run(idle, async () => {
+          const onDraft = request.onSendDraft;
+          if (!onDraft || !streaming) return generate();
+          try {
+            return await streamStep(call, onDraft, idle);
+          } catch (error) {
+            const why = notStreamingReason(error, lastFailure);
+            if (why === null || request.abortSignal?.aborted) throw error;
+            // Found on the first failure: this endpoint is called without streaming from now on.
+            streaming = false;
+            log(
+              `model ${options.provider} ${options.model}: the endpoint does not stream (${why}); calling it without streaming from now on (SENDBOX_MODEL_STREAM=0 or the settings panel's Streaming switch skips this check)`,
+            );
+            lastFailure = undefined;
+            idle.touch();
+            return generate();
           }
-        }
-        return {
-          text: await result.text,
-          reasoning: (await result.reasoningText) ?? '',
-          toolCalls: (await result.toolCalls).map(toModelToolCall),
-          finishReason: await result.finishReason,
-        };
+        });
       } catch (error) {
         const message = `${options.provider} model ${options.model}: ${describeFailure(error, lastFailure, options.timeoutMs, Date.now() - started)}`;
         // A stopped turn is not a failure.
-        if (!request.abortSignal?.aborted)
-          (options.logFailure ?? stderrLine)(`model call failed: ${message}`);
+        if (!request.abortSignal?.aborted) log(`model call failed: ${message}`);
         throw new ModelCallError(message, options.provider, { cause: error });
+      } finally {
+        idle.stop();
       }
     },
+  };
+}
+
+type StepCall = Parameters<typeof streamText>[0] & Parameters<typeof generateText>[0];
+
+/** One streamed step: each part resets the idle watch; `send_message` argument deltas become drafts. */
+async function streamStep(
+  call: StepCall,
+  onDraft: NonNullable<ModelStepRequest['onSendDraft']>,
+  idle: IdleWatch,
+): Promise<ModelStepResult> {
+  const result = streamText({ ...call, onError: () => undefined });
+  const sends = new Map<string, string>();
+  for await (const part of result.fullStream) {
+    idle.touch();
+    if (part.type === 'error') throw part.error;
+    if (part.type === 'tool-input-start' && part.toolName === 'send_message') sends.set(part.id, '');
+    if (part.type === 'tool-input-delta' && sends.has(part.id)) {
+      const json = (sends.get(part.id) ?? '') + part.delta;
+      sends.set(part.id, json);
+      const text = partialSendText(json);
+      if (text !== null) onDraft({ toolCallId: part.id, text });
+    }
+  }
+  return {
+    text: await result.text,
+    reasoning: (await result.reasoningText) ?? '',
+    toolCalls: (await result.toolCalls).map(toModelToolCall),
+    finishReason: await result.finishReason,
+  };
+}
+
+/** A stream request answered with one JSON body: the endpoint ignored `stream: true`. */
+export class NotStreamedError extends Error {
+  constructor(readonly contentType: string) {
+    super(`a stream request was answered with ${contentType}, not an event stream`);
+    this.name = 'NotStreamedError';
+  }
+}
+
+/**
+ * Why the failure says the endpoint cannot stream, or null: a JSON body to a stream request, or a
+ * 400 whose body names `stream`.
+ */
+export function notStreamingReason(error: unknown, lastFailure: unknown): string | null {
+  for (const candidate of [lastFailure, error, (error as { cause?: unknown } | null)?.cause]) {
+    if (candidate instanceof NotStreamedError) return candidate.message;
+    if (APICallError.isInstance(candidate) && candidate.statusCode === 400) {
+      const said = `${candidate.message} ${candidate.responseBody ?? ''}`;
+      if (/\bstream/i.test(said)) return `HTTP 400 naming stream: ${oneLine(candidate.message)}`;
+    }
+  }
+  return null;
+}
+
+function oneLine(text: string): string {
+  const line = text.replace(/\s+/g, ' ').trim();
+  return line.length > 160 ? `${line.slice(0, 159)}…` : line;
+}
+
+/**
+ * The idle timeout of one step: it fires when nothing arrives for `ms`. `touch` on every byte
+ * (idleFetch) or stream part; `signal` aborts the step.
+ */
+export class IdleWatch {
+  private readonly controller = new AbortController();
+  private timer: NodeJS.Timeout;
+  private last = Date.now();
+  constructor(private readonly ms: number) {
+    this.timer = setTimeout(() => this.check(), ms);
+  }
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+  /** Something arrived: the clock starts again (cheap: one timestamp; the timer re-arms itself). */
+  touch(): void {
+    this.last = Date.now();
+  }
+  stop(): void {
+    clearTimeout(this.timer);
+  }
+  private check(): void {
+    const quiet = Date.now() - this.last;
+    if (quiet >= this.ms) {
+      this.controller.abort(new IdleTimeoutError(this.ms));
+      return;
+    }
+    this.timer = setTimeout(() => this.check(), this.ms - quiet);
+  }
+}
+
+export class IdleTimeoutError extends Error {
+  constructor(readonly ms: number) {
+    super(`no byte from the model for ${ms} ms`);
+    this.name = 'TimeoutError';
+  }
+}
+
+/** The idle watch of the step this async context runs (idleFetch touches it). */
+const idleScope = new AsyncLocalStorage<IdleWatch>();
+
+/**
+ * A fetch whose response bodies touch the running step's idle watch on every chunk, so the idle
+ * timeout counts bytes, not only parsed parts (a long tool-call argument or a slow JSON body).
+ */
+export function idleFetch(inner: typeof fetch = fetch): typeof fetch {
+  return async (input, init) => {
+    const watch = idleScope.getStore();
+    const response = await inner(input, init);
+    watch?.touch();
+    if (!watch || !response.body) return response;
+    const touched = response.body.pipeThrough(
+      new TransformStream<Uint8Array, Uint8Array>({
+        transform(chunk, controller) {
+          watch.touch();
+          controller.enqueue(chunk);
+        },
+      }),
+    );
+    return new Response(touched, {
+      status: response.status,
+      statusText: response.statusText,
+      headers: response.headers,
+    });
   };
 }
 
@@ -124,7 +258,18 @@ function observedModel(model: LanguageModel, onFailure: (error: unknown) => void
     }
   };
   const doGenerate = observed('doGenerate');
-  const doStream = observed('doStream');
+  const streamed = observed('doStream');
+  // An endpoint that ignores `stream: true` answers JSON; the SDK would read it as an empty stream.
+  const doStream = async (callOptions: unknown) => {
+    const result = (await streamed(callOptions)) as { response?: { headers?: Record<string, string> } };
+    const type = result.response?.headers?.['content-type'] ?? '';
+    if (/json/i.test(type) && !/event-stream/i.test(type)) {
+      const error = new NotStreamedError(type);
+      onFailure(error);
+      throw error;
+    }
+    return result;
+  };
   // A proxy, not a copy: the model's getters and methods keep running on the model itself.
   return new Proxy(model, {
     get(target, property) {
@@ -143,7 +288,7 @@ function observedModel(model: LanguageModel, onFailure: (error: unknown) => void
  */
 function describeFailure(error: unknown, lastFailure: unknown, timeoutMs: number, elapsedMs: number): string {
   if (isAbort(error)) {
-    const timedOut = `no answer within the step timeout of ${timeoutMs} ms (SENDBOX_MODEL_TIMEOUT_MS)`;
+    const timedOut = `nothing from the model for ${timeoutMs} ms, the idle timeout (SENDBOX_MODEL_TIMEOUT_MS)`;
     return lastFailure !== undefined && !isAbort(lastFailure)
       ? `${timedOut}; it was waiting to retry after ${describeError(lastFailure)}`
       : `${timedOut}, after ${Math.round(elapsedMs)} ms`;

@@ -6,10 +6,11 @@
 import { createXai } from '@ai-sdk/xai';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import type { ModelStatus } from './types.ts';
-import { aiSdkProvider } from './ai-sdk.ts';
+import { aiSdkProvider, idleFetch } from './ai-sdk.ts';
 import type { ModelProvider } from './types.ts';
 
 export * from './types.ts';
+export { notStreamingReason, NotStreamedError } from './ai-sdk.ts';
 export { scriptedProvider, type ScriptedStep, type ScriptedProvider } from './scripted.ts';
 
 /** A current Grok model id; override with `SENDBOX_MODEL`. */
@@ -25,8 +26,11 @@ export const HOW_TO_CONFIGURE_MODEL = [
   '                      e.g. llama.cpp http://127.0.0.1:8080/v1, Ollama http://127.0.0.1:11434/v1,',
   '                      vLLM http://127.0.0.1:8000/v1, OpenRouter https://openrouter.ai/api/v1',
   'When both are set, SENDBOX_PROVIDER=xai|openai-compatible picks one (xai otherwise).',
-  'Optional: SENDBOX_MODEL_TIMEOUT_MS (per model step, default ' + DEFAULT_MODEL_TIMEOUT_MS + '),',
-  '          SENDBOX_MODEL_STREAM=0 for an endpoint that cannot stream.',
+  'Optional: SENDBOX_MODEL_TIMEOUT_MS (idle timeout: no byte from the model for this long, default ' +
+    DEFAULT_MODEL_TIMEOUT_MS +
+    '),',
+  '          SENDBOX_MODEL_MAX_RETRIES (default 2), SENDBOX_MODEL_STREAM=0 for an endpoint that cannot stream',
+  '          (found by itself on the first failure otherwise). They apply to a model set in the web UI too.',
 ].join('\n');
 
 export interface ProviderFromEnv {
@@ -35,11 +39,15 @@ export interface ProviderFromEnv {
 }
 
 /** Picks the provider the environment configures; `provider: null` with a how-to when none is. */
-export function providerFromEnv(env: NodeJS.ProcessEnv = process.env): ProviderFromEnv {
+export function providerFromEnv(
+  env: NodeJS.ProcessEnv = process.env,
+  options: { log?: (line: string) => void } = {},
+): ProviderFromEnv {
+  const log = options.log ? { logFailure: options.log } : {};
   const timeoutMs = positiveInt(env.SENDBOX_MODEL_TIMEOUT_MS) ?? DEFAULT_MODEL_TIMEOUT_MS;
   const maxRetries = nonNegativeInt(env.SENDBOX_MODEL_MAX_RETRIES) ?? 2;
   // Streaming shows a reply word by word; SENDBOX_MODEL_STREAM=0 for an endpoint that cannot stream.
-  const stream = env.SENDBOX_MODEL_STREAM?.trim() !== '0';
+  const stream = streamFromEnv(env) ?? true;
   const explicit = env.SENDBOX_PROVIDER?.trim();
   const xaiKey = env.XAI_API_KEY?.trim();
   const baseURL = env.OPENAI_BASE_URL?.trim();
@@ -64,9 +72,17 @@ export function providerFromEnv(env: NodeJS.ProcessEnv = process.env): ProviderF
   if (useXai) {
     if (!xaiKey) return notConfigured('SENDBOX_PROVIDER=xai but XAI_API_KEY is not set.');
     const id = model ?? DEFAULT_XAI_MODEL;
-    const xai = createXai({ apiKey: xaiKey });
+    const xai = createXai({ apiKey: xaiKey, fetch: idleFetch() });
     return configured(
-      aiSdkProvider({ provider: 'xai', model: id, languageModel: xai(id), timeoutMs, maxRetries, stream }),
+      aiSdkProvider({
+        provider: 'xai',
+        model: id,
+        languageModel: xai(id),
+        timeoutMs,
+        maxRetries,
+        stream,
+        ...log,
+      }),
     );
   }
   if (explicit === 'openai-compatible' || baseURL) {
@@ -74,7 +90,15 @@ export function providerFromEnv(env: NodeJS.ProcessEnv = process.env): ProviderF
     if (!model)
       return notConfigured(`OPENAI_BASE_URL=${baseURL} is set but SENDBOX_MODEL (the model id) is not.`);
     return configured(
-      openAiCompatibleProvider({ baseURL, apiKey: env.OPENAI_API_KEY, model, timeoutMs, maxRetries, stream }),
+      openAiCompatibleProvider({
+        baseURL,
+        apiKey: env.OPENAI_API_KEY,
+        model,
+        timeoutMs,
+        maxRetries,
+        stream,
+        ...log,
+      }),
     );
   }
   return notConfigured();
@@ -88,10 +112,11 @@ export function openAiCompatibleProvider(options: {
   maxRetries?: number;
   logFailure?: (line: string) => void;
   stream?: boolean;
-}): ModelProvider {
+}): Required<ModelProvider> {
   const compatible = createOpenAICompatible({
     name: 'openai-compatible',
     baseURL: options.baseURL,
+    fetch: idleFetch(),
     ...(options.apiKey ? { apiKey: options.apiKey } : {}),
   });
   return aiSdkProvider({
@@ -114,6 +139,15 @@ export function statusOf(provider: ModelProvider | null): ModelStatus {
 
 function configured(provider: ModelProvider): ProviderFromEnv {
   return { provider, status: statusOf(provider) };
+}
+
+/** `SENDBOX_MODEL_STREAM`: `0`/`false`/`no`/`off` never streams, `1`/`true`/`yes`/`on` streams; unset: undefined. */
+export function streamFromEnv(env: NodeJS.ProcessEnv): boolean | undefined {
+  const value = env.SENDBOX_MODEL_STREAM?.trim().toLowerCase();
+  if (value === undefined || value === '') return undefined;
+  if (['0', 'false', 'no', 'off'].includes(value)) return false;
+  if (['1', 'true', 'yes', 'on'].includes(value)) return true;
+  return undefined;
 }
 
 function positiveInt(value: string | undefined): number | undefined {

@@ -61,6 +61,8 @@ export interface ModelProvider {
   readonly provider: string;
   readonly model: string;
   step(request: ModelStepRequest): Promise<ModelStepResult>;
+  /** Whether steps stream (false once the endpoint was found not to); absent: the provider never streams. */
+  streams?(): boolean;
 }
 
 /** A model call that failed (HTTP error, timeout, bad response): the turn records a notice and ends. */

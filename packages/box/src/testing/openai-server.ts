@@ -9,7 +9,13 @@ import type { AddressInfo } from 'node:net';
 import { writeCompletionStream } from './openai-stream.ts';
 
 export type ScriptedReply =
-  | { kind: 'message'; content?: string; toolCalls?: Array<{ id: string; name: string; arguments: string }> }
+  | {
+      kind: 'message';
+      content?: string;
+      toolCalls?: Array<{ id: string; name: string; arguments: string }>;
+      /** Streamed: the pause between deltas (a slow, steady model). */
+      delayMs?: number;
+    }
   | { kind: 'status'; status: number; body: unknown; headers?: Record<string, string> }
   /** Accepts the request and never answers (a timeout). */
   | { kind: 'hang' };
@@ -23,7 +29,16 @@ export interface OpenAiTestServer {
   close(): Promise<void>;
 }
 
-export async function startOpenAiTestServer(): Promise<OpenAiTestServer> {
+/**
+ * How the server treats `stream: true`: `stream` streams (default); `json` answers one JSON body
+ * (an endpoint that ignores the flag); `refuse` answers HTTP 400 naming `stream`.
+ */
+export type StreamSupport = 'stream' | 'json' | 'refuse';
+
+export async function startOpenAiTestServer(
+  options: { streams?: StreamSupport } = {},
+): Promise<OpenAiTestServer> {
+  const streams = options.streams ?? 'stream';
   const replies: ScriptedReply[] = [];
   let fallback: ((body: Record<string, unknown>) => ScriptedReply) | null = null;
   const requests: OpenAiTestServer['requests'] = [];
@@ -38,6 +53,15 @@ export async function startOpenAiTestServer(): Promise<OpenAiTestServer> {
       if (req.method !== 'POST' || req.url !== '/v1/chat/completions') {
         res.writeHead(404, { 'content-type': 'application/json' });
         res.end(JSON.stringify({ error: { message: `no route ${req.method} ${req.url}` } }));
+        return;
+      }
+      if (body.stream === true && streams === 'refuse') {
+        res.writeHead(400, { 'content-type': 'application/json' });
+        res.end(
+          JSON.stringify({
+            error: { message: "'stream' is not supported by this server", type: 'invalid_request_error' },
+          }),
+        );
         return;
       }
       const reply = replies.shift() ?? fallback?.(body);
@@ -55,8 +79,9 @@ export async function startOpenAiTestServer(): Promise<OpenAiTestServer> {
         res.end(JSON.stringify(reply.body));
         return;
       }
-      if (body.stream === true) {
+      if (body.stream === true && streams === 'stream') {
         void writeCompletionStream(res, {
+          ...(reply.delayMs ? { delayMs: reply.delayMs } : {}),
           id: `chatcmpl-${requests.length}`,
           model: typeof body.model === 'string' ? body.model : 'test-model',
           content: reply.content ?? null,

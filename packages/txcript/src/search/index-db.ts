@@ -3,8 +3,9 @@
  * txcript cache folder, folder 0700 and file 0600 (titles and text are user
  * data), or in memory for `--no-index`.
  *
- * `sessions` holds one row per session source with the stat signature it was
- * read at; `messages` one FTS row per searchable message, its rowid
+ * `sessions` holds one row per session (a source file can hold several: a
+ * Claude Code parent and its inline sidechains) with the stat signature its
+ * source was read at; `messages` one FTS row per searchable message, its rowid
  * `session key << 24 | message number`, so a session's rows are one rowid
  * range (deleted without a scan); `words` the same messages as words, and
  * `vocabulary` every word ever indexed (words.ts). A file of another schema
@@ -21,7 +22,7 @@ import { DF_BOUND, type IndexTotals, documentFrequency } from './ranking.ts';
 import { MAX_WORDS_PER_TERM, anyOf, collectWords, wordPieces, wordText } from './words.ts';
 
 /** Bumped whenever the schema or what is stored changes: an older file is rebuilt. */
-export const INDEX_VERSION = 4;
+export const INDEX_VERSION = 5;
 
 const ROW_BITS = 24n;
 const MAX_ROWS = (1 << 24) - 1;
@@ -95,7 +96,7 @@ CREATE TABLE sessions (
   last_activity_ms INTEGER,
   message_count INTEGER,
   parent_id TEXT,
-  UNIQUE (harness, locator)
+  UNIQUE (harness, locator, id)
 );
 CREATE INDEX sessions_by_activity ON sessions (last_activity_ms);
 CREATE VIRTUAL TABLE messages USING fts5(${KINDS.join(', ')}, ref UNINDEXED, tokenize = 'trigram');
@@ -323,11 +324,11 @@ export class SearchIndex {
     batch.since = Date.now();
   }
 
-  /** The signature `harness`'s source at `locator` was indexed at (null: none, or not vouched for). */
-  indexedSignature(harness: string, locator: string): string | null {
+  /** The signature session `id` of `harness`'s source at `locator` was indexed at (null: none, or not vouched for). */
+  indexedSignature(harness: string, locator: string, id: string): string | null {
     const row = this.db
-      .prepare('SELECT sig FROM sessions WHERE harness = ? AND locator = ?')
-      .get(harness, locator) as { sig: string | null } | undefined;
+      .prepare('SELECT sig FROM sessions WHERE harness = ? AND locator = ? AND id = ?')
+      .get(harness, locator, id) as { sig: string | null } | undefined;
     return row?.sig ?? null;
   }
 
@@ -373,11 +374,10 @@ export class SearchIndex {
     const at = facts.lastActivity === undefined ? NaN : Date.parse(facts.lastActivity);
     const store = () => {
       const existing = this.db
-        .prepare('SELECT key FROM sessions WHERE harness = ? AND locator = ?')
-        .get(facts.harness, facts.locator) as { key: number } | undefined;
+        .prepare('SELECT key FROM sessions WHERE harness = ? AND locator = ? AND id = ?')
+        .get(facts.harness, facts.locator, facts.id) as { key: number } | undefined;
       if (existing !== undefined) this.deleteRows(existing.key);
       const values = [
-        facts.id,
         facts.sig,
         facts.title ?? null,
         facts.cwd ?? null,
@@ -393,13 +393,13 @@ export class SearchIndex {
             `INSERT INTO sessions (harness, locator, id, sig, title, cwd, last_activity, last_activity_ms, message_count, parent_id)
              VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
           )
-          .run(facts.harness, facts.locator, ...values);
+          .run(facts.harness, facts.locator, facts.id, ...values);
         key = Number(info.lastInsertRowid);
       } else {
         key = existing.key;
         this.db
           .prepare(
-            `UPDATE sessions SET id = ?, sig = ?, title = ?, cwd = ?, last_activity = ?, last_activity_ms = ?,
+            `UPDATE sessions SET sig = ?, title = ?, cwd = ?, last_activity = ?, last_activity_ms = ?,
              message_count = ?, parent_id = ? WHERE key = ?`,
           )
           .run(...values, key);

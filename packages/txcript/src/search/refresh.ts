@@ -43,6 +43,9 @@ export function sourceSignature(summary: SessionSummary, now: number): string | 
   return parts.join('|');
 }
 
+/** One session of one source: a source file can hold several (a Claude Code parent and its inline sidechains). */
+const sessionKey = (harness: string, locator: string, id: string): string => `${harness}\0${locator}\0${id}`;
+
 export interface RefreshStats {
   sessions: number;
   /** Sources read (new or changed). */
@@ -67,12 +70,12 @@ export async function refreshIndex(
   const scanned = (await scannedHarnesses(ctx, from)).map((h) => h.id);
   const { sessions, warnings } = await discoverSessions(ctx, from);
   for (const w of warnings) ctx.warnListing(w);
-  const known = new Map(index.sessions(scanned).map((s) => [`${s.harness}\0${s.locator}`, s]));
+  const known = new Map(index.sessions(scanned).map((s) => [sessionKey(s.harness, s.locator, s.id), s]));
   // The injected clock, so tests can place sources outside the racy window.
   const now = ctx.io.now().getTime();
   const stale: Array<{ found: FoundSession; sig: string | null }> = [];
   for (const found of sessions) {
-    const key = `${found.harness.id}\0${found.summary.locator}`;
+    const key = sessionKey(found.harness.id, found.summary.locator, found.summary.id);
     const before = known.get(key);
     known.delete(key);
     const sig = sourceSignature(found.summary, now);
@@ -125,7 +128,7 @@ async function indexSession(
     ...(summary.parentId !== undefined ? { parentId: summary.parentId } : {}),
   };
   // Another txcript indexing the same sessions (a search run beside the MCP server) may have stored it since.
-  if (sig !== null && index.indexedSignature(harness.id, summary.locator) === sig) return;
+  if (sig !== null && index.indexedSignature(harness.id, summary.locator, summary.id) === sig) return;
   let loaded;
   try {
     loaded = await harness.store!(ctx.io.env).load(summary.id);
@@ -145,7 +148,7 @@ async function indexSession(
   const rows = searchRows(loaded.transcript, harness.id, title);
   await index.writable();
   // Stored by another txcript while this one waited for the write lock.
-  if (sig !== null && index.indexedSignature(harness.id, summary.locator) === sig) return;
+  if (sig !== null && index.indexedSignature(harness.id, summary.locator, summary.id) === sig) return;
   index.put(
     {
       ...facts,

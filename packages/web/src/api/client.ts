@@ -14,6 +14,7 @@ import {
   modelSettingsSchema,
   type ModelSettings,
   agentResponseSchema,
+  connectionCheckSchema,
   deletedResponseSchema,
   openAgentResponseSchema,
   parseEntry,
@@ -66,6 +67,17 @@ export interface ApiClientOptions {
 }
 
 export type ApiClient = ReturnType<typeof createApiClient>;
+
+/** The settings panel's form, as `setModelSettings` and `testModelSettings` take it. */
+export interface ModelSettingsInput {
+  provider: 'xai' | 'openai-compatible';
+  baseURL?: string;
+  model?: string;
+  /** Omitted: keep the saved key (while the endpoint stays); empty: none. */
+  apiKey?: string;
+  vision?: boolean;
+  stream?: boolean;
+}
 
 export function createApiClient(options: ApiClientOptions = {}) {
   const doFetch = options.fetch ?? globalThis.fetch.bind(globalThis);
@@ -152,13 +164,10 @@ export function createApiClient(options: ApiClientOptions = {}) {
       call('sendPrompt', input, sendPromptResponseSchema),
     getModelSettings: (): Promise<ModelSettings> => call('getModelSettings', {}, modelSettingsSchema),
     /** The key goes into the request body only (omitted: keep the saved one); never returned. */
-    setModelSettings: (input: {
-      provider: 'xai' | 'openai-compatible';
-      baseURL?: string;
-      model?: string;
-      apiKey?: string;
-      vision?: boolean;
-    }): Promise<ModelSettings> => call('setModelSettings', input, modelSettingsSchema),
+    setModelSettings: (input: ModelSettingsInput): Promise<ModelSettings> =>
+      call('setModelSettings', input, modelSettingsSchema),
+    /** One small model call with the form's settings, unsaved (the saved key when the endpoint stays). */
+    testModelSettings: (input: ModelSettingsInput) => call('testModelSettings', input, connectionCheckSchema),
     /** Stops the agent's running turn (queued prompts still run after it). */
     cancelTurn: (agentId: string) => call('cancelTurn', { agentId }, cancelTurnResponseSchema),
     /** The agent's background tasks (running ones and those that ended recently). */

@@ -150,10 +150,20 @@ export const modelSettingsSchema = z.looseObject({
   /** Whether the model is shown images; SENDBOX_MODEL_VISION locks it. Absent from older boxes. */
   vision: z.boolean().default(true),
   visionLockedByEnvironment: z.boolean().default(false),
+  /** Whether the endpoint is asked to stream; SENDBOX_MODEL_STREAM locks it. */
+  stream: z.boolean().default(true),
+  streamLockedByEnvironment: z.boolean().default(false),
   /** The search backend web_search uses, or how to enable one. */
   webSearch: z.looseObject({ backend: z.string().nullable(), howToEnable: z.string() }).optional(),
 });
 export type ModelSettings = z.infer<typeof modelSettingsSchema>;
+/** "Test connection": whether one small call worked, and what is wrong when it did not. */
+export const connectionCheckSchema = z.looseObject({
+  ok: z.boolean(),
+  message: z.string(),
+  streams: z.boolean().nullable(),
+  elapsedMs: z.number(),
+});
 
 export const draftEventSchema = z.looseObject({
   agentId: z.string(),

@@ -1,0 +1,53 @@
+/**
+ * One agent's stores, as the turn engine sees them: the host picks a backend (the files backend
+ * today: stores/files/agent-stores.ts) and the session reaches its data only through these
+ * interfaces, never through a file of its own choosing.
+ */
+import type { AgentPaths } from './files/layout.ts';
+import type { Profile } from './files/profile.ts';
+import type { AttachmentsStore } from './attachments.ts';
+import type { InboxStore } from './inbox.ts';
+import type { LedgerStore } from './ledger.ts';
+import type { SecretsStore } from './secrets.ts';
+import type { TranscriptLog } from './transcript.ts';
+
+/** The agent's profile (name, switches, sandbox policy); the operator may change it while the box runs. */
+export interface ProfileSource {
+  /** Reads it again, and notes the version read. */
+  read(): Promise<Profile>;
+  /** True when it changed since the last `read`. */
+  changed(): boolean;
+}
+
+/**
+ * Held while the agent is the focused one (grok-bot-format.md §9: a created agent is left with its
+ * store locked); writes of the host's own pass it.
+ */
+export interface FocusLock {
+  hold(): void;
+  release(): void;
+}
+
+export interface AgentStores {
+  readonly ledger: LedgerStore;
+  readonly transcript: TranscriptLog;
+  readonly inbox: InboxStore;
+  readonly attachments: AttachmentsStore;
+  readonly secrets: SecretsStore;
+  readonly profile: ProfileSource;
+  readonly focus: FocusLock;
+  /**
+   * Where the agent's files are on this machine: its sandbox (tools run there) and the local copies
+   * tools and the model view read (attachments).
+   */
+  readonly local: AgentPaths;
+  /** True when the ledger was replaced under the session (another file in its place): read it all again. */
+  replaced(): boolean;
+  /** Closes every store (the focus lock is released). */
+  close(): void;
+}
+
+/** What opens an agent's stores (created when missing). */
+export interface StoreBackend {
+  open(agentId: string): Promise<AgentStores>;
+}
