@@ -97,17 +97,18 @@ export async function dispatchToolCall(
   const parsed = tool?.input.safeParse(call.input);
   // One time for the recorded input and the run (update_todos stamps its input with it).
   const startedAt = ctx.now();
-  // The name on disk: a dynamic MCP tool's own (tools/mcp), else the tool's.
-  const recordedName = (parsed?.success && tool?.recordedName?.(parsed.data)) || call.name;
-  deps.recordCall(
-    recordedName,
+  const recorded =
     tool?.recordedInput && parsed?.success
       ? {
           ...tool.recordedInput(parsed.data, { todos: ctx.todos, now: () => startedAt }),
           toolCallId: call.id,
         }
-      : callInput(call),
-  );
+      : callInput(call);
+  // The name on disk: update_state's Grok Bot name, a dynamic MCP tool's own (tools/mcp), else the call's.
+  const own = tool?.recordedName;
+  const recordedName =
+    typeof own === 'function' ? (parsed?.success ? own(parsed.data) : call.name) : (own ?? call.name);
+  deps.recordCall(recordedName, tool?.wrapRecorded ? tool.wrapRecorded(recorded) : recorded);
   let outcome: ToolOutcome;
   if (!tool || !parsed) {
     outcome = errorOutcome(
@@ -139,7 +140,7 @@ export async function dispatchToolCall(
     // The tool's own fields (edit's diff, update_todos' list) first: the common ones below win.
     ...tool?.entryFields?.(envelope),
     kind: 'tool-call',
-    name: recordedName,
+    name: call.name,
     status: statusOf(envelope),
     summary: scrubber.text(outcome.summary),
     // Hook (web tool rows): description, scrubbed input/output and duration.

@@ -7,6 +7,7 @@ import type { ModelMessage } from '../providers/types.ts';
 import type { JsonObject, JsonValue } from '@sendbox/txcript';
 import { mcpCallFromRecord } from '../tools/mcp/record.ts';
 import type { HostTool, ToolModelOutput } from '../tools/types.ts';
+import { modelCallOf } from '../tools/communicate-update.ts';
 
 /** The tools whose own reading of a result (`HostTool.modelOutput`) the model gets, by name. */
 export type ToolReaders = ReadonlyMap<string, Pick<HostTool, 'modelOutput'>>;
@@ -56,7 +57,7 @@ export function historyFromRecords(records: readonly JsonObject[], tools?: ToolR
   const out: ModelMessage[] = [];
   let assistant: Extract<ModelMessage, { role: 'assistant' }> | null = null;
   let tool: Extract<ModelMessage, { role: 'tool' }> | null = null;
-  // `recorded`: the name on disk (a dynamic MCP tool's), which its result carries too.
+  /** Calls awaiting their result: `recorded` is the name the JSONL pairs the result by. */
   let pending: Array<{ id: string; name: string; recorded: string }> = [];
 
   const closeCalls = () => {
@@ -107,14 +108,14 @@ export function historyFromRecords(records: readonly JsonObject[], tools?: ToolR
         if (block.type === 'text' && typeof block.text === 'string') {
           content.push({ type: 'text', text: block.text });
         } else if (block.type === 'tool_use' && typeof block.name === 'string' && isObject(block.input)) {
-          const { toolCallId, ...recorded } = block.input;
+          const { toolCallId, ...recordedInput } = block.input;
           const id = typeof toolCallId === 'string' ? toolCallId : `call_${out.length}_${content.length}`;
-          // A dynamic MCP tool was an `mcp` call (tools/mcp/record.ts).
-          const mcp = mcpCallFromRecord(block.name, recorded);
-          const name = mcp ? 'mcp' : block.name;
-          const input = mcp ?? recorded;
-          content.push({ type: 'tool-call', toolCallId: id, toolName: name, input });
-          pending.push({ id, name, recorded: block.name });
+          // A host tool recorded as Grok Bot records its own (update_state), or a dynamic MCP tool
+          // (tools/mcp/record.ts), reads as the call the model made.
+          const made = modelCallOf(block.name, recordedInput) ??
+            mcpCallFromRecord(block.name, recordedInput) ?? { name: block.name, input: recordedInput };
+          content.push({ type: 'tool-call', toolCallId: id, toolName: made.name, input: made.input });
+          pending.push({ id, name: made.name, recorded: block.name });
         }
       }
     } else if (role === 'tool') {

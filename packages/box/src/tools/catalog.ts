@@ -18,6 +18,7 @@ import { readTool } from './read/index.ts';
 import { shellTool, type ShellOptions } from './shell/index.ts';
 import { taskTool } from './task/index.ts';
 import type { HostTool } from './types.ts';
+import { updateStateTool } from './update-state/index.ts';
 import { updateTodosTool } from './update-todos/index.ts';
 import { webFetchTool, type PageFetch } from './web-fetch/index.ts';
 import type { SearchBackend } from './web-search/backends.ts';
@@ -60,6 +61,8 @@ export function toolCatalog(options: ToolCatalogOptions): HostTool[] {
     ...(options.search ? [webSearchTool(options.search)] : []),
     ...(options.pageFetch ? [webFetchTool({ fetch: options.pageFetch })] : []),
     updateTodosTool,
+    // The agent's own state: each part's handler comes from its room (tools/update-state/).
+    updateStateTool,
     // MCP servers (mcp/): discovered lazily, through the ToolContext's `mcp`.
     getMcpToolsTool,
     mcpTool,

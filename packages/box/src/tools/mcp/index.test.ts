@@ -143,7 +143,7 @@ describe('MCP tools in a real box', () => {
     expect(blocks).toContainEqual(expect.objectContaining({ type: 'tool_use', id: 'call-echo' }));
     expect(blocks).toContainEqual(expect.objectContaining({ type: 'tool_result', tool_use_id: 'call-echo' }));
 
-    // The ledger row carries the bare name too.
+    // The ledger row: the model's tool, the server and tool in its summary.
     const entries = (await fx.entries()) as Array<SequencedEntry & Record<string, unknown>>;
     expect(entries.find((e) => e.kind === 'tool-call' && e.name === 'echo')).toMatchObject({
       status: 'success',

@@ -22,9 +22,9 @@ export function recordedMcpInput(server: string, tool: string, args: JsonObject)
 export function mcpCallFromRecord(
   name: string,
   input: JsonObject,
-): { server: string; toolName: string; args: JsonValue } | null {
+): { name: 'mcp'; input: JsonObject } | null {
   const { toolName, serverIdentifier, providerIdentifier, args } = input;
   if (typeof toolName !== 'string' || typeof serverIdentifier !== 'string') return null;
   if (typeof providerIdentifier !== 'string' || toolName !== name) return null;
-  return { server: serverIdentifier, toolName, args: args ?? {} };
+  return { name: 'mcp', input: { server: serverIdentifier, toolName, args: args ?? {} } };
 }
