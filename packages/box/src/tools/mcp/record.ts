@@ -6,7 +6,7 @@
  * as real files' `user-Github-…`). A history rebuilt from the file reads it back as the `mcp`
  * call the model made.
  */
-import type { JsonObject, JsonValue } from '@sendbox/txcript';
+import type { JsonObject } from '@sendbox/txcript';
 
 export function recordedMcpInput(server: string, tool: string, args: JsonObject): JsonObject {
   return {
