@@ -9,6 +9,7 @@
  * (an approval card waits for the user here; a denied call gets the gate's error). Nothing a gate or
  * a tool throws ends the turn: it becomes the call's error result.
  */
+import type { LedgerEntry } from '@sendbox/protocol';
 import type { JsonObject } from '@sendbox/txcript';
 import { modelOutputFor, toolReaders } from '../context/model-view.ts';
 import type { ModelToolCall } from '../providers/types.ts';
@@ -34,6 +35,10 @@ export interface GatedCall {
   tool: HostTool;
   input: unknown;
   signal: AbortSignal;
+  /** Scrubs what a gate shows (an approval card's arguments). */
+  scrub: Scrubber;
+  /** Commits an entry to the agent's ledger (an approval card); absent where no user can be asked. */
+  appendEntry?: (entry: LedgerEntry) => void;
 }
 
 /** Runs before every checked tool call: null lets it run; an outcome answers it instead. */
@@ -86,6 +91,8 @@ export interface DispatchDeps {
     } & ToolCallDetails,
   ): void;
   signal: AbortSignal;
+  /** Commits an entry of a gate's (an approval card) to the ledger. */
+  appendEntry?: (entry: LedgerEntry) => void;
 }
 
 export async function dispatchToolCall(
@@ -124,6 +131,8 @@ export async function dispatchToolCall(
       tool,
       input: parsed.data,
       signal: deps.signal,
+      scrub: ctx.scrubber(),
+      ...(deps.appendEntry ? { appendEntry: deps.appendEntry } : {}),
     };
     outcome =
       (await passGates(ctx.toolGates, gated)) ??

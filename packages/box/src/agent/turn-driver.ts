@@ -113,6 +113,9 @@ export function turnDriver(
       recordEntry: (entry) => {
         writer.appendEntries([{ id: `t${turn}c${counters.tool++}`, ...entry }]);
       },
+      appendEntry: (entry) => {
+        writer.appendEntries([entry]);
+      },
       signal: hooks.signal,
     });
   };

@@ -145,7 +145,8 @@ describe('MCP tools in a real box', () => {
 
     // The ledger row: the model's tool, the server and tool in its summary.
     const entries = (await fx.entries()) as Array<SequencedEntry & Record<string, unknown>>;
-    expect(entries.find((e) => e.kind === 'tool-call' && e.name === 'echo')).toMatchObject({
+    expect(entries.find((e) => e.kind === 'tool-call' && e.summary === 'demo/echo')).toMatchObject({
+      name: 'mcp',
       status: 'success',
     });
 
