@@ -77,6 +77,16 @@ export const jsonMethods = {
     }),
     ({ host }, input) => host.submitSecret(input),
   ),
+  answerToolApproval: method(
+    z.object({
+      agentId: agentIdSchema,
+      entryId: messageIdSchema,
+      decision: z.enum(['allow', 'allow-always', 'deny'], {
+        message: 'decision is "allow", "allow-always" or "deny"',
+      }),
+    }),
+    ({ host }, input) => host.answerToolApproval(input),
+  ),
   ...turnMethods,
   ...settingsMethods,
   ...sessionMethods,

@@ -30,6 +30,7 @@ import { AgentBackgrounds } from '../subagents/agent-background.ts';
 import type { TaskView } from '../tasks/agent-tasks.ts';
 import { AgentSession, type SessionConfig } from '../agent/agent-session.ts';
 import { McpHub, type McpHubOptions } from '../mcp/hub.ts';
+import { ToolApprovals, type ApprovalDecision } from '../approvals/gate.ts';
 import { filesStoreBackend } from '../stores/files/agent-stores.ts';
 import type { StoreBackend } from '../stores/agent-stores.ts';
 import { needsRecovery } from '../stores/files/inbox.ts';
@@ -132,6 +133,8 @@ export class LocalAgentHost implements AgentHost {
   private readonly backgrounds: AgentBackgrounds;
   /** mcp.json, the box secrets and each agent's MCP servers. */
   readonly mcp: McpHub;
+  /** Approval cards before tools run (approvals/gate.ts). */
+  private readonly approvals: ToolApprovals;
   private focused: string | null = null;
   private closed = false;
   /** Every agent's list row, kept as agents change, so a restart lists them without opening them. */
@@ -200,6 +203,8 @@ export class LocalAgentHost implements AgentHost {
     });
     this.mcp = mcp;
     this.lifecycle.add(mcp);
+    const approvals = new ToolApprovals(dataDir, mcp);
+    this.approvals = approvals;
     const contextLayers = options.contextLayers ?? (() => []);
     // Background commands and subagents, per agent (subagents/agent-background.ts).
     const writePoints = options.writePoints ?? WritePoints.fromEnv(env);
@@ -238,7 +243,7 @@ export class LocalAgentHost implements AgentHost {
       inboxRetryMs: options.inboxRetryMs ?? 2000,
       // The images of the model view come first: later layers (pruning) see them as the model will.
       contextLayers: (agent) => [imageLayer(agent, () => this.vision()), ...contextLayers(agent)],
-      toolGates: options.toolGates ?? [],
+      toolGates: [approvals, ...(options.toolGates ?? [])],
       extensions: (agent) => [
         backgrounds.for(agent),
         mcp.for(agent.id),
@@ -547,6 +552,24 @@ export class LocalAgentHost implements AgentHost {
     answer: string | string[];
   }): Promise<{ accepted: true }> {
     return (await this.existing(input.agentId)).answerWidget(input.messageId, input.answer);
+  }
+
+  /** Answers an approval card (approvals/gate.ts): accepted once per card, across restarts too. */
+  async answerToolApproval(input: {
+    agentId: string;
+    entryId: string;
+    decision: ApprovalDecision;
+  }): Promise<{ accepted: true; resumed: boolean }> {
+    const session = await this.existing(input.agentId);
+    return this.approvals.answer(
+      input.agentId,
+      {
+        entries: () => this.entriesAfter(input.agentId, 0),
+        append: (entry) => void session.writer.appendEntries([entry]),
+      },
+      input.entryId,
+      input.decision,
+    );
   }
 
   async submitSecret(input: { agentId: string; messageId: string; value: string }): Promise<{ saved: true }> {

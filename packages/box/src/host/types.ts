@@ -111,6 +111,12 @@ export interface AgentHost {
     messageId: string;
     answer: string | string[];
   }): Promise<{ accepted: true }>;
+  /** Answers an approval card before a tool runs (allow once, always, or deny). Accepted once per card. */
+  answerToolApproval(input: {
+    agentId: string;
+    entryId: string;
+    decision: 'allow' | 'allow-always' | 'deny';
+  }): Promise<{ accepted: true; resumed: boolean }>;
   /** Answers a secret-request by its message id; the value goes to the secret store only. Accepted once. */
   submitSecret(input: { agentId: string; messageId: string; value: string }): Promise<{ saved: true }>;
   /** Stages a user file into the agent's sandbox folder and records a `user-attachment` entry. */

@@ -145,8 +145,8 @@ describe('MCP tools in a real box', () => {
 
     // The ledger row: the model's tool, the server and tool in its summary.
     const entries = (await fx.entries()) as Array<SequencedEntry & Record<string, unknown>>;
-    expect(entries.find((e) => e.kind === 'tool-call' && e.summary === 'demo/echo')).toMatchObject({
-      name: 'mcp',
+    expect(entries.find((e) => e.kind === 'tool-call' && e.name === 'mcp')).toMatchObject({
+      summary: 'demo/echo',
       status: 'success',
     });
 
