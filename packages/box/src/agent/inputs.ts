@@ -18,6 +18,7 @@ import {
   type LedgerEntry,
 } from '@sendbox/protocol';
 import type { InboxInput, InboxRow, PendingInput } from '../stores/inbox.ts';
+import type { SequencedEntry } from '../stores/ledger.ts';
 import { envNameFor, type QuestionBook } from './question-book.ts';
 
 /** What the model reads when the user retries a turn whose model call failed (the host speaking). */
@@ -64,6 +65,11 @@ export const INPUT_KINDS: { [K in InboxInput['kind']]: InputKind<Extract<InboxIn
     // Not the user's words: the UI never shows it (`hidden`), the model reads a hidden prompt.
     userEntry: (base) => ({ ...base, content: RETRY_PROMPT, hidden: true }),
     pendingText: () => 'Retry',
+  },
+  'task-wake': {
+    // The host speaking, as Grok Bot's `[A background task just completed]` wake: hidden, like a retry.
+    userEntry: (base, _nonce, input) => ({ ...base, content: input.text, hidden: true }),
+    pendingText: () => 'A background task finished',
   },
 };
 
@@ -124,6 +130,21 @@ export function modelTextOf(
     return answerMessage(question.id, question.prompt, secretSavedPrompt(envNameFor(question.target!)));
   }
   return uploads.length ? `${entry.content}\n\n${attachedFilesPrompt(uploads)}` : entry.content;
+}
+
+/** The sandbox paths of the uploads a prompt at `seq` listed: those after the prompt before it. */
+export function uploadsBefore(rows: readonly SequencedEntry[], seq: number | undefined): string[] {
+  if (seq === undefined) return [];
+  let from = -1;
+  for (const row of rows) {
+    const entry = row as Record<string, unknown>;
+    if (row.seq < seq && entry.kind === 'message' && typeof entry.clientNonce === 'string') from = row.seq;
+  }
+  return rows.flatMap((row) => {
+    const entry = row as Record<string, unknown>;
+    if (row.seq <= from || row.seq >= seq || entry.kind !== 'user-attachment') return [];
+    return [typeof entry.sandbox_path === 'string' ? entry.sandbox_path : String(entry.file_name)];
+  });
 }
 
 /**

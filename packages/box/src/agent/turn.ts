@@ -18,16 +18,26 @@ export interface ToolCallReport {
   output: ToolModelOutput;
   /** A send_message that reached the user. */
   delivered: boolean;
+  /** The call's input as the model reads it back from the transcript, when that differs from what it sent. */
+  modelInput?: Record<string, unknown>;
 }
 
 /** What the loop needs from the agent: the model, tool dispatch, and the transcript. */
 export interface TurnDriver {
-  /** One model call for the history so far (the driver adds guidance and reminders to what the model reads). */
-  step(messages: readonly ModelMessage[]): Promise<ModelStepResult>;
+  /**
+   * One model call for the history so far (the driver adds guidance and reminders to what the model
+   * reads). Compaction may append its summary record to `history` (context/compaction.ts).
+   */
+  step(history: ModelMessage[]): Promise<ModelStepResult>;
   /** Records the step's private text / reasoning (JSONL assistant record, ledger `thinking`). */
   recordAssistant(step: ModelStepResult): void;
   /** Records the call, runs it, records the result. Never throws for a tool's own failure. */
   runToolCall(call: ModelToolCall): Promise<ToolCallReport>;
+  /**
+   * After Stop cut a step short: delivers what the user saw of each `send_message` being written
+   * (the streamed text so far) as a send marked stopped, and returns each call as the model made it.
+   */
+  keepStoppedSends(): Promise<StoppedSend[]>;
   /** Writes a host sentence for the model as a hidden-prompt user record (never the user's words). */
   recordHiddenPrompt(text: string): void;
   /** A notice for the user; `reason` types it (failures are errors; a failed model call can be retried). */
@@ -35,7 +45,17 @@ export interface TurnDriver {
   recordTurnEnded(): void;
 }
 
-export type NoticeReason = 'model-failed' | 'step-limit' | 'turn-budget' | 'stopped';
+/** A send cut short by Stop, delivered with the text the user saw. */
+export interface StoppedSend {
+  call: ModelToolCall;
+  /** The text the user saw. */
+  text: string;
+  /** The call's result, as the model reads it. */
+  output: ToolModelOutput;
+}
+
+export type NoticeReason =
+  'model-failed' | 'step-limit' | 'turn-budget' | 'stopped' | 'context-summarized' | 'context-truncated';
 
 export interface TurnTexts {
   noReplyNotice: string;
@@ -44,6 +64,8 @@ export interface TurnTexts {
   /** The user pressed Stop (`cancelTurn`): the notice shown, and what the model reads next turn. */
   stoppedNotice: string;
   stoppedReminder: string;
+  /** Added to the reminder for each message Stop cut short: what the user saw of it. */
+  stoppedSendSeen: (text: string) => string;
   /** The result the model reads for a tool call the stop interrupted or never started. */
   interruptedResult: string;
 }
@@ -95,9 +117,13 @@ export async function runTurn(
   let delivered = 0;
   let steps = 0;
   const stopped = (): boolean => options.signal?.aborted === true;
-  const endStopped = (): void => {
+  const endStopped = (seen: readonly string[] = []): void => {
     driver.recordNotice(options.texts.stoppedNotice, 'stopped');
-    tellModel(history, driver, options.texts.stoppedReminder);
+    tellModel(
+      history,
+      driver,
+      [options.texts.stoppedReminder, ...seen.map(options.texts.stoppedSendSeen)].join(' '),
+    );
   };
   try {
     for (;;) {
@@ -119,7 +145,29 @@ export async function runTurn(
         step = await driver.step(history);
       } catch (error) {
         if (stopped()) {
-          endStopped();
+          // What was streamed stays: the partial sends are delivered, and the model told what the user saw.
+          const kept = await driver.keepStoppedSends();
+          if (kept.length > 0) {
+            history.push({
+              role: 'assistant',
+              content: kept.map(({ call }) => ({
+                type: 'tool-call' as const,
+                toolCallId: call.id,
+                toolName: call.name,
+                input: call.input,
+              })),
+            });
+            history.push({
+              role: 'tool',
+              content: kept.map(({ call, output }) => ({
+                type: 'tool-result' as const,
+                toolCallId: call.id,
+                toolName: call.name,
+                output,
+              })),
+            });
+          }
+          endStopped(kept.map((send) => send.text));
           break;
         }
         driver.recordNotice(
@@ -131,14 +179,13 @@ export async function runTurn(
       driver.recordAssistant(step);
       const assistantContent: Extract<ModelMessage, { role: 'assistant' }>['content'] = [];
       if (step.text) assistantContent.push({ type: 'text', text: step.text });
-      for (const call of step.toolCalls) {
-        assistantContent.push({
-          type: 'tool-call',
-          toolCallId: call.id,
-          toolName: call.name,
-          input: call.parseError === undefined ? call.input : {},
-        });
-      }
+      const callParts = step.toolCalls.map((call) => ({
+        type: 'tool-call' as const,
+        toolCallId: call.id,
+        toolName: call.name,
+        input: call.parseError === undefined ? call.input : {},
+      }));
+      assistantContent.push(...callParts);
       if (assistantContent.length) history.push({ role: 'assistant', content: assistantContent });
 
       if (step.toolCalls.length === 0) {
@@ -151,10 +198,12 @@ export async function runTurn(
       }
 
       const results: Extract<ModelMessage, { role: 'tool' }>['content'] = [];
-      for (const call of step.toolCalls) {
+      for (const [i, call] of step.toolCalls.entries()) {
         // Every call gets a result (the API requires one per call id); after a stop, "interrupted".
         const report = stopped() ? null : await driver.runToolCall(call);
         if (report?.delivered) delivered += 1;
+        // The history holds the input as the transcript gives it back, so a restart reads the same.
+        if (report?.modelInput) callParts[i]!.input = report.modelInput;
         results.push({
           type: 'tool-result',
           toolCallId: call.id,

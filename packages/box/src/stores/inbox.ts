@@ -10,7 +10,9 @@ export type InboxInput =
   | { kind: 'widget-answer'; messageId: string; text: string; value: string }
   | { kind: 'secret-answer'; messageId: string; name: string; label: string }
   /** Retry after a failed model call: a new turn on the conversation as it stands. */
-  | { kind: 'retry' };
+  | { kind: 'retry' }
+  /** Background work ended while the agent was idle (tasks/task-wakes.ts): the host's words, scrubbed. */
+  | { kind: 'task-wake'; text: string };
 
 export type InputState = 'pending' | 'started' | 'failed';
 
