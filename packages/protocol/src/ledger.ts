@@ -37,6 +37,8 @@ export const sendMessageEntrySchema = z.looseObject({
   kind: z.literal('send-message'),
   message: storedMessageSchema,
   streaming: z.boolean().optional(),
+  /** sendbox: the user pressed Stop while the model wrote it; `message` is what they saw (readers may ignore it). */
+  stopped: z.boolean().optional(),
 });
 
 export const userAttachmentEntrySchema = z.looseObject({

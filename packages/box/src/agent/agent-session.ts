@@ -36,7 +36,10 @@ import type { TranscriptLog } from '../stores/transcript.ts';
 import { SendReminderCounter } from '../context/send-reminder.ts';
 import type { Profile } from '../stores/files/profile.ts';
 import { envNameFor, QuestionBook, widgetAnswerOf } from './question-book.ts';
-import { runTurn, type TurnTexts } from './turn.ts';
+import { runTurn } from './turn.ts';
+import { BOX_STOPPED_NOTICE, TURN_TEXTS } from './turn-texts.ts';
+
+export { BOX_STOPPED_NOTICE, TURN_TEXTS };
 import { turnDriver, type TurnContext } from './turn-driver.ts';
 import { TurnStateMachine, type TurnState } from './turn-state.ts';
 import { repairOf } from './turn-closer.ts';
@@ -85,20 +88,6 @@ export interface SessionConfig {
   /** True when this agent is the focused one (its entries do not count as unread). */
   isFocused(id: string): boolean;
 }
-
-/** Told to the user when a turn the box was running is found without its end (a crash). */
-export const BOX_STOPPED_NOTICE =
-  'The box stopped during this turn, so the agent did not finish it. Send your message again if you still need an answer.';
-
-export const TURN_TEXTS: TurnTexts = {
-  noReplyNotice: 'The agent stopped without sending you a reply.',
-  modelFailedNotice: (message) => `The model call failed, so the agent stopped: ${message}`,
-  stepLimitNotice: (steps) => `The agent was stopped after ${steps} model steps in one turn.`,
-  stoppedNotice: 'You stopped the turn.',
-  stoppedReminder:
-    'The user pressed Stop and ended your previous turn before it finished: the model call or tool that was running was interrupted. Do not resume that work unless the user asks.',
-  interruptedResult: 'Interrupted: the user stopped the turn before this call finished.',
-};
 
 const unreadStateSchema = z.object({
   lastActivityAt: z.number().default(0),

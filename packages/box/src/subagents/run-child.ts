@@ -44,6 +44,7 @@ export const CHILD_TURN_TEXTS: TurnTexts = {
   stepLimitNotice: (steps) => `The subagent was stopped after ${steps} model steps.`,
   stoppedNotice: 'The subagent was stopped.',
   stoppedReminder: 'You were stopped before you finished.',
+  stoppedSendSeen: (text) => `Your last message was cut off at: ${text}`,
   interruptedResult: 'Interrupted: the subagent was stopped before this call finished.',
 };
 

@@ -115,6 +115,11 @@ export const Bubble = memo(function Bubble({
       aria-label={ariaLabel(kind, entry)}
     >
       {body(entry, answer, skipped, retryable)}
+      {entry.kind === 'send-message' && entry.stopped === true && (
+        <p className="bubble-stopped" data-testid="bubble-stopped">
+          Stopped: you stopped the agent while it wrote this
+        </p>
+      )}
       {entry.timestampMs > 0 && SIDE[kind] !== 'meta' && (
         <time className="bubble-time" dateTime={new Date(entry.timestampMs).toISOString()}>
           {formatTime(entry.timestampMs)}
