@@ -20,7 +20,7 @@ export function memoryHandler(
         if (input.action === 'write') {
           const { added, entries } = await file.write(text, agent.now());
           return {
-            text: `${added ? 'Remembered' : 'Already remembered'} in the ${scope} memory (${entries.length} entries, ${memoryBytes(entries)} of ${file.cap} bytes).`,
+            text: `${added ? 'Remembered' : 'Already remembered'} in the ${scope} memory (${entries.length} ${entries.length === 1 ? 'entry' : 'entries'}, ${memoryBytes(entries)} of ${file.cap} bytes).`,
             target: scope,
           };
         }
