@@ -61,7 +61,6 @@ export function turnDriver(
   const drafts = new Map<string, string>();
   const tools = new Map(ctx.tools.map((tool) => [tool.name, tool]));
   const specs = toolSpecs(ctx);
-  const system = systemPrompt({ ...ctx.profile, sandbox: ctx.paths.sandbox });
   // The per-call view: guidance and reminders first, then what capabilities add (memory, compaction).
   const layers: ContextLayer[] = [
     injectionsLayer({ guidance: ctx.feature.guidance, sendReminderEvery: ctx.sendReminderEvery }),
@@ -142,6 +141,8 @@ export function turnDriver(
   const driver: TurnDriver = {
     // Guidance and reminders are what the model reads, never what the transcript holds.
     step: async (history) => {
+      // Read per call: the profile (name, instructions, model) may change mid-turn (update_state profile).
+      const system = systemPrompt({ ...ctx.profile, sandbox: ctx.paths.sandbox });
       const compaction = ctx.compaction;
       const view = compaction
         ? await compaction.view(history, { system, tools: specs, turn, signal: hooks.signal }, layers, {
@@ -150,7 +151,7 @@ export function turnDriver(
           })
         : await modelCallView(system, history, layers);
       drafts.clear();
-      const result = await provider.step({
+      const result = await modelOf(provider, ctx.profile).step({
         ...view,
         tools: specs,
         abortSignal: hooks.signal,
@@ -230,6 +231,12 @@ export function turnDriver(
     },
   };
   return driver;
+}
+
+/** The agent's own model (`updateAgent {model}`) while the provider it was picked for is the one configured. */
+function modelOf(provider: ModelProvider, profile: Profile): ModelProvider {
+  if (!profile.model || profile.modelProvider !== provider.provider || !provider.withModel) return provider;
+  return provider.withModel(profile.model);
 }
 
 function toolSpecs(ctx: TurnContext): ModelToolSpec[] {
