@@ -35,7 +35,8 @@ import type { TranscriptLog } from '../stores/transcript.ts';
 import { SendReminderCounter } from '../context/send-reminder.ts';
 import type { Profile } from '../stores/files/profile.ts';
 import { envNameFor, QuestionBook, widgetAnswerOf } from './question-book.ts';
-import { runTurn, type TurnTexts } from './turn.ts';
+import { runTurn } from './turn.ts';
+import { BOX_STOPPED_NOTICE, TURN_TEXTS } from './turn-texts.ts';
 import { turnDriver, type TurnContext } from './turn-driver.ts';
 import { TurnStateMachine } from './turn-state.ts';
 import { repairOf } from './turn-closer.ts';
@@ -85,22 +86,6 @@ export interface SessionConfig {
   /** True when this agent is the focused one (its entries do not count as unread). */
   isFocused(id: string): boolean;
 }
-
-/** Told to the user when a turn the box was running is found without its end (a crash). */
-export const BOX_STOPPED_NOTICE =
-  'The box stopped during this turn, so the agent did not finish it. Send your message again if you still need an answer.';
-
-export const TURN_TEXTS: TurnTexts = {
-  noReplyNotice: 'The agent stopped without sending you a reply.',
-  modelFailedNotice: (message) => `The model call failed, so the agent stopped: ${message}`,
-  stepLimitNotice: (steps) => `The agent was stopped after ${steps} model steps in one turn.`,
-  stoppedNotice: 'You stopped the turn.',
-  stoppedReminder:
-    'The user pressed Stop and ended your previous turn before it finished: the model call or tool that was running was interrupted. Do not resume that work unless the user asks.',
-  interruptedResult: 'Interrupted: the user stopped the turn before this call finished.',
-};
-
-/** What the model gets when Retry re-runs a turn after a failed model call (its user message is hidden). */
 
 const unreadStateSchema = z.object({
   lastActivityAt: z.number().default(0),
@@ -452,6 +437,19 @@ export class AgentSession implements TurnContext {
     return { accepted: true, duplicate: false };
   }
 
+  /**
+   * Accepts an input the host makes for the agent (a routine's fire), once per nonce: false when
+   * the nonce was accepted before (a fire repeated after a crash), once that one is durable.
+   */
+  async deliver(nonce: string, input: InboxInput): Promise<boolean> {
+    if (this.nonces.has(nonce) || this.inbox.has(nonce)) {
+      await this.inbox.durable(nonce);
+      return false;
+    }
+    await this.accept(nonce, input);
+    return true;
+  }
+
   /** Hook (web Stop button): aborts the running turn; queued turns still run after it. */
   cancelTurn(): { cancelled: boolean } {
     const abort = this.turnAbort;
@@ -703,6 +701,7 @@ export class AgentSession implements TurnContext {
         texts: TURN_TEXTS,
         signal: abort.signal,
         budget: this.extensions.turnBudget(turn),
+        quiet: row.input.kind === 'routine' && row.input.silent,
       });
     } catch (error) {
       // A turn never takes the agent down: it is closed with a notice saying why.

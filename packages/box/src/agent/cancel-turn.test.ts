@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ModelProvider, ModelStepRequest, ModelStepResult } from '../providers/types.ts';
 import { hostFixture, type HostFixture } from '../testing/host-fixture.ts';
-import { TURN_TEXTS } from './agent-session.ts';
+import { TURN_TEXTS } from './turn-texts.ts';
 
 let fx: HostFixture | undefined;
 afterEach(async () => {

@@ -19,6 +19,7 @@ import {
 } from '@sendbox/protocol';
 import type { InboxInput, InboxRow, PendingInput } from '../stores/inbox.ts';
 import { envNameFor, type QuestionBook } from './question-book.ts';
+import { routineRunText } from '../routines/run-text.ts';
 
 /** What the model reads when the user retries a turn whose model call failed (the host speaking). */
 export const RETRY_PROMPT = 'The previous model call failed. Try again: continue where you left off.';
@@ -64,6 +65,16 @@ export const INPUT_KINDS: { [K in InboxInput['kind']]: InputKind<Extract<InboxIn
     // Not the user's words: the UI never shows it (`hidden`), the model reads a hidden prompt.
     userEntry: (base) => ({ ...base, content: RETRY_PROMPT, hidden: true }),
     pendingText: () => 'Retry',
+  },
+  routine: {
+    // A hidden user turn, `[SAND_HIDDEN_PROMPT][routine] <name>` then the prompt (§4); the UI shows a marker.
+    userEntry: (base, _nonce, input) => ({
+      ...base,
+      content: routineRunText(input),
+      hidden: true,
+      routine: { id: input.routineId, name: input.name, instant: input.instant, silent: input.silent },
+    }),
+    pendingText: (input) => `Routine: ${input.name}`,
   },
 };
 

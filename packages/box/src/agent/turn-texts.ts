@@ -1,0 +1,16 @@
+/** What a top-level agent's turn says to the user and the model when it stops short (turn.ts). */
+import type { TurnTexts } from './turn.ts';
+
+/** Told to the user when a turn the box was running is found without its end (a crash). */
+export const BOX_STOPPED_NOTICE =
+  'The box stopped during this turn, so the agent did not finish it. Send your message again if you still need an answer.';
+
+export const TURN_TEXTS: TurnTexts = {
+  noReplyNotice: 'The agent stopped without sending you a reply.',
+  modelFailedNotice: (message) => `The model call failed, so the agent stopped: ${message}`,
+  stepLimitNotice: (steps) => `The agent was stopped after ${steps} model steps in one turn.`,
+  stoppedNotice: 'You stopped the turn.',
+  stoppedReminder:
+    'The user pressed Stop and ended your previous turn before it finished: the model call or tool that was running was interrupted. Do not resume that work unless the user asks.',
+  interruptedResult: 'Interrupted: the user stopped the turn before this call finished.',
+};
