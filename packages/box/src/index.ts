@@ -37,6 +37,17 @@ export {
 export { SendReminderCounter, DEFAULT_SEND_REMINDER_EVERY } from './context/send-reminder.ts';
 export { withInjections, injectionsLayer, type InjectionConfig } from './context/injections.ts';
 export { modelCallView, type ContextLayer, type ModelCallView } from './context/model-call.ts';
+export {
+  Compaction,
+  isSummaryRecord,
+  summaryRecordText,
+  type CompactionIo,
+  type CompactionOptions,
+  type KeptState,
+  type ModelCallPlan,
+} from './context/compaction.ts';
+export { TokenCounter } from './context/tokens.ts';
+export { contextWindowFor, knownContextWindow, type ContextWindow } from './context/context-window.ts';
 export { systemPrompt } from './context/system-prompt.ts';
 export { TextOnlyGuard, type TextOnlyVerdict } from './agent/text-only.ts';
 

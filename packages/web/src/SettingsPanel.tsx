@@ -77,6 +77,9 @@ export function SettingsPanel({
       ...(apiKey !== '' ? { apiKey } : {}),
       ...(settings?.visionLockedByEnvironment ? {} : { vision: data.get('vision') === 'on' }),
       ...(settings?.streamLockedByEnvironment ? {} : { stream: data.get('stream') === 'on' }),
+      ...(settings?.contextTokensSource === 'environment'
+        ? {}
+        : { contextTokens: text('contextTokens') === '' ? null : Number(text('contextTokens')) }),
     };
   }
 
@@ -239,6 +242,29 @@ export function SettingsPanel({
               {settings.streamLockedByEnvironment && (
                 <p className="dialog-note">Set by SENDBOX_MODEL_STREAM in the environment.</p>
               )}
+              <label>
+                Context window (tokens)
+                <input
+                  name="contextTokens"
+                  type="number"
+                  min={2048}
+                  step={1}
+                  inputMode="numeric"
+                  defaultValue={settings.contextTokensSetting ?? ''}
+                  disabled={settings.contextTokensSource === 'environment'}
+                  placeholder={
+                    settings.contextTokens === undefined
+                      ? 'From the table of known models'
+                      : `${settings.contextTokens} (${settings.contextTokensSource ?? 'default'})`
+                  }
+                  data-testid="settings-context-tokens"
+                />
+              </label>
+              <p className="dialog-note">
+                {settings.contextTokensSource === 'environment'
+                  ? 'Set by SENDBOX_MODEL_CONTEXT_TOKENS in the environment.'
+                  : 'Past 80 % of it, old tool outputs are pruned from what the model reads and older turns are summarised; the transcript keeps everything. Leave empty to use the known window of the model.'}
+              </p>
             </fieldset>
             {check !== null && (
               <p

@@ -888,6 +888,7 @@ describe('model settings', () => {
       expect(await page.getByTestId('settings-vision').isChecked()).toBe(true);
       expect(await axeViolations(page)).toEqual([]);
       await page.getByTestId('settings-vision').uncheck();
+      await page.getByTestId('settings-context-tokens').fill('16000');
       await saveScreenshot(page, `${task.name} (panel)`);
       await page.getByTestId('settings-save').click();
       await page.getByTestId('settings-saved').waitFor();
@@ -902,6 +903,8 @@ describe('model settings', () => {
         model: 'local',
         hasKey: true,
         vision: false,
+        contextTokens: 16_000,
+        contextTokensSource: 'settings',
       });
       expect(JSON.stringify(view)).not.toContain('sk-from-the-panel-123');
 
@@ -940,7 +943,7 @@ describe('model settings', () => {
     } finally {
       await box.stop();
     }
-  });
+  }, 90_000);
 });
 
 describe('streaming bubbles', () => {

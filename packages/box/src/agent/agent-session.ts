@@ -23,6 +23,7 @@ import { toolsForProfile } from '../tools/catalog.ts';
 import { todosFromRecords } from '../tools/update-todos/todos-from-records.ts';
 import { historyFromRecords, toolReaders } from '../context/model-view.ts';
 import type { ContextLayer, LayerAgent } from '../context/model-call.ts';
+import type { Compaction } from '../context/compaction.ts';
 import type { ToolCallRef, ToolGate } from './tool-dispatch.ts';
 import { AgentExtensions, type AgentExtension } from './extension.ts';
 import { TranscriptWriter } from '../stores/transcript-writer.ts';
@@ -30,7 +31,7 @@ import type { AgentStores, FocusLock, StoreBackend } from '../stores/agent-store
 import type { AgentPaths } from '../stores/files/layout.ts';
 import { LedgerView } from '../stores/ledger-view.ts';
 import type { InboxInput, InboxRow, InboxStore, PendingInput } from '../stores/inbox.ts';
-import type { LedgerStore } from '../stores/ledger.ts';
+import type { LedgerStore, SequencedEntry } from '../stores/ledger.ts';
 import type { TranscriptLog } from '../stores/transcript.ts';
 import { SendReminderCounter } from '../context/send-reminder.ts';
 import type { Profile } from '../stores/files/profile.ts';
@@ -38,19 +39,18 @@ import { envNameFor, QuestionBook, widgetAnswerOf } from './question-book.ts';
 import { runTurn } from './turn.ts';
 import { BOX_STOPPED_NOTICE, TURN_TEXTS } from './turn-texts.ts';
 import { turnDriver, type TurnContext } from './turn-driver.ts';
-import { TurnStateMachine } from './turn-state.ts';
+import { TurnStateMachine, type TurnState } from './turn-state.ts';
 import { repairOf } from './turn-closer.ts';
 import { HostError } from './errors.ts';
 import { StoreWriteError } from '../stores/errors.ts';
 import { type HostEvent } from './events.ts';
-import { type SequencedEntry } from '../stores/ledger.ts';
-import { type TurnState } from './turn-state.ts';
 import { stageUpload } from './upload-staging.ts';
 import {
   answerNonce,
   modelTextOf,
   pendingView,
   userEntryFor,
+  uploadsBefore,
   userRecordTexts,
   type UserEntryFields,
 } from './inputs.ts';
@@ -106,6 +106,7 @@ export class AgentSession implements TurnContext {
   /** Non-send tool calls in a row before the reminder (withInjections applies it per model call). */
   readonly sendReminderEvery: number;
   readonly contextLayers: readonly ContextLayer[];
+  readonly compaction: Compaction | undefined;
   readonly toolGates: readonly ToolGate[];
   private readonly extensions: AgentExtensions;
   private currentScrubber: Scrubber = scrubberFor(new Map());
@@ -143,6 +144,7 @@ export class AgentSession implements TurnContext {
       ...config.contextLayers({ id, paths: this.paths, entries: () => this.view.all() }),
       ...this.extensions.contextLayers,
     ];
+    this.compaction = this.extensions.compaction;
     this.toolGates = config.toolGates;
     // The counter checks the threshold (a bad one fails here, not at the first model call).
     this.sendReminderEvery = new SendReminderCounter(config.sendReminderEvery).threshold;
@@ -227,6 +229,16 @@ export class AgentSession implements TurnContext {
     return this.draining || (this.config.provider !== null && this.inbox.pending().length > 0);
   }
 
+  /** WakeDoor (agent/extension.ts): nothing runs or waits, and a model may answer. */
+  get free(): boolean {
+    return !this.busy && this.config.provider !== null && !this.profile.readOnly;
+  }
+
+  /** WakeDoor: an input of the host's (background work ended) is accepted like a prompt. */
+  wake(nonce: string, input: InboxInput): Promise<void> {
+    return this.accept(nonce, input);
+  }
+
   get turnState(): TurnState {
     return this.state.state;
   }
@@ -274,6 +286,7 @@ export class AgentSession implements TurnContext {
   /** Starts answering the inputs that were pending when the files were read (the host calls it after opening). */
   resume(): void {
     if (this.inbox.pending().length > 0) this.schedule();
+    else this.extensions.ready(this);
   }
 
   /**
@@ -364,7 +377,8 @@ export class AgentSession implements TurnContext {
     const records = grokBot.text.parse(text, this.transcript.source).records;
     const objects: JsonObject[] = [];
     for (const line of records) if (line.kind === 'record') objects.push(line.json);
-    this.history = historyFromRecords(objects, toolReaders(this.config.tools));
+    const sends = (id: string) => (this.view.byId(id) as { message?: unknown } | undefined)?.message;
+    this.history = historyFromRecords(objects, toolReaders(this.config.tools), sends);
     this.todos.splice(0, this.todos.length, ...todosFromRecords(objects));
     return objects;
   }
@@ -632,6 +646,7 @@ export class AgentSession implements TurnContext {
       .finally(() => {
         this.draining = false;
         this.config.emit({ type: 'roster', agentId: this.id, change: 'updated' });
+        this.extensions.ready(this);
       });
   }
 
@@ -733,7 +748,7 @@ export class AgentSession implements TurnContext {
           turn,
           modelTextOf(
             user ?? { content: '' },
-            this.uploadsBefore(user?.seq as number | undefined),
+            uploadsBefore(this.view.all(), user?.seq as number | undefined),
             this.questions,
           ),
         ),
@@ -748,22 +763,6 @@ export class AgentSession implements TurnContext {
     ]);
     if (this.state.state === 'working') this.state.endTurn();
     if (repair.records.length > 0) await this.readHistory();
-  }
-
-  /** The sandbox paths of the uploads a prompt at `seq` listed: those after the prompt before it. */
-  private uploadsBefore(seq: number | undefined): string[] {
-    if (seq === undefined) return [];
-    const rows = this.view.all();
-    let from = -1;
-    for (const row of rows) {
-      const entry = row as Record<string, unknown>;
-      if (row.seq < seq && entry.kind === 'message' && typeof entry.clientNonce === 'string') from = row.seq;
-    }
-    return rows.flatMap((row) => {
-      const entry = row as Record<string, unknown>;
-      if (row.seq <= from || row.seq >= seq || entry.kind !== 'user-attachment') return [];
-      return [typeof entry.sandbox_path === 'string' ? entry.sandbox_path : String(entry.file_name)];
-    });
   }
 
   private onEntries(entries: SequencedEntry[]): void {

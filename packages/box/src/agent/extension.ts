@@ -4,19 +4,33 @@
  * (`SessionConfig.extensions`); each member is optional.
  */
 import type { JsonObject } from '@sendbox/txcript';
+import type { Compaction } from '../context/compaction.ts';
 import type { ContextLayer } from '../context/model-call.ts';
+import type { InboxInput } from '../stores/inbox.ts';
 import type { ToolContext } from '../tools/types.ts';
 import type { ToolCallRef } from './tool-dispatch.ts';
 import type { StepBudget } from './turn.ts';
 
+/** The agent as an extension that starts turns of its own sees it (its session). */
+export interface WakeDoor {
+  /** No turn runs or waits, and a model can answer: an input now starts a turn. */
+  readonly free: boolean;
+  /** Commits an input of the host's in the durable inbox (once per nonce) and lets its turn start. */
+  wake(nonce: string, input: InboxInput): Promise<void>;
+}
+
 export interface AgentExtension {
   /** Layers it adds to each model call's view, after the host's (context/model-call.ts). */
   readonly contextLayers?: readonly ContextLayer[];
+  /** What fits each model call into the model's window (context/compaction.ts); the first one given is used. */
+  readonly compaction?: Compaction;
   /**
    * Once, when the agent is opened, after a turn the box did not finish was closed: a hidden prompt
    * the model reads before its next turn (what a crash cut), or null. It is written to the JSONL.
    */
   opened?(): Promise<string | null>;
+  /** The agent is ready for turns: after it was opened, and each time its queued turns ran out. */
+  ready?(door: WakeDoor): void;
   /** Per turn: model steps the turn shares with what it starts (undefined: its own cap alone). */
   turnBudget?(turn: number): StepBudget | undefined;
   /** Per tool call: what the call's ToolContext gets. */
@@ -33,6 +47,10 @@ export class AgentExtensions {
     return this.list.flatMap((extension) => extension.contextLayers ?? []);
   }
 
+  get compaction(): Compaction | undefined {
+    return this.list.find((extension) => extension.compaction)?.compaction;
+  }
+
   /** The notes of every extension, in order (none: an empty list). */
   async opened(): Promise<string[]> {
     const notes: string[] = [];
@@ -41,6 +59,10 @@ export class AgentExtensions {
       if (note) notes.push(note);
     }
     return notes;
+  }
+
+  ready(door: WakeDoor): void {
+    for (const extension of this.list) extension.ready?.(door);
   }
 
   turnBudget(turn: number): StepBudget | undefined {

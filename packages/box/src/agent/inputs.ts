@@ -18,6 +18,7 @@ import {
   type LedgerEntry,
 } from '@sendbox/protocol';
 import type { InboxInput, InboxRow, PendingInput } from '../stores/inbox.ts';
+import type { SequencedEntry } from '../stores/ledger.ts';
 import { envNameFor, type QuestionBook } from './question-book.ts';
 import { routineRunText } from '../routines/run-text.ts';
 
@@ -75,6 +76,11 @@ export const INPUT_KINDS: { [K in InboxInput['kind']]: InputKind<Extract<InboxIn
       routine: { id: input.routineId, name: input.name, instant: input.instant, silent: input.silent },
     }),
     pendingText: (input) => `Routine: ${input.name}`,
+  },
+  'task-wake': {
+    // The host speaking, as Grok Bot's `[A background task just completed]` wake: hidden, like a retry.
+    userEntry: (base, _nonce, input) => ({ ...base, content: input.text, hidden: true }),
+    pendingText: () => 'A background task finished',
   },
 };
 
@@ -135,6 +141,21 @@ export function modelTextOf(
     return answerMessage(question.id, question.prompt, secretSavedPrompt(envNameFor(question.target!)));
   }
   return uploads.length ? `${entry.content}\n\n${attachedFilesPrompt(uploads)}` : entry.content;
+}
+
+/** The sandbox paths of the uploads a prompt at `seq` listed: those after the prompt before it. */
+export function uploadsBefore(rows: readonly SequencedEntry[], seq: number | undefined): string[] {
+  if (seq === undefined) return [];
+  let from = -1;
+  for (const row of rows) {
+    const entry = row as Record<string, unknown>;
+    if (row.seq < seq && entry.kind === 'message' && typeof entry.clientNonce === 'string') from = row.seq;
+  }
+  return rows.flatMap((row) => {
+    const entry = row as Record<string, unknown>;
+    if (row.seq <= from || row.seq >= seq || entry.kind !== 'user-attachment') return [];
+    return [typeof entry.sandbox_path === 'string' ? entry.sandbox_path : String(entry.file_name)];
+  });
 }
 
 /**

@@ -72,6 +72,11 @@ export class QuestionBook {
     return question;
   }
 
+  /** The questions the user has not answered yet, oldest first. */
+  openQuestions(): Question[] {
+    return [...this.questions.values()].filter((q) => !this.answered.has(q.id)).sort((a, b) => a.seq - b.seq);
+  }
+
   /** True when the newest question is unanswered and no user message came after it (the turn awaits the user). */
   awaitsAnswerAfter(lastUserSeq: number): boolean {
     let last: Question | undefined;

@@ -146,7 +146,13 @@ export async function dispatchToolCall(
     toolCallId: call.id,
     timestampMs: ctx.now(),
   });
-  return { output: modelOutputFor(call.name, envelope, tool && toolReaders([tool])), delivered: false };
+  // The model reads its call back as recorded (a restart rebuilds it from the JSONL).
+  const { toolCallId: _id, ...modelInput } = recorded;
+  return {
+    output: modelOutputFor(call.name, envelope, tool && toolReaders([tool])),
+    delivered: false,
+    modelInput,
+  };
 }
 
 async function passGates(gates: readonly ToolGate[], call: GatedCall): Promise<ToolOutcome | null> {

@@ -13,6 +13,8 @@ import { handleSendMessage } from '../tools/send-message/index.ts';
 import type { HostTool } from '../tools/types.ts';
 import { injectionsLayer } from '../context/injections.ts';
 import { modelCallView, type ContextLayer } from '../context/model-call.ts';
+import type { Compaction } from '../context/compaction.ts';
+import { sendInputAsRead } from '../context/send-input.ts';
 import { systemPrompt } from '../context/system-prompt.ts';
 import type { TranscriptBlock } from '../stores/transcript.ts';
 import type { TranscriptWriter } from '../stores/transcript-writer.ts';
@@ -37,6 +39,8 @@ export interface TurnContext extends DispatchContext {
   readonly sendReminderEvery: number;
   /** What capabilities add to each model call's view, after the guidance and reminders (context/model-call.ts). */
   readonly contextLayers: readonly ContextLayer[];
+  /** What keeps each call inside the model's window (context/compaction.ts); absent: the whole history. */
+  readonly compaction?: Compaction | undefined;
 }
 
 /** Hooks of the web UI: Stop (`signal`) and streaming bubbles (`onDraft`, scrubbed; null when a send is over). */
@@ -76,9 +80,10 @@ export function turnDriver(
       const message =
         `Your ${call.name} call was not run: its arguments are not valid JSON (${call.parseError}). ` +
         `Call ${call.name} again with a JSON object as arguments.`;
+      const { toolCallId: _id, ...modelInput } = callInput(call);
       recordCall(call.name, callInput(call));
       recordResult(call.name, { error: { error: message } });
-      return { output: { type: 'error-text', value: message }, delivered: false };
+      return { output: { type: 'error-text', value: message }, delivered: false, modelInput };
     }
     if (call.name === 'send_message') {
       const outcome = await handleSendMessage(call.input, {
@@ -91,9 +96,10 @@ export function turnDriver(
         now,
       });
       recordCall('send_message', { ...outcome.jsonlInput, toolCallId: call.id });
+      const modelInput = sendInputAsRead(outcome.jsonlInput, outcome.delivered ? outcome.stored : undefined);
       if (!outcome.delivered) {
         recordResult('send_message', outcome.result);
-        return { output: { type: 'error-text', value: outcome.reason }, delivered: false };
+        return { output: { type: 'error-text', value: outcome.reason }, delivered: false, modelInput };
       }
       // Delivered means committed in the ledger: only then do the model and the JSONL learn of it.
       const [entry] = writer.appendEntries([
@@ -102,7 +108,11 @@ export function turnDriver(
       recordResult('send_message', outcome.result);
       if (entry) ctx.questions.noteSend(outcome.messageId, entry.seq, outcome.stored);
       if (outcome.awaitsUser) ctx.state.awaitUser();
-      return { output: { type: 'text', value: sendSuccessText(outcome.messageId) }, delivered: true };
+      return {
+        output: { type: 'text', value: sendSuccessText(outcome.messageId) },
+        delivered: true,
+        modelInput,
+      };
     }
     return dispatchToolCall(call, tool, {
       ctx,
@@ -117,16 +127,24 @@ export function turnDriver(
     });
   };
 
-  return {
+  const driver: TurnDriver = {
     // Guidance and reminders are what the model reads, never what the transcript holds.
-    step: async (messages) => {
-      const view = await modelCallView(system, messages, layers);
-      return provider.step({
+    step: async (history) => {
+      const compaction = ctx.compaction;
+      const view = compaction
+        ? await compaction.view(history, { system, tools: specs, turn, signal: hooks.signal }, layers, {
+            recordHiddenPrompt: (text) => driver.recordHiddenPrompt(text),
+            recordNotice: (text, reason) => driver.recordNotice(text, reason),
+          })
+        : await modelCallView(system, history, layers);
+      const result = await provider.step({
         ...view,
         tools: specs,
         abortSignal: hooks.signal,
         onSendDraft: ({ toolCallId, text }) => hooks.onDraft(toolCallId, ctx.scrubber().draft(text)),
       });
+      if (result.inputTokens !== undefined) compaction?.observe(view, result.inputTokens);
+      return result;
     },
     recordAssistant: (step: ModelStepResult) => {
       const blocks: TranscriptBlock[] = [];
@@ -173,6 +191,7 @@ export function turnDriver(
       writer.appendEntries([{ id: `t${turn}e`, kind: 'turn-ended', timestampMs: now() }]);
     },
   };
+  return driver;
 }
 
 function toolSpecs(ctx: TurnContext): ModelToolSpec[] {

@@ -18,12 +18,17 @@ export interface ToolCallReport {
   output: ToolModelOutput;
   /** A send_message that reached the user. */
   delivered: boolean;
+  /** The call's input as the model reads it back from the transcript, when that differs from what it sent. */
+  modelInput?: Record<string, unknown>;
 }
 
 /** What the loop needs from the agent: the model, tool dispatch, and the transcript. */
 export interface TurnDriver {
-  /** One model call for the history so far (the driver adds guidance and reminders to what the model reads). */
-  step(messages: readonly ModelMessage[]): Promise<ModelStepResult>;
+  /**
+   * One model call for the history so far (the driver adds guidance and reminders to what the model
+   * reads). Compaction may append its summary record to `history` (context/compaction.ts).
+   */
+  step(history: ModelMessage[]): Promise<ModelStepResult>;
   /** Records the step's private text / reasoning (JSONL assistant record, ledger `thinking`). */
   recordAssistant(step: ModelStepResult): void;
   /** Records the call, runs it, records the result. Never throws for a tool's own failure. */
@@ -35,7 +40,8 @@ export interface TurnDriver {
   recordTurnEnded(): void;
 }
 
-export type NoticeReason = 'model-failed' | 'step-limit' | 'turn-budget' | 'stopped';
+export type NoticeReason =
+  'model-failed' | 'step-limit' | 'turn-budget' | 'stopped' | 'context-summarized' | 'context-truncated';
 
 export interface TurnTexts {
   noReplyNotice: string;
@@ -133,14 +139,13 @@ export async function runTurn(
       driver.recordAssistant(step);
       const assistantContent: Extract<ModelMessage, { role: 'assistant' }>['content'] = [];
       if (step.text) assistantContent.push({ type: 'text', text: step.text });
-      for (const call of step.toolCalls) {
-        assistantContent.push({
-          type: 'tool-call',
-          toolCallId: call.id,
-          toolName: call.name,
-          input: call.parseError === undefined ? call.input : {},
-        });
-      }
+      const callParts = step.toolCalls.map((call) => ({
+        type: 'tool-call' as const,
+        toolCallId: call.id,
+        toolName: call.name,
+        input: call.parseError === undefined ? call.input : {},
+      }));
+      assistantContent.push(...callParts);
       if (assistantContent.length) history.push({ role: 'assistant', content: assistantContent });
 
       if (step.toolCalls.length === 0) {
@@ -153,10 +158,12 @@ export async function runTurn(
       }
 
       const results: Extract<ModelMessage, { role: 'tool' }>['content'] = [];
-      for (const call of step.toolCalls) {
+      for (const [i, call] of step.toolCalls.entries()) {
         // Every call gets a result (the API requires one per call id); after a stop, "interrupted".
         const report = stopped() ? null : await driver.runToolCall(call);
         if (report?.delivered) delivered += 1;
+        // The history holds the input as the transcript gives it back, so a restart reads the same.
+        if (report?.modelInput) callParts[i]!.input = report.modelInput;
         results.push({
           type: 'tool-result',
           toolCallId: call.id,

@@ -6,6 +6,7 @@
 import type { ModelMessage } from '../providers/types.ts';
 import type { JsonObject, JsonValue } from '@sendbox/txcript';
 import type { HostTool, ToolModelOutput } from '../tools/types.ts';
+import { sendInputAsRead } from './send-input.ts';
 import { modelCallOf } from '../tools/communicate-update.ts';
 
 /** The tools whose own reading of a result (`HostTool.modelOutput`) the model gets, by name. */
@@ -51,20 +52,36 @@ const WRITTEN_INJECTION = /^\s*<system_reminder>[\s\S]*<\/system_reminder>\s*$/;
  * conversation stays valid for the provider. A step's text record comes
  * before its calls, so an assistant text record after other assistant
  * content starts the next step. `tools` read their own results as they did live.
+ * A `send_message` call reads as the model sent it (`{type, …}`, context/send-input.ts);
+ * `sends` finds a delivered send's ledger entry by its message id.
  */
-export function historyFromRecords(records: readonly JsonObject[], tools?: ToolReaders): ModelMessage[] {
+export function historyFromRecords(
+  records: readonly JsonObject[],
+  tools?: ToolReaders,
+  sends?: (messageId: string) => unknown,
+): ModelMessage[] {
   const out: ModelMessage[] = [];
   let assistant: Extract<ModelMessage, { role: 'assistant' }> | null = null;
   let tool: Extract<ModelMessage, { role: 'tool' }> | null = null;
+  type CallPart = { type: 'tool-call'; toolCallId: string; toolName: string; input: unknown };
   /** Calls awaiting their result: `recorded` is the name the JSONL pairs the result by. */
-  let pending: Array<{ id: string; name: string; recorded: string }> = [];
+  let pending: Array<{ id: string; name: string; recorded: string; part: CallPart; raw: JsonObject }> = [];
+
+  // The tool message of the current exchange, pushed when it is made (a lookup in `out` would be quadratic).
+  const toolMessage = (): Extract<ModelMessage, { role: 'tool' }> => {
+    if (!tool) {
+      tool = { role: 'tool', content: [] };
+      out.push(tool);
+    }
+    return tool;
+  };
 
   const closeCalls = () => {
     if (pending.length) {
-      tool ??= { role: 'tool', content: [] };
-      if (!out.includes(tool)) out.push(tool);
+      const results = toolMessage();
       for (const call of pending) {
-        tool.content.push({
+        if (call.name === 'send_message') call.part.input = sendInputAsRead(call.raw);
+        results.content.push({
           type: 'tool-result',
           toolCallId: call.id,
           toolName: call.name,
@@ -111,8 +128,14 @@ export function historyFromRecords(records: readonly JsonObject[], tools?: ToolR
           const id = typeof toolCallId === 'string' ? toolCallId : `call_${out.length}_${content.length}`;
           // A host tool recorded as Grok Bot records its own (update_state) reads as the call the model made.
           const made = modelCallOf(block.name, recordedInput) ?? { name: block.name, input: recordedInput };
-          content.push({ type: 'tool-call', toolCallId: id, toolName: made.name, input: made.input });
-          pending.push({ id, name: made.name, recorded: block.name });
+          const part: CallPart = {
+            type: 'tool-call',
+            toolCallId: id,
+            toolName: made.name,
+            input: made.input,
+          };
+          content.push(part);
+          pending.push({ id, name: made.name, recorded: block.name, part, raw: block.input });
         }
       }
     } else if (role === 'tool') {
@@ -122,9 +145,14 @@ export function historyFromRecords(records: readonly JsonObject[], tools?: ToolR
         if (at < 0) continue;
         const [call] = pending.splice(at, 1);
         if (!call) continue;
-        tool ??= { role: 'tool', content: [] };
-        if (!out.includes(tool)) out.push(tool);
-        tool.content.push({
+        if (call.name === 'send_message') {
+          const messageId = sentMessageId(block.result);
+          call.part.input = sendInputAsRead(
+            call.raw,
+            messageId === undefined ? undefined : sends?.(messageId),
+          );
+        }
+        toolMessage().content.push({
           type: 'tool-result',
           toolCallId: call.id,
           toolName: call.name,
@@ -135,6 +163,12 @@ export function historyFromRecords(records: readonly JsonObject[], tools?: ToolR
   }
   closeCalls();
   return out.filter((m) => m.role !== 'assistant' || (Array.isArray(m.content) && m.content.length > 0));
+}
+
+function sentMessageId(result: unknown): string | undefined {
+  if (!isObject(result) || !isObject(result.success)) return undefined;
+  const id = result.success.messageId;
+  return typeof id === 'string' ? id : undefined;
 }
 
 function isObject(value: unknown): value is JsonObject {

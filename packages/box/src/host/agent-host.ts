@@ -25,6 +25,7 @@ import { loadOrCreateSecretKey } from '../secrets/store.ts';
 import { toolCatalog, type ToolCatalogOptions } from '../tools/catalog.ts';
 import { webSetupFromEnv, type WebSearchChoice, type XaiModel } from '../tools/web-setup.ts';
 import { imageLayer } from '../context/images.ts';
+import { AgentCompactions } from '../context/agent-compaction.ts';
 import { AgentLifecycle } from '../agent/lifecycle.ts';
 import { AgentBackgrounds } from '../subagents/agent-background.ts';
 import type { TaskView } from '../tasks/agent-tasks.ts';
@@ -212,6 +213,11 @@ export class LocalAgentHost implements AgentHost {
       emit: (event) => this.emit(event),
     });
     this.backgrounds = backgrounds;
+    // Each model call fitted into the model's window (context/compaction.ts).
+    const compactions = new AgentCompactions({
+      provider: () => this.provider,
+      window: (model) => this.settings.contextWindow(model).tokens,
+    });
     this.lifecycle.add(backgrounds);
     const routines = new Routines({
       dataDir,
@@ -258,6 +264,7 @@ export class LocalAgentHost implements AgentHost {
       extensions: (agent) => [
         backgrounds.for(agent),
         routines.for(agent),
+        compactions.for(agent),
         ...(options.extensions?.(agent) ?? []),
       ],
     };
@@ -284,7 +291,7 @@ export class LocalAgentHost implements AgentHost {
   }
 
   modelSettings(): SettingsView {
-    return { ...this.settings.view(), webSearch: this.webStatus() };
+    return { ...this.settings.view(this.status.model), webSearch: this.webStatus() };
   }
 
   /** "Test connection": one small call with the settings as typed (unsaved); what is wrong, named. */

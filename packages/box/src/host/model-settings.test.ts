@@ -37,6 +37,35 @@ describe('ModelSettings', () => {
     );
   });
 
+  it('keeps the context window: the panel field, SENDBOX_MODEL_CONTEXT_TOKENS wins, the table otherwise', async () => {
+    const settings = new ModelSettings(dataDir, {});
+    expect(settings.view('grok-4')).toMatchObject({
+      contextTokens: 256_000,
+      contextTokensSource: 'known model',
+      contextTokensSetting: null,
+    });
+    expect(settings.view('my-local-model')).toMatchObject({
+      contextTokens: 32_768,
+      contextTokensSource: 'default',
+    });
+    const base = { provider: 'openai-compatible' as const, baseURL: 'http://127.0.0.1:9/v1', model: 'local' };
+    await settings.update({ ...base, contextTokens: 16_000 });
+    const again = new ModelSettings(dataDir, {});
+    await again.load();
+    expect(again.contextWindow('grok-4')).toEqual({ tokens: 16_000, source: 'settings' });
+    // Omitted keeps it; null goes back to the table.
+    await again.update(base);
+    expect(again.contextWindow('grok-4').tokens).toBe(16_000);
+    await again.update({ ...base, contextTokens: null });
+    expect(again.contextWindow('grok-4')).toEqual({ tokens: 256_000, source: 'known model' });
+
+    const fromEnv = new ModelSettings(dataDir, { SENDBOX_MODEL_CONTEXT_TOKENS: '8000' });
+    expect(fromEnv.contextWindow('grok-4')).toEqual({ tokens: 8_000, source: 'environment' });
+    expect(() => new ModelSettings(dataDir, { SENDBOX_MODEL_CONTEXT_TOKENS: 'lots' })).toThrow(
+      /SENDBOX_MODEL_CONTEXT_TOKENS must be a whole number of tokens, at least 2048 \(got "lots"\)/,
+    );
+  });
+
   it('saves the key 0600 in the data dir and never shows it back', async () => {
     const settings = new ModelSettings(dataDir, {});
     const chosen = await settings.update({

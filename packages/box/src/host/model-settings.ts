@@ -15,6 +15,12 @@ import { writeFileAtomic } from '../fs/atomic.ts';
 import { providerFromEnv, streamFromEnv, type ProviderFromEnv } from '../providers/index.ts';
 import { isNotFound } from '../sandbox/paths.ts';
 import { HostError } from '../agent/errors.ts';
+import {
+  contextWindowFor,
+  MIN_CONTEXT_TOKENS,
+  type ContextWindow,
+  type ContextWindowSource,
+} from '../context/context-window.ts';
 
 export const MODEL_SETTINGS_FILE = 'model-settings.json';
 
@@ -25,6 +31,8 @@ const storedSchema = z.object({
   apiKey: z.string().optional(),
   /** False: a text-only model (images become notes); absent: it sees images. */
   vision: z.boolean().optional(),
+  /** The model's context window in tokens; absent: the table of known models decides. */
+  contextTokens: z.number().int().min(MIN_CONTEXT_TOKENS).optional(),
   /** False: the endpoint is called without streaming; absent: it streams (found out on the first failure). */
   stream: z.boolean().optional(),
 });
@@ -38,6 +46,14 @@ export const modelSettingsInputSchema = z.object({
   apiKey: z.string().max(4000).optional(),
   /** Whether the model sees images (false: text-only); omitted keeps the saved choice. */
   vision: z.boolean().optional(),
+  /** The model's context window in tokens; null: back to the table of known models; omitted keeps it. */
+  contextTokens: z
+    .number()
+    .int('the context window is a whole number of tokens')
+    .min(MIN_CONTEXT_TOKENS, `the context window must be at least ${MIN_CONTEXT_TOKENS} tokens`)
+    .max(100_000_000, 'the context window is at most 100,000,000 tokens')
+    .nullable()
+    .optional(),
   /** Whether the endpoint is asked to stream; omitted keeps the saved choice. */
   stream: z.boolean().optional(),
 });
@@ -54,6 +70,11 @@ export interface ModelSettingsView {
   /** Whether the model is shown images (SENDBOX_MODEL_VISION wins over the panel). */
   vision: boolean;
   visionLockedByEnvironment: boolean;
+  /** The context window of the model in use, and where that number comes from. */
+  contextTokens: number;
+  contextTokensSource: ContextWindowSource;
+  /** The window the panel saved, if any (the field's value). */
+  contextTokensSetting: number | null;
   /** Whether the endpoint is asked to stream (SENDBOX_MODEL_STREAM wins over the panel). */
   stream: boolean;
   streamLockedByEnvironment: boolean;
@@ -95,6 +116,12 @@ export class ModelSettings {
     private readonly log?: (line: string) => void,
   ) {
     visionFromEnv(env); // a value it does not understand stops the box at start, naming the variable
+    contextWindowFor(null, { env }); // the same for SENDBOX_MODEL_CONTEXT_TOKENS
+  }
+
+  /** The context window of `model`: SENDBOX_MODEL_CONTEXT_TOKENS, else the panel's field, else the table. */
+  contextWindow(model: string | null): ContextWindow {
+    return contextWindowFor(model, { env: this.env, setting: this.stored?.contextTokens });
   }
 
   private get file(): string {
@@ -151,10 +178,15 @@ export class ModelSettings {
     return visionFromEnv(this.env) ?? this.stored?.vision ?? true;
   }
 
-  view(): ModelSettingsView {
+  /** What the panel shows; `model` is the model in use (its window is shown). */
+  view(model: string | null = null): ModelSettingsView {
     const locked = this.lockedByEnvironment;
     const streamFromEnvironment = streamFromEnv(this.env);
+    const window = this.contextWindow(model);
     const common = {
+      contextTokens: window.tokens,
+      contextTokensSource: window.source,
+      contextTokensSetting: this.stored?.contextTokens ?? null,
       lockedByEnvironment: locked,
       vision: this.vision(),
       visionLockedByEnvironment: visionFromEnv(this.env) !== undefined,
@@ -243,6 +275,9 @@ export class ModelSettings {
       ...(input.model ? { model: input.model } : {}),
       ...(apiKey ? { apiKey } : {}),
       ...((input.vision ?? this.stored?.vision) === false ? { vision: false } : {}),
+      ...contextTokensOf(
+        input.contextTokens === undefined ? this.stored?.contextTokens : input.contextTokens,
+      ),
       ...((input.stream ?? this.stored?.stream) === false ? { stream: false } : {}),
     };
   }
@@ -265,6 +300,10 @@ function endpointOf(baseURL: string | undefined): string {
   } catch {
     return text;
   }
+}
+
+function contextTokensOf(tokens: number | null | undefined): { contextTokens?: number } {
+  return typeof tokens === 'number' ? { contextTokens: tokens } : {};
 }
 
 /** Every `SENDBOX_MODEL_*` variable the environment sets (not `SENDBOX_MODEL`, the panel's model id). */

@@ -45,6 +45,12 @@ export interface AiSdkProviderOptions {
   stream?: boolean;
 }
 
+/** The provider's count of the call's input tokens, when it reports one. */
+function inputTokensOf(usage: { inputTokens?: number | undefined } | undefined): { inputTokens?: number } {
+  const tokens = usage?.inputTokens;
+  return typeof tokens === 'number' && tokens > 0 ? { inputTokens: tokens } : {};
+}
+
 const stderrLine = (line: string): void => {
   process.stderr.write(`${line}\n`);
 };
@@ -88,6 +94,7 @@ export function aiSdkProvider(options: AiSdkProviderOptions): Required<ModelProv
           reasoning: result.reasoningText ?? '',
           toolCalls: result.toolCalls.map(toModelToolCall),
           finishReason: result.finishReason,
+          ...inputTokensOf(result.usage),
         };
       };
       try {
@@ -147,6 +154,7 @@ async function streamStep(
     reasoning: (await result.reasoningText) ?? '',
     toolCalls: (await result.toolCalls).map(toModelToolCall),
     finishReason: await result.finishReason,
+    ...inputTokensOf(await result.usage),
   };
 }
 

@@ -17,6 +17,8 @@ export interface ScriptedStep {
   toolCalls?: Array<Omit<ModelToolCall, 'id'> & { id?: string }>;
   /** Throw this instead of answering (a failed model call). */
   error?: Error;
+  /** The input tokens the provider reports for this call. */
+  inputTokens?: number;
 }
 
 export type ScriptSource = ScriptedStep[] | ((request: ModelStepRequest, index: number) => ScriptedStep);
@@ -73,6 +75,7 @@ export function scriptedProvider(script: ScriptSource = [], model = 'scripted-mo
           id: call.id ?? `call_${++callCounter}`,
         })),
         finishReason: step.toolCalls?.length ? 'tool-calls' : 'stop',
+        ...(step.inputTokens === undefined ? {} : { inputTokens: step.inputTokens }),
       };
       return Promise.resolve(result);
     },

@@ -44,6 +44,8 @@ export interface ModelStepResult {
   reasoning: string;
   toolCalls: ModelToolCall[];
   finishReason: string;
+  /** The input tokens the provider reports for the call, when it does (calibrates context/tokens.ts). */
+  inputTokens?: number;
 }
 
 /** Which model is in use, or how to configure one. */

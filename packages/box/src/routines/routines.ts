@@ -356,7 +356,7 @@ export class Routines {
     try {
       return Promise.resolve(this.change(agentId, input));
     } catch (error) {
-      return Promise.reject(error);
+      return Promise.reject(error instanceof Error ? error : new Error(String(error)));
     }
   }
 

@@ -24,7 +24,9 @@ export type InboxInput =
       silent: boolean;
       missed: number;
       missedSince: number | null;
-    };
+    }
+  /** Background work ended while the agent was idle (tasks/task-wakes.ts): the host's words, scrubbed. */
+  | { kind: 'task-wake'; text: string };
 
 export type InputState = 'pending' | 'started' | 'failed';
 

@@ -5,6 +5,7 @@
  *
  * - opened: tasks a crash cut are marked interrupted, their children's transcripts closed, and
  *   the model is told before its next turn (a hidden prompt in the JSONL, once);
+ * - ready (idle between turns): background work that ended untold wakes it (tasks/task-wakes.ts);
  * - per tool call: what `shell` (isBackground), `task` and `await` need (`toolServices`);
  * - per turn: the step budget a turn shares with its children (`turnBudget`);
  * - the turn closer: an interrupted `task` call names its child (`interruptedDetail`);
@@ -14,7 +15,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { grokBot, type JsonObject } from '@sendbox/txcript';
-import type { AgentExtension } from '../agent/extension.ts';
+import type { AgentExtension, WakeDoor } from '../agent/extension.ts';
 import type { ToolCallRef } from '../agent/tool-dispatch.ts';
 import { stepBudget, type StepBudget } from '../agent/turn.ts';
 import type { TurnContext } from '../agent/turn-driver.ts';
@@ -27,6 +28,7 @@ import { AgentTasks, type TaskView } from '../tasks/agent-tasks.ts';
 import { interruptedNote } from '../tasks/interrupted-note.ts';
 import { backgroundLimits } from '../tasks/limits.ts';
 import { TaskBook } from '../tasks/task-book.ts';
+import { TaskWakes } from '../tasks/task-wakes.ts';
 import type { HostTool, ToolContext } from '../tools/types.ts';
 import { closeInterruptedChildren, interruptedTaskDetail } from './child-closer.ts';
 import { childSteps } from './child-steps.ts';
@@ -54,6 +56,7 @@ export function taskBookFile(dataDir: string, agentId: string): string {
 
 export class AgentBackground implements AgentExtension {
   readonly tasks: AgentTasks;
+  readonly wakes: TaskWakes;
   private readonly book: TaskBook;
   private budget: { turn: number; budget: StepBudget } | null = null;
 
@@ -69,7 +72,17 @@ export class AgentBackground implements AgentExtension {
       scrubber: () => agent.scrubber(),
       now: () => agent.now(),
       emit: (task) => host.emit({ type: 'task', agentId: agent.id, task }),
+      untoldEnd: () => this.wakes.flush(),
     });
+    this.wakes = new TaskWakes(
+      this.book,
+      (text) => agent.scrubber().text(text),
+      (record) => this.tasks.tailText(record, agent.paths.sandbox),
+    );
+  }
+
+  ready(door: WakeDoor): void {
+    this.wakes.ready(door);
   }
 
   /** What a crash cut is marked interrupted, its children closed, and the model told once. */

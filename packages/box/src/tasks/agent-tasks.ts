@@ -14,7 +14,7 @@ import type { Scrubber } from '../secrets/scrub.ts';
 import type { JsonValue } from '@sendbox/txcript';
 import { startBackgroundCommand, type BackgroundCommand, type CommandEnd } from './background-command.ts';
 import type { TaskBook, TaskKind, TaskRecord } from './task-book.ts';
-import { TaskOutput } from './task-output.ts';
+import { readOutputTail, TaskOutput } from './task-output.ts';
 
 export interface TaskLimits {
   /** Background commands running at once (default 4). */
@@ -112,6 +112,8 @@ interface LiveTask {
   tail: Buffer;
   /** Children: the result, once ended. */
   outcome?: ChildOutcome;
+  /** Stopped by Stop, the stop button or deleteAgent: its end needs no wake. */
+  stopped: boolean;
 }
 
 export interface AgentTasksOptions {
@@ -123,6 +125,11 @@ export interface AgentTasksOptions {
   emit(view: TaskView): void;
   /** Bytes of a command's output kept in its file (default TASK_OUTPUT_CAP_BYTES). */
   outputCapBytes?: number;
+  /**
+   * A background task ended on its own (not stopped) and the model was not told yet: its end is
+   * in the book, `notice` null (task-wakes.ts wakes the agent for it when it is free).
+   */
+  untoldEnd?(record: TaskRecord): void;
 }
 
 export class AgentTasks {
@@ -180,6 +187,7 @@ export class AgentTasks {
         label: input.label,
         outputPath: output.path,
         agentId: null,
+        notice: null,
       },
       'The background command',
     );
@@ -200,6 +208,7 @@ export class AgentTasks {
       seen: 0,
       steps: 0,
       tail: Buffer.alloc(0),
+      stopped: false,
     };
     output.onChunk((chunk) => {
       const joined = Buffer.concat([task.tail, chunk]);
@@ -214,7 +223,7 @@ export class AgentTasks {
       record.endedAt = end.endedAt;
       this.record(record, task.end);
       this.options.emit(this.viewOf(task));
-      this.forgetOldEnded();
+      this.afterEnd(task);
     });
     this.options.emit(this.viewOf(task));
     return record;
@@ -229,6 +238,8 @@ export class AgentTasks {
     toolCallId: string;
     agentId: string;
     label: string;
+    /** A background child's end wakes its idle parent; a foreground one's is the tool's result. */
+    background: boolean;
     start(onStep: () => void): ChildRun;
   }): TaskRecord | { refused: string } {
     const refused = this.refusal('subagent', this.options.limits().maxChildren);
@@ -242,6 +253,7 @@ export class AgentTasks {
         label: input.label,
         outputPath: null,
         agentId: input.agentId,
+        notice: input.background ? null : 'told',
       },
       'The subagent',
     );
@@ -254,6 +266,7 @@ export class AgentTasks {
       seen: 0,
       steps: 0,
       tail: Buffer.alloc(0),
+      stopped: false,
     };
     this.live.set(record.id, task);
     let run: ChildRun;
@@ -277,7 +290,7 @@ export class AgentTasks {
       record.endedAt = this.options.now();
       this.record(record, outcome.payload);
       this.options.emit(this.viewOf(task));
-      this.forgetOldEnded();
+      this.afterEnd(task);
     });
     this.options.emit(this.viewOf(task));
     return record;
@@ -313,7 +326,10 @@ export class AgentTasks {
       };
     }
     const matched = await this.until(task, options);
-    if (task.end !== null) return { kind: 'complete', payload: await this.completePayload(task) };
+    if (task.end !== null) {
+      this.told(task.record);
+      return { kind: 'complete', payload: await this.completePayload(task) };
+    }
     return {
       kind: 'running',
       payload: await this.runningPayload(task, options.pattern !== undefined, matched),
@@ -324,6 +340,7 @@ export class AgentTasks {
   stop(id: string): boolean {
     const task = this.live.get(id);
     if (!task || task.end !== null) return false;
+    task.stopped = true;
     task.stop('stopped');
     return true;
   }
@@ -331,7 +348,11 @@ export class AgentTasks {
   /** Stops every running task (Stop, deleteAgent, shutdown) and waits until they ended. */
   async stopAll(): Promise<void> {
     const running = [...this.live.values()].filter((task) => task.end === null);
-    for (const task of running) task.stop('stopped');
+    for (const task of running) {
+      // Stop and deleteAgent: nobody waits to hear of it. The box closing: the next start tells the model.
+      task.stopped = !this.closed;
+      task.stop('stopped');
+    }
     await Promise.all(running.map((task) => task.done.catch(() => undefined)));
   }
 
@@ -343,9 +364,44 @@ export class AgentTasks {
     this.options.book.close();
   }
 
+  /**
+   * A command's last output as the model may read it (scrubbed): from memory while the task is kept
+   * live, else from its file in `sandboxDir` (a task of an earlier run); undefined for a child.
+   */
+  async tailText(record: TaskRecord, sandboxDir: string): Promise<string | undefined> {
+    const task = this.live.get(record.id);
+    if (task?.output) return this.tailOf(task);
+    if (record.kind !== 'command' || !record.outputPath) return undefined;
+    const raw = await readOutputTail(sandboxDir, record.outputPath, TAIL_BYTES + SCRUB_MARGIN);
+    const text = this.options.scrubber().text(raw.toString('utf8'));
+    return text.length > TAIL_BYTES ? text.slice(-TAIL_BYTES) : text;
+  }
+
+  /** Its end is noted (stopped, or awaited: no wake needed) or handed on to wake the agent. */
+  private afterEnd(task: LiveTask): void {
+    const { record } = task;
+    if (record.notice === null && task.stopped) this.told(record);
+    else if (record.notice === null && !this.closed) this.options.untoldEnd?.(record);
+    this.forgetOldEnded();
+  }
+
+  /** The model saw how the task ended (an `await`, or nobody needs to hear of it). */
+  private told(record: TaskRecord): void {
+    if (record.notice === 'told') return;
+    record.notice = 'told';
+    try {
+      this.options.book.setNotice([record.id], 'told');
+    } catch {
+      // Not saved: the agent may be woken for it once more, which says no more than the await did.
+    }
+  }
+
   /** Writes the task to the book as running, before it starts (a crash after this reports it interrupted). */
   private recordStart(
-    fields: Pick<TaskRecord, 'id' | 'kind' | 'turn' | 'toolCallId' | 'label' | 'outputPath' | 'agentId'>,
+    fields: Pick<
+      TaskRecord,
+      'id' | 'kind' | 'turn' | 'toolCallId' | 'label' | 'outputPath' | 'agentId' | 'notice'
+    >,
     what: string,
   ): TaskRecord | { refused: string } {
     const record: TaskRecord = {
@@ -520,6 +576,7 @@ export class AgentTasks {
     }
     const runtimeMs = (record.endedAt ?? record.startedAt) - record.startedAt;
     if (record.state === 'ended') {
+      this.told(record);
       const outcome = typeof record.outcome === 'object' && record.outcome !== null ? record.outcome : {};
       return {
         kind: 'complete',

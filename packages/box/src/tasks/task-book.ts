@@ -6,6 +6,11 @@
  * marks them `interrupted`, the next turn tells the model, and the turn closer
  * finds the child agent an interrupted `task` call had started.
  *
+ * A background task that ended on its own is also recorded as told to the model or not (`notice`):
+ * NULL until an `await` showed its end or a wake input carried it (`wake:<nonce>`, then `told` once
+ * the inbox holds that input), so after a crash the next open finishes exactly the wakes it owes
+ * (tasks/task-wakes.ts).
+ *
  * Opened on first use: an agent that never started a task has no file.
  */
 import { existsSync } from 'node:fs';
@@ -25,10 +30,17 @@ CREATE TABLE IF NOT EXISTS tasks (
   started_at INTEGER NOT NULL,
   ended_at INTEGER,
   outcome TEXT,
-  reported INTEGER NOT NULL DEFAULT 0
+  reported INTEGER NOT NULL DEFAULT 0,
+  notice TEXT DEFAULT 'told'
 ) STRICT;
 CREATE INDEX IF NOT EXISTS idx_tasks_open ON tasks(state) WHERE state != 'ended';
 `;
+
+/** Books written before `notice` existed: their tasks count as told (no wake for old work). */
+const ADD_NOTICE = `ALTER TABLE tasks ADD COLUMN notice TEXT DEFAULT 'told'`;
+
+/** Whether the model was told a task's end: not yet (null), in a wake input not yet accepted, or told. */
+export type TaskNotice = null | `wake:${string}` | 'told';
 
 export type TaskKind = 'command' | 'subagent';
 export type TaskState = 'running' | 'ended' | 'interrupted';
@@ -51,6 +63,8 @@ export interface TaskRecord {
   outcome: unknown;
   /** An interrupted task the model was told about. */
   reported: boolean;
+  /** Whether the model was told how it ended (see the header). */
+  notice: TaskNotice;
 }
 
 const rowSchema = z.object({
@@ -66,6 +80,10 @@ const rowSchema = z.object({
   ended_at: z.number().nullable(),
   outcome: z.string().nullable(),
   reported: z.number(),
+  notice: z
+    .string()
+    .regex(/^(wake:.+|told)$/)
+    .nullable(),
 });
 
 function recordOf(raw: unknown, file: string): TaskRecord {
@@ -97,6 +115,7 @@ function recordOf(raw: unknown, file: string): TaskRecord {
     endedAt: row.ended_at,
     outcome,
     reported: row.reported !== 0,
+    notice: row.notice as TaskNotice,
   };
 }
 
@@ -106,11 +125,13 @@ export class TaskBook {
   constructor(readonly file: string) {}
 
   /** Records a task as running (before it starts: a crash after this reports it interrupted). */
-  started(task: Omit<TaskRecord, 'state' | 'endedAt' | 'outcome' | 'reported'>): void {
+  started(
+    task: Omit<TaskRecord, 'state' | 'endedAt' | 'outcome' | 'reported' | 'notice'> & { notice?: TaskNotice },
+  ): void {
     this.open()
       .prepare(
-        `INSERT INTO tasks (id, kind, turn, tool_call_id, label, output_path, agent_id, state, started_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, 'running', ?)`,
+        `INSERT INTO tasks (id, kind, turn, tool_call_id, label, output_path, agent_id, state, started_at, notice)
+         VALUES (?, ?, ?, ?, ?, ?, ?, 'running', ?, ?)`,
       )
       .run(
         task.id,
@@ -121,6 +142,7 @@ export class TaskBook {
         task.outputPath,
         task.agentId,
         task.startedAt,
+        task.notice === undefined ? 'told' : task.notice, // only a background task's end is owed a wake
       );
   }
 
@@ -155,6 +177,38 @@ export class TaskBook {
     if (ids.length === 0) return;
     const update = this.open().prepare(`UPDATE tasks SET reported = 1 WHERE id = ?`);
     this.open().transaction(() => ids.forEach((id) => update.run(id)))();
+  }
+
+  /** Tasks that ended with their end not told to the model yet, oldest first. */
+  untold(): TaskRecord[] {
+    if (!this.exists()) return [];
+    return this.open()
+      .prepare(`SELECT * FROM tasks WHERE state = 'ended' AND notice IS NULL ORDER BY ended_at, started_at`)
+      .all()
+      .map((row) => recordOf(row, this.file));
+  }
+
+  /** Tasks put in a wake input whose acceptance was not recorded (a crash between the two), by nonce. */
+  waking(): Map<string, TaskRecord[]> {
+    const byNonce = new Map<string, TaskRecord[]>();
+    if (!this.exists()) return byNonce;
+    const rows = this.open()
+      .prepare(`SELECT * FROM tasks WHERE notice LIKE 'wake:%' ORDER BY ended_at, started_at`)
+      .all()
+      .map((row) => recordOf(row, this.file));
+    for (const record of rows) {
+      const nonce = record.notice!.slice('wake:'.length);
+      byNonce.set(nonce, [...(byNonce.get(nonce) ?? []), record]);
+    }
+    return byNonce;
+  }
+
+  /** Records what the model was told of these tasks' ends (one transaction). */
+  setNotice(ids: readonly string[], notice: Exclude<TaskNotice, null>): void {
+    if (ids.length === 0) return;
+    const db = this.open();
+    const update = db.prepare(`UPDATE tasks SET notice = ? WHERE id = ?`);
+    db.transaction(() => ids.forEach((id) => update.run(notice, id)))();
   }
 
   get(id: string): TaskRecord | undefined {
@@ -196,6 +250,8 @@ export class TaskBook {
     try {
       db.pragma('journal_mode = WAL');
       db.exec(DDL);
+      const columns = db.prepare(`SELECT name FROM pragma_table_info('tasks')`).pluck().all();
+      if (!columns.includes('notice')) db.exec(ADD_NOTICE);
     } catch (error) {
       db.close();
       throw error;

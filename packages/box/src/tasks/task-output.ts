@@ -11,13 +11,34 @@
  */
 import type { FileHandle } from 'node:fs/promises';
 import path from 'node:path';
-import { createOpenInSandbox } from '../sandbox/paths.ts';
+import { createOpenInSandbox, openInSandbox } from '../sandbox/paths.ts';
 
 /** Bytes of output kept in a task's file (10 MiB). */
 export const TASK_OUTPUT_CAP_BYTES = 10 * 1024 * 1024;
 
 /** The folder of the output files, relative to the sandbox. */
 export const TASK_OUTPUT_FOLDER = '.tasks';
+
+/**
+ * The last `bytes` of an output file a task of an earlier run wrote (after a restart the host has no
+ * descriptor): opened as any sandbox file is, no link followed (the sandbox may have replaced it).
+ * Raw: the caller scrubs. Empty when the file is gone or not a regular file.
+ */
+export async function readOutputTail(sandboxDir: string, filePath: string, bytes: number): Promise<Buffer> {
+  try {
+    const opened = await openInSandbox(sandboxDir, path.relative(sandboxDir, filePath));
+    try {
+      const from = Math.max(0, opened.info.size - bytes);
+      const buffer = Buffer.alloc(opened.info.size - from);
+      const { bytesRead } = await opened.handle.read(buffer, 0, buffer.length, from);
+      return buffer.subarray(0, bytesRead);
+    } finally {
+      await opened.handle.close();
+    }
+  } catch {
+    return Buffer.alloc(0);
+  }
+}
 
 export class TaskOutput {
   /** Bytes the command produced (kept or not). */

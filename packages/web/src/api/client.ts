@@ -77,6 +77,8 @@ export interface ModelSettingsInput {
   apiKey?: string;
   vision?: boolean;
   stream?: boolean;
+  /** The model's context window in tokens; null: back to the box's table of known models. */
+  contextTokens?: number | null;
 }
 
 export function createApiClient(options: ApiClientOptions = {}) {

@@ -150,6 +150,14 @@ export const modelSettingsSchema = z.looseObject({
   /** Whether the model is shown images; SENDBOX_MODEL_VISION locks it. Absent from older boxes. */
   vision: z.boolean().default(true),
   visionLockedByEnvironment: z.boolean().default(false),
+  /** The context window of the model in use and where it comes from; absent from older boxes. */
+  contextTokens: z.number().optional(),
+  contextTokensSource: z
+    .enum(['environment', 'settings', 'known model', 'default'])
+    .or(z.string())
+    .optional(),
+  /** The window saved in the panel (the field's value), if any. */
+  contextTokensSetting: z.number().nullable().optional(),
   /** Whether the endpoint is asked to stream; SENDBOX_MODEL_STREAM locks it. */
   stream: z.boolean().default(true),
   streamLockedByEnvironment: z.boolean().default(false),

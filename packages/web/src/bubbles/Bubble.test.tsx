@@ -221,6 +221,13 @@ describe('Bubble', () => {
     ).toContain('<code class="tool-name">shell</code>');
     expect(render(entry({ id: 'n', kind: 'notice', text: 'Model switched' }))).toContain('Model switched');
     expect(render(entry({ id: 'k', kind: 'thinking', text: 'hmm' }))).toContain('hmm');
+    // Where the model's memory was summarised: a thin separator, not a notice line.
+    const marker = render(
+      entry({ id: 'm', kind: 'notice', text: 'The model\u2019s memory…', reason: 'context-summarized' }),
+    );
+    expect(marker).toContain('data-testid="context-marker"');
+    expect(marker).toContain('role="separator"');
+    expect(render(entry({ id: 'n2', kind: 'notice', text: 'x' }))).not.toContain('context-marker');
     const card = render(
       entry({ id: 'ca', kind: 'send-message', message: { type: 'cursor-agent', bcId: 'bc-7', title: 'T' } }),
     );

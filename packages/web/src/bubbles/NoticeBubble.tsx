@@ -17,6 +17,14 @@ export function NoticeBubble({ entry, retryable = false }: { entry: NoticeEntry;
   const context = useContext(ConversationContext);
   const [state, setState] = useState<'idle' | 'busy' | 'sent'>('idle');
   const [error, setError] = useState<string | null>(null);
+  // Where the model's memory of the conversation was summarised (context/compaction.ts): a thin rule.
+  if (entry.reason === 'context-summarized') {
+    return (
+      <div className="context-marker" role="separator" title={entry.text} data-testid="context-marker">
+        <span>Summarised for the model above this line</span>
+      </div>
+    );
+  }
   if (!isErrorNotice(entry)) return <div className="notice">{entry.text}</div>;
   const canRetry = retryable && context !== null && !context.readOnly && state !== 'sent';
   return (

@@ -72,6 +72,7 @@ export const taskTool = defineTool({
       toolCallId: ctx.call.toolCallId,
       agentId,
       label: input.description,
+      background: isBackground,
       start: (onStep) =>
         launcher.start({
           agentId,
