@@ -37,6 +37,8 @@ export const sendMessageEntrySchema = z.looseObject({
   kind: z.literal('send-message'),
   message: storedMessageSchema,
   streaming: z.boolean().optional(),
+  /** sendbox: the user pressed Stop while the model wrote it; `message` is what they saw (readers may ignore it). */
+  stopped: z.boolean().optional(),
 });
 
 export const userAttachmentEntrySchema = z.looseObject({
@@ -83,6 +85,16 @@ export const turnEndedEntrySchema = z.looseObject({
   kind: z.literal('turn-ended'),
 });
 
+/**
+ * Something that happened to the agent itself (§7): `{type: "name-changed", from, to}` when it was
+ * renamed; Grok Bot also writes `automation-changed`. Readers show the types they know.
+ */
+export const eventEntrySchema = z.looseObject({
+  ...base,
+  kind: z.literal('event'),
+  event: z.looseObject({ type: z.string(), from: z.string().optional(), to: z.string().optional() }),
+});
+
 export const ledgerEntrySchema = z.discriminatedUnion('kind', [
   messageEntrySchema,
   sendMessageEntrySchema,
@@ -91,6 +103,7 @@ export const ledgerEntrySchema = z.discriminatedUnion('kind', [
   noticeEntrySchema,
   thinkingEntrySchema,
   turnEndedEntrySchema,
+  eventEntrySchema,
 ]);
 
 export type MessageEntry = z.infer<typeof messageEntrySchema>;
@@ -100,5 +113,6 @@ export type ToolCallEntry = z.infer<typeof toolCallEntrySchema>;
 export type NoticeEntry = z.infer<typeof noticeEntrySchema>;
 export type ThinkingEntry = z.infer<typeof thinkingEntrySchema>;
 export type TurnEndedEntry = z.infer<typeof turnEndedEntrySchema>;
+export type EventEntry = z.infer<typeof eventEntrySchema>;
 export type LedgerEntry = z.infer<typeof ledgerEntrySchema>;
 export type LedgerKind = LedgerEntry['kind'];

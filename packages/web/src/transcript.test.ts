@@ -41,6 +41,7 @@ describe('bubbleKindFor', () => {
       notice: { text: 'n' },
       thinking: { text: 't' },
       'turn-ended': {},
+      event: { event: { type: 'name-changed', from: 'A', to: 'B' } },
     };
     expect(Object.keys(samples).sort()).toEqual([...kinds].sort());
     for (const kind of kinds) {

@@ -128,6 +128,7 @@ export type BubbleKind =
   | 'user-attachment'
   | 'tool-call'
   | 'notice'
+  | 'event'
   | 'thinking'
   | 'unrecognized';
 
@@ -163,6 +164,8 @@ export function bubbleKindFor(entry: TranscriptEntry): BubbleKind | null {
       return 'tool-call';
     case 'notice':
       return 'notice';
+    case 'event':
+      return 'event';
     case 'thinking':
       return 'thinking';
     case 'turn-ended':

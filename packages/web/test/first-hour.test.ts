@@ -15,6 +15,8 @@ import {
   send,
   startGateway,
   startModelServer,
+  modelEnv,
+  type ModelServer,
   type RunningGateway,
 } from './support.ts';
 
@@ -23,15 +25,53 @@ const PHONE = { width: 390, height: 844, colorScheme: 'dark' as const };
 
 let browser: Browser;
 const contexts: BrowserContext[] = [];
+/** The streaming model and a box on it, with an 8 s idle timeout. */
+let model: ModelServer;
+let box: RunningGateway;
 
 beforeAll(async () => {
   ensureBuilt();
-  browser = await launchBrowser();
+  model = await startModelServer();
+  [browser, box] = await Promise.all([
+    launchBrowser(),
+    startGateway({ ...modelEnv(model), SENDBOX_MODEL_MAX_RETRIES: '0', SENDBOX_MODEL_TIMEOUT_MS: '8000' }),
+  ]);
 });
 afterAll(async () => {
   for (const context of contexts) await context.close();
   await browser?.close();
+  await Promise.all([box?.stop(), model?.close()]);
 });
+
+async function createAgent(name: string): Promise<string> {
+  const { agent } = await callGateway<{ agent: { id: string } }>(box, 'createAgent', { name });
+  return agent.id;
+}
+
+/** The agent's page, its composer enabled. */
+async function openAgent(id: string, viewport: typeof DESKTOP | typeof PHONE) {
+  const opened = await openSignedInPage(browser, contexts, box, viewport, `#agent=${id}`);
+  await expect.poll(() => opened.page.getByTestId('composer-input').isEnabled()).toBe(true);
+  return opened;
+}
+
+async function promptFromPage(page: Page, text: string): Promise<void> {
+  await page.getByTestId('composer-input').fill(text);
+  await page.keyboard.press('Enter');
+}
+
+/** Polls until the agent is idle and every scripted reply was taken. */
+async function settled(agentId: string): Promise<void> {
+  await expect
+    .poll(
+      async () => {
+        const rows = await callGateway<Array<{ id: string; state: string }>>(box, 'listAgents', {});
+        return model.pending() === 0 && rows.find((row) => row.id === agentId)?.state !== 'working';
+      },
+      { timeout: 60_000 },
+    )
+    .toBe(true);
+}
 
 /** A loopback port with nothing listening on it (taken, then given back). */
 async function closedPort(): Promise<number> {
@@ -118,6 +158,58 @@ describe('a model that cannot stream, set up from the panel', { timeout: 120_000
         await box.stop();
         await model.close();
       }
+    });
+  }
+});
+
+describe('streaming and Stop', { timeout: 120_000 }, () => {
+  it('never cuts a reply that streams for 20 s under an 8 s idle timeout', async ({ task }) => {
+    const id = await createAgent('Long reply');
+    const { page, problems } = await openAgent(id, DESKTOP);
+    // 100 words, 200 ms apart: 20 s of steady streaming, two and a half idle timeouts.
+    const words = Array.from({ length: 100 }, (_, i) => `w${i}`).join(' ');
+    model.reply({ ...send({ type: 'text', content: `Long ${words}` }), streamDelayMs: 200 });
+    await promptFromPage(page, 'a long one please');
+    await page.getByTestId('streaming-bubble').waitFor();
+    await page.locator('[data-testid="bubble"]', { hasText: 'w99' }).waitFor({ timeout: 60_000 });
+    await settled(id);
+    const entries = (
+      await callGateway<{ entries: Array<{ kind: string; text?: string }> }>(box, 'openAgent', { id })
+    ).entries;
+    expect(entries.filter((e) => e.kind === 'notice')).toEqual([]);
+    await saveScreenshot(page, task.name);
+    expect(problems).toEqual([]);
+  });
+
+  for (const viewport of [DESKTOP, PHONE]) {
+    it(`keeps what was streamed when the user stops (${viewport.width}px ${viewport.colorScheme})`, async ({
+      task,
+    }) => {
+      const id = await createAgent(`Stopped ${viewport.width}`);
+      const { page, problems } = await openAgent(id, viewport);
+      const words = Array.from({ length: 200 }, (_, i) => `v${i}`).join(' ');
+      model.reply({ ...send({ type: 'text', content: `Partial ${words}` }), streamDelayMs: 100 });
+      await promptFromPage(page, 'write a lot');
+      const streaming = page.getByTestId('streaming-bubble');
+      await expect.poll(() => streaming.textContent(), { timeout: 30_000 }).toMatch(/v5\b/);
+      await page.getByTestId('composer-stop').click();
+      const kept = page.locator('[data-testid="bubble"]', { has: page.getByTestId('bubble-stopped') });
+      await kept.waitFor();
+      const text = (await kept.textContent()) ?? '';
+      expect(text).toMatch(/^Partial v0 v1 v2 v3 v4 v5/);
+      expect(text).not.toContain('v199');
+      expect(await page.getByTestId('streaming-bubble').count()).toBe(0);
+      await saveScreenshot(page, task.name);
+      // The ledger keeps it, marked; the model's next call reads what the user saw.
+      const { entries } = await callGateway<{ entries: Array<Record<string, unknown>> }>(box, 'openAgent', {
+        id,
+      });
+      const stopped = entries.find((e) => e.kind === 'send-message' && e.stopped === true) as
+        { message: { content: string } } | undefined;
+      expect(stopped?.message.content).toMatch(/^Partial v0 v1 v2 v3 v4 v5/);
+      await page.reload();
+      await page.getByTestId('bubble-stopped').waitFor();
+      expect(problems).toEqual([]);
     });
   }
 });

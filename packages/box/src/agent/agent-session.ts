@@ -25,7 +25,7 @@ import { historyFromRecords, toolReaders } from '../context/model-view.ts';
 import type { ContextLayer, LayerAgent } from '../context/model-call.ts';
 import type { Compaction } from '../context/compaction.ts';
 import type { ToolCallRef, ToolGate } from './tool-dispatch.ts';
-import { AgentExtensions, type AgentExtension } from './extension.ts';
+import { AgentExtensions, type AgentExtension, type ExtensionAgent } from './extension.ts';
 import { TranscriptWriter } from '../stores/transcript-writer.ts';
 import type { AgentStores, FocusLock, StoreBackend } from '../stores/agent-stores.ts';
 import type { AgentPaths } from '../stores/files/layout.ts';
@@ -38,7 +38,10 @@ import type { Profile } from '../stores/files/profile.ts';
 import { envNameFor, QuestionBook, widgetAnswerOf } from './question-book.ts';
 import { runTurn } from './turn.ts';
 import { BOX_STOPPED_NOTICE, TURN_TEXTS } from './turn-texts.ts';
+
+export { BOX_STOPPED_NOTICE, TURN_TEXTS };
 import { turnDriver, type TurnContext } from './turn-driver.ts';
+
 import { TurnStateMachine, type TurnState } from './turn-state.ts';
 import { repairOf } from './turn-closer.ts';
 import { HostError } from './errors.ts';
@@ -64,7 +67,7 @@ export interface SessionConfig {
   /** What runs before every checked tool call (approvals): agent/tool-dispatch.ts. */
   toolGates: readonly ToolGate[];
   /** What capabilities working beside the agent's turns add at its seams (agent/extension.ts); read lazily. */
-  extensions(agent: TurnContext): readonly AgentExtension[];
+  extensions(agent: ExtensionAgent): readonly AgentExtension[];
   /** Where the agent's ledger, transcript, inbox, attachments and secrets live (stores/agent-stores.ts). */
   stores: StoreBackend;
   provider: ModelProvider | null;
@@ -97,7 +100,7 @@ export type UnreadState = z.output<typeof unreadStateSchema>;
 
 const VISIBLE_KINDS = new Set<string>(['send-message', 'notice']);
 
-export class AgentSession implements TurnContext {
+export class AgentSession implements ExtensionAgent {
   readonly paths: AgentPaths;
   readonly state: TurnStateMachine;
   readonly todos: TodoItem[] = [];
@@ -136,7 +139,7 @@ export class AgentSession implements TurnContext {
   private constructor(
     readonly id: string,
     private readonly config: SessionConfig,
-    private stores: AgentStores,
+    public stores: AgentStores,
   ) {
     this.paths = stores.local;
     this.extensions = new AgentExtensions(config.extensions(this));
@@ -203,11 +206,11 @@ export class AgentSession implements TurnContext {
 
   /** The profile's network allowlist, as profile.json says now. */
   async allowDomains(): Promise<readonly string[]> {
-    return (await this.freshProfile()).sandbox?.allowDomains ?? [];
+    return (await this.currentProfile()).sandbox?.allowDomains ?? [];
   }
 
-  /** The profile, read again when it changed (the operator edits it by hand). */
-  private async freshProfile(): Promise<Profile> {
+  /** The profile, read again when it changed (the operator edits it by hand, `updateAgent` rewrites it). */
+  async currentProfile(): Promise<Profile> {
     if (this.stores.profile.changed()) this.profile = await this.stores.profile.read();
     return this.profile;
   }
@@ -264,7 +267,7 @@ export class AgentSession implements TurnContext {
     }
     this.readLedger();
     this.deriveFromLedger();
-    this.inbox.reconcile((nonce) => this.startedTurns.get(nonce));
+    await this.inbox.reconcile((nonce) => this.startedTurns.get(nonce));
     const records = await this.readHistory();
     const open = this.openTurn();
     if (open !== null) {
@@ -692,7 +695,7 @@ export class AgentSession implements TurnContext {
     this.writer.appendEntries([entry]);
     this.nextTurn += 1;
     this.startedTurns.set(row.nonce, turn);
-    this.inbox.markStarted(row.nonce, turn);
+    void this.inbox.markStarted(row.nonce, turn);
     if (row.input.kind === 'prompt') this.pendingUploads = [];
     this.emitPending();
     this.state.startTurn();
@@ -703,7 +706,7 @@ export class AgentSession implements TurnContext {
       ]);
       this.history.push({ role: 'user', content: texts.map((text) => ({ type: 'text' as const, text })) });
       // Hook (web Stop and streaming bubbles): one abort per turn; drafts go out as events.
-      await this.freshProfile(); // its switches (web.fetch) apply from this turn on
+      await this.currentProfile(); // its switches (web.fetch) apply from this turn on
       const abort = new AbortController();
       this.turnAbort = abort;
       const hooks = {

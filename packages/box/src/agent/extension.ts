@@ -8,8 +8,17 @@ import type { Compaction } from '../context/compaction.ts';
 import type { ContextLayer } from '../context/model-call.ts';
 import type { InboxInput } from '../stores/inbox.ts';
 import type { ToolContext } from '../tools/types.ts';
+import type { AgentStores } from '../stores/agent-stores.ts';
+import type { Profile } from '../stores/files/profile.ts';
 import type { ToolCallRef } from './tool-dispatch.ts';
+import type { TurnContext } from './turn-driver.ts';
 import type { StepBudget } from './turn.ts';
+
+/** The agent an extension is made for: its turn context, its stores, and its profile as stored now. */
+export interface ExtensionAgent extends TurnContext {
+  readonly stores: Pick<AgentStores, 'profile'>;
+  currentProfile(): Promise<Profile>;
+}
 
 /** The agent as an extension that starts turns of its own sees it (its session). */
 export interface WakeDoor {

@@ -74,7 +74,9 @@ describe('a context layer', () => {
     await fixture.prompt('hello');
     expect(agents).toEqual([fixture.agentId]);
     for (const request of fixture.model.requests) {
-      expect(request.system).toMatch(/^You are Test agent[\s\S]*\n\nRemembered: the user likes tea\.$/);
+      expect(request.system).toMatch(
+        /^You are Test agent[\s\S]*\n\nRemembered: the user likes tea\.(\n\n|$)/,
+      );
     }
     expect(await fixture.jsonlText()).not.toContain('likes tea');
   });

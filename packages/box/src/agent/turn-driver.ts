@@ -22,7 +22,7 @@ import type { AgentPaths } from '../stores/files/layout.ts';
 import type { Profile } from '../stores/files/profile.ts';
 import type { QuestionBook } from './question-book.ts';
 import { callInput, dispatchToolCall, type DispatchContext } from './tool-dispatch.ts';
-import type { ToolCallReport, TurnDriver } from './turn.ts';
+import type { StoppedSend, ToolCallReport, TurnDriver } from './turn.ts';
 import type { TurnStateMachine } from './turn-state.ts';
 
 /** What a turn needs from its agent. */
@@ -57,9 +57,10 @@ export function turnDriver(
 ): TurnDriver {
   const counters = { assistant: 0, send: 0, tool: 0, notice: 0 };
   const deliveredInTurn = new Map<string, string>();
+  /** The text of each send the current step is writing, as the user sees it (scrubbed). */
+  const drafts = new Map<string, string>();
   const tools = new Map(ctx.tools.map((tool) => [tool.name, tool]));
   const specs = toolSpecs(ctx);
-  const system = systemPrompt({ ...ctx.profile, sandbox: ctx.paths.sandbox });
   // The per-call view: guidance and reminders first, then what capabilities add (memory, compaction).
   const layers: ContextLayer[] = [
     injectionsLayer({ guidance: ctx.feature.guidance, sendReminderEvery: ctx.sendReminderEvery }),
@@ -73,6 +74,41 @@ export function turnDriver(
   const recordResult = (name: string, result: JsonObject): void => {
     writer.appendRecords([{ role: 'tool', blocks: [{ type: 'tool_result', name, result }] }]);
   };
+  const runSend = async (toolCallId: string, input: unknown, stopped: boolean): Promise<ToolCallReport> => {
+    const outcome = await handleSendMessage(input, {
+      sandboxDir: ctx.paths.sandbox,
+      attachments: ctx.attachments,
+      secrets: ctx.scrubber(),
+      sendsBlocked: () => ctx.state.sendsBlocked,
+      nextSendId: () => sendId(turn, counters.send++),
+      deliveredInTurn,
+      now,
+    });
+    recordCall('send_message', { ...outcome.jsonlInput, toolCallId });
+    const modelInput = sendInputAsRead(outcome.jsonlInput, outcome.delivered ? outcome.stored : undefined);
+    if (!outcome.delivered) {
+      recordResult('send_message', outcome.result);
+      return { output: { type: 'error-text', value: outcome.reason }, delivered: false, modelInput };
+    }
+    // Delivered means committed in the ledger: only then do the model and the JSONL learn of it.
+    const [entry] = writer.appendEntries([
+      {
+        id: outcome.messageId,
+        kind: 'send-message',
+        message: outcome.stored,
+        ...(stopped ? { stopped: true } : {}),
+        timestampMs: now(),
+      },
+    ]);
+    recordResult('send_message', outcome.result);
+    if (entry) ctx.questions.noteSend(outcome.messageId, entry.seq, outcome.stored);
+    if (outcome.awaitsUser) ctx.state.awaitUser();
+    return {
+      output: { type: 'text', value: sendSuccessText(outcome.messageId) },
+      delivered: true,
+      modelInput,
+    };
+  };
   const runCall = async (call: ModelToolCall): Promise<ToolCallReport> => {
     const tool = tools.get(call.name);
     const known = tool !== undefined || call.name === 'send_message';
@@ -85,35 +121,7 @@ export function turnDriver(
       recordResult(call.name, { error: { error: message } });
       return { output: { type: 'error-text', value: message }, delivered: false, modelInput };
     }
-    if (call.name === 'send_message') {
-      const outcome = await handleSendMessage(call.input, {
-        sandboxDir: ctx.paths.sandbox,
-        attachments: ctx.attachments,
-        secrets: ctx.scrubber(),
-        sendsBlocked: () => ctx.state.sendsBlocked,
-        nextSendId: () => sendId(turn, counters.send++),
-        deliveredInTurn,
-        now,
-      });
-      recordCall('send_message', { ...outcome.jsonlInput, toolCallId: call.id });
-      const modelInput = sendInputAsRead(outcome.jsonlInput, outcome.delivered ? outcome.stored : undefined);
-      if (!outcome.delivered) {
-        recordResult('send_message', outcome.result);
-        return { output: { type: 'error-text', value: outcome.reason }, delivered: false, modelInput };
-      }
-      // Delivered means committed in the ledger: only then do the model and the JSONL learn of it.
-      const [entry] = writer.appendEntries([
-        { id: outcome.messageId, kind: 'send-message', message: outcome.stored, timestampMs: now() },
-      ]);
-      recordResult('send_message', outcome.result);
-      if (entry) ctx.questions.noteSend(outcome.messageId, entry.seq, outcome.stored);
-      if (outcome.awaitsUser) ctx.state.awaitUser();
-      return {
-        output: { type: 'text', value: sendSuccessText(outcome.messageId) },
-        delivered: true,
-        modelInput,
-      };
-    }
+    if (call.name === 'send_message') return runSend(call.id, call.input, false);
     return dispatchToolCall(call, tool, {
       ctx,
       turn,
@@ -130,6 +138,8 @@ export function turnDriver(
   const driver: TurnDriver = {
     // Guidance and reminders are what the model reads, never what the transcript holds.
     step: async (history) => {
+      // Read per call: the profile (name, instructions, model) may change mid-turn (update_state profile).
+      const system = systemPrompt({ ...ctx.profile, sandbox: ctx.paths.sandbox });
       const compaction = ctx.compaction;
       const view = compaction
         ? await compaction.view(history, { system, tools: specs, turn, signal: hooks.signal }, layers, {
@@ -137,14 +147,40 @@ export function turnDriver(
             recordNotice: (text, reason) => driver.recordNotice(text, reason),
           })
         : await modelCallView(system, history, layers);
-      const result = await provider.step({
+      drafts.clear();
+      const result = await modelOf(provider, ctx.profile).step({
         ...view,
         tools: specs,
         abortSignal: hooks.signal,
-        onSendDraft: ({ toolCallId, text }) => hooks.onDraft(toolCallId, ctx.scrubber().draft(text)),
+        onSendDraft: ({ toolCallId, text }) => {
+          const shown = ctx.scrubber().draft(text);
+          drafts.set(toolCallId, shown);
+          hooks.onDraft(toolCallId, shown);
+        },
       });
       if (result.inputTokens !== undefined) compaction?.observe(view, result.inputTokens);
       return result;
+    },
+    keepStoppedSends: async () => {
+      const kept: StoppedSend[] = [];
+      const cut = [...drafts];
+      drafts.clear();
+      for (const [toolCallId, text] of cut) {
+        try {
+          if (text.trim() === '') continue;
+          const call: ModelToolCall = {
+            id: toolCallId,
+            name: 'send_message',
+            input: { type: 'text', content: text },
+          };
+          // Written as the send it was, with the text the user saw; the entry says it was stopped.
+          const report = await runSend(toolCallId, call.input, true);
+          if (report.delivered) kept.push({ call, text, output: report.output });
+        } finally {
+          hooks.onDraft(toolCallId, null);
+        }
+      }
+      return kept;
     },
     recordAssistant: (step: ModelStepResult) => {
       const blocks: TranscriptBlock[] = [];
@@ -192,6 +228,12 @@ export function turnDriver(
     },
   };
   return driver;
+}
+
+/** The agent's own model (`updateAgent {model}`) while the provider it was picked for is the one configured. */
+function modelOf(provider: ModelProvider, profile: Profile): ModelProvider {
+  if (!profile.model || profile.modelProvider !== provider.provider || !provider.withModel) return provider;
+  return provider.withModel(profile.model);
 }
 
 function toolSpecs(ctx: TurnContext): ModelToolSpec[] {

@@ -1,4 +1,4 @@
-/** What a top-level agent's turn says to the user and the model when it stops short (turn.ts). */
+/** What an agent's turn tells the user (notices) and the model (reminders, results) when it ends early. */
 import type { TurnTexts } from './turn.ts';
 
 /** Told to the user when a turn the box was running is found without its end (a crash). */
@@ -12,5 +12,7 @@ export const TURN_TEXTS: TurnTexts = {
   stoppedNotice: 'You stopped the turn.',
   stoppedReminder:
     'The user pressed Stop and ended your previous turn before it finished: the model call or tool that was running was interrupted. Do not resume that work unless the user asks.',
+  stoppedSendSeen: (text) =>
+    `You were writing a message when they pressed Stop; they saw it cut off, exactly as follows: """${text}""".`,
   interruptedResult: 'Interrupted: the user stopped the turn before this call finished.',
 };

@@ -33,11 +33,25 @@ export interface TurnDriver {
   recordAssistant(step: ModelStepResult): void;
   /** Records the call, runs it, records the result. Never throws for a tool's own failure. */
   runToolCall(call: ModelToolCall): Promise<ToolCallReport>;
+  /**
+   * After Stop cut a step short: delivers what the user saw of each `send_message` being written
+   * (the streamed text so far) as a send marked stopped, and returns each call as the model made it.
+   */
+  keepStoppedSends(): Promise<StoppedSend[]>;
   /** Writes a host sentence for the model as a hidden-prompt user record (never the user's words). */
   recordHiddenPrompt(text: string): void;
   /** A notice for the user; `reason` types it (failures are errors; a failed model call can be retried). */
   recordNotice(text: string, reason?: NoticeReason): void;
   recordTurnEnded(): void;
+}
+
+/** A send cut short by Stop, delivered with the text the user saw. */
+export interface StoppedSend {
+  call: ModelToolCall;
+  /** The text the user saw. */
+  text: string;
+  /** The call's result, as the model reads it. */
+  output: ToolModelOutput;
 }
 
 export type NoticeReason =
@@ -50,6 +64,8 @@ export interface TurnTexts {
   /** The user pressed Stop (`cancelTurn`): the notice shown, and what the model reads next turn. */
   stoppedNotice: string;
   stoppedReminder: string;
+  /** Added to the reminder for each message Stop cut short: what the user saw of it. */
+  stoppedSendSeen: (text: string) => string;
   /** The result the model reads for a tool call the stop interrupted or never started. */
   interruptedResult: string;
 }
@@ -103,9 +119,13 @@ export async function runTurn(
   let delivered = 0;
   let steps = 0;
   const stopped = (): boolean => options.signal?.aborted === true;
-  const endStopped = (): void => {
+  const endStopped = (seen: readonly string[] = []): void => {
     driver.recordNotice(options.texts.stoppedNotice, 'stopped');
-    tellModel(history, driver, options.texts.stoppedReminder);
+    tellModel(
+      history,
+      driver,
+      [options.texts.stoppedReminder, ...seen.map(options.texts.stoppedSendSeen)].join(' '),
+    );
   };
   try {
     for (;;) {
@@ -127,7 +147,29 @@ export async function runTurn(
         step = await driver.step(history);
       } catch (error) {
         if (stopped()) {
-          endStopped();
+          // What was streamed stays: the partial sends are delivered, and the model told what the user saw.
+          const kept = await driver.keepStoppedSends();
+          if (kept.length > 0) {
+            history.push({
+              role: 'assistant',
+              content: kept.map(({ call }) => ({
+                type: 'tool-call' as const,
+                toolCallId: call.id,
+                toolName: call.name,
+                input: call.input,
+              })),
+            });
+            history.push({
+              role: 'tool',
+              content: kept.map(({ call, output }) => ({
+                type: 'tool-result' as const,
+                toolCallId: call.id,
+                toolName: call.name,
+                output,
+              })),
+            });
+          }
+          endStopped(kept.map((send) => send.text));
           break;
         }
         driver.recordNotice(

@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { agentIdSchema, method, type JsonMethod } from './method-spec.ts';
 import { imageHostSchema } from './image-hosts.ts';
 import { pageLinks } from './links.ts';
+import { agentMethods } from './agent-methods.ts';
 import { sessionMethods } from './session-methods.ts';
 import { settingsMethods } from './settings-methods.ts';
 import { turnMethods } from './turn-methods.ts';
@@ -77,6 +78,7 @@ export const jsonMethods = {
     }),
     ({ host }, input) => host.submitSecret(input),
   ),
+  ...agentMethods,
   ...turnMethods,
   ...settingsMethods,
   ...sessionMethods,

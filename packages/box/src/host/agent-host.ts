@@ -45,6 +45,12 @@ import {
 } from '../routines/routines.ts';
 import { boxTimeZone, minIntervalFromEnv } from '../routines/schedule.ts';
 import { StateError } from '../tools/update-state/schema.ts';
+import { MemoryBook } from '../memory/agent-memory.ts';
+import { forgetEntry, memoryView, type MemoryView } from '../memory/memory-view.ts';
+import type { MemoryScope } from '../memory/memory-file.ts';
+import { AgentProfiles } from '../profile/profile-editor.ts';
+import { agentSettingsOf, type AgentSettings } from '../profile/agent-settings.ts';
+import { checkedUpdate, type AgentUpdate } from '../profile/agent-update.ts';
 import { filesystemIsFull, isDiskFullError, StoreWriteError } from '../stores/errors.ts';
 import { agentPaths, agentsRoot, isSafeAgentId } from '../stores/files/layout.ts';
 import { DEFAULT_SEND_REMINDER_EVERY } from '../context/send-reminder.ts';
@@ -147,6 +153,10 @@ export class LocalAgentHost implements AgentHost {
   private closed = false;
   /** Every agent's list row, kept as agents change, so a restart lists them without opening them. */
   private readonly roster: AgentRoster;
+  /** Agent and user memory (memory/), added to every model call. */
+  private readonly memories: MemoryBook;
+  /** Profile changes, the user's (`updateAgent`) and the agents' own (`update_state profile`). */
+  private readonly profiles: AgentProfiles;
 
   constructor(
     readonly dataDir: string,
@@ -211,6 +221,8 @@ export class LocalAgentHost implements AgentHost {
       tools: () => this.config.tools,
       writePoints,
       emit: (event) => this.emit(event),
+      // A child sees the images its own tools return, as its parent would (its uploads: none).
+      childLayers: (child) => [imageLayer(child, () => this.vision())],
     });
     this.backgrounds = backgrounds;
     // Each model call fitted into the model's window (context/compaction.ts).
@@ -235,6 +247,14 @@ export class LocalAgentHost implements AgentHost {
     });
     this.routines = routines;
     this.lifecycle.add(routines);
+    const memories = new MemoryBook(dataDir);
+    this.memories = memories;
+    this.lifecycle.add({ agentDeleted: (id) => memories.agentDeleted(id) });
+    const profiles = new AgentProfiles({
+      provider: () => this.provider?.provider ?? null,
+      emit: (event) => this.emit(event),
+    });
+    this.profiles = profiles;
     this.config = {
       stores: (options.stores ?? ((files) => files))(
         filesStoreBackend({
@@ -264,6 +284,7 @@ export class LocalAgentHost implements AgentHost {
       extensions: (agent) => [
         backgrounds.for(agent),
         routines.for(agent),
+        memories.extensionFor(agent.id),
         compactions.for(agent),
         ...(options.extensions?.(agent) ?? []),
       ],
@@ -497,6 +518,7 @@ export class LocalAgentHost implements AgentHost {
     // Attachments first, so entries that point at them never dangle.
     await cp(from.attachments, to.attachments, { recursive: true, errorOnExist: false }).catch(ignoreMissing);
     copyIfExists(from.jsonl, to.jsonl);
+    copyIfExists(from.memory, to.memory);
     // Ledger entries: same ids and order; file URLs into the old attachment folder are pointed at the copy.
     const oldPrefix = pathToFileURL(from.attachments).href;
     const newPrefix = pathToFileURL(to.attachments).href;
@@ -519,6 +541,33 @@ export class LocalAgentHost implements AgentHost {
     const session = await this.session(newId);
     this.emit({ type: 'roster', agentId: newId, change: 'created' });
     return this.rowOf(session);
+  }
+
+  /** The agent's settings, as the settings dialog shows them. */
+  async agentSettings(id: string): Promise<AgentSettings> {
+    const session = await this.current(id);
+    return agentSettingsOf(id, await session.currentProfile(), this.provider);
+  }
+
+  /** Changes the agent's profile (profile/profile-editor.ts); the roster and open tabs are told. */
+  async updateAgent(id: string, update: AgentUpdate): Promise<AgentSettings> {
+    const session = await this.current(id);
+    await this.profiles.editorFor(session).update(checkedUpdate(update), 'user');
+    return this.agentSettings(id);
+  }
+
+  /** The agent's memory and the user's, as the memory view shows them. */
+  async memory(agentId: string): Promise<MemoryView> {
+    await this.existing(agentId);
+    return memoryView(this.memories.of(agentId));
+  }
+
+  /** Deletes a memory entry by its exact text (the memory view's delete); 404 when there is none. */
+  async forgetMemory(input: { agentId: string; scope: MemoryScope; text: string }): Promise<MemoryView> {
+    await this.existing(input.agentId);
+    const memory = this.memories.of(input.agentId);
+    await forgetEntry(memory.scope(input.scope), input.text);
+    return memoryView(memory);
   }
 
   async sendPrompt(input: {

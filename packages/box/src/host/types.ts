@@ -15,6 +15,10 @@ import type { DiskStatus } from '../sandbox/disk-quota.ts';
 import type { ModelSettingsInput, ModelSettingsView } from './model-settings.ts';
 import type { ConnectionCheck } from '../providers/connection-check.ts';
 import type { TodoItem } from '../tools/types.ts';
+import type { AgentSettings } from '../profile/agent-settings.ts';
+import type { AgentUpdate } from '../profile/agent-update.ts';
+import type { MemoryView } from '../memory/memory-view.ts';
+import type { MemoryScope } from '../memory/memory-file.ts';
 
 /** The settings panel's view: the model's settings, and whether web search is on (or how to turn it on). */
 export type SettingsView = ModelSettingsView & { webSearch: { backend: string | null; howToEnable: string } };
@@ -89,6 +93,14 @@ export interface AgentHost {
   /** The ledger entry with this id (undefined when the agent has none); 404 for an unknown agent. */
   entryById(agentId: string, entryId: string): Promise<SequencedEntry | undefined>;
   deleteAgent(id: string): Promise<void>;
+  /** The agent's name, description, instructions, network allowlist and model (the settings dialog). */
+  agentSettings(id: string): Promise<AgentSettings>;
+  /** Rewrites profile.json atomically; a rename writes the `name-changed` event; the roster is told. */
+  updateAgent(id: string, update: AgentUpdate): Promise<AgentSettings>;
+  /** The agent's memory and the user's (shared by every agent). */
+  memory(agentId: string): Promise<MemoryView>;
+  /** Deletes the memory entries whose text is exactly `text` (404, naming near matches, when none is). */
+  forgetMemory(input: { agentId: string; scope: MemoryScope; text: string }): Promise<MemoryView>;
   duplicateAgent(id: string): Promise<RosterRow>;
   /** Starts a turn; idempotent per clientNonce (a repeat returns the first result without a second turn). */
   sendPrompt(input: {

@@ -4,7 +4,7 @@
  * reads (live and after a restart) comes from each tool's own reading.
  */
 import { mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { grokBot } from '@sendbox/txcript';
@@ -44,9 +44,12 @@ function toolResults(fixture: HostFixture, index: number) {
   return messages.flatMap((m) => (m.role === 'tool' ? m.content : []));
 }
 
-async function serve(host: string, handle: (url: string) => { type: string; body: string; status?: number }) {
+async function serve(
+  host: string,
+  handle: (url: string, headers: IncomingHttpHeaders) => { type: string; body: string; status?: number },
+) {
   const server = createServer((req, res) => {
-    const answer = handle(req.url ?? '/');
+    const answer = handle(req.url ?? '/', req.headers);
     if (answer.status && answer.status >= 300 && answer.status < 400) {
       res.writeHead(answer.status, { location: answer.body });
       res.end();
@@ -228,6 +231,77 @@ describe('the web tools in a real box', () => {
     await fx.prompt('search');
     expect(offered(fx)).not.toContain('web_search');
     expect(fx.host.modelSettings().webSearch.howToEnable).toMatch(/SENDBOX_SEARXNG_URL/);
+  });
+
+  it('web_search through a turn asks Brave with the operator key, which never reaches the model or the files', async () => {
+    const key = 'brave-key-7Hq2ZpX9wLm4';
+    const asked: Array<{ q: string | null; count: string | null; token: unknown }> = [];
+    const brave = await serve('127.0.0.1', (url, headers) => {
+      const params = new URL(url, 'http://x').searchParams;
+      asked.push({ q: params.get('q'), count: params.get('count'), token: headers['x-subscription-token'] });
+      if (!url.startsWith('/res/v1/web/search')) return { type: 'text/plain', status: 404, body: 'no' };
+      if (params.get('q') === 'quota') {
+        return { type: 'application/json', status: 429, body: '{"type":"ErrorResponse"}' };
+      }
+      return {
+        type: 'application/json',
+        body: JSON.stringify({
+          type: 'search',
+          web: {
+            type: 'search',
+            results: [
+              {
+                title: 'Ferns indoors',
+                url: 'https://example.org/ferns',
+                description: 'Keep <strong>ferns</strong> moist.',
+              },
+            ],
+          },
+        }),
+      };
+    });
+    fx = await hostFixture(
+      [
+        call('web_search', { searchTerm: 'ferns' }),
+        call('web_search', { searchTerm: 'quota' }),
+        reply,
+        { text: '' },
+      ],
+      { env: { BRAVE_SEARCH_API_KEY: key, SENDBOX_BRAVE_SEARCH_URL: brave } },
+    );
+    await fx.prompt('search for ferns');
+    expect(offered(fx)).toContain('web_search');
+    expect(fx.host.modelSettings().webSearch).toEqual({ backend: 'brave', howToEnable: '' });
+    expect(asked).toEqual([
+      { q: 'ferns', count: '8', token: key },
+      { q: 'quota', count: '8', token: key },
+    ]);
+    expect(lastToolOutputs(fx.model, 1).join('\n')).toBe(
+      '1. Ferns indoors\n   https://example.org/ferns\n   Keep ferns moist.',
+    );
+    expect(lastToolOutputs(fx.model, 2).join('\n')).toMatch(/Brave Search[\s\S]*429/);
+    // The JSONL holds Grok Bot's result shapes; the operator's key is in no file and no request.
+    const results = (await fx.records()).flatMap((record) => {
+      const content = (record.message as { content?: unknown } | undefined)?.content;
+      return Array.isArray(content)
+        ? (content as Array<Record<string, unknown>>).filter(
+            (block) => block.type === 'tool_result' && block.name === 'web_search',
+          )
+        : [];
+    });
+    expect(results.map((block) => block.result)).toEqual([
+      {
+        success: {
+          references: [
+            { title: 'Ferns indoors', url: 'https://example.org/ferns', chunk: 'Keep ferns moist.' },
+          ],
+        },
+      },
+      { error: { error: expect.stringMatching(/429/) as unknown } },
+    ]);
+    expect(await fx.jsonlText()).not.toContain(key);
+    expect(JSON.stringify(await fx.entries())).not.toContain(key);
+    expect(JSON.stringify(fx.model.requests)).not.toContain(key);
   });
 
   it("uses xAI's own search when the model in use is xAI's, from the environment or the settings panel", async () => {

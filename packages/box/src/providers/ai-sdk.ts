@@ -28,6 +28,8 @@ export interface AiSdkProviderOptions {
   provider: string;
   model: string;
   languageModel: LanguageModel;
+  /** The provider's model by id, for `withModel` (an agent's own model); absent, it has none. */
+  languageModelFor?: (model: string) => LanguageModel;
   /**
    * The idle timeout in ms: a step fails when the model sends nothing for this long (no byte when
    * the fetch is `idleFetch`'s, else no stream part). A reply that keeps streaming is never cut.
@@ -55,14 +57,32 @@ const stderrLine = (line: string): void => {
   process.stderr.write(`${line}\n`);
 };
 
-export function aiSdkProvider(options: AiSdkProviderOptions): Required<ModelProvider> {
+/** An AI SDK provider: it always says whether it streams. */
+export type AiSdkProvider = ModelProvider & { streams(): boolean };
+
+export function aiSdkProvider(options: AiSdkProviderOptions): AiSdkProvider {
   const log = options.logFailure ?? stderrLine;
   // Remembered for the provider's life: an endpoint found not to stream is not asked to again.
   let streaming = options.stream !== false;
+  const others = new Map<string, ModelProvider>();
+  const languageModelFor = options.languageModelFor;
   return {
     provider: options.provider,
     model: options.model,
     streams: () => streaming,
+    ...(languageModelFor
+      ? {
+          withModel(model: string): ModelProvider {
+            if (model === options.model) return this;
+            let other = others.get(model);
+            if (!other) {
+              other = aiSdkProvider({ ...options, model, languageModel: languageModelFor(model) });
+              others.set(model, other);
+            }
+            return other;
+          },
+        }
+      : {}),
     async step(request: ModelStepRequest): Promise<ModelStepResult> {
       const tools: ToolSet = {};
       for (const spec of request.tools) {

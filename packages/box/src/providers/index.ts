@@ -6,7 +6,7 @@
 import { createXai } from '@ai-sdk/xai';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import type { ModelStatus } from './types.ts';
-import { aiSdkProvider, idleFetch } from './ai-sdk.ts';
+import { aiSdkProvider, idleFetch, type AiSdkProvider } from './ai-sdk.ts';
 import type { ModelProvider } from './types.ts';
 
 export * from './types.ts';
@@ -78,6 +78,7 @@ export function providerFromEnv(
         provider: 'xai',
         model: id,
         languageModel: xai(id),
+        languageModelFor: (other) => xai(other),
         timeoutMs,
         maxRetries,
         stream,
@@ -112,7 +113,7 @@ export function openAiCompatibleProvider(options: {
   maxRetries?: number;
   logFailure?: (line: string) => void;
   stream?: boolean;
-}): Required<ModelProvider> {
+}): AiSdkProvider {
   const compatible = createOpenAICompatible({
     name: 'openai-compatible',
     baseURL: options.baseURL,
@@ -123,6 +124,7 @@ export function openAiCompatibleProvider(options: {
     provider: 'openai-compatible',
     model: options.model,
     languageModel: compatible.chatModel(options.model),
+    languageModelFor: (model) => compatible.chatModel(model),
     timeoutMs: options.timeoutMs ?? DEFAULT_MODEL_TIMEOUT_MS,
     maxRetries: options.maxRetries ?? 2,
     ...(options.logFailure ? { logFailure: options.logFailure } : {}),

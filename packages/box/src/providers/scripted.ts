@@ -26,6 +26,8 @@ export type ScriptSource = ScriptedStep[] | ((request: ModelStepRequest, index: 
 export interface ScriptedProvider extends ModelProvider {
   /** Every request, in order, deep-copied at the time of the call. */
   readonly requests: ModelStepRequest[];
+  /** The model id each request was made to (an agent's own model: `withModel`), in order. */
+  readonly models: string[];
   /** Appends steps to an array script. */
   push(...steps: ScriptedStep[]): void;
   /** Steps not yet consumed (array scripts). */
@@ -35,51 +37,63 @@ export interface ScriptedProvider extends ModelProvider {
 export function scriptedProvider(script: ScriptSource = [], model = 'scripted-model'): ScriptedProvider {
   const queue = Array.isArray(script) ? [...script] : null;
   const requests: ModelStepRequest[] = [];
+  const models: string[] = [];
   let index = 0;
   let callCounter = 0;
-  return {
+  const provider: ScriptedProvider = {
     provider: 'scripted',
     model,
     requests,
+    models,
     push(...steps) {
       if (!queue) throw new Error('scriptedProvider: push() needs an array script');
       queue.push(...steps);
     },
     remaining: () => queue?.length ?? Infinity,
-    step(request) {
-      const snapshot: ModelStepRequest = structuredClone({
-        system: request.system,
-        messages: request.messages,
-        tools: request.tools,
-      });
-      requests.push(snapshot);
-      const inPrompt = promptScript(snapshot);
-      const step =
-        inPrompt !== null
-          ? inPrompt
-          : queue
-            ? queue.shift()
-            : script instanceof Function
-              ? script(snapshot, index)
-              : undefined;
-      index += 1;
-      if (!step) {
-        return Promise.reject(new Error(`scripted model: no step scripted for call #${index}`));
-      }
-      if (step.error) return Promise.reject(step.error);
-      const result: ModelStepResult = {
-        text: step.text ?? '',
-        reasoning: step.reasoning ?? '',
-        toolCalls: (step.toolCalls ?? []).map((call) => ({
-          ...call,
-          id: call.id ?? `call_${++callCounter}`,
-        })),
-        finishReason: step.toolCalls?.length ? 'tool-calls' : 'stop',
-        ...(step.inputTokens === undefined ? {} : { inputTokens: step.inputTokens }),
-      };
-      return Promise.resolve(result);
-    },
+    // Another model id answers from the same script; `models` says which id each request went to.
+    withModel: (other) => ({
+      provider: 'scripted',
+      model: other,
+      step: (request) => answer(request, other),
+    }),
+    step: (request) => answer(request, model),
   };
+  return provider;
+
+  function answer(request: ModelStepRequest, to: string): Promise<ModelStepResult> {
+    models.push(to);
+    const snapshot: ModelStepRequest = structuredClone({
+      system: request.system,
+      messages: request.messages,
+      tools: request.tools,
+    });
+    requests.push(snapshot);
+    const inPrompt = promptScript(snapshot);
+    const step =
+      inPrompt !== null
+        ? inPrompt
+        : queue
+          ? queue.shift()
+          : script instanceof Function
+            ? script(snapshot, index)
+            : undefined;
+    index += 1;
+    if (!step) {
+      return Promise.reject(new Error(`scripted model: no step scripted for call #${index}`));
+    }
+    if (step.error) return Promise.reject(step.error);
+    const result: ModelStepResult = {
+      text: step.text ?? '',
+      reasoning: step.reasoning ?? '',
+      toolCalls: (step.toolCalls ?? []).map((call) => ({
+        ...call,
+        id: call.id ?? `call_${++callCounter}`,
+      })),
+      finishReason: step.toolCalls?.length ? 'tool-calls' : 'stop',
+      ...(step.inputTokens === undefined ? {} : { inputTokens: step.inputTokens }),
+    };
+    return Promise.resolve(result);
+  }
 }
 
 const PROMPT_SCRIPT = /<scripted-steps>([\s\S]*?)<\/scripted-steps>/;

@@ -63,6 +63,11 @@ export interface ModelProvider {
   readonly provider: string;
   readonly model: string;
   step(request: ModelStepRequest): Promise<ModelStepResult>;
+  /**
+   * The same provider (endpoint, key, limits) with another model id: an agent's own model
+   * (`updateAgent {model}`). Absent: the provider serves one model only.
+   */
+  withModel?(model: string): ModelProvider;
   /** Whether steps stream (false once the endpoint was found not to); absent: the provider never streams. */
   streams?(): boolean;
 }

@@ -17,6 +17,8 @@ export interface ProfileSource {
   read(): Promise<Profile>;
   /** True when it changed since the last `read`. */
   changed(): boolean;
+  /** Replaces it whole, atomically (`updateAgent`, `update_state profile`); the next `read` gets it. */
+  write(profile: Profile): Promise<void>;
 }
 
 /**

@@ -25,8 +25,8 @@ export function inboxContract(backend: string, make: Backend<InboxStore>): void 
       await first.accept('a', { kind: 'prompt', prompt: 'one' }, 1);
       await first.accept('b', { kind: 'prompt', prompt: 'two' }, 2);
       await first.accept('c', { kind: 'prompt', prompt: 'three' }, 3);
-      first.markStarted('a', 0);
-      first.markFailed('b', 'no model');
+      await first.markStarted('a', 0);
+      await first.markFailed('b', 'no model');
       expect(first.pending().map((row) => row.nonce)).toEqual(['c']);
       const again = await open();
       expect(again.pending().map((row) => row.nonce)).toEqual(['c']);
@@ -39,7 +39,7 @@ export function inboxContract(backend: string, make: Backend<InboxStore>): void 
       const inbox = await open();
       await inbox.accept('a', { kind: 'prompt', prompt: 'one' }, 1);
       await inbox.accept('b', { kind: 'prompt', prompt: 'two' }, 2);
-      inbox.reconcile((nonce) => (nonce === 'a' ? 7 : undefined));
+      await inbox.reconcile((nonce) => (nonce === 'a' ? 7 : undefined));
       expect(inbox.pending().map((row) => row.nonce)).toEqual(['b']);
       expect((await open()).pending().map((row) => row.nonce)).toEqual(['b']);
     });

@@ -62,10 +62,14 @@ export interface InboxStore {
   accept(nonce: string, input: InboxInput, acceptedAt: number): Promise<boolean>;
   /** Resolves once the input with this nonce is durable (a repeat is answered no sooner). */
   durable(nonce: string): Promise<void>;
-  /** Marks an input started in turn `turn` (after its user message committed in the ledger). */
-  markStarted(nonce: string, turn: number): void;
-  markFailed(nonce: string, detail: string): void;
+  /**
+   * Marks an input started in turn `turn` (after its user message committed in the ledger). It
+   * leaves `pending` at once; the promise resolves once the row says so (a failure there is not
+   * thrown: the ledger is the commit point, and `reconcile` settles the row on the next open).
+   */
+  markStarted(nonce: string, turn: number): Promise<void>;
+  markFailed(nonce: string, detail: string): Promise<void>;
   /** Settles pending inputs whose user message the ledger holds: `startedTurn` gives a nonce's turn, or undefined. */
-  reconcile(startedTurn: (nonce: string) => number | undefined): void;
+  reconcile(startedTurn: (nonce: string) => number | undefined): Promise<void>;
   close(): void;
 }

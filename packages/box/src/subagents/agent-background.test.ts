@@ -8,6 +8,7 @@
 import { spawnSync } from 'node:child_process';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
+import sharp from 'sharp';
 import { afterEach, describe, expect, it } from 'vitest';
 import { readLedgerFile, type JsonObject } from '@sendbox/txcript';
 import { createAgentHost } from '../host/agent-host.ts';
@@ -365,6 +366,46 @@ describe('subagents in the box', () => {
       toolCalls: 'Tool calls made: 1 (shell: success).',
     });
     expect(await readFile(`${box.sandbox}/slow.txt`, 'utf8')).toBe('ok\n');
+  });
+
+  it('a child sees the image its own read returns, as an image part, under the host’s vision switch', async () => {
+    const { box, model } = await boxWith([
+      {
+        toolCalls: [
+          {
+            name: 'task',
+            input: {
+              description: 'look at the chart',
+              prompt: withScript('Read chart.png and describe it.', [
+                { toolCalls: [{ name: 'read', input: { path: 'chart.png' } }] },
+                { text: 'A green square.' },
+              ]),
+            },
+          },
+        ],
+      },
+      finish[0]!,
+      {},
+    ]);
+    const png = await sharp({
+      create: { width: 40, height: 30, channels: 3, background: { r: 10, g: 200, b: 30 } },
+    })
+      .png()
+      .toBuffer();
+    await writeFile(`${box.sandbox}/chart.png`, png);
+    await box.prompt('describe the chart');
+    // The child's second call: the read's result says the image follows, a user message carries it.
+    const childCall = model.requests.find(
+      (request) =>
+        JSON.stringify(request.messages[0]).includes('Read chart.png') &&
+        request.messages.some((message) => message.role === 'tool'),
+    );
+    expect(childCall).toBeDefined();
+    const last = childCall!.messages.at(-1)!;
+    expect(last.role).toBe('user');
+    expect(last.content).toEqual(
+      expect.arrayContaining([expect.objectContaining({ type: 'image', mediaType: 'image/png' })]),
+    );
   });
 
   it('a recursion attempt is refused: the child has no task tool', async () => {

@@ -16,6 +16,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { grokBot, type JsonObject } from '@sendbox/txcript';
 import type { AgentExtension, WakeDoor } from '../agent/extension.ts';
+import type { ContextLayer, LayerAgent } from '../context/model-call.ts';
 import type { ToolCallRef } from '../agent/tool-dispatch.ts';
 import { stepBudget, type StepBudget } from '../agent/turn.ts';
 import type { TurnContext } from '../agent/turn-driver.ts';
@@ -47,6 +48,8 @@ export interface BackgroundHost {
   tools(): readonly HostTool[];
   writePoints: WritePoints;
   emit(event: BackgroundEvent): void;
+  /** The context layers of a child's model calls (run-child.ts `layers`); none when absent. */
+  childLayers?(child: LayerAgent): readonly ContextLayer[];
 }
 
 /** The file of an agent's task book: sendbox's, beside Grok Bot's store.db. */
@@ -177,6 +180,7 @@ export class AgentBackground implements AgentExtension {
       depth,
       writePoints: this.host.writePoints,
       maxSteps: limits.subagentMaxSteps,
+      ...(this.host.childLayers ? { layers: (child: LayerAgent) => this.host.childLayers!(child) } : {}),
       ...(budget ? { budget } : {}),
       // A child's own calls: its ids are its own, so the book keys them under the child.
       toolServices: (childId, call) =>

@@ -15,6 +15,7 @@
  * It has its own step limit, todo list and turn state; its ledger entries live in memory and
  * go to the parent's UI as events (child-ledger.ts).
  */
+import type { ContextLayer, LayerAgent } from '../context/model-call.ts';
 import { userRecordTexts } from '../agent/inputs.ts';
 import { ensurePrivateDir } from '../fs/atomic.ts';
 import { agentPaths, type AgentPaths } from '../stores/files/layout.ts';
@@ -44,6 +45,7 @@ export const CHILD_TURN_TEXTS: TurnTexts = {
   stepLimitNotice: (steps) => `The subagent was stopped after ${steps} model steps.`,
   stoppedNotice: 'The subagent was stopped.',
   stoppedReminder: 'You were stopped before you finished.',
+  stoppedSendSeen: (text) => `Your last message was cut off at: ${text}`,
   interruptedResult: 'Interrupted: the subagent was stopped before this call finished.',
 };
 
@@ -77,6 +79,12 @@ export interface ChildParent {
   writePoints: WritePoints;
   /** The child's own step limit. */
   maxSteps: number;
+  /**
+   * The context layers a child's model calls go through, made for the child (its id and paths, an
+   * empty ledger): the images of its own tool results, under the host's vision switch. Not the
+   * parent's layers: those are about the parent's conversation (its uploads, its notes).
+   */
+  layers?(child: LayerAgent): readonly ContextLayer[];
   /** The parent turn's budget of model steps, which the child draws from. */
   budget?: StepBudget;
   /** What the child's tool calls get (background commands, its own children past depth 1). */
@@ -212,8 +220,7 @@ export function childContext(
     attachments: agent.attachments,
     secrets: agent.secrets,
     toolGates: agent.toolGates,
-    // The parent's layers are about its own conversation (its notes, its memory): not the child's.
-    contextLayers: [],
+    contextLayers: parent.layers?.({ id: job.agentId, paths, entries: () => [] }) ?? [],
     state: new TurnStateMachine('idle'),
     questions: new QuestionBook(),
     sendReminderEvery: Number.MAX_SAFE_INTEGER,

@@ -8,6 +8,7 @@
  */
 import { closeSync, openSync, readSync } from 'node:fs';
 import type { LineSource } from './jsonl.ts';
+import { maxLineBytes, skipLongLine } from './line-cap.ts';
 
 /**
  * Bytes read at a time. A chunk's text is a string on the heap: kept below
@@ -20,11 +21,17 @@ const NEWLINE = 0x0a;
 const CR = 13;
 
 /**
- * The lines of `file`, read `chunkBytes` at a time. Opening or reading errors
- * are thrown by the read, when the source is called.
+ * The lines of `file`, read `chunkBytes` at a time. A line longer than `cap`
+ * bytes (line-cap.ts) is read past without being kept or decoded, and the
+ * source's `tooLong` told of it. Opening or reading errors are thrown by the
+ * read, when the source is called.
  */
-export function linesOfFile(file: string, chunkBytes: number = CHUNK): LineSource {
-  return (each) => {
+export function linesOfFile(
+  file: string,
+  chunkBytes: number = CHUNK,
+  cap: number = maxLineBytes(),
+): LineSource {
+  return (each, tooLong) => {
     const fd = openSync(file, 'r');
     try {
       let buf = Buffer.allocUnsafe(chunkBytes);
@@ -42,9 +49,16 @@ export function linesOfFile(file: string, chunkBytes: number = CHUNK): LineSourc
         if (last && pos < text.length) each(text.slice(pos), '', ++line);
       };
       for (;;) {
+        if (filled >= cap) {
+          // The partial line at the front is over the cap already: read past the rest of it.
+          const skipped = skipLongLine((b, at, len) => readSync(fd, b, at, len, null), buf, filled);
+          tooLong?.(++line, skipped.bytes, cap);
+          filled = skipped.rest;
+          continue;
+        }
         if (filled === buf.length) {
           // One line longer than the buffer: grow it.
-          const bigger = Buffer.allocUnsafe(buf.length * 2);
+          const bigger = Buffer.allocUnsafe(Math.max(buf.length, Math.min(buf.length * 2, cap)));
           buf.copy(bigger, 0, 0, filled);
           buf = bigger;
         }

@@ -13,6 +13,7 @@
 import { isJsonObject } from '../model/json.ts';
 import type { JsonObject } from '../model/common.ts';
 import { jsonObjectText } from './json-text.ts';
+import { type TooLongLine, tooLongText } from './line-cap.ts';
 import type { Warning } from './types.ts';
 
 /** The terminator that followed a line: `''` only on a last line without a final newline. */
@@ -99,7 +100,11 @@ function forEachLine(text: string, each: (span: LineSpan, line: number) => void)
  * text (no terminator), its terminator and its 1-based number, in order.
  * A source is read once per call.
  */
-export type LineSource = (each: (raw: string, end: LineEnd, line: number) => void) => void;
+export type LineSource = (
+  each: (raw: string, end: LineEnd, line: number) => void,
+  /** Told of each line over the reader's cap (line-cap.ts), which is skipped unread; a source of text held whole has none. */
+  tooLong?: TooLongLine,
+) => void;
 
 /** The lines of a text held whole. */
 export function linesOfText(text: string): LineSource {
@@ -308,7 +313,10 @@ export function readJsonl<F extends { json: object }>(
   options: JsonlParseOptions = {},
 ): Warning[] {
   const warnings: Warning[] = [];
-  lines((raw, end, line) => each(classifyLine(raw, end, line, source, classify, options, warnings)));
+  lines(
+    (raw, end, line) => each(classifyLine(raw, end, line, source, classify, options, warnings)),
+    (line, bytes, cap) => warnings.push({ source, line, message: tooLongText(bytes, cap) }),
+  );
   return warnings;
 }
 

@@ -10,25 +10,41 @@
  * whose content is needed (a title) is decoded as UTF-8 with `utf8Line`.
  */
 import { closeSync, openSync, readSync } from 'node:fs';
+import { maxLineBytes, skipLongLine, type TooLongLine } from './line-cap.ts';
 
 const CHUNK = 1 << 20;
 let shared = Buffer.allocUnsafe(CHUNK);
 
 /**
  * Calls `each` with every line of `file` (no terminator, CR dropped), as
- * Latin-1 text. `each` returning false stops the read. Throws what opening or
- * reading throws.
+ * Latin-1 text. `each` returning false stops the read. A line longer than
+ * `cap` bytes (line-cap.ts) is read past without being kept, and `tooLong`
+ * told of it. Throws what opening or reading throws.
  */
-export function forEachLatin1Line(file: string, each: (line: string) => boolean | void): void {
+export function forEachLatin1Line(
+  file: string,
+  each: (line: string) => boolean | void,
+  tooLong?: TooLongLine,
+  cap: number = maxLineBytes(),
+): void {
   const fd = openSync(file, 'r');
   try {
     let buf = shared;
     let filled = 0;
     let first = true;
+    let line = 0;
     for (;;) {
+      if (filled >= cap) {
+        // The partial line at the front is over the cap already: read past the rest of it.
+        const skipped = skipLongLine((b, at, len) => readSync(fd, b, at, len, null), buf, filled);
+        tooLong?.(++line, skipped.bytes, cap);
+        filled = skipped.rest;
+        first = false;
+        continue;
+      }
       if (filled === buf.length) {
         // One line longer than the buffer: grow it (kept for later files, which a big file is likely to have).
-        const bigger = Buffer.allocUnsafe(buf.length * 2);
+        const bigger = Buffer.allocUnsafe(Math.max(buf.length, Math.min(buf.length * 2, cap)));
         buf.copy(bigger, 0, 0, filled);
         buf = shared = bigger;
       }
@@ -42,7 +58,10 @@ export function forEachLatin1Line(file: string, each: (line: string) => boolean 
         const nl = text.indexOf('\n', start);
         if (nl === -1) break;
         const stop = nl > start && text.charCodeAt(nl - 1) === 13 ? nl - 1 : nl;
-        if (each(text.slice(start, stop)) === false) return;
+        line++;
+        // (A buffer grown for a bigger cap before can hold a whole line over this one.)
+        if (stop - start > cap) tooLong?.(line, stop - start, cap);
+        else if (each(text.slice(start, stop)) === false) return;
         start = nl + 1;
       }
       if (n === 0) {

@@ -37,22 +37,35 @@ export interface FileScan {
 
 /**
  * The scans of unchanged session files, kept between listings: a file's scan
- * is served while its stat signature (summary-cache-file.ts) is the one
- * taken before it was read. A file that cannot be read, or is not a session
- * file (a reason instead of a scan), is looked at again (and reported) every time.
+ * is served while its stat signature (summary-cache-file.ts: size, mtime,
+ * ctime) is the one taken before it was read. So is the failure of a file
+ * that could not be read or is not a session file: it is reported again
+ * from the cache, and read again only once its size or times change (a
+ * 2 GB file that fails costs its read once, not on every command).
  */
 export interface SessionFileCache {
   /**
-   * The stored scan of `path` while the file is unchanged (`hit`), else how to remember the scan
-   * about to be made (`remember`; a no-op for a file too recently changed to vouch for). Never
-   * throws: a file that cannot be stat'ed is a miss, and its scan reports why.
+   * The stored scan of `path` while the file is unchanged (`hit`), or why it failed (`failed`),
+   * else how to remember what is about to be found (`remember`; a no-op for a file too recently
+   * changed to vouch for). Never throws: a file that cannot be stat'ed is a miss, and its scan
+   * reports why.
    */
-  lookup(path: string): { hit: FileScan } | { remember(scan: FileScan): void };
+  lookup(
+    path: string,
+  ): { hit: FileScan } | { failed: string } | { remember(result: FileScan | Failure): void };
   /** Write the cache if anything changed; never throws. */
   save(): Promise<void>;
 }
 
+/** A file that could not be read or is not a session file: the warning it gave. */
+export interface Failure {
+  failed: string;
+}
+
 const forget = { remember: (): void => {} };
+
+/** Errors of the moment (too many open files, no memory), not of the file: never remembered. */
+const TRANSIENT = new Set(['EMFILE', 'ENFILE', 'EAGAIN', 'ENOMEM', 'EINTR', 'EBUSY']);
 
 /** Every file read afresh, nothing written. */
 export const noSessionFileCache: SessionFileCache = {
@@ -61,17 +74,17 @@ export const noSessionFileCache: SessionFileCache = {
 };
 
 /** Bumped whenever what is stored, or how it is computed, changes: an older file is then ignored. */
-export const SESSION_FILE_CACHE_VERSION = 3;
+export const SESSION_FILE_CACHE_VERSION = 4;
 
 /**
- * A file's entry: `[sig, sessions]` or `[sig, sessions, notes]`, each session
+ * A file's entry: `[sig, sessions]` or `[sig, sessions, notes]`, or `[sig, warning]` for a failed file; each session
  * `[id, messageCount, title, lastActivity, parentId, locator]`, null for what
  * it lacks and for a locator that is the file itself. The harness is the
  * cache's and the locator nearly always the file, so neither is stored
  * thousands of times, and a listing parses a few arrays per file, not objects.
  */
 type StoredSession = [string, number | null, string | null, string | null, string | null, string | null];
-type StoredEntry = [string, StoredSession[]] | [string, StoredSession[], JsonObject];
+type StoredEntry = [string, StoredSession[]] | [string, StoredSession[], JsonObject] | [string, string];
 
 const isNullableString = (v: unknown): v is string | null => v === null || typeof v === 'string';
 
@@ -158,8 +171,12 @@ export function openSessionFileCache(
       if (sig === undefined) return forget;
       const stored = doc.stored('files', path);
       // The entry of a file that changed is not worth decoding.
-      const hit =
-        Array.isArray(stored) && stored[0] === sig.sig ? storedScan(stored, path, harness) : undefined;
+      const same = Array.isArray(stored) && stored[0] === sig.sig;
+      if (same && stored.length === 2 && typeof stored[1] === 'string') {
+        doc.keep('files', path, stored);
+        return { failed: stored[1] };
+      }
+      const hit = same ? storedScan(stored, path, harness) : undefined;
       if (hit !== undefined) {
         doc.keep('files', path, stored);
         return { hit: hit.scan };
@@ -167,8 +184,12 @@ export function openSessionFileCache(
       const { racy, sig: fresh } = sig;
       if (racy) return forget;
       return {
-        remember: (scan) => {
-          const entry = storedEntry(fresh, scan, path, harness);
+        remember: (result) => {
+          if ('failed' in result) {
+            doc.put('files', path, [fresh, result.failed]);
+            return;
+          }
+          const entry = storedEntry(fresh, result, path, harness);
           if (entry !== undefined) doc.put('files', path, entry);
         },
       };
@@ -207,17 +228,23 @@ export async function summarizeSessionFiles<F>(
     if ('hit' in looked) {
       for (const s of looked.hit.sessions) sessions.push(s);
       scans.push({ path, scan: looked.hit });
+    } else if ('failed' in looked) {
+      warnings.push({ source: path, message: `${looked.failed} (not read again until the file changes)` });
     } else {
       try {
         const result = await scan(file);
-        if (typeof result === 'string') warnings.push({ source: path, message: result });
-        else {
+        if (typeof result === 'string') {
+          warnings.push({ source: path, message: result });
+          looked.remember({ failed: result });
+        } else {
           looked.remember(result);
           for (const s of result.sessions) sessions.push(s);
           scans.push({ path, scan: result });
         }
       } catch (e) {
-        warnings.push({ source: path, message: `unreadable, skipped: ${(e as Error).message}` });
+        const message = `unreadable, skipped: ${(e as Error).message}`;
+        warnings.push({ source: path, message });
+        if (!TRANSIENT.has((e as NodeJS.ErrnoException).code ?? '')) looked.remember({ failed: message });
       }
     }
     options?.onProgress?.(++done, files.length);

@@ -25,6 +25,11 @@ import {
   uploadResponseSchema,
   imageHostsResponseSchema,
   signedOutResponseSchema,
+  agentSettingsSchema,
+  memoryViewSchema,
+  type AgentSettings,
+  type AgentUpdate,
+  type MemoryView,
   type RosterRow,
   type StatusResponse,
   type TodoItem,
@@ -162,6 +167,15 @@ export function createApiClient(options: ApiClientOptions = {}) {
       const { entries, todos } = await call('openAgent', { id }, openAgentResponseSchema);
       return { entries, todos };
     },
+    /** The agent's name, description, instructions, allowed domains and model (the settings dialog). */
+    getAgent: (id: string): Promise<AgentSettings> => call('getAgent', { id }, agentSettingsSchema),
+    updateAgent: (id: string, update: AgentUpdate): Promise<AgentSettings> =>
+      call('updateAgent', { id, ...update }, agentSettingsSchema),
+    /** The agent's memory and the user's (the memory view). */
+    listMemory: (agentId: string): Promise<MemoryView> => call('listMemory', { agentId }, memoryViewSchema),
+    /** Deletes a memory entry by its exact text. */
+    forgetMemory: (agentId: string, scope: 'agent' | 'user', text: string): Promise<MemoryView> =>
+      call('forgetMemory', { agentId, scope, text }, memoryViewSchema),
     sendPrompt: (input: { agentId: string; prompt: string; clientNonce: string }) =>
       call('sendPrompt', input, sendPromptResponseSchema),
     getModelSettings: (): Promise<ModelSettings> => call('getModelSettings', {}, modelSettingsSchema),

@@ -212,3 +212,40 @@ export const subagentEntryEventSchema = z.looseObject({
 export const openSubagentResponseSchema = z.looseObject({
   entries: z.custom<unknown[]>(Array.isArray, { message: 'expected an array of entries' }),
 });
+
+/** An agent's settings (`getAgent`, `updateAgent`): mirrors `packages/box/src/profile/agent-settings.ts`. */
+export const agentSettingsSchema = z.looseObject({
+  id: z.string(),
+  name: z.string(),
+  description: z.string(),
+  instructions: z.string(),
+  allowDomains: z.array(z.string()),
+  model: z.string().nullable(),
+  modelApplies: z.boolean(),
+  provider: z.string().nullable(),
+  defaultModel: z.string().nullable(),
+});
+export type AgentSettings = z.infer<typeof agentSettingsSchema>;
+
+/** What `updateAgent` takes beside the id (omitted: unchanged; `model: null`: the box's model). */
+export interface AgentUpdate {
+  name?: string;
+  description?: string;
+  instructions?: string;
+  allowDomains?: string[];
+  model?: string | null;
+}
+
+/** The agent's memory and the user's (`listMemory`, `forgetMemory`): mirrors `packages/box/src/memory/memory-view.ts`. */
+export const memoryViewSchema = z.looseObject({
+  scopes: z.array(
+    z.looseObject({
+      scope: z.enum(['agent', 'user']),
+      entries: z.array(z.looseObject({ text: z.string(), createdAt: z.number() })),
+      bytes: z.number(),
+      cap: z.number(),
+      error: z.string().optional(),
+    }),
+  ),
+});
+export type MemoryView = z.infer<typeof memoryViewSchema>;

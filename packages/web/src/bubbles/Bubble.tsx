@@ -10,6 +10,7 @@ import type { TranscriptEntry } from '../api/types.ts';
 import { bubbleKindFor, type BubbleKind } from '../transcript.ts';
 import { AttachmentBubble } from './AttachmentBubble.tsx';
 import { CursorAgentBubble } from './CursorAgentBubble.tsx';
+import { EventBubble } from './EventBubble.tsx';
 import { MessageBubble } from './MessageBubble.tsx';
 import { NoticeBubble } from './NoticeBubble.tsx';
 import { SecretRequestBubble } from './SecretRequestBubble.tsx';
@@ -32,6 +33,7 @@ const SIDE: Record<BubbleKind, 'user' | 'agent' | 'meta'> = {
   'secret-request': 'agent',
   'tool-call': 'meta',
   notice: 'meta',
+  event: 'meta',
   thinking: 'meta',
   unrecognized: 'meta',
 };
@@ -81,6 +83,8 @@ function body(
       return <ToolCallBubble entry={entry} />;
     case 'notice':
       return <NoticeBubble entry={entry} retryable={retryable} />;
+    case 'event':
+      return <EventBubble entry={entry} />;
     case 'thinking':
       return <ThinkingBubble entry={entry} />;
     case 'turn-ended':
@@ -115,6 +119,11 @@ export const Bubble = memo(function Bubble({
       aria-label={ariaLabel(kind, entry)}
     >
       {body(entry, answer, skipped, retryable)}
+      {entry.kind === 'send-message' && entry.stopped === true && (
+        <p className="bubble-stopped" data-testid="bubble-stopped">
+          Stopped: you stopped the agent while it wrote this
+        </p>
+      )}
       {entry.timestampMs > 0 && SIDE[kind] !== 'meta' && (
         <time className="bubble-time" dateTime={new Date(entry.timestampMs).toISOString()}>
           {formatTime(entry.timestampMs)}

@@ -14,7 +14,7 @@ import { Inbox } from './inbox.ts';
 import { JsonlFile } from './jsonl.ts';
 import { agentPaths } from './layout.ts';
 import { openFileLedger } from './ledger.ts';
-import { readProfile } from './profile.ts';
+import { readProfile, writeProfile } from './profile.ts';
 import { StoreLock } from './store-lock.ts';
 
 export interface FilesBackendOptions {
@@ -72,5 +72,6 @@ function profileFile(file: string): ProfileSource {
       return profile;
     },
     changed: () => !sameFile(mark, fileMark(file)),
+    write: (profile) => writeProfile(file, profile),
   };
 }

@@ -40,7 +40,7 @@ describe('the inbox', () => {
       'n2',
     ]);
     reader.close();
-    inbox.markStarted('n1', 0);
+    await inbox.markStarted('n1', 0);
     inbox.close();
 
     const again = open(file);
@@ -61,7 +61,7 @@ describe('the inbox', () => {
       { kind: 'widget-answer', messageId: 't0s0', text: 'Red', value: 'red' },
       2,
     );
-    inbox.reconcile((nonce) => (nonce === 'n1' ? 4 : undefined));
+    await inbox.reconcile((nonce) => (nonce === 'n1' ? 4 : undefined));
     expect(inbox.pending().map((row) => row.nonce)).toEqual(['answer:t0s0']);
     inbox.close();
     const again = open(file);
@@ -123,7 +123,7 @@ describe('the inbox', () => {
     const inbox = open(file);
     await inbox.accept('n1', { kind: 'prompt', prompt: 'a' }, 1);
     expect(needsRecovery(file)).toBe(true);
-    inbox.markStarted('n1', 0);
+    await inbox.markStarted('n1', 0);
     expect(needsRecovery(file)).toBe(true);
     const ledger = openLedgerForWrite(file);
     ledger.appendEntry({ id: 't0e', kind: 'turn-ended', timestampMs: 1 });

@@ -142,23 +142,26 @@ export class Inbox implements InboxStore {
   }
 
   /** Marks an input started in turn `turn` (after its user message committed in the ledger). */
-  markStarted(nonce: string, turn: number): void {
+  markStarted(nonce: string, turn: number): Promise<void> {
     this.settle(nonce, 'started', turn, null);
+    return Promise.resolve();
   }
 
-  markFailed(nonce: string, detail: string): void {
+  markFailed(nonce: string, detail: string): Promise<void> {
     this.settle(nonce, 'failed', null, detail);
+    return Promise.resolve();
   }
 
   /**
    * Settles pending rows whose user message the ledger holds (a crash came between the ledger
    * commit and the row's update): `startedTurn` gives the turn of a nonce, or undefined.
    */
-  reconcile(startedTurn: (nonce: string) => number | undefined): void {
+  reconcile(startedTurn: (nonce: string) => number | undefined): Promise<void> {
     for (const row of [...this.pendingRows]) {
       const turn = startedTurn(row.nonce);
-      if (turn !== undefined) this.markStarted(row.nonce, turn);
+      if (turn !== undefined) this.settle(row.nonce, 'started', turn, null);
     }
+    return Promise.resolve();
   }
 
   close(): void {

@@ -6,6 +6,8 @@
  *   <dataDir>/agents/<id>/store.db            the UI ledger (canonical C11 DDL)
  *   <dataDir>/agents/<id>/attachments/        SHA-256 content-addressed files
  *   <dataDir>/agents/<id>/secrets.enc         AES-256-GCM secret store (0600)
+ *   <dataDir>/agents/<id>/memory.json         the agent's memory (0600, atomic; memory/)
+ *   <dataDir>/memory.json                     the user's memory, shared by every agent (memory/)
  *   <dataDir>/agent-transcripts/<id>/<id>.jsonl   the model transcript (append-only)
  *   <dataDir>/sandboxes/<id>/                 the agent's working folder (tools run here)
  *   <dataDir>/keys/secrets.key                the secret-store key, outside every agent folder
@@ -22,6 +24,7 @@ export interface AgentPaths {
   storeDb: string;
   attachments: string;
   secrets: string;
+  memory: string;
   transcriptDir: string;
   jsonl: string;
   sandbox: string;
@@ -44,6 +47,7 @@ export function agentPaths(dataDir: string, id: string): AgentPaths {
     storeDb: path.join(agentDir, 'store.db'),
     attachments: path.join(agentDir, 'attachments'),
     secrets: path.join(agentDir, 'secrets.enc'),
+    memory: path.join(agentDir, 'memory.json'),
     transcriptDir,
     jsonl: path.join(transcriptDir, `${id}.jsonl`),
     sandbox: path.join(dataDir, 'sandboxes', id),
@@ -52,6 +56,11 @@ export function agentPaths(dataDir: string, id: string): AgentPaths {
 
 export function rosterDb(dataDir: string): string {
   return path.join(dataDir, 'roster.db');
+}
+
+/** The user's memory: every agent reads it (memory/). */
+export function userMemoryFile(dataDir: string): string {
+  return path.join(dataDir, 'memory.json');
 }
 
 export function agentsRoot(dataDir: string): string {

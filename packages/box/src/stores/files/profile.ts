@@ -12,6 +12,14 @@ export const profileSchema = z.looseObject({
   /** sendbox: epoch ms. */
   createdAt: z.number().optional(),
   updatedAt: z.number().optional(),
+  /** sendbox: what the user (or the agent itself, `update_state profile`) told it to do; joins the system prompt. */
+  instructions: z.string().optional(),
+  /**
+   * sendbox: a model id of the configured provider for this agent alone (`updateAgent`), and the
+   * provider it was picked for: it applies only while that provider is the configured one.
+   */
+  model: z.string().min(1).optional(),
+  modelProvider: z.string().optional(),
   /** sendbox: true for an agent that cannot be prompted (the no-model demo). */
   readOnly: z.boolean().optional(),
   /** sendbox: the tool sandbox's policy for this agent (docs/sandbox.md). */

@@ -1,7 +1,8 @@
 /**
  * Where `web_search` searches, chosen by configuration (docs/runtime.md, "Web"):
  * - SearXNG's JSON API at `SENDBOX_SEARXNG_URL` (self-hosted; wins when set);
- * - Brave Search with `BRAVE_SEARCH_API_KEY`;
+ * - Brave Search with `BRAVE_SEARCH_API_KEY` (at `SENDBOX_BRAVE_SEARCH_URL` when the operator
+ *   relays it; Brave's own API otherwise);
  * - xAI's server-side `web_search` tool through its Responses API, when the model's provider is
  *   xAI and neither of the others is set.
  * With none, the tool is not offered. A backend URL is the operator's, not the model's: it is
@@ -40,6 +41,8 @@ export function searchConfigFromEnv(env: NodeJS.ProcessEnv, xai?: SearchConfig['
   return {
     searxngUrl: env.SENDBOX_SEARXNG_URL?.trim() || undefined,
     braveKey: env.BRAVE_SEARCH_API_KEY?.trim() || undefined,
+    // An operator's relay in front of Brave's API (a caching proxy, an egress gateway).
+    braveUrl: env.SENDBOX_BRAVE_SEARCH_URL?.trim() || undefined,
     xai,
   };
 }

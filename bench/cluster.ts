@@ -1,0 +1,117 @@
+/**
+ * The cluster backend (issue 25), what of it exists so far: the accept path on PostgreSQL alone
+ * (PgInbox.accept: the inbox row and its pg-boss turn job in one transaction, committed before it
+ * resolves), from 3 "workers" (each its own pool and pg-boss) over 20 agents at once, and the S3
+ * attachment write. Not yet measured, because not built: the gateway's 2xx around it, SSE delivery,
+ * turn handoff and failover.
+ *
+ * Uses SENDBOX_TEST_DATABASE_URL / SENDBOX_TEST_OBJECT_STORE_URL when set (.ci/run's services),
+ * else starts PostgreSQL and Ceph RGW itself (packages/box/src/testing/services.ts).
+ *
+ *   npx tsx bench/cluster.ts [prompts=2000]
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { readFileSync } from 'node:fs';
+import { AttachmentStore } from '../packages/box/src/attachments/store.ts';
+import { S3AttachmentStore, s3ClientFor } from '../packages/box/src/stores/postgres/attachments.ts';
+import { openDatabase } from '../packages/box/src/stores/postgres/database.ts';
+import { PgInbox } from '../packages/box/src/stores/postgres/inbox.ts';
+import { parseObjectStoreUrl } from '../packages/box/src/stores/postgres/object-store-url.ts';
+import { startTurnQueue } from '../packages/box/src/stores/postgres/turn-queue.ts';
+import { testServices } from '../packages/box/src/testing/services.ts';
+
+const PROMPTS = Number(process.argv[2] ?? 2000);
+const WORKERS = 3;
+const AGENTS = 20;
+
+const p = (sorted: number[], q: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
+const ms = (n: number) => `${n.toFixed(1)} ms`;
+
+const services = await testServices();
+const schema = `bench_${randomBytes(4).toString('hex')}`;
+const workers = await Promise.all(
+  Array.from({ length: WORKERS }, async () => {
+    const db = await openDatabase(services.databaseUrl, { schema, max: 20 });
+    return { db, boss: await startTurnQueue(services.databaseUrl, schema) };
+  }),
+);
+const agents = Array.from({ length: AGENTS }, () => randomUUID());
+// Each worker has a handle on every agent's inbox (any gateway accepts for any agent).
+const inboxes = await Promise.all(
+  workers.map(async (worker) =>
+    Promise.all(agents.map((agent) => PgInbox.open(worker.db, worker.boss, agent))),
+  ),
+);
+
+const latencies: number[] = [];
+let accepted = 0;
+const started = performance.now();
+let next = 0;
+// 60 clients at once, round-robin over the workers and agents; 10 % resent with the same nonce.
+await Promise.all(
+  Array.from({ length: 60 }, async () => {
+    for (;;) {
+      const i = next++;
+      if (i >= PROMPTS) return;
+      // A repeat goes to the same agent as its first send, through the next worker's gateway.
+      const first = i % 10 === 9 ? i - 1 : i;
+      const worker = i % WORKERS;
+      const agent = first % AGENTS;
+      const nonce = `n-${first}`;
+      const t0 = performance.now();
+      if (
+        await inboxes[worker]![agent]!.accept(nonce, { kind: 'prompt', prompt: `prompt ${i}` }, Date.now())
+      ) {
+        accepted += 1;
+      }
+      latencies.push(performance.now() - t0);
+    }
+  }),
+);
+const seconds = (performance.now() - started) / 1000;
+const rows = await workers[0]!.db.pool.query<{ n: string }>(
+  `SELECT count(*) AS n FROM ${workers[0]!.db.table('inbox')}`,
+);
+latencies.sort((a, b) => a - b);
+
+// The S3 write: 200 distinct 64 KiB attachments through one worker's store.
+const location = parseObjectStoreUrl(services.objectStoreUrl);
+const s3 = s3ClientFor(location, services.credentials);
+const dir = await mkdtemp(path.join(os.tmpdir(), 'sendbox-bench-cluster-'));
+const attachments = new S3AttachmentStore(s3, location.bucket, randomUUID(), new AttachmentStore(dir));
+const puts: number[] = [];
+for (let i = 0; i < 200; i++) {
+  const t0 = performance.now();
+  await attachments.ingestBytes(randomBytes(64 * 1024), `file-${i}.bin`);
+  puts.push(performance.now() - t0);
+}
+puts.sort((a, b) => a - b);
+
+const load = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
+console.log(`load average before the summary: ${load} (${os.cpus().length} cores)`);
+console.log(
+  `accept on PostgreSQL (row + pg-boss send, one transaction), ${WORKERS} workers, ${AGENTS} agents, ${PROMPTS} prompts (10 % repeats):`,
+);
+console.log(
+  `  ${(PROMPTS / seconds).toFixed(0)} accepts/s; p50 ${ms(p(latencies, 0.5))}, p99 ${ms(p(latencies, 0.99))}`,
+);
+console.log(
+  `  accepted ${accepted}, rows ${rows.rows[0]!.n} (expected ${PROMPTS - Math.floor(PROMPTS / 10)}): ${Number(rows.rows[0]!.n) === accepted ? '0 lost' : 'MISMATCH'}`,
+);
+console.log(
+  `S3 attachment write (64 KiB, If-None-Match: *): p50 ${ms(p(puts, 0.5))}, p99 ${ms(p(puts, 0.99))}`,
+);
+
+for (const worker of workers) {
+  await worker.boss.stop({ graceful: false, close: true });
+}
+await workers[0]!.db.pool.query(`DROP SCHEMA "${schema}" CASCADE`);
+await workers[0]!.db.pool.query(`DROP SCHEMA "${schema}_jobs" CASCADE`);
+for (const worker of workers) await worker.db.close();
+s3.destroy();
+await rm(dir, { recursive: true, force: true });
+await services.release();

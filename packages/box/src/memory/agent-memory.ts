@@ -1,0 +1,93 @@
+/**
+ * Agent and user memory (issue 21 item 3): what an agent saved with `update_state memory`, added
+ * to the system prompt of every model call as a context layer and never written to the JSONL (as
+ * guidance is not). The agent scope lives in the agent's folder; the user scope is one file every
+ * agent shares. The host keeps one `MemoryBook` per data dir; each agent gets its extension.
+ */
+import type { AgentExtension } from '../agent/extension.ts';
+import type { ContextLayer } from '../context/model-call.ts';
+import { agentPaths, userMemoryFile } from '../stores/files/layout.ts';
+import {
+  MEMORY_CAP_BYTES,
+  MemoryFile,
+  memoryBytes,
+  type MemoryEntry,
+  type MemoryScope,
+} from './memory-file.ts';
+
+/** One agent's two scopes. */
+export interface AgentMemory {
+  scope(scope: MemoryScope): MemoryFile;
+}
+
+export class MemoryBook {
+  readonly user: MemoryFile;
+  private readonly agents = new Map<string, MemoryFile>();
+
+  constructor(
+    private readonly dataDir: string,
+    private readonly capBytes = MEMORY_CAP_BYTES,
+  ) {
+    this.user = new MemoryFile(userMemoryFile(dataDir), 'user', capBytes);
+  }
+
+  of(agentId: string): AgentMemory {
+    let own = this.agents.get(agentId);
+    if (!own) {
+      own = new MemoryFile(agentPaths(this.dataDir, agentId).memory, 'agent', this.capBytes);
+      this.agents.set(agentId, own);
+    }
+    const file = own;
+    return { scope: (scope) => (scope === 'user' ? this.user : file) };
+  }
+
+  /** Drops the agent's handle (its folder, memory.json with it, is gone). */
+  agentDeleted(agentId: string): void {
+    this.agents.delete(agentId);
+  }
+
+  /** What an agent adds: the memory layer on each model call. */
+  extensionFor(agentId: string): AgentExtension {
+    return { contextLayers: [memoryLayer(this.of(agentId))] };
+  }
+}
+
+export function memoryLayer(memory: AgentMemory): ContextLayer {
+  return { name: 'memory', system: () => memorySection(memory) };
+}
+
+const SCOPE_TITLES: Record<MemoryScope, string> = {
+  agent: 'Agent memory (yours alone)',
+  user: "User memory (shared by all of the user's agents)",
+};
+
+/** The system prompt's memory section: both scopes, their fill, and what to do when one is full. */
+export async function memorySection(memory: AgentMemory): Promise<string> {
+  const lines = [
+    '# Memory',
+    'What you saved with update_state memory; it lasts across conversations and restarts, and the user',
+    'can read and delete it. Keep durable facts and preferences there, and forget entries that turn wrong.',
+  ];
+  for (const scope of ['agent', 'user'] as const) {
+    const file = memory.scope(scope);
+    let entries: MemoryEntry[];
+    try {
+      entries = await file.entries();
+    } catch (error) {
+      // A file the user broke is reported, not fatal: the call goes on without it.
+      lines.push('', `## ${SCOPE_TITLES[scope]}`, `(unreadable: ${(error as Error).message})`);
+      continue;
+    }
+    const bytes = memoryBytes(entries);
+    lines.push('', `## ${SCOPE_TITLES[scope]}: ${bytes} of ${file.cap} bytes`);
+    if (entries.length === 0) lines.push('(empty)');
+    for (const entry of entries) lines.push(`- ${entry.text.replace(/\n/g, '\n  ')}`);
+    if (bytes > file.cap)
+      lines.push(
+        `This scope is past its cap of ${file.cap} bytes: condense it now (forget outdated or repeated entries, write shorter ones).`,
+      );
+    else if (bytes >= file.cap * 0.9)
+      lines.push('This scope is nearly full: condense it before you add more.');
+  }
+  return lines.join('\n');
+}

@@ -1,0 +1,136 @@
+/**
+ * Attachments in the cluster's bucket at `<agentId>/<sha256>.<ext>` (issue 25 §4). A file is first
+ * stored in this worker's local copy (stores attachments/store.ts: the size cap, the secret scan and
+ * the hash all happen there, and tools read that copy), then streamed to the bucket with
+ * `If-None-Match: *`: the server refuses a second write of a key, so `created` says whether this
+ * worker's write made the object. A worker that takes an agent over streams an object back into
+ * its local copy (`fetch`), checking its SHA-256 on the way.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { createReadStream, createWriteStream, type Stats } from 'node:fs';
+import { mkdir, rename, rm } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
+import path from 'node:path';
+import { Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { Readable } from 'node:stream';
+import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import type { AttachmentStore } from '../../attachments/store.ts';
+import type { AttachmentsStore, IngestOptions, StoredFile } from '../attachments.ts';
+import type { ObjectStoreLocation } from './object-store-url.ts';
+
+const STORED_NAME = /^([0-9a-f]{64})(\.[A-Za-z0-9]+)?$/;
+
+export interface S3Credentials {
+  accessKeyId: string;
+  secretAccessKey: string;
+}
+
+/** An S3 client for the location (path-style, so a bucket on a plain host:port works). */
+export function s3ClientFor(location: ObjectStoreLocation, credentials?: S3Credentials): S3Client {
+  return new S3Client({
+    region: location.region,
+    forcePathStyle: true,
+    // Checksums only where S3 requires them: servers such as Ceph RGW refuse the newer trailers.
+    requestChecksumCalculation: 'WHEN_REQUIRED',
+    responseChecksumValidation: 'WHEN_REQUIRED',
+    ...(location.endpoint ? { endpoint: location.endpoint } : {}),
+    ...(credentials ? { credentials } : {}),
+  });
+}
+
+export class S3AttachmentStore implements AttachmentsStore {
+  constructor(
+    private readonly s3: S3Client,
+    private readonly bucket: string,
+    private readonly agentId: string,
+    /** This worker's copy (`agents/<id>/attachments/` in its data dir). */
+    private readonly local: AttachmentStore,
+  ) {}
+
+  get maxBytes(): number {
+    return this.local.maxBytes;
+  }
+
+  async ingestOpenFile(
+    source: FileHandle,
+    info: Stats,
+    fileName: string,
+    options?: IngestOptions,
+  ): Promise<StoredFile> {
+    return this.upload(await this.local.ingestOpenFile(source, info, fileName, options));
+  }
+
+  async ingestBytes(bytes: Uint8Array, fileName: string, options?: IngestOptions): Promise<StoredFile> {
+    return this.upload(await this.local.ingestBytes(bytes, fileName, options));
+  }
+
+  /** The object key of a stored file (its name in the local copy: `<sha256>[.<ext>]`). */
+  keyOf(storedName: string): string {
+    if (!STORED_NAME.test(storedName))
+      throw new Error(`${JSON.stringify(storedName)} is not a stored attachment name`);
+    return `${this.agentId}/${storedName}`;
+  }
+
+  /**
+   * Brings the object named `storedName` into the local copy and returns its path. The bytes go to a
+   * temp file and are renamed into place only when their SHA-256 is the one the name says.
+   */
+  async fetch(storedName: string): Promise<string> {
+    const key = this.keyOf(storedName);
+    const expected = STORED_NAME.exec(storedName)![1]!;
+    const target = path.join(this.local.dir, storedName);
+    await mkdir(this.local.dir, { recursive: true, mode: 0o700 });
+    const temp = path.join(this.local.dir, `.fetch-${randomBytes(8).toString('hex')}.tmp`);
+    const response = await this.s3.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
+    const hash = createHash('sha256');
+    try {
+      await pipeline(
+        response.Body as Readable,
+        new Transform({
+          transform(chunk: Buffer, _encoding, done) {
+            hash.update(chunk);
+            done(null, chunk);
+          },
+        }),
+        createWriteStream(temp, { mode: 0o600 }),
+      );
+      const actual = hash.digest('hex');
+      if (actual !== expected) {
+        throw new Error(
+          `s3://${this.bucket}/${key} holds bytes whose SHA-256 is ${actual}, not the one its name says: it was changed outside the box; restore it from a backup`,
+        );
+      }
+      await rename(temp, target);
+    } finally {
+      await rm(temp, { force: true });
+    }
+    return target;
+  }
+
+  private async upload(stored: StoredFile): Promise<StoredFile> {
+    const key = this.keyOf(path.basename(stored.path));
+    try {
+      await this.s3.send(
+        new PutObjectCommand({
+          Bucket: this.bucket,
+          Key: key,
+          Body: createReadStream(stored.path),
+          ContentLength: stored.size,
+          ContentType: stored.mediaType,
+          IfNoneMatch: '*',
+        }),
+      );
+      return { ...stored, created: true };
+    } catch (error) {
+      // 412: the key is there already, and content-addressed: the same bytes.
+      if ((error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 412) {
+        return { ...stored, created: false };
+      }
+      throw new Error(
+        `could not store ${stored.fileName} in s3://${this.bucket}/${key}: ${(error as Error).message}; check the object store and try again`,
+        { cause: error },
+      );
+    }
+  }
+}

@@ -1,0 +1,162 @@
+/** The store contract suites on the cluster backend: PostgreSQL and Ceph RGW, real and on loopback. */
+import { createHash, randomBytes } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import { describe, expect, it } from 'vitest';
+import { AttachmentStore } from '../../attachments/store.ts';
+import { attachmentsContract } from '../attachments.contract.ts';
+import { useBackend } from '../contract.ts';
+import { secretsContract } from '../secrets.contract.ts';
+import { clusterBackend, useServices } from './backend.ts';
+import { S3AttachmentStore } from './attachments.ts';
+import { PgSecretStore } from './secrets.ts';
+import { PgInbox } from './inbox.ts';
+import { inboxContract } from '../inbox.contract.ts';
+import { TURN_QUEUE } from './turn-queue.ts';
+import { StoreWriteError } from '../errors.ts';
+
+const services = useServices();
+const key = randomBytes(32);
+
+inboxContract(
+  'postgres',
+  clusterBackend(services, (home) => ({
+    open: async () => PgInbox.open(home.db, await home.turnQueue(), home.agentId),
+    close: (inbox) => inbox.close(),
+  })),
+);
+
+describe('PgInbox accepting an input', () => {
+  const open = useBackend(
+    clusterBackend(services, (home) => ({
+      open: async () => ({ home, boss: await home.turnQueue() }),
+      close: () => undefined,
+    })),
+  );
+
+  it('commits the row and its turn job together, keyed by agent, and a repeat adds neither', async () => {
+    const { home, boss } = await open();
+    const gatewayA = await PgInbox.open(home.db, boss, home.agentId);
+    const gatewayB = await PgInbox.open(home.db, boss, home.agentId);
+    expect(await gatewayA.accept('n1', { kind: 'prompt', prompt: 'one' }, 1)).toBe(true);
+    // Another gateway that has not seen it: the database's conflict rule answers.
+    expect(gatewayB.has('n1')).toBe(false);
+    expect(await gatewayB.accept('n1', { kind: 'prompt', prompt: 'one' }, 2)).toBe(false);
+    expect(await gatewayB.accept('n2', { kind: 'prompt', prompt: 'two' }, 3)).toBe(true);
+    const rows = await home.db.pool.query<{ nonce: string }>(
+      `SELECT nonce FROM ${home.db.table('inbox')} WHERE agent_id = $1 ORDER BY seq`,
+      [home.agentId],
+    );
+    expect(rows.rows.map((row) => row.nonce)).toEqual(['n1', 'n2']);
+    const jobs = await boss.findJobs<{ agentId: string; nonce: string }>(TURN_QUEUE, { key: home.agentId });
+    expect(jobs.map((job) => job.data.nonce).sort()).toEqual(['n1', 'n2']);
+    expect(new Set(jobs.map((job) => job.singletonKey))).toEqual(new Set([home.agentId]));
+  });
+
+  it('keeps no row when the job cannot be sent (one transaction)', async () => {
+    const { home, boss } = await open();
+    const inbox = await PgInbox.open(home.db, boss, home.agentId);
+    await boss.deleteQueue(TURN_QUEUE);
+    await expect(inbox.accept('n1', { kind: 'prompt', prompt: 'one' }, 1)).rejects.toBeInstanceOf(
+      StoreWriteError,
+    );
+    expect(inbox.has('n1')).toBe(false);
+    expect(inbox.pending()).toEqual([]);
+    const rows = await home.db.pool.query(`SELECT 1 FROM ${home.db.table('inbox')} WHERE agent_id = $1`, [
+      home.agentId,
+    ]);
+    expect(rows.rowCount).toBe(0);
+  });
+});
+
+secretsContract(
+  'postgres',
+  clusterBackend(services, ({ db, agentId }) => ({
+    open: () => new PgSecretStore(db, key, agentId),
+    close: () => undefined,
+  })),
+);
+
+attachmentsContract(
+  's3',
+  clusterBackend(services, ({ s3, bucket, agentId, dir }) => {
+    let workers = 0;
+    return {
+      // Each handle is another worker: its own local copy, the same bucket.
+      open: () => {
+        const store = new S3AttachmentStore(
+          s3,
+          bucket,
+          agentId,
+          new AttachmentStore(path.join(dir, `worker-${++workers}`), 1024),
+        );
+        return {
+          store,
+          // Read back from the bucket, not from the local copy.
+          async readBack(file: string) {
+            const response = await s3.send(
+              new GetObjectCommand({ Bucket: bucket, Key: store.keyOf(path.basename(file)) }),
+            );
+            return response.Body!.transformToByteArray();
+          },
+        };
+      },
+      close: () => undefined,
+    };
+  }),
+);
+
+describe('S3AttachmentStore across workers', () => {
+  const open = useBackend(
+    clusterBackend(services, ({ s3, bucket, agentId, dir }) => {
+      let workers = 0;
+      return {
+        open: () => ({
+          s3,
+          bucket,
+          store: new S3AttachmentStore(
+            s3,
+            bucket,
+            agentId,
+            new AttachmentStore(path.join(dir, `worker-${++workers}`), 1 << 20),
+          ),
+        }),
+        close: () => undefined,
+      };
+    }),
+  );
+
+  it('lets the first worker create an object, another find it there, and a third fetch it whole', async () => {
+    const first = await open();
+    const second = await open();
+    const third = await open();
+    const bytes = randomBytes(300_000);
+    const made = await first.store.ingestBytes(bytes, 'photo.png');
+    expect(made.created).toBe(true);
+    // The second worker has no local copy: the bucket refused its write (If-None-Match: *).
+    const again = await second.store.ingestBytes(bytes, 'photo.png');
+    expect(again).toMatchObject({ created: false, sha256: made.sha256 });
+    const fetched = await third.store.fetch(path.basename(made.path));
+    expect(fetched).not.toBe(made.path);
+    expect(
+      createHash('sha256')
+        .update(await readFile(fetched))
+        .digest('hex'),
+    ).toBe(made.sha256);
+  });
+
+  it('refuses an object whose bytes are not the ones its name says, and keeps no copy', async () => {
+    const first = await open();
+    const second = await open();
+    const made = await first.store.ingestBytes(new TextEncoder().encode('the real bytes'), 'a.txt');
+    const name = path.basename(made.path);
+    await first.s3.send(
+      new PutObjectCommand({ Bucket: first.bucket, Key: first.store.keyOf(name), Body: 'changed bytes' }),
+    );
+    await expect(second.store.fetch(name)).rejects.toThrow(/changed outside the box/);
+    const target = path.join(path.dirname(path.dirname(made.path)), 'worker-2', name);
+    await expect(readFile(target)).rejects.toThrow(/ENOENT/);
+    expect(() => second.store.keyOf('../other-agent/x')).toThrow(/not a stored attachment name/);
+  });
+});

@@ -1,0 +1,95 @@
+/**
+ * The cluster's PostgreSQL: one pool per worker, every table in one schema (`sendbox` unless told),
+ * created on first use. Migrations run under a transaction-scoped advisory lock, so workers that
+ * start together do not race on `CREATE TABLE`.
+ */
+import pg from 'pg';
+
+export const DEFAULT_SCHEMA = 'sendbox';
+const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
+
+export interface Database {
+  readonly pool: pg.Pool;
+  /** The schema, quoted for SQL. */
+  readonly schema: string;
+  /** `schema.name`, quoted for SQL. */
+  table(name: string): string;
+  close(): Promise<void>;
+}
+
+/** Each step is idempotent (IF NOT EXISTS): a new step is added at the end, never changed in place. */
+function migrations(s: string): string[] {
+  return [
+    `CREATE SCHEMA IF NOT EXISTS ${s}`,
+    `CREATE TABLE IF NOT EXISTS ${s}.secrets (
+       agent_id text NOT NULL,
+       name text NOT NULL,
+       iv bytea NOT NULL,
+       tag bytea NOT NULL,
+       data bytea NOT NULL,
+       PRIMARY KEY (agent_id, name)
+     )`,
+    `CREATE TABLE IF NOT EXISTS ${s}.inbox (
+       seq bigserial UNIQUE,
+       agent_id text NOT NULL,
+       nonce text NOT NULL,
+       kind text NOT NULL,
+       input jsonb NOT NULL,
+       state text NOT NULL DEFAULT 'pending',
+       turn integer,
+       accepted_at bigint NOT NULL,
+       detail text,
+       PRIMARY KEY (agent_id, nonce)
+     )`,
+    `CREATE INDEX IF NOT EXISTS inbox_pending ON ${s}.inbox (agent_id, seq) WHERE state = 'pending'`,
+  ];
+}
+
+export async function openDatabase(
+  url: string,
+  options: { schema?: string; max?: number } = {},
+): Promise<Database> {
+  const name = options.schema ?? DEFAULT_SCHEMA;
+  if (!SCHEMA_NAME.test(name)) {
+    throw new Error(`schema ${JSON.stringify(name)}: use lower-case letters, digits and _ (at most 63)`);
+  }
+  const schema = `"${name}"`;
+  const pool = new pg.Pool({ connectionString: url, max: options.max ?? 10 });
+  // An idle client's error (the server restarted) must not take the worker down: the pool drops it.
+  pool.on('error', () => undefined);
+  const client = await pool.connect().catch((error: unknown) => {
+    void pool.end();
+    throw new Error(`cannot reach PostgreSQL at ${redact(url)}: ${(error as Error).message}`, {
+      cause: error,
+    });
+  });
+  try {
+    await client.query('BEGIN');
+    await client.query(`SELECT pg_advisory_xact_lock(hashtext('sendbox-migrate:' || $1))`, [name]);
+    for (const step of migrations(schema)) await client.query(step);
+    await client.query('COMMIT');
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    client.release();
+    await pool.end();
+    throw error;
+  }
+  client.release();
+  return {
+    pool,
+    schema,
+    table: (table) => `${schema}.${table}`,
+    close: () => pool.end(),
+  };
+}
+
+/** The URL without its password, for messages. */
+export function redact(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return '(not a URL)';
+  }
+}

@@ -1,0 +1,148 @@
+/**
+ * An agent's inbox in PostgreSQL (`inbox` table, one row per (agent, nonce)). Accepting an input is
+ * one transaction (issue 25 §2): the row (`ON CONFLICT (agent_id, nonce) DO NOTHING`: a nonce
+ * another gateway accepted is a repeat here too) and its turn job on pg-boss; `accept` resolves
+ * after the commit, so the gateway's 2xx comes after it. What `has` and `pending` answer is the
+ * rows as read at open and changed through this handle; `load` reads them again.
+ */
+import type { PgBoss } from 'pg-boss';
+import { StoreWriteError } from '../errors.ts';
+import type { InboxInput, InboxRow, InboxStore, InputState } from '../inbox.ts';
+import type { Database } from './database.ts';
+import { sendTurn } from './turn-queue.ts';
+
+interface RawRow {
+  seq: string;
+  nonce: string;
+  input: InboxInput;
+  state: string;
+  turn: number | null;
+  accepted_at: string;
+  detail: string | null;
+}
+
+export class PgInbox implements InboxStore {
+  private readonly nonces = new Set<string>();
+  private pendingRows: InboxRow[] = [];
+  /** Row updates, in the order they were asked for. */
+  private settling: Promise<void> = Promise.resolve();
+
+  private constructor(
+    private readonly db: Database,
+    private readonly boss: PgBoss,
+    private readonly agentId: string,
+  ) {}
+
+  static async open(db: Database, boss: PgBoss, agentId: string): Promise<PgInbox> {
+    const inbox = new PgInbox(db, boss, agentId);
+    await inbox.load();
+    return inbox;
+  }
+
+  async load(): Promise<void> {
+    const { rows } = await this.db.pool.query<RawRow>(
+      `SELECT seq, nonce, input, state, turn, accepted_at, detail FROM ${this.db.table('inbox')}
+       WHERE agent_id = $1 ORDER BY seq`,
+      [this.agentId],
+    );
+    this.nonces.clear();
+    for (const row of rows) this.nonces.add(row.nonce);
+    this.pendingRows = rows.filter((row) => row.state === 'pending').map(rowOf);
+  }
+
+  has(nonce: string): boolean {
+    return this.nonces.has(nonce);
+  }
+
+  pending(): readonly InboxRow[] {
+    return this.pendingRows;
+  }
+
+  async accept(nonce: string, input: InboxInput, acceptedAt: number): Promise<boolean> {
+    if (this.nonces.has(nonce)) return false;
+    let seq: number | null = null;
+    const client = await this.db.pool.connect().catch((error: unknown) => {
+      throw new StoreWriteError('inbox', 'the input', error);
+    });
+    try {
+      await client.query('BEGIN');
+      const inserted = await client.query<{ seq: string }>(
+        `INSERT INTO ${this.db.table('inbox')} (agent_id, nonce, kind, input, accepted_at)
+         VALUES ($1, $2, $3, $4, $5) ON CONFLICT (agent_id, nonce) DO NOTHING RETURNING seq`,
+        [this.agentId, nonce, input.kind, JSON.stringify(input), acceptedAt],
+      );
+      if (inserted.rows.length === 1) {
+        seq = Number(inserted.rows[0]!.seq);
+        await sendTurn(this.boss, client, { agentId: this.agentId, nonce });
+      }
+      await client.query('COMMIT');
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw new StoreWriteError('inbox', 'the input', error);
+    } finally {
+      client.release();
+    }
+    this.nonces.add(nonce);
+    if (seq === null) return false;
+    const row: InboxRow = { seq, nonce, input, state: 'pending', turn: null, acceptedAt, detail: null };
+    const at = this.pendingRows.findIndex((other) => other.seq > seq);
+    this.pendingRows.splice(at === -1 ? this.pendingRows.length : at, 0, row);
+    return true;
+  }
+
+  /** `accept` resolves after its commit: nothing is left to wait for. */
+  durable(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  markStarted(nonce: string, turn: number): Promise<void> {
+    return this.settle(nonce, 'started', turn, null);
+  }
+
+  markFailed(nonce: string, detail: string): Promise<void> {
+    return this.settle(nonce, 'failed', null, detail);
+  }
+
+  async reconcile(startedTurn: (nonce: string) => number | undefined): Promise<void> {
+    for (const row of [...this.pendingRows]) {
+      const turn = startedTurn(row.nonce);
+      if (turn !== undefined) await this.settle(row.nonce, 'started', turn, null);
+    }
+  }
+
+  close(): void {
+    // The pool is the worker's, shared by every agent: closed with the database.
+  }
+
+  private settle(
+    nonce: string,
+    state: InputState,
+    turn: number | null,
+    detail: string | null,
+  ): Promise<void> {
+    this.pendingRows = this.pendingRows.filter((row) => row.nonce !== nonce);
+    this.settling = this.settling.then(async () => {
+      try {
+        await this.db.pool.query(
+          `UPDATE ${this.db.table('inbox')} SET state = $1, turn = $2, detail = $3 WHERE agent_id = $4 AND nonce = $5`,
+          [state, turn, detail, this.agentId, nonce],
+        );
+      } catch {
+        // The ledger already says what happened (the commit point); `reconcile` settles the row on the next open.
+      }
+    });
+    return this.settling;
+  }
+}
+
+function rowOf(raw: RawRow): InboxRow {
+  return {
+    seq: Number(raw.seq),
+    nonce: raw.nonce,
+    input: raw.input,
+    state: raw.state as InputState,
+    turn: raw.turn,
+    acceptedAt: Number(raw.accepted_at),
+    detail: raw.detail,
+  };
+}
