@@ -40,7 +40,7 @@ import { runTurn } from './turn.ts';
 import { BOX_STOPPED_NOTICE, TURN_TEXTS } from './turn-texts.ts';
 
 export { BOX_STOPPED_NOTICE, TURN_TEXTS };
-import { turnDriver, type TurnContext } from './turn-driver.ts';
+import { turnDriver } from './turn-driver.ts';
 
 import { TurnStateMachine, type TurnState } from './turn-state.ts';
 import { repairOf } from './turn-closer.ts';
