@@ -49,6 +49,7 @@ import { MemoryBook } from '../memory/agent-memory.ts';
 import { forgetEntry, memoryView, type MemoryView } from '../memory/memory-view.ts';
 import type { MemoryScope } from '../memory/memory-file.ts';
 import { AgentProfiles } from '../profile/profile-editor.ts';
+import { profileHandler } from '../profile/profile-handler.ts';
 import { agentSettingsOf, type AgentSettings } from '../profile/agent-settings.ts';
 import { checkedUpdate, type AgentUpdate } from '../profile/agent-update.ts';
 import { filesystemIsFull, isDiskFullError, StoreWriteError } from '../stores/errors.ts';
@@ -284,7 +285,8 @@ export class LocalAgentHost implements AgentHost {
       extensions: (agent) => [
         backgrounds.for(agent),
         routines.for(agent),
-        memories.extensionFor(agent.id),
+        memories.extensionFor(agent),
+        { toolServices: () => ({ profile: profileHandler(profiles.editorFor(agent)) }) },
         compactions.for(agent),
         ...(options.extensions?.(agent) ?? []),
       ],

@@ -4,7 +4,8 @@
  * guidance is not). The agent scope lives in the agent's folder; the user scope is one file every
  * agent shares. The host keeps one `MemoryBook` per data dir; each agent gets its extension.
  */
-import type { AgentExtension } from '../agent/extension.ts';
+import type { AgentExtension, ExtensionAgent } from '../agent/extension.ts';
+import { memoryHandler } from './memory-handler.ts';
 import type { ContextLayer } from '../context/model-call.ts';
 import { agentPaths, userMemoryFile } from '../stores/files/layout.ts';
 import {
@@ -46,9 +47,13 @@ export class MemoryBook {
     this.agents.delete(agentId);
   }
 
-  /** What an agent adds: the memory layer on each model call. */
-  extensionFor(agentId: string): AgentExtension {
-    return { contextLayers: [memoryLayer(this.of(agentId))] };
+  /** What an agent adds: the memory layer on each model call, and `update_state memory`. */
+  extensionFor(agent: ExtensionAgent): AgentExtension {
+    const memory = this.of(agent.id);
+    return {
+      contextLayers: [memoryLayer(memory)],
+      toolServices: () => ({ memory: memoryHandler(memory, agent) }),
+    };
   }
 }
 

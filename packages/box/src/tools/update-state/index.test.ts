@@ -128,11 +128,13 @@ describe('update_state on disk', () => {
       expect((result!.message as { content: Array<{ name: string; result: unknown }> }).content[0]).toEqual({
         type: 'tool_result',
         name: 'communicate_update',
-        result: { error: { error: expect.stringMatching(/Memory is not available/) as unknown } },
+        result: {
+          success: { currentStep: 'Remembered in the user memory (1 entry, 18 of 8192 bytes).' },
+        },
       });
       // The ledger's row keeps the tool's own name for the UI.
       const entry = (await box.entries()).find((e) => e.kind === 'tool-call');
-      expect(entry).toMatchObject({ name: 'update_state', status: 'error', toolCallId: 'c1' });
+      expect(entry).toMatchObject({ name: 'update_state', status: 'success', toolCallId: 'c1' });
       // Live and rebuilt, the model sees its own call and the same answer.
       const live = box.model.requests[1]!.messages.slice(-2);
       const rebuilt = historyFromRecords(records as never, toolReaders([updateStateTool])).slice(1, 3);
