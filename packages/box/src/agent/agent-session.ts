@@ -41,6 +41,7 @@ import { BOX_STOPPED_NOTICE, TURN_TEXTS } from './turn-texts.ts';
 
 export { BOX_STOPPED_NOTICE, TURN_TEXTS };
 import { turnDriver, type TurnHooks } from './turn-driver.ts';
+
 import { TurnStateMachine, type TurnState } from './turn-state.ts';
 import { repairOf } from './turn-closer.ts';
 import { HostError } from './errors.ts';
@@ -453,6 +454,19 @@ export class AgentSession implements ExtensionAgent {
     return { accepted: true, duplicate: false };
   }
 
+  /**
+   * Accepts an input the host makes for the agent (a routine's fire), once per nonce: false when
+   * the nonce was accepted before (a fire repeated after a crash), once that one is durable.
+   */
+  async deliver(nonce: string, input: InboxInput): Promise<boolean> {
+    if (this.nonces.has(nonce) || this.inbox.has(nonce)) {
+      await this.inbox.durable(nonce);
+      return false;
+    }
+    await this.accept(nonce, input);
+    return true;
+  }
+
   /** Hook (web Stop button): aborts the running turn; queued turns still run after it. */
   cancelTurn(): { cancelled: boolean } {
     const abort = this.turnAbort;
@@ -706,6 +720,7 @@ export class AgentSession implements ExtensionAgent {
         texts: TURN_TEXTS,
         signal: abort.signal,
         budget: this.extensions.turnBudget(turn),
+        quiet: row.input.kind === 'routine' && row.input.silent,
       });
     } catch (error) {
       // A turn never takes the agent down: it is closed with a notice saying why.

@@ -14,7 +14,7 @@ import type { ModelMessage, ModelProvider } from '../providers/types.ts';
 import { scriptedProvider, type ScriptedStep } from '../providers/scripted.ts';
 import { hostFixture, type HostFixture } from '../testing/host-fixture.ts';
 import { createAgentHost, type LocalAgentHost } from '../host/agent-host.ts';
-import { BOX_STOPPED_NOTICE } from './agent-session.ts';
+import { BOX_STOPPED_NOTICE } from './turn-texts.ts';
 import { agentPaths } from '../stores/files/layout.ts';
 import { INTERRUPTED_CALL_RESULT } from './turn-closer.ts';
 import { StoreWriteError } from '../stores/errors.ts';

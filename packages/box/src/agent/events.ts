@@ -2,6 +2,7 @@
 import type { PendingInput } from '../stores/inbox.ts';
 import type { SequencedEntry } from '../stores/ledger.ts';
 import type { BackgroundEvent } from '../subagents/agent-background.ts';
+import type { RoutinesEvent } from '../routines/routines.ts';
 import type { TurnState } from './turn-state.ts';
 
 export type HostEvent =
@@ -31,4 +32,6 @@ export type HostEvent =
       running: boolean;
     }
   /** A background task started, changed (its tail, a child's steps) or ended; a step of a running child. */
-  | BackgroundEvent;
+  | BackgroundEvent
+  /** The agent's routines changed (an edit, a fire, a run that started or ended): read listRoutines again. */
+  | RoutinesEvent;

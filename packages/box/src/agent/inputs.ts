@@ -20,6 +20,7 @@ import {
 import type { InboxInput, InboxRow, PendingInput } from '../stores/inbox.ts';
 import type { SequencedEntry } from '../stores/ledger.ts';
 import { envNameFor, type QuestionBook } from './question-book.ts';
+import { routineRunText } from '../routines/run-text.ts';
 
 /** What the model reads when the user retries a turn whose model call failed (the host speaking). */
 export const RETRY_PROMPT = 'The previous model call failed. Try again: continue where you left off.';
@@ -65,6 +66,16 @@ export const INPUT_KINDS: { [K in InboxInput['kind']]: InputKind<Extract<InboxIn
     // Not the user's words: the UI never shows it (`hidden`), the model reads a hidden prompt.
     userEntry: (base) => ({ ...base, content: RETRY_PROMPT, hidden: true }),
     pendingText: () => 'Retry',
+  },
+  routine: {
+    // A hidden user turn, `[SAND_HIDDEN_PROMPT][routine] <name>` then the prompt (§4); the UI shows a marker.
+    userEntry: (base, _nonce, input) => ({
+      ...base,
+      content: routineRunText(input),
+      hidden: true,
+      routine: { id: input.routineId, name: input.name, instant: input.instant, silent: input.silent },
+    }),
+    pendingText: (input) => `Routine: ${input.name}`,
   },
   'task-wake': {
     // The host speaking, as Grok Bot's `[A background task just completed]` wake: hidden, like a retry.

@@ -9,6 +9,7 @@
  * (an approval card waits for the user here; a denied call gets the gate's error). Nothing a gate or
  * a tool throws ends the turn: it becomes the call's error result.
  */
+import type { LedgerEntry } from '@sendbox/protocol';
 import type { JsonObject } from '@sendbox/txcript';
 import { modelOutputFor, toolReaders } from '../context/model-view.ts';
 import type { ModelToolCall } from '../providers/types.ts';
@@ -35,6 +36,10 @@ export interface GatedCall {
   tool: HostTool;
   input: unknown;
   signal: AbortSignal;
+  /** Scrubs what a gate shows (an approval card's arguments). */
+  scrub: Scrubber;
+  /** Commits an entry to the agent's ledger (an approval card); absent where no user can be asked. */
+  appendEntry?: (entry: LedgerEntry) => void;
 }
 
 /** Runs before every checked tool call: null lets it run; an outcome answers it instead. */
@@ -90,6 +95,8 @@ export interface DispatchDeps {
   signal: AbortSignal;
   /** The page's live row of a call that runs (agent/live-tool.ts); absent, none is shown. */
   live?: (call: { toolCallId: string; name: string; title: string; startedAt: number }) => LiveTool;
+  /** Commits an entry of a gate's (an approval card) to the ledger. */
+  appendEntry?: (entry: LedgerEntry) => void;
 }
 
 export async function dispatchToolCall(
@@ -108,7 +115,10 @@ export async function dispatchToolCall(
           toolCallId: call.id,
         }
       : callInput(call);
-  const recordedName = tool?.recordedName ?? call.name;
+  // The name on disk: update_state's Grok Bot name, a dynamic MCP tool's own (tools/mcp), else the call's.
+  const own = tool?.recordedName;
+  const recordedName =
+    typeof own === 'function' ? (parsed?.success ? own(parsed.data) : call.name) : (own ?? call.name);
   deps.recordCall(recordedName, tool?.wrapRecorded ? tool.wrapRecorded(recorded) : recorded);
   let outcome: ToolOutcome;
   if (!tool || !parsed) {
@@ -125,6 +135,8 @@ export async function dispatchToolCall(
       tool,
       input: parsed.data,
       signal: deps.signal,
+      scrub: ctx.scrubber(),
+      ...(deps.appendEntry ? { appendEntry: deps.appendEntry } : {}),
     };
     const answered = await passGates(ctx.toolGates, gated);
     if (answered) outcome = answered;

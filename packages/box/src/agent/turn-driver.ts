@@ -136,6 +136,9 @@ export function turnDriver(
       recordEntry: (entry) => {
         writer.appendEntries([{ id: `t${turn}c${counters.tool++}`, ...entry }]);
       },
+      appendEntry: (entry) => {
+        writer.appendEntries([entry]);
+      },
       signal: hooks.signal,
       ...(hooks.onTool
         ? { live: (call) => liveTool({ agentId: ctx.id, ...call }, ctx.scrubber(), (e) => hooks.onTool?.(e)) }

@@ -98,6 +98,8 @@ export interface TurnOptions {
    * is owed, so no text-only reminder and no "no reply" notice).
    */
   endsOnText?: boolean;
+  /** A silent routine's run: a turn may end without a send, with no reminder and no "no reply" notice. */
+  quiet?: boolean;
   texts: TurnTexts;
   /** Aborted by `cancelTurn`: the model call is aborted, tools are killed, the turn ends. */
   signal?: AbortSignal;
@@ -189,7 +191,7 @@ export async function runTurn(
       if (assistantContent.length) history.push({ role: 'assistant', content: assistantContent });
 
       if (step.toolCalls.length === 0) {
-        if (options.endsOnText) break;
+        if (options.endsOnText || (options.quiet && delivered === 0)) break;
         const verdict = textOnly.onTurnEnd(delivered);
         // The next step reads the text-only reminder after this one (withInjections).
         if (verdict === 'remind') continue;

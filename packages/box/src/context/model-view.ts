@@ -5,6 +5,7 @@
  */
 import type { ModelMessage } from '../providers/types.ts';
 import type { JsonObject, JsonValue } from '@sendbox/txcript';
+import { mcpCallFromRecord } from '../tools/mcp/record.ts';
 import type { HostTool, ToolModelOutput } from '../tools/types.ts';
 import { sendInputAsRead } from './send-input.ts';
 import { modelCallOf } from '../tools/communicate-update.ts';
@@ -126,8 +127,10 @@ export function historyFromRecords(
         } else if (block.type === 'tool_use' && typeof block.name === 'string' && isObject(block.input)) {
           const { toolCallId, ...recordedInput } = block.input;
           const id = typeof toolCallId === 'string' ? toolCallId : `call_${out.length}_${content.length}`;
-          // A host tool recorded as Grok Bot records its own (update_state) reads as the call the model made.
-          const made = modelCallOf(block.name, recordedInput) ?? { name: block.name, input: recordedInput };
+          // A host tool recorded as Grok Bot records its own (update_state), or a dynamic MCP tool
+          // (tools/mcp/record.ts), reads as the call the model made.
+          const made = modelCallOf(block.name, recordedInput) ??
+            mcpCallFromRecord(block.name, recordedInput) ?? { name: block.name, input: recordedInput };
           const part: CallPart = {
             type: 'tool-call',
             toolCallId: id,

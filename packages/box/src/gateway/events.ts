@@ -122,6 +122,8 @@ export async function openEventStream(
       case 'subagent-entry':
         if (event.agentId !== agentId) return null;
         return frame('subagent-entry', { agentId, subagentId: event.subagentId, entry: event.entry });
+      case 'routines':
+        return event.agentId === agentId ? frame('routines', { agentId }) : null;
     }
   };
 

@@ -78,6 +78,16 @@ export const jsonMethods = {
     }),
     ({ host }, input) => host.submitSecret(input),
   ),
+  answerToolApproval: method(
+    z.object({
+      agentId: agentIdSchema,
+      entryId: messageIdSchema,
+      decision: z.enum(['allow', 'allow-always', 'deny'], {
+        message: 'decision is "allow", "allow-always" or "deny"',
+      }),
+    }),
+    ({ host }, input) => host.answerToolApproval(input),
+  ),
   ...agentMethods,
   ...turnMethods,
   ...settingsMethods,

@@ -3,7 +3,8 @@
  * running turn (the model call is aborted, tool process groups are killed, the turn ends with
  * a notice and the model reads that it was stopped); `retryTurn` runs the agent again on its
  * conversation as it stands, after a failed model call; `listTasks`, `stopTask` and
- * `openSubagent` show and stop its background work.
+ * `openSubagent` show and stop its background work; `listRoutines` and `updateRoutine` show and
+ * change its routines (routines/).
  */
 import { z } from 'zod';
 import { agentIdSchema, method } from './method-spec.ts';
@@ -24,5 +25,21 @@ export const turnMethods = {
       subagentId: z.string().regex(/^sand-subagent-[0-9a-f-]{36}$/, 'expected sand-subagent-<uuid>'),
     }),
     async ({ host }, { agentId, subagentId }) => ({ entries: await host.openSubagent(agentId, subagentId) }),
+  ),
+  listRoutines: method(byAgent, async ({ host }, { agentId }) => ({
+    routines: await host.listRoutines(agentId),
+  })),
+  updateRoutine: method(
+    z.strictObject({
+      agentId: agentIdSchema,
+      id: z.string().min(1).max(200),
+      action: z.enum(['update', 'pause', 'resume', 'delete']),
+      name: z.string().min(1).max(120).optional(),
+      schedule: z.string().min(1).max(200).optional(),
+      timezone: z.string().min(1).max(100).optional(),
+      prompt: z.string().min(1).max(20_000).optional(),
+      silent: z.boolean().optional(),
+    }),
+    ({ host }, { agentId, ...change }) => host.updateRoutine(agentId, change),
   ),
 };

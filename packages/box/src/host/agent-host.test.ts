@@ -11,7 +11,7 @@ import {
   type HostFixture,
 } from '../testing/host-fixture.ts';
 import { agentPaths } from '../stores/files/layout.ts';
-import { TURN_TEXTS } from '../agent/agent-session.ts';
+import { TURN_TEXTS } from '../agent/turn-texts.ts';
 import { HostError } from '../agent/errors.ts';
 import { type SequencedEntry } from '../stores/ledger.ts';
 

@@ -30,12 +30,23 @@ import { AgentLifecycle } from '../agent/lifecycle.ts';
 import { AgentBackgrounds } from '../subagents/agent-background.ts';
 import type { TaskView } from '../tasks/agent-tasks.ts';
 import { AgentSession, type SessionConfig } from '../agent/agent-session.ts';
+import { McpHub, type McpHubOptions } from '../mcp/hub.ts';
+import { ToolApprovals, type ApprovalDecision } from '../approvals/gate.ts';
 import { filesStoreBackend } from '../stores/files/agent-stores.ts';
 import type { StoreBackend } from '../stores/agent-stores.ts';
 import { needsRecovery } from '../stores/files/inbox.ts';
 import { UPLOADS_FOLDER } from '../agent/upload-staging.ts';
 import { WritePoints } from '../stores/write-points.ts';
 import { AgentRoster } from './agent-roster.ts';
+import {
+  Routines,
+  systemClock,
+  type RoutineClock,
+  type RoutineUpdate,
+  type RoutineView,
+} from '../routines/routines.ts';
+import { boxTimeZone, minIntervalFromEnv } from '../routines/schedule.ts';
+import { StateError } from '../tools/update-state/schema.ts';
 import { MemoryBook } from '../memory/agent-memory.ts';
 import { forgetEntry, memoryView, type MemoryView } from '../memory/memory-view.ts';
 import type { MemoryScope } from '../memory/memory-file.ts';
@@ -91,12 +102,16 @@ export interface AgentHostOptions {
   writePoints?: WritePoints;
   /** How long a full disk holds an agent's pending inputs back before the next try (default 2 s). */
   inboxRetryMs?: number;
+  /** The routines' clock (default: the system's); tests step a fake one. */
+  routineClock?: RoutineClock;
   /** What capabilities add to each model call's view of an agent (context/model-call.ts); default none. */
   contextLayers?: SessionConfig['contextLayers'];
   /** What runs before every checked tool call (agent/tool-dispatch.ts); default none. */
   toolGates?: SessionConfig['toolGates'];
   /** What capabilities add at a session's own points (agent/extension.ts), after background work's; default none. */
   extensions?: SessionConfig['extensions'];
+  /** MCP servers: how long an unused one stays up, and where their log lines go (mcp/hub.ts). */
+  mcp?: Pick<McpHubOptions, 'idleMs' | 'log'>;
   /** The agents' stores: given the files backend of the data dir, the backend to use (default: that one). */
   stores?: (files: StoreBackend) => StoreBackend;
 }
@@ -119,6 +134,8 @@ export async function createAgentHost(options: AgentHostOptions): Promise<LocalA
   // loaded before recovery, so pending inputs resume on it.
   if (options.provider === undefined) await host.loadModelSettings();
   await host.recover();
+  // After recovery: inputs of fires the inbox took before a crash are pending already.
+  await host.routines.start(await agentIds(dataDir));
   return host;
 }
 
@@ -135,6 +152,12 @@ export class LocalAgentHost implements AgentHost {
   /** Capabilities that hold something per agent let it go here (agent/lifecycle.ts). */
   readonly lifecycle = new AgentLifecycle();
   private readonly backgrounds: AgentBackgrounds;
+  /** mcp.json, the box secrets and each agent's MCP servers. */
+  readonly mcp: McpHub;
+  /** Approval cards before tools run (approvals/gate.ts). */
+  private readonly approvals: ToolApprovals;
+  /** Every agent's routines: the scheduler, its fires and run history (routines/). */
+  readonly routines: Routines;
   private focused: string | null = null;
   private closed = false;
   /** Every agent's list row, kept as agents change, so a restart lists them without opening them. */
@@ -197,6 +220,18 @@ export class LocalAgentHost implements AgentHost {
       });
     };
     const tools = this.catalogFor(options.provider === undefined ? this.settings.xaiModel() : undefined);
+    const mcp = new McpHub({
+      dataDir,
+      secretKey,
+      confinement,
+      egress,
+      baseEnv: toolEnvironment(env),
+      ...options.mcp,
+    });
+    this.mcp = mcp;
+    this.lifecycle.add(mcp);
+    const approvals = new ToolApprovals(dataDir, mcp);
+    this.approvals = approvals;
     const contextLayers = options.contextLayers ?? (() => []);
     // Background commands and subagents, per agent (subagents/agent-background.ts).
     const writePoints = options.writePoints ?? WritePoints.fromEnv(env);
@@ -217,6 +252,22 @@ export class LocalAgentHost implements AgentHost {
       window: (model) => this.settings.contextWindow(model).tokens,
     });
     this.lifecycle.add(backgrounds);
+    const routines = new Routines({
+      dataDir,
+      clock: options.routineClock ?? systemClock,
+      minIntervalS: minIntervalFromEnv(env),
+      defaultTimeZone: boxTimeZone(env),
+      deliver: async (id, nonce, input) => (await this.existing(id)).deliver(nonce, input),
+      exists: async (id) =>
+        this.existing(id).then(
+          () => true,
+          () => false,
+        ),
+      emit: (event) => this.emit(event),
+      writePoints,
+    });
+    this.routines = routines;
+    this.lifecycle.add(routines);
     const memories = new MemoryBook(dataDir);
     this.memories = memories;
     this.lifecycle.add({ agentDeleted: (id) => memories.agentDeleted(id) });
@@ -250,12 +301,14 @@ export class LocalAgentHost implements AgentHost {
       inboxRetryMs: options.inboxRetryMs ?? 2000,
       // The images of the model view come first: later layers (pruning) see them as the model will.
       contextLayers: (agent) => [imageLayer(agent, () => this.vision()), ...contextLayers(agent)],
-      toolGates: options.toolGates ?? [],
+      toolGates: [approvals, ...(options.toolGates ?? [])],
       extensions: (agent) => [
         backgrounds.for(agent),
+        routines.for(agent),
         memories.extensionFor(agent),
         { toolServices: () => ({ profile: profileHandler(profiles.editorFor(agent)) }) },
         compactions.for(agent),
+        mcp.for(agent.id),
         ...(options.extensions?.(agent) ?? []),
       ],
     };
@@ -571,6 +624,23 @@ export class LocalAgentHost implements AgentHost {
   }
 
   /** A subagent's steps, from its transcript (404 when this agent started no such child). */
+  /** The agent's routines, their next run and latest runs (gateway `listRoutines`). */
+  async listRoutines(agentId: string): Promise<RoutineView[]> {
+    await this.existing(agentId);
+    return this.routines.list(agentId);
+  }
+
+  /** Pauses, resumes, deletes or changes one routine (gateway `updateRoutine`); null once deleted. */
+  async updateRoutine(agentId: string, change: RoutineUpdate): Promise<{ routine: RoutineView | null }> {
+    await this.existing(agentId);
+    try {
+      return { routine: await this.routines.update(agentId, change) };
+    } catch (error) {
+      if (error instanceof StateError) throw new HostError(error.message, error.cause === 404 ? 404 : 400);
+      throw error;
+    }
+  }
+
   async openSubagent(agentId: string, subagentId: string): Promise<SequencedEntry[]> {
     await this.existing(agentId);
     const steps = await this.backgrounds.of(agentId)?.childSteps(subagentId);
@@ -589,6 +659,24 @@ export class LocalAgentHost implements AgentHost {
     answer: string | string[];
   }): Promise<{ accepted: true }> {
     return (await this.existing(input.agentId)).answerWidget(input.messageId, input.answer);
+  }
+
+  /** Answers an approval card (approvals/gate.ts): accepted once per card, across restarts too. */
+  async answerToolApproval(input: {
+    agentId: string;
+    entryId: string;
+    decision: ApprovalDecision;
+  }): Promise<{ accepted: true; resumed: boolean }> {
+    const session = await this.existing(input.agentId);
+    return this.approvals.answer(
+      input.agentId,
+      {
+        entries: () => this.entriesAfter(input.agentId, 0),
+        append: (entry) => void session.writer.appendEntries([entry]),
+      },
+      input.entryId,
+      input.decision,
+    );
   }
 
   async submitSecret(input: { agentId: string; messageId: string; value: string }): Promise<{ saved: true }> {
@@ -642,6 +730,7 @@ export class LocalAgentHost implements AgentHost {
   // -------------------------------------------------------------------------
 
   private emit(event: HostEvent): void {
+    this.routines.onEvent(event);
     if (event.type === 'roster' && event.change === 'deleted') this.roster.removed(event.agentId);
     else if (event.type !== 'draft') this.roster.changed(event.agentId);
     for (const listener of this.listeners) {
@@ -800,4 +889,12 @@ function copyIfExists(from: string, to: string): void {
 
 function ignoreMissing(error: unknown): void {
   if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+}
+
+/** The ids of the agents in the data dir. */
+async function agentIds(dataDir: string): Promise<string[]> {
+  return readdir(agentsRoot(dataDir)).then(
+    (names) => names.filter(isSafeAgentId),
+    () => [],
+  );
 }

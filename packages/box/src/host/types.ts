@@ -4,6 +4,7 @@
  * `AgentHost`; the gateway only calls these methods and forwards events.
  */
 import type { TaskView } from '../tasks/agent-tasks.ts';
+import type { RoutineUpdate, RoutineView } from '../routines/routines.ts';
 import type { HostEvent } from '../agent/events.ts';
 import type { TurnState } from '../agent/turn-state.ts';
 import type { ModelStatus } from '../providers/types.ts';
@@ -116,6 +117,10 @@ export interface AgentHost {
   listTasks(agentId: string): Promise<TaskView[]>;
   /** Stops one background task (a command's whole process tree, or a subagent's turn). */
   stopTask(agentId: string, taskId: string): Promise<{ stopped: boolean }>;
+  /** The agent's routines with their next run and latest runs. */
+  listRoutines(agentId: string): Promise<RoutineView[]>;
+  /** Pauses, resumes, deletes or changes one of the agent's routines. */
+  updateRoutine(agentId: string, change: RoutineUpdate): Promise<{ routine: RoutineView | null }>;
   /** A subagent's steps, ledger-entry shaped, read from its transcript. */
   openSubagent(agentId: string, subagentId: string): Promise<SequencedEntry[]>;
   answerWidget(input: {
@@ -123,6 +128,12 @@ export interface AgentHost {
     messageId: string;
     answer: string | string[];
   }): Promise<{ accepted: true }>;
+  /** Answers an approval card before a tool runs (allow once, always, or deny). Accepted once per card. */
+  answerToolApproval(input: {
+    agentId: string;
+    entryId: string;
+    decision: 'allow' | 'allow-always' | 'deny';
+  }): Promise<{ accepted: true; resumed: boolean }>;
   /** Answers a secret-request by its message id; the value goes to the secret store only. Accepted once. */
   submitSecret(input: { agentId: string; messageId: string; value: string }): Promise<{ saved: true }>;
   /** Stages a user file into the agent's sandbox folder and records a `user-attachment` entry. */

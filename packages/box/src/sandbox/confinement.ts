@@ -78,6 +78,11 @@ export interface LaunchRequest {
   proxySocket?: string;
   /** The largest file the command may write, when below the limits' (the agent's disk quota). */
   fileBytes?: number;
+  /**
+   * Host folders bound at their own paths besides the sandbox folder: an MCP server's program
+   * files (read-only) and its home (writable, granted to the agent's uid first: `grant`).
+   */
+  binds?: ReadonlyArray<{ path: string; writable: boolean }>;
 }
 
 /** Where the egress proxy's socket appears inside the sandbox, and the port socat forwards from it. */
@@ -91,6 +96,8 @@ export interface Confinement {
    * agent's own uid (kept across restarts) and everything in it is handed to that uid.
    */
   prepare(sandboxDir: string): Promise<void>;
+  /** Hands `dir` (a folder of the agent's outside its sandbox, an MCP server's home) to the agent's uid. */
+  grant(sandboxDir: string, dir: string): Promise<void>;
   /**
    * The spawn for a process confined to the agent's sandbox (a command, an MCP server), as the
    * agent's uid, or the reason it may not run (model-readable). `prepare` came first.
@@ -225,6 +232,13 @@ class Bubblewrap implements Confinement {
     await this.uids?.assign(sandboxDir);
   }
 
+  async grant(sandboxDir: string, dir: string): Promise<void> {
+    if (!this.uids) return;
+    const uid = this.uids.uidOf(sandboxDir);
+    if (uid === undefined) throw new Error(`the sandbox ${sandboxDir} was not prepared`);
+    await chownTree(dir, uid);
+  }
+
   launch(request: LaunchRequest): LaunchSpec {
     if (!this.uids) return this.launchAs(request, null);
     const uid = this.uids.uidOf(request.sandboxDir);
@@ -282,6 +296,12 @@ class Bubblewrap implements Confinement {
       '--bind',
       request.sandboxDir,
       request.sandboxDir,
+      ...(request.binds ?? []).flatMap((bind) => [
+        ...ancestorDirs(bind.path),
+        bind.writable ? '--bind' : '--ro-bind',
+        bind.path,
+        bind.path,
+      ]),
       ...(request.proxySocket
         ? ['--dir', path.dirname(PROXY_SOCKET_INSIDE), '--bind', request.proxySocket, PROXY_SOCKET_INSIDE]
         : []),
@@ -400,6 +420,9 @@ class HostProcesses implements Confinement {
   prepare(): Promise<void> {
     return Promise.resolve();
   }
+  grant(): Promise<void> {
+    return Promise.resolve();
+  }
   launch(request: LaunchRequest): LaunchSpec {
     return { file: 'bash', args: ['-c', request.command], env: { ...request.env } };
   }
@@ -426,6 +449,9 @@ class Unavailable implements Confinement {
     };
   }
   prepare(): Promise<void> {
+    return Promise.resolve();
+  }
+  grant(): Promise<void> {
     return Promise.resolve();
   }
   sweep(root: string): Promise<number> {

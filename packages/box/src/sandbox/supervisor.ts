@@ -34,14 +34,16 @@ const SUPERVISOR = [
   '{ read -r -u 3 _; kill -TERM $$; } &',
   'if read -r -t 0 -u 3; then exit 125; fi',
   'script=$1; shift',
-  'if [ $# -gt 0 ]; then setpriv "$@" -- bash -c "$script" 2>&5 3<&- 5>&- & else bash -c "$script" 2>&5 3<&- 5>&- & fi',
+  // `0<&0`: a background job's stdin would be /dev/null, and an MCP server speaks on its stdin.
+  'if [ $# -gt 0 ]; then setpriv "$@" -- bash --norc -c "$script" 0<&0 2>&5 3<&- 5>&- & else bash --norc -c "$script" 0<&0 2>&5 3<&- 5>&- & fi',
   'exec 3<&- 5>&-',
   'wait $!',
 ].join('\n');
 
 /** The supervisor's argv (after bubblewrap's `--`), running `script` as the sandbox's command. */
 export function supervisorArgs(sandboxDir: string, script: string, setpriv: readonly string[]): string[] {
-  return ['bash', '-c', SUPERVISOR, `${SUPERVISOR_MARK}${sandboxDir}`, script, ...setpriv];
+  // --norc: bash reads ~/.bashrc when its stdin is a socket (node's pipes are), even under -c.
+  return ['bash', '--norc', '-c', SUPERVISOR, `${SUPERVISOR_MARK}${sandboxDir}`, script, ...setpriv];
 }
 
 /** The descriptors a launch needs from 3 on. */

@@ -11,6 +11,20 @@ export type InboxInput =
   | { kind: 'secret-answer'; messageId: string; name: string; label: string }
   /** Retry after a failed model call: a new turn on the conversation as it stands. */
   | { kind: 'retry' }
+  /**
+   * A routine's fire (routines/): its nonce is the routine id plus `instant`. `missed` counts the
+   * instants it stands for (more than 1 after downtime), the first of them at `missedSince`.
+   */
+  | {
+      kind: 'routine';
+      routineId: string;
+      name: string;
+      prompt: string;
+      instant: number;
+      silent: boolean;
+      missed: number;
+      missedSince: number | null;
+    }
   /** Background work ended while the agent was idle (tasks/task-wakes.ts): the host's words, scrubbed. */
   | { kind: 'task-wake'; text: string };
 

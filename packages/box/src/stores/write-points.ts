@@ -7,7 +7,7 @@
  * power cut of the process), which reaches every point between two writes.
  */
 /** `agent`: a new agent's folders and files (createAgent, duplicateAgent). */
-export type WriteStore = 'jsonl' | 'ledger' | 'inbox' | 'upload' | 'agent';
+export type WriteStore = 'jsonl' | 'ledger' | 'inbox' | 'upload' | 'agent' | 'routine';
 
 export interface WritePointOptions {
   /** Kill the process (SIGKILL) just before its `crashAt`-th write (1-based). */

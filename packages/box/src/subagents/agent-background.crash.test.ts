@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { BOX_STOPPED_NOTICE } from '../agent/agent-session.ts';
+import { BOX_STOPPED_NOTICE } from '../agent/turn-texts.ts';
 import { createAgentHost, type LocalAgentHost } from '../host/agent-host.ts';
 import { scriptedProvider } from '../providers/scripted.ts';
 import { agentPaths } from '../stores/files/layout.ts';

@@ -19,6 +19,8 @@ describe('the tool catalog', () => {
       'web_fetch',
       'update_todos',
       'update_state',
+      'get_mcp_tools',
+      'mcp',
       'await',
       'task',
     ]);
@@ -35,7 +37,15 @@ describe('the tool catalog', () => {
 
   it('offers web_search only with a backend, and web_fetch only with a way to fetch', async () => {
     const names = toolCatalog({ confinement: await detectConfinement() }).map((tool) => tool.name);
-    expect(names).toEqual([...WORK_TOOLS, 'update_todos', 'update_state', 'await', 'task']);
+    expect(names).toEqual([
+      ...WORK_TOOLS,
+      'update_todos',
+      'update_state',
+      'get_mcp_tools',
+      'mcp',
+      'await',
+      'task',
+    ]);
   });
 
   it('withholds web_fetch from an agent whose profile says web.fetch "off"', async () => {

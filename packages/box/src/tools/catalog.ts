@@ -13,6 +13,7 @@ import { editTool } from './edit/index.ts';
 import { globTool } from './glob/index.ts';
 import { grepTool, type GrepOptions } from './grep/index.ts';
 import { lsTool } from './ls/index.ts';
+import { getMcpToolsTool, mcpTool } from './mcp/index.ts';
 import { readTool } from './read/index.ts';
 import { shellTool, type ShellOptions } from './shell/index.ts';
 import { taskTool } from './task/index.ts';
@@ -62,6 +63,9 @@ export function toolCatalog(options: ToolCatalogOptions): HostTool[] {
     updateTodosTool,
     // The agent's own state: each part's handler comes from its room (tools/update-state/).
     updateStateTool,
+    // MCP servers (mcp/): discovered lazily, through the ToolContext's `mcp`.
+    getMcpToolsTool,
+    mcpTool,
     // Background work: they act through the ToolContext's `tasks` and `subagents` (subagents/).
     awaitTool,
     taskTool,

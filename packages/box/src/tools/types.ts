@@ -5,6 +5,7 @@
  */
 import type { JsonValue } from '@sendbox/txcript';
 import type { z } from 'zod';
+import type { McpAccess } from '../mcp/access.ts';
 import type { Scrubber } from '../secrets/scrub.ts';
 import type { AgentTasks, SubagentLauncher } from '../tasks/agent-tasks.ts';
 import type { MemoryCommand, ProfileCommand, RoutineCommand, StateHandler } from './update-state/schema.ts';
@@ -65,6 +66,8 @@ export interface ToolContext {
   subagents?: SubagentLauncher;
   /** The call being run: background work records which call of which turn started it. */
   call?: { turn: number; toolCallId: string };
+  /** The agent's MCP servers (mcp/hub.ts); absent, `get_mcp_tools` and `mcp` say there are none. */
+  mcp?: McpAccess;
   /** `update_state`'s parts, each from the room that owns it (routines/, memory/, the profile); absent: not offered. */
   routines?: StateHandler<RoutineCommand>;
   memory?: StateHandler<MemoryCommand>;
@@ -90,10 +93,11 @@ export interface HostTool<S extends z.ZodType = z.ZodType> {
    */
   recordedInput?(input: z.output<S>, ctx: Pick<ToolContext, 'todos' | 'now'>): { [key: string]: JsonValue };
   /**
-   * The name the JSONL records the call and its result under, when it is not `name` (update_state
-   * is a Grok Bot `communicate_update`, tools/communicate-update.ts).
+   * The name the JSONL records the call and its result under, when it is not `name`: update_state
+   * is a Grok Bot `communicate_update` (tools/communicate-update.ts); a call of `mcp` is recorded
+   * under the MCP tool's bare name, as Grok Bot writes it (grok-bot-format.md §5, tools/mcp/record.ts).
    */
-  recordedName?: string;
+  recordedName?: string | ((input: z.output<S>) => string);
   /** The recorded input (toolCallId included) as the JSONL holds it, whether or not the input passed its check. */
   wrapRecorded?(input: { [key: string]: JsonValue }): { [key: string]: JsonValue };
   run(input: z.output<S>, ctx: ToolContext): Promise<ToolOutcome>;

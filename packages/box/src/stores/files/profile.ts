@@ -37,6 +37,19 @@ export const profileSchema = z.looseObject({
       fetch: z.enum(['on', 'off'], { message: 'web.fetch is "on" or "off"' }).default('on'),
     })
     .optional(),
+  /** sendbox: the MCP servers of mcp.json this agent may use (absent: all of them). */
+  mcp: z
+    .looseObject({
+      servers: z.array(z.string().min(1)).optional(),
+    })
+    .optional(),
+  /**
+   * sendbox: tools that ask the user before they run: `{"web_fetch": "ask", "mcp:github/*": "ask"}`
+   * (approvals/policy.ts).
+   */
+  approvals: z
+    .record(z.string().min(1), z.enum(['auto', 'ask'], { message: 'an approval is "auto" or "ask"' }))
+    .optional(),
 });
 
 export type Profile = z.output<typeof profileSchema>;

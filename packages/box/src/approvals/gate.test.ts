@@ -1,0 +1,156 @@
+/**
+ * Approval before a tool runs, through the real box: a profile rule makes `write` ask, the turn
+ * waits on the card, and the answer comes through `answerToolApproval`.
+ */
+import { readFile, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { agentPaths } from '../stores/files/layout.ts';
+import { readProfile, writeProfile } from '../stores/files/profile.ts';
+import type { SequencedEntry } from '../stores/ledger.ts';
+import { hostFixture, type HostFixture } from '../testing/host-fixture.ts';
+import { approvalSubject, ruleFor } from './policy.ts';
+
+let fx: HostFixture | undefined;
+afterEach(async () => {
+  await fx?.dispose();
+  fx = undefined;
+});
+
+const write = (id: string, file: string) => ({
+  toolCalls: [{ id, name: 'write', input: { path: file, content: 'hello' } }],
+});
+const reply = { toolCalls: [{ name: 'send_message', input: { type: 'text', content: 'Done.' } }] };
+const end = { text: '' };
+type Entry = SequencedEntry & Record<string, unknown>;
+
+async function askFor(fixture: HostFixture, rules: Record<string, 'ask' | 'auto'>) {
+  const file = agentPaths(fixture.dataDir, fixture.agentId).profile;
+  await writeProfile(file, { ...(await readProfile(file)), approvals: rules });
+}
+
+async function card(fixture: HostFixture, id: string): Promise<Entry> {
+  await expect
+    .poll(async () => (await fixture.entries()).some((e) => e.id === id), { timeout: 20_000 })
+    .toBe(true);
+  return (await fixture.entries()).find((e) => e.id === id) as Entry;
+}
+
+async function prompt(fixture: HostFixture, text: string) {
+  await fixture.host.sendPrompt({ agentId: fixture.agentId, prompt: text, clientNonce: text });
+}
+
+const lastOutput = (fixture: HostFixture, index: number) => {
+  const tool = fixture.model.requests[index]!.messages.findLast((m) => m.role === 'tool');
+  const part = tool?.role === 'tool' ? tool.content.at(-1) : undefined;
+  return part?.type === 'tool-result' ? part.output : undefined;
+};
+
+describe('approval rules', () => {
+  it('names MCP calls mcp:<server>/<tool>; an exact rule beats a pattern, a longer pattern a shorter one', () => {
+    expect(approvalSubject('mcp', { server: 'github', toolName: 'create_issue' })).toBe(
+      'mcp:github/create_issue',
+    );
+    expect(approvalSubject('web_fetch', { url: 'x' })).toBe('web_fetch');
+    const rules = { 'mcp:*': 'ask', 'mcp:github/*': 'auto', 'mcp:github/delete_repo': 'ask' } as const;
+    expect(ruleFor(rules, 'mcp:github/list')).toBe('auto');
+    expect(ruleFor(rules, 'mcp:github/delete_repo')).toBe('ask');
+    expect(ruleFor(rules, 'mcp:linear/x')).toBe('ask');
+    expect(ruleFor(rules, 'web_fetch')).toBeUndefined();
+    expect(ruleFor({ 'mcp:git.hub/*': 'ask' }, 'mcp:gitXhub/a')).toBeUndefined();
+  });
+});
+
+describe('approval cards in a real box', () => {
+  it('allow runs the call, deny tells the model the user declined, a card is answered once', async () => {
+    fx = await hostFixture([write('w1', 'a.txt'), write('w2', 'b.txt'), reply, end]);
+    await askFor(fx, { write: 'ask' });
+    await prompt(fx, 'write two files');
+
+    const first = await card(fx, 'approval-w1');
+    expect(first).toMatchObject({
+      kind: 'tool-call',
+      name: 'write',
+      status: 'awaiting-approval',
+      toolCallId: 'w1',
+      approval: { subject: 'write', toolName: 'write', args: { path: 'a.txt', content: 'hello' } },
+    });
+    // Not run before the answer.
+    await expect(stat(path.join(fx.sandbox, 'a.txt'))).rejects.toThrow(/ENOENT/);
+    await expect(
+      fx.host.answerToolApproval({ agentId: fx.agentId, entryId: 'no-such', decision: 'allow' }),
+    ).rejects.toMatchObject({ status: 404 });
+    expect(
+      await fx.host.answerToolApproval({ agentId: fx.agentId, entryId: 'approval-w1', decision: 'allow' }),
+    ).toEqual({
+      accepted: true,
+      resumed: true,
+    });
+    await expect(
+      fx.host.answerToolApproval({ agentId: fx.agentId, entryId: 'approval-w1', decision: 'deny' }),
+    ).rejects.toMatchObject({ status: 409 });
+
+    await card(fx, 'approval-w2');
+    await fx.host.answerToolApproval({ agentId: fx.agentId, entryId: 'approval-w2', decision: 'deny' });
+    await fx.host.idle(fx.agentId);
+
+    expect(await readFile(path.join(fx.sandbox, 'a.txt'), 'utf8')).toBe('hello');
+    await expect(stat(path.join(fx.sandbox, 'b.txt'))).rejects.toThrow(/ENOENT/);
+    expect(lastOutput(fx, 2)).toEqual({
+      type: 'error-text',
+      value: expect.stringContaining('The user declined this write call') as string,
+    });
+    const entries = (await fx.entries()) as Entry[];
+    expect(entries.find((e) => e.id === 'approval-w1-answer')).toMatchObject({ status: 'approved' });
+    expect(entries.find((e) => e.id === 'approval-w2-answer')).toMatchObject({ status: 'denied' });
+    // The answer is in the ledger: a second one is refused after a restart too.
+    await fx.host.close();
+    const { createAgentHost } = await import('../host/agent-host.ts');
+    const host = await createAgentHost({ dataDir: fx.dataDir, provider: null, env: {} });
+    fx = { ...fx, host, dispose: () => host.close() };
+    await expect(
+      host.answerToolApproval({ agentId: fx.agentId, entryId: 'approval-w1', decision: 'allow' }),
+    ).rejects.toMatchObject({ status: 409 });
+  });
+
+  it('allow-always stops asking for that tool; cancelTurn ends a waiting card', async () => {
+    fx = await hostFixture([
+      write('w1', 'a.txt'),
+      write('w2', 'b.txt'),
+      reply,
+      end,
+      write('w3', 'c.txt'),
+      reply,
+      end,
+    ]);
+    await askFor(fx, { write: 'ask' });
+    await prompt(fx, 'first');
+    await card(fx, 'approval-w1');
+    await fx.host.answerToolApproval({
+      agentId: fx.agentId,
+      entryId: 'approval-w1',
+      decision: 'allow-always',
+    });
+    await fx.host.idle(fx.agentId);
+    // w2 ran without a card.
+    expect(await readFile(path.join(fx.sandbox, 'b.txt'), 'utf8')).toBe('hello');
+    expect((await fx.entries()).some((e) => e.id === 'approval-w2')).toBe(false);
+    expect(
+      JSON.parse(
+        await readFile(path.join(agentPaths(fx.dataDir, fx.agentId).agentDir, 'approvals.json'), 'utf8'),
+      ),
+    ).toEqual({
+      alwaysAllow: ['write'],
+    });
+
+    // A fresh agent file rule: ask again (the remembered answer is removed), then Stop.
+    await import('node:fs/promises').then((fs) =>
+      fs.rm(path.join(agentPaths(fx!.dataDir, fx!.agentId).agentDir, 'approvals.json')),
+    );
+    await prompt(fx, 'second');
+    await card(fx, 'approval-w3');
+    expect(await fx.host.cancelTurn(fx.agentId)).toEqual({ cancelled: true });
+    await fx.host.idle(fx.agentId);
+    await expect(stat(path.join(fx.sandbox, 'c.txt'))).rejects.toThrow(/ENOENT/);
+  });
+});

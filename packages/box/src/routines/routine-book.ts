@@ -1,0 +1,257 @@
+/**
+ * One agent's routines and their run history, in `agents/<id>/routines.db` (sendbox's, beside
+ * Grok Bot's store.db; 0600). A routine's `last_instant` is the latest scheduled instant that was
+ * handed to the agent's inbox; a fire's nonce is the routine id plus that instant, so a fire the
+ * box repeats after a crash (the inbox took it, the book did not hear back) is the same input and
+ * the inbox keeps it once.
+ *
+ * Run states: `queued` (in the inbox) → `running` (its turn started: `turn`) → `ok` | `failed`
+ * (an error notice in its turn) | `silent` (a silent run that sent nothing).
+ */
+import { chmodSync, existsSync } from 'node:fs';
+import Database from 'better-sqlite3';
+import { z } from 'zod';
+
+const DDL = `
+CREATE TABLE IF NOT EXISTS routines (
+  id TEXT PRIMARY KEY,
+  name TEXT NOT NULL,
+  schedule TEXT NOT NULL,
+  timezone TEXT NOT NULL,
+  prompt TEXT NOT NULL,
+  silent INTEGER NOT NULL DEFAULT 0,
+  paused INTEGER NOT NULL DEFAULT 0,
+  anchor INTEGER NOT NULL,
+  last_instant INTEGER,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+) STRICT;
+CREATE TABLE IF NOT EXISTS routine_runs (
+  routine_id TEXT NOT NULL,
+  instant INTEGER NOT NULL,
+  fired_at INTEGER NOT NULL,
+  missed INTEGER NOT NULL DEFAULT 1,
+  missed_since INTEGER,
+  status TEXT NOT NULL,
+  turn INTEGER,
+  started_at INTEGER,
+  ended_at INTEGER,
+  PRIMARY KEY (routine_id, instant)
+) STRICT;
+CREATE INDEX IF NOT EXISTS idx_routine_runs_turn ON routine_runs(turn) WHERE turn IS NOT NULL;
+`;
+
+/** Runs kept per routine (the oldest go first). */
+export const RUNS_KEPT = 50;
+
+const routineRow = z.object({
+  id: z.string(),
+  name: z.string(),
+  schedule: z.string(),
+  timezone: z.string(),
+  prompt: z.string(),
+  silent: z.number(),
+  paused: z.number(),
+  anchor: z.number(),
+  last_instant: z.number().nullable(),
+  created_at: z.number(),
+  updated_at: z.number(),
+});
+
+const runRow = z.object({
+  routine_id: z.string(),
+  instant: z.number(),
+  fired_at: z.number(),
+  missed: z.number(),
+  missed_since: z.number().nullable(),
+  status: z.string(),
+  turn: z.number().nullable(),
+  started_at: z.number().nullable(),
+  ended_at: z.number().nullable(),
+});
+
+export interface RoutineRecord {
+  id: string;
+  name: string;
+  schedule: string;
+  timezone: string;
+  prompt: string;
+  silent: boolean;
+  paused: boolean;
+  /** Where `@every` counts from. */
+  anchor: number;
+  /** The latest instant handed to the inbox (null: never fired). */
+  lastInstant: number | null;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export type RunStatus = 'queued' | 'running' | 'ok' | 'failed' | 'silent';
+
+export interface RunRecord {
+  routineId: string;
+  /** The scheduled instant this run stands for. */
+  instant: number;
+  firedAt: number;
+  /** How many instants it stands for (more than 1 after downtime), from `missedSince`. */
+  missed: number;
+  missedSince: number | null;
+  status: RunStatus;
+  /** The agent's turn it opened (its user message is `t<turn>u`). */
+  turn: number | null;
+  startedAt: number | null;
+  endedAt: number | null;
+}
+
+function routineOf(raw: unknown, file: string): RoutineRecord {
+  const parsed = routineRow.safeParse(raw);
+  if (!parsed.success)
+    throw new Error(
+      `${file}: a routine row is not in sendbox's shape; move the file aside to drop the routines`,
+    );
+  const row = parsed.data;
+  return {
+    id: row.id,
+    name: row.name,
+    schedule: row.schedule,
+    timezone: row.timezone,
+    prompt: row.prompt,
+    silent: row.silent !== 0,
+    paused: row.paused !== 0,
+    anchor: row.anchor,
+    lastInstant: row.last_instant,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+function runOf(raw: unknown): RunRecord {
+  const row = runRow.parse(raw);
+  return {
+    routineId: row.routine_id,
+    instant: row.instant,
+    firedAt: row.fired_at,
+    missed: row.missed,
+    missedSince: row.missed_since,
+    status: row.status as RunStatus,
+    turn: row.turn,
+    startedAt: row.started_at,
+    endedAt: row.ended_at,
+  };
+}
+
+export class RoutineBook {
+  private readonly db: Database.Database;
+
+  constructor(readonly file: string) {
+    const fresh = !existsSync(file);
+    this.db = new Database(file, { timeout: 5000 });
+    if (fresh) chmodSync(file, 0o600);
+    this.db.pragma('journal_mode = WAL');
+    this.db.pragma('synchronous = FULL');
+    this.db.exec(DDL);
+  }
+
+  /** True when `file` holds a book (start-up opens only those). */
+  static exists(file: string): boolean {
+    return existsSync(file);
+  }
+
+  all(): RoutineRecord[] {
+    return this.db
+      .prepare('SELECT * FROM routines ORDER BY created_at, id')
+      .all()
+      .map((row) => routineOf(row, this.file));
+  }
+
+  get(id: string): RoutineRecord | undefined {
+    const row = this.db.prepare('SELECT * FROM routines WHERE id = ?').get(id);
+    return row === undefined ? undefined : routineOf(row, this.file);
+  }
+
+  put(routine: RoutineRecord): void {
+    this.db
+      .prepare(
+        `INSERT INTO routines (id, name, schedule, timezone, prompt, silent, paused, anchor, last_instant, created_at, updated_at)
+         VALUES (@id, @name, @schedule, @timezone, @prompt, @silent, @paused, @anchor, @lastInstant, @createdAt, @updatedAt)
+         ON CONFLICT(id) DO UPDATE SET name = @name, schedule = @schedule, timezone = @timezone, prompt = @prompt,
+           silent = @silent, paused = @paused, anchor = @anchor, last_instant = @lastInstant, updated_at = @updatedAt`,
+      )
+      .run({ ...routine, silent: routine.silent ? 1 : 0, paused: routine.paused ? 1 : 0 });
+  }
+
+  delete(id: string): boolean {
+    return this.db.transaction(() => {
+      this.db.prepare('DELETE FROM routine_runs WHERE routine_id = ?').run(id);
+      return this.db.prepare('DELETE FROM routines WHERE id = ?').run(id).changes > 0;
+    })();
+  }
+
+  /** A fire the inbox took: the routine's last instant, and its run queued (once per instant). */
+  fired(run: Pick<RunRecord, 'routineId' | 'instant' | 'firedAt' | 'missed' | 'missedSince'>): void {
+    this.db.transaction(() => {
+      this.db
+        .prepare('UPDATE routines SET last_instant = MAX(COALESCE(last_instant, 0), ?) WHERE id = ?')
+        .run(run.instant, run.routineId);
+      this.db
+        .prepare(
+          `INSERT INTO routine_runs (routine_id, instant, fired_at, missed, missed_since, status)
+           VALUES (?, ?, ?, ?, ?, 'queued')
+           ON CONFLICT (routine_id, instant) DO UPDATE SET fired_at = excluded.fired_at,
+             missed = excluded.missed, missed_since = excluded.missed_since`,
+        )
+        .run(run.routineId, run.instant, run.firedAt, run.missed, run.missedSince);
+      this.db
+        .prepare(
+          `DELETE FROM routine_runs WHERE routine_id = ? AND instant NOT IN
+             (SELECT instant FROM routine_runs WHERE routine_id = ? ORDER BY instant DESC LIMIT ?)`,
+        )
+        .run(run.routineId, run.routineId, RUNS_KEPT);
+    })();
+  }
+
+  /** The run's turn started (its session may start it before `fired` is recorded: the row is made here then). */
+  started(routineId: string, instant: number, turn: number, at: number): void {
+    this.db
+      .prepare(
+        `INSERT INTO routine_runs (routine_id, instant, fired_at, status, turn, started_at)
+         VALUES (?, ?, ?, 'running', ?, ?)
+         ON CONFLICT (routine_id, instant) DO UPDATE SET status = 'running', turn = excluded.turn,
+           started_at = excluded.started_at`,
+      )
+      .run(routineId, instant, at, turn, at);
+  }
+
+  /** The run of turn `turn` failed (an error notice); it ends with its turn. */
+  failed(turn: number): void {
+    this.db
+      .prepare(`UPDATE routine_runs SET status = 'failed' WHERE turn = ? AND ended_at IS NULL`)
+      .run(turn);
+  }
+
+  /** Turn `turn` ended: its run (if it was one) is over. Returns the run, or undefined. */
+  ended(turn: number, at: number, delivered: boolean): RunRecord | undefined {
+    const row = this.db.prepare('SELECT * FROM routine_runs WHERE turn = ? AND ended_at IS NULL').get(turn);
+    if (row === undefined) return undefined;
+    const run = runOf(row);
+    const routine = this.get(run.routineId);
+    const status: RunStatus =
+      run.status === 'failed' ? 'failed' : !delivered && routine?.silent ? 'silent' : 'ok';
+    this.db
+      .prepare('UPDATE routine_runs SET status = ?, ended_at = ? WHERE routine_id = ? AND instant = ?')
+      .run(status, at, run.routineId, run.instant);
+    return { ...run, status, endedAt: at };
+  }
+
+  /** A routine's runs, newest first. */
+  runs(routineId: string, limit = RUNS_KEPT): RunRecord[] {
+    return this.db
+      .prepare('SELECT * FROM routine_runs WHERE routine_id = ? ORDER BY instant DESC LIMIT ?')
+      .all(routineId, limit)
+      .map(runOf);
+  }
+
+  close(): void {
+    this.db.close();
+  }
+}

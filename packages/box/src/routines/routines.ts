@@ -1,0 +1,482 @@
+/**
+ * Every agent's routines, for the host (issue 21 item 2): the books (routine-book.ts), one timer
+ * for the soonest fire of all of them, the fire, the catch-up after downtime, the run history,
+ * `update_state`'s routine part, and the gateway's `listRoutines` / `updateRoutine`.
+ *
+ * A fire hands the agent's session an inbox input at once (`deliver`: the session's own queue
+ * starts its turn, no poll), whose nonce is `routine:<id>:<instant>`; only then does the book
+ * record the instant. A crash between the two repeats the fire on the next start with the same
+ * nonce, and the inbox keeps it once. Fires missed while the box was down give one run for the
+ * latest instant, which says how many were missed and since when. A fire finding the agent busy
+ * waits in its inbox behind the turn; a deleted agent's routines go with its folder.
+ */
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+import type { AgentExtension } from '../agent/extension.ts';
+import type { HostEvent } from '../agent/events.ts';
+import { agentPaths } from '../stores/files/layout.ts';
+import type { InboxInput } from '../stores/inbox.ts';
+import type { WritePoints } from '../stores/write-points.ts';
+import { StateError, type RoutineCommand, type StateHandler } from '../tools/update-state/schema.ts';
+import { RoutineBook, type RoutineRecord, type RunRecord } from './routine-book.ts';
+import { instantsBetween, parseSchedule, ScheduleError, type Schedule } from './schedule.ts';
+
+/** A clock the scheduler reads and sleeps on (tests step a fake one through a DST change). */
+export interface RoutineClock {
+  now(): number;
+  /** Calls `fire` after `ms`; returns how to cancel it. */
+  sleep(ms: number, fire: () => void): () => void;
+}
+
+export const systemClock: RoutineClock = {
+  now: () => Date.now(),
+  sleep(ms, fire) {
+    // setTimeout holds at most 2^31-1 ms: a longer wait wakes early and sleeps again.
+    const timer = setTimeout(fire, Math.min(Math.max(ms, 0), 2 ** 31 - 1));
+    timer.unref();
+    return () => clearTimeout(timer);
+  },
+};
+
+/** A late fire (a wake more than this after its instant) tells the model it ran late. */
+const LATE_MS = 60_000;
+/** How long a fire that could not be delivered (a full disk) waits before it tries again. */
+const RETRY_MS = 5_000;
+
+export interface RoutineView {
+  id: string;
+  name: string;
+  schedule: string;
+  timezone: string;
+  prompt: string;
+  silent: boolean;
+  paused: boolean;
+  createdAt: number;
+  updatedAt: number;
+  /** The next fire (epoch ms), or null when paused or the schedule has no more. */
+  nextRunAt: number | null;
+  /** The latest runs, newest first. */
+  runs: RunView[];
+}
+
+export interface RunView extends RunRecord {
+  /** The ledger id of the user message its turn opened (`t<turn>u`), for a link. */
+  entryId: string | null;
+}
+
+export interface RoutineUpdate {
+  id: string;
+  action: 'update' | 'pause' | 'resume' | 'delete';
+  name?: string | undefined;
+  schedule?: string | undefined;
+  timezone?: string | undefined;
+  prompt?: string | undefined;
+  silent?: boolean | undefined;
+}
+
+/** What routines tell the UI: the agent's routines changed (a run started or ended, an edit). */
+export interface RoutinesEvent {
+  type: 'routines';
+  agentId: string;
+}
+
+export interface RoutinesHost {
+  dataDir: string;
+  clock: RoutineClock;
+  minIntervalS: number;
+  defaultTimeZone: string;
+  /** Hands an input to the agent's inbox (false: the nonce was accepted before); 404 HostError for a gone agent. */
+  deliver(agentId: string, nonce: string, input: InboxInput): Promise<boolean>;
+  /** True while the agent exists. */
+  exists(agentId: string): Promise<boolean>;
+  emit(event: RoutinesEvent): void;
+  writePoints: WritePoints;
+}
+
+interface Armed {
+  agentId: string;
+  routineId: string;
+  at: number;
+}
+
+export class Routines {
+  private readonly books = new Map<string, RoutineBook>();
+  /** Each active routine's next fire, by `<agentId>/<routineId>`. */
+  private readonly armed = new Map<string, Armed>();
+  private readonly firing = new Set<string>();
+  /** Turns of each agent that delivered a send (a silent run that sent nothing is `silent`). */
+  private readonly sentIn = new Map<string, Set<number>>();
+  private cancelTimer: (() => void) | null = null;
+  private timerAt = Infinity;
+  private started = false;
+  private stopped = false;
+
+  constructor(private readonly host: RoutinesHost) {}
+
+  /** Opens the books of every agent that has one, catches up on missed fires, and arms the timer. */
+  async start(agentIds: readonly string[]): Promise<void> {
+    this.started = true;
+    for (const agentId of agentIds) {
+      if (!RoutineBook.exists(this.file(agentId))) continue;
+      const book = this.book(agentId);
+      for (const routine of book.all()) this.arm(agentId, routine);
+    }
+    await this.wake();
+  }
+
+  /** The extension of one agent: update_state's routine part. */
+  for(agent: { id: string }): AgentExtension {
+    const handler: StateHandler<RoutineCommand> = { apply: (input) => this.apply(agent.id, input) };
+    return { toolServices: () => ({ routines: handler }) };
+  }
+
+  /** The agent's routines with their next fire and latest runs (the gateway's `listRoutines`). */
+  list(agentId: string): RoutineView[] {
+    if (!this.books.has(agentId) && !RoutineBook.exists(this.file(agentId))) return [];
+    const book = this.book(agentId);
+    return book.all().map((routine) => this.view(agentId, routine, book));
+  }
+
+  /** The gateway's `updateRoutine`: the same changes as the model's, with a 4xx for a bad request. */
+  async update(agentId: string, change: RoutineUpdate): Promise<RoutineView | null> {
+    await this.apply(agentId, change);
+    const routine = this.books.get(agentId)?.get(change.id);
+    return routine ? this.view(agentId, routine, this.book(agentId)) : null;
+  }
+
+  /** Run history from the agent's ledger entries: a routine's turn started, failed, ended. */
+  onEvent(event: HostEvent): void {
+    if (event.type !== 'entry' || this.stopped) return;
+    const { agentId, entry } = event;
+    const record = entry as Record<string, unknown>;
+    const turn = /^t(\d+)/.exec(entry.id);
+    if (!turn) return;
+    const number = Number(turn[1]);
+    if (entry.kind === 'message' && isRoutineMark(record.routine)) {
+      this.book(agentId).started(record.routine.id, record.routine.instant, number, entry.timestampMs);
+      this.changed(agentId);
+      return;
+    }
+    const book = this.books.get(agentId);
+    if (!book) return;
+    if (entry.kind === 'send-message') {
+      let sent = this.sentIn.get(agentId);
+      if (!sent) this.sentIn.set(agentId, (sent = new Set()));
+      sent.add(number);
+    } else if (entry.kind === 'notice' && record.level === 'error') {
+      book.failed(number);
+    } else if (entry.kind === 'turn-ended') {
+      const sent = this.sentIn.get(agentId);
+      const run = book.ended(number, entry.timestampMs, sent?.has(number) ?? false);
+      sent?.delete(number);
+      if (run) this.changed(agentId);
+    }
+  }
+
+  /** How many routines are armed (diagnostics, the bench). */
+  get armedCount(): number {
+    return this.armed.size;
+  }
+
+  agentDeleted(agentId: string): void {
+    this.forget(agentId);
+  }
+
+  hostClosed(): void {
+    this.stopped = true;
+    this.cancelTimer?.();
+    this.cancelTimer = null;
+    for (const book of this.books.values()) book.close();
+    this.books.clear();
+    this.armed.clear();
+  }
+
+  // -------------------------------------------------------------------------
+
+  private file(agentId: string): string {
+    return path.join(agentPaths(this.host.dataDir, agentId).agentDir, 'routines.db');
+  }
+
+  private book(agentId: string): RoutineBook {
+    let book = this.books.get(agentId);
+    if (!book) {
+      book = new RoutineBook(this.file(agentId));
+      this.books.set(agentId, book);
+    }
+    return book;
+  }
+
+  private forget(agentId: string): void {
+    for (const [key, armed] of this.armed) if (armed.agentId === agentId) this.armed.delete(key);
+    this.books.get(agentId)?.close();
+    this.books.delete(agentId);
+    this.sentIn.delete(agentId);
+    this.rearm();
+  }
+
+  private changed(agentId: string): void {
+    this.host.emit({ type: 'routines', agentId });
+  }
+
+  private scheduleOf(routine: RoutineRecord): Schedule {
+    return parseSchedule(routine.schedule, routine.timezone, {
+      defaultTimeZone: routine.timezone,
+      // A stored routine passed the minimum when it was written: a later, higher minimum does not stop it.
+      minIntervalS: 0.001,
+      anchor: routine.anchor,
+    });
+  }
+
+  /** Where a routine's instants are counted from: its last fire, else its anchor. */
+  private since(routine: RoutineRecord): number {
+    return routine.lastInstant ?? routine.anchor;
+  }
+
+  private arm(agentId: string, routine: RoutineRecord): void {
+    const key = `${agentId}/${routine.id}`;
+    if (routine.paused) {
+      this.armed.delete(key);
+      return;
+    }
+    let next: number | null;
+    try {
+      next = this.scheduleOf(routine).next(this.since(routine));
+    } catch {
+      next = null; // a schedule this box can no longer read (an unknown zone): shown, not fired
+    }
+    if (next === null) this.armed.delete(key);
+    else this.armed.set(key, { agentId, routineId: routine.id, at: next });
+  }
+
+  /** Sleeps until the soonest armed fire. */
+  private rearm(): void {
+    if (!this.started || this.stopped) return;
+    let soonest = Infinity;
+    for (const armed of this.armed.values()) if (armed.at < soonest) soonest = armed.at;
+    if (soonest === this.timerAt && this.cancelTimer) return;
+    this.cancelTimer?.();
+    this.cancelTimer = null;
+    this.timerAt = soonest;
+    if (soonest === Infinity) return;
+    this.cancelTimer = this.host.clock.sleep(soonest - this.host.clock.now(), () => {
+      this.cancelTimer = null;
+      void this.wake();
+    });
+  }
+
+  /** Fires every routine that is due, each once for its latest due instant. */
+  private async wake(): Promise<void> {
+    const now = this.host.clock.now();
+    const due = [...this.armed.values()].filter((armed) => armed.at <= now);
+    this.timerAt = Infinity;
+    await Promise.all(due.map((armed) => this.fire(armed.agentId, armed.routineId, now)));
+    this.rearm();
+  }
+
+  private async fire(agentId: string, routineId: string, now: number): Promise<void> {
+    const key = `${agentId}/${routineId}`;
+    if (this.firing.has(key)) return;
+    const book = this.books.get(agentId);
+    const routine = book?.get(routineId);
+    if (!book || !routine || routine.paused) {
+      this.armed.delete(key);
+      return;
+    }
+    const missed = instantsBetween(this.scheduleOf(routine), this.since(routine), now);
+    if (missed.last === null) {
+      this.arm(agentId, routine);
+      return;
+    }
+    const instant = missed.last;
+    const caughtUp = missed.count > 1 || now - instant > LATE_MS;
+    const input: InboxInput = {
+      kind: 'routine',
+      routineId,
+      name: routine.name,
+      prompt: routine.prompt,
+      instant,
+      silent: routine.silent,
+      missed: missed.count,
+      missedSince: caughtUp ? missed.first : null,
+    };
+    this.firing.add(key);
+    try {
+      await this.host.deliver(agentId, `routine:${routineId}:${new Date(instant).toISOString()}`, input);
+    } catch (error) {
+      this.firing.delete(key);
+      if ((error as { status?: number }).status === 404 || !(await this.host.exists(agentId))) {
+        this.forget(agentId); // the agent is gone: so are its routines
+        return;
+      }
+      // Not taken (a full disk): the same instant again shortly.
+      this.armed.set(key, { agentId, routineId, at: this.host.clock.now() + RETRY_MS });
+      return;
+    }
+    this.firing.delete(key);
+    if (this.stopped || this.books.get(agentId) !== book) return;
+    // The inbox holds the fire; a crash before the next line repeats it with the same nonce.
+    this.host.writePoints.pass('routine', routineId);
+    book.fired({
+      routineId,
+      instant,
+      firedAt: now,
+      missed: missed.count,
+      missedSince: input.missedSince,
+    });
+    const fresh = book.get(routineId);
+    if (fresh) this.arm(agentId, fresh);
+    this.changed(agentId);
+  }
+
+  private view(agentId: string, routine: RoutineRecord, book: RoutineBook): RoutineView {
+    const armed = this.armed.get(`${agentId}/${routine.id}`);
+    return {
+      id: routine.id,
+      name: routine.name,
+      schedule: routine.schedule,
+      timezone: routine.timezone,
+      prompt: routine.prompt,
+      silent: routine.silent,
+      paused: routine.paused,
+      createdAt: routine.createdAt,
+      updatedAt: routine.updatedAt,
+      nextRunAt: routine.paused ? null : (armed?.at ?? null),
+      runs: book.runs(routine.id, 20).map((run) => ({
+        ...run,
+        entryId: run.turn === null ? null : `t${run.turn}u`,
+      })),
+    };
+  }
+
+  /** update_state's routine part (and updateRoutine's): changes the book, re-arms, answers in a sentence. */
+  private apply(
+    agentId: string,
+    input: RoutineCommand | RoutineUpdate,
+  ): Promise<{ text: string; target?: string }> {
+    try {
+      return Promise.resolve(this.change(agentId, input));
+    } catch (error) {
+      return Promise.reject(error instanceof Error ? error : new Error(String(error)));
+    }
+  }
+
+  private change(agentId: string, input: RoutineCommand | RoutineUpdate): { text: string; target?: string } {
+    const now = this.host.clock.now();
+    const book = this.book(agentId);
+    const check = (schedule: string, timezone: string | undefined, anchor: number): Schedule => {
+      try {
+        return parseSchedule(schedule, timezone, {
+          defaultTimeZone: this.host.defaultTimeZone,
+          minIntervalS: this.host.minIntervalS,
+          anchor,
+        });
+      } catch (error) {
+        if (error instanceof ScheduleError) throw new StateError(`schedule: ${error.message}`);
+        throw error;
+      }
+    };
+    const when = (at: number | null, zone: string): string =>
+      at === null ? 'never' : `${new Date(at).toISOString()} (${localTime(at, zone)} ${zone})`;
+    if (input.action === 'create') {
+      const schedule = check(input.schedule!, input.timezone, now);
+      const routine: RoutineRecord = {
+        id: `r-${randomBytes(4).toString('hex')}`,
+        name: input.name!.trim(),
+        schedule: schedule.text,
+        timezone: schedule.timezone,
+        prompt: input.prompt!,
+        silent: input.silent ?? false,
+        paused: false,
+        anchor: now,
+        lastInstant: null,
+        createdAt: now,
+        updatedAt: now,
+      };
+      book.put(routine);
+      this.arm(agentId, routine);
+      this.rearm();
+      this.changed(agentId);
+      return {
+        text: `Created routine "${routine.name}" (id ${routine.id}), ${schedule.text} in ${schedule.timezone}. Next run: ${when(schedule.next(now), schedule.timezone)}.`,
+        target: routine.name,
+      };
+    }
+    const routine = book.get(input.id!);
+    if (!routine) {
+      const ids = book.all().map((r) => `${r.id} ("${r.name}")`);
+      throw new StateError(
+        `there is no routine with id ${input.id}: ${ids.length ? `your routines are ${ids.join(', ')}` : 'you have no routines'}`,
+        { cause: 404 },
+      );
+    }
+    let next: RoutineRecord = { ...routine, updatedAt: now };
+    let said: string;
+    switch (input.action) {
+      case 'delete':
+        book.delete(routine.id);
+        this.armed.delete(`${agentId}/${routine.id}`);
+        this.rearm();
+        this.changed(agentId);
+        return { text: `Deleted routine "${routine.name}" (id ${routine.id}).`, target: routine.name };
+      case 'pause':
+        next.paused = true;
+        said = `Paused routine "${routine.name}"; it will not run until it is resumed.`;
+        break;
+      case 'resume':
+        // Instants while it was paused are not missed runs: it counts from now.
+        next = { ...next, paused: false, lastInstant: routine.paused ? now : routine.lastInstant };
+        said = `Resumed routine "${routine.name}".`;
+        break;
+      case 'update': {
+        const changesSchedule = input.schedule !== undefined || input.timezone !== undefined;
+        if (changesSchedule) {
+          const schedule = check(
+            input.schedule ?? routine.schedule,
+            input.timezone ?? (input.schedule?.startsWith('CRON_TZ=') ? undefined : routine.timezone),
+            now,
+          );
+          next = {
+            ...next,
+            schedule: schedule.text,
+            timezone: schedule.timezone,
+            anchor: now,
+            lastInstant: now,
+          };
+        }
+        if (input.name !== undefined) next.name = input.name.trim();
+        if (input.prompt !== undefined) next.prompt = input.prompt;
+        if (input.silent !== undefined) next.silent = input.silent;
+        said = `Updated routine "${next.name}".`;
+      }
+    }
+    book.put(next);
+    this.arm(agentId, next);
+    this.rearm();
+    this.changed(agentId);
+    const upcoming = this.armed.get(`${agentId}/${next.id}`)?.at ?? null;
+    return {
+      text: next.paused ? said : `${said} Next run: ${when(upcoming, next.timezone)}.`,
+      target: next.name,
+    };
+  }
+}
+
+function isRoutineMark(value: unknown): value is { id: string; instant: number } {
+  if (typeof value !== 'object' || value === null) return false;
+  const mark = value as Record<string, unknown>;
+  return typeof mark.id === 'string' && typeof mark.instant === 'number';
+}
+
+function localTime(at: number, zone: string): string {
+  return new Intl.DateTimeFormat('en-CA', {
+    timeZone: zone,
+    year: 'numeric',
+    month: '2-digit',
+    day: '2-digit',
+    hour: '2-digit',
+    minute: '2-digit',
+    hourCycle: 'h23',
+  })
+    .format(at)
+    .replace(',', '');
+}
