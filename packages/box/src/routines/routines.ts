@@ -43,14 +43,10 @@ const LATE_MS = 60_000;
 /** How long a fire that could not be delivered (a full disk) waits before it tries again. */
 const RETRY_MS = 5_000;
 
-export interface RoutineView {
-  id: string;
-  name: string;
-  schedule: string;
-  timezone: string;
-  prompt: string;
-  silent: boolean;
-  paused: boolean;
+export interface RoutineView extends Pick<
+  RoutineRecord,
+  'id' | 'name' | 'schedule' | 'timezone' | 'prompt' | 'silent' | 'paused'
+> {
   createdAt: number;
   updatedAt: number;
   /** The next fire (epoch ms), or null when paused or the schedule has no more. */
