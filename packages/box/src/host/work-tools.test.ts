@@ -405,7 +405,12 @@ describe('web_fetch and secrets, and the download cap, in a real box', () => {
     await fx.host.submitSecret({ agentId: fx.agentId, messageId: 't0s0', value: SECRET });
     await fx.host.idle(fx.agentId);
 
-    const results = toolResults(fx, 2).flatMap((part) =>
+    // The first request after the fetches that is the agent's own (a 5 MB page may make the box
+    // summarise first: that call's system prompt is the summariser's).
+    const after = fx.model.requests.findIndex(
+      (r, i) => i >= 2 && !String(r.system).startsWith('You write the memory of an agent'),
+    );
+    const results = toolResults(fx, after).flatMap((part) =>
       part.type === 'tool-result' && part.toolName === 'web_fetch' && part.output.type === 'text'
         ? [part.output.value]
         : [],
