@@ -62,6 +62,9 @@ describe('host + OpenAI-compatible provider', () => {
       'delete',
       'web_fetch',
       'update_todos',
+      'update_state',
+      'get_mcp_tools',
+      'mcp',
       'await',
       'task',
     ]);
@@ -87,7 +90,7 @@ describe('host + OpenAI-compatible provider', () => {
     await fx.prompt('hello');
     const second = server.requests[1]!.body.messages as Array<{ role: string; content: string }>;
     expect(second.at(-1)!.content).toBe(
-      'There is no tool named browse. Your tools are: send_message, shell, read, write, edit, grep, glob, ls, delete, web_fetch, update_todos, await, task.',
+      'There is no tool named browse. Your tools are: send_message, shell, read, write, edit, grep, glob, ls, delete, web_fetch, update_todos, update_state, get_mcp_tools, mcp, await, task.',
     );
     expect(JSON.stringify((await fx.records())[1])).toContain('"url":"https://example.com"');
   });
