@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createAgentHost } from '../host/agent-host.ts';
 import { scriptedProvider } from '../providers/scripted.ts';
 import { agentPaths, userMemoryFile } from '../stores/files/layout.ts';
-import { hostFixture, type HostFixture } from '../testing/host-fixture.ts';
+import { hostFixture, sendText, type HostFixture } from '../testing/host-fixture.ts';
 import { MemoryFile } from './memory-file.ts';
 
 let fixture: HostFixture | undefined;
@@ -12,13 +12,9 @@ afterEach(async () => {
   fixture = undefined;
 });
 
-const send = (content: string) => ({
-  toolCalls: [{ name: 'send_message', input: { type: 'text', content } }],
-});
-
 describe('memory in the model calls', () => {
   it('is in the system prompt of every call, after a restart too, and never in the JSONL', async () => {
-    fixture = await hostFixture([send('hi'), {}, send('again'), {}]);
+    fixture = await hostFixture([sendText('hi'), {}, sendText('again'), {}]);
     const { dataDir, agentId } = fixture;
     await new MemoryFile(agentPaths(dataDir, agentId).memory, 'agent').write('The user is called Ada', 1);
     await new MemoryFile(userMemoryFile(dataDir), 'user').write('The user prefers metric units', 2);
@@ -35,7 +31,7 @@ describe('memory in the model calls', () => {
 
     // A restarted box reads the same memory.
     await fixture.host.close();
-    const model = scriptedProvider([send('back'), {}]);
+    const model = scriptedProvider([sendText('back'), {}]);
     const host = await createAgentHost({ dataDir, provider: model, env: {} });
     try {
       await host.sendPrompt({ agentId, prompt: 'still there?', clientNonce: 'after-restart' });
@@ -48,7 +44,7 @@ describe('memory in the model calls', () => {
   });
 
   it("shares the user scope with a second agent, not the first agent's own", async () => {
-    fixture = await hostFixture([send('one'), {}, send('two'), {}]);
+    fixture = await hostFixture([sendText('one'), {}, sendText('two'), {}]);
     const { dataDir, agentId, host } = fixture;
     await new MemoryFile(agentPaths(dataDir, agentId).memory, 'agent').write(
       'Only the first agent knows this',
@@ -66,7 +62,7 @@ describe('memory in the model calls', () => {
   });
 
   it('lists and deletes entries for the memory view; the next call no longer has them', async () => {
-    fixture = await hostFixture([send('ok'), {}]);
+    fixture = await hostFixture([sendText('ok'), {}]);
     const { dataDir, agentId, host } = fixture;
     const own = new MemoryFile(agentPaths(dataDir, agentId).memory, 'agent');
     await own.write('Keep this', 1);

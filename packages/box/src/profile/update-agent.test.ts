@@ -3,17 +3,13 @@ import { readdir, readFile } from 'node:fs/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { readLedgerFile } from '@sendbox/txcript';
 import { agentPaths } from '../stores/files/layout.ts';
-import { hostFixture, type HostFixture } from '../testing/host-fixture.ts';
+import { hostFixture, sendText, type HostFixture } from '../testing/host-fixture.ts';
 import { agentUpdateSchema } from './agent-update.ts';
 
 let fixture: HostFixture | undefined;
 afterEach(async () => {
   await fixture?.dispose();
   fixture = undefined;
-});
-
-const send = (content: string) => ({
-  toolCalls: [{ name: 'send_message', input: { type: 'text', content } }],
 });
 
 describe('updateAgent', () => {
@@ -66,7 +62,7 @@ describe('updateAgent', () => {
   });
 
   it("puts the name and instructions into the next call's system prompt, and the model id into its request", async () => {
-    fixture = await hostFixture([send('one'), {}, send('two'), {}, send('three'), {}]);
+    fixture = await hostFixture([sendText('one'), {}, sendText('two'), {}, sendText('three'), {}]);
     const { host, agentId } = fixture;
     await fixture.prompt('first');
     expect(fixture.model.requests[0]!.system).not.toContain('# Your instructions');

@@ -95,3 +95,8 @@ export function lastToolOutputs(model: ScriptedProvider, requestIndex: number): 
       : [],
   );
 }
+
+/** A scripted model step that sends one text bubble. */
+export const sendText = (content: string) => ({
+  toolCalls: [{ name: 'send_message', input: { type: 'text', content } }],
+});
