@@ -21,6 +21,7 @@ import type { InboxInput, InboxRow, PendingInput } from '../stores/inbox.ts';
 import type { SequencedEntry } from '../stores/ledger.ts';
 import { envNameFor, type QuestionBook } from './question-book.ts';
 import { routineRunText } from '../routines/run-text.ts';
+import { approvalAnswerText } from '../approvals/answer-text.ts';
 
 /** What the model reads when the user retries a turn whose model call failed (the host speaking). */
 export const RETRY_PROMPT = 'The previous model call failed. Try again: continue where you left off.';
@@ -81,6 +82,16 @@ export const INPUT_KINDS: { [K in InboxInput['kind']]: InputKind<Extract<InboxIn
     // The host speaking, as Grok Bot's `[A background task just completed]` wake: hidden, like a retry.
     userEntry: (base, _nonce, input) => ({ ...base, content: input.text, hidden: true }),
     pendingText: () => 'A background task finished',
+  },
+  'tool-approval': {
+    // The host speaking: what the user decided on a card whose turn is gone (approvals/gate.ts).
+    userEntry: (base, _nonce, input) => ({
+      ...base,
+      content: approvalAnswerText(input),
+      hidden: true,
+      approval: { answers: input.entryId, decision: input.decision },
+    }),
+    pendingText: (input) => `${input.decision === 'deny' ? 'Declined' : 'Allowed'} ${input.subject}`,
   },
 };
 

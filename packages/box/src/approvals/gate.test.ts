@@ -8,7 +8,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { agentPaths } from '../stores/files/layout.ts';
 import { readProfile, writeProfile } from '../stores/files/profile.ts';
 import type { SequencedEntry } from '../stores/ledger.ts';
-import { hostFixture, type HostFixture } from '../testing/host-fixture.ts';
+import { hostFixture, lastUserText, ledgerOnDisk, type HostFixture } from '../testing/host-fixture.ts';
+import { scriptedProvider } from '../providers/scripted.ts';
 import { approvalSubject, ruleFor } from './policy.ts';
 
 let fx: HostFixture | undefined;
@@ -141,6 +142,7 @@ describe('approval cards in a real box', () => {
       ),
     ).toEqual({
       alwaysAllow: ['write'],
+      allowOnce: [],
     });
 
     // A fresh agent file rule: ask again (the remembered answer is removed), then Stop.
@@ -152,5 +154,97 @@ describe('approval cards in a real box', () => {
     expect(await fx.host.cancelTurn(fx.agentId)).toEqual({ cancelled: true });
     await fx.host.idle(fx.agentId);
     await expect(stat(path.join(fx.sandbox, 'c.txt'))).rejects.toThrow(/ENOENT/);
+    // The card reads "stopped", and a late answer is refused.
+    expect((await fx.entries()).find((e) => e.id === 'approval-w3-answer')).toMatchObject({
+      status: 'stopped',
+      approval: { answers: 'approval-w3', decision: 'stopped' },
+    });
+    await expect(
+      fx.host.answerToolApproval({ agentId: fx.agentId, entryId: 'approval-w3', decision: 'allow' }),
+    ).rejects.toMatchObject({ status: 409, message: expect.stringContaining('stopped') as string });
+  });
+
+  it('the box stopped while a card waits: answered after the restart through the inbox, once; the call runs when made again', async () => {
+    fx = await hostFixture([write('w1', 'a.txt'), reply, end]);
+    await askFor(fx, { write: 'ask' });
+    await prompt(fx, 'write a file');
+    await card(fx, 'approval-w1');
+    // Closing does not wait for the answer; the card stays open.
+    await fx.host.close();
+    expect(JSON.stringify(ledgerOnDisk(fx.dataDir, fx.agentId).rows)).not.toContain('approval-w1-answer');
+
+    const { createAgentHost } = await import('../host/agent-host.ts');
+    const model = scriptedProvider([write('w1-again', 'a.txt'), reply, end]);
+    const host = await createAgentHost({ dataDir: fx.dataDir, provider: model, env: {} });
+    fx = { ...fx, host, model, dispose: () => host.close() };
+    expect(
+      await host.answerToolApproval({ agentId: fx.agentId, entryId: 'approval-w1', decision: 'allow' }),
+    ).toEqual({ accepted: true, resumed: false });
+    await expect(
+      host.answerToolApproval({ agentId: fx.agentId, entryId: 'approval-w1', decision: 'deny' }),
+    ).rejects.toMatchObject({ status: 409 });
+    await host.idle(fx.agentId);
+
+    // The turn the inbox input started told the model; its repeated call ran without a card.
+    expect(lastUserText(model, 0)).toContain('The user allowed the write call you asked approval for');
+    expect(await readFile(path.join(fx.sandbox, 'a.txt'), 'utf8')).toBe('hello');
+    const entries = (await host.entriesAfter(fx.agentId, 0)) as Entry[];
+    expect(entries.some((e) => e.id === 'approval-w1-again')).toBe(false);
+    expect(entries.find((e) => e.id === 'approval-w1-answer')).toMatchObject({
+      status: 'approved',
+      approval: { decision: 'allow' },
+    });
+    // The grant was used up: the next such call asks again.
+    expect(
+      JSON.parse(
+        await readFile(path.join(agentPaths(fx.dataDir, fx.agentId).agentDir, 'approvals.json'), 'utf8'),
+      ),
+    ).toEqual({ alwaysAllow: [], allowOnce: [] });
+    await expect(
+      host.answerToolApproval({ agentId: fx.agentId, entryId: 'approval-w1', decision: 'allow' }),
+    ).rejects.toMatchObject({ status: 409 });
+  });
+
+  it('a profile\'s approvals ask before non-MCP tools too: {"web_fetch": "ask", "mcp:github/*": "ask"}', async () => {
+    fx = await hostFixture([
+      { toolCalls: [{ id: 'f1', name: 'web_fetch', input: { url: 'https://example.com/' } }] },
+      {
+        toolCalls: [
+          {
+            id: 'g1',
+            name: 'mcp',
+            input: { server: 'github', toolName: 'create_issue', args: { title: 'x' } },
+          },
+        ],
+      },
+      write('w1', 'a.txt'),
+      reply,
+      end,
+    ]);
+    await askFor(fx, { web_fetch: 'ask', 'mcp:github/*': 'ask' });
+    await prompt(fx, 'fetch, file an issue, write');
+    expect(await card(fx, 'approval-f1')).toMatchObject({
+      name: 'web_fetch',
+      approval: { subject: 'web_fetch', toolName: 'web_fetch', args: { url: 'https://example.com/' } },
+    });
+    await fx.host.answerToolApproval({ agentId: fx.agentId, entryId: 'approval-f1', decision: 'deny' });
+    expect(await card(fx, 'approval-g1')).toMatchObject({
+      name: 'mcp',
+      approval: {
+        subject: 'mcp:github/create_issue',
+        server: 'github',
+        toolName: 'create_issue',
+        args: { title: 'x' },
+      },
+    });
+    await fx.host.answerToolApproval({ agentId: fx.agentId, entryId: 'approval-g1', decision: 'deny' });
+    await fx.host.idle(fx.agentId);
+    expect(lastOutput(fx, 1)).toEqual({
+      type: 'error-text',
+      value: expect.stringContaining('The user declined this web_fetch call') as string,
+    });
+    // A tool the rules do not name runs without a card.
+    expect(await readFile(path.join(fx.sandbox, 'a.txt'), 'utf8')).toBe('hello');
+    expect((await fx.entries()).some((e) => e.id === 'approval-w1')).toBe(false);
   });
 });

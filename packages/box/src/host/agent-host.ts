@@ -680,6 +680,7 @@ export class LocalAgentHost implements AgentHost {
       {
         entries: () => this.entriesAfter(input.agentId, 0),
         append: (entry) => void session.writer.appendEntries([entry]),
+        deliver: (nonce, answer) => session.deliver(nonce, answer),
       },
       input.entryId,
       input.decision,
@@ -719,6 +720,8 @@ export class LocalAgentHost implements AgentHost {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    // A turn waiting on an approval card would never settle: it is stopped, its card left open.
+    for (const id of this.approvals.closeWaits()) (await this.sessions.get(id))?.cancelTurn();
     const sessions = await Promise.allSettled([...this.sessions.values()]);
     await this.roster.settled();
     for (const result of sessions) {

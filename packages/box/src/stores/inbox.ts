@@ -26,7 +26,12 @@ export type InboxInput =
       missedSince: number | null;
     }
   /** Background work ended while the agent was idle (tasks/task-wakes.ts): the host's words, scrubbed. */
-  | { kind: 'task-wake'; text: string };
+  | { kind: 'task-wake'; text: string }
+  /**
+   * An approval card answered when no turn waits on it any more (the box restarted meanwhile,
+   * approvals/gate.ts): a turn tells the model what the user decided. Its nonce is the card's.
+   */
+  | { kind: 'tool-approval'; entryId: string; subject: string; decision: 'allow' | 'allow-always' | 'deny' };
 
 export type InputState = 'pending' | 'started' | 'failed';
 
