@@ -17,6 +17,7 @@ import type { ImageFetchLimits, ImageFetchPolicy } from './image-proxy.ts';
 import { SessionBook } from './session-book.ts';
 import { BrowserSessions, loadSessionKey, loginUrl, mintLoginCode } from './session.ts';
 import { mintToken } from './token.ts';
+import { preloadTokenCounter } from '../context/tokens.ts';
 
 export const DEFAULT_GATEWAY_HOST = '127.0.0.1';
 export const DEFAULT_GATEWAY_PORT = 1340;
@@ -181,6 +182,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const address = await listen(server, bindHost, options.port ?? DEFAULT_GATEWAY_PORT);
   const port = address.port;
   authorities = loopbackAuthorities(bindHost, port);
+  // Before the first prompt arrives, not during it (context/tokens.ts).
+  setImmediate(preloadTokenCounter);
 
   const urlHost = bindHost.includes(':') ? `[${bindHost}]` : bindHost;
   let descriptorPath: string;
