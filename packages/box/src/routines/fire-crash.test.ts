@@ -107,7 +107,7 @@ describe('a routine across a SIGKILL at its fire', () => {
       expect(users).toEqual([
         expect.objectContaining({
           hidden: true,
-          routine: expect.objectContaining({ id: routineId, instant: FIRE }),
+          routine: expect.objectContaining({ id: routineId, instant: FIRE }) as unknown,
         }),
       ]);
       expect(await hiddenRuns(agentId)).toBe(1);
