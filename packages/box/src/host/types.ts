@@ -19,6 +19,7 @@ import type { AgentSettings } from '../profile/agent-settings.ts';
 import type { AgentUpdate } from '../profile/agent-update.ts';
 import type { MemoryView } from '../memory/memory-view.ts';
 import type { MemoryScope } from '../memory/memory-file.ts';
+import type { McpSettings } from '../mcp/settings.ts';
 
 /** The settings panel's view: the model's settings, and whether web search is on (or how to turn it on). */
 export type SettingsView = ModelSettingsView & { webSearch: { backend: string | null; howToEnable: string } };
@@ -67,6 +68,8 @@ export interface UploadInput {
 
 export interface AgentHost {
   readonly dataDir: string;
+  /** mcp.json's servers for the settings panel: status and tools, add/edit/remove/test, the sessions switch. */
+  readonly mcpSettings: Pick<McpSettings, 'view' | 'set' | 'remove' | 'setSessions' | 'test'>;
   modelStatus(): ModelStatus;
   /** The settings panel's view of the model (never the key). */
   modelSettings(): SettingsView;
