@@ -237,8 +237,8 @@ describe('compaction', () => {
     // calibrated: a restart must start from the same factor to make the same window decisions.
     const reporting = () => {
       const script = agentScript(() => ({ text: 'Summary of the turns so far.' }));
-      return scriptedProvider((request, index) => ({
-        ...script(request, index),
+      return scriptedProvider((request) => ({
+        ...script(request),
         inputTokens: Math.round(requestTokens(request) * 1.4),
       }));
     };
