@@ -28,6 +28,8 @@ import type { JsonMethodName, MethodContext } from './methods.ts';
 import { LOGIN_PATH, TAB_PROOF_FRAGMENT } from './session.ts';
 import type { BrowserSessions } from './session.ts';
 import { signInPage, StaticUi } from './static-ui.ts';
+import { OAUTH_CALLBACK_PATH } from '../mcp/oauth.ts';
+import { oauthCallback } from './oauth-callback.ts';
 
 export interface GatewayAppOptions {
   host: AgentHost;
@@ -101,7 +103,15 @@ export function createGatewayApp(options: GatewayAppOptions): GatewayApp {
       // The table pairs each schema with its own handler; TypeScript cannot follow the pairing through the index.
       const run = spec.run as (ctx: MethodContext, input: unknown) => Promise<unknown>;
       const result = await run(
-        { host, version, imageHosts, sessions, caller: c.get('browserSession') },
+        {
+          host,
+          version,
+          imageHosts,
+          sessions,
+          caller: c.get('browserSession'),
+          // The Host guard let only this gateway's own authorities through.
+          origin: new URL(c.req.url).origin,
+        },
         parsed.data,
       );
       return result instanceof RawJson
@@ -257,6 +267,10 @@ export function createGatewayApp(options: GatewayAppOptions): GatewayApp {
     }
   });
   app.get('/assets/*', (c) => ui.asset(c, c.req.path));
+  // The MCP servers' OAuth callback: a cross-site navigation from the authorization server, so
+  // no session cookie comes with it (SameSite=Strict); the one-time `state` of a connect the
+  // signed-in page started is what admits it (mcp/oauth.ts).
+  app.get(OAUTH_CALLBACK_PATH, (c) => oauthCallback(c, host));
   app.all('/', (c) => methodNotAllowed(c, 'GET'));
 
   app.notFound((c) => errorResponse(c, 404, `nothing at ${c.req.path}`));
