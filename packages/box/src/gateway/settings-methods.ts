@@ -11,7 +11,10 @@ import { agentIdSchema, method } from './method-spec.ts';
 
 const secretName = z
   .string()
-  .regex(SECRET_NAME_PATTERN, 'a secret name is letters, digits and _, not starting with a digit (at most 128)');
+  .regex(
+    SECRET_NAME_PATTERN,
+    'a secret name is letters, digits and _, not starting with a digit (at most 128)',
+  );
 
 export const settingsMethods = {
   getModelSettings: method(z.object({}), ({ host }) => Promise.resolve(host.modelSettings())),

@@ -677,7 +677,11 @@ export class LocalAgentHost implements AgentHost {
     return this.mcp.setBoxSecret(input.name, input.value);
   }
 
-  async startMcpConnect(input: { agentId: string; server: string; redirectUrl: string }): Promise<ConnectStart> {
+  async startMcpConnect(input: {
+    agentId: string;
+    server: string;
+    redirectUrl: string;
+  }): Promise<ConnectStart> {
     await this.existing(input.agentId);
     try {
       return await this.mcp.beginConnect(input.agentId, input.server, input.redirectUrl);
@@ -686,7 +690,10 @@ export class LocalAgentHost implements AgentHost {
     }
   }
 
-  async finishMcpConnect(input: { state: string; code: string }): Promise<{ server: string; agentId: string }> {
+  async finishMcpConnect(input: {
+    state: string;
+    code: string;
+  }): Promise<{ server: string; agentId: string }> {
     let done: { server: string; agentId: string };
     try {
       done = await this.mcp.finishConnect(input.state, input.code);

@@ -24,8 +24,7 @@ export const CLIENT_INFO = { name: 'sendbox', version: '0.1.0' };
  * the first one's connect fails, or null), or a reason it cannot start (model-readable).
  */
 export type TransportPlan =
-  | { transport: Transport; fallback?: (error: unknown) => Transport | null }
-  | { refused: string };
+  { transport: Transport; fallback?: (error: unknown) => Transport | null } | { refused: string };
 export type TransportStart = () => Promise<TransportPlan>;
 
 export type ConnectionState = 'stopped' | 'starting' | 'ready' | 'failed';
@@ -131,8 +130,11 @@ export class McpConnection {
       this.lastError = (error as Error).message;
       // A refusal of the box's own (a server that needs the user to sign in) is already model-readable.
       if (error instanceof McpCallError) throw error;
+      // A remote server's HTTP status says most (401: its credentials were refused).
+      const status = (error as { code?: unknown }).code;
+      const http = typeof status === 'number' && status >= 100 && status < 600 ? `HTTP ${status}: ` : '';
       throw new McpCallError(
-        `The MCP server ${this.server} did not start: ${(error as Error).message}. ` +
+        `The MCP server ${this.server} did not start: ${http}${(error as Error).message}. ` +
           'Tell the user; its log is in the box log.',
       );
     }

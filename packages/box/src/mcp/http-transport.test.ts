@@ -40,6 +40,9 @@ describe('remote MCP servers', () => {
       echo('remote', 'before'),
       reply,
       end,
+      echo('remote', 'wrong'),
+      reply,
+      end,
       echo('remote', 'after'),
       reply,
       end,
@@ -61,11 +64,19 @@ describe('remote MCP servers', () => {
       /The MCP server remote needs the box secret REMOTE_KEY, which is not set\. Ask the user/,
     );
 
+    // A wrong value: the server refuses it and echoes it back; the model reads the error without it.
+    const wrong = 'wrong-key-5d1e0b77a4';
+    await box!.call('setBoxSecret', { name: 'REMOTE_KEY', value: wrong });
+    await prompt('try it');
+    const [refused] = lastToolOutputs(model, 4);
+    expect(refused).toContain('The MCP server remote did not start: HTTP 401: Streamable HTTP error');
+    expect(refused).not.toContain(wrong);
+
     const set = await box!.call('setBoxSecret', { name: 'REMOTE_KEY', value: secret });
     expect(set).toEqual({ status: 200, body: { names: ['REMOTE_KEY'], missing: [] } });
     expect((await box!.call('setBoxSecret', { name: '1bad', value: 'x' })).status).toBe(400);
     await prompt('again');
-    expect(lastToolOutputs(model, 4)).toEqual(['streamable echo: after']);
+    expect(lastToolOutputs(model, 7)).toEqual(['streamable echo: after']);
 
     // The value is nowhere but the sealed store: no file, event or model request holds it.
     for (const { file, text } of await everyFile(box!.dataDir)) {
@@ -73,6 +84,7 @@ describe('remote MCP servers', () => {
     }
     expect(JSON.stringify(events)).not.toContain(secret);
     expect(JSON.stringify(model.requests)).not.toContain(secret);
+    expect(JSON.stringify(model.requests)).not.toContain(wrong);
     expect((await box!.call('listBoxSecrets')).body).toEqual({ names: ['REMOTE_KEY'], missing: [] });
     expect((await box!.call('deleteBoxSecret', { name: 'REMOTE_KEY' })).body).toEqual({
       names: [],

@@ -44,7 +44,9 @@ export function httpTransport(launch: HttpLaunch): TransportPlan {
   if (config.transport === 'sse') return { transport: sse() };
   return {
     transport: new StreamableHTTPClientTransport(url, common),
-    ...(config.transport === 'streamable-http' ? {} : { fallback: (error) => (olderServer(error) ? sse() : null) }),
+    ...(config.transport === 'streamable-http'
+      ? {}
+      : { fallback: (error) => (olderServer(error) ? sse() : null) }),
   };
 }
 

@@ -25,7 +25,14 @@ import {
 } from './config.ts';
 import { McpCallError, McpConnection, type TransportStart } from './connection.ts';
 import { hasOwnAuthorization, httpTransport } from './http-transport.ts';
-import { beginConnect, callAuthProvider, finishConnect, type ConnectStart } from './oauth.ts';
+import {
+  beginConnect,
+  callAuthProvider,
+  finishConnect,
+  McpAuthRequired,
+  type ConnectStart,
+} from './oauth.ts';
+import { scrubberFor } from '../secrets/scrub.ts';
 import { McpOAuthStore } from './oauth-store.ts';
 import { stdioTransport } from './stdio-launch.ts';
 import { OutboundClient } from '../net/fetch.ts';
@@ -150,6 +157,8 @@ export class McpHub implements AgentLifecycleListener {
         const connection = this.connection(agentId, server, await serverConfig(server));
         try {
           return await connection.tools(signal);
+        } catch (error) {
+          throw await this.scrubbed(error, server);
         } finally {
           this.touch(agentId, server);
         }
@@ -158,12 +167,33 @@ export class McpHub implements AgentLifecycleListener {
         const connection = this.connection(agentId, server, await serverConfig(server));
         try {
           return await connection.call(tool, args, signal);
+        } catch (error) {
+          throw await this.scrubbed(error, server);
         } finally {
           this.touch(agentId, server);
         }
       },
       approval: async (server, tool) => configuredApproval(await serverConfig(server), tool),
     };
+  }
+
+  /**
+   * An error of a server's with the box secrets and the server's OAuth tokens taken out of its
+   * message (a remote server's error text may echo a header), before it reaches the model or a log.
+   */
+  private async scrubbed(error: unknown, server: string): Promise<unknown> {
+    if (!(error instanceof Error)) return error;
+    const known = new Map(await this.boxSecrets.all().catch(() => new Map<string, string>()));
+    const config = (await this.config.current()).servers.get(server);
+    if (config?.kind === 'http') {
+      const tokens = (await this.oauth.server(server, config.url).catch(() => undefined))?.tokens;
+      if (tokens?.access_token) known.set(`${server} access token`, tokens.access_token);
+      if (tokens?.refresh_token) known.set(`${server} refresh token`, tokens.refresh_token);
+    }
+    const text = scrubberFor(known).text(error.message);
+    if (text === error.message) return error;
+    if (error instanceof McpAuthRequired) return error;
+    return new McpCallError(text);
   }
 
   /** The running instance for an agent's server, or a new one (a changed config replaces it). */

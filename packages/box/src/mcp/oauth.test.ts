@@ -44,10 +44,8 @@ describe('MCP OAuth', () => {
       end,
     ]);
     const logged: string[] = [];
-    const made = await remoteBox(
-      model,
-      { secure: { url: server.url, allowPrivateHost: true } },
-      (line) => logged.push(line),
+    const made = await remoteBox(model, { secure: { url: server.url, allowPrivateHost: true } }, (line) =>
+      logged.push(line),
     );
     box = made.box;
     const { agentId, events, prompt } = made;
@@ -57,7 +55,8 @@ describe('MCP OAuth', () => {
     expect(lastToolOutputs(model, 1)[0]).toContain(
       'The MCP server secure needs the user to sign in before it can be used. A "Connect secure" card',
     );
-    const entries = () => box!.host.entriesAfter(agentId, 0) as Promise<Array<SequencedEntry & Record<string, unknown>>>;
+    const entries = () =>
+      box!.host.entriesAfter(agentId, 0) as Promise<Array<SequencedEntry & Record<string, unknown>>>;
     expect(await entries()).toContainEqual(
       expect.objectContaining({ kind: 'notice', connect: { server: 'secure' } }),
     );
@@ -92,7 +91,7 @@ describe('MCP OAuth', () => {
     await fetch(new URL('/test/expire', server.control), { method: 'POST' });
     await prompt('once more');
     expect(lastToolOutputs(model, 7)).toEqual(['oauth echo: three']);
-    const issued = (await (await fetch(new URL('/test/issued', server.control!))).json()) as {
+    const issued = (await (await fetch(new URL('/test/issued', server.control))).json()) as {
       access: string[];
       refresh: string[];
       refreshed: number;
@@ -105,7 +104,13 @@ describe('MCP OAuth', () => {
     for (const { file, text } of await everyFile(box.dataDir)) {
       for (const token of tokens) expect(text.includes(token), `${file} holds a token`).toBe(false);
     }
-    const seen = JSON.stringify({ events, logged, requests: model.requests, log: box.requestLog, errors: box.errorLog });
+    const seen = JSON.stringify({
+      events,
+      logged,
+      requests: model.requests,
+      log: box.requestLog,
+      errors: box.errorLog,
+    });
     for (const token of tokens) expect(seen).not.toContain(token);
   });
 });

@@ -39,9 +39,10 @@ export async function readSealed(file: string, key: Buffer, aad: string): Promis
   decipher.setAuthTag(Buffer.from(parsed.data.tag, 'base64'));
   let plain: string;
   try {
-    plain = Buffer.concat([decipher.update(Buffer.from(parsed.data.data, 'base64')), decipher.final()]).toString(
-      'utf8',
-    );
+    plain = Buffer.concat([
+      decipher.update(Buffer.from(parsed.data.data, 'base64')),
+      decipher.final(),
+    ]).toString('utf8');
   } catch (error) {
     throw new Error(`${file}: cannot decrypt (wrong key file, or the file belongs to something else)`, {
       cause: error,

@@ -28,7 +28,10 @@ import { z } from 'zod';
 const mode = process.argv[2];
 
 function mcpServer(label) {
-  const server = new McpServer({ name: `http-test-${label}`, version: '1.0.0' }, { instructions: `A ${label} test server.` });
+  const server = new McpServer(
+    { name: `http-test-${label}`, version: '1.0.0' },
+    { instructions: `A ${label} test server.` },
+  );
   server.registerTool(
     'echo',
     { description: 'Echoes text back.', inputSchema: { text: z.string() } },
@@ -44,7 +47,10 @@ async function streamable(req, res, body) {
     return;
   }
   const server = mcpServer(mode);
-  const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+  const transport = new StreamableHTTPServerTransport({
+    sessionIdGenerator: undefined,
+    enableJsonResponse: true,
+  });
   res.on('close', () => {
     void transport.close();
     void server.close();
@@ -72,7 +78,11 @@ if (mode === 'streamable') {
   const required = process.env.REQUIRED_BEARER;
   const base = await listen(async (req, res) => {
     if (required && req.headers.authorization !== `Bearer ${required}`) {
-      res.writeHead(401, { 'Content-Type': 'application/json' }).end('{"error":"unauthorized"}');
+      // Echoes what it got, as careless servers do: the box must keep it from the model.
+      const received = req.headers.authorization ?? '';
+      res
+        .writeHead(401, { 'Content-Type': 'application/json' })
+        .end(JSON.stringify({ error: 'unauthorized', received }));
       return;
     }
     await streamable(req, res, await readJson(req));
@@ -112,7 +122,13 @@ if (mode === 'streamable') {
     refresh.set(refreshToken, { clientId, scopes, resource });
     issued.access.push(token);
     issued.refresh.push(refreshToken);
-    return { access_token: token, token_type: 'bearer', expires_in: 3600, refresh_token: refreshToken, scope: scopes.join(' ') };
+    return {
+      access_token: token,
+      token_type: 'bearer',
+      expires_in: 3600,
+      refresh_token: refreshToken,
+      scope: scopes.join(' '),
+    };
   };
   const provider = {
     clientsStore: new DemoInMemoryClientsStore(),
@@ -146,7 +162,12 @@ if (mode === 'streamable') {
     async verifyAccessToken(token) {
       const found = access.get(token);
       if (!found || found.expiresAt < Date.now()) throw new InvalidTokenError('invalid or expired token');
-      return { token, clientId: found.clientId, scopes: found.scopes, expiresAt: Math.floor(found.expiresAt / 1000) };
+      return {
+        token,
+        clientId: found.clientId,
+        scopes: found.scopes,
+        expiresAt: Math.floor(found.expiresAt / 1000),
+      };
     },
   };
   const authApp = express();

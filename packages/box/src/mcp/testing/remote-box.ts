@@ -11,7 +11,7 @@ export interface RemoteBox {
   agentId: string;
   events: HostEvent[];
   /** Sends a prompt through the gateway and waits for its turn to end. */
-  prompt(text: string): Promise<void>;
+  prompt: (text: string) => Promise<void>;
 }
 
 export async function remoteBox(
@@ -30,7 +30,7 @@ export async function remoteBox(
     box,
     agentId,
     events,
-    async prompt(text) {
+    prompt: async (text) => {
       await box.call('sendPrompt', { agentId, prompt: text, clientNonce: `n-${++nonce}` });
       await (box.host as LocalAgentHost).idle(agentId);
     },
