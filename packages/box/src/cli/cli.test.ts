@@ -262,7 +262,29 @@ describe('sendbox serve --host', () => {
       modelFreeEnv(home),
     );
     expect(await refused.exited).toBe(1);
-    expect(refused.stderr()).toMatch(/refusing to listen on "0\.0\.0\.0".*ssh -L/s);
+    expect(refused.stderr()).toMatch(/refusing to listen on "0\.0\.0\.0" without --public-url.*ssh -L/s);
+  });
+
+  it('refuses a --public-url that is not https before touching the data dir', async () => {
+    const fresh = path.join(home, 'never-created');
+    const refused = run(
+      [
+        'serve',
+        '--host',
+        '0.0.0.0',
+        '--public-url',
+        'http://box.example.com',
+        '--port',
+        '0',
+        '--no-build',
+        '--data-dir',
+        fresh,
+      ],
+      modelFreeEnv(home),
+    );
+    expect(await refused.exited).toBe(1);
+    expect(refused.stderr()).toMatch(/--public-url "http:\/\/box\.example\.com" must be an https URL/);
+    expect(fs.existsSync(fresh)).toBe(false);
   });
 });
 

@@ -78,9 +78,16 @@ export function sendboxProgram(openHost: OpenHost, terminal: Terminal = processT
     .command('serve', { isDefault: true })
     .description('start the box: the gateway (HTTP API + web UI) on 127.0.0.1')
     .addOption(
-      new Option('--host <address>', 'loopback address to listen on (127.0.0.1, ::1, localhost)').default(
-        DEFAULT_GATEWAY_HOST,
-      ),
+      new Option(
+        '--host <address>',
+        'address to listen on: loopback (127.0.0.1, ::1, localhost), or with --public-url any (0.0.0.0, ::)',
+      ).default(DEFAULT_GATEWAY_HOST),
+    )
+    .addOption(
+      new Option(
+        '--public-url <url>',
+        'the https address a TLS-terminating reverse proxy serves this box at (docs/deploy.md)',
+      ).env('SENDBOX_PUBLIC_URL'),
     )
     .addOption(
       new Option('--port <port>', 'port to listen on').argParser(parsePort).default(DEFAULT_GATEWAY_PORT),
@@ -100,6 +107,7 @@ export function sendboxProgram(openHost: OpenHost, terminal: Terminal = processT
         box = await serve(
           {
             host: options.host,
+            ...(options.publicUrl ? { publicUrl: options.publicUrl } : {}),
             port: options.port,
             dataDir: options.dataDir,
             build: options.build,

@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pc from 'picocolors';
-import { agentFiles, boxAgentFolders, startGateway } from '../gateway/index.ts';
+import { agentFiles, bindAddress, boxAgentFolders, parsePublicUrl, startGateway } from '../gateway/index.ts';
 import { pageLinks } from '../gateway/links.ts';
 import type { RunningGateway } from '../gateway/index.ts';
 import type { AgentHost } from '../host/types.ts';
@@ -17,6 +17,8 @@ import { ensureWebBuild, WEB_DIST_DIR } from './web-build.ts';
 
 export interface ServeOptions {
   host: string;
+  /** `--public-url`: served beyond loopback behind a TLS proxy (gateway/public-url.ts). */
+  publicUrl?: string;
   port: number;
   dataDir: string;
   /** Build the web UI when missing or stale (default true). */
@@ -63,6 +65,9 @@ export async function serve(
   terminal: Terminal,
 ): Promise<RunningBox> {
   const dataDir = path.resolve(options.dataDir);
+  // Before the lock and the host: a bad address is the user's typo, not a reason to touch the data dir.
+  const publicUrl = options.publicUrl === undefined ? undefined : parsePublicUrl(options.publicUrl);
+  if (options.host !== undefined) bindAddress(options.host, publicUrl);
   pageLinks(); // a bad SENDBOX_CURSOR_AGENT_URL stops the start, with what to set
   // Before anything touches the data dir: a second box must not recover, write or serve it.
   let stop: (() => Promise<void>) | null = null;
@@ -91,6 +96,7 @@ export async function serve(
       webRoot: WEB_DIST_DIR,
       version: boxVersion(),
       bindHost: options.host,
+      ...(publicUrl ? { publicUrl } : {}),
       port: options.port,
       ...(options.verbose ? { logRequest: (line: string) => terminal.err(pc.dim(line)) } : {}),
       logError: (message) => terminal.err(pc.red(message)),
@@ -104,7 +110,9 @@ export async function serve(
   await lock.announce(gateway.url).catch(() => undefined);
 
   const status = host.modelStatus();
-  terminal.out(`sendbox is running at ${pc.bold(gateway.url)}`);
+  terminal.out(`sendbox is running at ${pc.bold(gateway.userUrl)}`);
+  if (gateway.userUrl !== gateway.url)
+    terminal.out(pc.dim(`(listening on ${gateway.bindHost}:${gateway.port})`));
   terminal.out(`open this link to sign in (it works once, for 5 minutes): ${pc.bold(gateway.loginUrl())}`);
   const loginCommand = sendboxCommand(
     dataDir === path.resolve(defaultDataDir()) ? 'login' : `login --data-dir ${dataDir}`,

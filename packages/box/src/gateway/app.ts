@@ -14,7 +14,7 @@ import { describeZodError, errorResponse, GatewayError, respondWithError } from 
 import { EventStreams, openEventStream } from './events.ts';
 import { fileResponse } from './file-response.ts';
 import type { AgentFiles } from './files.ts';
-import { apiAuth, hostAndOriginGuard, type GatewayEnv } from './guards.ts';
+import { apiAuth, hostAndOriginGuard, viaTls, type GatewayAddress, type GatewayEnv } from './guards.ts';
 import type { ImageHosts } from './image-hosts.ts';
 import {
   DEFAULT_IMAGE_LIMITS,
@@ -39,8 +39,8 @@ export interface GatewayAppOptions {
   /** Where remote images may be fetched from (tests play an outside host with it). */
   imagePolicy?: ImageFetchPolicy;
   imageLimits?: ImageFetchLimits;
-  /** The `Host` header values the gateway answers to (see `loopbackAuthorities`). */
-  authorities: () => ReadonlySet<string>;
+  /** The `Host` and `Origin` values the gateway answers to (guards.ts `gatewayAddress`). */
+  address: () => GatewayAddress;
   /** The data dir: a failed write there on a full disk is 507, whatever its error code. */
   dataDir: string;
   /** The built web UI (`packages/web/dist`). */
@@ -91,8 +91,8 @@ export function createGatewayApp(options: GatewayAppOptions): GatewayApp {
       `${c.req.method} ${c.req.path} ${c.res.status} ${(performance.now() - started).toFixed(1)}ms`,
     );
   });
-  app.use('*', hostAndOriginGuard(options.authorities));
-  app.use('/api/*', apiAuth(options.token, sessions, options.authorities));
+  app.use('*', hostAndOriginGuard(options.address));
+  app.use('/api/*', apiAuth(options.token, sessions, options.address));
 
   async function runJsonMethod(c: GatewayContext, name: JsonMethodName): Promise<Response> {
     try {
@@ -253,7 +253,11 @@ export function createGatewayApp(options: GatewayAppOptions): GatewayApp {
     const outcome = sessions.redeem(c.req.query('code') ?? '');
     if (outcome !== 'ok') return signInPage(c, 403, LOGIN_REFUSED[outcome]);
     try {
-      const signIn = await sessions.signIn(c.req.header('cookie'), c.req.header('user-agent'));
+      const signIn = await sessions.signIn(
+        c.req.header('cookie'),
+        c.req.header('user-agent'),
+        viaTls(options.address(), c.req.header('host')),
+      );
       // 303 to a clean URL: the code leaves the address bar. The tab proof rides in the
       // fragment, which the browser never sends to any server; the page moves it to its
       // sessionStorage and takes it out of the address bar at once.

@@ -9,49 +9,79 @@ import type { MiddlewareHandler } from 'hono';
 import { errorResponse } from './errors.ts';
 import { SESSION_HEADER } from './session.ts';
 import type { BrowserSessions } from './session.ts';
+import type { PublicUrl } from './public-url.ts';
 import { bearerToken, tokenMatches } from './token.ts';
 
 /**
- * The `Host` values under which the gateway answers for a loopback bind on `port`.
- * Lower-case; `Host` is compared case-insensitively.
+ * Who the gateway is: the `Host` values it answers to, the origins of its own pages, and the hosts
+ * reached through TLS (a `--public-url`'s), whose session cookies are `Secure`. Lower-case.
  */
-export function loopbackAuthorities(boundHost: string, port: number): Set<string> {
-  const names = new Set(['127.0.0.1', 'localhost', '[::1]']);
-  // A bind on another 127.x address is reachable under that address too.
-  names.add(boundHost.includes(':') ? `[${boundHost.toLowerCase()}]` : boundHost.toLowerCase());
-  return new Set([...names].map((name) => `${name}:${port}`));
+export interface GatewayAddress {
+  readonly hosts: ReadonlySet<string>;
+  readonly origins: ReadonlySet<string>;
+  readonly secureHosts: ReadonlySet<string>;
+  /** The origin to point a refused request to: the public one, else the bound loopback one. */
+  readonly home: string;
 }
 
-export function hostAndOriginGuard(authorities: () => ReadonlySet<string>): MiddlewareHandler {
+/**
+ * The address of a gateway bound on `boundHost:port`: its loopback names, the bound address itself
+ * when it is one (another 127.x, or with a public URL an interface's address, which is what a proxy
+ * that does not forward `Host` sends), and the public URL's host and origin. A wildcard bind
+ * (`0.0.0.0`, `::`) is no name: a request must name loopback or the public host.
+ */
+export function gatewayAddress(boundHost: string, port: number, publicUrl?: PublicUrl): GatewayAddress {
+  const names = new Set(['127.0.0.1', 'localhost', '[::1]']);
+  const bound = boundHost.toLowerCase();
+  if (bound !== '0.0.0.0' && bound !== '::') names.add(bound.includes(':') ? `[${bound}]` : bound);
+  const loopback = [...names].map((name) => `${name}:${port}`);
+  return {
+    hosts: new Set([...loopback, ...(publicUrl?.hosts ?? [])]),
+    origins: new Set([
+      ...loopback.map((authority) => `http://${authority}`),
+      ...(publicUrl ? [publicUrl.origin] : []),
+    ]),
+    secureHosts: new Set(publicUrl?.hosts ?? []),
+    home:
+      publicUrl?.origin ??
+      `http://${bound === '0.0.0.0' || bound === '::' ? '127.0.0.1' : bound.includes(':') ? `[${bound}]` : bound}:${port}`,
+  };
+}
+
+/** Whether a request came through the public (TLS) host: its cookies must be `Secure`. */
+export function viaTls(address: GatewayAddress, hostHeader: string | undefined): boolean {
+  return hostHeader !== undefined && address.secureHosts.has(hostHeader.toLowerCase());
+}
+
+export function hostAndOriginGuard(address: () => GatewayAddress): MiddlewareHandler {
   return async (c, next) => {
-    const allowed = authorities();
+    const { hosts, origins, home } = address();
     const host = c.req.header('host')?.toLowerCase();
-    if (host === undefined || !allowed.has(host)) {
+    if (host === undefined || !hosts.has(host)) {
       return errorResponse(
         c,
         403,
-        `refused: Host ${JSON.stringify(host ?? '')} is not this gateway; use http://${[...allowed][0] ?? '127.0.0.1'}/`,
+        `refused: Host ${JSON.stringify(host ?? '')} is not this gateway; use ${home}/`,
       );
     }
     const origin = c.req.header('origin');
-    if (origin !== undefined && !allowed.has(originAuthority(origin) ?? '')) {
+    if (origin !== undefined && !origins.has(originOf(origin) ?? '')) {
       return errorResponse(c, 403, `refused: Origin ${JSON.stringify(origin)} is not this gateway's origin`);
     }
     await next();
   };
 }
 
-/** `http://127.0.0.1:1340` → `127.0.0.1:1340`; anything but a plain http origin → null (refused). */
-function originAuthority(origin: string): string | null {
+/** `http://127.0.0.1:1340` as URL normalises it (lower-case, default port dropped); an opaque or bad origin → null. */
+function originOf(origin: string): string | null {
   let url: URL;
   try {
     url = new URL(origin);
   } catch {
     return null;
   }
-  if (url.protocol !== 'http:' || url.origin === 'null') return null;
-  // URL drops the default port; the gateway never listens on 80, so a missing port never matches.
-  return url.host.toLowerCase();
+  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.origin === 'null') return null;
+  return url.origin.toLowerCase();
 }
 
 const SIGN_IN_HINT = 'open the login link `sendbox serve` printed, or run `sendbox login` for a fresh one';
@@ -75,7 +105,7 @@ export interface GatewayEnv {
 export function apiAuth(
   token: string,
   sessions: BrowserSessions,
-  authorities: () => ReadonlySet<string>,
+  address: () => GatewayAddress,
 ): MiddlewareHandler<GatewayEnv> {
   return async (c, next) => {
     const authorization = c.req.header('authorization');
@@ -117,7 +147,7 @@ export function apiAuth(
     }
     const origin = c.req.header('origin');
     const safe = c.req.method === 'GET' || c.req.method === 'HEAD';
-    if (origin === undefined ? !safe : !authorities().has(originAuthority(origin) ?? '')) {
+    if (origin === undefined ? !safe : !address().origins.has(originOf(origin) ?? '')) {
       return errorResponse(
         c,
         403,
@@ -128,11 +158,12 @@ export function apiAuth(
     if (site !== undefined && site !== 'same-origin') {
       return errorResponse(c, 403, `refused: a request signed in by cookie came from another site (${site})`);
     }
-    const refreshed = await sessions.use(session);
+    const secure = viaTls(address(), c.req.header('host'));
+    const refreshed = await sessions.use(session, secure);
     c.set('browserSession', session.id);
     await next();
     if (sessions.session(c.req.header('cookie')) === null)
-      c.res.headers.append('Set-Cookie', sessions.clearCookie());
+      c.res.headers.append('Set-Cookie', sessions.clearCookie(secure));
     else if (refreshed !== null) c.res.headers.append('Set-Cookie', refreshed);
   };
 }

@@ -14,9 +14,9 @@ export {
   DEFAULT_GATEWAY_HOST,
   DEFAULT_GATEWAY_PORT,
   GatewayStartError,
-  loopbackBindAddress,
   startGateway,
   type GatewayOptions,
   type RunningGateway,
 } from './server.ts';
+export { bindAddress, parsePublicUrl, PublicUrlError, type PublicUrl } from './public-url.ts';
 export { mintToken, tokenMatches } from './token.ts';

@@ -5,15 +5,15 @@
  */
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import net from 'node:net';
 import { createAdaptorServer } from '@hono/node-server';
 import type { AgentHost } from '../host/types.ts';
 import { createGatewayApp } from './app.ts';
 import { removeGatewayDescriptor, writeGatewayDescriptor } from './descriptor.ts';
 import type { AgentFiles } from './files.ts';
-import { loopbackAuthorities } from './guards.ts';
+import { gatewayAddress, type GatewayAddress } from './guards.ts';
 import { ImageHosts } from './image-hosts.ts';
 import type { ImageFetchLimits, ImageFetchPolicy } from './image-proxy.ts';
+import { bindAddress, PublicUrlError, type PublicUrl } from './public-url.ts';
 import { SessionBook } from './session-book.ts';
 import { BrowserSessions, loadSessionKey, loginUrl, mintLoginCode } from './session.ts';
 import { mintToken } from './token.ts';
@@ -38,8 +38,10 @@ export interface GatewayOptions {
   dataDir: string;
   webRoot: string;
   version: string;
-  /** Default 127.0.0.1. Only loopback addresses are accepted. */
+  /** Default 127.0.0.1. Only loopback addresses, unless `publicUrl` is given (public-url.ts). */
   bindHost?: string;
+  /** The https address a TLS-terminating proxy serves the box at (`--public-url`). */
+  publicUrl?: PublicUrl;
   /** Default 1340; 0 picks a free port. */
   port?: number;
   logRequest?: (line: string) => void;
@@ -52,6 +54,8 @@ export interface GatewayOptions {
 export interface RunningGateway {
   /** `http://127.0.0.1:1340/` */
   readonly url: string;
+  /** `https://box.example.com/` with `--public-url`, else `url`: where users open the box. */
+  readonly userUrl: string;
   readonly bindHost: string;
   readonly port: number;
   readonly token: string;
@@ -60,26 +64,6 @@ export interface RunningGateway {
   loginUrl(): string;
   /** Stops accepting, ends event streams, waits for in-flight requests, removes `gateway.json`. Idempotent. */
   close(): Promise<void>;
-}
-
-/**
- * The address to bind, or an error saying why not. The token and the session
- * cookies travel in clear HTTP, so the gateway never listens beyond this
- * machine; remote use goes through an SSH tunnel.
- */
-export function loopbackBindAddress(requested: string): string {
-  const name = requested.trim().replace(/^\[(.*)\]$/, '$1');
-  if (name.toLowerCase() === 'localhost') return '127.0.0.1';
-  const family = net.isIP(name);
-  const loopback = (family === 4 && name.startsWith('127.')) || (family === 6 && name === '::1');
-  if (!loopback) {
-    throw new GatewayStartError(
-      `refusing to listen on ${JSON.stringify(requested)}: the gateway binds loopback addresses only ` +
-        '(127.0.0.1, ::1, localhost), because its token and session cookies travel in clear HTTP. ' +
-        'To use it from another machine, forward the port over SSH: ssh -L 1340:127.0.0.1:1340 <this host>.',
-    );
-  }
-  return name;
 }
 
 function listen(server: Server, host: string, port: number): Promise<AddressInfo> {
@@ -140,7 +124,13 @@ function trackRequestsPerSocket(server: Server): { closeIdle: () => void } {
 }
 
 export async function startGateway(options: GatewayOptions): Promise<RunningGateway> {
-  const bindHost = loopbackBindAddress(options.bindHost ?? DEFAULT_GATEWAY_HOST);
+  let bindHost: string;
+  try {
+    bindHost = bindAddress(options.bindHost ?? DEFAULT_GATEWAY_HOST, options.publicUrl);
+  } catch (error) {
+    if (error instanceof PublicUrlError) throw new GatewayStartError(error.message);
+    throw error;
+  }
   const token = mintToken();
   let sessionKey: Buffer;
   let sessionBook: SessionBook;
@@ -155,7 +145,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       { cause: error },
     );
   }
-  let authorities: ReadonlySet<string> = new Set();
+  let address: GatewayAddress = gatewayAddress(bindHost, 0, options.publicUrl);
   const { app, streams } = createGatewayApp({
     host: options.host,
     token,
@@ -163,7 +153,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     imageHosts,
     ...(options.imagePolicy ? { imagePolicy: options.imagePolicy } : {}),
     ...(options.imageLimits ? { imageLimits: options.imageLimits } : {}),
-    authorities: () => authorities,
+    address: () => address,
     dataDir: options.dataDir,
     webRoot: options.webRoot,
     files: options.files,
@@ -178,14 +168,15 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
   server.headersTimeout = KEEP_ALIVE_TIMEOUT_MS + 1_000;
   const sockets = trackRequestsPerSocket(server);
-  const address = await listen(server, bindHost, options.port ?? DEFAULT_GATEWAY_PORT);
-  const port = address.port;
-  authorities = loopbackAuthorities(bindHost, port);
+  const { port } = await listen(server, bindHost, options.port ?? DEFAULT_GATEWAY_PORT);
+  address = gatewayAddress(bindHost, port, options.publicUrl);
 
-  const urlHost = bindHost.includes(':') ? `[${bindHost}]` : bindHost;
+  // A wildcard bind is reached on loopback at 127.0.0.1 (or ::1).
+  const localHost = bindHost === '0.0.0.0' ? '127.0.0.1' : bindHost === '::' ? '::1' : bindHost;
+  const urlHost = localHost.includes(':') ? `[${localHost}]` : localHost;
   let descriptorPath: string;
   try {
-    descriptorPath = await writeGatewayDescriptor(options.dataDir, { host: bindHost, port, token });
+    descriptorPath = await writeGatewayDescriptor(options.dataDir, { host: localHost, port, token });
   } catch (error) {
     server.close();
     throw new GatewayStartError(`cannot write gateway.json in ${options.dataDir}: ${String(error)}`, {
@@ -215,13 +206,15 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   };
 
   const url = `http://${urlHost}:${port}/`;
+  const userUrl = options.publicUrl ? `${options.publicUrl.origin}/` : url;
   return {
     url,
+    userUrl,
     bindHost,
     port,
     token,
     descriptorPath,
-    loginUrl: () => loginUrl(url, mintLoginCode(sessionKey, token)),
+    loginUrl: () => loginUrl(userUrl, mintLoginCode(sessionKey, token)),
     close,
   };
 }

@@ -175,7 +175,11 @@ export class BrowserSessions {
    * A session for a browser that redeemed a login code. A browser that still holds a live
    * session keeps it (its other tabs keep working); any other gets a new one.
    */
-  async signIn(cookieHeader: string | undefined, userAgent: string | undefined): Promise<SignIn> {
+  async signIn(
+    cookieHeader: string | undefined,
+    userAgent: string | undefined,
+    secure = false,
+  ): Promise<SignIn> {
     let session = this.session(cookieHeader);
     if (session === null) {
       const now = this.now();
@@ -189,7 +193,7 @@ export class BrowserSessions {
     } else {
       await this.book.touch(session.id);
     }
-    return { setCookie: this.#cookie(session.id), tabProof: this.tabProof(session.id), session };
+    return { setCookie: this.#cookie(session.id, secure), tabProof: this.tabProof(session.id), session };
   }
 
   /** The live session a `Cookie` header names, or null (none, forged, revoked or idle too long). */
@@ -215,7 +219,7 @@ export class BrowserSessions {
    * Records a use of the session. Every TOUCH_INTERVAL_MS the idle end moves and the browser
    * gets the cookie again with a fresh Max-Age (returned); otherwise null.
    */
-  async use(session: SessionRecord): Promise<string | null> {
+  async use(session: SessionRecord, secure = false): Promise<string | null> {
     // Parallel requests of one page share the write that is under way.
     if (this.now() - session.lastSeen < TOUCH_INTERVAL_MS || this.#touching.has(session.id)) return null;
     this.#touching.add(session.id);
@@ -224,7 +228,7 @@ export class BrowserSessions {
     } finally {
       this.#touching.delete(session.id);
     }
-    return this.#cookie(session.id);
+    return this.#cookie(session.id, secure);
   }
 
   list(): SessionRecord[] {
@@ -244,14 +248,17 @@ export class BrowserSessions {
   }
 
   /** A `Set-Cookie` value that makes the browser drop the cookie. */
-  clearCookie(): string {
-    return `${this.cookieName}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0`;
+  clearCookie(secure = false): string {
+    return `${this.cookieName}=; Path=/; HttpOnly; SameSite=Strict${secure ? '; Secure' : ''}; Max-Age=0`;
   }
 
-  /** No `Secure`: the gateway speaks plain http on loopback, and a Secure cookie would never come back. */
-  #cookie(id: string): string {
+  /**
+   * `Secure` only for a request that came through the public URL's TLS proxy: on loopback the
+   * gateway speaks plain http, where a Secure cookie would never come back.
+   */
+  #cookie(id: string, secure: boolean): string {
     const value = `${id}.${mac(this.key, `session\n${id}`)}`;
-    return `${this.cookieName}=${value}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${SESSION_IDLE_MS / 1000}`;
+    return `${this.cookieName}=${value}; Path=/; HttpOnly; SameSite=Strict${secure ? '; Secure' : ''}; Max-Age=${SESSION_IDLE_MS / 1000}`;
   }
 }
 
