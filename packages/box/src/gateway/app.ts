@@ -109,8 +109,7 @@ export function createGatewayApp(options: GatewayAppOptions): GatewayApp {
           imageHosts,
           sessions,
           caller: c.get('browserSession'),
-          // The Host guard let only this gateway's own authorities through.
-          origin: new URL(c.req.url).origin,
+          origin: requestOrigin(options.address(), c.req.header('host')),
         },
         parsed.data,
       );
@@ -324,4 +323,13 @@ function attachmentHeaders(fileName: string): Record<string, string> {
     'Content-Disposition': `inline; filename*=UTF-8''${encodeURIComponent(fileName)}`,
     ...servedFileHeaders(),
   };
+}
+
+/**
+ * The gateway's origin as the caller reached it (the OAuth callback goes back there): https for the
+ * public URL's host (TLS ends at the proxy), else the loopback authority the Host guard let through.
+ */
+function requestOrigin(address: GatewayAddress, host: string | undefined): string {
+  if (host === undefined) return address.home;
+  return `${viaTls(address, host) ? 'https' : 'http'}://${host.toLowerCase().replace(/:443$/, '')}`;
 }

@@ -31,7 +31,7 @@ async function boxWith(model: ScriptedProvider, mcpServers: Record<string, unkno
   return made;
 }
 
-describe('remote MCP servers', () => {
+describe('remote MCP servers', { timeout: 180_000 }, () => {
   it('calls a Streamable HTTP server with a box secret in its headers, set and listed through the gateway', async () => {
     const secret = 'remote-key-7f3a9c21e8';
     const server = await startHttpServer('streamable', { REQUIRED_BEARER: secret });
