@@ -9,6 +9,7 @@ import { pageLinks } from './links.ts';
 import { agentMethods } from './agent-methods.ts';
 import { sessionMethods } from './session-methods.ts';
 import { settingsMethods } from './settings-methods.ts';
+import { mcpMethods } from './mcp-methods.ts';
 import { turnMethods } from './turn-methods.ts';
 
 export { agentIdSchema } from './method-spec.ts';
@@ -30,6 +31,7 @@ export const jsonMethods = {
   getStatus: method(empty, async ({ host, version }) => ({
     model: host.modelStatus(),
     sandbox: { ...host.sandboxStatus(), disk: await host.sandboxDisk() },
+    mcp: await host.mcpSettings.view().then(({ file, problems }) => ({ file, problems })),
     version,
     links: pageLinks(),
   })),
@@ -91,6 +93,7 @@ export const jsonMethods = {
   ...agentMethods,
   ...turnMethods,
   ...settingsMethods,
+  ...mcpMethods,
   ...sessionMethods,
   listImageHosts: method(empty, ({ imageHosts }) => Promise.resolve({ hosts: imageHosts.list() })),
   allowImageHost: method(byImageHost, async ({ imageHosts }, { host }) => ({

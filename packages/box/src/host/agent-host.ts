@@ -32,6 +32,7 @@ import type { TaskView } from '../tasks/agent-tasks.ts';
 import { AgentSession, type SessionConfig } from '../agent/agent-session.ts';
 import { McpHub, type BoxSecretsView, type McpHubOptions } from '../mcp/hub.ts';
 import type { ConnectStart } from '../mcp/oauth.ts';
+import { McpSettings } from '../mcp/settings.ts';
 import { ToolApprovals, type ApprovalDecision } from '../approvals/gate.ts';
 import { filesStoreBackend } from '../stores/files/agent-stores.ts';
 import type { StoreBackend } from '../stores/agent-stores.ts';
@@ -112,7 +113,7 @@ export interface AgentHostOptions {
   /** What capabilities add at a session's own points (agent/extension.ts), after background work's; default none. */
   extensions?: SessionConfig['extensions'];
   /** MCP servers: how long an unused one stays up, and where their log lines go (mcp/hub.ts). */
-  mcp?: Pick<McpHubOptions, 'idleMs' | 'log'>;
+  mcp?: Pick<McpHubOptions, 'idleMs' | 'log' | 'hostHome'>;
   /** The agents' stores: given the files backend of the data dir, the backend to use (default: that one). */
   stores?: (files: StoreBackend) => StoreBackend;
 }
@@ -135,6 +136,8 @@ export async function createAgentHost(options: AgentHostOptions): Promise<LocalA
   // loaded before recovery, so pending inputs resume on it.
   if (options.provider === undefined) await host.loadModelSettings();
   await host.recover();
+  // A bad mcp.json is told on the terminal at start (and again whenever it changes), never fatal.
+  await host.mcp.config.current();
   // After recovery: inputs of fires the inbox took before a crash are pending already.
   await host.routines.start(await agentIds(dataDir));
   return host;
@@ -155,6 +158,8 @@ export class LocalAgentHost implements AgentHost {
   private readonly backgrounds: AgentBackgrounds;
   /** mcp.json, the box secrets and each agent's MCP servers. */
   readonly mcp: McpHub;
+  /** The settings panel's MCP servers: their status and tools, edits, tests, the sessions switch. */
+  readonly mcpSettings: McpSettings;
   /** Approval cards before tools run (approvals/gate.ts). */
   private readonly approvals: ToolApprovals;
   /** Every agent's routines: the scheduler, its fires and run history (routines/). */
@@ -227,9 +232,11 @@ export class LocalAgentHost implements AgentHost {
       confinement,
       egress,
       baseEnv: toolEnvironment(env),
+      ...(env.HOME ? { hostHome: env.HOME } : {}),
       ...options.mcp,
     });
     this.mcp = mcp;
+    this.mcpSettings = new McpSettings(mcp);
     this.lifecycle.add(mcp);
     const approvals = new ToolApprovals(dataDir, mcp);
     this.approvals = approvals;

@@ -21,6 +21,7 @@ import type { MemoryView } from '../memory/memory-view.ts';
 import type { MemoryScope } from '../memory/memory-file.ts';
 import type { BoxSecretsView } from '../mcp/hub.ts';
 import type { ConnectStart } from '../mcp/oauth.ts';
+import type { McpSettings } from '../mcp/settings.ts';
 
 /** The settings panel's view: the model's settings, and whether web search is on (or how to turn it on). */
 export type SettingsView = ModelSettingsView & { webSearch: { backend: string | null; howToEnable: string } };
@@ -69,6 +70,8 @@ export interface UploadInput {
 
 export interface AgentHost {
   readonly dataDir: string;
+  /** mcp.json's servers for the settings panel: status and tools, add/edit/remove/test, the sessions switch. */
+  readonly mcpSettings: Pick<McpSettings, 'view' | 'set' | 'remove' | 'setSessions' | 'test'>;
   modelStatus(): ModelStatus;
   /** The settings panel's view of the model (never the key). */
   modelSettings(): SettingsView;

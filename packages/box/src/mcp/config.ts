@@ -112,7 +112,8 @@ export function parseMcpConfig(text: string, file: string): McpConfig {
   return { servers, problems };
 }
 
-function parseServer(raw: unknown): { config: McpServerConfig } | { problem: string } {
+/** One server's entry checked as mcp.json's loader checks it: its config, or the problem (field and what to do). */
+export function parseServer(raw: unknown): { config: McpServerConfig } | { problem: string } {
   if (!isObject(raw)) return { problem: 'expected an object with `command` (stdio) or `url` (HTTP)' };
   const [kind, schema] =
     'builtin' in raw
@@ -232,8 +233,11 @@ export class McpConfigFile {
     }
   }
 
-  /** Sets (or with `undefined` removes) one server, checked first, keeping the rest of the file as it is. */
-  async setServer(name: string, raw: unknown): Promise<void> {
+  /**
+   * Sets (or with `undefined` removes) one server, checked first, keeping the rest of the file as it
+   * is (other servers, unknown keys, the order); `previousName` renames it in the same write.
+   */
+  async setServer(name: string, raw: unknown, previousName?: string): Promise<void> {
     if (!SERVER_NAME.test(name)) {
       throw new Error(`server name ${JSON.stringify(name)}: use letters, digits, '_', '.' or '-'`);
     }
@@ -249,7 +253,15 @@ export class McpConfigFile {
       if (!isNotFound(error))
         throw new Error(`${this.file}: ${(error as Error).message}; fix it by hand first`);
     }
-    const servers = { ...(await this.rawServers()) };
+    const before = await this.rawServers();
+    const renamed = previousName !== undefined && previousName !== name;
+    if (renamed && name in before) {
+      throw new Error(`a server named "${name}" exists already; choose another name or remove it first`);
+    }
+    const servers: Record<string, unknown> = {};
+    // A renamed server keeps its place in the file.
+    for (const [key, value] of Object.entries(before))
+      servers[renamed && key === previousName ? name : key] = value;
     if (raw === undefined) delete servers[name];
     else servers[name] = raw;
     await writeFileAtomic(this.file, `${JSON.stringify({ ...whole, mcpServers: servers }, null, 2)}\n`, {

@@ -6,7 +6,8 @@
  * extension `for(agent)` returns.
  */
 import path from 'node:path';
-import { rm } from 'node:fs/promises';
+import { mkdir, rm } from 'node:fs/promises';
+import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { AgentExtension } from '../agent/extension.ts';
 import type { AgentLifecycleListener } from '../agent/lifecycle.ts';
 import type { Confinement } from '../sandbox/confinement.ts';
@@ -22,8 +23,9 @@ import {
   DEFAULT_MCP_TIMEOUT_MS,
   type HttpServerConfig,
   type McpServerConfig,
+  type StdioServerConfig,
 } from './config.ts';
-import { McpCallError, McpConnection, type TransportStart } from './connection.ts';
+import { McpCallError, McpConnection, type TransportPlan, type TransportStart } from './connection.ts';
 import { hasOwnAuthorization, httpTransport } from './http-transport.ts';
 import {
   beginConnect,
@@ -34,7 +36,8 @@ import {
 } from './oauth.ts';
 import { scrubberFor } from '../secrets/scrub.ts';
 import { McpOAuthStore } from './oauth-store.ts';
-import { stdioTransport } from './stdio-launch.ts';
+import { serverHome, stdioTransport } from './stdio-launch.ts';
+import { sessionsServerConfig } from './sessions-server.ts';
 import { OutboundClient } from '../net/fetch.ts';
 import type { FetchFunction } from '../net/fetch.ts';
 
@@ -58,12 +61,8 @@ export interface McpHubOptions {
   log?: (line: string) => void;
   /** How long an unused server stays up (default 10 minutes). */
   idleMs?: number;
-  /** How a builtin server is reached (builtin.ts); absent: it is refused. */
-  remote?: (
-    server: string,
-    config: Exclude<McpServerConfig, { kind: 'stdio' | 'http' }>,
-    agentId: string,
-  ) => TransportStart;
+  /** The home whose transcripts the `sessions` builtin reads (default: the box user's). */
+  hostHome?: string;
 }
 
 interface Held {
@@ -83,6 +82,8 @@ export class McpHub implements AgentLifecycleListener {
   private readonly held = new Map<string, Held>();
   /** One outbound client per HTTP server URL and allowance, closed with the box. */
   private readonly outbound = new Map<string, OutboundClient>();
+  /** The tools each server listed last (any agent's instance, or a test), for the settings panel. */
+  private readonly knownTools = new Map<string, { fingerprint: string; tools: Tool[] }>();
   private readonly log: (line: string) => void;
   private closed = false;
 
@@ -154,9 +155,12 @@ export class McpHub implements AgentLifecycleListener {
         return views;
       },
       tools: async (server, signal) => {
-        const connection = this.connection(agentId, server, await serverConfig(server));
+        const config = await serverConfig(server);
+        const connection = this.connection(agentId, server, config);
         try {
-          return await connection.tools(signal);
+          const tools = await connection.tools(signal);
+          this.knownTools.set(server, { fingerprint: fingerprint(config), tools });
+          return tools;
         } catch (error) {
           throw await this.scrubbed(error, server);
         } finally {
@@ -230,29 +234,44 @@ export class McpHub implements AgentLifecycleListener {
             : { authProvider: await callAuthProvider(this.oauth, server, config.url) }),
         });
     }
-    if (config.kind !== 'stdio') {
-      const remote = this.options.remote?.(server, config, agentId);
-      return (
-        remote ??
-        (() => Promise.resolve({ refused: `The MCP server ${server} cannot be reached from this box.` }))
-      );
+    if (config.kind === 'builtin') {
+      return async () => {
+        const home = serverHome(this.options.dataDir, agentId, server);
+        return this.stdio(
+          agentId,
+          server,
+          await sessionsServerConfig(config, {
+            dataDir: this.options.dataDir,
+            hostHome: this.options.hostHome,
+            serverHome: home,
+          }),
+          true,
+        );
+      };
     }
-    return async () => {
-      const paths = agentPaths(this.options.dataDir, agentId);
-      const transport = await stdioTransport({
-        dataDir: this.options.dataDir,
-        agentId,
-        sandboxDir: paths.sandbox,
-        server,
-        config,
-        confinement: this.options.confinement,
-        egress: this.options.egress,
-        baseEnv: this.options.baseEnv,
-        boxSecrets: await this.boxSecrets.all(),
-        log: (line) => this.log(`mcp ${server} (agent ${agentId}): ${line}`),
-      });
-      return 'refused' in transport ? transport : { transport };
-    };
+    return () => this.stdio(agentId, server, config, false);
+  }
+
+  private async stdio(
+    agentId: string,
+    server: string,
+    config: StdioServerConfig,
+    asBoxUser: boolean,
+  ): Promise<TransportPlan> {
+    const transport = await stdioTransport({
+      dataDir: this.options.dataDir,
+      agentId,
+      sandboxDir: agentPaths(this.options.dataDir, agentId).sandbox,
+      server,
+      config,
+      confinement: this.options.confinement,
+      egress: this.options.egress,
+      baseEnv: this.options.baseEnv,
+      boxSecrets: await this.boxSecrets.all(),
+      log: (line) => this.log(`mcp ${server} (agent ${agentId}): ${line}`),
+      asBoxUser,
+    });
+    return 'refused' in transport ? transport : { transport };
   }
 
   /**
@@ -353,6 +372,57 @@ export class McpHub implements AgentLifecycleListener {
     void held.connection.close();
   }
 
+  /**
+   * One server as the settings panel shows it: its instances for this config (how many agents run
+   * it, the state of the last one to fail or start), and the tools it listed last.
+   */
+  serverStatus(server: string, config: McpServerConfig): McpServerStatus {
+    const print = fingerprint(config);
+    let running = 0;
+    let state: McpServerStatus['state'] = 'stopped';
+    let lastError: string | null = null;
+    for (const [k, held] of this.held) {
+      if (k.split('\0')[1] !== server || held.fingerprint !== print) continue;
+      const connection = held.connection;
+      if (connection.state === 'ready') running++;
+      if (connection.state === 'failed') lastError = connection.lastError;
+      if (STATE_RANK[connection.state] > STATE_RANK[state]) state = connection.state;
+    }
+    const known = this.knownTools.get(server);
+    return { running, state, lastError, tools: known?.fingerprint === print ? known.tools : null };
+  }
+
+  /**
+   * "Test" in the settings panel: starts the server as mcp.json would (a stdio one confined in a
+   * scratch sandbox of its own, never an agent's), lists its tools and stops it.
+   */
+  async testServer(server: string, config: McpServerConfig): Promise<McpServerCheck> {
+    const started = Date.now();
+    const sandbox = agentPaths(this.options.dataDir, SETTINGS_TEST_AGENT).sandbox;
+    await mkdir(sandbox, { recursive: true, mode: 0o700 });
+    await this.options.confinement.prepare(sandbox);
+    const connection = new McpConnection(
+      server,
+      this.transportFor(SETTINGS_TEST_AGENT, server, config),
+      config.timeoutMs ?? DEFAULT_MCP_TIMEOUT_MS,
+    );
+    try {
+      const tools = await connection.tools();
+      this.knownTools.set(server, { fingerprint: fingerprint(config), tools });
+      const title = connection.serverInfo.title ? ` (${connection.serverInfo.title})` : '';
+      return {
+        ok: true,
+        message: `${server}${title} started and offers ${tools.length} tool${tools.length === 1 ? '' : 's'}.`,
+        tools,
+        elapsedMs: Date.now() - started,
+      };
+    } catch (error) {
+      return { ok: false, message: (error as Error).message, tools: [], elapsedMs: Date.now() - started };
+    } finally {
+      await connection.close();
+    }
+  }
+
   /** How many server instances run now (status, the benchmark). */
   running(): Array<{ agentId: string; server: string; state: string }> {
     return [...this.held.entries()].map(([k, held]) => {
@@ -387,6 +457,29 @@ export class McpHub implements AgentLifecycleListener {
     );
     await Promise.all(clients.map((client) => client.close().catch(() => undefined)));
   }
+}
+
+/** The scratch agent whose sandbox a settings-panel test starts a stdio server in. */
+const SETTINGS_TEST_AGENT = 'mcp-settings-test';
+
+const STATE_RANK: Record<McpServerStatus['state'], number> = { stopped: 0, ready: 1, starting: 2, failed: 3 };
+
+export interface McpServerStatus {
+  /** Agents with a ready instance of this config. */
+  running: number;
+  /** The most telling state of its instances: failed, then starting, then ready. */
+  state: 'stopped' | 'starting' | 'ready' | 'failed';
+  lastError: string | null;
+  /** The tools it listed last (null: not started since the box started or the config changed). */
+  tools: Tool[] | null;
+}
+
+export interface McpServerCheck {
+  ok: boolean;
+  /** What happened, or what is wrong (the server's own error). */
+  message: string;
+  tools: Tool[];
+  elapsedMs: number;
 }
 
 function key(agentId: string, server: string): string {

@@ -32,6 +32,8 @@ export interface StdioLaunchContext {
   boxSecrets: ReadonlyMap<string, string>;
   /** The box log: a line of the server's stderr, already scrubbed. */
   log(line: string): void;
+  /** Run as the box's user, not the agent's uid (the `sessions` builtin: sessions-server.ts). */
+  asBoxUser?: boolean;
 }
 
 /** The home of an agent's server under the data dir. */
@@ -47,7 +49,7 @@ export async function stdioTransport(
   if ('missing' in env) return { refused: missingSecretsProblem(ctx.server, env.missing) };
   const home = serverHome(ctx.dataDir, ctx.agentId, ctx.server);
   await mkdir(home, { recursive: true, mode: 0o700 });
-  await ctx.confinement.grant(ctx.sandboxDir, home);
+  if (!ctx.asBoxUser) await ctx.confinement.grant(ctx.sandboxDir, home);
   const binds: Array<{ path: string; writable: boolean }> = [{ path: home, writable: true }];
   for (const folder of await programFolders(config, ctx.baseEnv.PATH ?? ''))
     binds.push({ path: folder, writable: false });
@@ -61,7 +63,8 @@ export async function stdioTransport(
   const spec = ctx.confinement.launch({
     command,
     sandboxDir: ctx.sandboxDir,
-    cwd: ctx.sandboxDir,
+    // As the box's user the agent's folder (its uid's, 0700) is closed to it: it works in its home.
+    cwd: ctx.asBoxUser ? home : ctx.sandboxDir,
     env: {
       ...ctx.baseEnv,
       HOME: home,
@@ -73,6 +76,7 @@ export async function stdioTransport(
     },
     binds,
     ...(proxySocket ? { proxySocket } : {}),
+    ...(ctx.asBoxUser ? { asBoxUser: true } : {}),
   });
   if ('refused' in spec) return { refused: spec.refused };
   const secretValues = new Map(

@@ -83,6 +83,12 @@ export interface LaunchRequest {
    * files (read-only) and its home (writable, granted to the agent's uid first: `grant`).
    */
   binds?: ReadonlyArray<{ path: string; writable: boolean }>;
+  /**
+   * Run as the box's own user (in a user namespace, all capabilities dropped) rather than the
+   * agent's uid: for the box's own `sessions` server, which reads the user's private transcripts
+   * (mcp/sessions-server.ts). Everything else of the confinement stays.
+   */
+  asBoxUser?: boolean;
 }
 
 /** Where the egress proxy's socket appears inside the sandbox, and the port socat forwards from it. */
@@ -240,7 +246,7 @@ class Bubblewrap implements Confinement {
   }
 
   launch(request: LaunchRequest): LaunchSpec {
-    if (!this.uids) return this.launchAs(request, null);
+    if (!this.uids || request.asBoxUser) return this.launchAs(request, null);
     const uid = this.uids.uidOf(request.sandboxDir);
     // A bug of the caller, not the agent's: every session prepares its folder when it loads.
     if (uid === undefined) throw new Error(`the sandbox ${request.sandboxDir} was not prepared`);
