@@ -709,12 +709,7 @@ export class AgentSession implements ExtensionAgent {
       await this.currentProfile(); // its switches (web.fetch) apply from this turn on
       const abort = new AbortController();
       this.turnAbort = abort;
-      const hooks: TurnHooks = {
-        signal: abort.signal,
-        onDraft: (toolCallId: string, text: string | null) =>
-          this.config.emit({ type: 'draft', agentId: this.id, toolCallId, text }),
-        onTool: (event) => this.config.emit(event),
-      };
+      const hooks: TurnHooks = { signal: abort.signal, emit: (event) => this.config.emit(event) };
       await runTurn(this.history, turnDriver(this, turn, provider, hooks), this.state, {
         maxSteps: this.config.maxStepsPerTurn,
         texts: TURN_TEXTS,

@@ -158,7 +158,7 @@ async function runChildTurn(parent: ChildParent, job: ChildJob, signal: AbortSig
       },
     };
     ctx.state.startTurn();
-    await runTurn(history, turnDriver(ctx, 0, counting, { signal, onDraft: () => undefined }), ctx.state, {
+    await runTurn(history, turnDriver(ctx, 0, counting, { signal }), ctx.state, {
       maxSteps: parent.maxSteps,
       texts: CHILD_TURN_TEXTS,
       signal,
