@@ -105,7 +105,7 @@ async function direct(i: number): Promise<number> {
   );
   const signal = new AbortController().signal;
   ctx.state.startTurn();
-  await runTurn(history, turnDriver(ctx, 0, model, { signal, onDraft: () => undefined }), ctx.state, {
+  await runTurn(history, turnDriver(ctx, 0, model, { signal }), ctx.state, {
     maxSteps: 25,
     texts: CHILD_TURN_TEXTS,
     signal,

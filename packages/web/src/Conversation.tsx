@@ -23,6 +23,7 @@ import {
 import { Bubble } from './bubbles/Bubble.tsx';
 import { RunningTasks } from './bubbles/TaskPanel.tsx';
 import { LiveToolRow } from './bubbles/LiveToolRow.tsx';
+import { ModelRetryRow, type HeldRetry } from './bubbles/ModelRetryRow.tsx';
 import { TasksContext, type TasksContextValue } from './tasks-context.ts';
 import { Composer } from './Composer.tsx';
 import { TodoPanel } from './TodoPanel.tsx';
@@ -87,6 +88,8 @@ export function Conversation({
   const [drafts, setDrafts] = useState<ReadonlyMap<string, string>>(new Map());
   /** Tool calls running now, by call id (their entry replaces them when it arrives). */
   const [liveTools, setLiveTools] = useState<ReadonlyMap<string, LiveToolView>>(new Map());
+  /** The model call the box is retrying, if any (`retry` events). */
+  const [modelRetry, setModelRetry] = useState<HeldRetry | null>(null);
   /** The reader scrolled up: offer a way back down. */
   const [awayFromBottom, setAwayFromBottom] = useState(false);
   /** Whether older raw entries wait to be checked (first paint of a long ledger). */
@@ -124,6 +127,7 @@ export function Conversation({
     setQueued([]);
     setTasks(new Map());
     setChildSteps(new Map());
+    setModelRetry(null);
     setLoading(true);
     setLoadError(null);
     setWindowSize(FIRST_PAINT_ROWS);
@@ -212,7 +216,11 @@ export function Conversation({
             setChildSteps((current) =>
               new Map(current).set(subagentId, mergeEntries(current.get(subagentId) ?? [], [entry])),
             ),
-          onState: (agentId, state) => onStateRef.current(agentId, state),
+          onRetry: (retry) => setModelRetry(retry && { ...retry, until: Date.now() + retry.delayMs }),
+          onState: (agentId, state) => {
+            if (agentId === agent.id && state !== 'working') setModelRetry(null);
+            onStateRef.current(agentId, state);
+          },
           onRoster: () => onRosterRef.current(),
           onInbox: (_agentId, inputs) => setPending(inputs),
           onStatus: (status, detail) => {
@@ -510,6 +518,7 @@ export function Conversation({
                 {[...liveTools.values()].map((tool) => (
                   <LiveToolRow key={tool.toolCallId} tool={tool} />
                 ))}
+                {modelRetry && <ModelRetryRow retry={modelRetry} />}
                 {[...drafts].map(([toolCallId, text]) => (
                   <article
                     key={toolCallId}

@@ -244,3 +244,46 @@ describe('a running tool', { timeout: 120_000 }, () => {
     expect(problems).toEqual([]);
   });
 });
+
+describe('a model that is busy for a while', { timeout: 120_000 }, () => {
+  it('shows each retry while it waits, then the reply (1280px light, 390px dark)', async ({ task }) => {
+    // The default retries (2, so 3 attempts); the loopback model refuses twice, then answers.
+    const busy = await startModelServer();
+    const retrying = await startGateway(modelEnv(busy));
+    try {
+      for (const viewport of [DESKTOP, PHONE]) {
+        const { agent } = await callGateway<{ agent: { id: string } }>(retrying, 'createAgent', {
+          name: `Busy ${viewport.width}`,
+        });
+        const { page, problems } = await openSignedInPage(
+          browser,
+          contexts,
+          retrying,
+          viewport,
+          `#agent=${agent.id}`,
+        );
+        await expect.poll(() => page.getByTestId('composer-input').isEnabled()).toBe(true);
+        busy.reply({ status: 429 }, { status: 503 }, send({ type: 'text', content: 'Here at last.' }));
+        await promptFromPage(page, 'are you there?');
+        const row = page.getByTestId('model-retry');
+        await expect
+          .poll(() => row.textContent(), { timeout: 30_000 })
+          .toMatch(/\(HTTP 429\): retrying in [12]\ss, attempt 2 of 3$/);
+        await expect
+          .poll(() => row.textContent(), { timeout: 30_000 })
+          .toMatch(/\(HTTP 503\): retrying in [1-4]\ss, attempt 3 of 3$/);
+        await saveScreenshot(page, `${task.name} ${viewport.width}`);
+        await page
+          .locator('[data-testid="bubble"]', { hasText: 'Here at last.' })
+          .waitFor({ timeout: 30_000 });
+        expect(await row.count()).toBe(0);
+        // The notice of a failed call is not there: the turn answered.
+        expect(await page.getByTestId('error-notice').count()).toBe(0);
+        expect(problems).toEqual([]);
+      }
+    } finally {
+      await retrying.stop();
+      await busy.close();
+    }
+  });
+});

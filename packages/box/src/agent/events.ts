@@ -4,6 +4,7 @@ import type { SequencedEntry } from '../stores/ledger.ts';
 import type { BackgroundEvent } from '../subagents/agent-background.ts';
 import type { RoutinesEvent } from '../routines/routines.ts';
 import type { TurnState } from './turn-state.ts';
+import type { ModelRetry } from '../providers/types.ts';
 
 export type HostEvent =
   | { type: 'entry'; agentId: string; entry: SequencedEntry }
@@ -31,6 +32,11 @@ export type HostEvent =
       tail: string;
       running: boolean;
     }
+  /**
+   * The model call failed for now and is retried after `retry.delayMs` (attempt `retry.attempt` of
+   * `retry.attempts`); `retry: null` once the retried call answered or failed for good.
+   */
+  | { type: 'retry'; agentId: string; retry: ModelRetry | null }
   /** A background task started, changed (its tail, a child's steps) or ended; a step of a running child. */
   | BackgroundEvent
   /** The agent's routines changed (an edit, a fire, a run that started or ended): read listRoutines again. */

@@ -22,9 +22,10 @@ import type { AgentPaths } from '../stores/files/layout.ts';
 import type { Profile } from '../stores/files/profile.ts';
 import type { QuestionBook } from './question-book.ts';
 import { callInput, dispatchToolCall, type DispatchContext } from './tool-dispatch.ts';
-import { liveTool, type ToolEvent } from './live-tool.ts';
+import { liveTool } from './live-tool.ts';
 import type { StoppedSend, ToolCallReport, TurnDriver } from './turn.ts';
 import type { TurnStateMachine } from './turn-state.ts';
+import type { HostEvent } from './events.ts';
 
 /** What a turn needs from its agent. */
 export interface TurnContext extends DispatchContext {
@@ -45,13 +46,13 @@ export interface TurnContext extends DispatchContext {
 }
 
 /**
- * Hooks of the web UI: Stop (`signal`), streaming bubbles (`onDraft`, scrubbed; null when a send is
- * over) and the live rows of running tools (`onTool`).
+ * Hooks of the web UI: Stop (`signal`), and `emit` for what the page shows live: streaming bubbles
+ * (`draft`, scrubbed; null when a send is over), the rows of running tools (`tool`) and the model's
+ * retries (`retry`). Absent (a subagent's turn): nothing is shown live.
  */
 export interface TurnHooks {
   signal: AbortSignal;
-  onDraft(toolCallId: string, text: string | null): void;
-  onTool?(event: ToolEvent): void;
+  emit?(event: HostEvent): void;
 }
 
 export function turnDriver(
@@ -72,6 +73,8 @@ export function turnDriver(
     ...ctx.contextLayers,
   ];
   const now = () => ctx.now();
+  const onDraft = (toolCallId: string, text: string | null): void =>
+    hooks.emit?.({ type: 'draft', agentId: ctx.id, toolCallId, text });
   const { writer } = ctx;
   const recordCall = (name: string, input: JsonObject): void => {
     writer.appendRecords([{ role: 'assistant', blocks: [{ type: 'tool_use', name, input }] }]);
@@ -140,8 +143,8 @@ export function turnDriver(
         writer.appendEntries([entry]);
       },
       signal: hooks.signal,
-      ...(hooks.onTool
-        ? { live: (call) => liveTool({ agentId: ctx.id, ...call }, ctx.scrubber(), (e) => hooks.onTool?.(e)) }
+      ...(hooks.emit
+        ? { live: (call) => liveTool({ agentId: ctx.id, ...call }, ctx.scrubber(), (e) => hooks.emit?.(e)) }
         : {}),
     });
   };
@@ -163,10 +166,11 @@ export function turnDriver(
         ...view,
         tools: specs,
         abortSignal: hooks.signal,
+        onRetry: (retry) => hooks.emit?.({ type: 'retry', agentId: ctx.id, retry }),
         onSendDraft: ({ toolCallId, text }) => {
           const shown = ctx.scrubber().draft(text);
           drafts.set(toolCallId, shown);
-          hooks.onDraft(toolCallId, shown);
+          onDraft(toolCallId, shown);
         },
       });
       if (result.inputTokens !== undefined) compaction?.observe(view, result.inputTokens);
@@ -188,7 +192,7 @@ export function turnDriver(
           const report = await runSend(toolCallId, call.input, true);
           if (report.delivered) kept.push({ call, text, output: report.output });
         } finally {
-          hooks.onDraft(toolCallId, null);
+          onDraft(toolCallId, null);
         }
       }
       return kept;
@@ -215,7 +219,7 @@ export function turnDriver(
         return await runCall(call);
       } finally {
         // The draft of this send is over: its entry (if delivered) was emitted before this.
-        if (call.name === 'send_message') hooks.onDraft(call.id, null);
+        if (call.name === 'send_message') onDraft(call.id, null);
       }
     },
     recordHiddenPrompt: (text) => {
@@ -252,12 +256,27 @@ function toolSpecs(ctx: TurnContext): ModelToolSpec[] {
     const { $schema: _drop, ...schema } = tool.jsonSchema;
     return { name: tool.name, description: tool.description, inputSchema: schema };
   });
-  for (const tool of ctx.tools) {
-    const { $schema: _drop, ...schema } = z.toJSONSchema(tool.input, {
+  for (const tool of ctx.tools)
+    specs.push({ name: tool.name, description: tool.description, inputSchema: inputSchemaOf(tool.input) });
+  return specs;
+}
+
+/**
+ * Each tool's JSON Schema, converted once per zod schema: the conversion costs about 13 ms for the
+ * whole tool set, and every turn of every agent asked for it (a burst of prompts to many agents
+ * spent most of its time here). The same object each time also keeps the token counter's cache warm.
+ */
+const inputSchemas = new WeakMap<z.ZodType, Record<string, unknown>>();
+
+function inputSchemaOf(input: z.ZodType): Record<string, unknown> {
+  let schema = inputSchemas.get(input);
+  if (!schema) {
+    const { $schema: _drop, ...converted } = z.toJSONSchema(input, {
       target: 'draft-7',
       io: 'input',
     }) as Record<string, unknown>;
-    specs.push({ name: tool.name, description: tool.description, inputSchema: schema });
+    schema = converted;
+    inputSchemas.set(input, schema);
   }
-  return specs;
+  return schema;
 }

@@ -117,6 +117,8 @@ export async function openEventStream(
         const { type: _type, ...tool } = event;
         return frame('tool', tool);
       }
+      case 'retry':
+        return event.agentId === agentId ? frame('retry', { agentId, retry: event.retry }) : null;
       case 'task':
         return event.agentId === agentId ? frame('task', { agentId, task: event.task }) : null;
       case 'subagent-entry':

@@ -16,6 +16,7 @@ import {
   type ToolSet,
 } from 'ai';
 import { partialSendText } from './partial-send.ts';
+import { withRetries } from './retries.ts';
 import {
   ModelCallError,
   type ModelProvider,
@@ -35,7 +36,7 @@ export interface AiSdkProviderOptions {
    * the fetch is `idleFetch`'s, else no stream part). A reply that keeps streaming is never cut.
    */
   timeoutMs: number;
-  /** Retries the SDK makes on retryable errors (429, 5xx) before failing the step. */
+  /** Retries on retryable errors (429, 5xx, no connection) before failing the step (retries.ts). */
   maxRetries: number;
   /**
    * Told one line per failed model call (after the SDK's retries), and the one line saying an
@@ -93,18 +94,26 @@ export function aiSdkProvider(options: AiSdkProviderOptions): AiSdkProvider {
       }
       // Each attempt's failure, kept: when the step's timeout cuts a retry wait, the SDK reports only the abort.
       let lastFailure: unknown;
-      const model = observedModel(options.languageModel, (error) => {
-        lastFailure = error;
-      });
+      let failures = 0;
       const started = Date.now();
       const idle = new IdleWatch(options.timeoutMs);
       const signal = request.abortSignal ? AbortSignal.any([request.abortSignal, idle.signal]) : idle.signal;
+      const model = observedModel(
+        options.languageModel,
+        (error) => {
+          lastFailure = error;
+          failures += 1;
+        },
+        // The box retries, not the SDK: each wait is told to the page (retries.ts).
+        (attempt) =>
+          withRetries(attempt, { maxRetries: options.maxRetries, signal, onRetry: request.onRetry }),
+      );
       const call = {
         model,
         system: request.system,
         messages: [...request.messages],
         tools,
-        maxRetries: options.maxRetries,
+        maxRetries: 0,
         abortSignal: signal,
       };
       const generate = async (): Promise<ModelStepResult> => {
@@ -132,12 +141,14 @@ export function aiSdkProvider(options: AiSdkProviderOptions): AiSdkProvider {
               `model ${options.provider} ${options.model}: the endpoint does not stream (${why}); calling it without streaming from now on (SENDBOX_MODEL_STREAM=0 or the settings panel's Streaming switch skips this check)`,
             );
             lastFailure = undefined;
+            failures = 0;
             idle.touch();
             return generate();
           }
         });
       } catch (error) {
-        const message = `${options.provider} model ${options.model}: ${describeFailure(error, lastFailure, options.timeoutMs, Date.now() - started)}`;
+        const tries = failures > 1 && !isAbort(error) ? `, after ${failures} attempts` : '';
+        const message = `${options.provider} model ${options.model}: ${describeFailure(error, lastFailure, options.timeoutMs, Date.now() - started)}${tries}`;
         // A stopped turn is not a failure.
         if (!request.abortSignal?.aborted) log(`model call failed: ${message}`);
         throw new ModelCallError(message, options.provider, { cause: error });
@@ -273,18 +284,26 @@ export function idleFetch(inner: typeof fetch = fetch): typeof fetch {
   };
 }
 
-/** The model with each failed attempt (generate or stream start) reported to `onFailure` (the SDK's retries call it once per attempt). */
-function observedModel(model: LanguageModel, onFailure: (error: unknown) => void): LanguageModel {
+/**
+ * The model with each call (generate or stream start) run through `retried`, and each failed attempt
+ * reported to `onFailure`.
+ */
+function observedModel(
+  model: LanguageModel,
+  onFailure: (error: unknown) => void,
+  retried: <T>(attempt: () => Promise<T>) => Promise<T>,
+): LanguageModel {
   if (typeof model === 'string') return model;
   const inner = model as unknown as Record<'doGenerate' | 'doStream', (options: unknown) => Promise<unknown>>;
-  const observed = (name: 'doGenerate' | 'doStream') => async (callOptions: unknown) => {
-    try {
-      return await inner[name](callOptions);
-    } catch (error) {
-      onFailure(error);
-      throw error;
-    }
-  };
+  const observed = (name: 'doGenerate' | 'doStream') => (callOptions: unknown) =>
+    retried(async () => {
+      try {
+        return await inner[name](callOptions);
+      } catch (error) {
+        onFailure(error);
+        throw error;
+      }
+    });
   const doGenerate = observed('doGenerate');
   const streamed = observed('doStream');
   // An endpoint that ignores `stream: true` answers JSON; the SDK would read it as an empty stream.
@@ -363,10 +382,6 @@ function describeError(error: unknown): string {
   if (APICallError.isInstance(error)) {
     const status = error.statusCode === undefined ? '' : ` (HTTP ${error.statusCode}${rateLimit(error)})`;
     return `${error.message}${status} from ${error.url}`;
-  }
-  if (error instanceof Error && 'lastError' in error && APICallError.isInstance(error.lastError)) {
-    // The SDK's RetryError: the attempts all failed; the last one says how.
-    return `${describeError(error.lastError)}, after ${(error as { errors?: unknown[] }).errors?.length ?? 1} attempts`;
   }
   if (error instanceof Error) {
     const cause = error.cause instanceof Error ? `: ${error.cause.message}` : '';

@@ -4,8 +4,9 @@
  * the send gate sit between steps (the providers never execute tools).
  */
 import type { ModelMessage } from 'ai';
+import type { ModelRetry } from './retries.ts';
 
-export type { ModelMessage };
+export type { ModelMessage, ModelRetry };
 
 /** A tool as the model sees it: a name, a description and a JSON Schema of its input. */
 export interface ModelToolSpec {
@@ -24,6 +25,8 @@ export interface ModelStepRequest {
    * streaming provider only; the call is still checked when complete). `text: null`: never.
    */
   onSendDraft?: (draft: { toolCallId: string; text: string }) => void;
+  /** Told before each wait to retry a call the provider refused for now; null once a retried call answered or failed for good. */
+  onRetry?: (retry: ModelRetry | null) => void;
 }
 
 export interface ModelToolCall {

@@ -7,6 +7,8 @@ import type { ApiClient } from './client.ts';
 import {
   inboxEventSchema,
   draftEventSchema,
+  retryEventSchema,
+  type ModelRetryView,
   toolEventSchema,
   type LiveToolView,
   subagentEntryEventSchema,
@@ -117,6 +119,8 @@ export interface AgentStreamHandlers {
   onDraft?(toolCallId: string, text: string | null): void;
   /** A tool call running (again as its output grows) or just over. */
   onTool?(tool: LiveToolView): void;
+  /** The model call is retried after a wait; null once it answered or failed for good. */
+  onRetry?(retry: ModelRetryView | null): void;
   /** A background task started, changed (its output's tail, a child's step count) or ended. */
   onTask?(task: TaskView): void;
   /** A step of a running subagent. */
@@ -213,6 +217,11 @@ export async function followAgentEvents(
       case 'tool': {
         const tool = toolEventSchema.safeParse(data);
         if (tool.success) handlers.onTool?.(tool.data);
+        return;
+      }
+      case 'retry': {
+        const retry = retryEventSchema.safeParse(data);
+        if (retry.success) handlers.onRetry?.(retry.data.retry);
         return;
       }
       case 'draft': {

@@ -184,6 +184,19 @@ export const toolEventSchema = z.looseObject({
   running: z.boolean(),
 });
 export type LiveToolView = z.infer<typeof toolEventSchema>;
+/** The model call being retried (docs/gateway.md, `retry` event); null: no longer. */
+export const retryEventSchema = z.looseObject({
+  agentId: z.string(),
+  retry: z
+    .looseObject({
+      attempt: z.number(),
+      attempts: z.number(),
+      delayMs: z.number(),
+      reason: z.string(),
+    })
+    .nullable(),
+});
+export type ModelRetryView = NonNullable<z.infer<typeof retryEventSchema>['retry']>;
 export const draftEventSchema = z.looseObject({
   agentId: z.string(),
   toolCallId: z.string(),
