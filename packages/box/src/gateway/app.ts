@@ -27,6 +27,7 @@ import { agentIdSchema, isJsonMethod, jsonMethods, otherRoutes, RawJson } from '
 import type { JsonMethodName, MethodContext } from './methods.ts';
 import { LOGIN_PATH, TAB_PROOF_FRAGMENT } from './session.ts';
 import type { BrowserSessions } from './session.ts';
+import type { MessageSearch } from '../search/message-search.ts';
 import { signInPage, StaticUi } from './static-ui.ts';
 
 export interface GatewayAppOptions {
@@ -34,6 +35,8 @@ export interface GatewayAppOptions {
   token: string;
   sessions: BrowserSessions;
   imageHosts: ImageHosts;
+  /** Every agent's messages, searchable (`searchMessages`). */
+  search: MessageSearch;
   /** Where remote images may be fetched from (tests play an outside host with it). */
   imagePolicy?: ImageFetchPolicy;
   imageLimits?: ImageFetchLimits;
@@ -70,7 +73,7 @@ const eventsQuerySchema = z.object({
 });
 
 export function createGatewayApp(options: GatewayAppOptions): GatewayApp {
-  const { host, version, files, sessions, imageHosts } = options;
+  const { host, version, files, sessions, imageHosts, search } = options;
   const app = new Hono<GatewayEnv>();
   const streams = new EventStreams();
   // A signed-out browser's open event streams end with its session.
@@ -101,7 +104,7 @@ export function createGatewayApp(options: GatewayAppOptions): GatewayApp {
       // The table pairs each schema with its own handler; TypeScript cannot follow the pairing through the index.
       const run = spec.run as (ctx: MethodContext, input: unknown) => Promise<unknown>;
       const result = await run(
-        { host, version, imageHosts, sessions, caller: c.get('browserSession') },
+        { host, version, imageHosts, sessions, search, caller: c.get('browserSession') },
         parsed.data,
       );
       return result instanceof RawJson
