@@ -22,6 +22,7 @@ const WORKERS = {
   'txcript-ledger-worker.mjs': fileURLToPath(
     new URL('../src/harness/grok-bot/ledger-worker.ts', import.meta.url),
   ),
+  'txcript-scan-worker.mjs': fileURLToPath(new URL('../src/search/scan-worker.ts', import.meta.url)),
 };
 
 /**

@@ -13,7 +13,7 @@ export interface CliOutcome {
 
 export async function runCli(
   args: readonly string[],
-  io: Pick<CliIo, 'env'> & Partial<Pick<CliIo, 'now' | 'harnesses'>>,
+  io: Pick<CliIo, 'env'> & Partial<Pick<CliIo, 'now' | 'harnesses' | 'startIndexBuild'>>,
 ): Promise<CliOutcome> {
   let stdout = '';
   let stderr = '';

@@ -2,7 +2,7 @@
 export class HostError extends Error {
   constructor(
     message: string,
-    readonly status: 400 | 403 | 404 | 409 | 413 | 423 | 507,
+    readonly status: 400 | 403 | 404 | 409 | 413 | 423 | 502 | 507,
   ) {
     super(message);
     this.name = 'HostError';

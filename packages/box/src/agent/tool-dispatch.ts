@@ -159,6 +159,7 @@ export async function dispatchToolCall(
             toolCallId: call.id,
           },
           live,
+          deps.appendEntry,
         );
       } finally {
         live?.end();
@@ -213,6 +214,7 @@ async function runTool(
   signal: AbortSignal,
   ref: ToolCallRef,
   live?: LiveTool,
+  appendEntry?: (entry: LedgerEntry) => void,
 ): Promise<ToolOutcome> {
   const secrets = await ctx.secrets.all();
   try {
@@ -225,6 +227,7 @@ async function runTool(
       todos: ctx.todos,
       signal,
       ...(live ? { onOutput: (chunk: string) => live.output(chunk) } : {}),
+      ...(appendEntry ? { appendEntry } : {}),
       now: () => startedAt,
       ...ctx.toolServices?.(ref),
     });

@@ -29,6 +29,8 @@ import { LOGIN_PATH, TAB_PROOF_FRAGMENT } from './session.ts';
 import type { BrowserSessions } from './session.ts';
 import type { MessageSearch } from '../search/message-search.ts';
 import { signInPage, StaticUi } from './static-ui.ts';
+import { OAUTH_CALLBACK_PATH } from '../mcp/oauth.ts';
+import { oauthCallback } from './oauth-callback.ts';
 
 export interface GatewayAppOptions {
   host: AgentHost;
@@ -104,7 +106,15 @@ export function createGatewayApp(options: GatewayAppOptions): GatewayApp {
       // The table pairs each schema with its own handler; TypeScript cannot follow the pairing through the index.
       const run = spec.run as (ctx: MethodContext, input: unknown) => Promise<unknown>;
       const result = await run(
-        { host, version, imageHosts, sessions, search, caller: c.get('browserSession') },
+        {
+          host,
+          version,
+          imageHosts,
+          sessions,
+          search,
+          caller: c.get('browserSession'),
+          origin: requestOrigin(options.address(), c.req.header('host')),
+        },
         parsed.data,
       );
       return result instanceof RawJson
@@ -264,6 +274,10 @@ export function createGatewayApp(options: GatewayAppOptions): GatewayApp {
     }
   });
   app.get('/assets/*', (c) => ui.asset(c, c.req.path));
+  // The MCP servers' OAuth callback: a cross-site navigation from the authorization server, so
+  // no session cookie comes with it (SameSite=Strict); the one-time `state` of a connect the
+  // signed-in page started is what admits it (mcp/oauth.ts).
+  app.get(OAUTH_CALLBACK_PATH, (c) => oauthCallback(c, host));
   app.all('/', (c) => methodNotAllowed(c, 'GET'));
 
   app.notFound((c) => errorResponse(c, 404, `nothing at ${c.req.path}`));
@@ -313,4 +327,13 @@ function attachmentHeaders(fileName: string): Record<string, string> {
     'Content-Disposition': `inline; filename*=UTF-8''${encodeURIComponent(fileName)}`,
     ...servedFileHeaders(),
   };
+}
+
+/**
+ * The gateway's origin as the caller reached it (the OAuth callback goes back there): https for the
+ * public URL's host (TLS ends at the proxy), else the loopback authority the Host guard let through.
+ */
+function requestOrigin(address: GatewayAddress, host: string | undefined): string {
+  if (host === undefined) return address.home;
+  return `${viaTls(address, host) ? 'https' : 'http'}://${host.toLowerCase().replace(/:443$/, '')}`;
 }

@@ -15,6 +15,8 @@ export interface MethodContext {
   search: MessageSearch;
   /** The browser session that called, or null for the bearer token (the CLI). */
   caller: string | null;
+  /** The gateway's origin as this request reached it (`http://127.0.0.1:1340`): the OAuth callback's. */
+  origin: string;
 }
 
 export interface JsonMethod<S extends z.ZodType> {

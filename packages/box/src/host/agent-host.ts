@@ -21,7 +21,7 @@ import type { SandboxStatus } from '../sandbox/confinement.ts';
 import { SandboxDisks } from '../sandbox/disk-quota.ts';
 import { EgressProxies, type EgressProxyOptions } from '../sandbox/egress-proxy.ts';
 import { removeSandboxTemps } from '../sandbox/paths.ts';
-import { loadOrCreateSecretKey } from '../secrets/store.ts';
+import { loadOrCreateSecretKey, SECRET_NAME_PATTERN } from '../secrets/store.ts';
 import { toolCatalog, type ToolCatalogOptions } from '../tools/catalog.ts';
 import { webSetupFromEnv, type WebSearchChoice, type XaiModel } from '../tools/web-setup.ts';
 import { imageLayer } from '../context/images.ts';
@@ -30,7 +30,8 @@ import { AgentLifecycle } from '../agent/lifecycle.ts';
 import { AgentBackgrounds } from '../subagents/agent-background.ts';
 import type { TaskView } from '../tasks/agent-tasks.ts';
 import { AgentSession, type SessionConfig } from '../agent/agent-session.ts';
-import { McpHub, type McpHubOptions } from '../mcp/hub.ts';
+import { McpHub, type BoxSecretsView, type McpHubOptions } from '../mcp/hub.ts';
+import type { ConnectStart } from '../mcp/oauth.ts';
 import { McpSettings } from '../mcp/settings.ts';
 import { ToolApprovals, type ApprovalDecision } from '../approvals/gate.ts';
 import { filesStoreBackend } from '../stores/files/agent-stores.ts';
@@ -669,6 +670,55 @@ export class LocalAgentHost implements AgentHost {
   }
 
   /** Answers an approval card (approvals/gate.ts): accepted once per card, across restarts too. */
+  listBoxSecrets(): Promise<BoxSecretsView> {
+    return this.mcp.boxSecretsView();
+  }
+
+  async setBoxSecret(input: { name: string; value: string | undefined }): Promise<BoxSecretsView> {
+    if (!SECRET_NAME_PATTERN.test(input.name)) {
+      throw new HostError(
+        `setBoxSecret: ${JSON.stringify(input.name)} is not a secret name (letters, digits and _, not starting with a digit)`,
+        400,
+      );
+    }
+    return this.mcp.setBoxSecret(input.name, input.value);
+  }
+
+  async startMcpConnect(input: {
+    agentId: string;
+    server: string;
+    redirectUrl: string;
+  }): Promise<ConnectStart> {
+    await this.existing(input.agentId);
+    try {
+      return await this.mcp.beginConnect(input.agentId, input.server, input.redirectUrl);
+    } catch (error) {
+      throw new HostError(`cannot connect ${input.server}: ${(error as Error).message}`, 502);
+    }
+  }
+
+  async finishMcpConnect(input: {
+    state: string;
+    code: string;
+  }): Promise<{ server: string; agentId: string }> {
+    let done: { server: string; agentId: string };
+    try {
+      done = await this.mcp.finishConnect(input.state, input.code);
+    } catch (error) {
+      throw new HostError((error as Error).message, 400);
+    }
+    const session = await this.existing(done.agentId).catch(() => null);
+    session?.writer.appendEntries([
+      {
+        id: `connected-${done.server}-${randomUUID()}`,
+        kind: 'notice',
+        text: `Connected ${done.server}: your agent can use it now.`,
+        timestampMs: Date.now(),
+      },
+    ]);
+    return done;
+  }
+
   async answerToolApproval(input: {
     agentId: string;
     entryId: string;

@@ -19,6 +19,8 @@ import type { AgentSettings } from '../profile/agent-settings.ts';
 import type { AgentUpdate } from '../profile/agent-update.ts';
 import type { MemoryView } from '../memory/memory-view.ts';
 import type { MemoryScope } from '../memory/memory-file.ts';
+import type { BoxSecretsView } from '../mcp/hub.ts';
+import type { ConnectStart } from '../mcp/oauth.ts';
 import type { McpSettings } from '../mcp/settings.ts';
 
 /** The settings panel's view: the model's settings, and whether web search is on (or how to turn it on). */
@@ -100,6 +102,14 @@ export interface AgentHost {
   agentSettings(id: string): Promise<AgentSettings>;
   /** Rewrites profile.json atomically; a rename writes the `name-changed` event; the roster is told. */
   updateAgent(id: string, update: AgentUpdate): Promise<AgentSettings>;
+  /** The box secrets (`${secret:NAME}` in mcp.json): names only, never a value. */
+  listBoxSecrets(): Promise<BoxSecretsView>;
+  /** Saves a box secret encrypted with the box's key (or removes it: `value` undefined). */
+  setBoxSecret(input: { name: string; value: string | undefined }): Promise<BoxSecretsView>;
+  /** A Connect card's button: the MCP server's authorization URL (the callback goes to `redirectUrl`). */
+  startMcpConnect(input: { agentId: string; server: string; redirectUrl: string }): Promise<ConnectStart>;
+  /** The OAuth callback: trades the code for tokens (kept encrypted) and tells the agent's conversation. */
+  finishMcpConnect(input: { state: string; code: string }): Promise<{ server: string; agentId: string }>;
   /** The agent's memory and the user's (shared by every agent). */
   memory(agentId: string): Promise<MemoryView>;
   /** Deletes the memory entries whose text is exactly `text` (404, naming near matches, when none is). */

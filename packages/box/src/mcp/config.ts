@@ -53,6 +53,12 @@ const httpServer = z.strictObject({
   headers: stringMap.default({}),
   /** `sse`: the older HTTP+SSE transport only; default: Streamable HTTP, falling back to SSE. */
   transport: z.enum(['streamable-http', 'sse']).optional(),
+  /**
+   * The operator's allowance for a server on this machine or the local network: the host of `url`
+   * is reached even at a loopback or private address (every other host, an OAuth server's
+   * included, keeps the public-only rule).
+   */
+  allowPrivateHost: z.boolean().optional(),
   ...sendboxKeys,
 });
 
@@ -149,6 +155,16 @@ export function secretNames(config: McpServerConfig): string[] {
   const names = new Set<string>();
   for (const value of Object.values(values)) for (const m of value.matchAll(SECRET_REF)) names.add(m[1]!);
   return [...names];
+}
+
+/** What the model reads when a server needs box secrets that are not set (it is not started). */
+export function missingSecretsProblem(server: string, missing: readonly string[]): string {
+  const many = missing.length > 1;
+  return (
+    `The MCP server ${server} needs the box secret${many ? 's' : ''} ${missing.join(', ')}, ` +
+    `which ${many ? 'are' : 'is'} not set. Ask the user to enter ${many ? 'them' : 'it'} in the settings ` +
+    'panel (MCP servers, box secrets); then try again.'
+  );
 }
 
 /** `values` with each `${secret:NAME}` replaced, or the names that are not set. */

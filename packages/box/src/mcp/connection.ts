@@ -19,8 +19,13 @@ const START_TIMEOUT_MS = 60_000;
 
 export const CLIENT_INFO = { name: 'sendbox', version: '0.1.0' };
 
-/** What a server's start gives: its transport, or a reason it cannot start (model-readable). */
-export type TransportStart = () => Promise<Transport | { refused: string }>;
+/**
+ * What a server's start gives: its transport (and, for a remote server, the transport to try when
+ * the first one's connect fails, or null), or a reason it cannot start (model-readable).
+ */
+export type TransportPlan =
+  { transport: Transport; fallback?: (error: unknown) => Transport | null } | { refused: string };
+export type TransportStart = () => Promise<TransportPlan>;
 
 export type ConnectionState = 'stopped' | 'starting' | 'ready' | 'failed';
 
@@ -90,6 +95,7 @@ export class McpConnection {
           );
         }
         if (signal?.aborted) throw new McpCallError(`The call to ${this.server}/${name} was stopped.`);
+        if (error instanceof McpCallError) throw error;
         if (attempt === 0 && this.state !== 'ready') continue; // it died during the call: once more
         throw new McpCallError(`The MCP server ${this.server} failed: ${(error as Error).message}`);
       }
@@ -106,28 +112,29 @@ export class McpConnection {
     this.state = 'starting';
     this.toolList = null;
     this.starts++;
-    const transport = await this.open().catch((error: Error) => ({ refused: error.message }));
-    if ('refused' in transport) {
+    const plan = await this.open().catch((error: Error) => ({ refused: error.message }));
+    if ('refused' in plan) {
       this.state = 'failed';
-      this.lastError = transport.refused;
-      throw new McpCallError(transport.refused);
+      this.lastError = plan.refused;
+      throw new McpCallError(plan.refused);
     }
-    const client = new Client(CLIENT_INFO, { capabilities: {} });
-    client.onclose = () => {
-      if (this.client === client) {
-        this.client = null;
-        this.state = 'stopped';
-      }
-    };
+    let client: Client;
     try {
-      // A cold start (npx fetching a package) may take longer than a call may.
-      await client.connect(transport, { timeout: Math.max(this.timeoutMs, START_TIMEOUT_MS) });
+      client = await this.connect(plan.transport).catch(async (error: unknown) => {
+        const next = plan.fallback?.(error);
+        if (!next) throw error;
+        return this.connect(next);
+      });
     } catch (error) {
       this.state = 'failed';
       this.lastError = (error as Error).message;
-      await client.close().catch(() => {});
+      // A refusal of the box's own (a server that needs the user to sign in) is already model-readable.
+      if (error instanceof McpCallError) throw error;
+      // A remote server's HTTP status says most (401: its credentials were refused).
+      const status = (error as { code?: unknown }).code;
+      const http = typeof status === 'number' && status >= 100 && status < 600 ? `HTTP ${status}: ` : '';
       throw new McpCallError(
-        `The MCP server ${this.server} did not start: ${(error as Error).message}. ` +
+        `The MCP server ${this.server} did not start: ${http}${(error as Error).message}. ` +
           'Tell the user; its log is in the box log.',
       );
     }
@@ -141,6 +148,25 @@ export class McpConnection {
     this.state = 'ready';
     this.lastError = null;
     return client;
+  }
+
+  /** A client connected over `transport` (closed again when it does not connect). */
+  private async connect(transport: Transport): Promise<Client> {
+    const client = new Client(CLIENT_INFO, { capabilities: {} });
+    client.onclose = () => {
+      if (this.client === client) {
+        this.client = null;
+        this.state = 'stopped';
+      }
+    };
+    try {
+      // A cold start (npx fetching a package) may take longer than a call may.
+      await client.connect(transport, { timeout: Math.max(this.timeoutMs, START_TIMEOUT_MS) });
+      return client;
+    } catch (error) {
+      await client.close().catch(() => {});
+      throw error;
+    }
   }
 
   /** Stops the server (idle, deleted agent, changed config, closing box). */

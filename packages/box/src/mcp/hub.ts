@@ -19,15 +19,36 @@ import type { McpAccess, McpServerView } from './access.ts';
 import {
   configuredApproval,
   McpConfigFile,
+  secretNames,
   DEFAULT_MCP_TIMEOUT_MS,
+  type HttpServerConfig,
   type McpServerConfig,
   type StdioServerConfig,
 } from './config.ts';
-import { McpCallError, McpConnection, type TransportStart } from './connection.ts';
+import { McpCallError, McpConnection, type TransportPlan, type TransportStart } from './connection.ts';
+import { hasOwnAuthorization, httpTransport } from './http-transport.ts';
+import {
+  beginConnect,
+  callAuthProvider,
+  finishConnect,
+  McpAuthRequired,
+  type ConnectStart,
+} from './oauth.ts';
+import { scrubberFor } from '../secrets/scrub.ts';
+import { McpOAuthStore } from './oauth-store.ts';
 import { serverHome, stdioTransport } from './stdio-launch.ts';
 import { sessionsServerConfig } from './sessions-server.ts';
+import { OutboundClient } from '../net/fetch.ts';
+import type { FetchFunction } from '../net/fetch.ts';
 
 export const DEFAULT_MCP_IDLE_MS = 10 * 60_000;
+
+/** `listBoxSecrets`: names only. */
+export interface BoxSecretsView {
+  names: string[];
+  /** Secrets mcp.json names (`${secret:NAME}`) that are not set, with the servers that need them. */
+  missing: Array<{ name: string; servers: string[] }>;
+}
 
 export interface McpHubOptions {
   dataDir: string;
@@ -42,18 +63,13 @@ export interface McpHubOptions {
   idleMs?: number;
   /** The home whose transcripts the `sessions` builtin reads (default: the box user's). */
   hostHome?: string;
-  /** How an HTTP or builtin server is reached (http.ts, builtin.ts); absent: they are refused. */
-  remote?: (
-    server: string,
-    config: Exclude<McpServerConfig, { kind: 'stdio' }>,
-    agentId: string,
-  ) => TransportStart;
 }
 
 interface Held {
   connection: McpConnection;
   /** The config it was started with: a changed config starts a new instance. */
   fingerprint: string;
+  config: McpServerConfig;
   idle: NodeJS.Timeout | null;
 }
 
@@ -61,7 +77,11 @@ export class McpHub implements AgentLifecycleListener {
   readonly config: McpConfigFile;
   /** Box-wide secrets (`${secret:NAME}` in mcp.json), encrypted with the box's key. */
   readonly boxSecrets: SecretStore;
+  /** OAuth clients and tokens of the HTTP servers, sealed with the box's key (oauth.ts). */
+  readonly oauth: McpOAuthStore;
   private readonly held = new Map<string, Held>();
+  /** One outbound client per HTTP server URL and allowance, closed with the box. */
+  private readonly outbound = new Map<string, OutboundClient>();
   /** The tools each server listed last (any agent's instance, or a test), for the settings panel. */
   private readonly knownTools = new Map<string, { fingerprint: string; tools: Tool[] }>();
   private readonly log: (line: string) => void;
@@ -77,6 +97,7 @@ export class McpHub implements AgentLifecycleListener {
       options.secretKey,
       'box:secrets',
     );
+    this.oauth = new McpOAuthStore(options.dataDir, options.secretKey);
   }
 
   /** The extension that gives one agent's tool calls its `mcp`. */
@@ -140,6 +161,8 @@ export class McpHub implements AgentLifecycleListener {
           const tools = await connection.tools(signal);
           this.knownTools.set(server, { fingerprint: fingerprint(config), tools });
           return tools;
+        } catch (error) {
+          throw await this.scrubbed(error, server);
         } finally {
           this.touch(agentId, server);
         }
@@ -148,12 +171,33 @@ export class McpHub implements AgentLifecycleListener {
         const connection = this.connection(agentId, server, await serverConfig(server));
         try {
           return await connection.call(tool, args, signal);
+        } catch (error) {
+          throw await this.scrubbed(error, server);
         } finally {
           this.touch(agentId, server);
         }
       },
       approval: async (server, tool) => configuredApproval(await serverConfig(server), tool),
     };
+  }
+
+  /**
+   * An error of a server's with the box secrets and the server's OAuth tokens taken out of its
+   * message (a remote server's error text may echo a header), before it reaches the model or a log.
+   */
+  private async scrubbed(error: unknown, server: string): Promise<unknown> {
+    if (!(error instanceof Error)) return error;
+    const known = new Map(await this.boxSecrets.all().catch(() => new Map<string, string>()));
+    const config = (await this.config.current()).servers.get(server);
+    if (config?.kind === 'http') {
+      const tokens = (await this.oauth.server(server, config.url).catch(() => undefined))?.tokens;
+      if (tokens?.access_token) known.set(`${server} access token`, tokens.access_token);
+      if (tokens?.refresh_token) known.set(`${server} refresh token`, tokens.refresh_token);
+    }
+    const text = scrubberFor(known).text(error.message);
+    if (text === error.message) return error;
+    if (error instanceof McpAuthRequired) return error;
+    return new McpCallError(text);
   }
 
   /** The running instance for an agent's server, or a new one (a changed config replaces it). */
@@ -173,11 +217,23 @@ export class McpHub implements AgentLifecycleListener {
       this.transportFor(agentId, server, config),
       config.timeoutMs ?? DEFAULT_MCP_TIMEOUT_MS,
     );
-    this.held.set(k, { connection, fingerprint: print, idle: null });
+    this.held.set(k, { connection, fingerprint: print, config, idle: null });
     return connection;
   }
 
   private transportFor(agentId: string, server: string, config: McpServerConfig): TransportStart {
+    if (config.kind === 'http') {
+      return async () =>
+        httpTransport({
+          server,
+          config,
+          boxSecrets: await this.boxSecrets.all(),
+          fetch: this.fetchFor(config),
+          ...(hasOwnAuthorization(config)
+            ? {}
+            : { authProvider: await callAuthProvider(this.oauth, server, config.url) }),
+        });
+    }
     if (config.kind === 'builtin') {
       return async () => {
         const home = serverHome(this.options.dataDir, agentId, server);
@@ -193,18 +249,16 @@ export class McpHub implements AgentLifecycleListener {
         );
       };
     }
-    if (config.kind !== 'stdio') {
-      const remote = this.options.remote?.(server, config, agentId);
-      return (
-        remote ??
-        (() => Promise.resolve({ refused: `The MCP server ${server} cannot be reached from this box.` }))
-      );
-    }
     return () => this.stdio(agentId, server, config, false);
   }
 
-  private async stdio(agentId: string, server: string, config: StdioServerConfig, asBoxUser: boolean) {
-    return stdioTransport({
+  private async stdio(
+    agentId: string,
+    server: string,
+    config: StdioServerConfig,
+    asBoxUser: boolean,
+  ): Promise<TransportPlan> {
+    const transport = await stdioTransport({
       dataDir: this.options.dataDir,
       agentId,
       sandboxDir: agentPaths(this.options.dataDir, agentId).sandbox,
@@ -217,6 +271,89 @@ export class McpHub implements AgentLifecycleListener {
       log: (line) => this.log(`mcp ${server} (agent ${agentId}): ${line}`),
       asBoxUser,
     });
+    return 'refused' in transport ? transport : { transport };
+  }
+
+  /**
+   * The box's outbound fetch for an HTTP server: public addresses only, unless the operator set
+   * `allowPrivateHost` (then the host of its `url` only). A request waits as long as a call may.
+   */
+  private fetchFor(config: HttpServerConfig): FetchFunction {
+    const host = new URL(config.url).hostname;
+    const timeoutMs = (config.timeoutMs ?? DEFAULT_MCP_TIMEOUT_MS) + 5_000;
+    const k = `${config.allowPrivateHost === true ? host : ''}\0${timeoutMs}`;
+    let client = this.outbound.get(k);
+    if (!client) {
+      client = new OutboundClient({
+        policy: { trustedHosts: config.allowPrivateHost === true ? [host] : [] },
+        limits: { responseTimeoutMs: timeoutMs },
+      });
+      this.outbound.set(k, client);
+    }
+    return client.fetch;
+  }
+
+  /** An HTTP server of mcp.json by name, or a clear error (connects are box-wide: any agent's card). */
+  private async httpServer(server: string): Promise<HttpServerConfig> {
+    const config = (await this.config.current()).servers.get(server);
+    if (!config) throw new McpCallError(`mcp.json has no server named ${JSON.stringify(server)}`);
+    if (config.kind !== 'http') throw new McpCallError(`the MCP server ${server} is not an HTTP server`);
+    return config;
+  }
+
+  /** The box secrets by name (never a value), and the ones mcp.json names that are not set. */
+  async boxSecretsView(): Promise<BoxSecretsView> {
+    const names = [...(await this.boxSecrets.all()).keys()].sort();
+    const wanted = new Map<string, string[]>();
+    for (const [server, config] of (await this.config.current()).servers) {
+      for (const name of secretNames(config)) wanted.set(name, [...(wanted.get(name) ?? []), server]);
+    }
+    return {
+      names,
+      missing: [...wanted]
+        .filter(([name]) => !names.includes(name))
+        .map(([name, servers]) => ({ name, servers })),
+    };
+  }
+
+  /** Sets (or with `undefined` removes) a box secret; the servers that use it start again with it. */
+  async setBoxSecret(name: string, value: string | undefined): Promise<BoxSecretsView> {
+    if (value === undefined) await this.boxSecrets.delete(name);
+    else await this.boxSecrets.set(name, value);
+    for (const [k, held] of this.held) {
+      if (secretNames(held.config).includes(name)) this.drop(k, held);
+    }
+    return this.boxSecretsView();
+  }
+
+  /** A "Connect <server>" card's action: the authorization URL to open (the callback: `redirectUrl`). */
+  async beginConnect(agentId: string, server: string, redirectUrl: string): Promise<ConnectStart> {
+    const config = await this.httpServer(server);
+    return beginConnect({
+      store: this.oauth,
+      server,
+      url: config.url,
+      agentId,
+      redirectUrl,
+      fetch: this.fetchFor(config),
+    });
+  }
+
+  /** The OAuth callback: stores the tokens; the server's instances start again with them. */
+  async finishConnect(state: string, code: string): Promise<{ server: string; agentId: string }> {
+    const configs = (await this.config.current()).servers;
+    const done = await finishConnect({
+      store: this.oauth,
+      state,
+      code,
+      fetch: (server) => {
+        const config = configs.get(server);
+        if (config?.kind !== 'http') throw new Error(`the MCP server ${server} is no longer in mcp.json`);
+        return this.fetchFor(config);
+      },
+    });
+    for (const [k, held] of this.held) if (k.endsWith(`\0${done.server}`)) this.drop(k, held);
+    return done;
   }
 
   /** Restarts the idle clock of a server after a use. */
@@ -308,6 +445,8 @@ export class McpHub implements AgentLifecycleListener {
 
   async hostClosed(): Promise<void> {
     this.closed = true;
+    const clients = [...this.outbound.values()];
+    this.outbound.clear();
     const all = [...this.held.values()];
     this.held.clear();
     await Promise.all(
@@ -316,6 +455,7 @@ export class McpHub implements AgentLifecycleListener {
         return held.connection.close();
       }),
     );
+    await Promise.all(clients.map((client) => client.close().catch(() => undefined)));
   }
 }
 

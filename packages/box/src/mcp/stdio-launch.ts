@@ -16,7 +16,7 @@ import type { Confinement } from '../sandbox/confinement.ts';
 import { quoteForBash } from '../sandbox/confinement.ts';
 import type { EgressProxies } from '../sandbox/egress-proxy.ts';
 import { scrubberFor } from '../secrets/scrub.ts';
-import { resolveSecrets, type StdioServerConfig } from './config.ts';
+import { missingSecretsProblem, resolveSecrets, type StdioServerConfig } from './config.ts';
 import { ConfinedStdioTransport } from './stdio-transport.ts';
 
 export interface StdioLaunchContext {
@@ -46,14 +46,7 @@ export async function stdioTransport(
 ): Promise<ConfinedStdioTransport | { refused: string }> {
   const { config } = ctx;
   const env = resolveSecrets(config.env, ctx.boxSecrets);
-  if ('missing' in env) {
-    return {
-      refused:
-        `The MCP server ${ctx.server} needs the box secret${env.missing.length > 1 ? 's' : ''} ` +
-        `${env.missing.join(', ')}, which ${env.missing.length > 1 ? 'are' : 'is'} not set. ` +
-        'Ask the user to enter it in the settings panel (MCP servers).',
-    };
-  }
+  if ('missing' in env) return { refused: missingSecretsProblem(ctx.server, env.missing) };
   const home = serverHome(ctx.dataDir, ctx.agentId, ctx.server);
   await mkdir(home, { recursive: true, mode: 0o700 });
   if (!ctx.asBoxUser) await ctx.confinement.grant(ctx.sandboxDir, home);

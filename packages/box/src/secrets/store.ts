@@ -5,21 +5,16 @@
  * agent folder never carries readable secrets; the agent id is the GCM
  * associated data, so a file moved to another agent does not decrypt.
  */
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
-import { ensurePrivateDir, writeFileAtomic } from '../fs/atomic.ts';
+import { ensurePrivateDir } from '../fs/atomic.ts';
+import { readSealed, writeSealed } from './sealed-file.ts';
 import { isNotFound } from '../sandbox/paths.ts';
 import type { SecretsStore } from '../stores/secrets.ts';
 
 const KEY_BYTES = 32;
-const fileSchema = z.object({
-  v: z.literal(1),
-  iv: z.string(),
-  tag: z.string(),
-  data: z.string(),
-});
 const plainSchema = z.record(z.string(), z.string());
 
 /** Environment variable names a secret may be stored under. */
@@ -61,37 +56,15 @@ export class SecretStore implements SecretsStore {
   constructor(
     private readonly file: string,
     private readonly key: Buffer,
+    /** The GCM associated data: the agent's id (or `box:secrets` for the box-wide store). */
     private readonly agentId: string,
   ) {}
 
   /** All secrets, name → value. */
   async all(): Promise<ReadonlyMap<string, string>> {
     if (this.cache) return this.cache;
-    let raw: string;
-    try {
-      raw = await readFile(this.file, 'utf8');
-    } catch (error) {
-      if (isNotFound(error)) return (this.cache = new Map());
-      throw error;
-    }
-    const parsed = fileSchema.safeParse(JSON.parse(raw));
-    if (!parsed.success)
-      throw new Error(`${this.file}: not a sendbox secret store (${parsed.error.message})`);
-    const decipher = createDecipheriv('aes-256-gcm', this.key, Buffer.from(parsed.data.iv, 'base64'));
-    decipher.setAAD(Buffer.from(this.agentId));
-    decipher.setAuthTag(Buffer.from(parsed.data.tag, 'base64'));
-    let plain: string;
-    try {
-      plain = Buffer.concat([
-        decipher.update(Buffer.from(parsed.data.data, 'base64')),
-        decipher.final(),
-      ]).toString('utf8');
-    } catch (error) {
-      throw new Error(`${this.file}: cannot decrypt (wrong key file or the store belongs to another agent)`, {
-        cause: error,
-      });
-    }
-    this.cache = new Map(Object.entries(plainSchema.parse(JSON.parse(plain))));
+    const plain = await readSealed(this.file, this.key, this.agentId);
+    this.cache = new Map(plain === undefined ? [] : Object.entries(plainSchema.parse(plain)));
     return this.cache;
   }
 
@@ -100,20 +73,16 @@ export class SecretStore implements SecretsStore {
       throw new Error(`secret name ${JSON.stringify(name)} is not a valid environment variable name`);
     const next = new Map(await this.all());
     next.set(name, value);
-    const iv = randomBytes(12);
-    const cipher = createCipheriv('aes-256-gcm', this.key, iv);
-    cipher.setAAD(Buffer.from(this.agentId));
-    const data = Buffer.concat([
-      cipher.update(JSON.stringify(Object.fromEntries(next)), 'utf8'),
-      cipher.final(),
-    ]);
-    const body = JSON.stringify({
-      v: 1,
-      iv: iv.toString('base64'),
-      tag: cipher.getAuthTag().toString('base64'),
-      data: data.toString('base64'),
-    });
-    await writeFileAtomic(this.file, body, { mode: 0o600 });
+    await writeSealed(this.file, this.key, this.agentId, Object.fromEntries(next));
     this.cache = next;
+  }
+
+  /** Removes one secret; false when there was none by that name. */
+  async delete(name: string): Promise<boolean> {
+    const next = new Map(await this.all());
+    if (!next.delete(name)) return false;
+    await writeSealed(this.file, this.key, this.agentId, Object.fromEntries(next));
+    this.cache = next;
+    return true;
   }
 }

@@ -3,6 +3,7 @@
  * description, a Zod input schema (the JSON Schema the model sees comes from
  * it), and a `run` that returns the result envelope written to the JSONL.
  */
+import type { LedgerEntry } from '@sendbox/protocol';
 import type { JsonValue } from '@sendbox/txcript';
 import type { z } from 'zod';
 import type { McpAccess } from '../mcp/access.ts';
@@ -66,6 +67,8 @@ export interface ToolContext {
   subagents?: SubagentLauncher;
   /** The call being run: background work records which call of which turn started it. */
   call?: { turn: number; toolCallId: string };
+  /** Commits an entry of the tool's own to the ledger (the MCP tools' "Connect <server>" card). */
+  appendEntry?: (entry: LedgerEntry) => void;
   /** The agent's MCP servers (mcp/hub.ts); absent, `get_mcp_tools` and `mcp` say there are none. */
   mcp?: McpAccess;
   /** `update_state`'s parts, each from the room that owns it (routines/, memory/, the profile); absent: not offered. */

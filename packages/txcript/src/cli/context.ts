@@ -24,6 +24,12 @@ export interface CliIo {
   now(): Date;
   /** Harnesses to use instead of the registry (tests). */
   harnesses?: readonly Harness[];
+  /**
+   * Start `txcript index` in the background, detached, with this
+   * environment; its pid, or undefined when it could not start. Absent (tests
+   * that do not ask for it), a first search refreshes the index itself.
+   */
+  startIndexBuild?: () => number | undefined;
 }
 
 export interface CliContext {

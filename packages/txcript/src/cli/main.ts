@@ -2,7 +2,26 @@
  * The `txcript` process: real streams, environment and clock, then `run`.
  * `bin/txcript.mjs` imports this after registering tsx.
  */
+import { spawn } from 'node:child_process';
 import { run } from './program.ts';
+
+/** `txcript index` as a process of its own that outlives this one (search/index-build.ts). */
+function startIndexBuild(): number | undefined {
+  const script = process.argv[1];
+  if (script === undefined) return undefined;
+  try {
+    const child = spawn(process.execPath, [...process.execArgv, script, '--quiet', 'index'], {
+      detached: true,
+      stdio: 'ignore',
+      env: process.env,
+    });
+    child.on('error', () => undefined);
+    child.unref();
+    return child.pid;
+  } catch {
+    return undefined;
+  }
+}
 
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
@@ -23,4 +42,5 @@ process.exitCode = await run(process.argv.slice(2), {
   readStdin,
   env: process.env,
   now: () => new Date(),
+  startIndexBuild,
 });

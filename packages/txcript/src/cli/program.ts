@@ -197,6 +197,16 @@ function buildProgram(
     });
 
   program
+    .command('index')
+    .configureOutput(outputFor(io, 'txcript index'))
+    .description('bring the search index up to date now (a first search starts this in the background)')
+    .option('--from <harness>', 'only this harness (e.g. claude_code)')
+    .action(async (options) => {
+      const { indexCommand } = await import('./index-command.ts');
+      setExitCode(await indexCommand(ctx, options));
+    });
+
+  program
     .command('pick')
     .configureOutput(outputFor(io, 'txcript pick'))
     .description('pick a session interactively (type to search, arrows, Enter continues it, Esc cancels)')

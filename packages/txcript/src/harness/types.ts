@@ -122,6 +122,13 @@ export interface Harness<R = unknown> {
   aliases: readonly string[];
   text: TextCodec<R>;
   codec: Codec<R>;
+  /**
+   * Every searchable text of a listed session is in its locator file as JSON
+   * string text (UTF-8 or JSON escapes) or as JavaScript prints a number,
+   * its title and typed tool names aside, so search's scan may skip a file whose bytes lack a wanted word
+   * (search/byte-filter.ts). Set only for formats checked to be so.
+   */
+  textInSource?: boolean;
   /** Harnesses with a managed location (not `simple`) have a store. */
   store?: (env?: NodeJS.ProcessEnv) => Store;
   /**

@@ -16,8 +16,25 @@ import {
   isCorruption,
   removeOlderIndexFiles,
 } from './index-db.ts';
-import { parseQuery } from './query.ts';
-import { type RefreshOptions, type RefreshStats, refreshIndex } from './refresh.ts';
+import { startBuild } from './index-build.ts';
+import { type Query, parseQuery } from './query.ts';
+import {
+  type RefreshOptions,
+  type RefreshPlan,
+  type RefreshStats,
+  planRefresh,
+  refreshIndex,
+} from './refresh.ts';
+import { scanHits } from './scan.ts';
+import { discoverSessions } from '../cli/sessions.ts';
+
+/**
+ * Sources to read into the index past which a search answers from a scan and
+ * leaves the index to a background build: refreshing reads about 10 MB a
+ * second (each session decoded whole and written to two full-text indexes),
+ * a scan's byte pass ten times that and more.
+ */
+export const INLINE_REFRESH_BYTES = 4 * 1024 * 1024;
 
 export interface IndexChoice {
   /** false (`--no-index`): scan every session now; the index file is neither read nor written. */
@@ -75,9 +92,14 @@ export class SessionIndex {
    * (default every harness). A damaged file found on the way is deleted, and
    * the index built again.
    */
-  async use<T>(from: string | undefined, use: (index: SearchIndex) => T, maxAgeMs = 0): Promise<T> {
+  async use<T>(
+    from: string | undefined,
+    use: (index: SearchIndex) => T,
+    maxAgeMs = 0,
+    plan?: RefreshPlan,
+  ): Promise<T> {
     try {
-      await this.fresh(from, maxAgeMs);
+      await this.fresh(from, maxAgeMs, plan);
       return use(this.opened());
     } catch (err) {
       if (!this.damaged(err)) throw err;
@@ -86,6 +108,33 @@ export class SessionIndex {
       await this.fresh(from, 0);
       return use(this.opened());
     }
+  }
+
+  /**
+   * One query's hits: from the index brought up to date, or, when that
+   * would mean reading more than INLINE_REFRESH_BYTES of sources and the
+   * context can start a background build, from a scan of the sessions while
+   * `txcript index` builds the index for the next search.
+   */
+  async search(from: string | undefined, query: Query, filters: HitFilters): Promise<Hit[]> {
+    let plan: RefreshPlan | undefined;
+    try {
+      plan = await planRefresh(this.ctx, this.opened(), from);
+    } catch (err) {
+      // A damaged file: `use` rebuilds it.
+      if (!this.damaged(err)) throw err;
+    }
+    if (plan !== undefined) {
+      // No file to keep (the cache folder cannot be used): a scan, as --no-index.
+      if (this.index?.db.memory === true) return scanHits(this.ctx, query, filters, plan.sessions);
+      const { startIndexBuild } = this.ctx.io;
+      if (startIndexBuild !== undefined && plan.staleBytes > INLINE_REFRESH_BYTES) {
+        const hits = await scanHits(this.ctx, query, filters, plan.sessions);
+        startBuild(this.ctx.io.env, startIndexBuild);
+        return hits;
+      }
+    }
+    return this.use(from, (index) => findHits(index, query, filters), 0, plan);
   }
 
   /**
@@ -123,7 +172,7 @@ export class SessionIndex {
     while (this.running !== undefined) await this.running.catch(() => undefined);
   }
 
-  private async fresh(from: string | undefined, maxAgeMs: number): Promise<void> {
+  private async fresh(from: string | undefined, maxAgeMs: number, plan?: RefreshPlan): Promise<void> {
     // Keyed by the harness id, so that an alias and the id share one freshness.
     const scope = from === undefined ? ALL : (await this.ctx.findHarness(from)).id;
     // Not `await this.idle()`: that yields even when nothing runs, and calls made together would
@@ -133,13 +182,13 @@ export class SessionIndex {
     const at = Math.max(this.refreshedAt.get(ALL) ?? -Infinity, this.refreshedAt.get(scope) ?? -Infinity);
     if (at !== -Infinity && maxAgeMs > 0 && Date.now() - at <= maxAgeMs) return;
     // No await since the loop: no other refresh can have started.
-    this.running = this.refresh(scope === ALL ? undefined : scope, scope).finally(
+    this.running = this.refresh(scope === ALL ? undefined : scope, scope, plan).finally(
       () => (this.running = undefined),
     );
     return this.running;
   }
 
-  private async refresh(from: string | undefined, scope: string): Promise<void> {
+  private async refresh(from: string | undefined, scope: string, plan?: RefreshPlan): Promise<void> {
     const signal = this.stopping.signal;
     const options: RefreshOptions = {
       signal,
@@ -148,7 +197,7 @@ export class SessionIndex {
     // Stamped with its start: a source changed while it ran may not be in it.
     const started = Date.now();
     try {
-      this.lastStats = await refreshIndex(this.ctx, this.opened(), from, options);
+      this.lastStats = await refreshIndex(this.ctx, this.opened(), from, options, plan);
     } catch (err) {
       if (!this.damaged(err) || signal.aborted) throw err;
       this.rebuild(err);
@@ -190,13 +239,18 @@ export interface SearchRequest extends IndexChoice {
   filters: Omit<HitFilters, 'harnesses'>;
 }
 
-/** One query, start to end: parse (a bad query fails before any scan), refresh, search, close. */
+/** One query, start to end: parse (a bad query fails before any scan), then the index or a scan, close. */
 export async function searchOnce(ctx: CliContext, request: SearchRequest): Promise<Hit[]> {
   const query = parseQuery(request.query);
   const filters = await filtersFor(ctx, request.from, request.filters);
+  if (request.index === false || summaryCacheDisabled(ctx.io.env)) {
+    const { sessions, warnings } = await discoverSessions(ctx, request.from);
+    for (const w of warnings) ctx.warnListing(w);
+    return scanHits(ctx, query, filters, sessions);
+  }
   const sessions = new SessionIndex(ctx, request);
   try {
-    return await sessions.use(request.from, (index) => findHits(index, query, filters));
+    return await sessions.search(request.from, query, filters);
   } finally {
     sessions.close();
   }

@@ -398,8 +398,11 @@ function rankedHits(
   const phrases = scoredPhrases(query);
   // One phrase: its frequency scales every score alike, so the count of its matches in hand
   // (exact up to the bound) does; several are weighed against each other by their counts.
-  const totals = indexTotals(db);
-  const frequencies = phrases.length === 1 ? [wantedCount] : phrases.map((p) => index.frequency(p, totals));
+  const totals = index.collection?.totals ?? indexTotals(db);
+  const frequencies =
+    phrases.length === 1
+      ? [wantedCount]
+      : phrases.map((p) => index.collection?.frequency(p) ?? index.frequency(p, totals));
   const bm25 = new Bm25(phrases, frequencies, totals);
   const read = db.prepare(`SELECT ref, ${KINDS.join(', ')} FROM messages WHERE rowid = ?`);
   const ranked: Array<{

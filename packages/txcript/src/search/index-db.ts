@@ -160,6 +160,14 @@ export class SearchIndex {
 
   private constructor(readonly db: Database.Database) {}
 
+  /**
+   * The collection a scan's index in memory stands for (search/scan.ts): its
+   * messages and trigrams, and each phrase's messages, as counted over the
+   * sessions the scan read. BM25 weighs by these rather than by this index's
+   * own counts, since it holds the matching messages alone.
+   */
+  collection: { totals: IndexTotals; frequency(phrase: string): number } | undefined;
+
   /** Messages holding `phrase`, up to DF_BOUND (ranking.ts), in the index of these totals. */
   frequency(phrase: string, totals: IndexTotals): number {
     const of = `${totals.rows}/${totals.tokens}`;

@@ -95,6 +95,13 @@ function codePoints(text: string): number {
   return n;
 }
 
+/** A row's length as FTS5's trigram tokenizer counts it: the trigrams of each of its texts. */
+export function rowTrigrams(texts: Record<Kind, string>): number {
+  let length = 0;
+  for (const kind of KINDS) length += Math.max(0, codePoints(texts[kind]) - (TRIGRAM - 1));
+  return length;
+}
+
 /** Occurrences of `phrase` in `text`, overlapping ones too (each is a trigram position to FTS5). */
 function hitsOf(phrase: string, text: string): number {
   let n = 0;
@@ -121,8 +128,7 @@ export class Bm25 {
 
   /** Lower is better, as FTS5 gives it. `folded`: the row's texts lower-cased, by kind. */
   score(folded: Record<Kind, string>): number {
-    let length = 0;
-    for (const kind of KINDS) length += Math.max(0, codePoints(folded[kind]) - (TRIGRAM - 1));
+    const length = rowTrigrams(folded);
     let score = 0;
     this.phrases.forEach((phrase, i) => {
       let freq = 0;

@@ -13,8 +13,8 @@ import type { SessionSummary } from '../harness/types.ts';
 import type { CliContext } from '../cli/context.ts';
 import { createProgress, progressDelay } from '../cli/progress.ts';
 import { type FoundSession, discoverSessions, scannedHarnesses } from '../cli/sessions.ts';
-import { searchRows } from './documents.ts';
-import type { SearchIndex } from './index-db.ts';
+import { type SearchRow, searchRows } from './documents.ts';
+import type { SearchIndex, SessionFacts } from './index-db.ts';
 
 /** A folder locator (a Grok Bot agent without a transcript) changes through its ledger, which the folder's times miss. */
 const FOLDER_SOURCES = ['store.db', 'store.db-wal'];
@@ -60,13 +60,22 @@ export interface RefreshOptions {
   onProgress?: (done: number, total: number) => void;
 }
 
-/** Bring `index` up to date with the sessions of `from` (default every harness with a store). */
-export async function refreshIndex(
+/** What a refresh has to do: the sessions listed, those to read again with their signatures, those gone. */
+export interface RefreshPlan {
+  sessions: FoundSession[];
+  stale: Array<{ found: FoundSession; sig: string | null }>;
+  /** Index keys of sessions no longer listed. */
+  gone: number[];
+  /** Bytes of the stale sources (a folder counts its ledger): what reading them costs. */
+  staleBytes: number;
+}
+
+/** Discover the sessions of `from` and compare them with what `index` holds. */
+export async function planRefresh(
   ctx: CliContext,
   index: SearchIndex,
   from: string | undefined,
-  { signal, onProgress }: RefreshOptions = {},
-): Promise<RefreshStats> {
+): Promise<RefreshPlan> {
   const scanned = (await scannedHarnesses(ctx, from)).map((h) => h.id);
   const { sessions, warnings } = await discoverSessions(ctx, from);
   for (const w of warnings) ctx.warnListing(w);
@@ -74,6 +83,7 @@ export async function refreshIndex(
   // The injected clock, so tests can place sources outside the racy window.
   const now = ctx.io.now().getTime();
   const stale: Array<{ found: FoundSession; sig: string | null }> = [];
+  const staleSources = new Set<string>();
   for (const found of sessions) {
     const key = sessionKey(found.harness.id, found.summary.locator, found.summary.id);
     const before = known.get(key);
@@ -81,7 +91,36 @@ export async function refreshIndex(
     const sig = sourceSignature(found.summary, now);
     if (before !== undefined && before.sig !== null && before.sig === sig) continue;
     stale.push({ found, sig });
+    staleSources.add(found.summary.locator);
   }
+  let staleBytes = 0;
+  for (const locator of staleSources) staleBytes += sourceBytes(locator);
+  return { sessions, stale, gone: [...known.values()].map((s) => s.key), staleBytes };
+}
+
+function sourceBytes(locator: string): number {
+  try {
+    const st = statSync(locator, { throwIfNoEntry: false });
+    if (st === undefined) return 0;
+    if (!st.isDirectory()) return st.size;
+    return FOLDER_SOURCES.reduce(
+      (sum, name) => sum + (statSync(join(locator, name), { throwIfNoEntry: false })?.size ?? 0),
+      0,
+    );
+  } catch {
+    return 0;
+  }
+}
+
+/** Bring `index` up to date with the sessions of `from` (default every harness with a store); `plan`: already made for it. */
+export async function refreshIndex(
+  ctx: CliContext,
+  index: SearchIndex,
+  from: string | undefined,
+  { signal, onProgress }: RefreshOptions = {},
+  plan?: RefreshPlan,
+): Promise<RefreshStats> {
+  const { sessions, stale, gone } = plan ?? (await planRefresh(ctx, index, from));
   const progress = createProgress({
     stream: ctx.io.stderr,
     delayMs: progressDelay(ctx.io.env),
@@ -97,7 +136,6 @@ export async function refreshIndex(
         progress.update('index', ++done, stale.length);
         onProgress?.(done, stale.length);
       }
-      const gone = [...known.values()].map((s) => s.key);
       if (signal?.aborted === true || gone.length === 0) return;
       await index.writable();
       index.remove(gone);
@@ -106,7 +144,47 @@ export async function refreshIndex(
     progress.finish();
   }
   signal?.throwIfAborted();
-  return { sessions: sessions.length, read: stale.length, removed: known.size };
+  return { sessions: sessions.length, read: stale.length, removed: gone.length };
+}
+
+/** What the index keeps of one listed session: its facts, and its rows (none when it cannot be read: warned). */
+export async function readSession(
+  ctx: CliContext,
+  found: FoundSession,
+  sig: string | null,
+): Promise<{ facts: SessionFacts; rows: SearchRow[] }> {
+  const { summary, harness } = found;
+  const facts: SessionFacts = {
+    harness: harness.id,
+    id: summary.id,
+    locator: summary.locator,
+    sig,
+    ...(summary.title !== undefined ? { title: summary.title } : {}),
+    ...(summary.lastActivity !== undefined ? { lastActivity: summary.lastActivity } : {}),
+    ...(summary.messageCount !== undefined ? { messageCount: summary.messageCount } : {}),
+    ...(summary.parentId !== undefined ? { parentId: summary.parentId } : {}),
+  };
+  let loaded;
+  try {
+    loaded = await harness.store!(ctx.io.env).load(summary.id);
+  } catch (err) {
+    // Said once: the facts are kept with the signature, so an unchanged source is not read again.
+    ctx.warn({
+      source: summary.locator,
+      message: `not indexed: ${err instanceof Error ? err.message : String(err)}`,
+    });
+    return { facts, rows: [] };
+  }
+  const { meta } = loaded.transcript;
+  const title = summary.title ?? meta.title;
+  return {
+    facts: {
+      ...facts,
+      ...(title !== undefined ? { title } : {}),
+      ...(meta.cwd !== undefined ? { cwd: meta.cwd } : {}),
+    },
+    rows: searchRows(loaded.transcript, harness.id, title),
+  };
 }
 
 async function indexSession(
@@ -117,44 +195,12 @@ async function indexSession(
   signal: AbortSignal | undefined,
 ): Promise<void> {
   const { summary, harness } = found;
-  const facts = {
-    harness: harness.id,
-    id: summary.id,
-    locator: summary.locator,
-    sig,
-    ...(summary.title !== undefined ? { title: summary.title } : {}),
-    ...(summary.lastActivity !== undefined ? { lastActivity: summary.lastActivity } : {}),
-    ...(summary.messageCount !== undefined ? { messageCount: summary.messageCount } : {}),
-    ...(summary.parentId !== undefined ? { parentId: summary.parentId } : {}),
-  };
-  // Another txcript indexing the same sessions (a search run beside the MCP server) may have stored it since.
+  // Another txcript indexing the same sessions (a search beside the MCP server) may have stored it since.
   if (sig !== null && index.indexedSignature(harness.id, summary.locator, summary.id) === sig) return;
-  let loaded;
-  try {
-    loaded = await harness.store!(ctx.io.env).load(summary.id);
-  } catch (err) {
-    // Said once: the facts are kept with the signature, so an unchanged source is not read again.
-    ctx.warn({
-      source: summary.locator,
-      message: `not indexed: ${err instanceof Error ? err.message : String(err)}`,
-    });
-    await index.writable();
-    index.put(facts, []);
-    return;
-  }
+  const { facts, rows } = await readSession(ctx, found, sig);
   if (signal?.aborted === true) return;
-  const { meta } = loaded.transcript;
-  const title = summary.title ?? meta.title;
-  const rows = searchRows(loaded.transcript, harness.id, title);
   await index.writable();
   // Stored by another txcript while this one waited for the write lock.
   if (sig !== null && index.indexedSignature(harness.id, summary.locator, summary.id) === sig) return;
-  index.put(
-    {
-      ...facts,
-      ...(title !== undefined ? { title } : {}),
-      ...(meta.cwd !== undefined ? { cwd: meta.cwd } : {}),
-    },
-    rows,
-  );
+  index.put(facts, rows);
 }

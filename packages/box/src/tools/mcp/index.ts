@@ -12,6 +12,7 @@ import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv
 import type { JsonObject } from '@sendbox/txcript';
 import { z } from 'zod';
 import { McpCallError } from '../../mcp/connection.ts';
+import { McpAuthRequired } from '../../mcp/oauth.ts';
 import { defineTool, errorOutcome, oneLine, type ToolContext, type ToolOutcome } from '../types.ts';
 import { recordedMcpInput } from './record.ts';
 import { mcpModelOutput, recordedResult } from './result.ts';
@@ -136,6 +137,18 @@ function unknownTool(server: string, name: string, tools: Tool[]): string {
 
 function failure(error: unknown, ctx: ToolContext): ToolOutcome {
   const message = ctx.scrub.text((error as Error).message);
+  if (error instanceof McpAuthRequired) {
+    // The "Connect <server>" card: Grok Bot's `notice` kind (a reader shows its text), with the
+    // server the page's button connects (gateway `startMcpConnect`).
+    ctx.appendEntry?.({
+      id: `connect-${ctx.call?.toolCallId ?? String(ctx.now())}`,
+      kind: 'notice',
+      text: `Connect ${error.server}: the MCP server ${error.server} needs you to sign in before your agent can use it.`,
+      connect: { server: error.server },
+      timestampMs: ctx.now(),
+    });
+    return errorOutcome(message, `${error.server} needs the user to connect it`);
+  }
   if (error instanceof McpCallError) return errorOutcome(message);
   return errorOutcome(`The MCP call failed: ${message}`);
 }

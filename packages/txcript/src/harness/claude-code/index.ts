@@ -13,6 +13,7 @@ export const claudeCode: Harness<ClaudeLine[]> = {
   codec: claudeCodeCodec,
   store: claudeCodeStore,
   readCommon: readClaudeCommon,
+  textInSource: true,
 };
 
 /** Env var holding a resume command template, e.g. `mytool --open {id}`. */

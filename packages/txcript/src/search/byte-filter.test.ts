@@ -1,0 +1,75 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { mayHoldAll } from './byte-filter.ts';
+import { parseQuery } from './query.ts';
+import { byteNeedles } from './scan.ts';
+import { checkFiles } from './scan-files.ts';
+
+const bytes = (s: string) => Buffer.from(s, 'utf8');
+
+describe('the needles of a query', () => {
+  it('are the lower-case ASCII pieces of the wanted exact terms, cut where JSON may escape', () => {
+    const q = parseQuery('Deploy "dry/run" -prod paginaton~ x1 café 42137 Bash old_str');
+    // -prod excluded, paginaton~ fuzzy, x1 short, Bash and old_str inside words a codec makes.
+    expect(byteNeedles(q).sort()).toEqual(['42137', 'caf', 'deploy', 'dry', 'run']);
+  });
+});
+
+describe('whether the bytes may hold the needles', () => {
+  it('ignores ASCII case, and needs every needle', () => {
+    const line = bytes('{"text":"Deploy the RELEASE to staging"}\n');
+    expect(mayHoldAll(line, ['release', 'deploy'])).toBe(true);
+    expect(mayHoldAll(line, ['release', 'prod'])).toBe(false);
+  });
+
+  it('counts the session title as held', () => {
+    expect(mayHoldAll(bytes('{"text":"nothing here"}'), ['banner'], 'dark banner fix')).toBe(true);
+  });
+
+  it('passes a file where a JSON escape of an ASCII letter could spell a needle', () => {
+    expect(mayHoldAll(bytes('{"text":"\\u0072elease"}'), ['release'])).toBe(true);
+    // An escape of a non-ASCII character hides no ASCII letter.
+    expect(mayHoldAll(bytes('{"text":"\\u00e9l\\u00e8ve"}'), ['release'])).toBe(false);
+  });
+
+  it('passes a needle with a k where the text has a KELVIN SIGN (it lower-cases to k)', () => {
+    const kelvin = bytes('{"text":"o\u212Ay then"}');
+    expect(mayHoldAll(kelvin, ['oky'])).toBe(true);
+    expect(mayHoldAll(kelvin, ['then', 'zzz'])).toBe(false);
+  });
+
+  it('finds non-ASCII neighbours of an ASCII needle as they are written', () => {
+    expect(mayHoldAll(bytes('{"text":"CAFÉ crème"}'), ['caf'])).toBe(true);
+  });
+});
+
+describe('checking many files over worker threads', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'txcript-scan-files-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const files = Array.from({ length: 60 }, (_, i) => {
+    const path = join(dir, `s${i}.jsonl`);
+    writeFileSync(
+      path,
+      `{"text":"${i % 7 === 0 ? 'the Zanzibarite banner' : 'filler text'} ${'x'.repeat(2000)}"}\n`,
+    );
+    return { path, bytes: 2100, also: '' };
+  });
+  const expected = files.map((_, i) => i % 7 === 0);
+
+  it('gives the same verdicts with workers as without', async () => {
+    expect(await checkFiles(files, ['zanzibarite'], { workers: 0 })).toEqual(expected);
+    expect(await checkFiles(files, ['zanzibarite'], { workers: 2 })).toEqual(expected);
+  });
+
+  it('reports a file that cannot be read, and decides the others, when a worker cannot start', async () => {
+    const gone = { path: join(dir, 'gone.jsonl'), bytes: 10, also: '' };
+    const verdicts = await checkFiles([...files, gone], ['zanzibarite'], {
+      workers: 2,
+      url: new URL('./no-such-worker.ts', import.meta.url),
+    });
+    expect(verdicts.slice(0, -1)).toEqual(expected);
+    expect(verdicts.at(-1)).toBeInstanceOf(Error);
+  });
+});

@@ -1,0 +1,213 @@
+/**
+ * Search without the index file (issue 23 item 3): `--no-index`, and a first
+ * search while the index is being built. It reads at the speed of the bytes:
+ * - a byte pass over each session file of a harness whose text is in its
+ *   file (byte-filter.ts), spread over worker threads (scan-files.ts), drops
+ *   the files that cannot hold the query's words, with no JSON decoded;
+ * - the sessions left are read as `view` reads them, newest first, and only
+ *   their messages that match the whole query are kept;
+ * - those go into an index in memory, which answers as the file would
+ *   (hits.ts): the same matches, kinds, snippets and references.
+ *
+ * Two differences from the file, both documented in docs/cli.md: BM25's
+ * collection statistics are those of the matching messages (the order of
+ * hits can differ where several terms weigh differently), and once more
+ * messages match than a broad query ranks (BROAD_MATCHES), older sessions
+ * are not read: the newest matches are what a broad query shows.
+ */
+import { statSync } from 'node:fs';
+import type { CliContext } from '../cli/context.ts';
+import type { FoundSession } from '../cli/sessions.ts';
+import { createProgress, progressDelay } from '../cli/progress.ts';
+import { KINDS } from './documents.ts';
+import { BROAD_MATCHES, type Hit, type HitFilters, findHits, foldCase } from './hits.ts';
+import { SearchIndex, type SessionFacts } from './index-db.ts';
+import { type Query, matchesTexts } from './query.ts';
+import { type IndexTotals, rowTrigrams, scoredPhrases } from './ranking.ts';
+import { readSession } from './refresh.ts';
+import type { SearchRow } from './documents.ts';
+import { type FileCheck, checkFiles, type ScanFileOptions } from './scan-files.ts';
+
+/**
+ * Words a codec may put into a session's searchable text that its file need
+ * not spell: the typed tool names and the keys of a MultiEdit's edits
+ * (model/common.ts), and booleans written as text. A needle inside one of
+ * them proves nothing.
+ */
+const DERIVED = [
+  'bash',
+  'read',
+  'write',
+  'multiedit',
+  'command',
+  'old_string',
+  'new_string',
+  'replace_all',
+  'true',
+  'false',
+];
+
+/** Pieces of a needle shorter than this are in nearly every file: not worth looking for. */
+const MIN_NEEDLE = 3;
+
+/**
+ * The lower-case ASCII pieces that every matching session's file must hold:
+ * each wanted, exact term cut at characters JSON may escape or that are not
+ * ASCII (`"`, `\`, `/`, controls, white space, non-ASCII), less what
+ * DERIVED holds.
+ */
+export function byteNeedles(query: Query): string[] {
+  const needles = new Set<string>();
+  for (const t of query.terms) {
+    if (t.negated || t.fuzzy) continue;
+    for (const piece of t.text.split(/[^\x21-\x7e]|["\\/]/)) {
+      if (piece.length < MIN_NEEDLE) continue;
+      if (DERIVED.some((w) => w.includes(piece))) continue;
+      needles.add(piece);
+    }
+  }
+  return [...needles];
+}
+
+export interface ScanOptions extends ScanFileOptions {
+  /** Matching messages past which older sessions are not read (default: a broad query's bound). */
+  broadMatches?: number;
+}
+
+export interface ScanStats {
+  sessions: number;
+  /** Session files the byte pass looked at, and how many of them could match. */
+  files: number;
+  passed: number;
+  /** Sessions read as `view` reads them. */
+  read: number;
+}
+
+/** The hits of `query` among `sessions`, read now. `stats` (when given) is filled in. */
+export async function scanHits(
+  ctx: CliContext,
+  query: Query,
+  filters: HitFilters,
+  sessions: readonly FoundSession[],
+  options: ScanOptions = {},
+  stats?: ScanStats,
+): Promise<Hit[]> {
+  const wanted = sessions.filter((s) => within(s, filters));
+  const needles = byteNeedles(query);
+  // Newest first: a broad query's hits are the newest matches.
+  wanted.sort((a, b) => activity(b) - activity(a));
+  const skipped = await byteSkipped(wanted, needles, options, stats);
+  const bound = options.broadMatches ?? filters.broadMatches ?? BROAD_MATCHES;
+  const progress = createProgress({
+    stream: ctx.io.stderr,
+    delayMs: progressDelay(ctx.io.env),
+    label: 'txcript: reading sessions',
+  });
+  const kept: Array<{ facts: SessionFacts; rows: SearchRow[] }> = [];
+  // BM25's collection: the sessions read, counted; those not read, estimated from their message counts.
+  const collection: IndexTotals = { rows: 0, tokens: 0 };
+  const phrases = scoredPhrases(query);
+  const frequencies = phrases.map(() => 0);
+  const readIds = new Set<FoundSession>();
+  // (Every listed session counts, as every one is in the index file, whatever the filters.)
+  let matches = 0;
+  let read = 0;
+  try {
+    const left = wanted.filter((s) => !skipped.has(s.summary.locator));
+    for (const found of left) {
+      // The working-folder filter is known only once a session is read: past the bound, stop only without it.
+      if (matches > bound && filters.cwd === undefined) break;
+      const { facts, rows } = await readSession(ctx, found, null);
+      readIds.add(found);
+      read++;
+      progress.update('scan', read, left.length);
+      const matching: SearchRow[] = [];
+      for (const r of rows) {
+        const folded = KINDS.map((k) => foldCase(r.texts[k]));
+        collection.rows++;
+        collection.tokens += rowTrigrams(r.texts);
+        phrases.forEach((p, i) => {
+          if (folded.some((t) => t.includes(p))) frequencies[i]!++;
+        });
+        if (matchesTexts(query, folded)) matching.push(r);
+      }
+      if (matching.length === 0) continue;
+      kept.push({ facts, rows: matching });
+      matches += matching.length;
+    }
+  } finally {
+    progress.finish();
+  }
+  if (stats !== undefined) {
+    stats.sessions = wanted.length;
+    stats.read = read;
+  }
+  const perRow = collection.rows === 0 ? 1 : collection.tokens / collection.rows;
+  for (const s of sessions) {
+    if (readIds.has(s)) continue;
+    collection.rows += s.summary.messageCount ?? 0;
+    collection.tokens += (s.summary.messageCount ?? 0) * perRow;
+  }
+  const index = SearchIndex.inMemory();
+  index.collection = {
+    totals: collection,
+    frequency: (phrase) => frequencies[phrases.indexOf(phrase)] ?? 0,
+  };
+  try {
+    // Oldest first, so that the newest have the highest row ids, which a broad query lists first.
+    for (let i = kept.length - 1; i >= 0; i--) index.put(kept[i]!.facts, kept[i]!.rows);
+    return findHits(index, query, filters);
+  } finally {
+    index.close();
+  }
+}
+
+function activity(s: FoundSession): number {
+  const ms = s.summary.lastActivity === undefined ? NaN : Date.parse(s.summary.lastActivity);
+  return Number.isNaN(ms) ? -Infinity : ms;
+}
+
+/** Whether a listed session can be a hit under the filters that its summary decides. */
+function within(s: FoundSession, filters: HitFilters): boolean {
+  if (filters.harnesses !== undefined && !filters.harnesses.includes(s.harness.id)) return false;
+  if (filters.sinceMs === undefined && filters.untilMs === undefined) return true;
+  const ms = activity(s);
+  if (ms === -Infinity) return false;
+  return (
+    (filters.sinceMs === undefined || ms >= filters.sinceMs) &&
+    (filters.untilMs === undefined || ms <= filters.untilMs)
+  );
+}
+
+/** The session files whose bytes cannot hold the needles (only of harnesses whose text is in their files). */
+async function byteSkipped(
+  sessions: readonly FoundSession[],
+  needles: readonly string[],
+  options: ScanFileOptions,
+  stats: ScanStats | undefined,
+): Promise<Set<string>> {
+  const skipped = new Set<string>();
+  if (needles.length === 0) return skipped;
+  // One check per file: a Claude Code parent and its inline sidechains share one; any title counts.
+  const titles = new Map<string, string>();
+  for (const s of sessions) {
+    if (s.harness.textInSource !== true) continue;
+    const before = titles.get(s.summary.locator) ?? '';
+    titles.set(s.summary.locator, `${before}\n${foldCase(s.summary.title ?? '')}`);
+  }
+  const files: FileCheck[] = [];
+  for (const [path, also] of titles) {
+    const bytes = statSync(path, { throwIfNoEntry: false })?.size ?? 0;
+    files.push({ path, bytes, also });
+  }
+  const verdicts = await checkFiles(files, needles, options);
+  // An unreadable file is left to the full read, which says why.
+  verdicts.forEach((v, i) => {
+    if (v === false) skipped.add(files[i]!.path);
+  });
+  if (stats !== undefined) {
+    stats.files = files.length;
+    stats.passed = files.length - skipped.size;
+  }
+  return skipped;
+}
