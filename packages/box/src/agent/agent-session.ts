@@ -50,6 +50,7 @@ import { type HostEvent } from './events.ts';
 import { stageUpload } from './upload-staging.ts';
 import {
   answerNonce,
+  inputNonceOf,
   modelTextOf,
   pendingView,
   userEntryFor,
@@ -301,12 +302,7 @@ export class AgentSession implements ExtensionAgent {
     if (turn < 0 || this.view.byId(`t${turn}e`) !== undefined) return null;
     const user = this.view.byId(`t${turn}u`) as Record<string, unknown> | undefined;
     if (!user) return null;
-    const nonce =
-      typeof user.clientNonce === 'string'
-        ? user.clientNonce
-        : typeof user.respondedValue === 'string'
-          ? answerNonce(user.respondedValue)
-          : null;
+    const nonce = inputNonceOf(user);
     return nonce !== null && this.inbox.has(nonce) ? turn : null;
   }
 
@@ -336,14 +332,13 @@ export class AgentSession implements ExtensionAgent {
       if (entry.kind === 'message' && entry.role === 'user') {
         lastUserSeq = row.seq;
         const turnOf = turn ? Number(turn[1]) : -1;
-        if (typeof entry.clientNonce === 'string') {
-          this.nonces.add(entry.clientNonce);
-          this.startedTurns.set(entry.clientNonce, turnOf);
-          lastPromptSeq = row.seq;
+        if (typeof entry.clientNonce === 'string') lastPromptSeq = row.seq;
+        // The input it started (an answer's: the send it answers; older ledgers say respondedValue).
+        const nonce = inputNonceOf(entry);
+        if (nonce !== null) {
+          this.nonces.add(nonce);
+          this.startedTurns.set(nonce, turnOf);
         }
-        // The send an answer answers (older sendbox ledgers named it in respondedValue).
-        const answered = [entry.replyTo, entry.respondedValue].find((v) => typeof v === 'string');
-        if (answered !== undefined) this.startedTurns.set(answerNonce(answered), turnOf);
       }
       if (entry.kind === 'user-attachment' && typeof entry.clientNonce === 'string') {
         this.uploadsByNonce.set(entry.clientNonce, row.id);

@@ -20,7 +20,7 @@ import {
 import type { InboxInput, InboxRow, PendingInput } from '../stores/inbox.ts';
 import type { SequencedEntry } from '../stores/ledger.ts';
 import { envNameFor, type QuestionBook } from './question-book.ts';
-import { routineRunText } from '../routines/run-text.ts';
+import { routineNonce, routineRunText } from '../routines/run-text.ts';
 
 /** What the model reads when the user retries a turn whose model call failed (the host speaking). */
 export const RETRY_PROMPT = 'The previous model call failed. Try again: continue where you left off.';
@@ -113,6 +113,22 @@ export function pendingView(row: InboxRow): PendingInput {
 /** The nonce of an answer: a question is answered once, so its id is the nonce. */
 export function answerNonce(messageId: string): string {
   return `answer:${messageId}`;
+}
+
+/**
+ * The inbox nonce of the input a user `message` entry started, read from the entry alone: a
+ * prompt's clientNonce, the answered question's id, a routine run's mark. Null for inputs whose
+ * entry does not say (a retry, a task wake). A crash between the entry's commit and the inbox
+ * row's update is reconciled with it, and a turn it cut is known as the box's own to close.
+ */
+export function inputNonceOf(entry: Record<string, unknown>): string | null {
+  if (typeof entry.clientNonce === 'string') return entry.clientNonce;
+  const answered = [entry.replyTo, entry.respondedValue].find((v) => typeof v === 'string');
+  if (answered !== undefined) return answerNonce(answered);
+  const routine = entry.routine as { id?: unknown; instant?: unknown } | undefined;
+  if (typeof routine?.id === 'string' && typeof routine.instant === 'number')
+    return routineNonce(routine.id, routine.instant);
+  return null;
 }
 
 export interface UserEntryFields {

@@ -256,12 +256,27 @@ function toolSpecs(ctx: TurnContext): ModelToolSpec[] {
     const { $schema: _drop, ...schema } = tool.jsonSchema;
     return { name: tool.name, description: tool.description, inputSchema: schema };
   });
-  for (const tool of ctx.tools) {
-    const { $schema: _drop, ...schema } = z.toJSONSchema(tool.input, {
+  for (const tool of ctx.tools)
+    specs.push({ name: tool.name, description: tool.description, inputSchema: inputSchemaOf(tool.input) });
+  return specs;
+}
+
+/**
+ * Each tool's JSON Schema, converted once per zod schema: the conversion costs about 13 ms for the
+ * whole tool set, and every turn of every agent asked for it (a burst of prompts to many agents
+ * spent most of its time here). The same object each time also keeps the token counter's cache warm.
+ */
+const inputSchemas = new WeakMap<z.ZodType, Record<string, unknown>>();
+
+function inputSchemaOf(input: z.ZodType): Record<string, unknown> {
+  let schema = inputSchemas.get(input);
+  if (!schema) {
+    const { $schema: _drop, ...converted } = z.toJSONSchema(input, {
       target: 'draft-7',
       io: 'input',
     }) as Record<string, unknown>;
-    specs.push({ name: tool.name, description: tool.description, inputSchema: schema });
+    schema = converted;
+    inputSchemas.set(input, schema);
   }
-  return specs;
+  return schema;
 }

@@ -6,6 +6,7 @@
 import type { ModelProvider } from '../providers/types.ts';
 import type { TodoItem } from '../tools/types.ts';
 import { Compaction, type KeptState } from './compaction.ts';
+import type { CalibrationBook } from './calibration-book.ts';
 import { TokenCounter } from './tokens.ts';
 
 /** What compaction reads from an agent (a TurnContext has it all). */
@@ -32,13 +33,18 @@ export interface ModelWindows {
 export class AgentCompactions {
   private readonly counters = new Map<string, Promise<TokenCounter>>();
 
-  constructor(private readonly models: ModelWindows) {}
+  /** `calibrations`: where each model's learnt factor is kept across restarts (none: memory only). */
+  constructor(
+    private readonly models: ModelWindows,
+    private readonly calibrations?: CalibrationBook,
+  ) {}
 
   /** One token counter per model id, shared by every agent (its caches and calibration with it). */
   counter(model: string): Promise<TokenCounter> {
     let counter = this.counters.get(model);
     if (!counter) {
-      counter = TokenCounter.forModel(model);
+      const saved = this.calibrations?.factor(model) ?? Promise.resolve(undefined);
+      counter = saved.then((factor) => TokenCounter.forModel(model, factor));
       this.counters.set(model, counter);
     }
     return counter;
@@ -52,6 +58,7 @@ export class AgentCompactions {
         counter: () => this.counter(model() ?? 'unknown'),
         provider: () => this.models.provider(),
         kept: () => keptStateOf(agent),
+        calibrated: (counter) => void this.calibrations?.save(counter.model, counter.factor),
       }),
     };
   }

@@ -38,12 +38,32 @@ function txcriptView(dir: string, id: string): string {
 }
 
 let dataDir: string | undefined;
+const extraDirs: string[] = [];
 const hosts: LocalAgentHost[] = [];
 afterEach(async () => {
   for (const host of hosts.splice(0)) await host.close();
   if (dataDir) await rm(dataDir, { recursive: true, force: true });
   dataDir = undefined;
+  for (const dir of extraDirs.splice(0)) await rm(dir, { recursive: true, force: true });
 });
+
+/**
+ * Requests as JSON with what differs between two boxes by construction replaced: the data dir and
+ * the agent's id (its sandbox path) and the tool call ids a scripted model numbers from its start (numbered here
+ * in the order they appear).
+ */
+function normalised(requests: readonly ModelStepRequest[], box: { id: string; dir: string }): unknown {
+  const ids = new Map<string, string>();
+  return JSON.parse(
+    JSON.stringify(requests.map((r) => ({ system: r.system, tools: r.tools, messages: r.messages })))
+      .replaceAll(box.dir, '<data dir>')
+      .replaceAll(box.id, '<agent>')
+      .replace(/"(toolCallId)":"([^"]+)"/g, (_m, key: string, id: string) => {
+        if (!ids.has(id)) ids.set(id, `call-${ids.size}`);
+        return `"${key}":"${ids.get(id)}"`;
+      }),
+  ) as unknown;
+}
 
 function textOf(message: ModelMessage): string {
   if (typeof message.content === 'string') return message.content;
@@ -211,6 +231,74 @@ describe('compaction', () => {
       expect(input.content).toMatch(/^Read file \d+\.$/);
     }
   }, 120_000);
+
+  it('sends after a restart exactly what a box that never stopped sends, also when a summary falls due on the first call', async () => {
+    // A model that reports its usage (about 1.4 times what o200k counts), so the box's estimate is
+    // calibrated: a restart must start from the same factor to make the same window decisions.
+    const reporting = () => {
+      const script = agentScript(() => ({ text: 'Summary of the turns so far.' }));
+      return scriptedProvider((request) => ({
+        ...script(request),
+        inputTokens: Math.round(requestTokens(request) * 1.4),
+      }));
+    };
+    /** A box of its own on a data dir of its own; `turn(n)` sends turn n and waits for it. */
+    const twin = async () => {
+      const dir = await mkdtemp(path.join(os.tmpdir(), 'sendbox-compaction-twin-'));
+      extraDirs.push(dir);
+      const open = async (model: ScriptedProvider) => {
+        const host = await createAgentHost({
+          dataDir: dir,
+          provider: model,
+          env: { SENDBOX_MODEL_CONTEXT_TOKENS: String(WINDOW) },
+        });
+        hosts.push(host);
+        return host;
+      };
+      let model = reporting();
+      let host = await open(model);
+      const { id } = await host.createAgent({ name: 'Long-lived' });
+      const sandbox = agentPaths(dir, id).sandbox;
+      return {
+        id,
+        dir,
+        model: () => model,
+        async turn(n: number) {
+          await writeFile(path.join(sandbox, `file-${n}.txt`), prose(n + 1000, 1_000));
+          await host.sendPrompt({
+            agentId: id,
+            prompt: `Turn ${n}: ${prose(n, 1_000)}`,
+            clientNonce: `n${n}`,
+          });
+          await host.idle(id);
+        },
+        async restart() {
+          await host.close();
+          model = reporting();
+          host = await open(model);
+        },
+      };
+    };
+    // The box that never stops: turns until one whose first call writes a summary.
+    const live = await twin();
+    let due = -1;
+    let from = 0;
+    for (let n = 0; n < 30 && due < 0; n++) {
+      from = live.model().requests.length;
+      await live.turn(n);
+      if (n > 0 && isSummaryCall(live.model().requests[from]!)) due = n;
+    }
+    expect(due).toBeGreaterThan(0);
+    const liveCalls = live.model().requests.slice(from);
+    // The same turns in a second box, stopped and started again just before that turn.
+    const restarted = await twin();
+    for (let n = 0; n < due; n++) await restarted.turn(n);
+    await restarted.restart();
+    await restarted.turn(due);
+    const after = restarted.model().requests;
+    expect(isSummaryCall(after[0]!)).toBe(true);
+    expect(normalised(after, restarted)).toEqual(normalised(liveCalls, live));
+  }, 240_000);
 
   it('keeps a widget left open before the summary answerable, and tells the model it is open', async () => {
     const { model, host, id, turn } = await setUp((n) => ({ text: `Summary ${n}.` }));

@@ -52,6 +52,8 @@ export interface CompactionOptions {
   /** The model that writes summaries (the agent's own); null: none, so no summary. */
   provider(): ModelProvider | null;
   kept(): Promise<KeptState>;
+  /** The counter learnt a new factor from the provider's usage (kept across restarts). */
+  calibrated?(counter: TokenCounter): void;
   /** Fraction of the window a call may fill (default 0.8). */
   threshold?: number;
 }
@@ -181,7 +183,8 @@ export class Compaction {
   /** Learns from the provider's report of the input tokens of `view` (a view this instance gave). */
   observe(view: ModelCallView, reportedInputTokens: number): void {
     const counted = this.counted.get(view);
-    if (counted) counted.counter.calibrate(counted.raw, reportedInputTokens);
+    if (counted?.counter.calibrate(counted.raw, reportedInputTokens))
+      this.options.calibrated?.(counted.counter);
   }
 
   private handOut(view: ModelCallView, counter: TokenCounter, raw: number): ModelCallView {

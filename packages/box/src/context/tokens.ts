@@ -23,11 +23,25 @@ function loadEncoder(): Promise<Encoder> {
   return encoderLoad;
 }
 
+/**
+ * Starts loading the counter now (a serving box calls it once it listens): the load blocks the
+ * event loop for about 0.6 s, and on the first turn it stalled every request that arrived then.
+ */
+export function preloadTokenCounter(): void {
+  void loadEncoder().catch(() => {
+    encoderLoad = null; // the first turn tries again and reports the failure there
+  });
+}
+
 /** Models whose own tokenizer is o200k_base: their counts are exact. */
 const O200K_MODELS = /^(?:gpt-4o|chatgpt-4o|gpt-4\.1|gpt-4\.5|gpt-5|o1|o3|o4)(?:-|$)/;
 
 /** The factor an estimate starts with for a model whose tokenizer is unknown. */
 export const UNKNOWN_TOKENIZER_FACTOR = 1.25;
+
+const MIN_FACTOR = 0.5;
+const MAX_FACTOR = 3;
+const inBounds = (factor: number): boolean => factor >= MIN_FACTOR && factor <= MAX_FACTOR;
 
 /** Tokens a provider adds around each message and each tool call (role, separators). */
 const MESSAGE_OVERHEAD = 4;
@@ -42,18 +56,24 @@ export class TokenCounter {
   /** Reported ÷ counted, from the provider's usage; applies to unknown tokenizers only. */
   private calibration: number;
 
+  /** `factor`: a calibration learnt before (context/calibration-book.ts); ignored for an exact tokenizer. */
   constructor(
     private readonly encode: Encoder,
     readonly model: string,
+    factor?: number,
   ) {
     this.exact = O200K_MODELS.test(model.replace(/^.*\//, '').toLowerCase());
-    this.calibration = this.exact ? 1 : UNKNOWN_TOKENIZER_FACTOR;
+    this.calibration = this.exact
+      ? 1
+      : factor !== undefined && inBounds(factor)
+        ? factor
+        : UNKNOWN_TOKENIZER_FACTOR;
   }
 
   readonly exact: boolean;
 
-  static async forModel(model: string): Promise<TokenCounter> {
-    return new TokenCounter(await loadEncoder(), model);
+  static async forModel(model: string, factor?: number): Promise<TokenCounter> {
+    return new TokenCounter(await loadEncoder(), model, factor);
   }
 
   /** The factor raw counts are multiplied by (1 for an exact tokenizer). */
@@ -63,11 +83,14 @@ export class TokenCounter {
 
   /**
    * Learns from a call: `counted` raw tokens were reported as `reported` input tokens. The factor
-   * follows the report with a 5 % margin, within sane bounds; an exact tokenizer keeps 1.
+   * follows the report with a 5 % margin, within sane bounds; an exact tokenizer keeps 1. True
+   * when the factor changed.
    */
-  calibrate(counted: number, reported: number): void {
-    if (this.exact || !(counted > 500) || !(reported > 0)) return;
-    this.calibration = Math.min(3, Math.max(0.5, (reported / counted) * 1.05));
+  calibrate(counted: number, reported: number): boolean {
+    if (this.exact || !(counted > 500) || !(reported > 0)) return false;
+    const before = this.calibration;
+    this.calibration = Math.min(MAX_FACTOR, Math.max(MIN_FACTOR, (reported / counted) * 1.05));
+    return this.calibration !== before;
   }
 
   /** Raw tokens of a text (cached). */

@@ -18,6 +18,7 @@ import { bindAddress, PublicUrlError, type PublicUrl } from './public-url.ts';
 import { SessionBook } from './session-book.ts';
 import { BrowserSessions, loadSessionKey, loginUrl, mintLoginCode } from './session.ts';
 import { mintToken } from './token.ts';
+import { preloadTokenCounter } from '../context/tokens.ts';
 
 export const DEFAULT_GATEWAY_HOST = '127.0.0.1';
 export const DEFAULT_GATEWAY_PORT = 1340;
@@ -178,6 +179,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const sockets = trackRequestsPerSocket(server);
   const { port } = await listen(server, bindHost, options.port ?? DEFAULT_GATEWAY_PORT);
   address = gatewayAddress(bindHost, port, options.publicUrl);
+  // Before the first prompt arrives, not during it (context/tokens.ts).
+  setImmediate(preloadTokenCounter);
 
   // A wildcard bind is reached on loopback at 127.0.0.1 (or ::1).
   const localHost = bindHost === '0.0.0.0' ? '127.0.0.1' : bindHost === '::' ? '::1' : bindHost;

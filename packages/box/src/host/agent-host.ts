@@ -26,6 +26,7 @@ import { toolCatalog, type ToolCatalogOptions } from '../tools/catalog.ts';
 import { webSetupFromEnv, type WebSearchChoice, type XaiModel } from '../tools/web-setup.ts';
 import { imageLayer } from '../context/images.ts';
 import { AgentCompactions } from '../context/agent-compaction.ts';
+import { CalibrationBook } from '../context/calibration-book.ts';
 import { AgentLifecycle } from '../agent/lifecycle.ts';
 import { AgentBackgrounds } from '../subagents/agent-background.ts';
 import type { TaskView } from '../tasks/agent-tasks.ts';
@@ -241,6 +242,16 @@ export class LocalAgentHost implements AgentHost {
     const approvals = new ToolApprovals(dataDir, mcp);
     this.approvals = approvals;
     const contextLayers = options.contextLayers ?? (() => []);
+    // Each model call fitted into the model's window (context/compaction.ts).
+    const calibrations = new CalibrationBook(dataDir);
+    this.lifecycle.add({ hostClosed: () => calibrations.settled() });
+    const compactions = new AgentCompactions(
+      {
+        provider: () => this.provider,
+        window: (model) => this.settings.contextWindow(model).tokens,
+      },
+      calibrations,
+    );
     // Background commands and subagents, per agent (subagents/agent-background.ts).
     const writePoints = options.writePoints ?? WritePoints.fromEnv(env);
     const backgrounds = new AgentBackgrounds({
@@ -252,13 +263,9 @@ export class LocalAgentHost implements AgentHost {
       emit: (event) => this.emit(event),
       // A child sees the images its own tools return, as its parent would (its uploads: none).
       childLayers: (child) => [imageLayer(child, () => this.vision())],
+      childCompaction: (child) => compactions.for(child).compaction,
     });
     this.backgrounds = backgrounds;
-    // Each model call fitted into the model's window (context/compaction.ts).
-    const compactions = new AgentCompactions({
-      provider: () => this.provider,
-      window: (model) => this.settings.contextWindow(model).tokens,
-    });
     this.lifecycle.add(backgrounds);
     const routines = new Routines({
       dataDir,

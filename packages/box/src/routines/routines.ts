@@ -19,6 +19,7 @@ import type { InboxInput } from '../stores/inbox.ts';
 import type { WritePoints } from '../stores/write-points.ts';
 import { StateError, type RoutineCommand, type StateHandler } from '../tools/update-state/schema.ts';
 import { RoutineBook, type RoutineRecord, type RunRecord } from './routine-book.ts';
+import { routineNonce } from './run-text.ts';
 import { instantsBetween, parseSchedule, ScheduleError, type Schedule } from './schedule.ts';
 
 /** A clock the scheduler reads and sleeps on (tests step a fake one through a DST change). */
@@ -153,7 +154,10 @@ export class Routines {
       this.changed(agentId);
       return;
     }
-    const book = this.books.get(agentId);
+    if (entry.kind !== 'send-message' && entry.kind !== 'notice' && entry.kind !== 'turn-ended') return;
+    // A book not open yet is opened from its file: a restart closes a run's cut turn before start().
+    const book =
+      this.books.get(agentId) ?? (RoutineBook.exists(this.file(agentId)) ? this.book(agentId) : null);
     if (!book) return;
     if (entry.kind === 'send-message') {
       let sent = this.sentIn.get(agentId);
@@ -297,7 +301,7 @@ export class Routines {
     };
     this.firing.add(key);
     try {
-      await this.host.deliver(agentId, `routine:${routineId}:${new Date(instant).toISOString()}`, input);
+      await this.host.deliver(agentId, routineNonce(routineId, instant), input);
     } catch (error) {
       this.firing.delete(key);
       if ((error as { status?: number }).status === 404 || !(await this.host.exists(agentId))) {

@@ -8,6 +8,14 @@ import type { InboxInput } from '../stores/inbox.ts';
 
 type RoutineInput = Extract<InboxInput, { kind: 'routine' }>;
 
+/**
+ * The inbox nonce of a routine's fire: the routine id plus its scheduled instant. A fire repeated
+ * after a crash has the same one, and the run's ledger entry (its `routine` mark) gives it back.
+ */
+export function routineNonce(routineId: string, instant: number): string {
+  return `routine:${routineId}:${new Date(instant).toISOString()}`;
+}
+
 export function routineRunText(input: RoutineInput): string {
   const lines = [`[routine] ${input.name}`, input.prompt];
   if (input.missed > 1) {

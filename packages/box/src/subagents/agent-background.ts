@@ -16,6 +16,8 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { grokBot, type JsonObject } from '@sendbox/txcript';
 import type { AgentExtension, WakeDoor } from '../agent/extension.ts';
+import type { CompactedAgent } from '../context/agent-compaction.ts';
+import type { Compaction } from '../context/compaction.ts';
 import type { ContextLayer, LayerAgent } from '../context/model-call.ts';
 import type { ToolCallRef } from '../agent/tool-dispatch.ts';
 import { stepBudget, type StepBudget } from '../agent/turn.ts';
@@ -50,6 +52,8 @@ export interface BackgroundHost {
   emit(event: BackgroundEvent): void;
   /** The context layers of a child's model calls (run-child.ts `layers`); none when absent. */
   childLayers?(child: LayerAgent): readonly ContextLayer[];
+  /** What fits a child's model calls into the model's window (run-child.ts `compaction`); none when absent. */
+  childCompaction?(child: CompactedAgent): Compaction;
 }
 
 /** The file of an agent's task book: sendbox's, beside Grok Bot's store.db. */
@@ -181,6 +185,9 @@ export class AgentBackground implements AgentExtension {
       writePoints: this.host.writePoints,
       maxSteps: limits.subagentMaxSteps,
       ...(this.host.childLayers ? { layers: (child: LayerAgent) => this.host.childLayers!(child) } : {}),
+      ...(this.host.childCompaction
+        ? { compaction: (child: CompactedAgent) => this.host.childCompaction!(child) }
+        : {}),
       ...(budget ? { budget } : {}),
       // A child's own calls: its ids are its own, so the book keys them under the child.
       toolServices: (childId, call) =>

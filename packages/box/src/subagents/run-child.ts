@@ -15,6 +15,8 @@
  * It has its own step limit, todo list and turn state; its ledger entries live in memory and
  * go to the parent's UI as events (child-ledger.ts).
  */
+import type { CompactedAgent } from '../context/agent-compaction.ts';
+import type { Compaction } from '../context/compaction.ts';
 import type { ContextLayer, LayerAgent } from '../context/model-call.ts';
 import { userRecordTexts } from '../agent/inputs.ts';
 import { ensurePrivateDir } from '../fs/atomic.ts';
@@ -85,6 +87,12 @@ export interface ChildParent {
    * parent's layers: those are about the parent's conversation (its uploads, its notes).
    */
   layers?(child: LayerAgent): readonly ContextLayer[];
+  /**
+   * What keeps each of the child's model calls inside the model's window, made for the child (its
+   * todo list, its questions, the secrets it shares): a long job is pruned and summarised in its own
+   * transcript as its parent's turns are (context/compaction.ts). None: the child's whole history.
+   */
+  compaction?(child: CompactedAgent): Compaction;
   /** The parent turn's budget of model steps, which the child draws from. */
   budget?: StepBudget;
   /** What the child's tool calls get (background commands, its own children past depth 1). */
@@ -208,7 +216,7 @@ export function childContext(
   };
   const todos: TodoItem[] = [];
   const { agent } = parent;
-  return {
+  const ctx: TurnContext = {
     id: agent.id,
     paths,
     profile,
@@ -231,6 +239,7 @@ export function childContext(
       ? { toolServices: (call: ToolCallRef) => parent.toolServices!(job.agentId, call) }
       : {}),
   };
+  return parent.compaction ? { ...ctx, compaction: parent.compaction(ctx) } : ctx;
 }
 
 /** The child's answer: the text of its last step, when that step made no tool call. */

@@ -56,6 +56,9 @@ export class Inbox implements InboxStore {
   private readonly sync: WalSync;
   /** Inputs committed but not yet on disk, by nonce. */
   private readonly syncing = new Map<string, Promise<void>>();
+  /** Prepared once: preparing cost more than running them, per input. */
+  private readonly insertRow: Database.Statement;
+  private readonly settleRow: Database.Statement;
 
   constructor(
     path: string,
@@ -68,6 +71,12 @@ export class Inbox implements InboxStore {
     this.db.pragma('synchronous = NORMAL');
     this.sync = new WalSync(`${path}-wal`);
     this.lock.withReleased(() => this.db.exec(INBOX_DDL));
+    this.insertRow = this.db.prepare(
+      'INSERT INTO sendbox_inbox (nonce, kind, input, accepted_at) VALUES (?, ?, ?, ?)',
+    );
+    this.settleRow = this.db.prepare(
+      'UPDATE sendbox_inbox SET state = ?, turn = ?, detail = ? WHERE nonce = ?',
+    );
     this.load();
   }
 
@@ -107,11 +116,7 @@ export class Inbox implements InboxStore {
       return false;
     }
     const seq = this.write('the input', () =>
-      Number(
-        this.db
-          .prepare('INSERT INTO sendbox_inbox (nonce, kind, input, accepted_at) VALUES (?, ?, ?, ?)')
-          .run(nonce, input.kind, JSON.stringify(input), acceptedAt).lastInsertRowid,
-      ),
+      Number(this.insertRow.run(nonce, input.kind, JSON.stringify(input), acceptedAt).lastInsertRowid),
     );
     this.nonces.add(nonce);
     const onDisk = this.sync.durable().catch((error: unknown) => {
@@ -172,11 +177,7 @@ export class Inbox implements InboxStore {
   private settle(nonce: string, state: InputState, turn: number | null, detail: string | null): void {
     this.pendingRows = this.pendingRows.filter((row) => row.nonce !== nonce);
     try {
-      this.write('the input state', () =>
-        this.db
-          .prepare('UPDATE sendbox_inbox SET state = ?, turn = ?, detail = ? WHERE nonce = ?')
-          .run(state, turn, detail, nonce),
-      );
+      this.write('the input state', () => this.settleRow.run(state, turn, detail, nonce));
     } catch {
       // The ledger already says what happened (the commit point); the row is settled again on the next open.
     }

@@ -3,6 +3,9 @@
  * two lines of context, in unified-diff form (`@@ -a,b +c,d @@`, then ` `, `-`, `+` lines). The
  * counts cover every replacement; the text stops after a few hunks and a few thousand characters,
  * saying how much it left out (the UI's tool row and the model read it; the file holds the rest).
+ *
+ * It reads the file's bytes, not a decoded copy: only the lines it shows are decoded (edit keeps a
+ * 1 MB file out of the JavaScript heap; see tools/edit/index.ts).
  */
 
 const CONTEXT_LINES = 2;
@@ -15,13 +18,16 @@ export interface ReplacementDiff {
   linesRemoved: number;
 }
 
-/** The diff of replacing `oldText` at the sorted offsets `at` of `before` with `newText`. */
+const NEWLINE = 0x0a;
+
+/** The diff of replacing `oldText` at the sorted byte offsets `at` of `before` with `newText`. */
 export function replacementDiff(
-  before: string,
+  before: Buffer,
   at: readonly number[],
   oldText: string,
   newText: string,
 ): ReplacementDiff {
+  const oldLength = Buffer.byteLength(oldText);
   let linesAdded = 0;
   let linesRemoved = 0;
   const hunks: string[] = [];
@@ -29,18 +35,18 @@ export function replacementDiff(
   let line = 1; // line of `scan` in `before`
   let scan = 0;
   for (const start of at) {
-    for (let i = before.indexOf('\n', scan); i !== -1 && i < start; i = before.indexOf('\n', i + 1))
+    for (let i = before.indexOf(NEWLINE, scan); i !== -1 && i < start; i = before.indexOf(NEWLINE, i + 1))
       line += 1;
     scan = start;
     // The whole lines the match spans.
-    const lineStart = before.lastIndexOf('\n', start - 1) + 1;
-    const endAt = before.indexOf('\n', start + oldText.length);
+    const lineStart = lineStartOf(before, start);
+    const endAt = before.indexOf(NEWLINE, start + oldLength);
     const lineEnd = endAt === -1 ? before.length : endAt;
-    const oldLines = before.slice(lineStart, lineEnd).split('\n');
+    const oldLines = before.toString('utf8', lineStart, lineEnd).split('\n');
     const newLines = (
-      before.slice(lineStart, start) +
+      before.toString('utf8', lineStart, start) +
       newText +
-      before.slice(start + oldText.length, lineEnd)
+      before.toString('utf8', start + oldLength, lineEnd)
     ).split('\n');
     // Lines both sides share at the edges are context, not changes.
     let head = 0;
@@ -87,32 +93,38 @@ export function replacementDiff(
   return { text, linesAdded, linesRemoved };
 }
 
+/** The offset where the line holding offset `at` starts. */
+function lineStartOf(text: Buffer, at: number): number {
+  // Buffer's lastIndexOf reads a negative start from the end: the first line starts at 0.
+  return at === 0 ? 0 : text.lastIndexOf(NEWLINE, at - 1) + 1;
+}
+
 /** Up to `count` lines before (negative) or after (positive) 1-based line `line` of `text`. */
-function linesAround(text: string, line: number, count: number): string[] {
+function linesAround(text: Buffer, line: number, count: number): string[] {
   const lines: string[] = [];
   if (count < 0) {
     let end = nthLineStart(text, line) - 1; // the newline ending the line before
     for (let k = 0; k < -count && end >= 0; k++) {
-      const start = text.lastIndexOf('\n', end - 1) + 1;
-      lines.unshift(text.slice(start, end));
+      const start = lineStartOf(text, end);
+      lines.unshift(text.toString('utf8', start, end));
       end = start - 1;
     }
   } else {
-    let start = text.indexOf('\n', nthLineStart(text, line));
+    let start = text.indexOf(NEWLINE, nthLineStart(text, line));
     // A final newline ends the last line; it does not open another one.
     for (let k = 0; k < count && start !== -1 && start + 1 < text.length; k++) {
-      const next = text.indexOf('\n', start + 1);
-      lines.push(text.slice(start + 1, next === -1 ? text.length : next));
+      const next = text.indexOf(NEWLINE, start + 1);
+      lines.push(text.toString('utf8', start + 1, next === -1 ? text.length : next));
       start = next;
     }
   }
   return lines;
 }
 
-function nthLineStart(text: string, line: number): number {
+function nthLineStart(text: Buffer, line: number): number {
   let at = 0;
   for (let k = 1; k < line; k++) {
-    const next = text.indexOf('\n', at);
+    const next = text.indexOf(NEWLINE, at);
     if (next === -1) return text.length;
     at = next + 1;
   }

@@ -60,6 +60,25 @@ describe('edit', () => {
     );
   });
 
+  it('keeps bytes that are not UTF-8 as they were, and counts lines and columns in bytes of a multibyte file', async () => {
+    // Latin-1 "café" on line 1 (0xE9 is not UTF-8), then UTF-8 text with multibyte characters.
+    const latin = Buffer.from([0x63, 0x61, 0x66, 0xe9, 0x0a]);
+    await writeFile(file(), Buffer.concat([latin, Buffer.from('naïve → ok\nend\n')]));
+    const out = await editTool.run({ path: 'a.txt', old_string: '→ ok', new_string: '→ fine' }, box.ctx);
+    expect(await readFile(file())).toEqual(Buffer.concat([latin, Buffer.from('naïve → fine\nend\n')]));
+    expect(successOf(out.envelope).diffString).toBe(
+      ['@@ -1,3 +1,3 @@', ' caf\uFFFD', '-naïve → ok', '+naïve → fine', ' end'].join('\n'),
+    );
+  });
+
+  it('shows the context of a file that starts with an empty line once', async () => {
+    await writeFile(file(), '\nsecond\nthird\n');
+    const out = await editTool.run({ path: 'a.txt', old_string: 'second', new_string: 'SECOND' }, box.ctx);
+    expect(successOf(out.envelope).diffString).toBe(
+      ['@@ -1,3 +1,3 @@', ' ', '-second', '+SECOND', ' third'].join('\n'),
+    );
+  });
+
   it('never edits through a planted link', async () => {
     const outside = path.join(box.root, 'outside.txt');
     await writeFile(outside, 'secret = 1\n');

@@ -33,7 +33,11 @@ export const editTool = defineTool({
     const fail = (message: string) => errorOutcome(ctx.scrub.text(message));
     if (input.old_string === input.new_string)
       return fail('old_string and new_string are the same, so there is nothing to change.');
-    let before: string;
+    // The file stays bytes from read to write (a 1 MB file decoded, replaced and encoded again made
+    // three 1 MB copies in the JavaScript heap per edit, and their collection the slowest edits).
+    // UTF-8 is self-synchronising, so a byte match is a text match; bytes that are not UTF-8 are
+    // kept as they were.
+    let before: Buffer;
     let mode: number;
     try {
       ({ before, mode } = await withDeadline(`Reading ${input.path}`, async () => {
@@ -47,7 +51,7 @@ export const editTool = defineTool({
           const bytes = await handle.readFile();
           if (bytes.includes(0))
             throw new Error(`${input.path} is a binary file; edit changes text files only.`);
-          return { before: bytes.toString('utf8'), mode: info.mode };
+          return { before: bytes, mode: info.mode };
         } finally {
           await handle.close();
         }
@@ -55,7 +59,8 @@ export const editTool = defineTool({
     } catch (error) {
       return fail((error as Error).message);
     }
-    const at = occurrences(before, input.old_string);
+    const oldBytes = Buffer.from(input.old_string);
+    const at = occurrences(before, oldBytes);
     if (at.length === 0) {
       return fail(
         `old_string was not found in ${input.path} (0 matches). It must match the file exactly, whitespace ` +
@@ -70,7 +75,7 @@ export const editTool = defineTool({
           `to true to replace all ${at.length}.`,
       );
     }
-    const after = replaceAt(before, at, input.old_string.length, input.new_string);
+    const after = replaceAt(before, at, oldBytes.length, Buffer.from(input.new_string));
     try {
       await withDeadline(`Writing ${input.path}`, () =>
         writeInSandbox(ctx.sandboxDir, input.path, after, { mode }),
@@ -101,30 +106,30 @@ export const editTool = defineTool({
 });
 
 /** Start offsets of the non-overlapping occurrences of `needle`, left to right. */
-export function occurrences(text: string, needle: string): number[] {
+export function occurrences(text: Buffer, needle: Buffer): number[] {
   const out: number[] = [];
   for (let i = text.indexOf(needle); i !== -1; i = text.indexOf(needle, i + needle.length)) out.push(i);
   return out;
 }
 
-function replaceAt(text: string, at: readonly number[], length: number, replacement: string): string {
-  const parts: string[] = [];
+function replaceAt(text: Buffer, at: readonly number[], length: number, replacement: Buffer): Buffer {
+  const parts: Buffer[] = [];
   let from = 0;
   for (const start of at) {
-    parts.push(text.slice(from, start), replacement);
+    parts.push(text.subarray(from, start), replacement);
     from = start + length;
   }
-  parts.push(text.slice(from));
-  return parts.join('');
+  parts.push(text.subarray(from));
+  return Buffer.concat(parts);
 }
 
 /** 1-based line numbers of sorted offsets, in one pass. */
-function lineNumbersOf(text: string, offsets: readonly number[]): number[] {
+function lineNumbersOf(text: Buffer, offsets: readonly number[]): number[] {
   const out: number[] = [];
   let line = 1;
   let from = 0;
   for (const offset of offsets) {
-    for (let i = text.indexOf('\n', from); i !== -1 && i < offset; i = text.indexOf('\n', i + 1)) line += 1;
+    for (let i = text.indexOf(0x0a, from); i !== -1 && i < offset; i = text.indexOf(0x0a, i + 1)) line += 1;
     from = offset;
     out.push(line);
   }

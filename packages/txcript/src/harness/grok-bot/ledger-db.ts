@@ -143,6 +143,18 @@ interface RawRow {
 
 class LedgerDb implements LedgerWriter {
   private schema: { selectFrom: string; hasEntries: boolean; hasKv: boolean } | undefined;
+  /** The writes' statements, prepared once: preparing cost more than running them (a box writes per entry). */
+  private readonly statements = new Map<string, Database.Statement>();
+  private appendAll: ((list: readonly LedgerEntry[]) => number[]) | undefined;
+
+  private statement(sql: string): Database.Statement {
+    let statement = this.statements.get(sql);
+    if (!statement) {
+      statement = this.db.prepare(sql);
+      this.statements.set(sql, statement);
+    }
+    return statement;
+  }
 
   constructor(
     private readonly db: Database.Database,
@@ -328,7 +340,7 @@ class LedgerDb implements LedgerWriter {
   getKv(key: string): JsonValue | undefined {
     if (!this.hasKv) return undefined;
     return this.run(`reading kv "${key}"`, () => {
-      const row = this.db.prepare(`SELECT value FROM kv WHERE key = ?`).get(key) as
+      const row = this.statement(`SELECT value FROM kv WHERE key = ?`).get(key) as
         { value: unknown } | undefined;
       if (row === undefined || typeof row.value !== 'string') return undefined;
       try {
@@ -353,11 +365,15 @@ class LedgerDb implements LedgerWriter {
         );
       }
     });
-    const insert = this.db.prepare(`INSERT INTO transcript_entries (id, entry) VALUES (?, ?)`);
-    const appendAll = this.db.transaction((list: readonly LedgerEntry[]) =>
+    this.appendAll ??= this.db.transaction((list: readonly LedgerEntry[]) =>
       list.map((e) => {
         try {
-          return Number(insert.run(e.id, JSON.stringify(e)).lastInsertRowid);
+          return Number(
+            this.statement(`INSERT INTO transcript_entries (id, entry) VALUES (?, ?)`).run(
+              e.id,
+              JSON.stringify(e),
+            ).lastInsertRowid,
+          );
         } catch (err) {
           if (sqliteCode(err)?.startsWith('SQLITE_CONSTRAINT') === true) {
             throw new LedgerError(
@@ -370,6 +386,7 @@ class LedgerDb implements LedgerWriter {
         }
       }),
     );
+    const appendAll = this.appendAll;
     return this.run('appending entries', () => appendAll(entries));
   }
 
@@ -379,11 +396,9 @@ class LedgerDb implements LedgerWriter {
 
   setKv(key: string, value: JsonValue): void {
     this.run(`writing kv "${key}"`, () => {
-      this.db
-        .prepare(
-          `INSERT INTO kv (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`,
-        )
-        .run(key, JSON.stringify(value));
+      this.statement(
+        `INSERT INTO kv (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`,
+      ).run(key, JSON.stringify(value));
     });
   }
 
