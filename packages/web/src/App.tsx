@@ -6,7 +6,7 @@
 import { useCallback, useEffect, useRef, useState } from 'react';
 import { ApiError, type ApiClient } from './api/client.ts';
 import { followAgentEvents } from './api/events.ts';
-import type { RosterRow, StatusResponse, TurnState } from './api/types.ts';
+import type { MessageHit, RosterRow, StatusResponse, TurnState } from './api/types.ts';
 import { Conversation } from './Conversation.tsx';
 import {
   agentIdFromHash,
@@ -38,6 +38,8 @@ export function App({
   const [statusError, setStatusError] = useState<string | null>(null);
   const [agents, setAgents] = useState<RosterRow[] | null>(null);
   const [selectedId, setSelectedId] = useState<string | null>(rememberedAgentId);
+  /** A message search hit picked in the sidebar: its agent opens scrolled to it. */
+  const [focusHit, setFocusHit] = useState<MessageHit | null>(null);
   const theme = useTheme();
   const [bubbleStyle, setBubbleStyle] = useBubbleStyle();
   const refreshTimer = useRef<ReturnType<typeof setTimeout> | null>(null);
@@ -189,6 +191,11 @@ export function App({
           drawer={drawer}
           onClose={closeDrawer}
           onSelect={select}
+          searchMessages={client.searchMessages}
+          onOpenHit={(hit) => {
+            setFocusHit(hit);
+            select(hit.agentId);
+          }}
           onCreate={async (name) => {
             const agent = await client.createAgent({ name });
             setAgents((rows) => [agent, ...(rows ?? []).filter((row) => row.id !== agent.id)]);
@@ -287,6 +294,7 @@ export function App({
               onState={onState}
               onRosterChange={scheduleRosterRefresh}
               prefetched={prefetch}
+              {...(focusHit?.agentId === selected.id ? { focusHit } : {})}
             />
           ) : (
             <p className="placeholder center">

@@ -13,6 +13,7 @@ import { followAgentEvents, type StreamStatus } from './api/events.ts';
 import {
   DEFAULT_CURSOR_AGENT_URL,
   type LiveToolView,
+  type MessageHit,
   type PendingInput,
   type RosterRow,
   type TaskView,
@@ -23,6 +24,7 @@ import {
 import { Bubble } from './bubbles/Bubble.tsx';
 import { RunningTasks } from './bubbles/TaskPanel.tsx';
 import { LiveToolRow } from './bubbles/LiveToolRow.tsx';
+import { hitEntryId } from './hit-place.ts';
 import { ModelRetryRow, type HeldRetry } from './bubbles/ModelRetryRow.tsx';
 import { TasksContext, type TasksContextValue } from './tasks-context.ts';
 import { Composer } from './Composer.tsx';
@@ -53,6 +55,8 @@ export interface ConversationProps {
   onRosterChange: () => void;
   /** The ledger fetched at page start, if it was for this agent. */
   prefetched?: LedgerPrefetch;
+  /** A message search hit in this agent: scrolled to once its entries are in. */
+  focusHit?: MessageHit;
 }
 
 export function Conversation({
@@ -64,6 +68,7 @@ export function Conversation({
   onState,
   onRosterChange,
   prefetched = noPrefetch,
+  focusHit,
 }: ConversationProps) {
   const [entries, setEntries] = useState<readonly TranscriptEntry[]>([]);
   /** Inputs the box accepted whose turn has not started: shown after the conversation, as pending. */
@@ -391,6 +396,15 @@ export function Conversation({
     }),
     [],
   );
+
+  // A search hit: once every entry is checked (the older ones too), scroll to the one it is.
+  const focused = useRef<MessageHit | null>(null);
+  useEffect(() => {
+    if (!focusHit || focused.current === focusHit || loading || olderPending) return;
+    focused.current = focusHit;
+    const id = hitEntryId(entries, focusHit);
+    if (id !== null) navigation.scrollToEntry(id);
+  }, [focusHit, loading, olderPending, entries, navigation]);
 
   const context = useMemo<ConversationContextValue>(
     () => ({

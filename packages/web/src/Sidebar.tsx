@@ -5,7 +5,8 @@
  * (App opens it with the "Agents" button); Esc closes it.
  */
 import { memo, useEffect, useRef, useState, type FormEvent, type KeyboardEvent } from 'react';
-import type { RosterRow } from './api/types.ts';
+import type { MessageHit, RosterRow } from './api/types.ts';
+import { MessageHits, useMessageSearch } from './MessageHits.tsx';
 import { fullTime, relativeTime } from './relative-time.ts';
 
 export interface SidebarProps {
@@ -20,6 +21,10 @@ export interface SidebarProps {
   onCreate: (name: string) => Promise<void>;
   onDuplicate: (id: string) => Promise<void>;
   onDelete: (id: string) => Promise<void>;
+  /** Searches every agent's messages (the filter box's text); absent: names only. */
+  searchMessages?: (query: string) => Promise<MessageHit[]>;
+  /** A message hit was picked: open its agent at that message. */
+  onOpenHit?: (hit: MessageHit) => void;
 }
 
 /** Re-renders every 30 s so relative times stay true. */
@@ -42,11 +47,14 @@ export function Sidebar({
   onCreate,
   onDuplicate,
   onDelete,
+  searchMessages,
+  onOpenHit,
 }: SidebarProps) {
   const [creating, setCreating] = useState(false);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const [filter, setFilter] = useState('');
+  const found = useMessageSearch(filter, searchMessages);
   const now = useNow();
   const nav = useRef<HTMLElement>(null);
 
@@ -141,9 +149,12 @@ export function Sidebar({
           <input
             type="search"
             value={filter}
-            onChange={(event) => setFilter(event.target.value)}
-            placeholder="Filter agents"
-            aria-label="Filter agents"
+            onChange={(event) => {
+              performance.mark('sendbox:search-input');
+              setFilter(event.target.value);
+            }}
+            placeholder="Filter agents, search messages"
+            aria-label="Filter agents and search their messages"
             data-testid="agent-filter"
           />
         </div>
@@ -169,10 +180,11 @@ export function Sidebar({
         {agents.length === 0 && <li className="empty">No agents yet. Create one to start.</li>}
         {agents.length > 0 && sorted.length === 0 && (
           <li className="empty" data-testid="agent-filter-empty">
-            No agent matches “{filter.trim()}”.
+            No agent name matches “{filter.trim()}”.
           </li>
         )}
       </ul>
+      <MessageHits state={found} agents={agents} onOpen={(hit) => onOpenHit?.(hit)} />
     </nav>
   );
 }

@@ -287,3 +287,69 @@ describe('a model that is busy for a while', { timeout: 120_000 }, () => {
     }
   });
 });
+
+describe('content search from the sidebar', { timeout: 180_000 }, () => {
+  it('finds words in any agent, kept current as agents write, and opens the agent at the message', async ({
+    task,
+  }) => {
+    const early = await createAgent('Zoo notes');
+    const other = await createAgent('Groceries');
+    model.reply(send({ type: 'text', content: 'The quokka lives on Rottnest Island.' }));
+    await callGateway(box, 'sendPrompt', {
+      agentId: early,
+      prompt: 'where do quokkas live?',
+      clientNonce: 'q1',
+    });
+    await settled(early);
+    // Many later messages, so the hit is far above the newest ones.
+    model.reply({
+      toolCalls: Array.from({ length: 60 }, (_, i) => ({
+        name: 'send_message',
+        arguments: { type: 'text', content: `Filler line ${i} about nothing.` },
+      })),
+    });
+    await callGateway(box, 'sendPrompt', { agentId: early, prompt: 'say more', clientNonce: 'q2' });
+    await settled(early);
+    model.reply(send({ type: 'text', content: 'Buy apples and bread.' }));
+    await callGateway(box, 'sendPrompt', { agentId: other, prompt: 'shopping list', clientNonce: 'g1' });
+    await settled(other);
+
+    for (const viewport of [DESKTOP, PHONE]) {
+      const { page, problems } = await openAgent(other, viewport);
+      const narrow = viewport.width < 600;
+      if (narrow) await page.getByTestId('agents-drawer-button').click();
+      await page.getByTestId('agent-filter').fill('quokka');
+      const hit = page.getByTestId('message-hit').first();
+      await hit.waitFor({ timeout: 30_000 });
+      expect(await hit.getAttribute('data-agent-id')).toBe(early);
+      expect(await hit.locator('mark').first().textContent()).toMatch(/^quokka$/i);
+      expect(await hit.textContent()).toContain('Zoo notes');
+      await saveScreenshot(page, `${task.name} hits ${viewport.width}`);
+      // The agent bubble holding the word, not the prompt: pick the agent's hit.
+      const agentHit = page.locator('[data-testid="message-hit"]', { hasText: 'Rottnest' });
+      await agentHit.click();
+      await expect
+        .poll(() => page.evaluate(() => document.activeElement?.textContent ?? ''), { timeout: 30_000 })
+        .toContain('The quokka lives on Rottnest Island.');
+      const inView = await page.evaluate(() => {
+        const node = document.activeElement as HTMLElement;
+        const box = node.getBoundingClientRect();
+        return box.bottom > 0 && box.top < window.innerHeight;
+      });
+      expect(inView).toBe(true);
+      await saveScreenshot(page, `${task.name} opened ${viewport.width}`);
+      expect(problems).toEqual([]);
+    }
+
+    // Written after the first searches: found without a restart.
+    model.reply(send({ type: 'text', content: 'A narwhal swam past.' }));
+    await callGateway(box, 'sendPrompt', { agentId: other, prompt: 'anything new?', clientNonce: 'g2' });
+    await settled(other);
+    const { hits } = await callGateway<{ hits: Array<{ agentId: string; snippet: { text: string } }> }>(
+      box,
+      'searchMessages',
+      { query: 'narwhal' },
+    );
+    expect(hits.map((h) => [h.agentId, h.snippet.text])).toEqual([[other, 'A narwhal swam past.']]);
+  });
+});

@@ -27,6 +27,7 @@ import { agentIdSchema, isJsonMethod, jsonMethods, otherRoutes, RawJson } from '
 import type { JsonMethodName, MethodContext } from './methods.ts';
 import { LOGIN_PATH, TAB_PROOF_FRAGMENT } from './session.ts';
 import type { BrowserSessions } from './session.ts';
+import type { MessageSearch } from '../search/message-search.ts';
 import { signInPage, StaticUi } from './static-ui.ts';
 import { OAUTH_CALLBACK_PATH } from '../mcp/oauth.ts';
 import { oauthCallback } from './oauth-callback.ts';
@@ -36,6 +37,8 @@ export interface GatewayAppOptions {
   token: string;
   sessions: BrowserSessions;
   imageHosts: ImageHosts;
+  /** Every agent's messages, searchable (`searchMessages`). */
+  search: MessageSearch;
   /** Where remote images may be fetched from (tests play an outside host with it). */
   imagePolicy?: ImageFetchPolicy;
   imageLimits?: ImageFetchLimits;
@@ -72,7 +75,7 @@ const eventsQuerySchema = z.object({
 });
 
 export function createGatewayApp(options: GatewayAppOptions): GatewayApp {
-  const { host, version, files, sessions, imageHosts } = options;
+  const { host, version, files, sessions, imageHosts, search } = options;
   const app = new Hono<GatewayEnv>();
   const streams = new EventStreams();
   // A signed-out browser's open event streams end with its session.
@@ -108,6 +111,7 @@ export function createGatewayApp(options: GatewayAppOptions): GatewayApp {
           version,
           imageHosts,
           sessions,
+          search,
           caller: c.get('browserSession'),
           origin: requestOrigin(options.address(), c.req.header('host')),
         },

@@ -4,12 +4,15 @@ import { AGENT_ID_PATTERN } from '../stores/files/layout.ts';
 import type { AgentHost } from '../host/types.ts';
 import type { ImageHosts } from './image-hosts.ts';
 import type { BrowserSessions } from './session.ts';
+import type { MessageSearch } from '../search/message-search.ts';
 
 export interface MethodContext {
   host: AgentHost;
   version: string;
   imageHosts: ImageHosts;
   sessions: BrowserSessions;
+  /** Every agent's messages, searchable (search/message-search.ts). */
+  search: MessageSearch;
   /** The browser session that called, or null for the bearer token (the CLI). */
   caller: string | null;
   /** The gateway's origin as this request reached it (`http://127.0.0.1:1340`): the OAuth callback's. */

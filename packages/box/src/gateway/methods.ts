@@ -11,6 +11,7 @@ import { sessionMethods } from './session-methods.ts';
 import { settingsMethods } from './settings-methods.ts';
 import { mcpMethods } from './mcp-methods.ts';
 import { turnMethods } from './turn-methods.ts';
+import { MAX_HITS } from '../search/message-search.ts';
 
 export { agentIdSchema } from './method-spec.ts';
 
@@ -95,6 +96,13 @@ export const jsonMethods = {
   ...settingsMethods,
   ...mcpMethods,
   ...sessionMethods,
+  searchMessages: method(
+    z.object({
+      query: z.string().trim().min(1, 'the query is empty').max(500),
+      limit: z.number().int().min(1).max(MAX_HITS).optional(),
+    }),
+    async ({ search }, { query, limit }) => ({ hits: await search.search(query, limit) }),
+  ),
   listImageHosts: method(empty, ({ imageHosts }) => Promise.resolve({ hosts: imageHosts.list() })),
   allowImageHost: method(byImageHost, async ({ imageHosts }, { host }) => ({
     hosts: await imageHosts.allow(host),

@@ -7,6 +7,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { createAdaptorServer } from '@hono/node-server';
 import type { AgentHost } from '../host/types.ts';
+import { MessageSearch } from '../search/message-search.ts';
 import { createGatewayApp } from './app.ts';
 import { removeGatewayDescriptor, writeGatewayDescriptor } from './descriptor.ts';
 import type { AgentFiles } from './files.ts';
@@ -147,11 +148,18 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     );
   }
   let address: GatewayAddress = gatewayAddress(bindHost, 0, options.publicUrl);
+  const search = new MessageSearch({
+    dataDir: options.dataDir,
+    log: options.logError ?? ((message) => console.error(message)),
+  });
+  const unfollow = options.host.subscribe((event) => search.observe(event));
+  search.warm();
   const { app, streams } = createGatewayApp({
     host: options.host,
     token,
     sessions: new BrowserSessions(sessionKey, token, sessionBook),
     imageHosts,
+    search,
     ...(options.imagePolicy ? { imagePolicy: options.imagePolicy } : {}),
     ...(options.imageLimits ? { imageLimits: options.imageLimits } : {}),
     address: () => address,
@@ -203,6 +211,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
         clearInterval(sweep);
         clearTimeout(deadline);
       }
+      unfollow();
+      await search.close();
       await removeGatewayDescriptor(options.dataDir, token);
     })();
     return closing;

@@ -19,6 +19,8 @@ import {
   openAgentResponseSchema,
   parseEntry,
   rosterResponseSchema,
+  searchMessagesResponseSchema,
+  type MessageHit,
   savedResponseSchema,
   sendPromptResponseSchema,
   statusResponseSchema,
@@ -151,6 +153,9 @@ export function createApiClient(options: ApiClientOptions = {}) {
     refreshSession: (): Promise<string | null> => session?.refresh() ?? Promise.resolve(null),
     getStatus: (): Promise<StatusResponse> => call('getStatus', {}, statusResponseSchema),
     listAgents: (): Promise<RosterRow[]> => call('listAgents', {}, rosterResponseSchema),
+    /** Every agent's messages holding the query's words (the box's txcript index), best first. */
+    searchMessages: async (query: string): Promise<MessageHit[]> =>
+      (await call('searchMessages', { query }, searchMessagesResponseSchema)).hits,
     createAgent: async (input: { name: string; description?: string }): Promise<RosterRow> =>
       (await call('createAgent', input, agentResponseSchema)).agent,
     duplicateAgent: async (id: string): Promise<RosterRow> =>

@@ -273,3 +273,16 @@ export const memoryViewSchema = z.looseObject({
   ),
 });
 export type MemoryView = z.infer<typeof memoryViewSchema>;
+
+/** One message that matched a content search (docs/gateway.md, `searchMessages`). */
+export const messageHitSchema = z.looseObject({
+  agentId: z.string(),
+  title: z.string().nullable(),
+  message: z.number(),
+  kind: z.string(),
+  snippet: z.object({ text: z.string(), highlights: z.array(z.tuple([z.number(), z.number()])) }),
+  place: z.object({ needle: z.string(), occurrence: z.number() }).optional(),
+  lastActivity: z.string().nullable(),
+});
+export type MessageHit = z.infer<typeof messageHitSchema>;
+export const searchMessagesResponseSchema = z.looseObject({ hits: z.array(messageHitSchema) });
