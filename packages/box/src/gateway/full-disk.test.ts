@@ -13,7 +13,7 @@ const MOUNT = '/mnt';
 
 function inSmallDisk(): Promise<{ code: number | null; stdout: string; stderr: string }> {
   // A user namespace (no root needed) with its own mounts; the tmpfs lives and dies with it.
-  const script = `mount -t tmpfs -o size=4m,nr_inodes=400 tmpfs ${MOUNT} && exec "$0" --import tsx "$1"`;
+  const script = `mount -t tmpfs -o size=4m,nr_inodes=2000 tmpfs ${MOUNT} && exec "$0" --import tsx "$1"`;
   const child = spawn(
     'unshare',
     ['--map-root-user', '--mount', '--', 'sh', '-c', script, process.execPath, CHILD],
@@ -37,6 +37,7 @@ if (probe.error || probe.status !== 0) {
 type Answer = { status: number; error?: string };
 type Full = Record<'createAgent' | 'duplicateAgent' | 'sendPrompt' | 'setModelSettings', Answer> & {
   left: { agents: string[]; transcripts: string[]; sandboxes: string[] };
+  free: { blocks: number; inodes: number };
 };
 
 describe('a full disk', () => {
@@ -54,6 +55,10 @@ describe('a full disk', () => {
       ['blocks', seen.blocksFull],
       ['inodes', seen.inodesFull],
     ] as const) {
+      // The disk really is full as the phase says: no block left, and inodes only in the first.
+      expect(full.free.blocks, when).toBe(0);
+      if (when === 'blocks') expect(full.free.inodes, when).toBeGreaterThan(0);
+      else expect(full.free.inodes, when).toBe(0);
       expect(full.createAgent.status, when).toBe(507);
       expect(full.createAgent.error, when).toMatch(
         /^the disk of the data dir is full, so the new agent "Second" was not saved \(ENOSPC\); free some space and try again$/,

@@ -48,12 +48,29 @@ const first = (await box.call('createAgent', { name: 'First' })).body as { agent
 const agentId = first.agent.id;
 const before = { agents: agents(), transcripts: transcripts(), sandboxes: sandboxes() };
 
-async function whileFull(): Promise<Record<string, unknown>> {
+const filler: string[] = [];
+/**
+ * Fills the disk again right before each call: a refused write that was rolled back (a new
+ * agent's folder, say) frees what it had taken, and the next call must meet a full disk too.
+ */
+async function whenFull(sizes: number[], method: string, body: unknown): Promise<Answer> {
+  filler.push(...fill(`fill${filler.length}`, sizes));
+  return answer(method, body);
+}
+
+async function whileFull(sizes: number[]): Promise<Record<string, unknown>> {
+  filler.push(...fill(`fill${filler.length}`, sizes));
+  const { bfree, ffree } = fs.statfsSync(mount);
   return {
-    createAgent: await answer('createAgent', { name: 'Second' }),
-    duplicateAgent: await answer('duplicateAgent', { id: agentId }),
-    sendPrompt: await answer('sendPrompt', { agentId, prompt: 'say:hi', clientNonce: `n-${Date.now()}` }),
-    setModelSettings: await answer('setModelSettings', {
+    free: { blocks: bfree, inodes: ffree },
+    createAgent: await whenFull(sizes, 'createAgent', { name: 'Second' }),
+    duplicateAgent: await whenFull(sizes, 'duplicateAgent', { id: agentId }),
+    sendPrompt: await whenFull(sizes, 'sendPrompt', {
+      agentId,
+      prompt: 'say:hi',
+      clientNonce: `n-${Date.now()}`,
+    }),
+    setModelSettings: await whenFull(sizes, 'setModelSettings', {
       provider: 'openai-compatible',
       baseURL: 'http://127.0.0.1:9/v1',
       model: 'm',
@@ -64,11 +81,9 @@ async function whileFull(): Promise<Record<string, unknown>> {
 }
 
 // Every block (a smaller write may still fit after a big one fails), then every inode.
-const blocks = fill('blocks', [256 * 1024, 4096, 1]);
-const blocksFull = await whileFull();
-const inodes = fill('inodes', [0]);
-const inodesFull = await whileFull();
-for (const file of [...blocks, ...inodes]) fs.rmSync(file);
+const blocksFull = await whileFull([256 * 1024, 4096, 1]);
+const inodesFull = await whileFull([256 * 1024, 4096, 1, 0]);
+for (const file of filler) fs.rmSync(file);
 const freed = {
   createAgent: await answer('createAgent', { name: 'Third' }),
   duplicateAgent: await answer('duplicateAgent', { id: agentId }),
