@@ -9,6 +9,7 @@ import type { MiddlewareHandler } from 'hono';
 import { errorResponse } from './errors.ts';
 import { SESSION_HEADER } from './session.ts';
 import type { BrowserSessions } from './session.ts';
+import { authorityHost, loopbackHost } from './public-url.ts';
 import type { PublicUrl } from './public-url.ts';
 import { bearerToken, tokenMatches } from './token.ts';
 
@@ -33,7 +34,7 @@ export interface GatewayAddress {
 export function gatewayAddress(boundHost: string, port: number, publicUrl?: PublicUrl): GatewayAddress {
   const names = new Set(['127.0.0.1', 'localhost', '[::1]']);
   const bound = boundHost.toLowerCase();
-  if (bound !== '0.0.0.0' && bound !== '::') names.add(bound.includes(':') ? `[${bound}]` : bound);
+  if (bound !== '0.0.0.0' && bound !== '::') names.add(authorityHost(bound));
   const loopback = [...names].map((name) => `${name}:${port}`);
   return {
     hosts: new Set([...loopback, ...(publicUrl?.hosts ?? [])]),
@@ -42,9 +43,7 @@ export function gatewayAddress(boundHost: string, port: number, publicUrl?: Publ
       ...(publicUrl ? [publicUrl.origin] : []),
     ]),
     secureHosts: new Set(publicUrl?.hosts ?? []),
-    home:
-      publicUrl?.origin ??
-      `http://${bound === '0.0.0.0' || bound === '::' ? '127.0.0.1' : bound.includes(':') ? `[${bound}]` : bound}:${port}`,
+    home: publicUrl?.origin ?? `http://${authorityHost(loopbackHost(bound))}:${port}`,
   };
 }
 

@@ -6,7 +6,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readGatewayDescriptor } from './descriptor.ts';
-import { bindAddress, parsePublicUrl, PublicUrlError } from './public-url.ts';
+import { gatewayAddress } from './guards.ts';
+import { authorityHost, bindAddress, loopbackHost, parsePublicUrl, PublicUrlError } from './public-url.ts';
 import { GatewayStartError, type RunningGateway } from './server.ts';
 import { makeTempDir, rawRequest, startGatewayOn, startTestBox, type TestBox } from './test-support.ts';
 import { testModel } from './test-model.ts';
@@ -47,6 +48,19 @@ describe('bindAddress', () => {
 
   it('refuses a host name even with a public URL (a name can resolve anywhere)', () => {
     expect(() => bindAddress('box.example.com', publicUrl)).toThrow(PublicUrlError);
+  });
+});
+
+describe('loopbackHost', () => {
+  it('reaches a wildcard bind on loopback, of its own family; gateway.json and the guard agree', () => {
+    expect(loopbackHost('0.0.0.0')).toBe('127.0.0.1');
+    expect(loopbackHost('::')).toBe('::1');
+    expect(loopbackHost('127.0.0.2')).toBe('127.0.0.2');
+    expect(authorityHost(loopbackHost('::'))).toBe('[::1]');
+    const publicUrl = parsePublicUrl('https://box.example.com');
+    expect(gatewayAddress('::', 1340, publicUrl).home).toBe('https://box.example.com');
+    expect(gatewayAddress('::', 1340).home).toBe('http://[::1]:1340');
+    expect(gatewayAddress('0.0.0.0', 1340).home).toBe('http://127.0.0.1:1340');
   });
 });
 

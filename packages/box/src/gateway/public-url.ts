@@ -87,3 +87,14 @@ export function bindAddress(requested: string, publicUrl?: PublicUrl): string {
       'ssh -L 1340:127.0.0.1:1340 <this host>.',
   );
 }
+
+/** Where the box answers on its own machine: a wildcard bind (`0.0.0.0`, `::`) on loopback. */
+export function loopbackHost(boundHost: string): string {
+  const host = boundHost.toLowerCase();
+  return host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '::1' : host;
+}
+
+/** A host as a URL's authority writes it: an IPv6 literal in brackets. */
+export function authorityHost(host: string): string {
+  return host.includes(':') ? `[${host}]` : host;
+}

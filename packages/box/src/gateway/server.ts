@@ -14,7 +14,7 @@ import type { AgentFiles } from './files.ts';
 import { gatewayAddress, type GatewayAddress } from './guards.ts';
 import { ImageHosts } from './image-hosts.ts';
 import type { ImageFetchLimits, ImageFetchPolicy } from './image-proxy.ts';
-import { bindAddress, PublicUrlError, type PublicUrl } from './public-url.ts';
+import { authorityHost, bindAddress, loopbackHost, PublicUrlError, type PublicUrl } from './public-url.ts';
 import { SessionBook } from './session-book.ts';
 import { BrowserSessions, loadSessionKey, loginUrl, mintLoginCode } from './session.ts';
 import { mintToken } from './token.ts';
@@ -182,9 +182,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   // Before the first prompt arrives, not during it (context/tokens.ts).
   setImmediate(preloadTokenCounter);
 
-  // A wildcard bind is reached on loopback at 127.0.0.1 (or ::1).
-  const localHost = bindHost === '0.0.0.0' ? '127.0.0.1' : bindHost === '::' ? '::1' : bindHost;
-  const urlHost = localHost.includes(':') ? `[${localHost}]` : localHost;
+  const localHost = loopbackHost(bindHost);
+  const urlHost = authorityHost(localHost);
   let descriptorPath: string;
   try {
     descriptorPath = await writeGatewayDescriptor(options.dataDir, { host: localHost, port, token });
