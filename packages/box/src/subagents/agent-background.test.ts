@@ -310,9 +310,10 @@ describe('subagents in the box', () => {
     expect(childRequests).toHaveLength(2);
     expect(childRequests[0]!.tools.map((tool) => tool.name)).not.toContain('send_message');
     expect(childRequests[0]!.tools.map((tool) => tool.name)).not.toContain('task');
+    expect(childRequests[0]!.tools.map((tool) => tool.name)).not.toContain('update_state');
     expect(childRequests[0]!.tools.map((tool) => tool.name)).toContain('shell');
     const parentTools = model.requests[0]!.tools.map((tool) => tool.name);
-    expect(parentTools).toEqual(expect.arrayContaining(['send_message', 'task', 'await']));
+    expect(parentTools).toEqual(expect.arrayContaining(['send_message', 'task', 'await', 'update_state']));
     // The parent's ledger row for the call names the child.
     const row = (await box.entries()).find((entry) => entry.kind === 'tool-call' && entry.name === 'task');
     expect(JSON.stringify(row)).toContain(childId);
@@ -472,6 +473,13 @@ describe('subagents in the box', () => {
     expect(resultsOf(childRecords, 'shell')).toHaveLength(1);
     const steps = await box.host.openSubagent(box.agentId, child!.id);
     expect(steps.map((step) => step.kind)).toContain('tool-call');
+    // The parent's task call has its result, and that result names the child.
+    const parentRecords = (await readFile(agentPaths(box.dataDir, box.agentId).jsonl, 'utf8'))
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    const [taskResult] = resultsOf(parentRecords, 'task');
+    expect(JSON.stringify(taskResult)).toContain(child!.id);
     // The parent's turn ended with its Stop notice.
     const entries = await box.entries();
     expect(entries.some((entry) => entry.kind === 'notice' && entry.reason === 'stopped')).toBe(true);
