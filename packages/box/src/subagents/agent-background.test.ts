@@ -521,6 +521,37 @@ describe('limits from the profile', () => {
     expect(model.requests).toHaveLength(4);
   });
 
+  it('a background command’s wall-clock limit comes from the profile: killed at it, and the await says so', async () => {
+    let awaited: Record<string, unknown> = {};
+    const { box, model } = await boxWith([
+      { toolCalls: [{ name: 'shell', input: { command: 'sleep 300.77', isBackground: true } }] },
+      (results) => ({
+        toolCalls: [{ name: 'await', input: { taskId: successOf(results[0]).taskId, blockUntilMs: 60_000 } }],
+      }),
+      (results) => {
+        awaited = successOf(results[0]);
+        return finish[0]!;
+      },
+      {},
+    ]);
+    const file = agentPaths(box.dataDir, box.agentId).profile;
+    const profile = JSON.parse(await readFile(file, 'utf8')) as Record<string, unknown>;
+    await writeFile(file, JSON.stringify({ ...profile, background: { maxRuntimeMs: 1500 } }));
+    await box.host.close();
+    const host = await createAgentHost({ dataDir: box.dataDir, provider: model, env: {} });
+    const started = Date.now();
+    try {
+      await host.sendPrompt({ agentId: box.agentId, prompt: 'run it', clientNonce: 'runtime' });
+      await host.idle(box.agentId);
+    } finally {
+      await host.close();
+    }
+    // Killed at 1.5 s, not at the default hour (nor at the await's 60 s).
+    expect(Date.now() - started).toBeLessThan(30_000);
+    expect(awaited.complete).toMatchObject({ note: expect.stringContaining('limit of 1500 ms') as unknown });
+    expect(await processesRunning('sleep', '300.77')).toEqual([]);
+  });
+
   it('concurrent children are capped per agent: one over the cap is refused with the reason', async () => {
     const results: Array<Record<string, unknown>> = [];
     const slow = (n: number) => ({
