@@ -34,7 +34,8 @@ export interface GatewayAddress {
 export function gatewayAddress(boundHost: string, port: number, publicUrl?: PublicUrl): GatewayAddress {
   const names = new Set(['127.0.0.1', 'localhost', '[::1]']);
   const bound = boundHost.toLowerCase();
-  if (bound !== '0.0.0.0' && bound !== '::') names.add(authorityHost(bound));
+  // A wildcard is no name of its own (loopbackHost maps it away).
+  if (loopbackHost(bound) === bound) names.add(authorityHost(bound));
   const loopback = [...names].map((name) => `${name}:${port}`);
   return {
     hosts: new Set([...loopback, ...(publicUrl?.hosts ?? [])]),

@@ -474,11 +474,7 @@ describe('subagents in the box', () => {
     const steps = await box.host.openSubagent(box.agentId, child!.id);
     expect(steps.map((step) => step.kind)).toContain('tool-call');
     // The parent's task call has its result, and that result names the child.
-    const parentRecords = (await readFile(agentPaths(box.dataDir, box.agentId).jsonl, 'utf8'))
-      .trim()
-      .split('\n')
-      .map((line) => JSON.parse(line) as Record<string, unknown>);
-    const [taskResult] = resultsOf(parentRecords, 'task');
+    const [taskResult] = resultsOf(await box.records(), 'task');
     expect(JSON.stringify(taskResult)).toContain(child!.id);
     // The parent's turn ended with its Stop notice.
     const entries = await box.entries();
