@@ -722,7 +722,8 @@ describe('composer', () => {
     await input.waitFor();
     expect(await input.isDisabled()).toBe(true);
     const described = await input.getAttribute('aria-describedby');
-    expect(await page.locator(`[id="${described}"]`).textContent()).toMatch(/No model is set up/);
+    // The model's status arrives after the roster; until then the demo agent's own reason shows.
+    await expect.poll(() => page.locator(`[id="${described}"]`).textContent()).toMatch(/No model is set up/);
     const look = await input.evaluate((e) => ({
       background: getComputedStyle(e).backgroundColor,
       border: getComputedStyle(e).borderStyle,
