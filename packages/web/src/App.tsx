@@ -16,6 +16,7 @@ import {
   type LedgerPrefetch,
 } from './focused-agent.ts';
 import { useBubbleStyle, useTheme, type ThemeChoice } from './preferences.ts';
+import { AgentDialog } from './agent-dialog/AgentDialog.tsx';
 import { SettingsPanel } from './SettingsPanel.tsx';
 import { SetupNotice } from './SetupNotice.tsx';
 import { Sidebar } from './Sidebar.tsx';
@@ -48,6 +49,9 @@ export function App({
   const [drawerOpen, setDrawerOpen] = useState(false);
   const [settingsOpen, setSettingsOpen] = useState(false);
   const closeSettings = useCallback(() => setSettingsOpen(false), []);
+  /** The agent whose dialog (settings, routines, memory) is open. */
+  const [dialogAgentId, setDialogAgentId] = useState<string | null>(null);
+  const closeAgentDialog = useCallback(() => setDialogAgentId(null), []);
   const drawerButton = useRef<HTMLButtonElement>(null);
   const select = useCallback((id: string | null) => {
     setSelectedId(id);
@@ -141,6 +145,8 @@ export function App({
   }, [client, selectedId, onState, scheduleRosterRefresh]);
 
   const selected = agents?.find((agent) => agent.id === selectedId) ?? null;
+  // A deleted agent's dialog closes.
+  const dialogAgent = agents?.find((agent) => agent.id === dialogAgentId) ?? null;
   const unreadElsewhere = (agents ?? []).reduce(
     (sum, agent) => sum + (agent.id === selectedId ? 0 : agent.unreadCount),
     0,
@@ -166,6 +172,16 @@ export function App({
       )}
       {settingsOpen && (
         <SettingsPanel client={client} onClose={closeSettings} onSaved={() => void refreshRoster()} />
+      )}
+      {dialogAgent && (
+        <AgentDialog
+          key={dialogAgent.id}
+          client={client}
+          agentId={dialogAgent.id}
+          agentName={dialogAgent.name}
+          onClose={closeAgentDialog}
+          onSaved={() => void refreshRoster()}
+        />
       )}
       {sandbox && !sandbox.confined && (
         // Permanent while it holds: an unconfined box is a standing risk, not a passing event.
@@ -206,6 +222,7 @@ export function App({
             setAgents((rows) => [agent, ...(rows ?? []).filter((row) => row.id !== agent.id)]);
             select(agent.id);
           }}
+          onSettings={setDialogAgentId}
           onDelete={async (id) => {
             await client.deleteAgent(id);
             setAgents((rows) => rows?.filter((row) => row.id !== id) ?? rows);
