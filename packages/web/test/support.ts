@@ -11,7 +11,6 @@ import fsp from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -356,25 +355,6 @@ export async function writeMcpConfig(dataDir: string, servers: Record<string, un
     path.join(dataDir, 'mcp.json'),
     `${JSON.stringify({ mcpServers: servers }, null, 2)}\n`,
   );
-}
-
-const AXE_SOURCE = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
-
-/** axe-core's critical and serious violations on the page as it stands, one line each. */
-export async function axeViolations(page: Page): Promise<string[]> {
-  await page.evaluate(AXE_SOURCE);
-  return page.evaluate(async () => {
-    const axe = (window as unknown as { axe: { run(): Promise<{ violations: AxeViolation[] }> } }).axe;
-    interface AxeViolation {
-      id: string;
-      impact: string | null;
-      nodes: Array<{ target: string[] }>;
-    }
-    const result = await axe.run();
-    return result.violations
-      .filter((v) => v.impact === 'critical' || v.impact === 'serious')
-      .map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
-  });
 }
 
 /** One gateway method over HTTP, as the page calls it (Bearer token, JSON in and out). */
