@@ -39,7 +39,9 @@ import type { BubbleStyle } from './preferences.ts';
 import { isErrorNotice } from './bubbles/NoticeBubble.tsx';
 import {
   bubbleKindFor,
+  deriveApprovals,
   deriveQuestions,
+  hasOpenApproval,
   isShown,
   lastSeq,
   mergeEntries,
@@ -267,6 +269,8 @@ export function Conversation({
   const hasThinking = useMemo(() => entries.some((entry) => bubbleKindFor(entry) === 'thinking'), [entries]);
   const { answers, skipped, answerTexts } = useMemo(() => deriveQuestions(entries), [entries]);
   const retryable = useMemo(() => retryableNoticeId(entries, isErrorNotice), [entries]);
+  const approvals = useMemo(() => deriveApprovals(entries), [entries]);
+  const awaitingApproval = useMemo(() => hasOpenApproval(entries, approvals), [entries, approvals]);
   const arrivedNonces = useMemo(() => {
     const nonces = new Set<string>();
     for (const entry of entries) {
@@ -546,6 +550,7 @@ export function Conversation({
                     answer={answers.get(entry.id) ?? answerTexts.get(entry.id)}
                     skipped={skipped.has(entry.id)}
                     retryable={entry.id === retryable}
+                    outcome={approvals.get(entry.id)}
                   />
                 ))}
                 <RunningTasks rowToolCalls={rowToolCalls} />
@@ -603,6 +608,7 @@ export function Conversation({
               disabledReason={disabledReason}
               {...(maxUploadBytes !== undefined ? { maxUploadBytes } : {})}
               working={agent.state === 'working'}
+              awaitingApproval={awaitingApproval}
               onUploaded={onUploaded}
               onSent={onSent}
               onStop={onStop}
