@@ -115,6 +115,8 @@ describe('the agent dialog', { timeout: 120_000 }, () => {
 
       await page.getByTestId('agent-domains').fill('example.com');
       await page.getByTestId('agent-instructions').fill('Answer in haiku.');
+      expect(await page.getByTestId('agent-web-fetch').isChecked()).toBe(true);
+      await page.getByTestId('agent-web-fetch').uncheck();
       expect(await axeViolations(page)).toEqual([]);
       await saveScreenshot(page, `${task.name} (form)`);
       await page.getByTestId('agent-settings-save').click();
@@ -123,6 +125,7 @@ describe('the agent dialog', { timeout: 120_000 }, () => {
         name: `Ranger ${label}`,
         instructions: 'Answer in haiku.',
         allowDomains: ['example.com'],
+        webFetch: false,
       });
       // The dialog's title and the sidebar follow the new name.
       await page.getByRole('dialog', { name: `Ranger ${label}` }).waitFor();

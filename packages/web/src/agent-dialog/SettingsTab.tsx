@@ -1,7 +1,7 @@
 /**
  * The agent's settings (`getAgent`, `updateAgent`): name, description, standing instructions
  * (joined to its system prompt), the model id of the configured provider for this agent alone,
- * and the domains its sandbox may reach. Only the fields that changed are sent; the box checks
+ * whether it may fetch web pages, and the domains its sandbox may reach. Only the fields that changed are sent; the box checks
  * them and a refusal is shown as it says what is wrong.
  */
 import { useEffect, useState, type FormEvent } from 'react';
@@ -44,6 +44,8 @@ export function SettingsTab({
     if (text('instructions') !== settings.instructions) update.instructions = text('instructions');
     if (domains.join('\n') !== settings.allowDomains.join('\n')) update.allowDomains = domains;
     const model = text('model').trim();
+    if ((data.get('webFetch') === 'on') !== settings.webFetch)
+      update.webFetch = data.get('webFetch') === 'on';
     if (settings.provider !== null && model !== (settings.model ?? ''))
       update.model = model === '' ? null : model;
     setSaving(true);
@@ -119,6 +121,15 @@ export function SettingsTab({
             <strong> It was picked for another provider, so the box&apos;s model is used now.</strong>
           )}
         </p>
+        <label className="dialog-check">
+          <input
+            name="webFetch"
+            type="checkbox"
+            defaultChecked={settings.webFetch}
+            data-testid="agent-web-fetch"
+          />
+          Web pages: the agent may read a web page by its address (web_fetch)
+        </label>
         <label>
           Web domains its tools may reach
           <textarea
