@@ -15,7 +15,9 @@ import {
   rememberedAgentId,
   type LedgerPrefetch,
 } from './focused-agent.ts';
-import { useBubbleStyle, useTheme, type ThemeChoice } from './preferences.ts';
+import { NotificationSettings } from './NotificationSettings.tsx';
+import { useAgentNotifications } from './notifications.ts';
+import { useBubbleStyle, useNotificationChoice, useTheme, type ThemeChoice } from './preferences.ts';
 import { SettingsPanel } from './SettingsPanel.tsx';
 import { SetupNotice } from './SetupNotice.tsx';
 import { Sidebar } from './Sidebar.tsx';
@@ -42,6 +44,7 @@ export function App({
   const [focusHit, setFocusHit] = useState<MessageHit | null>(null);
   const theme = useTheme();
   const [bubbleStyle, setBubbleStyle] = useBubbleStyle();
+  const [notificationChoice, setNotificationChoice] = useNotificationChoice();
   const refreshTimer = useRef<ReturnType<typeof setTimeout> | null>(null);
   const narrow = useNarrow();
   /** On a phone the agent list is a drawer over the conversation. */
@@ -139,6 +142,8 @@ export function App({
     );
     return () => abort.abort();
   }, [client, selectedId, onState, scheduleRosterRefresh]);
+
+  useAgentNotifications(agents, notificationChoice, client.listAgents);
 
   const selected = agents?.find((agent) => agent.id === selectedId) ?? null;
   const unreadElsewhere = (agents ?? []).reduce(
@@ -243,6 +248,7 @@ export function App({
             >
               Model
             </button>
+            <NotificationSettings choice={notificationChoice} onChange={setNotificationChoice} />
             <button
               type="button"
               onClick={() => setBubbleStyle(bubbleStyle === 'cards' ? 'plain' : 'cards')}
@@ -260,7 +266,9 @@ export function App({
               data-theme-choice={theme.choice}
             >
               {theme.choice === 'system'
-                ? `Auto (${theme.applied})`
+                ? narrow
+                  ? 'Auto'
+                  : `Auto (${theme.applied})`
                 : theme.choice === 'light'
                   ? 'Light'
                   : 'Dark'}

@@ -20,6 +20,8 @@ const rosterRowSchema = z.object({
   unreadCount: z.number(),
   hasUnread: z.boolean(),
   awaitingUserResponse: z.boolean(),
+  // Rows written before the field existed, or while no turn ran: no card waits.
+  awaitingApproval: z.boolean().default(false),
   pendingInputs: z.number(),
   state: z.enum(['idle', 'working', 'awaiting-user']),
   readOnly: z.boolean(),
