@@ -37,7 +37,15 @@ import { Markdown } from './markdown.tsx';
 import { NavigationContext, type Navigation } from './navigation.ts';
 import type { BubbleStyle } from './preferences.ts';
 import { isErrorNotice } from './bubbles/NoticeBubble.tsx';
-import { deriveQuestions, isShown, lastSeq, mergeEntries, retryableNoticeId } from './transcript.ts';
+import {
+  deriveApprovals,
+  deriveQuestions,
+  hasOpenApproval,
+  isShown,
+  lastSeq,
+  mergeEntries,
+  retryableNoticeId,
+} from './transcript.ts';
 
 export const WINDOW_STEP = 200;
 /** Rows in the first frame: more than fit a tall screen, a quarter of the window's render cost. */
@@ -251,6 +259,8 @@ export function Conversation({
   );
   const { answers, skipped, answerTexts } = useMemo(() => deriveQuestions(entries), [entries]);
   const retryable = useMemo(() => retryableNoticeId(entries, isErrorNotice), [entries]);
+  const approvals = useMemo(() => deriveApprovals(entries), [entries]);
+  const awaitingApproval = useMemo(() => hasOpenApproval(entries, approvals), [entries, approvals]);
   const arrivedNonces = useMemo(() => {
     const nonces = new Set<string>();
     for (const entry of entries) {
@@ -526,6 +536,7 @@ export function Conversation({
                     answer={answers.get(entry.id) ?? answerTexts.get(entry.id)}
                     skipped={skipped.has(entry.id)}
                     retryable={entry.id === retryable}
+                    outcome={approvals.get(entry.id)}
                   />
                 ))}
                 <RunningTasks rowToolCalls={rowToolCalls} />
@@ -582,6 +593,7 @@ export function Conversation({
               agentId={agent.id}
               disabledReason={disabledReason}
               working={agent.state === 'working'}
+              awaitingApproval={awaitingApproval}
               onUploaded={onUploaded}
               onSent={onSent}
               onStop={onStop}
