@@ -54,6 +54,8 @@ export const statusResponseSchema = z.looseObject({
   sandbox: sandboxStatusSchema.optional(),
   version: z.string(),
   links: z.looseObject({ cursorAgent: z.string() }).default({ cursorAgent: DEFAULT_CURSOR_AGENT_URL }),
+  /** The box's limits the page checks before sending (an older box: none, the box still refuses). */
+  limits: z.looseObject({ uploadBytes: z.number().int().positive() }).optional(),
 });
 export type StatusResponse = z.infer<typeof statusResponseSchema>;
 
@@ -118,6 +120,8 @@ export const openAgentResponseSchema = z.looseObject({
   entries: z.custom<unknown[]>(Array.isArray, { message: 'expected an array of ledger entries' }),
   /** Absent from older gateways. */
   todos: z.array(todoItemSchema).default([]),
+  /** Answered secret requests whose secret this agent's store lacks; absent from older gateways. */
+  secretRequestsNotHeld: z.array(z.string()).default([]),
 });
 export const agentResponseSchema = z.looseObject({ agent: rosterRowSchema });
 export const rosterResponseSchema = z.array(rosterRowSchema);
