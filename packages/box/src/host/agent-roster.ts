@@ -31,6 +31,7 @@ export class AgentRoster {
   private readonly index: RosterIndex<RosterRow>;
   private readonly marked = new Set<string>();
   private flushing: Promise<void> | null = null;
+  private closed = false;
 
   /**
    * `rowOf` gives the row of a live agent (undefined when it is not open); its `readOnly` says
@@ -59,6 +60,8 @@ export class AgentRoster {
   }
 
   changed(id: string): void {
+    // A turn stopped by the closing host still reports its end: close() records those rows itself.
+    if (this.closed) return;
     this.marked.add(id);
     this.flushing ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.flush());
   }
@@ -74,11 +77,12 @@ export class AgentRoster {
   }
 
   close(): void {
+    this.closed = true;
     this.index.close();
   }
 
   private async flush(): Promise<void> {
-    while (this.marked.size > 0) {
+    while (this.marked.size > 0 && !this.closed) {
       const ids = [...this.marked];
       this.marked.clear();
       for (const id of ids) {
