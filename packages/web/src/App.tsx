@@ -15,7 +15,9 @@ import {
   rememberedAgentId,
   type LedgerPrefetch,
 } from './focused-agent.ts';
-import { nextTheme, useBubbleStyle, useTheme } from './preferences.ts';
+import { NotificationSettings } from './NotificationSettings.tsx';
+import { useAgentNotifications } from './notifications.ts';
+import { nextTheme, useBubbleStyle, useNotificationChoice, useTheme } from './preferences.ts';
 import { AgentDialog } from './agent-dialog/AgentDialog.tsx';
 import { SettingsPanel } from './SettingsPanel.tsx';
 import { SetupNotice } from './SetupNotice.tsx';
@@ -42,6 +44,7 @@ export function App({
   const [focusHit, setFocusHit] = useState<MessageHit | null>(null);
   const theme = useTheme();
   const [bubbleStyle, setBubbleStyle] = useBubbleStyle();
+  const [notificationChoice, setNotificationChoice] = useNotificationChoice();
   const refreshTimer = useRef<ReturnType<typeof setTimeout> | null>(null);
   const narrow = useNarrow();
   /** On a phone the agent list is a drawer over the conversation. */
@@ -142,6 +145,8 @@ export function App({
     );
     return () => abort.abort();
   }, [client, selectedId, onState, scheduleRosterRefresh]);
+
+  useAgentNotifications(agents, notificationChoice, client.listAgents);
 
   const selected = agents?.find((agent) => agent.id === selectedId) ?? null;
   // A deleted agent's dialog closes.
@@ -259,6 +264,7 @@ export function App({
             >
               Model
             </button>
+            <NotificationSettings choice={notificationChoice} onChange={setNotificationChoice} />
             <button
               type="button"
               onClick={() => setBubbleStyle(bubbleStyle === 'cards' ? 'plain' : 'cards')}
@@ -276,7 +282,9 @@ export function App({
               data-theme-choice={theme.choice}
             >
               {theme.choice === 'system'
-                ? `Auto (${theme.applied})`
+                ? narrow
+                  ? 'Auto'
+                  : `Auto (${theme.applied})`
                 : theme.choice === 'light'
                   ? 'Light'
                   : 'Dark'}
