@@ -29,7 +29,11 @@ export interface ComposerProps {
   agentId: string;
   /** Why the composer is disabled, shown in its place; null when it is usable. */
   disabledReason: string | null;
+  /** The largest file the box takes: a larger one is refused here, before any byte is sent. */
+  maxUploadBytes?: number;
   working: boolean;
+  /** An approval card in the conversation waits for the user (the turn cannot go on without it). */
+  awaitingApproval?: boolean;
   onUploaded: (entry: TranscriptEntry) => void;
   /** A prompt was accepted (shown as pending until its entry arrives). */
   onSent?: (prompt: { text: string; clientNonce: string }) => void;
@@ -47,7 +51,17 @@ export function newNonce(): string {
 export const MAX_LINES = 8;
 
 export const Composer = forwardRef<HTMLTextAreaElement, ComposerProps>(function Composer(
-  { client, agentId, disabledReason, working, onUploaded, onSent, onStop },
+  {
+    client,
+    agentId,
+    disabledReason,
+    maxUploadBytes,
+    working,
+    awaitingApproval = false,
+    onUploaded,
+    onSent,
+    onStop,
+  },
   forwardedRef,
 ) {
   const [sending, setSending] = useState(false);
@@ -90,7 +104,15 @@ export const Composer = forwardRef<HTMLTextAreaElement, ComposerProps>(function 
   }, [text]);
 
   function addFiles(list: FileList | readonly File[]): void {
-    const added = Array.from(list);
+    const all = Array.from(list);
+    const added = all.filter((file) => maxUploadBytes === undefined || file.size <= maxUploadBytes);
+    const refused = all.filter((file) => !added.includes(file));
+    if (refused.length > 0 && maxUploadBytes !== undefined) {
+      const names = refused.map((file) => `${file.name} (${formatBytes(file.size)})`).join(', ');
+      setError(
+        `Not attached: ${names}. sendbox takes files up to ${formatBytes(maxUploadBytes)}; share a smaller file or split it.`,
+      );
+    } else if (added.length > 0) setError(null);
     if (added.length > 0) setFiles((current) => [...current, ...added]);
   }
 
@@ -182,9 +204,14 @@ export const Composer = forwardRef<HTMLTextAreaElement, ComposerProps>(function 
       }}
     >
       <div className="composer-status" aria-live="polite">
-        {working && (
+        {working && !awaitingApproval && (
           <span className="working" data-testid="working-indicator">
             <span className="working-dot" aria-hidden="true" /> The agent is working…
+          </span>
+        )}
+        {awaitingApproval && (
+          <span className="working" data-testid="awaiting-approval">
+            The agent waits for your approval of a tool call above.
           </span>
         )}
         {uploading && <span>Uploading {uploading}…</span>}

@@ -90,8 +90,11 @@ export interface RunningGateway {
   signIn(context: BrowserContext): Promise<void>;
   /** What the gateway printed so far (500s are detailed there, not to the client). */
   output(): string;
-  /** Stops the box; its data dir is removed unless `keepData` (for a restart on it). */
-  stop(options?: { keepData?: boolean }): Promise<void>;
+  /**
+   * Stops the box (SIGTERM, or `signal`: SIGKILL for a crash); its data dir is removed unless
+   * `keepData` (for a restart on it).
+   */
+  stop(options?: { keepData?: boolean; signal?: NodeJS.Signals }): Promise<void>;
 }
 
 /**
@@ -104,6 +107,8 @@ export async function startGateway(
   at?: { dataDir: string; port: number },
 ): Promise<RunningGateway> {
   const dataDir = at?.dataDir ?? (await fsp.mkdtemp(path.join(os.tmpdir(), 'sendbox-web-')));
+  // A box that was killed leaves its descriptor behind: wait for the new one, not that.
+  if (at) await fsp.rm(path.join(dataDir, 'gateway.json'), { force: true });
   const cleanEnv: NodeJS.ProcessEnv = { ...process.env };
   for (const key of Object.keys(cleanEnv)) {
     if (/^(XAI_|OPENAI_|SENDBOX_)/.test(key)) delete cleanEnv[key];
@@ -147,7 +152,7 @@ export async function startGateway(
         signIn: async (context) => signInContext(context, url, await freshLoginUrl(dataDir)),
         output: () => output,
         async stop(options = {}) {
-          if (child.exitCode === null) child.kill('SIGTERM');
+          if (child.exitCode === null && child.signalCode === null) child.kill(options.signal ?? 'SIGTERM');
           await exited;
           if (!options.keepData) await fsp.rm(dataDir, { recursive: true, force: true });
         },
@@ -327,6 +332,29 @@ export const send = (args: Record<string, unknown>): ScriptedReply => ({ toolCal
 /** The environment that points `sendbox serve` at a `startModelServer` model. */
 export function modelEnv(model: ModelServer): Record<string, string> {
   return { SENDBOX_PROVIDER: 'openai-compatible', OPENAI_BASE_URL: model.baseURL, SENDBOX_MODEL: 'local' };
+}
+
+/**
+ * The box's own test MCP server (the SDK's McpServer on stdio: echo, add, fail, hang…) as an
+ * mcp.json entry, plus `extra` keys. It runs confined, so the checkout and the real folder of its
+ * node_modules (a link out of a git worktree) are mounted read-only for it.
+ */
+export function testMcpServer(extra: Record<string, unknown> = {}): Record<string, unknown> {
+  const modules = fs.realpathSync(path.join(REPO_ROOT, 'node_modules'));
+  return {
+    command: 'node',
+    args: [path.join(REPO_ROOT, 'packages/box/src/mcp/testing/stdio-server.mjs')],
+    readOnly: modules.startsWith(`${REPO_ROOT}${path.sep}`) ? [REPO_ROOT] : [REPO_ROOT, modules],
+    ...extra,
+  };
+}
+
+/** Writes `<dataDir>/mcp.json` with these servers (the box reads it again when it changes). */
+export async function writeMcpConfig(dataDir: string, servers: Record<string, unknown>): Promise<void> {
+  await fsp.writeFile(
+    path.join(dataDir, 'mcp.json'),
+    `${JSON.stringify({ mcpServers: servers }, null, 2)}\n`,
+  );
 }
 
 /** One gateway method over HTTP, as the page calls it (Bearer token, JSON in and out). */
