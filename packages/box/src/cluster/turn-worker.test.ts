@@ -22,6 +22,7 @@ describe('cluster turn worker', () => {
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
   });
 
+  /** Workers over one schema; the first takes no turns (a gateway), so every turn runs elsewhere. */
   async function cluster(count: number, script: () => ScriptedStep[]) {
     const { databaseUrl, objectStoreUrl, credentials } = services();
     const schema = `test_${randomBytes(6).toString('hex')}`;
@@ -38,6 +39,7 @@ describe('cluster turn worker', () => {
         env: {},
         provider: scriptedProvider(script()),
         workerName: `worker-${i}`,
+        takeTurns: i > 0,
       });
       workers.push(worker);
       cleanups.push(async () => {
@@ -64,7 +66,7 @@ describe('cluster turn worker', () => {
     return rows.map((row) => row.id);
   }
 
-  it('runs a prompt accepted by one worker as a turn, behind a lease, seen by every worker', async () => {
+  it('runs a prompt accepted by one worker as a turn on another, behind a lease, seen by both', async () => {
     const [a, b] = await cluster(2, () => [sendText('first answer'), sendText('second answer')]);
     const agent = await a!.host.createAgent({ name: 'Cluster agent' });
     await a!.host.sendPrompt({ agentId: agent.id, prompt: 'hello', clientNonce: 'n1' });

@@ -893,7 +893,8 @@ export class LocalAgentHost implements AgentHost {
    */
   private async current(id: string): Promise<AgentSession> {
     const session = await this.existing(id);
-    if (this.focused !== id) await session.refresh();
+    // A cluster's other workers write every agent, focused or not.
+    if (this.focused !== id || this.config.turnsElsewhere) await session.refresh();
     return session;
   }
 
