@@ -16,6 +16,7 @@ import {
   type LedgerPrefetch,
 } from './focused-agent.ts';
 import { useBubbleStyle, useTheme, type ThemeChoice } from './preferences.ts';
+import { McpPanel } from './McpPanel.tsx';
 import { SettingsPanel } from './SettingsPanel.tsx';
 import { SetupNotice } from './SetupNotice.tsx';
 import { Sidebar } from './Sidebar.tsx';
@@ -48,6 +49,8 @@ export function App({
   const [drawerOpen, setDrawerOpen] = useState(false);
   const [settingsOpen, setSettingsOpen] = useState(false);
   const closeSettings = useCallback(() => setSettingsOpen(false), []);
+  const [connectorsOpen, setConnectorsOpen] = useState(false);
+  const closeConnectors = useCallback(() => setConnectorsOpen(false), []);
   const drawerButton = useRef<HTMLButtonElement>(null);
   const select = useCallback((id: string | null) => {
     setSelectedId(id);
@@ -167,6 +170,13 @@ export function App({
       {settingsOpen && (
         <SettingsPanel client={client} onClose={closeSettings} onSaved={() => void refreshRoster()} />
       )}
+      {connectorsOpen && (
+        <McpPanel
+          client={client}
+          agent={selected && !selected.readOnly ? { id: selected.id, name: selected.name } : null}
+          onClose={closeConnectors}
+        />
+      )}
       {sandbox && !sandbox.confined && (
         // Permanent while it holds: an unconfined box is a standing risk, not a passing event.
         <section className="banner error" role="alert" data-testid="sandbox-banner">
@@ -242,6 +252,15 @@ export function App({
               data-testid="settings-open"
             >
               Model
+            </button>
+            <button
+              type="button"
+              aria-haspopup="dialog"
+              onClick={() => setConnectorsOpen(true)}
+              title="Connectors: the MCP servers agents can use, and the box secrets"
+              data-testid="connectors-open"
+            >
+              Connectors
             </button>
             <button
               type="button"
