@@ -5,7 +5,7 @@
  * (profile `mcp.servers` through `updateAgent`); the switch for the built-in `sessions` server; and
  * the box secrets. The status is read again every few seconds while the panel is open.
  */
-import { useCallback, useEffect, useId, useState } from 'react';
+import { useCallback, useEffect, useId, useRef, useState } from 'react';
 import type { ApiClient } from './api/client.ts';
 import type { McpServerRow, McpSettingsView } from './api/types.ts';
 import { BoxSecrets } from './BoxSecrets.tsx';
@@ -133,13 +133,19 @@ function AgentServers({
     );
   }, [client, agent.id]);
 
+  /** Clicks may outrun the box: only the answer to the latest change is shown. */
+  const latest = useRef(0);
   function save(next: string[] | null): void {
     const before = chosen;
+    const mine = ++latest.current;
     setChosen(next);
     setError(null);
     client.updateAgent(agent.id, { mcpServers: next }).then(
-      (settings) => setChosen(settings.mcpServers),
+      (settings) => {
+        if (mine === latest.current) setChosen(settings.mcpServers);
+      },
       (cause: unknown) => {
+        if (mine !== latest.current) return;
         setChosen(before);
         setError(describeError(cause));
       },

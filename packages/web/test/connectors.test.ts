@@ -107,6 +107,12 @@ describe('the connectors panel', () => {
       await settled(gateway, model, id);
 
       const { page, problems } = await openSignedInPage(browser, contexts, gateway, viewport, `#agent=${id}`);
+      // Every toolbar button, Connectors included, is on the screen (on a phone they wrap).
+      await page.getByTestId('connectors-open').waitFor();
+      const offScreen = await page.evaluate<string[]>(
+        `Array.from(document.querySelectorAll('.toolbar button')).filter((b) => { const r = b.getBoundingClientRect(); return r.left < 0 || r.right > window.innerWidth; }).map((b) => b.textContent)`,
+      );
+      expect(offScreen).toEqual([]);
       const panel = await openConnectors(page);
       // Status and tools of a running server; a bad entry named with its field, and left out.
       await expect
