@@ -71,6 +71,7 @@ import {
 } from './types.ts';
 import type { TodoItem } from '../tools/types.ts';
 import { HostError } from '../agent/errors.ts';
+import { answeredSecretRequestsNotHeld } from '../agent/secrets-held.ts';
 import { type HostEvent } from '../agent/events.ts';
 import { type ModelStatus } from '../providers/types.ts';
 import { type PendingInput } from '../stores/inbox.ts';
@@ -239,7 +240,9 @@ export class LocalAgentHost implements AgentHost {
     this.mcp = mcp;
     this.mcpSettings = new McpSettings(mcp);
     this.lifecycle.add(mcp);
-    const approvals = new ToolApprovals(dataDir, mcp);
+    const approvals = new ToolApprovals(dataDir, mcp, (agentId) =>
+      this.emit({ type: 'roster', agentId, change: 'updated' }),
+    );
     this.approvals = approvals;
     const contextLayers = options.contextLayers ?? (() => []);
     // Each model call fitted into the model's window (context/compaction.ts).
@@ -468,6 +471,12 @@ export class LocalAgentHost implements AgentHost {
 
   async pendingInputs(id: string): Promise<PendingInput[]> {
     return (await this.existing(id)).pendingInputs();
+  }
+
+  /** The ids of the agent's secret requests whose secret its store does not hold (agent/secrets-held.ts). */
+  async secretRequestsNotHeld(id: string): Promise<string[]> {
+    const session = await this.existing(id);
+    return answeredSecretRequestsNotHeld(session.entries(), await session.secrets.all());
   }
 
   /**
@@ -913,6 +922,7 @@ export class LocalAgentHost implements AgentHost {
       unreadCount: unread.unreadCount,
       hasUnread: unread.unreadCount > 0 || unread.isManuallyUnread,
       awaitingUserResponse: session.awaitingUserResponse,
+      awaitingApproval: this.approvals.waitsOn(session.id),
       pendingInputs: session.pendingInputs().length,
       state: session.turnState,
       readOnly: session.profile.readOnly === true || !this.provider,
