@@ -15,6 +15,7 @@ import {
   rememberedAgentId,
   type LedgerPrefetch,
 } from './focused-agent.ts';
+import { McpPanel } from './McpPanel.tsx';
 import { NotificationSettings } from './NotificationSettings.tsx';
 import { useAgentNotifications } from './notifications.ts';
 import { nextTheme, useBubbleStyle, useNotificationChoice, useTheme } from './preferences.ts';
@@ -54,6 +55,8 @@ export function App({
   /** The agent whose dialog (settings, routines, memory) is open. */
   const [dialogAgentId, setDialogAgentId] = useState<string | null>(null);
   const closeAgentDialog = useCallback(() => setDialogAgentId(null), []);
+  const [connectorsOpen, setConnectorsOpen] = useState(false);
+  const closeConnectors = useCallback(() => setConnectorsOpen(false), []);
   const drawerButton = useRef<HTMLButtonElement>(null);
   const select = useCallback((id: string | null) => {
     setSelectedId(id);
@@ -187,6 +190,13 @@ export function App({
           onSaved={() => void refreshRoster()}
         />
       )}
+      {connectorsOpen && (
+        <McpPanel
+          client={client}
+          agent={selected && !selected.readOnly ? { id: selected.id, name: selected.name } : null}
+          onClose={closeConnectors}
+        />
+      )}
       {sandbox && !sandbox.confined && (
         // Permanent while it holds: an unconfined box is a standing risk, not a passing event.
         <section className="banner error" role="alert" data-testid="sandbox-banner">
@@ -265,6 +275,15 @@ export function App({
               Model
             </button>
             <NotificationSettings choice={notificationChoice} onChange={setNotificationChoice} />
+            <button
+              type="button"
+              aria-haspopup="dialog"
+              onClick={() => setConnectorsOpen(true)}
+              title="Connectors: the MCP servers agents can use, and the box secrets"
+              data-testid="connectors-open"
+            >
+              Connectors
+            </button>
             <button
               type="button"
               onClick={() => setBubbleStyle(bubbleStyle === 'cards' ? 'plain' : 'cards')}
