@@ -15,14 +15,15 @@ import {
   rememberedAgentId,
   type LedgerPrefetch,
 } from './focused-agent.ts';
-import { useBubbleStyle, useTheme, type ThemeChoice } from './preferences.ts';
+import { NotificationSettings } from './NotificationSettings.tsx';
+import { useAgentNotifications } from './notifications.ts';
+import { nextTheme, useBubbleStyle, useNotificationChoice, useTheme } from './preferences.ts';
 import { SettingsPanel } from './SettingsPanel.tsx';
 import { SetupNotice } from './SetupNotice.tsx';
 import { Sidebar } from './Sidebar.tsx';
 import { useNarrow } from './viewport.ts';
 
 const ROSTER_POLL_MS = 20_000;
-const NEXT_THEME: Record<ThemeChoice, ThemeChoice> = { system: 'light', light: 'dark', dark: 'system' };
 
 export function App({
   client,
@@ -42,6 +43,7 @@ export function App({
   const [focusHit, setFocusHit] = useState<MessageHit | null>(null);
   const theme = useTheme();
   const [bubbleStyle, setBubbleStyle] = useBubbleStyle();
+  const [notificationChoice, setNotificationChoice] = useNotificationChoice();
   const refreshTimer = useRef<ReturnType<typeof setTimeout> | null>(null);
   const narrow = useNarrow();
   /** On a phone the agent list is a drawer over the conversation. */
@@ -139,6 +141,8 @@ export function App({
     );
     return () => abort.abort();
   }, [client, selectedId, onState, scheduleRosterRefresh]);
+
+  useAgentNotifications(agents, notificationChoice, client.listAgents);
 
   const selected = agents?.find((agent) => agent.id === selectedId) ?? null;
   const unreadElsewhere = (agents ?? []).reduce(
@@ -243,6 +247,7 @@ export function App({
             >
               Model
             </button>
+            <NotificationSettings choice={notificationChoice} onChange={setNotificationChoice} />
             <button
               type="button"
               onClick={() => setBubbleStyle(bubbleStyle === 'cards' ? 'plain' : 'cards')}
@@ -254,13 +259,15 @@ export function App({
             </button>
             <button
               type="button"
-              onClick={() => theme.setChoice(NEXT_THEME[theme.choice])}
-              title={`Theme: ${theme.choice}${theme.choice === 'system' ? ` (${theme.applied})` : ''}. Switch to ${NEXT_THEME[theme.choice]}`}
+              onClick={() => theme.setChoice(nextTheme(theme.choice, theme.system))}
+              title={`Theme: ${theme.choice}${theme.choice === 'system' ? ` (${theme.applied})` : ''}. Switch to ${nextTheme(theme.choice, theme.system)}`}
               data-testid="theme-toggle"
               data-theme-choice={theme.choice}
             >
               {theme.choice === 'system'
-                ? `Auto (${theme.applied})`
+                ? narrow
+                  ? 'Auto'
+                  : `Auto (${theme.applied})`
                 : theme.choice === 'light'
                   ? 'Light'
                   : 'Dark'}
@@ -291,6 +298,7 @@ export function App({
               bubbleStyle={bubbleStyle}
               modelConfigured={model?.configured ?? true}
               {...(status ? { cursorAgentUrl: status.links.cursorAgent } : {})}
+              {...(status?.limits ? { maxUploadBytes: status.limits.uploadBytes } : {})}
               onState={onState}
               onRosterChange={scheduleRosterRefresh}
               prefetched={prefetch}

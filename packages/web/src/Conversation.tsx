@@ -38,6 +38,7 @@ import { NavigationContext, type Navigation } from './navigation.ts';
 import type { BubbleStyle } from './preferences.ts';
 import { isErrorNotice } from './bubbles/NoticeBubble.tsx';
 import {
+  bubbleKindFor,
   deriveApprovals,
   deriveQuestions,
   hasOpenApproval,
@@ -57,6 +58,8 @@ export interface ConversationProps {
   agent: RosterRow;
   bubbleStyle: BubbleStyle;
   modelConfigured: boolean;
+  /** The largest file the box takes (getStatus); the composer refuses a larger one before sending. */
+  maxUploadBytes?: number;
   /** The box's link template for cursor-agent cards. */
   cursorAgentUrl?: string;
   onState: (agentId: string, state: TurnState) => void;
@@ -72,6 +75,7 @@ export function Conversation({
   agent,
   bubbleStyle,
   modelConfigured,
+  maxUploadBytes,
   cursorAgentUrl = DEFAULT_CURSOR_AGENT_URL,
   onState,
   onRosterChange,
@@ -82,6 +86,7 @@ export function Conversation({
   /** Inputs the box accepted whose turn has not started: shown after the conversation, as pending. */
   const [pending, setPending] = useState<readonly PendingInput[]>([]);
   const [todos, setTodos] = useState<readonly TodoItem[]>([]);
+  const [secretRequestsNotHeld, setSecretRequestsNotHeld] = useState<ReadonlySet<string>>(new Set());
   const [loading, setLoading] = useState(true);
   const [loadError, setLoadError] = useState<string | null>(null);
   const [streamStatus, setStreamStatus] = useState<{ status: StreamStatus; detail?: string | undefined }>({
@@ -154,7 +159,10 @@ export function Conversation({
         performance.mark('sendbox:open-agent');
         const opened = await (prefetchedRef.current.take(agent.id) ?? client.openAgentRaw(agent.id));
         raw = opened.entries;
-        if (!abort.signal.aborted) setTodos(opened.todos);
+        if (!abort.signal.aborted) {
+          setTodos(opened.todos);
+          setSecretRequestsNotHeld(new Set(opened.secretRequestsNotHeld));
+        }
       } catch (cause) {
         if (!abort.signal.aborted) {
           setLoadError(cause instanceof Error ? cause.message : String(cause));
@@ -257,6 +265,8 @@ export function Conversation({
     () => entries.filter((entry) => isShown(entry, showThinking)),
     [entries, showThinking],
   );
+  // The toggle is offered only when there is thinking to show (never on an empty conversation).
+  const hasThinking = useMemo(() => entries.some((entry) => bubbleKindFor(entry) === 'thinking'), [entries]);
   const { answers, skipped, answerTexts } = useMemo(() => deriveQuestions(entries), [entries]);
   const retryable = useMemo(() => retryableNoticeId(entries, isErrorNotice), [entries]);
   const approvals = useMemo(() => deriveApprovals(entries), [entries]);
@@ -423,8 +433,10 @@ export function Conversation({
       readOnly: agent.readOnly,
       openLightbox: setLightbox,
       cursorAgentUrl,
+      focusComposer: () => composer.current?.focus(),
+      secretRequestsNotHeld,
     }),
-    [client, agent.id, agent.readOnly, cursorAgentUrl],
+    [client, agent.id, agent.readOnly, cursorAgentUrl, secretRequestsNotHeld],
   );
   const tasksContext = useMemo<TasksContextValue>(
     () => ({
@@ -483,14 +495,16 @@ export function Conversation({
                     Live updates stopped: {streamStatus.detail}
                   </span>
                 )}
-                <button
-                  type="button"
-                  aria-pressed={showThinking}
-                  onClick={() => setShowThinking((on) => !on)}
-                  data-testid="thinking-toggle"
-                >
-                  {showThinking ? 'Hide thinking' : 'Show thinking'}
-                </button>
+                {hasThinking && (
+                  <button
+                    type="button"
+                    aria-pressed={showThinking}
+                    onClick={() => setShowThinking((on) => !on)}
+                    data-testid="thinking-toggle"
+                  >
+                    {showThinking ? 'Hide thinking' : 'Show thinking'}
+                  </button>
+                )}
               </div>
             </header>
             <div
@@ -592,6 +606,7 @@ export function Conversation({
               client={client}
               agentId={agent.id}
               disabledReason={disabledReason}
+              {...(maxUploadBytes !== undefined ? { maxUploadBytes } : {})}
               working={agent.state === 'working'}
               awaitingApproval={awaitingApproval}
               onUploaded={onUploaded}

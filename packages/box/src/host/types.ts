@@ -44,6 +44,8 @@ export interface RosterRow {
   unreadCount: number;
   hasUnread: boolean;
   awaitingUserResponse: boolean;
+  /** sendbox extension: a running turn waits on an approval card (approvals/gate.ts). */
+  awaitingApproval: boolean;
   /** sendbox extension: inputs accepted whose turn has not started (the UI shows them as pending). */
   pendingInputs: number;
   /** sendbox extension: the live turn state, for the working indicator. */
@@ -93,6 +95,8 @@ export interface AgentHost {
   todos(id: string): Promise<TodoItem[]>;
   /** Inputs accepted whose turn has not started, oldest first (shown as pending until their turn). */
   pendingInputs(id: string): Promise<PendingInput[]>;
+  /** The ids of the agent's secret requests whose secret its own store does not hold (a duplicate's copied ones). */
+  secretRequestsNotHeld(id: string): Promise<string[]>;
   /** Entries with seq > afterSeq, for resuming an event stream. */
   entriesAfter(id: string, afterSeq: number): Promise<SequencedEntry[]>;
   /** The ledger entry with this id (undefined when the agent has none); 404 for an unknown agent. */
