@@ -30,6 +30,8 @@ export interface ComposerProps {
   /** Why the composer is disabled, shown in its place; null when it is usable. */
   disabledReason: string | null;
   working: boolean;
+  /** An approval card in the conversation waits for the user (the turn cannot go on without it). */
+  awaitingApproval?: boolean;
   onUploaded: (entry: TranscriptEntry) => void;
   /** A prompt was accepted (shown as pending until its entry arrives). */
   onSent?: (prompt: { text: string; clientNonce: string }) => void;
@@ -47,7 +49,7 @@ export function newNonce(): string {
 export const MAX_LINES = 8;
 
 export const Composer = forwardRef<HTMLTextAreaElement, ComposerProps>(function Composer(
-  { client, agentId, disabledReason, working, onUploaded, onSent, onStop },
+  { client, agentId, disabledReason, working, awaitingApproval = false, onUploaded, onSent, onStop },
   forwardedRef,
 ) {
   const [sending, setSending] = useState(false);
@@ -182,9 +184,14 @@ export const Composer = forwardRef<HTMLTextAreaElement, ComposerProps>(function 
       }}
     >
       <div className="composer-status" aria-live="polite">
-        {working && (
+        {working && !awaitingApproval && (
           <span className="working" data-testid="working-indicator">
             <span className="working-dot" aria-hidden="true" /> The agent is working…
+          </span>
+        )}
+        {awaitingApproval && (
+          <span className="working" data-testid="awaiting-approval">
+            The agent waits for your approval of a tool call above.
           </span>
         )}
         {uploading && <span>Uploading {uploading}…</span>}

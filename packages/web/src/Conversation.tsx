@@ -40,7 +40,15 @@ import { Markdown } from './markdown.tsx';
 import { NavigationContext, type Navigation } from './navigation.ts';
 import type { BubbleStyle } from './preferences.ts';
 import { isErrorNotice } from './bubbles/NoticeBubble.tsx';
-import { deriveQuestions, isShown, lastSeq, mergeEntries, retryableNoticeId } from './transcript.ts';
+import {
+  deriveApprovals,
+  deriveQuestions,
+  hasOpenApproval,
+  isShown,
+  lastSeq,
+  mergeEntries,
+  retryableNoticeId,
+} from './transcript.ts';
 
 export const WINDOW_STEP = 200;
 /** Rows in the first frame: more than fit a tall screen, a quarter of the window's render cost. */
@@ -270,6 +278,8 @@ export function Conversation({
   const [removeError, setRemoveError] = useState<string | null>(null);
   const { answers, skipped, answerTexts } = useMemo(() => deriveQuestions(entries), [entries]);
   const retryable = useMemo(() => retryableNoticeId(entries, isErrorNotice), [entries]);
+  const approvals = useMemo(() => deriveApprovals(entries), [entries]);
+  const awaitingApproval = useMemo(() => hasOpenApproval(entries, approvals), [entries, approvals]);
   const arrivedNonces = useMemo(() => {
     const nonces = new Set<string>();
     for (const entry of entries) {
@@ -563,6 +573,7 @@ export function Conversation({
                     answer={answers.get(entry.id) ?? answerTexts.get(entry.id)}
                     skipped={skipped.has(entry.id)}
                     retryable={entry.id === retryable}
+                    outcome={approvals.get(entry.id)}
                   />
                 ))}
                 <RunningTasks rowToolCalls={rowToolCalls} />
@@ -649,6 +660,7 @@ export function Conversation({
               agentId={agent.id}
               disabledReason={disabledReason}
               working={agent.state === 'working'}
+              awaitingApproval={awaitingApproval}
               onUploaded={onUploaded}
               onSent={onSent}
               onStop={onStop}

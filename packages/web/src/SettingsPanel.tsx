@@ -10,9 +10,10 @@
  * unsaved, and says what is wrong. A last line says which web search the agents have, or how to
  * turn it on.
  */
-import { useEffect, useId, useRef, useState, type FormEvent } from 'react';
+import { useEffect, useRef, useState, type FormEvent } from 'react';
 import type { ApiClient, ModelSettingsInput } from './api/client.ts';
 import type { ModelSettings } from './api/types.ts';
+import { Dialog } from './Dialog.tsx';
 
 type Provider = 'xai' | 'openai-compatible';
 
@@ -33,9 +34,7 @@ export function SettingsPanel({
   const [saving, setSaving] = useState(false);
   const [saved, setSaved] = useState(false);
   const [check, setCheck] = useState<{ ok: boolean; message: string } | 'running' | null>(null);
-  const dialog = useRef<HTMLDivElement>(null);
   const form = useRef<HTMLFormElement>(null);
-  const titleId = useId();
 
   useEffect(() => {
     client.getModelSettings().then(
@@ -47,19 +46,6 @@ export function SettingsPanel({
       (cause: unknown) => setError(cause instanceof Error ? cause.message : String(cause)),
     );
   }, [client]);
-
-  useEffect(() => {
-    const previous = document.activeElement instanceof HTMLElement ? document.activeElement : null;
-    dialog.current?.querySelector<HTMLElement>('select, input, button')?.focus();
-    const onKey = (event: KeyboardEvent) => {
-      if (event.key === 'Escape') onClose();
-    };
-    document.addEventListener('keydown', onKey);
-    return () => {
-      document.removeEventListener('keydown', onKey);
-      previous?.focus();
-    };
-  }, [onClose]);
 
   /** The form as the box takes it (the key only when typed: blank keeps the saved one). */
   function formInput(element: HTMLFormElement): ModelSettingsInput {
@@ -121,207 +107,183 @@ export function SettingsPanel({
     (provider !== settings.provider ||
       (provider === 'openai-compatible' && endpointOf(baseURL) !== endpointOf(settings.baseURL)));
   return (
-    <div
-      className="dialog-backdrop"
-      onClick={(event) => {
-        if (event.target === event.currentTarget) onClose();
-      }}
-    >
-      <div
-        ref={dialog}
-        className="dialog"
-        role="dialog"
-        aria-modal="true"
-        aria-labelledby={titleId}
-        data-testid="settings-panel"
-      >
-        <h2 id={titleId}>Model settings</h2>
-        {locked && (
-          <p className="dialog-note" data-testid="settings-locked">
-            The model is set by environment variables, which win over these settings. Unset them and restart
-            sendbox to choose the model here.
-          </p>
-        )}
-        {settings === null && !error && <p className="dialog-note">Loading…</p>}
-        {settings && (
-          <form ref={form} onSubmit={save}>
-            <fieldset disabled={locked || saving}>
-              <label>
-                Provider
-                <select
-                  name="provider"
-                  value={provider}
-                  onChange={(event) => setProvider(event.target.value as Provider)}
-                  data-testid="settings-provider"
-                >
-                  <option value="xai">xAI</option>
-                  <option value="openai-compatible">
-                    OpenAI-compatible (llama.cpp, Ollama, vLLM, OpenRouter…)
-                  </option>
-                </select>
-              </label>
-              {provider === 'openai-compatible' && (
-                <label>
-                  Base URL
-                  <input
-                    name="baseURL"
-                    type="url"
-                    required
-                    defaultValue={settings.baseURL}
-                    onChange={(event) => setBaseURL(event.target.value)}
-                    placeholder="http://127.0.0.1:11434/v1"
-                    data-testid="settings-base-url"
-                  />
-                </label>
-              )}
-              <label>
-                Model
-                <input
-                  name="model"
-                  defaultValue={settings.model}
-                  required={provider === 'openai-compatible'}
-                  placeholder={provider === 'xai' ? 'grok-4.7 (default)' : 'the model id, e.g. llama3.1'}
-                  data-testid="settings-model"
-                />
-              </label>
-              <label>
-                API key
-                <input
-                  name="apiKey"
-                  type="password"
-                  autoComplete="off"
-                  placeholder={
-                    keyLeavesWithEndpoint
-                      ? 'The key for this endpoint'
-                      : settings.hasKey
-                        ? 'A key is saved; type to replace it'
-                        : provider === 'xai'
-                          ? 'Required'
-                          : 'Optional'
-                  }
-                  data-testid="settings-key"
-                />
-              </label>
-              {keyLeavesWithEndpoint && (
-                <p className="dialog-note warning" role="status" data-testid="settings-key-cleared">
-                  The saved key belongs to the{' '}
-                  {provider === settings.provider ? 'old base URL' : 'old provider'}: saving removes it, so it
-                  is never sent to this endpoint. Enter this endpoint&apos;s key, or leave the field empty if
-                  it needs none.
-                </p>
-              )}
-              <p className="dialog-note">
-                The key is stored in the box&apos;s data folder (readable by you only) and never shown again.
-                It stays with its provider and base URL: changing either removes it unless you enter a new
-                one.
-              </p>
-              <label className="dialog-check">
-                <input
-                  name="vision"
-                  type="checkbox"
-                  defaultChecked={settings.vision}
-                  disabled={settings.visionLockedByEnvironment}
-                  data-testid="settings-vision"
-                />
-                Vision: the model can see images (turn off for a text-only model)
-              </label>
-              {settings.visionLockedByEnvironment && (
-                <p className="dialog-note">Set by SENDBOX_MODEL_VISION in the environment.</p>
-              )}
-              <label className="dialog-check">
-                <input
-                  name="stream"
-                  type="checkbox"
-                  defaultChecked={settings.stream}
-                  disabled={settings.streamLockedByEnvironment}
-                  data-testid="settings-stream"
-                />
-                Streaming: show replies as they are written (turn off for an endpoint that cannot stream;
-                sendbox also finds one on its first failure)
-              </label>
-              {settings.streamLockedByEnvironment && (
-                <p className="dialog-note">Set by SENDBOX_MODEL_STREAM in the environment.</p>
-              )}
-              <label>
-                Context window (tokens)
-                <input
-                  name="contextTokens"
-                  type="number"
-                  min={2048}
-                  step={1}
-                  inputMode="numeric"
-                  defaultValue={settings.contextTokensSetting ?? ''}
-                  disabled={settings.contextTokensSource === 'environment'}
-                  placeholder={
-                    settings.contextTokens === undefined
-                      ? 'From the table of known models'
-                      : `${settings.contextTokens} (${settings.contextTokensSource ?? 'default'})`
-                  }
-                  data-testid="settings-context-tokens"
-                />
-              </label>
-              <p className="dialog-note">
-                {settings.contextTokensSource === 'environment'
-                  ? 'Set by SENDBOX_MODEL_CONTEXT_TOKENS in the environment.'
-                  : 'Past 80 % of it, old tool outputs are pruned from what the model reads and older turns are summarised; the transcript keeps everything. Leave empty to use the known window of the model.'}
-              </p>
-            </fieldset>
-            {check !== null && (
-              <p
-                className={check !== 'running' && !check.ok ? 'error' : 'dialog-note'}
-                role="status"
-                data-testid="settings-check"
+    <Dialog title="Model settings" onClose={onClose} testId="settings-panel">
+      {locked && (
+        <p className="dialog-note" data-testid="settings-locked">
+          The model is set by environment variables, which win over these settings. Unset them and restart
+          sendbox to choose the model here.
+        </p>
+      )}
+      {settings === null && !error && <p className="dialog-note">Loading…</p>}
+      {settings && (
+        <form ref={form} onSubmit={save}>
+          <fieldset disabled={locked || saving}>
+            <label>
+              Provider
+              <select
+                name="provider"
+                value={provider}
+                onChange={(event) => setProvider(event.target.value as Provider)}
+                data-testid="settings-provider"
               >
-                {check === 'running' ? 'Testing the connection…' : check.message}
+                <option value="xai">xAI</option>
+                <option value="openai-compatible">
+                  OpenAI-compatible (llama.cpp, Ollama, vLLM, OpenRouter…)
+                </option>
+              </select>
+            </label>
+            {provider === 'openai-compatible' && (
+              <label>
+                Base URL
+                <input
+                  name="baseURL"
+                  type="url"
+                  required
+                  defaultValue={settings.baseURL}
+                  onChange={(event) => setBaseURL(event.target.value)}
+                  placeholder="http://127.0.0.1:11434/v1"
+                  data-testid="settings-base-url"
+                />
+              </label>
+            )}
+            <label>
+              Model
+              <input
+                name="model"
+                defaultValue={settings.model}
+                required={provider === 'openai-compatible'}
+                placeholder={provider === 'xai' ? 'grok-4.7 (default)' : 'the model id, e.g. llama3.1'}
+                data-testid="settings-model"
+              />
+            </label>
+            <label>
+              API key
+              <input
+                name="apiKey"
+                type="password"
+                autoComplete="off"
+                placeholder={
+                  keyLeavesWithEndpoint
+                    ? 'The key for this endpoint'
+                    : settings.hasKey
+                      ? 'A key is saved; type to replace it'
+                      : provider === 'xai'
+                        ? 'Required'
+                        : 'Optional'
+                }
+                data-testid="settings-key"
+              />
+            </label>
+            {keyLeavesWithEndpoint && (
+              <p className="dialog-note warning" role="status" data-testid="settings-key-cleared">
+                The saved key belongs to the{' '}
+                {provider === settings.provider ? 'old base URL' : 'old provider'}: saving removes it, so it
+                is never sent to this endpoint. Enter this endpoint&apos;s key, or leave the field empty if it
+                needs none.
               </p>
             )}
-            {settings.webSearch && (
-              <p className="dialog-note" data-testid="settings-web-search">
-                {settings.webSearch.backend
-                  ? `Web search: ${settings.webSearch.backend}.`
-                  : settings.webSearch.howToEnable}
-              </p>
+            <p className="dialog-note">
+              The key is stored in the box&apos;s data folder (readable by you only) and never shown again. It
+              stays with its provider and base URL: changing either removes it unless you enter a new one.
+            </p>
+            <label className="dialog-check">
+              <input
+                name="vision"
+                type="checkbox"
+                defaultChecked={settings.vision}
+                disabled={settings.visionLockedByEnvironment}
+                data-testid="settings-vision"
+              />
+              Vision: the model can see images (turn off for a text-only model)
+            </label>
+            {settings.visionLockedByEnvironment && (
+              <p className="dialog-note">Set by SENDBOX_MODEL_VISION in the environment.</p>
             )}
-            {error && (
-              <p className="error" role="alert">
-                {error}
-              </p>
+            <label className="dialog-check">
+              <input
+                name="stream"
+                type="checkbox"
+                defaultChecked={settings.stream}
+                disabled={settings.streamLockedByEnvironment}
+                data-testid="settings-stream"
+              />
+              Streaming: show replies as they are written (turn off for an endpoint that cannot stream;
+              sendbox also finds one on its first failure)
+            </label>
+            {settings.streamLockedByEnvironment && (
+              <p className="dialog-note">Set by SENDBOX_MODEL_STREAM in the environment.</p>
             )}
-            {saved && (
-              <p className="dialog-saved" role="status" data-testid="settings-saved">
-                Saved: agents use this model from their next turn.
-              </p>
-            )}
-            <div className="dialog-actions">
-              <button type="button" onClick={onClose}>
-                Close
-              </button>
-              <button
-                type="button"
-                onClick={testConnection}
-                disabled={saving || check === 'running'}
-                data-testid="settings-test"
-              >
-                Test connection
-              </button>
-              <button
-                type="submit"
-                className="primary"
-                disabled={locked || saving}
-                data-testid="settings-save"
-              >
-                {saving ? 'Saving…' : 'Save'}
-              </button>
-            </div>
-          </form>
-        )}
-        {!settings && error && (
-          <p className="error" role="alert">
-            {error}
-          </p>
-        )}
-      </div>
-    </div>
+            <label>
+              Context window (tokens)
+              <input
+                name="contextTokens"
+                type="number"
+                min={2048}
+                step={1}
+                inputMode="numeric"
+                defaultValue={settings.contextTokensSetting ?? ''}
+                disabled={settings.contextTokensSource === 'environment'}
+                placeholder={
+                  settings.contextTokens === undefined
+                    ? 'From the table of known models'
+                    : `${settings.contextTokens} (${settings.contextTokensSource ?? 'default'})`
+                }
+                data-testid="settings-context-tokens"
+              />
+            </label>
+            <p className="dialog-note">
+              {settings.contextTokensSource === 'environment'
+                ? 'Set by SENDBOX_MODEL_CONTEXT_TOKENS in the environment.'
+                : 'Past 80 % of it, old tool outputs are pruned from what the model reads and older turns are summarised; the transcript keeps everything. Leave empty to use the known window of the model.'}
+            </p>
+          </fieldset>
+          {check !== null && (
+            <p
+              className={check !== 'running' && !check.ok ? 'error' : 'dialog-note'}
+              role="status"
+              data-testid="settings-check"
+            >
+              {check === 'running' ? 'Testing the connection…' : check.message}
+            </p>
+          )}
+          {settings.webSearch && (
+            <p className="dialog-note" data-testid="settings-web-search">
+              {settings.webSearch.backend
+                ? `Web search: ${settings.webSearch.backend}.`
+                : settings.webSearch.howToEnable}
+            </p>
+          )}
+          {error && (
+            <p className="error" role="alert">
+              {error}
+            </p>
+          )}
+          {saved && (
+            <p className="dialog-saved" role="status" data-testid="settings-saved">
+              Saved: agents use this model from their next turn.
+            </p>
+          )}
+          <div className="dialog-actions">
+            <button
+              type="button"
+              onClick={testConnection}
+              disabled={saving || check === 'running'}
+              data-testid="settings-test"
+            >
+              Test connection
+            </button>
+            <button type="submit" className="primary" disabled={locked || saving} data-testid="settings-save">
+              {saving ? 'Saving…' : 'Save'}
+            </button>
+          </div>
+        </form>
+      )}
+      {!settings && error && (
+        <p className="error" role="alert">
+          {error}
+        </p>
+      )}
+    </Dialog>
   );
 }
 

@@ -2,8 +2,11 @@ import { ledgerEntrySchema, SEND_MESSAGE_TYPES, type StoredMessage } from '@send
 import { describe, expect, it } from 'vitest';
 import { parseEntry, type TranscriptEntry } from './api/types.ts';
 import {
+  approvalOf,
   bubbleKindFor,
   deriveAnswers,
+  deriveApprovals,
+  hasOpenApproval,
   deriveQuestions,
   answerLabels,
   isShown,
@@ -175,5 +178,80 @@ describe('mergeEntries', () => {
     expect(merged.map((e) => e.seq)).toEqual([1, 3, 4, 5, 6]);
     expect(lastSeq(merged)).toBe(6);
     expect(lastSeq([])).toBe(0);
+  });
+});
+
+describe('approval cards', () => {
+  // As approvals/gate.ts writes them: the card, then `<card>-answer`.
+  const card = (seq: number, id: string) =>
+    entry({
+      id,
+      seq,
+      kind: 'tool-call',
+      name: 'mcp',
+      status: 'awaiting-approval',
+      toolCallId: id.slice('approval-'.length),
+      approval: {
+        subject: 'mcp:github/create_issue',
+        server: 'github',
+        toolName: 'create_issue',
+        args: { title: 'x' },
+        choices: ['allow', 'allow-always', 'deny'],
+      },
+    });
+  const answer = (seq: number, of: string, decision: string) =>
+    entry({
+      id: `${of}-answer`,
+      seq,
+      kind: 'tool-call',
+      name: 'mcp',
+      status: decision === 'deny' ? 'denied' : decision === 'stopped' ? 'stopped' : 'approved',
+      approval: { answers: of, decision },
+    });
+
+  it('draws a card as an approval, with its server, tool and arguments, and hides its answer', () => {
+    expect(bubbleKindFor(card(1, 'approval-a'))).toBe('approval');
+    expect(approvalOf(card(1, 'approval-a'))).toEqual({
+      subject: 'mcp:github/create_issue',
+      server: 'github',
+      toolName: 'create_issue',
+      args: { title: 'x' },
+    });
+    expect(bubbleKindFor(answer(2, 'approval-a', 'allow'))).toBeNull();
+    // A plain tool call stays a tool row.
+    expect(
+      bubbleKindFor(entry({ id: 't', seq: 3, kind: 'tool-call', name: 'write', status: 'success' })),
+    ).toBe('tool-call');
+    // A non-MCP card has no server.
+    expect(
+      approvalOf(
+        entry({
+          id: 'approval-w',
+          seq: 4,
+          kind: 'tool-call',
+          name: 'write',
+          status: 'awaiting-approval',
+          approval: { subject: 'write', toolName: 'write', args: { path: 'a' } },
+        }),
+      ),
+    ).toEqual({ subject: 'write', toolName: 'write', args: { path: 'a' } });
+  });
+
+  it('knows how each card was answered and whether one still waits', () => {
+    const entries = [
+      card(1, 'approval-a'),
+      answer(2, 'approval-a', 'allow-always'),
+      card(3, 'approval-b'),
+      answer(4, 'approval-b', 'stopped'),
+      card(5, 'approval-c'),
+    ];
+    const outcomes = deriveApprovals(entries);
+    expect([...outcomes]).toEqual([
+      ['approval-a', 'allow-always'],
+      ['approval-b', 'stopped'],
+    ]);
+    expect(hasOpenApproval(entries, outcomes)).toBe(true);
+    const all = [...entries, answer(6, 'approval-c', 'deny')];
+    expect(hasOpenApproval(all, deriveApprovals(all))).toBe(false);
   });
 });

@@ -127,6 +127,7 @@ export type BubbleKind =
   | 'secret-request'
   | 'user-attachment'
   | 'tool-call'
+  | 'approval'
   | 'notice'
   | 'event'
   | 'thinking'
@@ -161,7 +162,9 @@ export function bubbleKindFor(entry: TranscriptEntry): BubbleKind | null {
     case 'user-attachment':
       return 'user-attachment';
     case 'tool-call':
-      return 'tool-call';
+      // An approval's answer is shown on its card, not as a row of its own.
+      if (approvalAnswerOf(entry)) return null;
+      return approvalOf(entry) ? 'approval' : 'tool-call';
     case 'notice':
       return 'notice';
     case 'event':
@@ -203,4 +206,66 @@ export function retryableNoticeId(
     if (entry.kind === 'notice' && isError(entry)) return entry.id;
   }
   return null;
+}
+
+/** How an approval card was answered (`allow`, `allow-always`, `deny`), or `stopped` with its turn. */
+export type ApprovalOutcome = 'allow' | 'allow-always' | 'deny' | 'stopped';
+
+/** What an approval card asks (packages/box/src/approvals/gate.ts): a tool call that waits on the user. */
+export interface ApprovalRequest {
+  /** The rules' name of the call: `write`, `mcp:github/create_issue`. */
+  subject: string;
+  /** The MCP server, for an MCP call. */
+  server?: string;
+  toolName: string;
+  /** The call's arguments, scrubbed by the box. */
+  args: unknown;
+}
+
+/**
+ * The approval a tool-call entry asks for: the box writes the card as a `tool-call` with
+ * `status: "awaiting-approval"` and an `approval` object (the answer is a second entry).
+ */
+export function approvalOf(entry: TranscriptEntry): ApprovalRequest | null {
+  if (entry.kind !== 'tool-call' || entry.status !== 'awaiting-approval') return null;
+  const approval = (entry as { approval?: unknown }).approval;
+  if (typeof approval !== 'object' || approval === null) return null;
+  const { subject, server, toolName, args } = approval as Record<string, unknown>;
+  if (typeof subject !== 'string') return null;
+  return {
+    subject,
+    ...(typeof server === 'string' ? { server } : {}),
+    toolName: typeof toolName === 'string' ? toolName : entry.name,
+    args,
+  };
+}
+
+/** The card an answer entry (`<card id>-answer`, `approval: {answers, decision}`) answers, and how. */
+export function approvalAnswerOf(entry: TranscriptEntry): { card: string; outcome: ApprovalOutcome } | null {
+  if (entry.kind !== 'tool-call') return null;
+  const approval = (entry as { approval?: unknown }).approval;
+  if (typeof approval !== 'object' || approval === null) return null;
+  const { answers, decision } = approval as Record<string, unknown>;
+  if (typeof answers !== 'string') return null;
+  const outcome: ApprovalOutcome =
+    decision === 'allow' || decision === 'allow-always' || decision === 'deny' ? decision : 'stopped';
+  return { card: answers, outcome };
+}
+
+/** How each answered approval card was answered, by the card's id. */
+export function deriveApprovals(entries: readonly TranscriptEntry[]): ReadonlyMap<string, ApprovalOutcome> {
+  const outcomes = new Map<string, ApprovalOutcome>();
+  for (const entry of entries) {
+    const answer = approvalAnswerOf(entry);
+    if (answer) outcomes.set(answer.card, answer.outcome);
+  }
+  return outcomes;
+}
+
+/** Whether an approval card still waits for the user (none of the entries answers it). */
+export function hasOpenApproval(
+  entries: readonly TranscriptEntry[],
+  outcomes: ReadonlyMap<string, ApprovalOutcome>,
+): boolean {
+  return entries.some((entry) => !outcomes.has(entry.id) && approvalOf(entry) !== null);
 }

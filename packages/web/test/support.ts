@@ -8,6 +8,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
@@ -89,8 +90,11 @@ export interface RunningGateway {
   signIn(context: BrowserContext): Promise<void>;
   /** What the gateway printed so far (500s are detailed there, not to the client). */
   output(): string;
-  /** Stops the box; its data dir is removed unless `keepData` (for a restart on it). */
-  stop(options?: { keepData?: boolean }): Promise<void>;
+  /**
+   * Stops the box (SIGTERM, or `signal`: SIGKILL for a crash); its data dir is removed unless
+   * `keepData` (for a restart on it).
+   */
+  stop(options?: { keepData?: boolean; signal?: NodeJS.Signals }): Promise<void>;
 }
 
 /**
@@ -103,6 +107,8 @@ export async function startGateway(
   at?: { dataDir: string; port: number },
 ): Promise<RunningGateway> {
   const dataDir = at?.dataDir ?? (await fsp.mkdtemp(path.join(os.tmpdir(), 'sendbox-web-')));
+  // A box that was killed leaves its descriptor behind: wait for the new one, not that.
+  if (at) await fsp.rm(path.join(dataDir, 'gateway.json'), { force: true });
   const cleanEnv: NodeJS.ProcessEnv = { ...process.env };
   for (const key of Object.keys(cleanEnv)) {
     if (/^(XAI_|OPENAI_|SENDBOX_)/.test(key)) delete cleanEnv[key];
@@ -146,7 +152,7 @@ export async function startGateway(
         signIn: async (context) => signInContext(context, url, await freshLoginUrl(dataDir)),
         output: () => output,
         async stop(options = {}) {
-          if (child.exitCode === null) child.kill('SIGTERM');
+          if (child.exitCode === null && child.signalCode === null) child.kill(options.signal ?? 'SIGTERM');
           await exited;
           if (!options.keepData) await fsp.rm(dataDir, { recursive: true, force: true });
         },
@@ -328,6 +334,29 @@ export function modelEnv(model: ModelServer): Record<string, string> {
   return { SENDBOX_PROVIDER: 'openai-compatible', OPENAI_BASE_URL: model.baseURL, SENDBOX_MODEL: 'local' };
 }
 
+/**
+ * The box's own test MCP server (the SDK's McpServer on stdio: echo, add, fail, hang…) as an
+ * mcp.json entry, plus `extra` keys. It runs confined, so the checkout and the real folder of its
+ * node_modules (a link out of a git worktree) are mounted read-only for it.
+ */
+export function testMcpServer(extra: Record<string, unknown> = {}): Record<string, unknown> {
+  const modules = fs.realpathSync(path.join(REPO_ROOT, 'node_modules'));
+  return {
+    command: 'node',
+    args: [path.join(REPO_ROOT, 'packages/box/src/mcp/testing/stdio-server.mjs')],
+    readOnly: modules.startsWith(`${REPO_ROOT}${path.sep}`) ? [REPO_ROOT] : [REPO_ROOT, modules],
+    ...extra,
+  };
+}
+
+/** Writes `<dataDir>/mcp.json` with these servers (the box reads it again when it changes). */
+export async function writeMcpConfig(dataDir: string, servers: Record<string, unknown>): Promise<void> {
+  await fsp.writeFile(
+    path.join(dataDir, 'mcp.json'),
+    `${JSON.stringify({ mcpServers: servers }, null, 2)}\n`,
+  );
+}
+
 /** One gateway method over HTTP, as the page calls it (Bearer token, JSON in and out). */
 export async function callGateway<T>(gateway: RunningGateway, method: string, body: object): Promise<T> {
   const response = await fetch(new URL(`api/${method}`, gateway.url), {
@@ -441,4 +470,23 @@ export async function openSignedInPage(
   });
   await page.goto(`${target.url}${hash}`);
   return { page, problems };
+}
+
+const AXE_SOURCE = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+/** axe-core's critical and serious findings on the page as it stands, one line each. */
+export async function axeViolations(page: Page): Promise<string[]> {
+  await page.evaluate(AXE_SOURCE);
+  return page.evaluate(async () => {
+    const axe = (window as unknown as { axe: { run(): Promise<{ violations: AxeViolation[] }> } }).axe;
+    interface AxeViolation {
+      id: string;
+      impact: string | null;
+      nodes: Array<{ target: string[] }>;
+    }
+    const result = await axe.run();
+    return result.violations
+      .filter((v) => v.impact === 'critical' || v.impact === 'serious')
+      .map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+  });
 }

@@ -3,13 +3,12 @@
  * and a scripted model, at 1280×800 and 390×844. One browser for the file; each test leaves
  * screenshots in `test-artifacts/web/`.
  */
-import { createRequire } from 'node:module';
-import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  axeViolations,
   callGateway,
   ensureBuilt,
   launchBrowser,
@@ -26,7 +25,6 @@ import { samplePng } from './sample-files.ts';
 
 const DESKTOP = { width: 1280, height: 800 };
 const PHONE = { width: 390, height: 844 };
-const AXE_SOURCE = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
 let browser: Browser;
 let bare: RunningGateway;
@@ -105,22 +103,6 @@ function squeezedText(page: Page): Promise<string[]> {
       if (lines > 1 && text.length / lines < 4) found.push(`${text} (${lines} lines)`);
     }
     return found;
-  });
-}
-
-async function axeViolations(page: Page): Promise<string[]> {
-  await page.evaluate(AXE_SOURCE);
-  return page.evaluate(async () => {
-    const axe = (window as unknown as { axe: { run(): Promise<{ violations: AxeViolation[] }> } }).axe;
-    interface AxeViolation {
-      id: string;
-      impact: string | null;
-      nodes: Array<{ target: string[] }>;
-    }
-    const result = await axe.run();
-    return result.violations
-      .filter((v) => v.impact === 'critical' || v.impact === 'serious')
-      .map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
   });
 }
 

@@ -13,6 +13,8 @@
  *   (`CAMPFIRE_CODING_AGENT_DIR` for campfire).
  * - `cursor`: `<out or $CURSOR_CONFIG_DIR or ~/.cursor>/chats/<md5(cwd)>/<id>/store.db`.
  * - `cursor_desktop`: rows in `<out or $CURSOR_DESKTOP_USER_DIR>/globalStorage/state.vscdb`.
+ * - `antigravity`: `<out or $TXCRIPT_ANTIGRAVITY_ROOT or ~/.gemini/antigravity-cli>/conversations/<id>.db`
+ *   and `brain/<id>/`.
  * - `cowork`: `<account tree>/local_<id>.json` and its folder, under the app's
  *   sessions root, or `<out>/<nil uuid>/<nil uuid>/`.
  *
@@ -31,6 +33,7 @@ import { resumeCommand as grokResume } from '../harness/grok/index.ts';
 import { resumeCommand as cursorResume } from '../harness/cursor/index.ts';
 import { resumeCommand as cursorDesktopResume } from '../harness/cursor-desktop/index.ts';
 import { resumeCommand as coworkResume } from '../harness/cowork/index.ts';
+import { resumeCommand as antigravityResume } from '../harness/antigravity/index.ts';
 import type { Harness } from '../harness/types.ts';
 import { withBoxTools } from './box-tools.ts';
 import { type MintOptions, type MintResult, mintGrokBotAgent } from './grok-bot-mint.ts';
@@ -98,6 +101,13 @@ const TARGETS: Readonly<Record<string, TargetSpec>> = {
     outEnv: (dir) => ({ CURSOR_DESKTOP_USER_DIR: dir }),
     outVariable: 'CURSOR_DESKTOP_USER_DIR',
     resume: cursorDesktopResume,
+  },
+  antigravity: {
+    outEnv: (dir) => ({ TXCRIPT_ANTIGRAVITY_ROOT: dir }),
+    outVariable: 'TXCRIPT_ANTIGRAVITY_ROOT',
+    // The CLI reads ~/.gemini/antigravity-cli alone: an export is copied there to be resumed.
+    outUse: (dir) => `cp -r ${shellWord(dir)}/. ~/.gemini/antigravity-cli/`,
+    resume: antigravityResume,
   },
   cowork: {
     // An export has no account of the app's: it goes under a placeholder account tree.

@@ -185,7 +185,7 @@ describe('txcript continue (in-process)', () => {
     const r = await txcript(['continue', doc]);
     expect(r).toMatchObject({ code: 2, stdout: '' });
     expect(r.stderr).toBe(
-      `txcript: where should ${doc} continue? — add --with and one of: grok_bot, claude_code, codex, pi, campfire, grok, opencode, cursor, cursor_desktop, cowork\n`,
+      `txcript: where should ${doc} continue? — add --with and one of: grok_bot, claude_code, codex, pi, campfire, grok, opencode, cursor, cursor_desktop, antigravity, cowork\n`,
     );
   });
 

@@ -53,6 +53,11 @@ export const harnessCatalog: readonly HarnessEntry[] = [
     load: async () => (await import('./cursor-desktop/index.ts')).cursorDesktop,
   },
   {
+    id: 'antigravity',
+    aliases: HARNESS_NAMES.antigravity,
+    load: async () => (await import('./antigravity/index.ts')).antigravity,
+  },
+  {
     id: 'hermes',
     aliases: HARNESS_NAMES.hermes,
     load: async () => (await import('./hermes/index.ts')).hermes,

@@ -47,6 +47,7 @@ describe('cross-harness', () => {
         'cursor',
         'cursor_desktop',
         'hermes',
+        'antigravity',
       ]),
     );
   });

@@ -81,6 +81,11 @@ export const sessionSources: readonly SessionSource[] = [
     openStore: async (env) => (await import('./cursor-desktop/store.ts')).cursorDesktopStore(env),
   },
   {
+    id: 'antigravity',
+    aliases: HARNESS_NAMES.antigravity,
+    openStore: async (env) => (await import('./antigravity/store.ts')).antigravityStore(env),
+  },
+  {
     id: 'hermes',
     aliases: HARNESS_NAMES.hermes,
     openStore: async (env) => (await import('./hermes/store.ts')).hermesStore(env),

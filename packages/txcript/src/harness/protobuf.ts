@@ -34,49 +34,58 @@ function readVarint(buf: Uint8Array, at: number): { value: number; next: number 
   return undefined;
 }
 
-/** The fields of one message, in wire order; reading stops at the first damaged byte. */
-export function pbFields(buf: Uint8Array): PbField[] {
+/**
+ * The fields of one message, in wire order, and whether every byte was read:
+ * reading stops at the first damaged byte (`whole` false).
+ */
+export function pbRead(buf: Uint8Array): { fields: PbField[]; whole: boolean } {
   const out: PbField[] = [];
+  const damaged = { fields: out, whole: false };
   let i = 0;
   while (i < buf.length) {
     const tag = readVarint(buf, i);
-    if (tag === undefined) break;
+    if (tag === undefined) return damaged;
     const field = Math.floor(tag.value / 8);
-    if (field === 0) break;
+    if (field === 0) return damaged;
     let at = tag.next;
     let value: PbValue;
     switch (tag.value % 8) {
       case 0: {
         const v = readVarint(buf, at);
-        if (v === undefined) return out;
+        if (v === undefined) return damaged;
         value = { wire: 'varint', value: v.value };
         at = v.next;
         break;
       }
       case 2: {
         const len = readVarint(buf, at);
-        if (len === undefined || len.next + len.value > buf.length) return out;
+        if (len === undefined || len.next + len.value > buf.length) return damaged;
         value = { wire: 'bytes', value: buf.subarray(len.next, len.next + len.value) };
         at = len.next + len.value;
         break;
       }
       case 5:
-        if (at + 4 > buf.length) return out;
+        if (at + 4 > buf.length) return damaged;
         value = { wire: 'fixed32', value: buf.subarray(at, at + 4) };
         at += 4;
         break;
       case 1:
-        if (at + 8 > buf.length) return out;
+        if (at + 8 > buf.length) return damaged;
         value = { wire: 'fixed64', value: buf.subarray(at, at + 8) };
         at += 8;
         break;
       default:
-        return out; // groups (3, 4) are not used by these formats; anything else is damage
+        return damaged; // groups (3, 4) are not used by these formats; anything else is damage
     }
     out.push({ field, value });
     i = at;
   }
-  return out;
+  return { fields: out, whole: true };
+}
+
+/** The fields of one message, in wire order; reading stops at the first damaged byte. */
+export function pbFields(buf: Uint8Array): PbField[] {
+  return pbRead(buf).fields;
 }
 
 /** The bytes of the first length-delimited field `n`. */

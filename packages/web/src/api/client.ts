@@ -220,6 +220,12 @@ export function createApiClient(options: ApiClientOptions = {}) {
       call('removeQueuedPrompt', input, removedResponseSchema),
     answerWidget: (input: { agentId: string; messageId: string; answer: string | string[] }) =>
       call('answerWidget', input, acceptedResponseSchema),
+    /** Answers an approval card (a tool call waiting on the user); accepted once per card. */
+    answerToolApproval: (input: {
+      agentId: string;
+      entryId: string;
+      decision: 'allow' | 'allow-always' | 'deny';
+    }) => call('answerToolApproval', input, acceptedResponseSchema),
     /** The value goes into the request body only: never logged, never kept. */
     submitSecret: (input: { agentId: string; messageId: string; value: string }) =>
       call('submitSecret', input, savedResponseSchema),

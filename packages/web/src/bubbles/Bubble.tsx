@@ -7,7 +7,8 @@
 import { assertNever } from '@sendbox/protocol';
 import { memo, type ReactNode } from 'react';
 import type { TranscriptEntry } from '../api/types.ts';
-import { bubbleKindFor, type BubbleKind } from '../transcript.ts';
+import { approvalOf, bubbleKindFor, type ApprovalOutcome, type BubbleKind } from '../transcript.ts';
+import { ApprovalBubble } from './ApprovalBubble.tsx';
 import { AttachmentBubble } from './AttachmentBubble.tsx';
 import { CursorAgentBubble } from './CursorAgentBubble.tsx';
 import { EventBubble } from './EventBubble.tsx';
@@ -32,6 +33,7 @@ const SIDE: Record<BubbleKind, 'user' | 'agent' | 'meta'> = {
   'cursor-agent': 'agent',
   'secret-request': 'agent',
   'tool-call': 'meta',
+  approval: 'agent',
   notice: 'meta',
   event: 'meta',
   thinking: 'meta',
@@ -49,6 +51,8 @@ export interface BubbleProps {
   skipped?: boolean | undefined;
   /** For a failed-model-call notice: it is the latest turn's outcome, so Retry is offered. */
   retryable?: boolean | undefined;
+  /** For an approval card: how it was answered (`deriveApprovals`); undefined while it waits. */
+  outcome?: ApprovalOutcome | undefined;
 }
 
 function body(
@@ -56,6 +60,7 @@ function body(
   answer: string | undefined,
   skipped: boolean,
   retryable: boolean,
+  outcome: ApprovalOutcome | undefined,
 ): ReactNode {
   switch (entry.kind) {
     case 'message':
@@ -79,8 +84,11 @@ function body(
     }
     case 'user-attachment':
       return <UserAttachmentBubble entry={entry} />;
-    case 'tool-call':
+    case 'tool-call': {
+      const request = approvalOf(entry);
+      if (request) return <ApprovalBubble entryId={entry.id} request={request} outcome={outcome} />;
       return <ToolCallBubble entry={entry} />;
+    }
     case 'notice':
       return <NoticeBubble entry={entry} retryable={retryable} />;
     case 'event':
@@ -101,6 +109,7 @@ export const Bubble = memo(function Bubble({
   answer,
   skipped = false,
   retryable = false,
+  outcome,
 }: BubbleProps) {
   const kind = bubbleKindFor(entry);
   if (kind === null) return null;
@@ -118,7 +127,7 @@ export const Bubble = memo(function Bubble({
       data-seq={entry.seq}
       aria-label={ariaLabel(kind, entry)}
     >
-      {body(entry, answer, skipped, retryable)}
+      {body(entry, answer, skipped, retryable, outcome)}
       {entry.kind === 'send-message' && entry.stopped === true && (
         <p className="bubble-stopped" data-testid="bubble-stopped">
           Stopped: you stopped the agent while it wrote this

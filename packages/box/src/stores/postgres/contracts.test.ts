@@ -15,6 +15,10 @@ import { PgInbox } from './inbox.ts';
 import { inboxContract } from '../inbox.contract.ts';
 import { TURN_QUEUE } from './turn-queue.ts';
 import { StoreWriteError } from '../errors.ts';
+import { ledgerContract } from '../ledger.contract.ts';
+import { transcriptContract } from '../transcript.contract.ts';
+import { PgLedger } from './ledger.ts';
+import { PgTranscript } from './transcript.ts';
 
 const services = useServices();
 const key = randomBytes(32);
@@ -69,6 +73,23 @@ describe('PgInbox accepting an input', () => {
     expect(rows.rowCount).toBe(0);
   });
 });
+
+// Each handle writes under no lease (epoch null), as the gateway's own writes do.
+ledgerContract(
+  'postgres',
+  clusterBackend(services, ({ db, agentId }) => ({
+    open: () => new PgLedger(db, { agentId, epoch: null }),
+    close: (ledger) => ledger.close(),
+  })),
+);
+
+transcriptContract(
+  'postgres',
+  clusterBackend(services, ({ db, agentId }) => ({
+    open: () => new PgTranscript(db, { agentId, epoch: null }),
+    close: (log) => log.close(),
+  })),
+);
 
 secretsContract(
   'postgres',

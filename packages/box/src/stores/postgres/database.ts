@@ -4,6 +4,7 @@
  * start together do not race on `CREATE TABLE`.
  */
 import pg from 'pg';
+import { SyncSql } from './sync-sql.ts';
 
 export const DEFAULT_SCHEMA = 'sendbox';
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
@@ -14,6 +15,8 @@ export interface Database {
   readonly schema: string;
   /** `schema.name`, quoted for SQL. */
   table(name: string): string;
+  /** This worker's synchronous connection (the ledger and the transcript write through it), opened on first use. */
+  sync(): SyncSql;
   close(): Promise<void>;
 }
 
@@ -42,6 +45,38 @@ function migrations(s: string): string[] {
        PRIMARY KEY (agent_id, nonce)
      )`,
     `CREATE INDEX IF NOT EXISTS inbox_pending ON ${s}.inbox (agent_id, seq) WHERE state = 'pending'`,
+    // One row per agent: who holds its turns (leases.ts). `epoch` only grows; every write of a turn checks it.
+    `CREATE TABLE IF NOT EXISTS ${s}.leases (
+       agent_id text PRIMARY KEY,
+       owner text NOT NULL,
+       epoch bigint NOT NULL,
+       expires_at timestamptz NOT NULL
+     )`,
+    // The ledger rows exactly as store.db holds them (seq per agent, id, the entry's JSON text), and
+    // the epoch of the lease they were written under (null: written by no turn).
+    `CREATE TABLE IF NOT EXISTS ${s}.ledger (
+       agent_id text NOT NULL,
+       seq bigint NOT NULL,
+       id text NOT NULL,
+       entry text NOT NULL,
+       epoch bigint,
+       PRIMARY KEY (agent_id, seq),
+       UNIQUE (agent_id, id)
+     )`,
+    `CREATE TABLE IF NOT EXISTS ${s}.ledger_kv (
+       agent_id text NOT NULL,
+       key text NOT NULL,
+       value text NOT NULL,
+       PRIMARY KEY (agent_id, key)
+     )`,
+    // The transcript: each row the exact JSONL lines of one append, as the grok_bot codec rendered them.
+    `CREATE TABLE IF NOT EXISTS ${s}.transcript (
+       agent_id text NOT NULL,
+       seq bigint NOT NULL,
+       text text NOT NULL,
+       epoch bigint,
+       PRIMARY KEY (agent_id, seq)
+     )`,
   ];
 }
 
@@ -75,11 +110,16 @@ export async function openDatabase(
     throw error;
   }
   client.release();
+  let sync: SyncSql | undefined;
   return {
     pool,
     schema,
     table: (table) => `${schema}.${table}`,
-    close: () => pool.end(),
+    sync: () => (sync ??= new SyncSql(url)),
+    close: () => {
+      sync?.close();
+      return pool.end();
+    },
   };
 }
 

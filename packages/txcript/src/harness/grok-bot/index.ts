@@ -45,9 +45,11 @@ export {
 export {
   LEDGER_DDL,
   LedgerError,
+  ledgerRowsOf,
   openLedgerForWrite,
   openLedgerReadOnly,
   readLedgerFile,
+  validateLedgerEntries,
 } from './ledger-db.ts';
 export type {
   LedgerOpenOptions,
@@ -56,6 +58,7 @@ export type {
   LedgerRow,
   LedgerSummary,
   LedgerWriter,
+  RawRow as RawLedgerRow,
 } from './ledger-db.ts';
 export { parseLedgerEntries, parseLedgerEntry } from './ledger-entry.ts';
 export type { ForeignLedgerEntry, LegacyLedgerEntry, ReadLedgerEntry } from './ledger-entry.ts';

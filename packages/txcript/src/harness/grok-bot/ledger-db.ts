@@ -135,10 +135,63 @@ function ledgerError(e: unknown, path: string, doing: string): LedgerError {
   return new LedgerError(message, path, code);
 }
 
-interface RawRow {
+/**
+ * Throws a LedgerError naming the first entry that is not a valid ledger entry (and where); every
+ * ledger backend checks a batch with this before writing any of it.
+ */
+export function validateLedgerEntries(entries: readonly LedgerEntry[], path: string): void {
+  entries.forEach((entry, i) => {
+    const r = ledgerEntrySchema.safeParse(entry);
+    if (!r.success) {
+      const issue = r.error.issues[0];
+      const where = issue === undefined || issue.path.length === 0 ? '(entry)' : issue.path.join('.');
+      const id =
+        typeof (entry as { id?: unknown }).id === 'string' ? ` (id ${(entry as { id: string }).id})` : '';
+      throw new LedgerError(
+        `${path}: entry ${i}${id} is not a valid ledger entry: ${where}: ${issue?.message ?? 'invalid'}; nothing was written`,
+        path,
+      );
+    }
+  });
+}
+
+/** A ledger row as stored; `id` and `entry` as the table gives them (text when well-formed). */
+export interface RawRow {
   seq: number | bigint;
   id: unknown;
   entry: unknown;
+}
+
+/**
+ * Ledger rows as stored (`seq`, `id`, `entry` JSON text) read into entries: a row that is not JSON or
+ * not a valid entry is skipped with a warning naming its seq (`source` locates the ledger). Every
+ * ledger backend reads its rows through this.
+ */
+export function ledgerRowsOf(raw: readonly RawRow[], source: string): LedgerRead {
+  const rows: LedgerRow[] = [];
+  const warnings: Warning[] = [];
+  for (const r of raw) {
+    const seq = Number(r.seq);
+    const rowId = typeof r.id === 'string' ? r.id : undefined;
+    let value: unknown;
+    try {
+      value = typeof r.entry === 'string' ? JSON.parse(r.entry) : undefined;
+    } catch (e) {
+      const why = e instanceof Error ? e.message : String(e);
+      warnings.push({
+        source,
+        message: `seq ${seq}: entry is not valid JSON (${why}); skipped`,
+      });
+      continue;
+    }
+    const parsed = parseLedgerEntry(value, rowId);
+    if (!parsed.ok) {
+      warnings.push({ source, message: `seq ${seq}: ${parsed.problem}` });
+      continue;
+    }
+    rows.push({ seq, id: rowId ?? parsed.entry.id, entry: parsed.entry });
+  }
+  return { rows, warnings };
 }
 
 class LedgerDb implements LedgerWriter {
@@ -211,30 +264,7 @@ class LedgerDb implements LedgerWriter {
   }
 
   private toRows(raw: RawRow[]): LedgerRead {
-    const rows: LedgerRow[] = [];
-    const warnings: Warning[] = [];
-    for (const r of raw) {
-      const seq = Number(r.seq);
-      const rowId = typeof r.id === 'string' ? r.id : undefined;
-      let value: unknown;
-      try {
-        value = typeof r.entry === 'string' ? JSON.parse(r.entry) : undefined;
-      } catch (e) {
-        const why = e instanceof Error ? e.message : String(e);
-        warnings.push({
-          source: this.path,
-          message: `seq ${seq}: entry is not valid JSON (${why}); skipped`,
-        });
-        continue;
-      }
-      const parsed = parseLedgerEntry(value, rowId);
-      if (!parsed.ok) {
-        warnings.push({ source: this.path, message: `seq ${seq}: ${parsed.problem}` });
-        continue;
-      }
-      rows.push({ seq, id: rowId ?? parsed.entry.id, entry: parsed.entry });
-    }
-    return { rows, warnings };
+    return ledgerRowsOf(raw, this.path);
   }
 
   readLedgerEntries(limit?: number): LedgerRead {
@@ -352,19 +382,7 @@ class LedgerDb implements LedgerWriter {
   }
 
   appendEntries(entries: readonly LedgerEntry[]): number[] {
-    entries.forEach((entry, i) => {
-      const r = ledgerEntrySchema.safeParse(entry);
-      if (!r.success) {
-        const issue = r.error.issues[0];
-        const where = issue === undefined || issue.path.length === 0 ? '(entry)' : issue.path.join('.');
-        const id =
-          typeof (entry as { id?: unknown }).id === 'string' ? ` (id ${(entry as { id: string }).id})` : '';
-        throw new LedgerError(
-          `${this.path}: entry ${i}${id} is not a valid ledger entry: ${where}: ${issue?.message ?? 'invalid'}; nothing was written`,
-          this.path,
-        );
-      }
-    });
+    validateLedgerEntries(entries, this.path);
     this.appendAll ??= this.db.transaction((list: readonly LedgerEntry[]) =>
       list.map((e) => {
         try {

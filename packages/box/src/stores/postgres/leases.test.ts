@@ -1,0 +1,132 @@
+/** Leases and fencing against a real PostgreSQL: one owner at a time, and a superseded writer refused. */
+import type { LedgerEntry } from '@sendbox/protocol';
+import { describe, expect, it } from 'vitest';
+import { useBackend } from '../contract.ts';
+import { clusterBackend, useServices, type ClusterHome } from './backend.ts';
+import { fenceStatements, Leases, SupersededError, type AgentFence } from './leases.ts';
+import { PgLedger } from './ledger.ts';
+import { PgTranscript } from './transcript.ts';
+
+const services = useServices();
+const notice = (id: string): LedgerEntry => ({ id, kind: 'notice', text: id, timestampMs: 1 });
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('leases with fencing (postgres)', () => {
+  const open = useBackend(
+    clusterBackend<ClusterHome>(services, (home) => ({ open: () => home, close: () => undefined })),
+  );
+
+  it('gives the lease to one owner at a time, and a higher epoch to each claim', async () => {
+    const home = await open();
+    const a = new Leases(home.db, 'worker-a', 400);
+    const b = new Leases(home.db, 'worker-b', 400);
+    const first = await a.claim(home.agentId);
+    expect(first).toMatchObject({ owner: 'worker-a', epoch: 1 });
+    expect(await b.claim(home.agentId)).toBeUndefined();
+    // The holder claiming again (its next turn) gets a new epoch.
+    const again = await a.claim(home.agentId);
+    expect(again?.epoch).toBe(2);
+    expect(await a.renew(first!)).toBe(false);
+    expect(await a.renew(again!)).toBe(true);
+    // Once it lapses, another worker takes it.
+    await sleep(500);
+    const taken = await b.claim(home.agentId);
+    expect(taken).toMatchObject({ owner: 'worker-b', epoch: 3 });
+    expect(await a.renew(again!)).toBe(false);
+    // A released lease is free at once, and its epoch still grows.
+    await b.release(taken!);
+    expect((await a.claim(home.agentId))?.epoch).toBe(4);
+  });
+
+  it('lets exactly one of many concurrent claims win', async () => {
+    const home = await open();
+    const workers = Array.from({ length: 12 }, (_, i) => new Leases(home.db, `worker-${i}`, 10_000));
+    for (let round = 1; round <= 3; round++) {
+      const agentId = `${home.agentId}-${round}`;
+      const results = await Promise.all(workers.map((worker) => worker.claim(agentId)));
+      const won = results.filter((lease) => lease !== undefined);
+      expect(won).toHaveLength(1);
+      expect(won[0]!.epoch).toBe(1);
+    }
+  });
+
+  it('refuses every write of a worker whose lease was taken over, and keeps the new holder’s', async () => {
+    const home = await open();
+    const a = new Leases(home.db, 'worker-a', 300);
+    const b = new Leases(home.db, 'worker-b', 300);
+    const leaseA = (await a.claim(home.agentId))!;
+    const fenceA: AgentFence = { agentId: home.agentId, epoch: leaseA.epoch };
+    const ledgerA = new PgLedger(home.db, fenceA);
+    const logA = new PgTranscript(home.db, fenceA);
+    ledgerA.appendEntries([notice('t1u')]);
+    logA.append('{"a":1}\n');
+
+    // Worker A stalls past its lease (a GC pause, a stopped process); B takes the agent over.
+    await sleep(400);
+    const leaseB = await b.claimWhenFree(home.agentId);
+    expect(leaseB.epoch).toBe(leaseA.epoch + 1);
+    const fenceB: AgentFence = { agentId: home.agentId, epoch: leaseB.epoch };
+    const ledgerB = new PgLedger(home.db, fenceB);
+    const logB = new PgTranscript(home.db, fenceB);
+
+    // A wakes and writes: refused, whole.
+    expect(() => ledgerA.appendEntries([notice('t1a0'), notice('t1e')])).toThrow(SupersededError);
+    expect(() => logA.append('{"a":2}\n')).toThrow(/taken over by another worker/);
+    expect(await a.renew(leaseA)).toBe(false);
+
+    ledgerB.appendEntries([notice('t1n0')]);
+    logB.append('{"b":1}\n');
+    expect(ledgerB.readLedgerEntries().rows.map((row) => [row.seq, row.id])).toEqual([
+      [1, 't1u'],
+      [2, 't1n0'],
+    ]);
+    expect(await logB.read()).toBe('{"a":1}\n{"b":1}\n');
+    const epochs = await home.db.pool.query<{ epoch: string }>(
+      `SELECT epoch FROM ${home.db.table('ledger')} WHERE agent_id = $1 UNION ALL
+       SELECT epoch FROM ${home.db.table('transcript')} WHERE agent_id = $1 ORDER BY 1`,
+      [home.agentId],
+    );
+    expect(epochs.rows.map((row) => Number(row.epoch))).toEqual([1, 1, 2, 2]);
+  });
+
+  it('orders a write in flight before a takeover: the claim waits for its commit', async () => {
+    const home = await open();
+    const a = new Leases(home.db, 'worker-a', 100);
+    const b = new Leases(home.db, 'worker-b', 100);
+    const leaseA = (await a.claim(home.agentId))!;
+    await sleep(150); // lapsed, not yet taken
+    const fence: AgentFence = { agentId: home.agentId, epoch: leaseA.epoch };
+    const writer = await home.db.pool.connect();
+    try {
+      await writer.query('BEGIN');
+      for (const step of fenceStatements(home.db, fence)) {
+        const result = await writer.query(step.text, [...(step.values ?? [])]);
+        expect(result.rowCount).toBe(1); // still epoch 1: the fence passes
+      }
+      let claimed = false;
+      const claim = b.claim(home.agentId).then((lease) => {
+        claimed = true;
+        return lease;
+      });
+      await sleep(300);
+      expect(claimed).toBe(false); // held back by the write's share lock on the lease row
+      await writer.query('COMMIT');
+      expect((await claim)?.epoch).toBe(leaseA.epoch + 1);
+    } finally {
+      writer.release();
+    }
+    // Once the claim committed, the same fence finds no row: the write is refused.
+    expect(() => new PgLedger(home.db, fence).appendEntries([notice('late')])).toThrow(SupersededError);
+  });
+
+  it('writes under no lease (epoch null) serialized, with seqs counted per agent', async () => {
+    const home = await open();
+    const one = new PgLedger(home.db, { agentId: home.agentId, epoch: null });
+    const other = new PgLedger(home.db, { agentId: `${home.agentId}-other`, epoch: null });
+    expect(one.appendEntries([notice('a'), notice('b')])).toEqual([1, 2]);
+    expect(other.appendEntries([notice('a')])).toEqual([1]);
+    expect(one.appendEntries([notice('c')])).toEqual([3]);
+    expect(() => one.appendEntries([notice('d'), notice('a')])).toThrow(/already exists/);
+    expect(one.countEntries()).toBe(3);
+  });
+});

@@ -1,0 +1,128 @@
+/**
+ * An agent's UI ledger in PostgreSQL: the rows of `ledger` exactly as store.db holds them (`seq`
+ * counting from 1 per agent, `id`, the entry's JSON text), plus the epoch they were written under,
+ * and its key-value table in `ledger_kv`. Entries are checked and read back by txcript's ledger code
+ * (`validateLedgerEntries`, `ledgerRowsOf`), as the files backend's are.
+ *
+ * The interface is synchronous, as SQLite's is: calls go through the worker's SyncSql. Each batch is
+ * one transaction behind the agent's fence (leases.ts): a worker whose lease was taken over writes
+ * nothing (SupersededError).
+ */
+import type { LedgerEntry } from '@sendbox/protocol';
+import {
+  LedgerError,
+  ledgerRowsOf,
+  validateLedgerEntries,
+  type JsonValue,
+  type LedgerRead,
+  type RawLedgerRow,
+} from '@sendbox/txcript';
+import type { LedgerStore } from '../ledger.ts';
+import type { Database } from './database.ts';
+import { fencedError, fenceStatements, type AgentFence } from './leases.ts';
+
+const UNIQUE_VIOLATION = '23505';
+
+export class PgLedger implements LedgerStore {
+  /** Names the ledger in warnings and errors. */
+  readonly source: string;
+
+  constructor(
+    private readonly db: Database,
+    private readonly fence: AgentFence,
+  ) {
+    this.source = `postgres ${db.table('ledger')} agent ${fence.agentId}`;
+  }
+
+  private get agentId(): string {
+    return this.fence.agentId;
+  }
+
+  appendEntries(entries: readonly LedgerEntry[]): number[] {
+    if (entries.length === 0) return [];
+    validateLedgerEntries(entries, this.source);
+    const ledger = this.db.table('ledger');
+    let results;
+    try {
+      results = this.db.sync().transaction([
+        ...fenceStatements(this.db, this.fence),
+        {
+          text: `INSERT INTO ${ledger} (agent_id, seq, id, entry, epoch)
+                 SELECT $1, last.seq + e.ord, e.id, e.entry, $4
+                 FROM unnest($2::text[], $3::text[]) WITH ORDINALITY AS e(id, entry, ord),
+                      (SELECT COALESCE(max(seq), 0) AS seq FROM ${ledger} WHERE agent_id = $1) AS last
+                 RETURNING seq`,
+          values: [
+            this.agentId,
+            entries.map((entry) => entry.id),
+            entries.map((entry) => JSON.stringify(entry)),
+            this.fence.epoch,
+          ],
+        },
+      ]);
+    } catch (error) {
+      if ((error as { code?: string }).code === UNIQUE_VIOLATION) {
+        throw new LedgerError(
+          `${this.source}: an entry with one of the ids ${entries.map((entry) => entry.id).join(', ')} already exists (ids are unique); nothing was written`,
+          this.source,
+          UNIQUE_VIOLATION,
+        );
+      }
+      throw fencedError(this.fence, error);
+    }
+    // seq = the last seq + the entry's position: ascending in the batch's order.
+    return results
+      .at(-1)!
+      .rows.map((row) => Number(row.seq))
+      .sort((a, b) => a - b);
+  }
+
+  readLedgerEntries(): LedgerRead {
+    return this.readEntriesAfter(0);
+  }
+
+  readEntriesAfter(seq: number): LedgerRead {
+    const { rows } = this.db
+      .sync()
+      .query(
+        `SELECT seq, id, entry FROM ${this.db.table('ledger')} WHERE agent_id = $1 AND seq > $2 ORDER BY seq`,
+        [this.agentId, seq],
+      );
+    return ledgerRowsOf(rows as unknown as RawLedgerRow[], this.source);
+  }
+
+  countEntries(): number {
+    const { rows } = this.db
+      .sync()
+      .query(`SELECT count(*) AS n FROM ${this.db.table('ledger')} WHERE agent_id = $1`, [this.agentId]);
+    return Number(rows[0]!.n);
+  }
+
+  getKv(key: string): JsonValue | undefined {
+    const { rows } = this.db
+      .sync()
+      .query(`SELECT value FROM ${this.db.table('ledger_kv')} WHERE agent_id = $1 AND key = $2`, [
+        this.agentId,
+        key,
+      ]);
+    const value = rows[0]?.value;
+    if (typeof value !== 'string') return undefined;
+    try {
+      return JSON.parse(value) as JsonValue;
+    } catch {
+      return value;
+    }
+  }
+
+  setKv(key: string, value: JsonValue): void {
+    this.db.sync().query(
+      `INSERT INTO ${this.db.table('ledger_kv')} (agent_id, key, value) VALUES ($1, $2, $3)
+       ON CONFLICT (agent_id, key) DO UPDATE SET value = EXCLUDED.value`,
+      [this.agentId, key, JSON.stringify(value)],
+    );
+  }
+
+  close(): void {
+    // The connection is the worker's, shared by every agent: closed with the database.
+  }
+}

@@ -1,0 +1,271 @@
+/**
+ * Approval cards in the web UI (issue 20), in headless Chromium against the real gateway, a
+ * scripted model and a real MCP server (the SDK's, on stdio, confined) whose tools ask first
+ * (`approval: "ask"`): allow and deny from the card, by keyboard and by touch, at 1280×800 and
+ * 390×844; "Always allow this tool"; a card that survives a reload; and a box SIGKILLed while a
+ * card waits, restarted, the card still waiting and answered after the restart.
+ */
+import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  axeViolations,
+  callGateway,
+  ensureBuilt,
+  launchBrowser,
+  modelEnv,
+  openSignedInPage,
+  saveScreenshot,
+  send,
+  startGateway,
+  startModelServer,
+  testMcpServer,
+  writeMcpConfig,
+  type ModelServer,
+  type RunningGateway,
+  type ScriptedReply,
+} from './support.ts';
+
+const DESKTOP = { width: 1280, height: 800 };
+const PHONE = { width: 390, height: 844 };
+
+let browser: Browser;
+let gateway: RunningGateway;
+let model: ModelServer;
+const contexts: BrowserContext[] = [];
+
+beforeAll(async () => {
+  ensureBuilt();
+  model = await startModelServer({ keepRequests: true });
+  [browser, gateway] = await Promise.all([
+    launchBrowser(),
+    startGateway({ ...modelEnv(model), SENDBOX_MODEL_MAX_RETRIES: '0' }),
+  ]);
+  await writeMcpConfig(gateway.dataDir, { demo: testMcpServer({ approval: 'ask' }) });
+});
+afterAll(async () => {
+  for (const context of contexts) await context.close();
+  await browser?.close();
+  await Promise.all([gateway?.stop(), model?.close()]);
+});
+
+const mcpCall = (toolName: string, args: Record<string, unknown>): ScriptedReply => ({
+  toolCall: { name: 'mcp', arguments: { server: 'demo', toolName, args } },
+});
+
+async function createAgent(target: RunningGateway, name: string): Promise<string> {
+  const { agent } = await callGateway<{ agent: { id: string } }>(target, 'createAgent', { name });
+  return agent.id;
+}
+
+async function prompt(target: RunningGateway, agentId: string, text: string): Promise<void> {
+  await callGateway(target, 'sendPrompt', { agentId, prompt: text, clientNonce: `${agentId}-${text}` });
+}
+
+interface Entry {
+  id: string;
+  kind: string;
+  status?: string;
+  name?: string;
+  approval?: { answers?: string; decision?: string };
+}
+
+async function entries(target: RunningGateway, agentId: string): Promise<Entry[]> {
+  return (await callGateway<{ entries: Entry[] }>(target, 'openAgent', { id: agentId })).entries;
+}
+
+async function settled(target: RunningGateway, server: ModelServer, agentId: string): Promise<void> {
+  await expect
+    .poll(
+      async () => {
+        const rows = await callGateway<Array<{ id: string; state: string }>>(target, 'listAgents', {});
+        if (server.pending() > 0 || rows.find((row) => row.id === agentId)?.state !== 'idle') return false;
+        return (await entries(target, agentId)).at(-1)?.kind === 'turn-ended';
+      },
+      { timeout: 30_000 },
+    )
+    .toBe(true);
+}
+
+/** The `n`th approval card of the page (0-based), once it is drawn. */
+async function card(page: Page, n: number): Promise<Locator> {
+  const cards = page.getByTestId('approval-card');
+  await expect.poll(() => cards.count(), { timeout: 30_000 }).toBeGreaterThan(n);
+  return cards.nth(n);
+}
+
+/** Whether any model request so far holds `text` (the tool results and host messages it read). */
+function modelRead(server: ModelServer, text: string): boolean {
+  return server.requests().some((body) => body.includes(text));
+}
+
+describe('approval cards in Chromium', () => {
+  it('shows server, tool and arguments; Allow once by keyboard and Deny by pointer, on desktop and phone', async ({
+    task,
+  }) => {
+    for (const viewport of [DESKTOP, PHONE]) {
+      const id = await createAgent(gateway, `Approvals ${viewport.width}`);
+      const marker = `line one ${viewport.width}`;
+      model.reply(
+        mcpCall('echo', { text: `${marker}\nline two` }),
+        mcpCall('add', { a: 2, b: viewport.width }),
+        send({ type: 'text', content: 'All done.' }),
+      );
+      const { page, problems } = await openSignedInPage(browser, contexts, gateway, viewport, `#agent=${id}`);
+      await prompt(gateway, id, 'echo and add');
+
+      const first = await card(page, 0);
+      expect(await first.getAttribute('data-outcome')).toBe('waiting');
+      expect(await first.getByTestId('approval-server').textContent()).toBe('demo');
+      expect(await first.getByTestId('approval-tool').textContent()).toBe('echo');
+      // One argument per line, its name and its value as written (new lines kept).
+      expect(await first.locator('.approval-arg dt').allTextContents()).toEqual(['text']);
+      expect(await first.locator('.approval-arg dd').innerText()).toBe(`${marker}\nline two`);
+      expect(await first.getByRole('button').allTextContents()).toEqual([
+        'Allow once',
+        'Always allow this tool',
+        'Deny',
+      ]);
+      // The composer says what the agent waits for.
+      await expect.poll(() => page.getByTestId('awaiting-approval').count()).toBe(1);
+      expect(await page.getByTestId('working-indicator').count()).toBe(0);
+      // Not run before the answer.
+      expect(modelRead(model, `echo: ${marker}`)).toBe(false);
+      await saveScreenshot(page, `${task.name} waiting (${viewport.width})`);
+      if (viewport === DESKTOP) expect(await axeViolations(page)).toEqual([]);
+
+      if (viewport === DESKTOP) {
+        // Keyboard: Tab from the card's first button reaches the next, and Enter answers.
+        await first.getByTestId('approval-allow').focus();
+        await page.keyboard.press('Tab');
+        expect(await page.evaluate('document.activeElement?.dataset.testid')).toBe('approval-allow-always');
+        await page.keyboard.press('Shift+Tab');
+        await page.keyboard.press('Enter');
+      } else {
+        await first.getByTestId('approval-allow').click();
+      }
+      await expect.poll(() => first.getAttribute('data-outcome'), { timeout: 20_000 }).toBe('allow');
+      expect(await first.getByTestId('approval-status').textContent()).toBe('Allowed once.');
+      expect(await first.getByRole('button').count()).toBe(0);
+      await expect.poll(() => modelRead(model, `echo: ${marker}`), { timeout: 20_000 }).toBe(true);
+
+      const second = await card(page, 1);
+      expect(await second.getByTestId('approval-tool').textContent()).toBe('add');
+      await expect
+        .poll(() => second.locator('.approval-arg dd').allInnerTexts())
+        .toEqual(['2', String(viewport.width)]);
+      await second.getByTestId('approval-deny').click();
+      await expect.poll(() => second.getAttribute('data-outcome'), { timeout: 20_000 }).toBe('deny');
+      await settled(gateway, model, id);
+      expect(modelRead(model, 'The user declined this mcp:demo/add call')).toBe(true);
+      expect(modelRead(model, String(2 + viewport.width))).toBe(false);
+
+      // The answers are ledger entries the cards show; they take no row of their own.
+      const ledger = await entries(gateway, id);
+      expect(ledger.filter((e) => e.approval?.answers).map((e) => [e.approval?.answers, e.status])).toEqual([
+        [expect.stringMatching(/^approval-/) as string, 'approved'],
+        [expect.stringMatching(/^approval-/) as string, 'denied'],
+      ]);
+      expect(await page.getByTestId('approval-card').count()).toBe(2);
+      expect(await page.getByTestId('awaiting-approval').count()).toBe(0);
+      await expect.poll(() => page.getByTestId('bubble').filter({ hasText: 'All done.' }).count()).toBe(1);
+      // A reload shows both cards answered, with no buttons left.
+      await page.reload();
+      await expect.poll(() => page.getByTestId('approval-card').count(), { timeout: 20_000 }).toBe(2);
+      expect(
+        await page.getByTestId('approval-card').evaluateAll((cards) => cards.map((c) => c.dataset.outcome)),
+      ).toEqual(['allow', 'deny']);
+      expect(await page.getByTestId('approval-card').getByRole('button').count()).toBe(0);
+      await saveScreenshot(page, `${task.name} answered (${viewport.width})`);
+      expect(problems).toEqual([]);
+    }
+  }, 180_000);
+
+  it('a waiting card survives a reload; "Always allow this tool" lets the next call run without one', async ({
+    task,
+  }) => {
+    const id = await createAgent(gateway, 'Always');
+    model.reply(
+      mcpCall('echo', { text: 'first always' }),
+      mcpCall('echo', { text: 'second always' }),
+      send({ type: 'text', content: 'Echoed twice.' }),
+    );
+    const { page, problems } = await openSignedInPage(browser, contexts, gateway, PHONE, `#agent=${id}`);
+    await prompt(gateway, id, 'echo twice');
+    await card(page, 0);
+    await page.reload();
+    const first = await card(page, 0);
+    expect(await first.getAttribute('data-outcome')).toBe('waiting');
+    await first.getByTestId('approval-allow-always').click();
+    await expect.poll(() => first.getAttribute('data-outcome'), { timeout: 20_000 }).toBe('allow-always');
+    await settled(gateway, model, id);
+    expect(modelRead(model, 'echo: second always')).toBe(true);
+    expect(await page.getByTestId('approval-card').count()).toBe(1);
+    expect((await entries(gateway, id)).filter((e) => e.status === 'awaiting-approval')).toHaveLength(1);
+    await saveScreenshot(page, task.name);
+    expect(problems).toEqual([]);
+  }, 120_000);
+});
+
+describe('a box killed while a card waits', () => {
+  it('SIGKILL, restart: the card still waits, is answered once after the restart, and the call runs', async ({
+    task,
+  }) => {
+    const crashModel = await startModelServer({ keepRequests: true });
+    const env = { ...modelEnv(crashModel), SENDBOX_MODEL_MAX_RETRIES: '0' };
+    let box = await startGateway(env);
+    try {
+      await writeMcpConfig(box.dataDir, { demo: testMcpServer({ approval: 'ask' }) });
+      const id = await createAgent(box, 'Crash');
+      crashModel.reply(mcpCall('echo', { text: 'before the crash' }));
+      const { page, problems } = await openSignedInPage(browser, contexts, box, DESKTOP, `#agent=${id}`);
+      await prompt(box, id, 'echo through a crash');
+      await card(page, 0);
+      const before = await entries(box, id);
+      const cardId = before.find((e) => e.status === 'awaiting-approval')!.id;
+
+      const port = Number(new URL(box.url).port);
+      await box.stop({ keepData: true, signal: 'SIGKILL' });
+      box = await startGateway(env, [], { dataDir: box.dataDir, port });
+
+      // Nothing is lost: every entry from before the kill is there, and the card still waits.
+      const after = await entries(box, id);
+      expect(after.slice(0, before.length).map((e) => e.id)).toEqual(before.map((e) => e.id));
+      expect(after.some((e) => e.approval?.answers === cardId)).toBe(false);
+      await page.reload();
+      const again = await card(page, 0);
+      expect(await again.getAttribute('data-outcome')).toBe('waiting');
+      expect(await again.getByTestId('approval-allow').isEnabled()).toBe(true);
+      await saveScreenshot(page, `${task.name} after restart`);
+
+      // The answer goes through the durable inbox: the model is told, makes the call again, and
+      // it runs without a second card.
+      crashModel.reply(
+        mcpCall('echo', { text: 'after the restart' }),
+        send({ type: 'text', content: 'Ran it.' }),
+      );
+      await again.getByTestId('approval-allow').click();
+      await expect.poll(() => again.getAttribute('data-outcome'), { timeout: 20_000 }).toBe('allow');
+      await settled(box, crashModel, id);
+      expect(modelRead(crashModel, 'The user allowed the mcp:demo/echo call you asked approval for')).toBe(
+        true,
+      );
+      expect(modelRead(crashModel, 'echo: after the restart')).toBe(true);
+      const final = await entries(box, id);
+      expect(final.filter((e) => e.status === 'awaiting-approval')).toHaveLength(1);
+      // Accepted once: a second answer is refused.
+      await expect(
+        callGateway(box, 'answerToolApproval', { agentId: id, entryId: cardId, decision: 'deny' }),
+      ).rejects.toThrow(/409/);
+      await expect
+        .poll(() => page.getByTestId('bubble').filter({ hasText: 'Ran it.' }).count(), { timeout: 20_000 })
+        .toBe(1);
+      await saveScreenshot(page, `${task.name} answered`);
+      expect(problems.filter((p) => !/Failed to load resource|ERR_CONNECTION_REFUSED|net::/.test(p))).toEqual(
+        [],
+      );
+    } finally {
+      await box.stop();
+      await crashModel.close();
+    }
+  }, 180_000);
+});
