@@ -4,7 +4,8 @@
  * (no newline in it; not a session), first and second run; `export` of a
  * Claude Code session with one line of `--line-mb` MB inside (skipped over
  * the cap); `list --no-cache` and `export` of a session of `--records` tiny
- * records. Prints the load average at the start and the end.
+ * records (streamed: alone with `--from`, also with a 32 MB heap; and after a
+ * listing without it). Prints the load average at the start and the end.
  *
  *   npx tsx bench/txcript-unreadable.ts [--records N] [--line-mb N]
  */
@@ -34,15 +35,15 @@ const bin = fileURLToPath(new URL('../packages/txcript/bin/txcript.mjs', import.
 const home = mkdtempSync(join(tmpdir(), 'txcript-unreadable-bench-'));
 const env = { PATH: process.env.PATH ?? '', HOME: home, XDG_CACHE_HOME: join(home, 'cache'), TZ: 'UTC' };
 
-function timed(label: string, args: string[]): void {
+function timed(label: string, args: string[], extraEnv: Record<string, string> = {}): void {
   const r = spawnSync('/usr/bin/time', ['-f', '%U %S %e %M', process.execPath, bin, ...args], {
-    env,
+    env: { ...env, ...extraEnv },
     encoding: 'utf8',
     maxBuffer: 1 << 30,
   });
   const [user, sys, wall, kb] = (r.stderr.trim().split('\n').pop() ?? '').split(' ').map(Number);
   console.log(
-    `${label.padEnd(44)} cpu ${((user! + sys!) * 1000).toFixed(0)} ms  wall ${(wall! * 1000).toFixed(0)} ms  peak ${(kb! / 1024).toFixed(0)} MB  exit ${r.status}`,
+    `${label.padEnd(48)} cpu ${((user! + sys!) * 1000).toFixed(0)} ms  wall ${(wall! * 1000).toFixed(0)} ms  peak ${(kb! / 1024).toFixed(0)} MB  exit ${r.status}`,
   );
 }
 
@@ -106,6 +107,24 @@ try {
   if (batch.length > 0) writeSync(fd, `${batch.join('\n')}\n`);
   closeSync(fd);
   timed(`list --no-cache, ${records} records`, ['list', '--from', 'claude_code', '--no-cache']);
+  // The export alone, streamed (no listing first: `--from` names the harness), with V8's default
+  // heap and with a heap far too small to hold the session.
+  timed(`export --from, ${records} records`, [
+    'export',
+    SID,
+    '--from',
+    'claude_code',
+    '--out',
+    join(home, 'many.json'),
+  ]);
+  timed(
+    `export --from, ${records} records, 32 MB heap`,
+    ['export', SID, '--from', 'claude_code', '--out', join(home, 'many.json')],
+    {
+      NODE_OPTIONS: '--max-old-space-size=32 --max-semi-space-size=4',
+    },
+  );
+  // Found by listing first: the listing's scan of the file (as `list --no-cache`) comes first.
   timed(`export, ${records} records`, ['export', SID, '--out', join(home, 'many.json')]);
 } finally {
   rmSync(home, { recursive: true, force: true });

@@ -15,14 +15,13 @@ import {
   rememberedAgentId,
   type LedgerPrefetch,
 } from './focused-agent.ts';
-import { useBubbleStyle, useTheme, type ThemeChoice } from './preferences.ts';
+import { nextTheme, useBubbleStyle, useTheme } from './preferences.ts';
 import { SettingsPanel } from './SettingsPanel.tsx';
 import { SetupNotice } from './SetupNotice.tsx';
 import { Sidebar } from './Sidebar.tsx';
 import { useNarrow } from './viewport.ts';
 
 const ROSTER_POLL_MS = 20_000;
-const NEXT_THEME: Record<ThemeChoice, ThemeChoice> = { system: 'light', light: 'dark', dark: 'system' };
 
 export function App({
   client,
@@ -254,8 +253,8 @@ export function App({
             </button>
             <button
               type="button"
-              onClick={() => theme.setChoice(NEXT_THEME[theme.choice])}
-              title={`Theme: ${theme.choice}${theme.choice === 'system' ? ` (${theme.applied})` : ''}. Switch to ${NEXT_THEME[theme.choice]}`}
+              onClick={() => theme.setChoice(nextTheme(theme.choice, theme.system))}
+              title={`Theme: ${theme.choice}${theme.choice === 'system' ? ` (${theme.applied})` : ''}. Switch to ${nextTheme(theme.choice, theme.system)}`}
               data-testid="theme-toggle"
               data-theme-choice={theme.choice}
             >
@@ -291,6 +290,7 @@ export function App({
               bubbleStyle={bubbleStyle}
               modelConfigured={model?.configured ?? true}
               {...(status ? { cursorAgentUrl: status.links.cursorAgent } : {})}
+              {...(status?.limits ? { maxUploadBytes: status.limits.uploadBytes } : {})}
               onState={onState}
               onRosterChange={scheduleRosterRefresh}
               prefetched={prefetch}

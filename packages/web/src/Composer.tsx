@@ -29,6 +29,8 @@ export interface ComposerProps {
   agentId: string;
   /** Why the composer is disabled, shown in its place; null when it is usable. */
   disabledReason: string | null;
+  /** The largest file the box takes: a larger one is refused here, before any byte is sent. */
+  maxUploadBytes?: number;
   working: boolean;
   /** An approval card in the conversation waits for the user (the turn cannot go on without it). */
   awaitingApproval?: boolean;
@@ -49,7 +51,17 @@ export function newNonce(): string {
 export const MAX_LINES = 8;
 
 export const Composer = forwardRef<HTMLTextAreaElement, ComposerProps>(function Composer(
-  { client, agentId, disabledReason, working, awaitingApproval = false, onUploaded, onSent, onStop },
+  {
+    client,
+    agentId,
+    disabledReason,
+    maxUploadBytes,
+    working,
+    awaitingApproval = false,
+    onUploaded,
+    onSent,
+    onStop,
+  },
   forwardedRef,
 ) {
   const [sending, setSending] = useState(false);
@@ -92,7 +104,15 @@ export const Composer = forwardRef<HTMLTextAreaElement, ComposerProps>(function 
   }, [text]);
 
   function addFiles(list: FileList | readonly File[]): void {
-    const added = Array.from(list);
+    const all = Array.from(list);
+    const added = all.filter((file) => maxUploadBytes === undefined || file.size <= maxUploadBytes);
+    const refused = all.filter((file) => !added.includes(file));
+    if (refused.length > 0 && maxUploadBytes !== undefined) {
+      const names = refused.map((file) => `${file.name} (${formatBytes(file.size)})`).join(', ');
+      setError(
+        `Not attached: ${names}. sendbox takes files up to ${formatBytes(maxUploadBytes)}; share a smaller file or split it.`,
+      );
+    } else if (added.length > 0) setError(null);
     if (added.length > 0) setFiles((current) => [...current, ...added]);
   }
 

@@ -41,6 +41,7 @@ import { NavigationContext, type Navigation } from './navigation.ts';
 import type { BubbleStyle } from './preferences.ts';
 import { isErrorNotice } from './bubbles/NoticeBubble.tsx';
 import {
+  bubbleKindFor,
   deriveApprovals,
   deriveQuestions,
   hasOpenApproval,
@@ -60,6 +61,8 @@ export interface ConversationProps {
   agent: RosterRow;
   bubbleStyle: BubbleStyle;
   modelConfigured: boolean;
+  /** The largest file the box takes (getStatus); the composer refuses a larger one before sending. */
+  maxUploadBytes?: number;
   /** The box's link template for cursor-agent cards. */
   cursorAgentUrl?: string;
   onState: (agentId: string, state: TurnState) => void;
@@ -75,6 +78,7 @@ export function Conversation({
   agent,
   bubbleStyle,
   modelConfigured,
+  maxUploadBytes,
   cursorAgentUrl = DEFAULT_CURSOR_AGENT_URL,
   onState,
   onRosterChange,
@@ -85,6 +89,7 @@ export function Conversation({
   /** Inputs the box accepted whose turn has not started: shown after the conversation, as pending. */
   const [pending, setPending] = useState<readonly PendingInput[]>([]);
   const [todos, setTodos] = useState<readonly TodoItem[]>([]);
+  const [secretRequestsNotHeld, setSecretRequestsNotHeld] = useState<ReadonlySet<string>>(new Set());
   const [loading, setLoading] = useState(true);
   const [loadError, setLoadError] = useState<string | null>(null);
   const [streamStatus, setStreamStatus] = useState<{ status: StreamStatus; detail?: string | undefined }>({
@@ -157,7 +162,10 @@ export function Conversation({
         performance.mark('sendbox:open-agent');
         const opened = await (prefetchedRef.current.take(agent.id) ?? client.openAgentRaw(agent.id));
         raw = opened.entries;
-        if (!abort.signal.aborted) setTodos(opened.todos);
+        if (!abort.signal.aborted) {
+          setTodos(opened.todos);
+          setSecretRequestsNotHeld(new Set(opened.secretRequestsNotHeld));
+        }
       } catch (cause) {
         if (!abort.signal.aborted) {
           setLoadError(cause instanceof Error ? cause.message : String(cause));
@@ -276,6 +284,8 @@ export function Conversation({
     return null;
   }, [entries]);
   const [removeError, setRemoveError] = useState<string | null>(null);
+  // The toggle is offered only when there is thinking to show (never on an empty conversation).
+  const hasThinking = useMemo(() => entries.some((entry) => bubbleKindFor(entry) === 'thinking'), [entries]);
   const { answers, skipped, answerTexts } = useMemo(() => deriveQuestions(entries), [entries]);
   const retryable = useMemo(() => retryableNoticeId(entries, isErrorNotice), [entries]);
   const approvals = useMemo(() => deriveApprovals(entries), [entries]);
@@ -447,8 +457,10 @@ export function Conversation({
       readOnly: agent.readOnly,
       openLightbox: setLightbox,
       cursorAgentUrl,
+      focusComposer: () => composer.current?.focus(),
+      secretRequestsNotHeld,
     }),
-    [client, agent.id, agent.readOnly, cursorAgentUrl],
+    [client, agent.id, agent.readOnly, cursorAgentUrl, secretRequestsNotHeld],
   );
   const tasksContext = useMemo<TasksContextValue>(
     () => ({
@@ -520,14 +532,16 @@ export function Conversation({
                     Live updates stopped: {streamStatus.detail}
                   </span>
                 )}
-                <button
-                  type="button"
-                  aria-pressed={showThinking}
-                  onClick={() => setShowThinking((on) => !on)}
-                  data-testid="thinking-toggle"
-                >
-                  {showThinking ? 'Hide thinking' : 'Show thinking'}
-                </button>
+                {hasThinking && (
+                  <button
+                    type="button"
+                    aria-pressed={showThinking}
+                    onClick={() => setShowThinking((on) => !on)}
+                    data-testid="thinking-toggle"
+                  >
+                    {showThinking ? 'Hide thinking' : 'Show thinking'}
+                  </button>
+                )}
               </div>
             </header>
             <div
@@ -659,6 +673,7 @@ export function Conversation({
               client={client}
               agentId={agent.id}
               disabledReason={disabledReason}
+              {...(maxUploadBytes !== undefined ? { maxUploadBytes } : {})}
               working={agent.state === 'working'}
               awaitingApproval={awaitingApproval}
               onUploaded={onUploaded}

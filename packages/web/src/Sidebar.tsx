@@ -4,11 +4,12 @@
  * menu with duplicate and delete (delete asks inline first). On a phone it is a drawer
  * (App opens it with the "Agents" button); Esc closes it.
  */
-import { memo, useEffect, useRef, useState, type FormEvent, type KeyboardEvent } from 'react';
+import { memo, useEffect, useMemo, useRef, useState, type FormEvent, type KeyboardEvent } from 'react';
 import type { MessageHit, RosterRow } from './api/types.ts';
 import { MessageHits, useMessageSearch } from './MessageHits.tsx';
 import { fullTime, relativeTime } from './relative-time.ts';
 import { agentTitle } from './agent-title.ts';
+import { previewLine } from './preview-line.ts';
 
 export interface SidebarProps {
   agents: readonly RosterRow[];
@@ -219,8 +220,11 @@ const AgentRow = memo(function AgentRow({
   const unreadCount = selected ? 0 : agent.unreadCount;
   const unread = !selected && (agent.unreadCount > 0 || agent.hasUnread);
   const state = rowState(agent);
-  // A preview line: a 1 MB message must not be laid out in the sidebar.
-  const last = (agent.lastEntry?.text || agent.description).slice(0, 240);
+  // A preview line in plain words (never raw Markdown); a 1 MB message is not laid out here.
+  const last = useMemo(
+    () => previewLine(agent.lastEntry?.text || agent.description),
+    [agent.lastEntry?.text, agent.description],
+  );
   // Said after the visible text (the button's name must start with what it shows).
   const spoken = [
     unread ? `${unreadCount || 'new'} unread` : '',

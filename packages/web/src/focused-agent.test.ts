@@ -27,7 +27,11 @@ describe('prefetchLedger', () => {
     expect(prefetch.take('a2')).toBeNull();
     const taken = prefetch.take('a1');
     expect(taken).not.toBeNull();
-    expect(await taken).toEqual({ entries: [{ id: 'n1', seq: 1, kind: 'notice', text: 'x' }], todos: [] });
+    expect(await taken).toEqual({
+      entries: [{ id: 'n1', seq: 1, kind: 'notice', text: 'x' }],
+      todos: [],
+      secretRequestsNotHeld: [],
+    });
     expect(prefetch.take('a1')).toBeNull();
   });
 

@@ -46,9 +46,20 @@ function usePersisted<T extends string>(
 
 const darkQuery = () => window.matchMedia('(prefers-color-scheme: dark)');
 
-/** The theme choice, and the applied theme on `<html data-theme>`. */
+/**
+ * The toggle's next choice, so that the first click always changes the look: from following
+ * the system, the other theme; then the system's own, pinned; then back to following it.
+ */
+export function nextTheme(choice: ThemeChoice, system: 'light' | 'dark'): ThemeChoice {
+  const other = system === 'dark' ? 'light' : 'dark';
+  if (choice === 'system') return other;
+  return choice === other ? system : 'system';
+}
+
+/** The theme choice, the system's theme, and the applied theme on `<html data-theme>`. */
 export function useTheme(): {
   choice: ThemeChoice;
+  system: 'light' | 'dark';
   applied: 'light' | 'dark';
   setChoice(choice: ThemeChoice): void;
 } {
@@ -60,12 +71,13 @@ export function useTheme(): {
     query.addEventListener('change', onChange);
     return () => query.removeEventListener('change', onChange);
   }, []);
-  const applied = choice === 'system' ? (systemDark ? 'dark' : 'light') : choice;
+  const system = systemDark ? 'dark' : 'light';
+  const applied = choice === 'system' ? system : choice;
   useEffect(() => {
     document.documentElement.dataset.theme = applied;
     document.documentElement.style.colorScheme = applied;
   }, [applied]);
-  return { choice, applied, setChoice };
+  return { choice, system, applied, setChoice };
 }
 
 export function useBubbleStyle(): [BubbleStyle, (style: BubbleStyle) => void] {

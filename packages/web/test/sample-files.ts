@@ -101,8 +101,13 @@ export function sampleDocx(): Buffer {
 
 export const SAMPLE_XLSX = {
   sheet: 'Budget',
-  header: ['Item', 'Q1', 'Q2', 'Total'],
-  /** Data rows: `Line i`, 10·i, 12·i, 22·i. More than the preview's 100-row cap. */
+  header: ['Item', 'Q1', 'Q2', 'Total', 'Q1 share', 'Growth'],
+  /**
+   * Data rows: `Line i`, 10·i, 12·i, then formulas with their cached results as Excel saves
+   * them: Total = Q1+Q2 (22·i), Q1 share = Q1/Total in a `0.0%` format (45.5%), and Growth =
+   * Q2/Q1-1 with no format, whose double is 0.19999999999999996 (shown 0.2). More rows than the
+   * preview's 100-row cap.
+   */
   rows: 150,
 } as const;
 
@@ -111,7 +116,18 @@ export async function sampleXlsx(): Promise<Buffer> {
   const workbook = new ExcelJS.Workbook();
   const sheet = workbook.addWorksheet(SAMPLE_XLSX.sheet);
   sheet.addRow([...SAMPLE_XLSX.header]);
-  for (let i = 1; i <= SAMPLE_XLSX.rows; i++) sheet.addRow([`Line ${i}`, i * 10, i * 12, i * 22]);
+  for (let i = 1; i <= SAMPLE_XLSX.rows; i++) {
+    const r = i + 1;
+    const row = sheet.addRow([
+      `Line ${i}`,
+      i * 10,
+      i * 12,
+      { formula: `B${r}+C${r}`, result: i * 22 },
+      { formula: `B${r}/D${r}`, result: (i * 10) / (i * 22) },
+      { formula: `C${r}/B${r}-1`, result: (i * 12) / (i * 10) - 1 },
+    ]);
+    row.getCell(5).numFmt = '0.0%';
+  }
   return Buffer.from(await workbook.xlsx.writeBuffer());
 }
 

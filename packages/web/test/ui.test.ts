@@ -198,6 +198,32 @@ describe('web UI without a model (the demo agent)', () => {
     }
   });
 
+  it("changes the look on the theme toggle's first click whatever the system's theme", async () => {
+    const light = await browser.newContext({ colorScheme: 'light' });
+    await gateway.signIn(light);
+    try {
+      const { page, problems } = await openPage(light, gateway.url);
+      await page.waitForSelector('[data-testid="agent-row"]');
+      const theme = () => page.evaluate(() => document.documentElement.dataset.theme);
+      const toggle = page.getByTestId('theme-toggle');
+      expect(await theme()).toBe('light');
+      const seen: Array<[string | null, string | undefined]> = [];
+      for (let i = 0; i < 3; i++) {
+        await toggle.click();
+        seen.push([await toggle.getAttribute('data-theme-choice'), await theme()]);
+      }
+      // Light system: the first click goes dark, then light is pinned, then the system is followed.
+      expect(seen).toEqual([
+        ['dark', 'dark'],
+        ['light', 'light'],
+        ['system', 'light'],
+      ]);
+      expect(problems).toEqual([]);
+    } finally {
+      await light.close();
+    }
+  });
+
   it('opens an image full screen with its alt as caption, closes on Esc, and previews the PDF', async ({
     task,
   }) => {
@@ -340,6 +366,14 @@ describe('web UI with a model', () => {
     await secretInput.press('Enter');
     await page.getByTestId('secret-saved').waitFor();
     expect(await page.getByTestId('secret-saved').textContent()).toContain('Deploy key');
+    // The form is gone: the keyboard goes on in the composer.
+    await expect
+      .poll(() => page.evaluate(() => document.activeElement?.getAttribute('data-testid')))
+      .toBe('composer-input');
+    // The padlock is drawn, not an emoji: no tofu where no colour-emoji font is installed.
+    expect(await page.getByTestId('secret-saved').textContent()).not.toMatch(/\p{Extended_Pictographic}/u);
+    const lock = await page.getByTestId('secret-lock').boundingBox();
+    expect(lock?.width).toBeGreaterThan(10);
     expect(secretBodies).toHaveLength(1);
     expect(JSON.parse(secretBodies[0]!)).toMatchObject({ value });
     // The value is nowhere in the page afterwards: not in the DOM, not in storage.
@@ -381,6 +415,22 @@ describe('web UI with a model', () => {
     expect(gateway.output()).not.toContain(value);
     expect(model.requests().length).toBeGreaterThan(3);
     expect(model.requests().some((body) => body.includes(value))).toBe(false);
+
+    // A duplicate has the history but not the secret: its request does not claim "Saved".
+    const { agent: copy } = await callGateway<{ agent: { id: string } }>(gateway, 'duplicateAgent', {
+      id: agentId!,
+    });
+    await page.goto(`${gateway.url}#agent=${copy.id}`);
+    await page.reload();
+    await page.getByTestId('secret-not-here').waitFor({ timeout: 10_000 });
+    expect(await page.getByTestId('secret-saved').count()).toBe(0);
+    expect(await page.getByTestId('secret-not-here').textContent()).toMatch(
+      /Not saved in this agent: Deploy key was saved in the agent this one was copied from/,
+    );
+    await saveScreenshot(page, `${task.name} (duplicate)`);
+    await page.goto(`${gateway.url}#agent=${agentId!}`);
+    await page.getByTestId('secret-saved').waitFor();
+    expect(await page.getByTestId('secret-not-here').count()).toBe(0);
     expect(problems).toEqual([]);
   });
 
@@ -466,17 +516,22 @@ describe('web UI with a model', () => {
     await xlsx.waitFor({ timeout: 20_000 });
     expect(await xlsx.locator('caption').textContent()).toBe(SAMPLE_XLSX.sheet);
     expect(await xlsx.locator('tr').first().locator('th').allTextContents()).toEqual([...SAMPLE_XLSX.header]);
+    // Formulas read as their results through the cell's number format, never raw doubles.
     expect(await xlsx.locator('tr').nth(1).locator('td').allTextContents()).toEqual([
       'Line 1',
       '10',
       '12',
       '22',
+      '45.5%',
+      '0.2',
     ]);
     expect(await xlsx.locator('tr').nth(99).locator('td').allTextContents()).toEqual([
       'Line 99',
       '990',
       '1188',
       '2178',
+      '45.5%',
+      '0.2',
     ]);
     expect(await xlsx.locator('tr').count()).toBe(100);
     expect(await xlsx.textContent()).toContain(`First 100 of ${SAMPLE_XLSX.rows + 1} rows`);
@@ -527,8 +582,25 @@ describe('web UI with a model', () => {
 
   it('uploads a file from the composer and shows it as a file card', async ({ task }) => {
     const { page, problems } = await openPage(context, gateway.url);
+    const uploads: string[] = [];
+    page.on('request', (request) => {
+      if (request.url().endsWith('/api/uploadFile')) uploads.push(request.url());
+    });
     await page.waitForSelector('[data-testid="agent-row"]');
     await expect.poll(() => page.getByTestId('composer-input').isEnabled()).toBe(true);
+    // A file over the box's limit is refused at once, before a byte is sent, saying the limit.
+    const huge = path.join(gateway.dataDir, 'huge.bin');
+    await fs.writeFile(huge, '');
+    await fs.truncate(huge, 60 * 1024 * 1024);
+    await page.getByTestId('composer-file').setInputFiles(huge);
+    const refusal = page.getByRole('alert').filter({ hasText: 'huge.bin' });
+    await refusal.waitFor();
+    expect(await refusal.textContent()).toMatch(
+      /Not attached: huge\.bin \(60 MB\)\. sendbox takes files up to 50 MB/,
+    );
+    expect(await page.getByTestId('file-chip').count()).toBe(0);
+    expect(uploads).toEqual([]);
+    await saveScreenshot(page, `${task.name} (too large)`);
     await page.getByTestId('composer-file').setInputFiles({
       name: 'notes one.txt',
       mimeType: 'text/plain',
@@ -542,6 +614,24 @@ describe('web UI with a model', () => {
     });
     await card.waitFor();
     expect(await card.textContent()).toContain('19 B');
+    // The bubble's time sits inside the card's frame, as a text bubble's does, not below it.
+    const framed = await page
+      .locator('[data-kind="user-attachment"]', { hasText: 'notes one.txt' })
+      .evaluate((bubble) => {
+        let frame = bubble.querySelector<HTMLElement>('.file-name');
+        while (frame && parseFloat(getComputedStyle(frame).borderTopWidth) === 0) frame = frame.parentElement;
+        const time = bubble.querySelector('.bubble-time')?.getBoundingClientRect();
+        const box = frame?.getBoundingClientRect();
+        return (
+          !!time &&
+          !!box &&
+          time.top >= box.top &&
+          time.bottom <= box.bottom &&
+          time.left >= box.left &&
+          time.right <= box.right
+        );
+      });
+    expect(framed).toBe(true);
     await saveScreenshot(page, task.name);
     expect(problems).toEqual([]);
   });

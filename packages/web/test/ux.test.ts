@@ -256,6 +256,26 @@ describe('bubbles', () => {
     }
   });
 
+  it("sizes Markdown headings to the bubble's text: a section mark, not a page title", async ({ task }) => {
+    const id = await agentWith(
+      'Headings',
+      send({ type: 'text', content: '# Plan\n\n## First step\n\n### Detail\n\nBody text of the plan.' }),
+    );
+    const { page, problems } = await openPage(gateway, PHONE, `#agent=${id}`);
+    const bubble = page.locator('[data-testid="bubble"][data-type="text"]', { hasText: 'Body text' });
+    await bubble.waitFor();
+    const size = (selector: string) =>
+      bubble.locator(selector).evaluate((e) => parseFloat(getComputedStyle(e).fontSize));
+    const body = await size('p');
+    const [h1, h2, h3] = [await size('h1'), await size('h2'), await size('h3')];
+    expect(h1).toBeLessThanOrEqual(body * 1.3);
+    expect(h1).toBeGreaterThan(h2);
+    expect(h2).toBeGreaterThan(h3);
+    expect(h3).toBeGreaterThanOrEqual(body);
+    await saveScreenshot(page, task.name);
+    expect(problems).toEqual([]);
+  });
+
   it('paints a 1 MB single-line message as capped plain text and stays responsive', async ({ task }) => {
     const line = 'lorem-ipsum-'.repeat(90_000); // ≈1 MB, no spaces
     const id = await agentWith(
@@ -393,8 +413,13 @@ describe('widgets', () => {
     expect(await fill(primary)).toBe(await fill(first.locator('[data-value="pdf"]')));
     await saveScreenshot(page, `${task.name} (open)`);
 
-    await first.locator('[data-value="pdf"]').click();
+    // Answered from the keyboard, the keyboard lands in the composer (not lost on the page).
+    await first.locator('[data-value="pdf"]').focus();
+    await page.keyboard.press('Enter');
     await expect.poll(() => first.getByRole('status').textContent()).toBe('Answered: PDF report');
+    await expect
+      .poll(() => page.evaluate(() => document.activeElement?.getAttribute('data-testid')))
+      .toBe('composer-input');
     expect(await first.locator('[data-value="pdf"]').getAttribute('aria-pressed')).toBe('true');
     expect(await primary.getAttribute('aria-pressed')).toBe('false');
     expect(await fill(first.locator('[data-value="pdf"]'))).not.toBe(await fill(primary));
@@ -461,6 +486,9 @@ describe('tool rows', () => {
       await expect
         .poll(() => page.getByTestId('tool-output').first().textContent())
         .toContain('tool-output-marker');
+      // The output reads as the command printed it: stdout as lines, never the envelope's JSON.
+      const output = (await page.getByTestId('tool-output').first().textContent()) ?? '';
+      expect(output).toMatch(/^success\nstdout:\nQUJDQUJDQUJD\ntool-output-marker\nexitCode: 0$/);
       expect(await page.getByTestId('tool-input').first().textContent()).toContain('QUJD');
       await saveScreenshot(page, `${task.name} (${viewport.width})`);
       expect(problems).toEqual([]);
@@ -586,7 +614,7 @@ describe('sidebar', () => {
     // Another agent works (the model takes its time) and sends while this one is open.
     model.reply(
       { ...send({ type: 'text', content: 'first' }), delayMs: 1500 },
-      send({ type: 'text', content: 'second' }),
+      send({ type: 'text', content: '## Second\n\n**done**, see [the log](https://example.com/log)' }),
     );
     await prompt(busy, 'work please');
     await expect
@@ -612,6 +640,8 @@ describe('sidebar', () => {
       .toBe('2');
     await expect.poll(() => page.title()).toMatch(/^\(\d+\) sendbox$/);
     expect(await row(busy).getByTestId('agent-state').count()).toBe(0);
+    // The preview line reads as words, not Markdown source.
+    expect(await row(busy).getByTestId('agent-last').textContent()).toBe('Second done, see the log');
 
     // Row actions: a menu, reachable by keyboard.
     await row(busy).getByTestId('agent-menu').focus();
@@ -694,6 +724,27 @@ describe('composer', () => {
     await page.getByRole('heading', { name: 'Drafts two' }).waitFor();
     await expect.poll(() => input.isEnabled()).toBe(true);
     expect(await input.inputValue()).toBe('');
+    await saveScreenshot(page, task.name);
+    expect(problems).toEqual([]);
+  });
+
+  it('offers "Show thinking" only once the conversation has thinking to show', async ({ task }) => {
+    const id = await createAgent('Thoughtful');
+    const { page, problems } = await openPage(gateway, PHONE, `#agent=${id}`);
+    const input = page.getByTestId('composer-input');
+    await expect.poll(() => input.isEnabled()).toBe(true);
+    expect(await page.getByTestId('thinking-toggle').count()).toBe(0);
+    await saveScreenshot(page, `${task.name} (empty)`);
+    model.reply(
+      { text: 'Planning privately before I answer.' },
+      send({ type: 'text', content: 'Answered.' }),
+    );
+    await input.fill('think first');
+    await page.keyboard.press('Enter');
+    await page.locator('[data-testid="bubble"]', { hasText: 'Answered.' }).waitFor();
+    await page.getByTestId('thinking-toggle').click();
+    await page.locator('[data-kind="thinking"]', { hasText: 'Planning privately' }).waitFor();
+    await settled(id);
     await saveScreenshot(page, task.name);
     expect(problems).toEqual([]);
   });
@@ -807,6 +858,30 @@ describe('errors and restarts', () => {
     await settled(id);
     await saveScreenshot(page, task.name);
     expect(problems.filter((p) => !p.includes('500'))).toEqual([]);
+  });
+
+  it('shows a refused request as the box words it, never as the raw method and status', async ({ task }) => {
+    const { page, problems } = await openPage(bare, DESKTOP);
+    await page.getByTestId('model-banner').waitFor();
+    await page.getByTestId('banner-settings').click();
+    const panel = page.getByTestId('settings-panel');
+    await panel.waitFor();
+    await page.getByTestId('settings-provider').selectOption('openai-compatible');
+    await page.getByTestId('settings-base-url').fill(model.baseURL);
+    await page.getByTestId('settings-model').fill('local');
+    // The field's own check would stop 10 before the box sees it: lift it, so the box refuses it.
+    await page.getByTestId('settings-context-tokens').evaluate((input) => input.removeAttribute('min'));
+    await page.getByTestId('settings-context-tokens').fill('10');
+    await page.getByTestId('settings-save').click();
+    const alert = panel.getByRole('alert');
+    await alert.waitFor();
+    const text = (await alert.textContent()) ?? '';
+    expect(text).toMatch(
+      /^Invalid request: contextTokens: the context window must be at least 2048 tokens\.$/,
+    );
+    expect(text).not.toMatch(/\/api\/|failed with|400|setModelSettings/);
+    await saveScreenshot(page, task.name);
+    expect(problems.filter((problem) => !problem.includes('400'))).toEqual([]);
   });
 
   it('reconnects by itself after the box restarts, keeping the draft', async ({ task }) => {

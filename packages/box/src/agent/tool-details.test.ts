@@ -21,6 +21,55 @@ describe('toolCallDetails', () => {
     expect(lines).toBe('failure\nstdout:\na\nb\nexitCode: 1');
   });
 
+  it("shows a shell result as its stdout and stderr in plain text, not the envelope's JSON", () => {
+    const failed = toolCallDetails(
+      { command: 'make' },
+      {
+        failure: {
+          command: 'make',
+          exitCode: 2,
+          executionTime: 26,
+          localExecutionTimeMs: 26,
+          stdout: 'building "app"\n',
+          stderr: 'error: missing\nline 2\n',
+          interleavedOutput: 'building "app"\nerror: missing\nline 2\n',
+          workingDirectory: '/workspace',
+        },
+        isBackground: false,
+      },
+      26,
+      scrubber,
+    ).output;
+    expect(failed).toBe(
+      [
+        'failure',
+        'command: make',
+        'exitCode: 2',
+        'executionTime: 26',
+        'stdout:',
+        'building "app"',
+        'stderr:',
+        'error: missing',
+        'line 2',
+        'workingDirectory: /workspace',
+      ].join('\n'),
+    );
+    const ok = toolCallDetails(
+      { command: 'ls' },
+      { success: { stdout: 'a\nb\n', exitCode: 0 }, isBackground: false },
+      1,
+      scrubber,
+    ).output;
+    expect(ok).toBe('success\nstdout:\na\nb\nexitCode: 0');
+    const background = toolCallDetails(
+      { command: 'serve', isBackground: true },
+      { success: { taskId: 't1', stderr: '' }, isBackground: true },
+      1,
+      scrubber,
+    ).output;
+    expect(background).toBe('success\ntaskId: t1\nisBackground: true');
+  });
+
   it('caps a huge output and says how much was left out', () => {
     const details = toolCallDetails(
       { command: 'cat big' },

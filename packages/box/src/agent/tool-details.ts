@@ -32,21 +32,38 @@ export function toolCallDetails(
 }
 
 /**
- * A result envelope (`{success: {stdout, exitCode}}`…) as text a person reads: its fields one
- * after another, strings as they are (stdout keeps its line breaks), the rest as JSON.
+ * A result envelope (`{success: {stdout, exitCode}, isBackground: false}`…) as text a person
+ * reads: the outcome's name, then its fields one after another, strings as they are (stdout
+ * and stderr keep their line breaks), the rest as JSON. Flags beside the outcome are named only
+ * when set (`isBackground: true`); empty strings are left out. A failure's `interleavedOutput` repeats stdout and stderr, and
+ * `localExecutionTimeMs` repeats `executionTime`: both are left out when they do.
  */
 function readable(result: unknown): string {
   result = withoutImageData(result);
-  const entries = isRecord(result) ? Object.entries(result) : [];
-  const [only] = entries;
-  if (entries.length !== 1 || !only || !isRecord(only[1])) return JSON.stringify(result, null, 2);
-  const lines: string[] = [only[0]];
-  for (const [key, value] of Object.entries(only[1])) {
+  if (!isRecord(result)) return JSON.stringify(result, null, 2);
+  const outcomes = Object.entries(result).filter((entry): entry is [string, Record<string, unknown>] =>
+    isRecord(entry[1]),
+  );
+  const [only] = outcomes;
+  if (outcomes.length !== 1 || !only) return JSON.stringify(result, null, 2);
+  const [outcome, fields] = only;
+  const flags = Object.entries(result).filter(([key, value]) => key !== outcome && value !== false);
+  const lines: string[] = [outcome];
+  for (const [key, value] of [...Object.entries(fields), ...flags]) {
+    if (value === '' || repeats(key, value, fields)) continue;
     if (typeof value === 'string')
       lines.push(value.includes('\n') ? `${key}:\n${value.replace(/\n$/, '')}` : `${key}: ${value}`);
     else lines.push(`${key}: ${JSON.stringify(value)}`);
   }
   return lines.join('\n');
+}
+
+/** A field whose value the envelope already shows under another name. */
+function repeats(key: string, value: unknown, fields: Record<string, unknown>): boolean {
+  if (key === 'localExecutionTimeMs') return value === fields.executionTime;
+  if (key === 'interleavedOutput')
+    return typeof fields.stdout === 'string' && typeof fields.stderr === 'string';
+  return false;
 }
 
 /** A read image's base64 (`success.imageData`) is bytes, not something to read: its size stands in. */

@@ -15,6 +15,7 @@ import type { RosterRow } from '../host/types.ts';
 import type { SequencedEntry } from '../stores/ledger.ts';
 import { removeGatewayDescriptor, writeGatewayDescriptor } from './descriptor.ts';
 import { fileResponse } from './file-response.ts';
+import { UPLOAD_LIMIT } from './body.ts';
 import { agentFiles, boxAgentFolders } from './files.ts';
 import { GatewayStartError, type GatewayOptions, SHUTDOWN_GRACE_MS, startGateway } from './server.ts';
 import { CONTENT_SECURITY_POLICY } from './static-ui.ts';
@@ -217,10 +218,14 @@ describe('request shape', () => {
 });
 
 describe('methods', () => {
-  it('getStatus reports the model and the version', async () => {
+  it('getStatus reports the model, the version and the upload limit', async () => {
     const { status, body } = await box.call('getStatus');
     expect(status).toBe(200);
-    expect(body).toMatchObject({ model: { configured: true }, version: '0.0.0-test' });
+    expect(body).toMatchObject({
+      model: { configured: true },
+      version: '0.0.0-test',
+      limits: { uploadBytes: UPLOAD_LIMIT },
+    });
   });
 
   it('createAgent, listAgents, openAgent, duplicateAgent, deleteAgent', async () => {
@@ -567,6 +572,26 @@ describe('widgets and secrets', () => {
     expect(box.requestLog.some((line) => line.includes('/api/submitSecret'))).toBe(true);
     expect(everything).not.toContain(secret);
   });
+
+  it("openAgent names a duplicate's answered secret requests whose secret it does not hold (secrets are not copied)", async () => {
+    const agent = await createAgent('Secret holder');
+    const stream = await openStream(agent.id);
+    await box.call('sendPrompt', { agentId: agent.id, prompt: 'secret:COPY_TOKEN', clientNonce: 'c' });
+    const request = await awaitSend(stream, (message) => message.type === 'secret-request');
+    const notHeld = async (id: string) =>
+      ((await box.call('openAgent', { id })).body as { secretRequestsNotHeld: string[] })
+        .secretRequestsNotHeld;
+    // Asked, not answered yet: nothing to say (the page shows the form).
+    expect(await notHeld(agent.id)).toEqual([]);
+    await box.call('submitSecret', { agentId: agent.id, messageId: request.id, value: 'sk-copy-1234567' });
+    await stream.collect(
+      (event) => event.event === 'entry' && entryOf(event).kind === 'message' && 'replyTo' in entryOf(event),
+    );
+    await stream.cancel();
+    expect(await notHeld(agent.id)).toEqual([]);
+    const copy = (await box.call('duplicateAgent', { id: agent.id })).body as { agent: RosterRow };
+    expect(await notHeld(copy.agent.id)).toEqual([request.id]);
+  });
 });
 
 describe('files', () => {
@@ -788,8 +813,9 @@ describe('startGateway', () => {
 
   it('says which port is taken and leaves the running gateway’s descriptor alone', async () => {
     const before = await fs.promises.readFile(path.join(box.dataDir, 'gateway.json'), 'utf8');
-    await expect(ownGateway(box.dataDir, { port: box.gateway.port })).rejects.toThrow(
-      /already in use.*--port/,
+    const refusal = ownGateway(box.dataDir, { port: box.gateway.port });
+    await expect(refusal).rejects.toThrow(
+      `port ${box.gateway.port} on 127.0.0.1 is already in use by another program (a sendbox on another data dir, perhaps); stop it, or start this one on another port: --port <number>, or --port 0 for any free one`,
     );
     expect(await fs.promises.readFile(path.join(box.dataDir, 'gateway.json'), 'utf8')).toBe(before);
   });

@@ -12,6 +12,7 @@ import { settingsMethods } from './settings-methods.ts';
 import { mcpMethods } from './mcp-methods.ts';
 import { turnMethods } from './turn-methods.ts';
 import { MAX_HITS } from '../search/message-search.ts';
+import { UPLOAD_LIMIT } from './body.ts';
 
 export { agentIdSchema } from './method-spec.ts';
 
@@ -35,6 +36,8 @@ export const jsonMethods = {
     mcp: await host.mcpSettings.view().then(({ file, problems }) => ({ file, problems })),
     version,
     links: pageLinks(),
+    // The page checks a file against it before sending any byte.
+    limits: { uploadBytes: UPLOAD_LIMIT },
   })),
   createAgent: method(
     z.object({
@@ -50,7 +53,10 @@ export const jsonMethods = {
     const entries = await host.openAgentJson(id);
     const pending = JSON.stringify(await host.pendingInputs(id));
     const todos = JSON.stringify(await host.todos(id));
-    return new RawJson(`{"entries":${entries},"pending":${pending},"todos":${todos}}`);
+    const notHeld = JSON.stringify(await host.secretRequestsNotHeld(id));
+    return new RawJson(
+      `{"entries":${entries},"pending":${pending},"todos":${todos},"secretRequestsNotHeld":${notHeld}}`,
+    );
   }),
   deleteAgent: method(byId, async ({ host }, { id }) => {
     await host.deleteAgent(id);

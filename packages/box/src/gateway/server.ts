@@ -75,8 +75,10 @@ function listen(server: Server, host: string, port: number): Promise<AddressInfo
       if (error.code === 'EADDRINUSE') {
         reject(
           new GatewayStartError(
-            `port ${port} on ${host} is already in use (another sendbox? its address is in <data-dir>/gateway.json); ` +
-              'stop it or pass --port <another port>',
+            // A box on this data dir was refused earlier by the data-dir lock: this is another program,
+            // or a box on another data dir.
+            `port ${port} on ${host} is already in use by another program (a sendbox on another data dir, perhaps); ` +
+              'stop it, or start this one on another port: --port <number>, or --port 0 for any free one',
             { cause: error },
           ),
         );

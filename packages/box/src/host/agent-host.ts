@@ -72,6 +72,7 @@ import {
 } from './types.ts';
 import type { TodoItem } from '../tools/types.ts';
 import { HostError } from '../agent/errors.ts';
+import { answeredSecretRequestsNotHeld } from '../agent/secrets-held.ts';
 import { type HostEvent } from '../agent/events.ts';
 import { type ModelStatus } from '../providers/types.ts';
 import { type PendingInput } from '../stores/inbox.ts';
@@ -469,6 +470,12 @@ export class LocalAgentHost implements AgentHost {
 
   async pendingInputs(id: string): Promise<PendingInput[]> {
     return (await this.existing(id)).pendingInputs();
+  }
+
+  /** The ids of the agent's secret requests whose secret its store does not hold (agent/secrets-held.ts). */
+  async secretRequestsNotHeld(id: string): Promise<string[]> {
+    const session = await this.existing(id);
+    return answeredSecretRequestsNotHeld(session.entries(), await session.secrets.all());
   }
 
   /**

@@ -95,6 +95,8 @@ export interface AgentHost {
   todos(id: string): Promise<TodoItem[]>;
   /** Inputs accepted whose turn has not started, oldest first (shown as pending until their turn). */
   pendingInputs(id: string): Promise<PendingInput[]>;
+  /** The ids of the agent's secret requests whose secret its own store does not hold (a duplicate's copied ones). */
+  secretRequestsNotHeld(id: string): Promise<string[]>;
   /** Entries with seq > afterSeq, for resuming an event stream. */
   entriesAfter(id: string, afterSeq: number): Promise<SequencedEntry[]>;
   /** The ledger entry with this id (undefined when the agent has none); 404 for an unknown agent. */

@@ -106,6 +106,13 @@ export type LineSource = (
   tooLong?: TooLongLine,
 ) => void;
 
+/** One line as a source read on demand gives it: its text, or (over the reader's cap, skipped unread) its length. */
+export type PulledLine =
+  { raw: string; end: LineEnd; line: number } | { tooLong: true; line: number; bytes: number; cap: number };
+
+/** The lines of a document, read again from its start at each call, one at a time as they are asked for. */
+export type PulledLines = () => Iterable<PulledLine>;
+
 /** The lines of a text held whole. */
 export function linesOfText(text: string): LineSource {
   return (each) =>
@@ -318,6 +325,23 @@ export function readJsonl<F extends { json: object }>(
     (line, bytes, cap) => warnings.push({ source, line, message: tooLongText(bytes, cap) }),
   );
   return warnings;
+}
+
+/**
+ * `readJsonl` for lines pulled one at a time: each line classified as it is
+ * asked for, the text layer's warnings pushed to `warnings` in line order.
+ */
+export function* pullJsonl<F extends { json: object }>(
+  lines: Iterable<PulledLine>,
+  source: string,
+  classify: (value: JsonObject) => Classified<F>,
+  warnings: Warning[],
+  options: JsonlParseOptions = {},
+): Generator<JsonlLine<F>, void, undefined> {
+  for (const l of lines) {
+    if ('tooLong' in l) warnings.push({ source, line: l.line, message: tooLongText(l.bytes, l.cap) });
+    else yield classifyLine(l.raw, l.end, l.line, source, classify, options, warnings);
+  }
 }
 
 /**

@@ -2,7 +2,7 @@
  * What the stores that keep one session per JSONL file (Claude Code, Codex)
  * do alike: summarise every file for a listing, where one unreadable file is
  * a warning and never the end of the listing; and load one file through the
- * harness's text codec and codec, collecting both layers' warnings.
+ * harness's text codec and codec (or stream it), collecting both layers' warnings.
  */
 import { resolve } from 'node:path';
 import { isJsonObject } from '../model/json.ts';
@@ -21,8 +21,10 @@ import type {
   LoadResult,
   SessionSummary,
   Harness,
+  StreamedLoad,
   Warning,
 } from './types.ts';
+import { fileLines } from './jsonl-file.ts';
 import { readSessionText } from './session-text.ts';
 
 /**
@@ -268,4 +270,21 @@ export async function loadSessionFile<R>(
   });
   warnings.push(...read.warnings, ...codecWarnings);
   return { transcript: read.transcript, source: file, warnings };
+}
+
+/** `loadSessionFile` streamed (Store `stream`), for a harness with `streamCommon`. */
+export function streamSessionFile(
+  file: string,
+  id: string,
+  streamCommon: NonNullable<Harness['streamCommon']>,
+  warnings: Warning[] = [],
+): StreamedLoad {
+  const codecWarnings: Warning[] = [];
+  const streamed = streamCommon(() => fileLines(file), file, {
+    sessionId: id,
+    source: file,
+    onWarning: (w) => codecWarnings.push(w),
+  });
+  warnings.push(...streamed.warnings, ...codecWarnings);
+  return { ...streamed, warnings, source: file };
 }

@@ -3,8 +3,8 @@
  * a text codec (native text <-> native records, pure, lossless),
  * a codec (native records <-> Common, pure), and a store (the real backend).
  */
-import type { Transcript } from '../model/common.ts';
-import type { LineSource } from './jsonl.ts';
+import type { Message, Meta, Transcript } from '../model/common.ts';
+import type { LineSource, PulledLines } from './jsonl.ts';
 
 /** A problem that did not stop the command: a skipped line, an unreadable dir. */
 export interface Warning {
@@ -88,6 +88,25 @@ export interface LoadResult {
   untimed?: ReadonlySet<number>;
 }
 
+/**
+ * A session read in memory that does not grow with its length: the source is
+ * read once for the meta and the count, and again, one message at a time, by
+ * each call of `messages()`. Its meta and messages are those `load` gives.
+ */
+export interface StreamedTranscript {
+  meta: Meta;
+  /** How many messages `messages()` gives. */
+  count: number;
+  /** The text layer's warnings, in line order, then the codec's (read once, on the first pass). */
+  warnings: Warning[];
+  messages(): Iterable<Message>;
+}
+
+/** A streamed session and the source it came from (LoadResult `source`). */
+export interface StreamedLoad extends StreamedTranscript {
+  source: string;
+}
+
 export interface SaveResult {
   id: string;
   locator: string;
@@ -111,6 +130,11 @@ export interface Store {
    */
   locate?(id: string): Promise<string[] | undefined>;
   save?(transcript: Transcript): Promise<SaveResult>;
+  /**
+   * The session `load` gives, streamed (StreamedTranscript); undefined when
+   * this session cannot be streamed (then load it).
+   */
+  stream?(id: string): Promise<StreamedLoad | undefined>;
 }
 
 /** A store that can write (every store with a managed location). */
@@ -142,6 +166,11 @@ export interface Harness<R = unknown> {
     source: string,
     ctx: WarningContext,
   ) => { transcript: Transcript; warnings: Warning[] };
+  /**
+   * The transcript `readCommon` gives, streamed (StreamedTranscript) from
+   * lines that can be read again: codec warnings go to `ctx.onWarning`, once.
+   */
+  streamCommon?: (lines: PulledLines, source: string, ctx: WarningContext) => StreamedTranscript;
   /**
    * The native text of a transcript in pieces, each made when it is asked
    * for: joined, `text.render(codec.fromCommon(transcript))`. Harnesses

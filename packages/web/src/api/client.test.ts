@@ -71,9 +71,9 @@ describe('createApiClient', () => {
     expect(JSON.parse(seen[0]!.body.toString())).toEqual({});
   });
 
-  it("turns an error status into an ApiError carrying the gateway's message", async () => {
+  it("turns an error status into an ApiError whose message is the gateway's, as a sentence", async () => {
     const { base } = await gateway((_seen, res) =>
-      json(res, 409, { error: 'that widget was already answered' }),
+      json(res, 409, { error: 'answerWidget: that widget was already answered' }),
     );
     const failure = createApiClient({ baseUrl: base }).answerWidget({
       agentId: 'a1',
@@ -83,8 +83,54 @@ describe('createApiClient', () => {
     await expect(failure).rejects.toBeInstanceOf(ApiError);
     await expect(failure).rejects.toMatchObject({
       status: 409,
-      message: '/api/answerWidget failed with 409: that widget was already answered',
+      endpoint: '/api/answerWidget',
+      message: 'That widget was already answered.',
     });
+  });
+
+  it('says what a status means when the gateway gives no message, never the raw method and code', async () => {
+    const statuses: Array<[number, unknown]> = [
+      [500, { error: 'internal error while handling /api/listAgents; the gateway log has the details' }],
+      [502, 'Bad Gateway'],
+      [413, ''],
+      [413, { error: 'sendPrompt: request body is larger than the 1 MiB limit' }],
+      [401, { error: 'no' }],
+      [404, ''],
+    ];
+    const messages: string[] = [];
+    for (const [status, body] of statuses) {
+      const { base } = await gateway((_seen, res) =>
+        typeof body === 'string'
+          ? res.writeHead(status, { 'Content-Type': 'text/plain' }).end(body)
+          : json(res, status, body),
+      );
+      messages.push(
+        await createApiClient({ baseUrl: base })
+          .listAgents()
+          .then(
+            () => 'resolved',
+            (error: Error) => error.message,
+          ),
+      );
+      await new Promise((resolve) => server!.close(resolve));
+      server = null;
+    }
+    expect(messages).toEqual([
+      'sendbox could not do that (500 Internal Server Error); the terminal where it runs says why.',
+      'sendbox could not do that (502 Bad Gateway); the terminal where it runs says why.',
+      'That is too large for sendbox.',
+      'That is too large: sendbox takes at most 1 MiB.',
+      'This browser is signed out: run `sendbox login` in a terminal and open the link it prints.',
+      'sendbox refused that (404 Not Found).',
+    ]);
+    for (const message of messages) expect(message).not.toMatch(/\/api\/|failed with/);
+    const unreachable = await createApiClient({ baseUrl: 'http://127.0.0.1:9' })
+      .listAgents()
+      .catch((error: ApiError) => error);
+    expect(unreachable).toMatchObject({ status: 0, endpoint: '/api/listAgents' });
+    expect((unreachable as ApiError).message).toBe(
+      'sendbox is not reachable: check that it is still running, then try again.',
+    );
   });
 
   it('rejects a response of the wrong shape, naming the field', async () => {
@@ -92,7 +138,7 @@ describe('createApiClient', () => {
       json(res, 200, { agent: { ...row, updatedAt: 'yesterday' } }),
     );
     await expect(createApiClient({ baseUrl: base }).createAgent({ name: 'x' })).rejects.toThrow(
-      /\/api\/createAgent: unexpected response at agent\.updatedAt/,
+      /a form this page does not know \(at agent\.updatedAt: .*reload it/,
     );
   });
 

@@ -2,7 +2,9 @@
  * The gateway client (docs/gateway.md): `POST /api/<method>`, every response checked with
  * Zod. The page holds no token: a request is signed in by the browser's HttpOnly session
  * cookie together with this tab's proof in `X-Sendbox-Session` (tab-session.ts), which no
- * other server on this host ever sees. Errors name the method, the status and the gateway's message.
+ * other server on this host ever sees. An error's message is a sentence for the person at the
+ * page (the gateway's own message, or what the status means); the method and the status ride on
+ * the error for code to branch on.
  */
 import type { z } from 'zod';
 import {
@@ -45,9 +47,11 @@ export class ApiError extends Error {
     message: string,
     /** HTTP status, or 0 when the gateway could not be reached. */
     readonly status: number,
+    /** The method's path (`/api/answerWidget`): for code and developers, not for the page. */
     readonly endpoint: string,
+    options?: ErrorOptions,
   ) {
-    super(message);
+    super(message, options);
     this.name = 'ApiError';
   }
 }
@@ -65,6 +69,8 @@ export interface ProofSource {
 export interface OpenedAgent {
   entries: readonly unknown[];
   todos: TodoItem[];
+  /** Answered secret requests whose secret this agent does not hold (a duplicate's copied ones). */
+  secretRequestsNotHeld: readonly string[];
 }
 
 export interface ApiClientOptions {
@@ -109,9 +115,10 @@ export function createApiClient(options: ApiClientOptions = {}) {
       });
     } catch (cause) {
       throw new ApiError(
-        `${endpoint}: the gateway is not reachable (${String(cause)}); check that sendbox is still running`,
+        'sendbox is not reachable: check that it is still running, then try again.',
         0,
         endpoint,
+        { cause },
       );
     }
   }
@@ -128,7 +135,7 @@ export function createApiClient(options: ApiClientOptions = {}) {
         response = await send(endpoint, init);
       }
     }
-    if (!response.ok) throw new ApiError(await errorText(endpoint, response), response.status, endpoint);
+    if (!response.ok) throw new ApiError(await errorText(response), response.status, endpoint);
     return response;
   }
 
@@ -171,8 +178,12 @@ export function createApiClient(options: ApiClientOptions = {}) {
     },
     /** The ledger as sent, each entry still unchecked (validate with `parseNewest`/`parseEntries`), and the task list. */
     openAgentRaw: async (id: string): Promise<OpenedAgent> => {
-      const { entries, todos } = await call('openAgent', { id }, openAgentResponseSchema);
-      return { entries, todos };
+      const { entries, todos, secretRequestsNotHeld } = await call(
+        'openAgent',
+        { id },
+        openAgentResponseSchema,
+      );
+      return { entries, todos, secretRequestsNotHeld };
     },
     /** The agent's name, description, instructions, allowed domains and model (the settings dialog). */
     getAgent: (id: string): Promise<AgentSettings> => call('getAgent', { id }, agentSettingsSchema),
@@ -320,23 +331,41 @@ function checked<S extends z.ZodType>(endpoint: string, schema: S, body: unknown
   const issue = result.error.issues[0];
   const where = issue?.path.length ? issue.path.join('.') : '(body)';
   throw new ApiError(
-    `${endpoint}: unexpected response at ${where}: ${issue?.message ?? 'invalid'}; the gateway and this page may be from different versions (reload the page)`,
+    `sendbox answered in a form this page does not know (at ${where}: ${issue?.message ?? 'invalid'}); the page may be older than the box: reload it.`,
     500,
     endpoint,
   );
 }
 
-async function errorText(endpoint: string, response: Response): Promise<string> {
-  let detail = response.statusText;
+/**
+ * A refused request as a sentence: the gateway's message without the method name it starts
+ * with (`answerWidget: …`), else what the status means. A 500's details are in the box's log,
+ * never in the answer, so the page says where to look.
+ */
+async function errorText(response: Response): Promise<string> {
+  let detail = '';
   try {
     const body = (await response.json()) as { error?: unknown };
-    if (typeof body.error === 'string') detail = body.error;
+    if (typeof body.error === 'string') detail = body.error.replace(/^[a-z][A-Za-z]*: /, '').trim();
   } catch {
-    // Not JSON: keep the status text.
+    // Not JSON: the status says it.
   }
-  const hint =
-    response.status === 401
-      ? ' (this browser is signed out: run `sendbox login` and open the link it prints)'
-      : '';
-  return `${endpoint} failed with ${response.status}: ${detail}${hint}`;
+  const { status } = response;
+  if (status === 401)
+    return 'This browser is signed out: run `sendbox login` in a terminal and open the link it prints.';
+  if (status === 413) {
+    const limit = /(\d[\d.]* ?(?:[KMG]i?B|bytes)) limit/.exec(detail)?.[1];
+    return limit ? `That is too large: sendbox takes at most ${limit}.` : 'That is too large for sendbox.';
+  }
+  if (status === 500 || detail === '') {
+    if (status >= 500 && status !== 507)
+      return `sendbox could not do that (${status} ${response.statusText || 'server error'}); the terminal where it runs says why.`;
+    if (detail === '') return `sendbox refused that (${status} ${response.statusText || 'error'}).`;
+  }
+  return capitalized(detail);
+}
+
+function capitalized(text: string): string {
+  const sentence = text.charAt(0).toUpperCase() + text.slice(1);
+  return /[.!?)]$/.test(sentence) ? sentence : `${sentence}.`;
 }

@@ -156,7 +156,7 @@ describe('followAgentEvents against a loopback server', () => {
       new AbortController().signal,
     );
     expect(calls).toBe(1);
-    expect(statuses.at(-1)).toMatch(/^stopped: \/api\/events failed with 404/);
+    expect(statuses.at(-1)).toBe('stopped: this agent no longer exists (it was deleted).');
   });
 
   it('keeps retrying after a refusal (a restarted box) and tells the page to renew its access', async () => {

@@ -159,7 +159,7 @@ export async function followAgentEvents(
         signal,
       });
       if (response.status === 404) {
-        handlers.onStatus('stopped', '/api/events failed with 404: this agent no longer exists');
+        handlers.onStatus('stopped', 'this agent no longer exists (it was deleted).');
         return;
       }
       // Refused (signed out, or a box not yet ready after a restart): keep retrying with

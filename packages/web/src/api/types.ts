@@ -53,6 +53,8 @@ export const statusResponseSchema = z.looseObject({
   sandbox: sandboxStatusSchema.optional(),
   version: z.string(),
   links: z.looseObject({ cursorAgent: z.string() }).default({ cursorAgent: DEFAULT_CURSOR_AGENT_URL }),
+  /** The box's limits the page checks before sending (an older box: none, the box still refuses). */
+  limits: z.looseObject({ uploadBytes: z.number().int().positive() }).optional(),
 });
 export type StatusResponse = z.infer<typeof statusResponseSchema>;
 
@@ -117,6 +119,8 @@ export const openAgentResponseSchema = z.looseObject({
   entries: z.custom<unknown[]>(Array.isArray, { message: 'expected an array of ledger entries' }),
   /** Absent from older gateways. */
   todos: z.array(todoItemSchema).default([]),
+  /** Answered secret requests whose secret this agent's store lacks; absent from older gateways. */
+  secretRequestsNotHeld: z.array(z.string()).default([]),
 });
 export const agentResponseSchema = z.looseObject({ agent: rosterRowSchema });
 export const rosterResponseSchema = z.array(rosterRowSchema);
@@ -245,6 +249,8 @@ export const agentSettingsSchema = z.looseObject({
   description: z.string(),
   instructions: z.string(),
   allowDomains: z.array(z.string()),
+  /** Whether the agent is offered `web_fetch` (its profile's `web.fetch`). */
+  webFetch: z.boolean(),
   model: z.string().nullable(),
   modelApplies: z.boolean(),
   provider: z.string().nullable(),
@@ -259,6 +265,7 @@ export interface AgentUpdate {
   instructions?: string;
   allowDomains?: string[];
   model?: string | null;
+  webFetch?: boolean;
 }
 
 /** The agent's memory and the user's (`listMemory`, `forgetMemory`): mirrors `packages/box/src/memory/memory-view.ts`. */

@@ -15,6 +15,8 @@ const context = {
   readOnly: false,
   openLightbox: () => undefined,
   cursorAgentUrl: 'https://cursor.example/agents/{bcId}',
+  focusComposer: () => undefined,
+  secretRequestsNotHeld: new Set<string>(),
 };
 
 function entry(raw: Record<string, unknown>): TranscriptEntry {

@@ -58,20 +58,29 @@ export function SecretRequestBubble({
           setBusy(false);
         }
         setSaved(true);
+        context.focusComposer();
       });
     } catch (cause) {
       // The gateway never echoes the value, so its message is safe to show.
-      setError(`${cause instanceof Error ? cause.message : String(cause)}. Enter it again to retry.`);
+      setError(`${cause instanceof Error ? cause.message : String(cause)} Enter it again to retry.`);
     }
   }
 
   const done = saved || answer !== undefined;
+  // Answered in the agent this one was duplicated from: the secret stayed there.
+  const notHere = done && !saved && (context?.secretRequestsNotHeld.has(sendId) ?? false);
   return (
-    <div className="secret-request" data-testid="secret-request" data-saved={done}>
+    <div className="secret-request" data-testid="secret-request" data-saved={done && !notHere}>
       <span className="card-eyebrow">Secret requested · stored for {describeTarget(request.target)}</span>
-      {done ? (
+      {notHere ? (
+        <p className="secret-not-here" role="status" data-testid="secret-not-here">
+          Not saved in this agent: {request.label} was saved in the agent this one was copied from, and
+          secrets are not copied. Ask the agent to request it again if it needs it.
+        </p>
+      ) : done ? (
         <p className="secret-saved" role="status" data-testid="secret-saved">
-          <span aria-hidden="true">🔒 </span>Saved: {request.label}
+          <LockIcon />
+          Saved: {request.label}
         </p>
       ) : (
         <form className="secret-form" onSubmit={(event) => void submit(event)} autoComplete="off">
@@ -103,5 +112,23 @@ export function SecretRequestBubble({
         </p>
       )}
     </div>
+  );
+}
+
+/** A padlock drawn in SVG: an emoji would be tofu where no colour-emoji font is installed. */
+function LockIcon() {
+  return (
+    <svg
+      className="secret-lock"
+      data-testid="secret-lock"
+      viewBox="0 0 24 24"
+      width="14"
+      height="14"
+      aria-hidden="true"
+      focusable="false"
+    >
+      <rect x="5" y="11" width="14" height="10" rx="2" fill="currentColor" />
+      <path d="M8 11V8a4 4 0 0 1 8 0v3" fill="none" stroke="currentColor" strokeWidth="2" />
+    </svg>
   );
 }

@@ -61,6 +61,7 @@ export function WidgetBubble({
         try {
           await context.client.answerWidget({ agentId: context.agentId, messageId: sendId, answer: value });
           setSubmitted(Array.isArray(value) ? value.join('\n') : value);
+          context.focusComposer();
         } catch (cause) {
           // Answered elsewhere (another tab): the ledger entry will show which answer.
           if (cause instanceof ApiError && cause.status === 409) setSubmitted('');

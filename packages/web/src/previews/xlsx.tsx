@@ -1,6 +1,7 @@
 /** Excel preview: the first worksheet as a table, capped in rows and columns. */
 import ExcelJS from 'exceljs';
 import { useEffect, useState } from 'react';
+import { cellText } from './cell-text.ts';
 
 const MAX_ROWS = 100;
 const MAX_COLUMNS = 26;
@@ -29,7 +30,10 @@ export default function XlsxPreview({ blob }: { blob: Blob; fileName: string }) 
         for (let r = 1; r <= Math.min(first.rowCount, MAX_ROWS); r++) {
           const row = first.getRow(r);
           const cells: string[] = [];
-          for (let c = 1; c <= columns; c++) cells.push(row.getCell(c).text);
+          for (let c = 1; c <= columns; c++) {
+            const cell = row.getCell(c);
+            cells.push(cellText(cell.value, cell.numFmt, cell.text));
+          }
           rows.push(cells);
         }
         if (!cancelled) {

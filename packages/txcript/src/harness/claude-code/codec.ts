@@ -16,7 +16,7 @@ import type {
   Usage,
 } from '../../model/common.ts';
 import { uuidV5 } from '../../model/uuid.ts';
-import type { Warning, WarningCodec, WarningContext } from '../types.ts';
+import type { StreamedTranscript, Warning, WarningCodec, WarningContext } from '../types.ts';
 import { repairToolPairing } from '../orphans.ts';
 import { apiSafeId, apiSafeName } from '../api-names.ts';
 import {
@@ -29,7 +29,14 @@ import {
 } from '../common-values.ts';
 import { isJsonObject } from '../../model/json.ts';
 import { isCount } from '../summary-cache-file.ts';
-import { builtLine, hasStringType, readJsonl, type LineSource } from '../jsonl.ts';
+import {
+  builtLine,
+  hasStringType,
+  pullJsonl,
+  readJsonl,
+  type LineSource,
+  type PulledLines,
+} from '../jsonl.ts';
 import { classifyClaudeRecord, type ClaudeEntry, type ClaudeLine, type ClaudeRecord } from './records.ts';
 import { isUuid, sessionUuid } from '../session-id.ts';
 import { claudeToolToCommon, commonToolToClaude } from './tools.ts';
@@ -283,15 +290,30 @@ class OwnTitle {
   readonly #summaries: { leaf: string | undefined; text: string }[] = [];
   readonly #uuids = new Set<string>();
 
+  /** `only`: remember only these line uuids (the leaves a first pass found), not every line's. */
+  constructor(readonly only?: ReadonlySet<string>) {}
+
   add(line: ClaudeLine): void {
     if (line.kind !== 'record') return;
     const json = line.json as JsonObject;
-    if (typeof json.uuid === 'string') this.#uuids.add(json.uuid);
+    if (typeof json.uuid === 'string' && (this.only === undefined || this.only.has(json.uuid)))
+      this.#uuids.add(json.uuid);
     if (line.shape === 'summary') this.#summaries.push({ leaf: line.json.leafUuid, text: line.json.summary });
     else if (json.type === 'custom-title' && typeof json.customTitle === 'string')
       this.#custom = json.customTitle;
     else if (json.type === 'agent-name' && typeof json.agentName === 'string') this.#agent = json.agentName;
     else if (json.type === 'ai-title' && typeof json.aiTitle === 'string') this.#ai = json.aiTitle;
+  }
+
+  /** The summaries' leaves, when only they can give the title and the lines' uuids were not all kept. */
+  get leavesToCheck(): ReadonlySet<string> | undefined {
+    if (
+      this.only === undefined ||
+      [this.#custom, this.#agent, this.#ai].some((t) => t !== undefined && t !== '')
+    )
+      return undefined;
+    const leaves = new Set(this.#summaries.flatMap((s) => (s.leaf !== undefined ? [s.leaf] : [])));
+    return leaves.size > 0 ? leaves : undefined;
   }
 
   get title(): string | undefined {
@@ -304,6 +326,13 @@ class OwnTitle {
 const UNTIMED = '';
 
 /**
+ * Where a conversation's messages go: kept for `finish` (the default), or
+ * handed on one by one as they are made (`emit`, each dated `untimedAs` when
+ * the source gives it no time), or only counted (`count`).
+ */
+type MessageSink = { emit: (message: Message) => void; untimedAs: string } | 'count' | 'keep';
+
+/**
  * Builds one conversation (the main one, or a sidechain) from its lines, fed
  * one by one in file order. A message the source gives no time takes the
  * context's, else the conversation's earliest, which is known only at the
@@ -311,6 +340,9 @@ const UNTIMED = '';
  */
 class Conversation {
   readonly #ctx: WarningContext;
+  readonly #sink: MessageSink;
+  /** Messages made so far. */
+  count = 0;
   readonly #source: string;
   #firstTs: string | undefined;
   readonly #meta: Meta = { id: '', timestamp: UNTIMED };
@@ -319,12 +351,21 @@ class Conversation {
   readonly #commands = new LocalCommands();
   #firstUserText: string | undefined;
 
-  constructor(ctx: WarningContext) {
+  constructor(ctx: WarningContext, sink: MessageSink = 'keep') {
     this.#ctx = ctx;
+    this.#sink = sink;
     this.#source = ctx.source ?? 'claude_code';
   }
 
   #push(message: Message): void {
+    this.count += 1;
+    const sink = this.#sink;
+    if (sink === 'count') return;
+    if (sink !== 'keep') {
+      if (message.timestamp === UNTIMED) message.timestamp = sink.untimedAs;
+      sink.emit(message);
+      return;
+    }
     if (message.timestamp === UNTIMED) this.#untimed.push(message);
     this.#messages.push(message);
   }
@@ -405,33 +446,56 @@ function conversationToCommon(
 class MainConversation {
   readonly #main: Conversation;
   #all: { conversation: Conversation; warnings: Warning[] } | undefined;
-  readonly #title = new OwnTitle();
+  readonly #title: OwnTitle;
   readonly #ctx: WarningContext;
 
-  constructor(ctx: WarningContext) {
+  /** `count`: messages are counted, not kept, and the title remembers only what it needs (streamCommon). */
+  constructor(ctx: WarningContext, sink: 'keep' | 'count' = 'keep') {
     this.#ctx = ctx;
-    this.#main = new Conversation(ctx);
+    this.#main = new Conversation(ctx, sink);
+    this.#title = new OwnTitle(sink === 'count' ? new Set() : undefined);
     const warnings: Warning[] = [];
-    this.#all = { conversation: new Conversation({ ...ctx, onWarning: (w) => warnings.push(w) }), warnings };
+    this.#all = {
+      conversation: new Conversation({ ...ctx, onWarning: (w) => warnings.push(w) }, sink),
+      warnings,
+    };
   }
 
   add(line: ClaudeLine, index: number): void {
     this.#title.add(line);
-    const sidechain = line.kind === 'record' && (line.json as JsonObject).isSidechain === true;
+    const sidechain = isSidechainRecord(line);
     if (!sidechain && line.kind === 'record' && line.shape === 'entry') this.#all = undefined;
     this.#all?.conversation.add(line, index);
     if (!sidechain) this.#main.add(line, index);
   }
 
-  finish(): Transcript {
+  /** Whether the file has a conversation outside its sidechains (else every line is the main one). */
+  get hasMain(): boolean {
+    return this.#all === undefined;
+  }
+
+  /** How many messages the main conversation has. */
+  get count(): number {
+    return (this.#all?.conversation ?? this.#main).count;
+  }
+
+  /** The summaries' leaves a title may need checked (OwnTitle `leavesToCheck`). */
+  get leavesToCheck(): ReadonlySet<string> | undefined {
+    return this.#title.leavesToCheck;
+  }
+
+  /** `title`: the file's own title as a further pass found it (see leavesToCheck). */
+  finish(title: string | undefined = this.#title.title): Transcript {
     const all = this.#all;
     if (all !== undefined) for (const w of all.warnings) this.#ctx.onWarning?.(w);
     const transcript = (all?.conversation ?? this.#main).finish();
-    const title = this.#title.title;
     if (title !== undefined) transcript.meta.title = title;
     return transcript;
   }
 }
+
+const isSidechainRecord = (line: ClaudeLine): boolean =>
+  line.kind === 'record' && (line.json as JsonObject).isSidechain === true;
 
 /** The main conversation of a file: every line but those of inline sidechains. */
 function toCommon(records: ClaudeLine[], ctx: WarningContext): Transcript {
@@ -456,6 +520,56 @@ export function readClaudeCommon(
     recoverGlued: hasStringType,
   });
   return { transcript: conversation.finish(), warnings };
+}
+
+/**
+ * `readClaudeCommon` streamed (Harness `streamCommon`): a first pass counts the
+ * messages and finds the meta, keeping no message and no line's uuid (a
+ * second pass looks only for the uuids a title from a summary needs); each
+ * `messages()` reads the lines again and makes the messages one at a time.
+ */
+export function streamClaudeCommon(
+  lines: PulledLines,
+  source: string,
+  ctx: WarningContext,
+): StreamedTranscript {
+  const read = (into: Warning[]): Generator<ClaudeLine> =>
+    pullJsonl(lines(), source, classifyClaudeRecord, into, { recoverGlued: hasStringType });
+  const first = new MainConversation(ctx, 'count');
+  const warnings: Warning[] = [];
+  let index = 0;
+  for (const line of read(warnings)) first.add(line, index++);
+  const leaves = first.leavesToCheck;
+  let title: string | undefined;
+  if (leaves !== undefined) {
+    const own = new OwnTitle(leaves);
+    for (const line of read([])) own.add(line);
+    title = own.title;
+  }
+  const { meta } = first.finish(title);
+  const { count, hasMain } = first;
+  const quiet: WarningContext = { ...ctx, onWarning: undefined };
+  return {
+    meta,
+    count,
+    warnings,
+    *messages() {
+      const made: Message[] = [];
+      const conversation = new Conversation(quiet, {
+        emit: (message) => made.push(message),
+        untimedAs: ctx.timestamp ?? meta.timestamp,
+      });
+      let at = 0;
+      for (const line of read([])) {
+        if (!hasMain || !isSidechainRecord(line)) conversation.add(line, at);
+        at += 1;
+        if (made.length > 0) {
+          yield* made;
+          made.length = 0;
+        }
+      }
+    },
+  };
 }
 
 /**

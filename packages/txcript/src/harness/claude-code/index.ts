@@ -1,7 +1,7 @@
 /** The Claude Code harness (`claude_code`): `~/.claude/projects/<project>/<session>.jsonl`. */
 import { HARNESS_NAMES } from '../listing.ts';
 import type { Harness } from '../types.ts';
-import { claudeCodeCodec, readClaudeCommon } from './codec.ts';
+import { claudeCodeCodec, readClaudeCommon, streamClaudeCommon } from './codec.ts';
 import { resumeArgv } from '../resume-command.ts';
 import { claudeCodeText, type ClaudeLine } from './records.ts';
 import { claudeCodeStore } from './store.ts';
@@ -13,6 +13,7 @@ export const claudeCode: Harness<ClaudeLine[]> = {
   codec: claudeCodeCodec,
   store: claudeCodeStore,
   readCommon: readClaudeCommon,
+  streamCommon: streamClaudeCommon,
   textInSource: true,
 };
 

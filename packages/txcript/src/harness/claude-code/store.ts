@@ -14,6 +14,7 @@ import type {
   SaveResult,
   SavingStore,
   SessionSummary,
+  StreamedLoad,
   Warning,
 } from '../types.ts';
 import { createFileAtomic, FileExistsError } from '../../fs/atomic.ts';
@@ -25,7 +26,12 @@ import { parseObjectLine, topLevelLiteral, topLevelString } from '../jsonl-scan.
 import { forEachLatin1Line, isWholeRecord, ownString, utf8Line } from '../line-skim.ts';
 
 const maybeOwn = (s: string | undefined): string | undefined => (s === undefined ? undefined : ownString(s));
-import { loadSessionFile, openSessionFileCache, summarizeSessionFiles } from '../session-files.ts';
+import {
+  loadSessionFile,
+  openSessionFileCache,
+  streamSessionFile,
+  summarizeSessionFiles,
+} from '../session-files.ts';
 import type { FileScan, ScannedFiles, SessionFileCacheOptions } from '../session-files.ts';
 import {
   firstText,
@@ -47,6 +53,7 @@ async function codecModules() {
     claudeCodeCodec: codec.claudeCodeCodec,
     sidechainToCommon: codec.sidechainToCommon,
     readClaudeCommon: codec.readClaudeCommon,
+    streamClaudeCommon: codec.streamClaudeCommon,
     claudeCodeText: records.claudeCodeText,
   };
 }
@@ -391,6 +398,16 @@ export function claudeCodeStore(
         warnings,
       );
       return loaded;
+    },
+
+    async stream(id: string): Promise<StreamedLoad | undefined> {
+      assertSafeSessionId(id, HARNESS);
+      // An inline subagent is picked out of its file's lines: it is loaded.
+      if (parseSidechainSessionId(id) !== undefined) return undefined;
+      const { file, warnings } = await findSessionFile(root, id);
+      if (file === undefined) return undefined; // load says why
+      const { streamClaudeCommon } = await codecModules();
+      return streamSessionFile(file, id, streamClaudeCommon, warnings);
     },
 
     async save(transcript: Transcript): Promise<SaveResult> {

@@ -167,12 +167,15 @@ export function commonToSimple(t: Transcript): SimpleDocument {
   return { ...simpleHead(t.meta), messages: t.messages.map(messageToSimple) };
 }
 
-/** The text of commonToSimple(t) in pieces, each message made when its piece is asked for. */
-export function commonToSimplePieces(t: Transcript): Iterable<string> {
+/**
+ * The text of commonToSimple(t) in pieces, each message made when its piece
+ * is asked for (and, from an iterable that makes them so, read only then).
+ */
+export function commonToSimplePieces(t: { meta: Meta; messages: Iterable<Message> }): Iterable<string> {
   return renderSimplePieces(simpleHead(t.meta), mapLazily(t.messages, messageToSimple));
 }
 
-function* mapLazily<T, U>(items: readonly T[], f: (item: T) => U): Generator<U> {
+function* mapLazily<T, U>(items: Iterable<T>, f: (item: T) => U): Generator<U> {
   for (const item of items) yield f(item);
 }
 
