@@ -241,7 +241,9 @@ export class LocalAgentHost implements AgentHost {
     this.mcp = mcp;
     this.mcpSettings = new McpSettings(mcp);
     this.lifecycle.add(mcp);
-    const approvals = new ToolApprovals(dataDir, mcp);
+    const approvals = new ToolApprovals(dataDir, mcp, (agentId) =>
+      this.emit({ type: 'roster', agentId, change: 'updated' }),
+    );
     this.approvals = approvals;
     const contextLayers = options.contextLayers ?? (() => []);
     // Each model call fitted into the model's window (context/compaction.ts).
@@ -939,6 +941,7 @@ export class LocalAgentHost implements AgentHost {
       unreadCount: unread.unreadCount,
       hasUnread: unread.unreadCount > 0 || unread.isManuallyUnread,
       awaitingUserResponse: session.awaitingUserResponse,
+      awaitingApproval: this.approvals.waitsOn(session.id),
       pendingInputs: session.pendingInputs().length,
       state: session.turnState,
       readOnly: session.profile.readOnly === true || !this.provider,
