@@ -10,6 +10,7 @@ import { pathToFileURL } from 'node:url';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SAMPLE_DOCX_TEXT, SAMPLE_XLSX, sampleDocx, samplePdf, sampleXlsx } from './sample-files.ts';
+import { sendboxCommand } from '../../box/src/cli/command-name.ts';
 import {
   callGateway,
   ensureBuilt,
@@ -244,6 +245,22 @@ describe('web UI without a model (the demo agent)', () => {
     await page.locator('[data-testid="preview-pdf"]').scrollIntoViewIfNeeded();
     await saveScreenshot(page, task.name);
     expect(problems).toEqual([]);
+  });
+
+  it('names the login command as this shell runs it on the sign-in page (sendbox may not be on PATH)', async ({
+    task,
+  }) => {
+    const signedOut = await browser.newContext();
+    try {
+      const page = await signedOut.newPage();
+      expect((await page.goto(gateway.url))?.status()).toBe(401);
+      // `sendbox login` only when this very box is the sendbox on PATH; else `node <its bin> login`.
+      const login = sendboxCommand(`login --data-dir ${gateway.dataDir}`);
+      expect(await page.locator('code').allTextContents()).toContain(login);
+      await saveScreenshot(page, task.name);
+    } finally {
+      await signedOut.close();
+    }
   });
 
   it('creates, duplicates and deletes agents from the sidebar', async ({ task }) => {
