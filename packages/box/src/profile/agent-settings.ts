@@ -8,6 +8,8 @@ export interface AgentSettings {
   description: string;
   instructions: string;
   allowDomains: string[];
+  /** Whether the agent is offered `web_fetch` (false: its profile says `web: {fetch: "off"}`). */
+  webFetch: boolean;
   /** The agent's own model id, or null for the box's model. */
   model: string | null;
   /** False when the agent's model was picked for another provider than the one configured now (it is then unused). */
@@ -24,6 +26,7 @@ export function agentSettingsOf(id: string, profile: Profile, provider: ModelPro
     description: profile.description,
     instructions: profile.instructions ?? '',
     allowDomains: [...(profile.sandbox?.allowDomains ?? [])],
+    webFetch: profile.web?.fetch !== 'off',
     model: profile.model ?? null,
     modelApplies:
       profile.model !== undefined &&

@@ -1,6 +1,6 @@
 /**
  * What may change in an agent's profile (issue 21 item 4): the user's `updateAgent {id, name?,
- * description?, instructions?, allowDomains?, model?}`, and the agent's own `update_state profile
+ * description?, instructions?, allowDomains?, model?, webFetch?}`, and the agent's own `update_state profile
  * {name?, description?, instructions?}`. Pure: the checks and the new profile; profile-editor.ts
  * writes it.
  */
@@ -59,6 +59,8 @@ export const agentUpdateSchema = z
       .optional(),
     /** A model id of the configured provider; `null` or "" goes back to the box's model. */
     model: z.string().trim().max(200).nullable().optional(),
+    /** Whether the agent is offered `web_fetch` (the profile's `web.fetch`, issue 19 item 9). */
+    webFetch: z.boolean({ message: 'webFetch is true or false' }).optional(),
   })
   .strict();
 
@@ -74,7 +76,7 @@ export function checkedUpdate(update: AgentUpdate): AgentUpdate {
   throw new HostError(`updateAgent: ${issues.join('; ')}`, 400);
 }
 
-export type ProfileField = 'name' | 'description' | 'instructions' | 'allowDomains' | 'model';
+export type ProfileField = 'name' | 'description' | 'instructions' | 'allowDomains' | 'model' | 'webFetch';
 
 export interface AppliedUpdate {
   profile: Profile;
@@ -127,6 +129,13 @@ export function applyUpdate(
       if (id !== profile.model || provider !== profile.modelProvider) changed.push('model');
       next.model = id;
       next.modelProvider = provider;
+    }
+  }
+  if (update.webFetch !== undefined) {
+    const fetch = update.webFetch ? 'on' : 'off';
+    if (fetch !== (profile.web?.fetch ?? 'on')) {
+      next.web = { ...profile.web, fetch };
+      changed.push('webFetch');
     }
   }
   if (changed.length > 0) next.updatedAt = now;

@@ -97,6 +97,27 @@ describe('updateAgent', () => {
     expect(await (await host.sessionOf(agentId)).allowDomains()).toEqual(['example.com', '*.github.com']);
   });
 
+  it('turns web_fetch off and on: profile.json web.fetch, and the tools the next call offers', async () => {
+    fixture = await hostFixture([sendText('one'), {}, sendText('two'), {}]);
+    const { host, agentId, dataDir } = fixture;
+    const offered = (call: number): string[] =>
+      (fixture!.model.requests[call]!.tools ?? []).map((tool) => tool.name);
+    expect(await host.agentSettings(agentId)).toMatchObject({ webFetch: true });
+    const off = await host.updateAgent(agentId, { webFetch: false });
+    expect(off.webFetch).toBe(false);
+    const profile = JSON.parse(await readFile(agentPaths(dataDir, agentId).profile, 'utf8')) as {
+      web?: unknown;
+    };
+    expect(profile.web).toEqual({ fetch: 'off' });
+    await fixture.prompt('first');
+    expect(offered(0)).not.toContain('web_fetch');
+    expect(offered(0)).toContain('read');
+    expect((await host.updateAgent(agentId, { webFetch: true })).webFetch).toBe(true);
+    await fixture.prompt('second');
+    expect(offered(2)).toContain('web_fetch');
+    expect(agentUpdateSchema.safeParse({ webFetch: 'off' }).success).toBe(false);
+  });
+
   it('refuses bad input by field, and a model id without a configured model', async () => {
     const bad = agentUpdateSchema.safeParse({ name: '  ', allowDomains: ['http://x.com/a'], color: 'red' });
     expect(bad.error?.issues.map((issue) => [issue.path.join('.'), issue.message])).toEqual([

@@ -248,6 +248,8 @@ export const agentSettingsSchema = z.looseObject({
   description: z.string(),
   instructions: z.string(),
   allowDomains: z.array(z.string()),
+  /** Whether the agent is offered `web_fetch` (its profile's `web.fetch`). */
+  webFetch: z.boolean(),
   model: z.string().nullable(),
   modelApplies: z.boolean(),
   provider: z.string().nullable(),
@@ -262,6 +264,7 @@ export interface AgentUpdate {
   instructions?: string;
   allowDomains?: string[];
   model?: string | null;
+  webFetch?: boolean;
 }
 
 /** The agent's memory and the user's (`listMemory`, `forgetMemory`): mirrors `packages/box/src/memory/memory-view.ts`. */
