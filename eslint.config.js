@@ -28,4 +28,9 @@ export default tseslint.config(
     ...tseslint.configs.disableTypeChecked,
     languageOptions: { ...tseslint.configs.disableTypeChecked.languageOptions, globals: globals.node },
   },
+  {
+    // The service worker runs in the browser's worker scope, not in Node.
+    files: ['packages/web/public/**/*.js'],
+    languageOptions: { globals: globals.serviceworker },
+  },
 );

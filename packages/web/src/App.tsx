@@ -15,7 +15,9 @@ import {
   rememberedAgentId,
   type LedgerPrefetch,
 } from './focused-agent.ts';
-import { nextTheme, useBubbleStyle, useTheme } from './preferences.ts';
+import { NotificationSettings } from './NotificationSettings.tsx';
+import { useAgentNotifications } from './notifications.ts';
+import { nextTheme, useBubbleStyle, useNotificationChoice, useTheme } from './preferences.ts';
 import { SettingsPanel } from './SettingsPanel.tsx';
 import { SetupNotice } from './SetupNotice.tsx';
 import { Sidebar } from './Sidebar.tsx';
@@ -41,6 +43,7 @@ export function App({
   const [focusHit, setFocusHit] = useState<MessageHit | null>(null);
   const theme = useTheme();
   const [bubbleStyle, setBubbleStyle] = useBubbleStyle();
+  const [notificationChoice, setNotificationChoice] = useNotificationChoice();
   const refreshTimer = useRef<ReturnType<typeof setTimeout> | null>(null);
   const narrow = useNarrow();
   /** On a phone the agent list is a drawer over the conversation. */
@@ -138,6 +141,8 @@ export function App({
     );
     return () => abort.abort();
   }, [client, selectedId, onState, scheduleRosterRefresh]);
+
+  useAgentNotifications(agents, notificationChoice, client.listAgents);
 
   const selected = agents?.find((agent) => agent.id === selectedId) ?? null;
   const unreadElsewhere = (agents ?? []).reduce(
@@ -242,6 +247,7 @@ export function App({
             >
               Model
             </button>
+            <NotificationSettings choice={notificationChoice} onChange={setNotificationChoice} />
             <button
               type="button"
               onClick={() => setBubbleStyle(bubbleStyle === 'cards' ? 'plain' : 'cards')}
@@ -259,7 +265,9 @@ export function App({
               data-theme-choice={theme.choice}
             >
               {theme.choice === 'system'
-                ? `Auto (${theme.applied})`
+                ? narrow
+                  ? 'Auto'
+                  : `Auto (${theme.applied})`
                 : theme.choice === 'light'
                   ? 'Light'
                   : 'Dark'}

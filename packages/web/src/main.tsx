@@ -10,6 +10,7 @@ import { createApiClient, type ApiClient } from './api/client.ts';
 import { claimTabSession, type TabSession } from './api/tab-session.ts';
 import { App } from './App.tsx';
 import { prefetchLedger, rememberedAgentId, type LedgerPrefetch } from './focused-agent.ts';
+import { registerServiceWorker } from './pwa.ts';
 import { SignedOut } from './SignedOut.tsx';
 import './styles.css';
 
@@ -56,4 +57,5 @@ async function start(): Promise<void> {
   );
 }
 
+registerServiceWorker();
 void start();

@@ -1,7 +1,7 @@
 /**
- * Presentation preferences kept in localStorage: the colour theme (follows the system until
- * the user picks one) and the bubble style. Both only change CSS; neither changes what the
- * conversation contains.
+ * Preferences kept in localStorage: the colour theme (follows the system until the user picks
+ * one) and the bubble style, which only change CSS, and whether this browser shows notifications
+ * (notifications.ts), with or without message text.
  */
 import { useCallback, useEffect, useState } from 'react';
 
@@ -10,6 +10,8 @@ export type BubbleStyle = 'cards' | 'plain';
 
 const THEME_KEY = 'sendbox.theme';
 const BUBBLE_STYLE_KEY = 'sendbox.bubbleStyle';
+const NOTIFY_KEY = 'sendbox.notify';
+const NOTIFY_TEXT_KEY = 'sendbox.notifyText';
 
 function read<T extends string>(key: string, allowed: readonly T[], fallback: T): T {
   try {
@@ -82,4 +84,24 @@ export function useTheme(): {
 
 export function useBubbleStyle(): [BubbleStyle, (style: BubbleStyle) => void] {
   return usePersisted<BubbleStyle>(BUBBLE_STYLE_KEY, ['cards', 'plain'], 'cards');
+}
+
+export interface NotificationChoice {
+  /** Notify while the tab is hidden (the browser's permission is asked for when this is turned on). */
+  enabled: boolean;
+  /** Put the message's text in the notification; off by default, as a lock screen shows it. */
+  includeText: boolean;
+}
+
+export function useNotificationChoice(): [NotificationChoice, (choice: NotificationChoice) => void] {
+  const [enabled, setEnabled] = usePersisted(NOTIFY_KEY, ['on', 'off'], 'off');
+  const [text, setText] = usePersisted(NOTIFY_TEXT_KEY, ['shown', 'hidden'], 'hidden');
+  const update = useCallback(
+    (choice: NotificationChoice) => {
+      setEnabled(choice.enabled ? 'on' : 'off');
+      setText(choice.includeText ? 'shown' : 'hidden');
+    },
+    [setEnabled, setText],
+  );
+  return [{ enabled: enabled === 'on', includeText: text === 'shown' }, update];
 }

@@ -34,13 +34,14 @@ function newestMtime(dir: string): number {
   return newest;
 }
 
-/** Builds `dist/` if it is missing or older than `src/` / `index.html`. */
+/** Builds `dist/` if it is missing or older than `src/`, `public/` or `index.html`. */
 export function ensureBuilt(): void {
   const index = path.join(WEB_DIR, 'dist', 'index.html');
   const sources = Math.max(
     newestMtime(path.join(WEB_DIR, 'src')),
     fs.statSync(path.join(WEB_DIR, 'index.html')).mtimeMs,
     fs.statSync(path.join(WEB_DIR, 'vite.config.ts')).mtimeMs,
+    newestMtime(path.join(WEB_DIR, 'public')),
   );
   if (fs.existsSync(index) && fs.statSync(index).mtimeMs >= sources) return;
   const result = spawnSync(

@@ -89,6 +89,11 @@ export interface SessionConfig {
   inboxRetryMs: number;
   /** True when this agent is the focused one (its entries do not count as unread). */
   isFocused(id: string): boolean;
+  /**
+   * Accepted inputs are run by a turn worker, not by this session (the cluster's turn queue,
+   * cluster/turn-worker.ts): this session accepts and shows, and never starts a turn itself.
+   */
+  turnsElsewhere?: boolean;
 }
 
 const unreadStateSchema = z.object({
@@ -230,7 +235,10 @@ export class AgentSession implements ExtensionAgent {
 
   /** True while a turn runs or inputs wait for their turn (without a model, none will run). */
   get busy(): boolean {
-    return this.draining || (this.config.provider !== null && this.inbox.pending().length > 0);
+    return (
+      this.draining ||
+      (this.config.provider !== null && !this.config.turnsElsewhere && this.inbox.pending().length > 0)
+    );
   }
 
   /** WakeDoor (agent/extension.ts): nothing runs or waits, and a model may answer. */
@@ -636,7 +644,7 @@ export class AgentSession implements ExtensionAgent {
 
   /** Runs the inbox's inputs in order, one turn each, unless a run is on already. */
   private schedule(): void {
-    if (this.draining || !this.config.provider) return;
+    if (this.draining || !this.config.provider || this.config.turnsElsewhere) return;
     this.draining = true;
     this.queue = this.queue
       .then(() => this.drain())

@@ -78,6 +78,12 @@ describe('approval cards in a real box', () => {
     });
     // Not run before the answer.
     await expect(stat(path.join(fx.sandbox, 'a.txt'))).rejects.toThrow(/ENOENT/);
+    // The roster says the agent waits on a card (the page notifies from it), and says so again when it no longer does.
+    const rosterEvents: string[] = [];
+    const unsubscribe = fx.host.subscribe((event) => {
+      if (event.type === 'roster' && event.agentId === fx?.agentId) rosterEvents.push(event.change);
+    });
+    expect((await fx.host.listAgents())[0]).toMatchObject({ awaitingApproval: true, state: 'working' });
     await expect(
       fx.host.answerToolApproval({ agentId: fx.agentId, entryId: 'no-such', decision: 'allow' }),
     ).rejects.toMatchObject({ status: 404 });
@@ -87,6 +93,7 @@ describe('approval cards in a real box', () => {
       accepted: true,
       resumed: true,
     });
+    expect(rosterEvents).toContain('updated');
     await expect(
       fx.host.answerToolApproval({ agentId: fx.agentId, entryId: 'approval-w1', decision: 'deny' }),
     ).rejects.toMatchObject({ status: 409 });
@@ -94,6 +101,8 @@ describe('approval cards in a real box', () => {
     await card(fx, 'approval-w2');
     await fx.host.answerToolApproval({ agentId: fx.agentId, entryId: 'approval-w2', decision: 'deny' });
     await fx.host.idle(fx.agentId);
+    expect((await fx.host.listAgents())[0]).toMatchObject({ awaitingApproval: false, state: 'idle' });
+    unsubscribe();
 
     expect(await readFile(path.join(fx.sandbox, 'a.txt'), 'utf8')).toBe('hello');
     await expect(stat(path.join(fx.sandbox, 'b.txt'))).rejects.toThrow(/ENOENT/);

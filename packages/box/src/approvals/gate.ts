@@ -56,10 +56,19 @@ export class ToolApprovals implements ToolGate {
   /** Set when the box closes: a wait ended then leaves its card open for after the restart. */
   private closing = false;
 
+  /** `onWaits` hears when an agent starts or stops waiting on a card (the roster shows it). */
   constructor(
     private readonly dataDir: string,
     private readonly mcp: McpHub,
+    private readonly onWaits: (agentId: string) => void = () => undefined,
   ) {}
+
+  /** Whether a running turn of the agent waits on a card now. */
+  waitsOn(agentId: string): boolean {
+    const prefix = `${agentId}/`;
+    for (const key of this.waiting.keys()) if (key.startsWith(prefix)) return true;
+    return false;
+  }
 
   async beforeRun(call: GatedCall): Promise<ToolOutcome | null> {
     const subject = approvalSubject(call.tool.name, call.input);
@@ -148,7 +157,18 @@ export class ToolApprovals implements ToolGate {
     return [...new Set([...this.waiting.keys()].map((key) => key.split('/')[0]!))];
   }
 
-  private wait(key: string, signal: AbortSignal): Promise<ApprovalDecision | WaitEnd> {
+  private async wait(key: string, signal: AbortSignal): Promise<ApprovalDecision | WaitEnd> {
+    const agentId = key.slice(0, key.indexOf('/'));
+    const decision = this.waitFor(key, signal);
+    this.onWaits(agentId);
+    try {
+      return await decision;
+    } finally {
+      this.onWaits(agentId);
+    }
+  }
+
+  private waitFor(key: string, signal: AbortSignal): Promise<ApprovalDecision | WaitEnd> {
     return new Promise((resolve) => {
       if (signal.aborted) return resolve(this.closing ? 'closing' : 'stopped');
       const onAbort = () => {

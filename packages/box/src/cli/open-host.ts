@@ -8,17 +8,24 @@ import type { AgentHost } from '../host/types.ts';
 import type { OpenHostOptions } from './serve.ts';
 import { providerFromEnv } from '../providers/index.ts';
 import { ensureDemoAgent } from './demo-agent.ts';
+import { readMasterKey } from '../cluster/master-key.ts';
+import { startClusterWorker } from '../cluster/worker.ts';
 
 export async function openBoxHost(
   dataDir: string,
   options: OpenHostOptions = { unsafeHostTools: false },
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<AgentHost> {
-  if (!providerFromEnv(env).status.configured) await ensureDemoAgent(dataDir);
   const sandbox = {
     unsafeHostTools: options.unsafeHostTools,
     // Which bubblewrap to run (default: `bwrap` on PATH).
     ...(env.SENDBOX_BWRAP ? { bwrap: env.SENDBOX_BWRAP } : {}),
   };
+  if (options.cluster) {
+    const secretKey = await readMasterKey(env.SENDBOX_MASTER_KEY_FILE);
+    const worker = await startClusterWorker({ ...options.cluster, secretKey, dataDir, env, sandbox });
+    return worker.host;
+  }
+  if (!providerFromEnv(env).status.configured) await ensureDemoAgent(dataDir);
   return createAgentHost({ dataDir, env, sandbox });
 }

@@ -68,6 +68,22 @@ function stopOnSignals(terminal: Terminal): { started(box: RunningBox): void; re
   };
 }
 
+/** `--database-url` and `--object-store-url`: both or neither. */
+function clusterOption(databaseUrl: string | undefined, objectStoreUrl: string | undefined) {
+  if (databaseUrl === undefined && objectStoreUrl === undefined) return {};
+  if (databaseUrl === undefined) {
+    throw new InvalidArgumentError(
+      '--object-store-url is for a cluster: give its PostgreSQL too (--database-url or SENDBOX_DATABASE_URL)',
+    );
+  }
+  if (objectStoreUrl === undefined) {
+    throw new InvalidArgumentError(
+      "--database-url needs the cluster's bucket too (--object-store-url s3://bucket?endpoint=…&region=…, or SENDBOX_OBJECT_STORE_URL): every worker must reach every attachment",
+    );
+  }
+  return { cluster: { databaseUrl, objectStoreUrl } };
+}
+
 export function sendboxProgram(openHost: OpenHost, terminal: Terminal = processTerminal) {
   const program = new Command()
     .name('sendbox')
@@ -93,6 +109,18 @@ export function sendboxProgram(openHost: OpenHost, terminal: Terminal = processT
       new Option('--port <port>', 'port to listen on').argParser(parsePort).default(DEFAULT_GATEWAY_PORT),
     )
     .addOption(dataDirOption('where agents live (Grok Bot layout)'))
+    .addOption(
+      new Option(
+        '--database-url <url>',
+        "run as a worker of a cluster: the agents' data in this PostgreSQL (postgres://…; docs/cluster.md)",
+      ).env('SENDBOX_DATABASE_URL'),
+    )
+    .addOption(
+      new Option(
+        '--object-store-url <url>',
+        "with --database-url: the cluster's bucket for attachments (s3://bucket?endpoint=…&region=…)",
+      ).env('SENDBOX_OBJECT_STORE_URL'),
+    )
     .option('--no-build', 'do not build the web UI, even if it is missing or stale')
     .option('--verbose', 'log one line per request (never bodies or headers)', false)
     .option(
@@ -113,6 +141,7 @@ export function sendboxProgram(openHost: OpenHost, terminal: Terminal = processT
             build: options.build,
             verbose: options.verbose,
             unsafeHostTools: options.unsafeHostTools,
+            ...clusterOption(options.databaseUrl, options.objectStoreUrl),
           },
           openHost,
           terminal,

@@ -27,6 +27,14 @@ export interface ServeOptions {
   verbose: boolean;
   /** Run tools on the host, unconfined, when bubblewrap cannot start (docs/sandbox.md). */
   unsafeHostTools?: boolean;
+  /** `--database-url`/`--object-store-url`: a worker of a cluster (docs/cluster.md). */
+  cluster?: ClusterLocation;
+}
+
+/** Where a cluster's shared state is: its PostgreSQL and its bucket. */
+export interface ClusterLocation {
+  databaseUrl: string;
+  objectStoreUrl: string;
 }
 
 export interface Terminal {
@@ -36,6 +44,8 @@ export interface Terminal {
 
 export interface OpenHostOptions {
   unsafeHostTools: boolean;
+  /** Open the host as a worker of this cluster. */
+  cluster?: ClusterLocation;
 }
 
 /** Opens the runtime on a data dir; the CLI's one seam to the host runtime. */
@@ -82,7 +92,10 @@ export async function serve(
   let host: AgentHost;
   try {
     if (options.build) await ensureWebBuild((line) => terminal.err(pc.dim(line)));
-    host = await openHost(dataDir, { unsafeHostTools: options.unsafeHostTools ?? false });
+    host = await openHost(dataDir, {
+      unsafeHostTools: options.unsafeHostTools ?? false,
+      ...(options.cluster ? { cluster: options.cluster } : {}),
+    });
   } catch (error) {
     lock.release();
     throw error;

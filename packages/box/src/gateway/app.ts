@@ -28,7 +28,7 @@ import type { JsonMethodName, MethodContext } from './methods.ts';
 import { LOGIN_PATH, TAB_PROOF_FRAGMENT } from './session.ts';
 import type { BrowserSessions } from './session.ts';
 import type { MessageSearch } from '../search/message-search.ts';
-import { signInPage, StaticUi } from './static-ui.ts';
+import { PUBLIC_FILES, signInPage, StaticUi } from './static-ui.ts';
 import { OAUTH_CALLBACK_PATH } from '../mcp/oauth.ts';
 import { oauthCallback } from './oauth-callback.ts';
 
@@ -278,6 +278,7 @@ export function createGatewayApp(options: GatewayAppOptions): GatewayApp {
     }
   });
   app.get('/assets/*', (c) => ui.asset(c, c.req.path));
+  for (const file of Object.keys(PUBLIC_FILES)) app.get(file, (c) => ui.publicFile(c, file));
   // The MCP servers' OAuth callback: a cross-site navigation from the authorization server, so
   // no session cookie comes with it (SameSite=Strict); the one-time `state` of a connect the
   // signed-in page started is what admits it (mcp/oauth.ts).

@@ -16,7 +16,7 @@ export interface OpenFile {
 export function fileResponse(
   file: OpenFile,
   mediaType: string,
-  headers: Record<string, string> = {},
+  headers: Readonly<Record<string, string>> = {},
   method = 'GET',
 ): Response {
   const init = {

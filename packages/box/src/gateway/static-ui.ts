@@ -1,5 +1,7 @@
 /**
- * The web UI: `packages/web/dist` served at `/` and `/assets/*`. The page holds no
+ * The web UI: `packages/web/dist` served at `/` and `/assets/*`, and the few files an installed
+ * app needs at the root (`PUBLIC_FILES`: the manifest, the service worker, its offline page and the
+ * icons; none holds anything private, so they need no session). The page holds no
  * secret (the browser is signed in by an HttpOnly cookie, session.ts); it is served
  * only to a signed-in browser, never cached and framed by nobody, and its CSP keeps
  * model output from reaching the network: images come from this origin, `data:` or
@@ -59,6 +61,7 @@ const MEDIA_TYPES: Record<string, string> = {
   '.mjs': 'text/javascript; charset=utf-8',
   '.css': 'text/css; charset=utf-8',
   '.json': 'application/json; charset=utf-8',
+  '.webmanifest': 'application/manifest+json; charset=utf-8',
   '.map': 'application/json; charset=utf-8',
   '.svg': 'image/svg+xml',
   '.png': 'image/png',
@@ -103,6 +106,22 @@ export async function resolveInside(root: string, urlPath: string): Promise<stri
   return stat?.isFile() === true ? real : null;
 }
 
+/** The offline page is static text: no script, no network. */
+const OFFLINE_CSP = "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; frame-ancestors 'none'";
+
+/**
+ * The root files of `packages/web/public/` the gateway serves, and how. Their names are fixed (a
+ * manifest and a service worker are found by their URL), so they are revalidated on each use; the
+ * service worker's byte-for-byte check is what updates an installed app.
+ */
+export const PUBLIC_FILES: Readonly<Record<string, Readonly<Record<string, string>>>> = {
+  '/manifest.webmanifest': { 'Cache-Control': 'no-cache' },
+  '/sw.js': { 'Cache-Control': 'no-cache' },
+  '/offline.html': { 'Cache-Control': 'no-cache', 'Content-Security-Policy': OFFLINE_CSP },
+  '/icons/icon-192.png': { 'Cache-Control': 'public, max-age=86400' },
+  '/icons/icon-512.png': { 'Cache-Control': 'public, max-age=86400' },
+};
+
 export class StaticUi {
   constructor(readonly root: string) {}
 
@@ -130,6 +149,20 @@ export class StaticUi {
   }
 
   async asset(c: Context, urlPath: string): Promise<Response> {
+    // Vite names assets by content hash, so they never change under one URL.
+    return this.serve(c, urlPath, { 'Cache-Control': 'public, max-age=31536000, immutable' });
+  }
+
+  /** One of `PUBLIC_FILES`, with its headers. */
+  async publicFile(c: Context, urlPath: keyof typeof PUBLIC_FILES): Promise<Response> {
+    return this.serve(c, urlPath, PUBLIC_FILES[urlPath] ?? {});
+  }
+
+  private async serve(
+    c: Context,
+    urlPath: string,
+    headers: Readonly<Record<string, string>>,
+  ): Promise<Response> {
     const file = await resolveInside(this.root, urlPath);
     if (file === null || path.basename(file) === 'index.html') {
       return errorResponse(c, 404, `no such file: ${c.req.path}`);
@@ -142,13 +175,7 @@ export class StaticUi {
       await handle.close();
       throw error;
     }
-    // Vite names assets by content hash, so they never change under one URL.
-    return fileResponse(
-      { handle, size },
-      mediaTypeOf(file),
-      { 'Cache-Control': 'public, max-age=31536000, immutable' },
-      c.req.method,
-    );
+    return fileResponse({ handle, size }, mediaTypeOf(file), headers, c.req.method);
   }
 }
 

@@ -118,6 +118,11 @@ export interface AgentHostOptions {
   mcp?: Pick<McpHubOptions, 'idleMs' | 'log' | 'hostHome'>;
   /** The agents' stores: given the files backend of the data dir, the backend to use (default: that one). */
   stores?: (files: StoreBackend) => StoreBackend;
+  /**
+   * Accepted inputs wait for a turn worker (cluster/turn-worker.ts) instead of running in the
+   * agent's session: `runQueuedTurns` runs them. Default false: the session runs them.
+   */
+  queuedTurns?: boolean;
 }
 
 export async function createAgentHost(options: AgentHostOptions): Promise<LocalAgentHost> {
@@ -240,7 +245,9 @@ export class LocalAgentHost implements AgentHost {
     this.mcp = mcp;
     this.mcpSettings = new McpSettings(mcp);
     this.lifecycle.add(mcp);
-    const approvals = new ToolApprovals(dataDir, mcp);
+    const approvals = new ToolApprovals(dataDir, mcp, (agentId) =>
+      this.emit({ type: 'roster', agentId, change: 'updated' }),
+    );
     this.approvals = approvals;
     const contextLayers = options.contextLayers ?? (() => []);
     // Each model call fitted into the model's window (context/compaction.ts).
@@ -313,6 +320,7 @@ export class LocalAgentHost implements AgentHost {
       emit: (event) => this.emit(event),
       now: options.now ?? Date.now,
       isFocused: (id) => this.focused === id,
+      turnsElsewhere: options.queuedTurns === true,
       writePoints,
       inboxRetryMs: options.inboxRetryMs ?? 2000,
       // The images of the model view come first: later layers (pruning) see them as the model will.
@@ -771,6 +779,27 @@ export class LocalAgentHost implements AgentHost {
     await (await this.existing(id)).idle();
   }
 
+  /**
+   * Runs the agent's accepted inputs in a session of its own on `stores` (the turn worker's, behind
+   * its lease), as the agent's session would without `queuedTurns`: a turn a dead worker cut is
+   * closed first, then each pending input gets its turn. Resolves when none is left, or once
+   * `signal` aborts (the lease was lost: the running turn is stopped, its tools killed).
+   */
+  async runQueuedTurns(agentId: string, stores: StoreBackend, signal?: AbortSignal): Promise<void> {
+    if (this.closed) throw new Error('the agent host is closed');
+    const session = await AgentSession.open(agentId, { ...this.config, stores, turnsElsewhere: false });
+    const stop = () => session.cancelTurn();
+    signal?.addEventListener('abort', stop);
+    try {
+      session.resume();
+      await session.close();
+    } finally {
+      signal?.removeEventListener('abort', stop);
+    }
+    // The agent's own session here (the gateway's) reads what the turns wrote.
+    await (await this.sessions.get(agentId)?.catch(() => undefined))?.reload();
+  }
+
   /** How many agents are open (their store and JSONL read): diagnostics and tests. */
   get openAgents(): number {
     return this.sessions.size;
@@ -866,7 +895,8 @@ export class LocalAgentHost implements AgentHost {
    */
   private async current(id: string): Promise<AgentSession> {
     const session = await this.existing(id);
-    if (this.focused !== id) await session.refresh();
+    // A cluster's other workers write every agent, focused or not.
+    if (this.focused !== id || this.config.turnsElsewhere) await session.refresh();
     return session;
   }
 
@@ -875,11 +905,13 @@ export class LocalAgentHost implements AgentHost {
     if (typeof id !== 'string' || !isSafeAgentId(id))
       throw new HostError(`not a valid agent id: ${JSON.stringify(id)}`, 400);
     if (!this.sessions.has(id)) {
-      try {
-        await stat(agentPaths(this.dataDir, id).profile);
-      } catch {
-        throw new HostError(`no agent with id ${id}`, 404);
-      }
+      const exists = this.config.stores.exists
+        ? await this.config.stores.exists(id)
+        : await stat(agentPaths(this.dataDir, id).profile).then(
+            () => true,
+            () => false,
+          );
+      if (!exists) throw new HostError(`no agent with id ${id}`, 404);
     }
     return this.session(id);
   }
@@ -920,6 +952,7 @@ export class LocalAgentHost implements AgentHost {
       unreadCount: unread.unreadCount,
       hasUnread: unread.unreadCount > 0 || unread.isManuallyUnread,
       awaitingUserResponse: session.awaitingUserResponse,
+      awaitingApproval: this.approvals.waitsOn(session.id),
       pendingInputs: session.pendingInputs().length,
       state: session.turnState,
       readOnly: session.profile.readOnly === true || !this.provider,

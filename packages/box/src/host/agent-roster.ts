@@ -20,6 +20,8 @@ const rosterRowSchema = z.object({
   unreadCount: z.number(),
   hasUnread: z.boolean(),
   awaitingUserResponse: z.boolean(),
+  // Rows written before the field existed, or while no turn ran: no card waits.
+  awaitingApproval: z.boolean().default(false),
   pendingInputs: z.number(),
   state: z.enum(['idle', 'working', 'awaiting-user']),
   readOnly: z.boolean(),
@@ -29,6 +31,7 @@ export class AgentRoster {
   private readonly index: RosterIndex<RosterRow>;
   private readonly marked = new Set<string>();
   private flushing: Promise<void> | null = null;
+  private closed = false;
 
   /**
    * `rowOf` gives the row of a live agent (undefined when it is not open); its `readOnly` says
@@ -57,6 +60,8 @@ export class AgentRoster {
   }
 
   changed(id: string): void {
+    // A turn stopped by the closing host still reports its end: close() records those rows itself.
+    if (this.closed) return;
     this.marked.add(id);
     this.flushing ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.flush());
   }
@@ -72,11 +77,12 @@ export class AgentRoster {
   }
 
   close(): void {
+    this.closed = true;
     this.index.close();
   }
 
   private async flush(): Promise<void> {
-    while (this.marked.size > 0) {
+    while (this.marked.size > 0 && !this.closed) {
       const ids = [...this.marked];
       this.marked.clear();
       for (const id of ids) {

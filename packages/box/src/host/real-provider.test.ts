@@ -15,8 +15,15 @@ afterEach(async () => {
   await server.close();
 });
 
+// Every delta becomes a draft (no pacing): the scrubbing test sees the stream cut at every word.
 const provider = (timeoutMs = 2_000) =>
-  openAiCompatibleProvider({ baseURL: server.baseURL, model: 'local', timeoutMs, maxRetries: 0 });
+  openAiCompatibleProvider({
+    baseURL: server.baseURL,
+    model: 'local',
+    timeoutMs,
+    maxRetries: 0,
+    draftIntervalMs: 0,
+  });
 
 describe('host + OpenAI-compatible provider', () => {
   it('answers a malformed tool-call JSON with a model-readable error, then delivers the retry', async () => {
@@ -132,6 +139,36 @@ describe('host + OpenAI-compatible provider', () => {
 });
 
 describe('streamed drafts of a send', () => {
+  it('are paced: a reply streamed at once is told a few times, ending with the whole text', async () => {
+    const words = Array.from({ length: 400 }, (_, i) => `w${i}`).join(' ');
+    server.reply(
+      {
+        kind: 'message',
+        toolCalls: [
+          { id: 'c1', name: 'send_message', arguments: JSON.stringify({ type: 'text', content: words }) },
+        ],
+      },
+      { kind: 'message', content: 'done' },
+    );
+    const paced = openAiCompatibleProvider({
+      baseURL: server.baseURL,
+      model: 'local',
+      timeoutMs: 2_000,
+      maxRetries: 0,
+    });
+    fx = await hostFixture([], { provider: paced });
+    await fx.prompt('write a long one');
+    await fx.host.idle(fx.agentId);
+    const drafts = fx.events.flatMap((event) =>
+      event.type === 'draft' && event.text !== null ? [event.text] : [],
+    );
+    // 400 deltas; unpaced, each would be a draft carrying the whole text so far.
+    expect(drafts.length).toBeGreaterThan(0);
+    expect(drafts.length).toBeLessThan(40);
+    expect(drafts.at(-1)).toBe(words);
+    for (const draft of drafts) expect(words.startsWith(draft)).toBe(true);
+  });
+
   it('never carry the start of a secret, however the stream cuts it', async () => {
     // A passphrase: the test model streams arguments word by word, so it arrives in pieces.
     const passphrase = 'correct horse battery staple 42';

@@ -44,6 +44,8 @@ export interface RosterRow {
   unreadCount: number;
   hasUnread: boolean;
   awaitingUserResponse: boolean;
+  /** sendbox extension: a running turn waits on an approval card (approvals/gate.ts). */
+  awaitingApproval: boolean;
   /** sendbox extension: inputs accepted whose turn has not started (the UI shows them as pending). */
   pendingInputs: number;
   /** sendbox extension: the live turn state, for the working indicator. */

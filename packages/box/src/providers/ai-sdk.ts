@@ -15,7 +15,8 @@ import {
   type LanguageModel,
   type ToolSet,
 } from 'ai';
-import { partialSendText } from './partial-send.ts';
+import { DraftPacer } from './draft-pacer.ts';
+import { SendDraft } from './partial-send.ts';
 import { withRetries } from './retries.ts';
 import {
   ModelCallError,
@@ -46,7 +47,11 @@ export interface AiSdkProviderOptions {
   logFailure?: (line: string) => void;
   /** Whether the endpoint streams (`SENDBOX_MODEL_STREAM=0` for one that does not). Default true. */
   stream?: boolean;
+  /** At most one draft of a streamed send per this many ms (draft-pacer.ts); 0: every delta. Default 33. */
+  draftIntervalMs?: number;
 }
+
+const DRAFT_INTERVAL_MS = 33;
 
 /** The provider's count of the call's input tokens, when it reports one. */
 function inputTokensOf(usage: { inputTokens?: number | undefined } | undefined): { inputTokens?: number } {
@@ -131,7 +136,11 @@ export function aiSdkProvider(options: AiSdkProviderOptions): AiSdkProvider {
           const onDraft = request.onSendDraft;
           if (!onDraft || !streaming) return generate();
           try {
-            return await streamStep(call, onDraft, idle);
+            return await streamStep(
+              call,
+              new DraftPacer(onDraft, options.draftIntervalMs ?? DRAFT_INTERVAL_MS),
+              idle,
+            );
           } catch (error) {
             const why = notStreamingReason(error, lastFailure);
             if (why === null || request.abortSignal?.aborted) throw error;
@@ -162,23 +171,24 @@ export function aiSdkProvider(options: AiSdkProviderOptions): AiSdkProvider {
 type StepCall = Parameters<typeof streamText>[0] & Parameters<typeof generateText>[0];
 
 /** One streamed step: each part resets the idle watch; `send_message` argument deltas become drafts. */
-async function streamStep(
-  call: StepCall,
-  onDraft: NonNullable<ModelStepRequest['onSendDraft']>,
-  idle: IdleWatch,
-): Promise<ModelStepResult> {
+async function streamStep(call: StepCall, pacer: DraftPacer, idle: IdleWatch): Promise<ModelStepResult> {
   const result = streamText({ ...call, onError: () => undefined });
-  const sends = new Map<string, string>();
-  for await (const part of result.fullStream) {
-    idle.touch();
-    if (part.type === 'error') throw part.error;
-    if (part.type === 'tool-input-start' && part.toolName === 'send_message') sends.set(part.id, '');
-    if (part.type === 'tool-input-delta' && sends.has(part.id)) {
-      const json = (sends.get(part.id) ?? '') + part.delta;
-      sends.set(part.id, json);
-      const text = partialSendText(json);
-      if (text !== null) onDraft({ toolCallId: part.id, text });
+  const sends = new Map<string, SendDraft>();
+  try {
+    for await (const part of result.fullStream) {
+      idle.touch();
+      if (part.type === 'error') throw part.error;
+      if (part.type === 'tool-input-start' && part.toolName === 'send_message')
+        sends.set(part.id, new SendDraft());
+      if (part.type === 'tool-input-delta') {
+        const text = sends.get(part.id)?.push(part.delta);
+        if (text !== null && text !== undefined) pacer.draft(part.id, text);
+      }
+      if (part.type === 'tool-input-end') pacer.flush(part.id);
     }
+    pacer.flush();
+  } finally {
+    pacer.stop();
   }
   return {
     text: await result.text,

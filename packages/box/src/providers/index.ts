@@ -113,6 +113,7 @@ export function openAiCompatibleProvider(options: {
   maxRetries?: number;
   logFailure?: (line: string) => void;
   stream?: boolean;
+  draftIntervalMs?: number;
 }): AiSdkProvider {
   const compatible = createOpenAICompatible({
     name: 'openai-compatible',
@@ -129,6 +130,7 @@ export function openAiCompatibleProvider(options: {
     maxRetries: options.maxRetries ?? 2,
     ...(options.logFailure ? { logFailure: options.logFailure } : {}),
     ...(options.stream === undefined ? {} : { stream: options.stream }),
+    ...(options.draftIntervalMs === undefined ? {} : { draftIntervalMs: options.draftIntervalMs }),
   });
 }
 

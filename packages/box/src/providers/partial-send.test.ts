@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { partialSendText } from './partial-send.ts';
+import { partialSendText, SendDraft } from './partial-send.ts';
 
 describe('partialSendText', () => {
   it('reads the content string of a prefix, unescaped, cut anywhere', () => {
@@ -12,5 +12,35 @@ describe('partialSendText', () => {
   });
   it('finds the nested shape too', () => {
     expect(partialSendText('{"type":"text","text":{"content":"Hel')).toBe('Hel');
+  });
+});
+
+describe('SendDraft', () => {
+  it('reads a stream cut anywhere, escapes split across pieces included, as the whole prefix reads', () => {
+    const content = 'Tab\there, "quoted", back\\slash, \u00e9 \u2713 \ud83d\ude00 and a\nnew line';
+    const full = JSON.stringify({ type: 'text', content }).replace('\u00e9', '\\u00e9');
+    expect(JSON.parse(full)).toEqual({ type: 'text', content });
+    for (const size of [1, 2, 3, 5, 7]) {
+      const draft = new SendDraft();
+      let shown: string | null = null;
+      for (let at = 0; at < full.length; at += size) {
+        const text = draft.push(full.slice(at, at + size));
+        if (text !== null) {
+          expect(content.startsWith(text), `piece size ${size}, at ${at}: ${JSON.stringify(text)}`).toBe(
+            true,
+          );
+          // It never takes back what it showed.
+          if (shown !== null) expect(text.startsWith(shown)).toBe(true);
+          shown = text;
+        }
+      }
+      expect(shown).toBe(content);
+    }
+  });
+
+  it('stops at the closing quote: what follows the string is not text', () => {
+    const draft = new SendDraft();
+    expect(draft.push('{"content":"done')).toBe('done');
+    expect(draft.push('", "extra": "not this"}')).toBe('done');
   });
 });

@@ -52,4 +52,6 @@ export interface AgentStores {
 /** What opens an agent's stores (created when missing). */
 export interface StoreBackend {
   open(agentId: string): Promise<AgentStores>;
+  /** Whether the agent exists (absent: its profile.json in the data dir says). */
+  exists?(agentId: string): Promise<boolean>;
 }

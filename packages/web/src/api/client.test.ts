@@ -55,6 +55,7 @@ const row = {
   unreadCount: 0,
   hasUnread: false,
   awaitingUserResponse: false,
+  awaitingApproval: false,
   state: 'idle',
   readOnly: false,
 };

@@ -23,6 +23,7 @@ export const rosterRowSchema = z.looseObject({
   unreadCount: z.number().default(0),
   hasUnread: z.boolean().default(false),
   awaitingUserResponse: z.boolean().default(false),
+  awaitingApproval: z.boolean().default(false),
   state: turnStateSchema.default('idle'),
   readOnly: z.boolean().default(false),
 });

@@ -77,6 +77,12 @@ function migrations(s: string): string[] {
        epoch bigint,
        PRIMARY KEY (agent_id, seq)
      )`,
+    // An agent's profile.json, and a version raised by each write (a worker notices another's change).
+    `CREATE TABLE IF NOT EXISTS ${s}.profiles (
+       agent_id text PRIMARY KEY,
+       profile text NOT NULL,
+       version bigint NOT NULL
+     )`,
   ];
 }
 

@@ -1,0 +1,118 @@
+/**
+ * Two cluster workers in one process, over a real PostgreSQL and Ceph RGW: an input accepted by one
+ * is run by whichever takes its job, behind the agent's lease, and both see the same agent.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { scriptedProvider, type ScriptedStep } from '../providers/scripted.ts';
+import { useServices } from '../stores/postgres/backend.ts';
+import { sendText } from '../testing/host-fixture.ts';
+import { until } from '../testing/processes.ts';
+import { startClusterWorker, type ClusterWorker } from './worker.ts';
+
+const services = useServices();
+const secretKey = randomBytes(32);
+
+describe('cluster turn worker', () => {
+  const cleanups: Array<() => Promise<void>> = [];
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  });
+
+  /** Workers over one schema; the first takes no turns (a gateway), so every turn runs elsewhere. */
+  async function cluster(count: number, script: () => ScriptedStep[]) {
+    const { databaseUrl, objectStoreUrl, credentials } = services();
+    const schema = `test_${randomBytes(6).toString('hex')}`;
+    const workers: ClusterWorker[] = [];
+    for (let i = 0; i < count; i++) {
+      const dataDir = await mkdtemp(path.join(os.tmpdir(), `sendbox-worker-${i}-`));
+      const worker = await startClusterWorker({
+        databaseUrl,
+        objectStoreUrl,
+        credentials,
+        schema,
+        secretKey,
+        dataDir,
+        env: {},
+        provider: scriptedProvider(script()),
+        workerName: `worker-${i}`,
+        takeTurns: i > 0,
+      });
+      workers.push(worker);
+      cleanups.push(async () => {
+        await worker.close();
+        await rm(dataDir, { recursive: true, force: true });
+      });
+    }
+    cleanups.push(async () => {
+      const { default: pg } = await import('pg');
+      const client = new pg.Client({ connectionString: databaseUrl });
+      await client.connect();
+      await client.query(`DROP SCHEMA IF EXISTS "${schema}_jobs" CASCADE`);
+      await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+      await client.end();
+    });
+    return workers;
+  }
+
+  async function ledgerIds(worker: ClusterWorker, agentId: string): Promise<string[]> {
+    const { rows } = await worker.db.pool.query<{ id: string }>(
+      `SELECT id FROM ${worker.db.table('ledger')} WHERE agent_id = $1 ORDER BY seq`,
+      [agentId],
+    );
+    return rows.map((row) => row.id);
+  }
+
+  it('runs a prompt accepted by one worker as a turn on another, behind a lease, seen by both', async () => {
+    const [a, b] = await cluster(2, () => [sendText('first answer'), sendText('second answer')]);
+    const agent = await a!.host.createAgent({ name: 'Cluster agent' });
+    await a!.host.sendPrompt({ agentId: agent.id, prompt: 'hello', clientNonce: 'n1' });
+    // Accepted again through the other worker's gateway: the same input, not a second one.
+    expect(await b!.host.sendPrompt({ agentId: agent.id, prompt: 'hello', clientNonce: 'n1' })).toEqual({
+      accepted: true,
+      duplicate: true,
+    });
+    await until(async () => (await ledgerIds(a!, agent.id)).includes('t0e'), 'turn 0 ends');
+    await b!.host.sendPrompt({ agentId: agent.id, prompt: 'again', clientNonce: 'n2' });
+    await until(async () => (await ledgerIds(a!, agent.id)).includes('t1e'), 'turn 1 ends');
+
+    const ids = await ledgerIds(a!, agent.id);
+    expect(ids.filter((id) => /^t\du$/.test(id))).toEqual(['t0u', 't1u']);
+    expect(ids.filter((id) => id.endsWith('e'))).toEqual(['t0e', 't1e']);
+    // Every row of a turn was written under a lease epoch; each turn's job had its own.
+    const { rows } = await a!.db.pool.query<{ id: string; epoch: string | null }>(
+      `SELECT id, epoch FROM ${a!.db.table('ledger')} WHERE agent_id = $1 ORDER BY seq`,
+      [agent.id],
+    );
+    const epochOf = (id: string) => rows.find((row) => row.id === id)?.epoch;
+    expect(epochOf('t0u')).not.toBeNull();
+    expect(Number(epochOf('t1u'))).toBeGreaterThan(Number(epochOf('t0u')));
+    expect(epochOf('t0e')).toBe(epochOf('t0u'));
+    // Released after the turns (not left to lapse), with the epoch of the last one.
+    await until(async () => {
+      const holder = await a!.leases.holder(agent.id);
+      return holder !== undefined && holder.expiresAt <= Date.now() + 1000;
+    }, 'the lease to be released');
+    expect((await a!.leases.holder(agent.id))?.epoch).toBe(Number(epochOf('t1u')));
+
+    // Both workers answer for the agent from the database, whichever ran its turns.
+    for (const worker of [a!, b!]) {
+      const entries = await worker.host.openAgent(agent.id);
+      const texts = entries.flatMap((entry) =>
+        entry.kind === 'send-message' ? [JSON.stringify(entry.message)] : [],
+      );
+      expect(texts.join(' ')).toContain('first answer');
+      expect(texts.join(' ')).toContain('second answer');
+    }
+    const transcript = await a!.db.pool.query<{ text: string }>(
+      `SELECT text FROM ${a!.db.table('transcript')} WHERE agent_id = $1 ORDER BY seq`,
+      [agent.id],
+    );
+    const jsonl = transcript.rows.map((row) => row.text).join('');
+    expect(jsonl).toContain('hello');
+    expect(jsonl.endsWith('\n')).toBe(true);
+  });
+});

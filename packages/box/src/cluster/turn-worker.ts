@@ -1,0 +1,75 @@
+/**
+ * The cluster's turn worker (issue 25 §2): any worker process takes the next turn job of the queue
+ * (pg-boss, `key_strict_fifo` by agent: one job of an agent at a time, in accept order), claims the
+ * agent's lease (waiting out a dead holder's), and runs the agent's pending inputs behind that lease
+ * epoch. The lease is renewed while the turns run; when a renewal finds it taken over, the turns are
+ * stopped (the signal aborts: their tools are killed) and every later write of theirs is refused by
+ * the fence. pg-boss's heartbeat brings the job of a worker that died back to another one.
+ */
+import type { PgBoss } from 'pg-boss';
+import type { StoreBackend } from '../stores/agent-stores.ts';
+import type { ClusterStoreBackend } from '../stores/postgres/agent-stores.ts';
+import { SupersededError, type Leases } from '../stores/postgres/leases.ts';
+import { TURN_QUEUE, type TurnJob } from '../stores/postgres/turn-queue.ts';
+
+export interface TurnWorkerOptions {
+  boss: PgBoss;
+  leases: Leases;
+  stores: ClusterStoreBackend;
+  /** Runs the agent's pending inputs on `stores` (LocalAgentHost.runQueuedTurns); stops when `signal` aborts. */
+  run(agentId: string, stores: StoreBackend, signal: AbortSignal): Promise<void>;
+  /** Told when a job ends in an error (pg-boss retries it). */
+  onError?(agentId: string, error: unknown): void;
+}
+
+export interface TurnWorker {
+  stop(): Promise<void>;
+}
+
+export async function startTurnWorker(options: TurnWorkerOptions): Promise<TurnWorker> {
+  const { boss } = options;
+  let workerId = '';
+  workerId = await boss.work<TurnJob>(
+    TURN_QUEUE,
+    // Polled every 0.5 s, and woken at once after each job (issue 25: LISTEN mode delayed a
+    // same-agent successor by 27 s).
+    { pollingIntervalSeconds: 0.5, batchSize: 1 },
+    async ([job]) => {
+      if (!job) return;
+      const { agentId } = job.data;
+      try {
+        await runUnderLease(options, agentId);
+      } catch (error) {
+        options.onError?.(agentId, error);
+        throw error;
+      } finally {
+        if (workerId) boss.notifyWorker(workerId);
+      }
+    },
+  );
+  return { stop: () => boss.offWork(TURN_QUEUE, { id: workerId }) };
+}
+
+async function runUnderLease(options: TurnWorkerOptions, agentId: string): Promise<void> {
+  const { leases } = options;
+  const lease = await leases.claimWhenFree(agentId);
+  const lost = new AbortController();
+  const renewal = setInterval(
+    () => {
+      leases.renew(lease).then(
+        (held) => {
+          if (!held) lost.abort(new SupersededError(agentId, lease.epoch));
+        },
+        () => undefined, // the database is unreachable for now: the next renewal tries again
+      );
+    },
+    Math.max(100, leases.ttlMs / 3),
+  );
+  try {
+    await options.run(agentId, options.stores.under(lease.epoch), lost.signal);
+    if (lost.signal.aborted) throw lost.signal.reason;
+  } finally {
+    clearInterval(renewal);
+    if (!lost.signal.aborted) await leases.release(lease).catch(() => undefined);
+  }
+}

@@ -1,0 +1,97 @@
+/**
+ * One worker of a cluster (issue 25): a host whose agents' stores are PostgreSQL and the bucket
+ * (stores/postgres/agent-stores.ts), whose sessions accept inputs into the turn queue, and a turn
+ * worker that runs the queue's jobs under leases. Every worker is both: any of them accepts an
+ * input, and whichever is free runs its turn.
+ */
+import { randomUUID } from 'node:crypto';
+import os from 'node:os';
+import { createAgentHost, type AgentHostOptions, type LocalAgentHost } from '../host/agent-host.ts';
+import { DEFAULT_MAX_ATTACHMENT_BYTES } from '../attachments/store.ts';
+import { s3ClientFor, type S3Credentials } from '../stores/postgres/attachments.ts';
+import { clusterStoreBackend } from '../stores/postgres/agent-stores.ts';
+import { openDatabase, type Database } from '../stores/postgres/database.ts';
+import { Leases } from '../stores/postgres/leases.ts';
+import { parseObjectStoreUrl } from '../stores/postgres/object-store-url.ts';
+import { startTurnQueue } from '../stores/postgres/turn-queue.ts';
+import { startTurnWorker, type TurnWorker } from './turn-worker.ts';
+
+export interface ClusterWorkerOptions extends Omit<AgentHostOptions, 'stores' | 'queuedTurns'> {
+  databaseUrl: string;
+  objectStoreUrl: string;
+  /** The bucket's credentials (default: the AWS SDK's usual places). */
+  credentials?: S3Credentials;
+  /** The schema (default `sendbox`; pg-boss's is `<schema>_jobs`). */
+  schema?: string;
+  /** The cluster's secrets key, 32 bytes. */
+  secretKey: Buffer;
+  /** This worker's name in the lease rows (default: host name and a random suffix). */
+  workerName?: string;
+  /** Lease TTL (default LEASE_TTL_MS). */
+  leaseTtlMs?: number;
+  /** Told when a turn job ends in an error. */
+  onTurnError?(agentId: string, error: unknown): void;
+  /** False: accept and serve only, leave every turn to other workers (default true). */
+  takeTurns?: boolean;
+}
+
+export interface ClusterWorker {
+  host: LocalAgentHost;
+  db: Database;
+  leases: Leases;
+  /** Closes the host; with it the turn worker stops taking jobs, and the queue and the database close. */
+  close(): Promise<void>;
+}
+
+export async function startClusterWorker(options: ClusterWorkerOptions): Promise<ClusterWorker> {
+  const schema = options.schema ?? 'sendbox';
+  const location = parseObjectStoreUrl(options.objectStoreUrl);
+  const db = await openDatabase(options.databaseUrl, { schema });
+  const s3 = s3ClientFor(location, options.credentials);
+  const boss = await startTurnQueue(options.databaseUrl, schema);
+  const stores = clusterStoreBackend({
+    db,
+    boss,
+    s3,
+    bucket: location.bucket,
+    secretKey: options.secretKey,
+    dataDir: options.dataDir,
+    maxAttachmentBytes: options.maxAttachmentBytes ?? DEFAULT_MAX_ATTACHMENT_BYTES,
+  });
+  const leases = new Leases(
+    db,
+    options.workerName ?? `${os.hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`,
+    options.leaseTtlMs,
+  );
+  let host: LocalAgentHost | undefined;
+  let turns: TurnWorker = { stop: () => Promise.resolve() };
+  try {
+    host = await createAgentHost({ ...options, stores: () => stores, queuedTurns: true });
+    const running = host;
+    if (options.takeTurns !== false)
+      turns = await startTurnWorker({
+        boss,
+        leases,
+        stores,
+        run: (agentId, fenced, signal) => running.runQueuedTurns(agentId, fenced, signal),
+        onError: (agentId, error) => options.onTurnError?.(agentId, error),
+      });
+  } catch (error) {
+    await host?.close().catch(() => undefined);
+    await boss.stop({ graceful: false, close: true }).catch(() => undefined);
+    s3.destroy();
+    await db.close();
+    throw error;
+  }
+  const started = { host, turns };
+  // Closing the host (the CLI's stop) ends the worker: no more jobs, then the queue and the database.
+  host.lifecycle.add({
+    async hostClosed() {
+      await started.turns.stop().catch(() => undefined);
+      await boss.stop({ graceful: false, close: true }).catch(() => undefined);
+      s3.destroy();
+      await db.close();
+    },
+  });
+  return { host: started.host, db, leases, close: () => started.host.close() };
+}

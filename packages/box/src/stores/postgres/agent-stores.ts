@@ -1,0 +1,131 @@
+/**
+ * The cluster backend (issue 25): an agent's ledger, transcript, inbox and secrets in PostgreSQL, its
+ * attachments in the bucket, its profile in `profiles`; on this worker's disk only its sandbox and
+ * the local copies of its attachments (`--data-dir`). Stores opened `under(epoch)` write behind that
+ * lease epoch (leases.ts): the turn worker's, refused once another worker takes the agent over.
+ */
+import { mkdir } from 'node:fs/promises';
+import type { PgBoss } from 'pg-boss';
+import type { S3Client } from '@aws-sdk/client-s3';
+import { AttachmentStore } from '../../attachments/store.ts';
+import type { AgentStores, ProfileSource, StoreBackend } from '../agent-stores.ts';
+import { agentPaths } from '../files/layout.ts';
+import { profileSchema, readProfile, type Profile } from '../files/profile.ts';
+import { isNotFound } from '../../sandbox/paths.ts';
+import { S3AttachmentStore } from './attachments.ts';
+import type { Database } from './database.ts';
+import { PgInbox } from './inbox.ts';
+import type { AgentFence } from './leases.ts';
+import { PgLedger } from './ledger.ts';
+import { PgSecretStore } from './secrets.ts';
+import { PgTranscript } from './transcript.ts';
+
+export interface ClusterStoreOptions {
+  db: Database;
+  boss: PgBoss;
+  s3: S3Client;
+  bucket: string;
+  /** The cluster's secrets key (32 bytes). */
+  secretKey: Buffer;
+  /** This worker's data dir: sandboxes and local copies. */
+  dataDir: string;
+  maxAttachmentBytes: number;
+}
+
+export interface ClusterStoreBackend extends StoreBackend {
+  /** True when the cluster knows the agent (its profile row). */
+  exists(agentId: string): Promise<boolean>;
+  /** The same stores, writing behind the lease epoch `epoch`. */
+  under(epoch: number): StoreBackend;
+}
+
+export function clusterStoreBackend(options: ClusterStoreOptions): ClusterStoreBackend {
+  return {
+    open: (agentId) => openClusterStores(options, { agentId, epoch: null }),
+    exists: async (agentId) => {
+      const { rowCount } = await options.db.pool.query(
+        `SELECT 1 FROM ${options.db.table('profiles')} WHERE agent_id = $1`,
+        [agentId],
+      );
+      return rowCount === 1;
+    },
+    under: (epoch) => ({ open: (agentId) => openClusterStores(options, { agentId, epoch }) }),
+  };
+}
+
+async function openClusterStores(options: ClusterStoreOptions, fence: AgentFence): Promise<AgentStores> {
+  const { db } = options;
+  const paths = agentPaths(options.dataDir, fence.agentId);
+  await mkdir(paths.sandbox, { recursive: true, mode: 0o700 });
+  const profile = profileRow(db, fence.agentId, paths.profile);
+  await profile.read();
+  return {
+    ledger: new PgLedger(db, fence),
+    transcript: new PgTranscript(db, fence),
+    inbox: await PgInbox.open(db, options.boss, fence.agentId),
+    attachments: new S3AttachmentStore(
+      options.s3,
+      options.bucket,
+      fence.agentId,
+      new AttachmentStore(paths.attachments, options.maxAttachmentBytes),
+    ),
+    secrets: new PgSecretStore(db, options.secretKey, fence.agentId),
+    profile,
+    // One writer per agent is the lease's business here, not a file lock's.
+    focus: { hold: () => undefined, release: () => undefined },
+    local: paths,
+    replaced: () => false,
+    close: () => undefined,
+  };
+}
+
+/**
+ * The profile row. An agent created on this worker has its profile.json written locally first (the
+ * host's createAgent): the first open copies it into the row, which every worker reads from then on.
+ */
+function profileRow(db: Database, agentId: string, localFile: string): ProfileSource {
+  const table = db.table('profiles');
+  let version: number | null = null;
+  const parse = (text: string): Profile => {
+    const parsed = profileSchema.safeParse(JSON.parse(text));
+    if (!parsed.success) throw new Error(`${table} agent ${agentId}: invalid agent profile`);
+    return parsed.data;
+  };
+  const source: ProfileSource = {
+    async read() {
+      const { rows } = await db.pool.query<{ profile: string; version: string }>(
+        `SELECT profile, version FROM ${table} WHERE agent_id = $1`,
+        [agentId],
+      );
+      const row = rows[0];
+      if (row) {
+        version = Number(row.version);
+        return parse(row.profile);
+      }
+      let local: Profile;
+      try {
+        local = await readProfile(localFile);
+      } catch (error) {
+        if (isNotFound((error as Error).cause)) throw new Error(`no agent with id ${agentId} in the cluster`);
+        throw error;
+      }
+      await db.pool.query(
+        `INSERT INTO ${table} (agent_id, profile, version) VALUES ($1, $2, 1) ON CONFLICT (agent_id) DO NOTHING`,
+        [agentId, JSON.stringify(local)],
+      );
+      return source.read();
+    },
+    changed() {
+      const { rows } = db.sync().query(`SELECT version FROM ${table} WHERE agent_id = $1`, [agentId]);
+      return rows[0] !== undefined && Number(rows[0].version) !== version;
+    },
+    async write(profile) {
+      await db.pool.query(
+        `INSERT INTO ${table} (agent_id, profile, version) VALUES ($1, $2, 1)
+         ON CONFLICT (agent_id) DO UPDATE SET profile = EXCLUDED.profile, version = ${table}.version + 1`,
+        [agentId, JSON.stringify(profile)],
+      );
+    },
+  };
+  return source;
+}
