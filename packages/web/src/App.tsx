@@ -15,6 +15,7 @@ import {
   rememberedAgentId,
   type LedgerPrefetch,
 } from './focused-agent.ts';
+import { McpPanel } from './McpPanel.tsx';
 import { NotificationSettings } from './NotificationSettings.tsx';
 import { useAgentNotifications } from './notifications.ts';
 import { nextTheme, useBubbleStyle, useNotificationChoice, useTheme } from './preferences.ts';
@@ -50,6 +51,8 @@ export function App({
   const [drawerOpen, setDrawerOpen] = useState(false);
   const [settingsOpen, setSettingsOpen] = useState(false);
   const closeSettings = useCallback(() => setSettingsOpen(false), []);
+  const [connectorsOpen, setConnectorsOpen] = useState(false);
+  const closeConnectors = useCallback(() => setConnectorsOpen(false), []);
   const drawerButton = useRef<HTMLButtonElement>(null);
   const select = useCallback((id: string | null) => {
     setSelectedId(id);
@@ -171,6 +174,13 @@ export function App({
       {settingsOpen && (
         <SettingsPanel client={client} onClose={closeSettings} onSaved={() => void refreshRoster()} />
       )}
+      {connectorsOpen && (
+        <McpPanel
+          client={client}
+          agent={selected && !selected.readOnly ? { id: selected.id, name: selected.name } : null}
+          onClose={closeConnectors}
+        />
+      )}
       {sandbox && !sandbox.confined && (
         // Permanent while it holds: an unconfined box is a standing risk, not a passing event.
         <section className="banner error" role="alert" data-testid="sandbox-banner">
@@ -248,6 +258,15 @@ export function App({
               Model
             </button>
             <NotificationSettings choice={notificationChoice} onChange={setNotificationChoice} />
+            <button
+              type="button"
+              aria-haspopup="dialog"
+              onClick={() => setConnectorsOpen(true)}
+              title="Connectors: the MCP servers agents can use, and the box secrets"
+              data-testid="connectors-open"
+            >
+              Connectors
+            </button>
             <button
               type="button"
               onClick={() => setBubbleStyle(bubbleStyle === 'cards' ? 'plain' : 'cards')}

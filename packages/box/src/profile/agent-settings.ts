@@ -17,6 +17,8 @@ export interface AgentSettings {
   /** The configured provider and its model (what the agent uses without a model of its own); null without one. */
   provider: string | null;
   defaultModel: string | null;
+  /** The MCP servers of mcp.json this agent may use (profile `mcp.servers`), or null: all of them. */
+  mcpServers: string[] | null;
 }
 
 export function agentSettingsOf(id: string, profile: Profile, provider: ModelProvider | null): AgentSettings {
@@ -35,5 +37,6 @@ export function agentSettingsOf(id: string, profile: Profile, provider: ModelPro
       provider.withModel !== undefined,
     provider: provider?.provider ?? null,
     defaultModel: provider?.model ?? null,
+    mcpServers: profile.mcp?.servers ? [...profile.mcp.servers] : null,
   };
 }

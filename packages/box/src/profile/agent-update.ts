@@ -1,17 +1,19 @@
 /**
  * What may change in an agent's profile (issue 21 item 4): the user's `updateAgent {id, name?,
- * description?, instructions?, allowDomains?, model?, webFetch?}`, and the agent's own `update_state profile
+ * description?, instructions?, allowDomains?, model?, webFetch?, mcpServers?}`, and the agent's own `update_state profile
  * {name?, description?, instructions?}`. Pure: the checks and the new profile; profile-editor.ts
  * writes it.
  */
 import { z } from 'zod';
 import { HostError } from '../agent/errors.ts';
+import { SERVER_NAME } from '../mcp/config.ts';
 import type { Profile } from '../stores/files/profile.ts';
 
 export const MAX_NAME_CHARS = 200;
 export const MAX_DESCRIPTION_CHARS = 4000;
 export const MAX_INSTRUCTIONS_CHARS = 16_000;
 const MAX_DOMAINS = 200;
+const MAX_SERVERS = 200;
 
 /** A host name, `*.`-prefixed or not, or `*` (every host): what the egress proxy matches. */
 const DOMAIN = /^(\*|(\*\.)?([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*)$/;
@@ -61,6 +63,15 @@ export const agentUpdateSchema = z
     model: z.string().trim().max(200).nullable().optional(),
     /** Whether the agent is offered `web_fetch` (the profile's `web.fetch`, issue 19 item 9). */
     webFetch: z.boolean({ message: 'webFetch is true or false' }).optional(),
+    /**
+     * The MCP servers of mcp.json this agent may use (profile `mcp.servers`); `null`: all of them,
+     * including servers added later.
+     */
+    mcpServers: z
+      .array(z.string().regex(SERVER_NAME, "not a server name: letters, digits, '_', '.' or '-'"))
+      .max(MAX_SERVERS, `at most ${MAX_SERVERS} servers`)
+      .nullable()
+      .optional(),
   })
   .strict();
 
@@ -76,7 +87,8 @@ export function checkedUpdate(update: AgentUpdate): AgentUpdate {
   throw new HostError(`updateAgent: ${issues.join('; ')}`, 400);
 }
 
-export type ProfileField = 'name' | 'description' | 'instructions' | 'allowDomains' | 'model' | 'webFetch';
+export type ProfileField =
+  'name' | 'description' | 'instructions' | 'allowDomains' | 'model' | 'webFetch' | 'mcpServers';
 
 export interface AppliedUpdate {
   profile: Profile;
@@ -136,6 +148,16 @@ export function applyUpdate(
     if (fetch !== (profile.web?.fetch ?? 'on')) {
       next.web = { ...profile.web, fetch };
       changed.push('webFetch');
+    }
+  }
+  if (update.mcpServers !== undefined) {
+    const servers = update.mcpServers === null ? null : [...new Set(update.mcpServers)];
+    const before = profile.mcp?.servers ?? null;
+    if (JSON.stringify(servers) !== JSON.stringify(before)) {
+      const { servers: _old, ...rest } = profile.mcp ?? {};
+      next.mcp = servers === null ? rest : { ...rest, servers };
+      if (servers === null && Object.keys(rest).length === 0) delete next.mcp;
+      changed.push('mcpServers');
     }
   }
   if (changed.length > 0) next.updatedAt = now;

@@ -1,5 +1,6 @@
 /** updateAgent through the real host: profile.json, the rename event, the next call's prompt and model. */
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { readLedgerFile } from '@sendbox/txcript';
 import { agentPaths } from '../stores/files/layout.ts';
@@ -95,6 +96,41 @@ describe('updateAgent', () => {
     const settings = await host.updateAgent(agentId, { allowDomains: ['Example.com', '*.github.com'] });
     expect(settings.allowDomains).toEqual(['example.com', '*.github.com']);
     expect(await (await host.sessionOf(agentId)).allowDomains()).toEqual(['example.com', '*.github.com']);
+  });
+
+  it('limits the MCP servers the agent may use (profile mcp.servers); null gives it all of them again', async () => {
+    fixture = await hostFixture();
+    const { host, agentId, dataDir } = fixture;
+    await writeFile(
+      path.join(dataDir, 'mcp.json'),
+      JSON.stringify({
+        mcpServers: {
+          docs: { url: 'https://docs.example/mcp' },
+          issues: { url: 'https://issues.example/mcp' },
+        },
+      }),
+    );
+    const names = async () => (await host.mcp.access(agentId).servers()).map((server) => server.name);
+    expect(await names()).toEqual(['docs', 'issues']);
+    expect((await host.agentSettings(agentId)).mcpServers).toBeNull();
+
+    expect(await host.updateAgent(agentId, { mcpServers: ['issues', 'issues'] })).toMatchObject({
+      mcpServers: ['issues'],
+    });
+    const profileFile = agentPaths(dataDir, agentId).profile;
+    expect(JSON.parse(await readFile(profileFile, 'utf8'))).toMatchObject({ mcp: { servers: ['issues'] } });
+    expect(await names()).toEqual(['issues']);
+    // An empty list: none.
+    await host.updateAgent(agentId, { mcpServers: [] });
+    expect(await names()).toEqual([]);
+
+    const all = await host.updateAgent(agentId, { mcpServers: null });
+    expect(all.mcpServers).toBeNull();
+    expect(JSON.parse(await readFile(profileFile, 'utf8'))).not.toHaveProperty('mcp');
+    expect(await names()).toEqual(['docs', 'issues']);
+    expect(agentUpdateSchema.safeParse({ mcpServers: ['../x'] }).error?.issues[0]?.message).toMatch(
+      /not a server name/,
+    );
   });
 
   it('turns web_fetch off and on: profile.json web.fetch, and the tools the next call offers', async () => {

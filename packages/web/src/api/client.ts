@@ -31,6 +31,14 @@ import {
   signedOutResponseSchema,
   agentSettingsSchema,
   memoryViewSchema,
+  mcpSettingsSchema,
+  mcpServerCheckSchema,
+  boxSecretsSchema,
+  connectStartSchema,
+  type McpSettingsView,
+  type McpServerCheck,
+  type BoxSecretsView,
+  type ConnectStart,
   type AgentSettings,
   type AgentUpdate,
   type MemoryView,
@@ -254,6 +262,26 @@ export function createApiClient(options: ApiClientOptions = {}) {
     signOut: async (): Promise<void> => {
       await call('signOut', {}, signedOutResponseSchema);
     },
+    /** mcp.json's servers with their status and tools, and the file's problems. */
+    getMcpSettings: (): Promise<McpSettingsView> => call('getMcpSettings', {}, mcpSettingsSchema),
+    /** Adds or changes a server (`previousName`: renames it); a bad entry is a 400 naming the field. */
+    setMcpServer: (input: { name: string; server: Record<string, unknown>; previousName?: string }) =>
+      call('setMcpServer', input, mcpSettingsSchema),
+    removeMcpServer: (name: string) => call('removeMcpServer', { name }, mcpSettingsSchema),
+    /** The switch that adds or removes the `sessions` builtin server. */
+    setMcpSessions: (enabled: boolean) => call('setMcpSessions', { enabled }, mcpSettingsSchema),
+    /** Starts an entry as given (saved or not), lists its tools and stops it. */
+    testMcpServer: (input: { name: string; server: Record<string, unknown> }): Promise<McpServerCheck> =>
+      call('testMcpServer', input, mcpServerCheckSchema),
+    listBoxSecrets: (): Promise<BoxSecretsView> => call('listBoxSecrets', {}, boxSecretsSchema),
+    /** The value goes into the request body only; the answer holds names only. */
+    setBoxSecret: (name: string, value: string): Promise<BoxSecretsView> =>
+      call('setBoxSecret', { name, value }, boxSecretsSchema),
+    deleteBoxSecret: (name: string): Promise<BoxSecretsView> =>
+      call('deleteBoxSecret', { name }, boxSecretsSchema),
+    /** A "Connect <server>" card: the authorization URL to open, or `connected` already. */
+    startMcpConnect: (agentId: string, server: string): Promise<ConnectStart> =>
+      call('startMcpConnect', { agentId, server }, connectStartSchema),
     listImageHosts: async (): Promise<string[]> =>
       (await call('listImageHosts', {}, imageHostsResponseSchema)).hosts,
     allowImageHost: async (host: string): Promise<string[]> =>

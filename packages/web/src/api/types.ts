@@ -255,6 +255,8 @@ export const agentSettingsSchema = z.looseObject({
   modelApplies: z.boolean(),
   provider: z.string().nullable(),
   defaultModel: z.string().nullable(),
+  /** The MCP servers it may use (profile `mcp.servers`); null: all of them. */
+  mcpServers: z.array(z.string()).nullable().default(null),
 });
 export type AgentSettings = z.infer<typeof agentSettingsSchema>;
 
@@ -266,6 +268,8 @@ export interface AgentUpdate {
   allowDomains?: string[];
   model?: string | null;
   webFetch?: boolean;
+  /** null: every server of mcp.json, also those added later. */
+  mcpServers?: string[] | null;
 }
 
 /** The agent's memory and the user's (`listMemory`, `forgetMemory`): mirrors `packages/box/src/memory/memory-view.ts`. */
@@ -294,3 +298,45 @@ export const messageHitSchema = z.looseObject({
 });
 export type MessageHit = z.infer<typeof messageHitSchema>;
 export const searchMessagesResponseSchema = z.looseObject({ hits: z.array(messageHitSchema) });
+
+/** The MCP part of the settings panel (`getMcpSettings`): mirrors `packages/box/src/mcp/settings.ts`. */
+export const mcpServerRowSchema = z.looseObject({
+  name: z.string(),
+  transport: z.enum(['stdio', 'http', 'builtin']).nullable(),
+  /** The entry as mcp.json holds it (secrets stay `${secret:NAME}` references). */
+  entry: z.unknown(),
+  problem: z.string().nullable(),
+  disabled: z.boolean(),
+  status: z.string(),
+  running: z.number(),
+  lastError: z.string().nullable(),
+  tools: z.array(z.looseObject({ name: z.string(), description: z.string() })).nullable(),
+});
+export type McpServerRow = z.infer<typeof mcpServerRowSchema>;
+export const mcpSettingsSchema = z.looseObject({
+  file: z.string(),
+  problems: z.array(z.string()),
+  servers: z.array(mcpServerRowSchema),
+  sessions: z.boolean(),
+});
+export type McpSettingsView = z.infer<typeof mcpSettingsSchema>;
+/** `testMcpServer`: the entry started, its tools listed, stopped. */
+export const mcpServerCheckSchema = z.looseObject({
+  ok: z.boolean(),
+  message: z.string(),
+  tools: z.array(z.looseObject({ name: z.string(), description: z.string() })),
+  elapsedMs: z.number(),
+});
+export type McpServerCheck = z.infer<typeof mcpServerCheckSchema>;
+/** The box secrets: names only, never a value (`listBoxSecrets`, `setBoxSecret`, `deleteBoxSecret`). */
+export const boxSecretsSchema = z.looseObject({
+  names: z.array(z.string()),
+  missing: z.array(z.looseObject({ name: z.string(), servers: z.array(z.string()) })),
+});
+export type BoxSecretsView = z.infer<typeof boxSecretsSchema>;
+/** A Connect card's button: the authorization URL to open, or already connected. */
+export const connectStartSchema = z.looseObject({
+  authorizationUrl: z.string().optional(),
+  connected: z.boolean().optional(),
+});
+export type ConnectStart = z.infer<typeof connectStartSchema>;

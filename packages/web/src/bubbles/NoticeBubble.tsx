@@ -7,6 +7,7 @@
 import type { NoticeEntry } from '@sendbox/protocol';
 import { useContext, useState } from 'react';
 import { ConversationContext } from '../conversation-context.ts';
+import { ConnectCard, connectServerOf } from './ConnectCard.tsx';
 
 /** Whether a notice reports a failure. */
 export function isErrorNotice(entry: NoticeEntry): boolean {
@@ -25,6 +26,8 @@ export function NoticeBubble({ entry, retryable = false }: { entry: NoticeEntry;
       </div>
     );
   }
+  const server = connectServerOf(entry);
+  if (server !== null) return <ConnectCard entry={entry} server={server} />;
   if (!isErrorNotice(entry)) return <div className="notice">{entry.text}</div>;
   const canRetry = retryable && context !== null && !context.readOnly && state !== 'sent';
   return (
