@@ -20,6 +20,7 @@ import type { WritePoints } from '../stores/write-points.ts';
 import { StateError, type RoutineCommand, type StateHandler } from '../tools/update-state/schema.ts';
 import { RoutineBook, type RoutineRecord, type RunRecord } from './routine-book.ts';
 import { routineNonce } from './run-text.ts';
+import { RunSlots } from './run-slots.ts';
 import { instantsBetween, parseSchedule, ScheduleError, type Schedule } from './schedule.ts';
 
 /** A clock the scheduler reads and sleeps on (tests step a fake one through a DST change). */
@@ -43,6 +44,8 @@ export const systemClock: RoutineClock = {
 const LATE_MS = 60_000;
 /** How long a fire that could not be delivered (a full disk) waits before it tries again. */
 const RETRY_MS = 5_000;
+/** Routine turns starting at once (a burst of fires waits its turn: run-slots.ts). */
+export const ROUTINE_STARTS_AT_ONCE = 8;
 
 export interface RoutineView extends Pick<
   RoutineRecord,
@@ -103,6 +106,11 @@ export class Routines {
   /** Each active routine's next fire, by `<agentId>/<routineId>`. */
   private readonly armed = new Map<string, Armed>();
   private readonly firing = new Set<string>();
+  /** Each routine's parsed schedule, by `<agentId>/<routineId>`, with what it was parsed from. */
+  private readonly schedules = new Map<string, { source: string; schedule: Schedule }>();
+  private readonly slots = new RunSlots(ROUTINE_STARTS_AT_ONCE);
+  /** Slots held by fires whose turn has not started yet, by `<agentId>/<routineId>/<instant>`. */
+  private readonly holding = new Map<string, () => void>();
   /** Turns of each agent that delivered a send (a silent run that sent nothing is `silent`). */
   private readonly sentIn = new Map<string, Set<number>>();
   private cancelTimer: (() => void) | null = null;
@@ -188,6 +196,7 @@ export class Routines {
     if (!turn) return;
     const number = Number(turn[1]);
     if (entry.kind === 'message' && isRoutineMark(record.routine)) {
+      this.releaseSlot(`${agentId}/${record.routine.id}/${record.routine.instant}`);
       this.book(agentId).started(record.routine.id, record.routine.instant, number, entry.timestampMs);
       this.changed(agentId);
       return;
@@ -227,6 +236,8 @@ export class Routines {
     for (const book of this.books.values()) book.close();
     this.books.clear();
     this.armed.clear();
+    this.schedules.clear();
+    for (const key of [...this.holding.keys()]) this.releaseSlot(key);
   }
 
   // -------------------------------------------------------------------------
@@ -244,8 +255,18 @@ export class Routines {
     return book;
   }
 
+  private releaseSlot(key: string): void {
+    const release = this.holding.get(key);
+    if (!release) return;
+    this.holding.delete(key);
+    release();
+  }
+
   private forget(agentId: string): void {
     for (const [key, armed] of this.armed) if (armed.agentId === agentId) this.armed.delete(key);
+    for (const key of [...this.schedules.keys()])
+      if (key.startsWith(`${agentId}/`)) this.schedules.delete(key);
+    for (const key of [...this.holding.keys()]) if (key.startsWith(`${agentId}/`)) this.releaseSlot(key);
     this.books.get(agentId)?.close();
     this.books.delete(agentId);
     this.sentIn.delete(agentId);
@@ -256,13 +277,20 @@ export class Routines {
     this.host.emit({ type: 'routines', agentId });
   }
 
-  private scheduleOf(routine: RoutineRecord): Schedule {
-    return parseSchedule(routine.schedule, routine.timezone, {
+  /** The routine's schedule, parsed once per schedule, zone and anchor (not at every fire). */
+  private scheduleOf(agentId: string, routine: RoutineRecord): Schedule {
+    const key = `${agentId}/${routine.id}`;
+    const source = `${routine.schedule}\n${routine.timezone}\n${routine.anchor}`;
+    const cached = this.schedules.get(key);
+    if (cached?.source === source) return cached.schedule;
+    const schedule = parseSchedule(routine.schedule, routine.timezone, {
       defaultTimeZone: routine.timezone,
       // A stored routine passed the minimum when it was written: a later, higher minimum does not stop it.
       minIntervalS: 0.001,
       anchor: routine.anchor,
     });
+    this.schedules.set(key, { source, schedule });
+    return schedule;
   }
 
   /** Where a routine's instants are counted from: its last fire, else its anchor. */
@@ -278,7 +306,7 @@ export class Routines {
     }
     let next: number | null;
     try {
-      next = this.scheduleOf(routine).next(this.since(routine));
+      next = this.scheduleOf(agentId, routine).next(this.since(routine));
     } catch {
       next = null; // a schedule this box can no longer read (an unknown zone): shown, not fired
     }
@@ -290,7 +318,9 @@ export class Routines {
   private rearm(): void {
     if (!this.started || this.stopped) return;
     let soonest = Infinity;
-    for (const armed of this.armed.values()) if (armed.at < soonest) soonest = armed.at;
+    // A fire waiting for a slot is not due again: it re-arms once handed over.
+    for (const [key, armed] of this.armed)
+      if (armed.at < soonest && !this.firing.has(key)) soonest = armed.at;
     if (soonest === this.timerAt && this.cancelTimer) return;
     this.cancelTimer?.();
     this.cancelTimer = null;
@@ -305,9 +335,10 @@ export class Routines {
   /** Fires every routine that is due, each once for its latest due instant. */
   private async wake(): Promise<void> {
     const now = this.host.clock.now();
-    const due = [...this.armed.values()].filter((armed) => armed.at <= now);
+    const due = [...this.armed].filter(([key, armed]) => armed.at <= now && !this.firing.has(key));
     this.timerAt = Infinity;
-    await Promise.all(due.map((armed) => this.fire(armed.agentId, armed.routineId, now)));
+    // A burst waits for slots (run-slots.ts); the timer is armed again once all were handed over.
+    await Promise.all(due.map(([, armed]) => this.fire(armed.agentId, armed.routineId, now)));
     this.rearm();
   }
 
@@ -320,7 +351,7 @@ export class Routines {
       this.armed.delete(key);
       return;
     }
-    const missed = instantsBetween(this.scheduleOf(routine), this.since(routine), now);
+    const missed = instantsBetween(this.scheduleOf(agentId, routine), this.since(routine), now);
     if (missed.last === null) {
       this.arm(agentId, routine);
       return;
@@ -338,9 +369,20 @@ export class Routines {
       missedSince: caughtUp ? missed.first : null,
     };
     this.firing.add(key);
+    const release = await this.slots.acquire();
+    const runKey = `${agentId}/${routineId}/${instant}`;
+    if (this.stopped || this.books.get(agentId) !== book) {
+      release();
+      this.firing.delete(key);
+      return;
+    }
+    // Held until the run's turn starts (onEvent), which may come before deliver returns.
+    this.holding.set(runKey, release);
+    let taken: boolean;
     try {
-      await this.host.deliver(agentId, routineNonce(routineId, instant), input);
+      taken = await this.host.deliver(agentId, routineNonce(routineId, instant), input);
     } catch (error) {
+      this.releaseSlot(runKey);
       this.firing.delete(key);
       if ((error as { status?: number }).status === 404 || !(await this.host.exists(agentId))) {
         this.forget(agentId); // the agent is gone: so are its routines
@@ -350,6 +392,8 @@ export class Routines {
       this.armed.set(key, { agentId, routineId, at: this.host.clock.now() + RETRY_MS });
       return;
     }
+    // Accepted before (a fire repeated after a crash): its turn will not start again.
+    if (!taken) this.releaseSlot(runKey);
     this.firing.delete(key);
     if (this.stopped || this.books.get(agentId) !== book) return;
     // The inbox holds the fire; a crash before the next line repeats it with the same nonce.
@@ -458,6 +502,7 @@ export class Routines {
       case 'delete':
         book.delete(routine.id);
         this.armed.delete(`${agentId}/${routine.id}`);
+        this.schedules.delete(`${agentId}/${routine.id}`);
         this.rearm();
         this.changed(agentId);
         return {
