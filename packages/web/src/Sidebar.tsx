@@ -1,13 +1,14 @@
 /**
  * The agents: name, the last visible entry and its age, unread count and the turn state
  * (working / waiting for you; nothing on read-only agents); a filter box; create, and per row a
- * menu with duplicate and delete (delete asks inline first). On a phone it is a drawer
+ * menu with settings (the agent dialog), duplicate and delete (delete asks inline first). On a phone it is a drawer
  * (App opens it with the "Agents" button); Esc closes it.
  */
 import { memo, useEffect, useMemo, useRef, useState, type FormEvent, type KeyboardEvent } from 'react';
 import type { MessageHit, RosterRow } from './api/types.ts';
 import { MessageHits, useMessageSearch } from './MessageHits.tsx';
 import { fullTime, relativeTime } from './relative-time.ts';
+import { agentTitle } from './agent-title.ts';
 import { previewLine } from './preview-line.ts';
 
 export interface SidebarProps {
@@ -19,9 +20,12 @@ export interface SidebarProps {
   drawer?: boolean;
   onClose?: () => void;
   onSelect: (id: string) => void;
+  /** An empty name: the agent is named from its first message. */
   onCreate: (name: string) => Promise<void>;
   onDuplicate: (id: string) => Promise<void>;
   onDelete: (id: string) => Promise<void>;
+  /** Opens the agent's dialog (settings, routines, memory). */
+  onSettings?: (id: string) => void;
   /** Searches every agent's messages (the filter box's text); absent: names only. */
   searchMessages?: (query: string) => Promise<MessageHit[]>;
   /** A message hit was picked: open its agent at that message. */
@@ -48,6 +52,7 @@ export function Sidebar({
   onCreate,
   onDuplicate,
   onDelete,
+  onSettings,
   searchMessages,
   onOpenHit,
 }: SidebarProps) {
@@ -79,8 +84,8 @@ export function Sidebar({
   function create(event: FormEvent<HTMLFormElement>): void {
     event.preventDefault();
     const input = event.currentTarget.elements.namedItem('name');
+    // Empty: the agent is named from its first message.
     const name = input instanceof HTMLInputElement ? input.value.trim() : '';
-    if (name === '') return;
     void run(async () => {
       await onCreate(name);
       setCreating(false);
@@ -127,10 +132,9 @@ export function Sidebar({
         <form className="create-agent" onSubmit={create}>
           <input
             name="name"
-            aria-label="New agent name"
-            placeholder="Name"
+            aria-label="New agent name (optional)"
+            placeholder="Name (optional)"
             maxLength={120}
-            required
             autoFocus
             data-testid="new-agent-name"
             onKeyDown={(event) => {
@@ -176,6 +180,7 @@ export function Sidebar({
             onSelect={onSelect}
             onDuplicate={(id) => void run(() => onDuplicate(id))}
             onDelete={(id) => void run(() => onDelete(id))}
+            {...(onSettings ? { onSettings } : {})}
           />
         ))}
         {agents.length === 0 && <li className="empty">No agents yet. Create one to start.</li>}
@@ -206,6 +211,7 @@ const AgentRow = memo(function AgentRow({
   onSelect,
   onDuplicate,
   onDelete,
+  onSettings,
 }: {
   agent: RosterRow;
   now: number;
@@ -214,6 +220,7 @@ const AgentRow = memo(function AgentRow({
   onSelect: (id: string) => void;
   onDuplicate: (id: string) => void;
   onDelete: (id: string) => void;
+  onSettings?: (id: string) => void;
 }) {
   const [confirming, setConfirming] = useState(false);
   const unreadCount = selected ? 0 : agent.unreadCount;
@@ -246,7 +253,7 @@ const AgentRow = memo(function AgentRow({
       >
         <span className="agent-title">
           {state?.className === 'state-working' && <span className="working-dot" aria-hidden="true" />}
-          <span className="agent-name">{agent.name}</span>
+          <span className="agent-name">{agentTitle(agent)}</span>
         </span>
         {agent.lastActivityAt > 0 && (
           <time
@@ -276,8 +283,8 @@ const AgentRow = memo(function AgentRow({
         {spoken && <span className="sr-only">, {spoken}</span>}
       </button>
       {confirming ? (
-        <div className="agent-confirm" role="group" aria-label={`Delete ${agent.name}?`}>
-          <span>Delete {agent.name}?</span>
+        <div className="agent-confirm" role="group" aria-label={`Delete ${agentTitle(agent)}?`}>
+          <span>Delete {agentTitle(agent)}?</span>
           <button
             type="button"
             className="danger"
@@ -296,10 +303,11 @@ const AgentRow = memo(function AgentRow({
         </div>
       ) : (
         <RowMenu
-          name={agent.name}
+          name={agentTitle(agent)}
           busy={busy}
           onDuplicate={() => onDuplicate(agent.id)}
           onDelete={() => setConfirming(true)}
+          {...(onSettings ? { onSettings: () => onSettings(agent.id) } : {})}
         />
       )}
     </li>
@@ -312,11 +320,13 @@ function RowMenu({
   busy,
   onDuplicate,
   onDelete,
+  onSettings,
 }: {
   name: string;
   busy: boolean;
   onDuplicate: () => void;
   onDelete: () => void;
+  onSettings?: () => void;
 }) {
   const [open, setOpen] = useState(false);
   const button = useRef<HTMLButtonElement>(null);
@@ -373,6 +383,17 @@ function RowMenu({
       </button>
       {open && (
         <div ref={menu} className="menu" role="menu" aria-label={`Actions for ${name}`} onKeyDown={onMenuKey}>
+          {onSettings && (
+            <button
+              type="button"
+              role="menuitem"
+              aria-haspopup="dialog"
+              onClick={pick(onSettings)}
+              data-testid="agent-settings"
+            >
+              Settings, routines, memory…
+            </button>
+          )}
           <button type="button" role="menuitem" onClick={pick(onDuplicate)} data-testid="agent-duplicate">
             Duplicate
           </button>

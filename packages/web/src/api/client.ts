@@ -10,6 +10,7 @@ import type { z } from 'zod';
 import {
   acceptedResponseSchema,
   cancelTurnResponseSchema,
+  removedResponseSchema,
   listTasksResponseSchema,
   openSubagentResponseSchema,
   stopTaskResponseSchema,
@@ -31,6 +32,10 @@ import {
   signedOutResponseSchema,
   agentSettingsSchema,
   memoryViewSchema,
+  listRoutinesResponseSchema,
+  updateRoutineResponseSchema,
+  type RoutineChange,
+  type RoutineView,
   mcpSettingsSchema,
   mcpServerCheckSchema,
   boxSecretsSchema,
@@ -171,7 +176,8 @@ export function createApiClient(options: ApiClientOptions = {}) {
     /** Every agent's messages holding the query's words (the box's txcript index), best first. */
     searchMessages: async (query: string): Promise<MessageHit[]> =>
       (await call('searchMessages', { query }, searchMessagesResponseSchema)).hits,
-    createAgent: async (input: { name: string; description?: string }): Promise<RosterRow> =>
+    /** Without a name, the agent's first prompt names it. */
+    createAgent: async (input: { name?: string; description?: string }): Promise<RosterRow> =>
       (await call('createAgent', input, agentResponseSchema)).agent,
     duplicateAgent: async (id: string): Promise<RosterRow> =>
       (await call('duplicateAgent', { id }, agentResponseSchema)).agent,
@@ -200,6 +206,12 @@ export function createApiClient(options: ApiClientOptions = {}) {
     /** Deletes a memory entry by its exact text. */
     forgetMemory: (agentId: string, scope: 'agent' | 'user', text: string): Promise<MemoryView> =>
       call('forgetMemory', { agentId, scope, text }, memoryViewSchema),
+    /** The agent's routines, their next run and latest runs (the routines tab). */
+    listRoutines: async (agentId: string): Promise<RoutineView[]> =>
+      (await call('listRoutines', { agentId }, listRoutinesResponseSchema)).routines,
+    /** Creates, changes, pauses, resumes, deletes or runs one routine; null once deleted. */
+    updateRoutine: async (agentId: string, change: RoutineChange): Promise<RoutineView | null> =>
+      (await call('updateRoutine', { agentId, ...change }, updateRoutineResponseSchema)).routine,
     sendPrompt: (input: { agentId: string; prompt: string; clientNonce: string }) =>
       call('sendPrompt', input, sendPromptResponseSchema),
     getModelSettings: (): Promise<ModelSettings> => call('getModelSettings', {}, modelSettingsSchema),
@@ -226,6 +238,15 @@ export function createApiClient(options: ApiClientOptions = {}) {
     },
     /** Runs the agent again on its conversation as it stands (after a failed model call). */
     retryTurn: (agentId: string) => call('retryTurn', { agentId }, acceptedResponseSchema),
+    /** Sends the last prompt again in place of its turn (the old one stays in the files, withdrawn). */
+    regenerateReply: (input: { agentId: string; clientNonce: string }) =>
+      call('regenerateReply', input, sendPromptResponseSchema),
+    /** Sends the last prompt edited, in place of its turn. */
+    editPrompt: (input: { agentId: string; messageId: string; prompt: string; clientNonce: string }) =>
+      call('editPrompt', input, sendPromptResponseSchema),
+    /** Takes back a prompt that has not started. */
+    removeQueuedPrompt: (input: { agentId: string; nonce: string }) =>
+      call('removeQueuedPrompt', input, removedResponseSchema),
     answerWidget: (input: { agentId: string; messageId: string; answer: string | string[] }) =>
       call('answerWidget', input, acceptedResponseSchema),
     /** Answers an approval card (a tool call waiting on the user); accepted once per card. */
