@@ -389,8 +389,11 @@ async function errorText(response: Response): Promise<string> {
     // Not JSON: the status says it.
   }
   const { status } = response;
-  if (status === 401)
-    return 'This browser is signed out: run `sendbox login` in a terminal and open the link it prints.';
+  if (status === 401) {
+    // The gateway names the command as the user's shell runs it (not on PATH: `node …/sendbox.mjs login`).
+    const login = /run `([^`]+)` for a fresh one/.exec(detail)?.[1] ?? 'sendbox login';
+    return `This browser is signed out: run \`${login}\` in a terminal and open the link it prints.`;
+  }
   if (status === 413) {
     const limit = /(\d[\d.]* ?(?:[KMG]i?B|bytes)) limit/.exec(detail)?.[1];
     return limit ? `That is too large: sendbox takes at most ${limit}.` : 'That is too large for sendbox.';
