@@ -24,6 +24,6 @@ export { createContext, type CliContext, type CliIo } from './cli/context.ts';
 export { CliError } from './cli/errors.ts';
 export { SessionIndex } from './search/engine.ts';
 export { findHits, foldCase, type Hit, type Snippet } from './search/hits.ts';
-export { KINDS, type Kind } from './search/documents.ts';
+export { KINDS, type Kind } from './search/kinds.ts';
 export { parseQuery } from './search/query.ts';
 export { splitRowId, rowId } from './search/index-db.ts';

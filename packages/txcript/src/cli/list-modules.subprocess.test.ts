@@ -96,4 +96,29 @@ describe('the modules txcript list loads', () => {
     expect(view.code).toBe(0);
     expect(view.urls.some((u) => u.endsWith('/harness/claude-code/codec.ts'))).toBe(true);
   });
+
+  it('searches an index that is up to date without loading the codecs: the stores say nothing changed', async () => {
+    const age = Date.now() - written;
+    if (age < RACY_WINDOW_MS + 100) await new Promise((r) => setTimeout(r, RACY_WINDOW_MS + 100 - age));
+    // The first search reads every session into the index (with their codecs); the next has nothing to read.
+    const first = await loadedBy(['search', 'module']);
+    expect(first.stderr).toBe('');
+    expect(first.urls.some((u) => u.endsWith('/harness/claude-code/codec.ts'))).toBe(true);
+    // Reading a ledger the first time may change it (SQLite's first open): past the racy window, it is known.
+    await new Promise((r) => setTimeout(r, RACY_WINDOW_MS + 100));
+    const warm = await loadedBy(['search', 'module']);
+    expect(warm.code, warm.stderr).toBe(0);
+
+    console.log(
+      'LOADED',
+      warm.urls
+        .filter((u) => u.includes('node_modules'))
+        .slice(0, 15)
+        .join('\n'),
+    );
+    // Not the registry (every codec), nor the row maker: what the stores list is all it needs.
+    expect(
+      warm.urls.filter((u) => CODECS.test(u) || /\/(?:harness\/catalog|search\/documents)\.ts$/.test(u)),
+    ).toEqual([]);
+  });
 });

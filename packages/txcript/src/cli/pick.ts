@@ -11,7 +11,7 @@
  */
 import { emitKeypressEvents } from 'node:readline';
 import search from '@inquirer/search';
-import { KIND_LABELS } from '../search/documents.ts';
+import { KIND_LABELS } from '../search/kinds.ts';
 import { SessionIndex, filtersFor, recentSessions, type Hit, type IndexedSession } from '../search/engine.ts';
 import { findHits } from '../search/hits.ts';
 import { parseQuery } from '../search/query.ts';

@@ -5,7 +5,7 @@
  * (docs/cli.md). Without a query on a terminal it opens the picker.
  */
 import { resolve } from 'node:path';
-import { KIND_LABELS } from '../search/documents.ts';
+import { KIND_LABELS } from '../search/kinds.ts';
 import type { Snippet } from '../search/hits.ts';
 import { type Hit, searchOnce } from '../search/engine.ts';
 import type { Colors } from './colors.ts';

@@ -122,6 +122,31 @@ export async function listSessions(
   return discoverIn(ctx, scanned, (s) => s.openStore(ctx.io.env), from, options);
 }
 
+/** The ids of the harnesses `listSessions` scans for `from`, found as it finds them (no codec loaded). */
+export async function listedHarnessIds(ctx: CliContext, from: string | undefined): Promise<string[]> {
+  if (ctx.io.harnesses === undefined) {
+    const { findByName, sessionSources } = await import('../harness/listing.ts');
+    if (from === undefined) return sessionSources.map((s) => s.id);
+    const source = findByName(from, sessionSources);
+    if (source !== undefined) return [source.id];
+  }
+  return (await scannedHarnesses(ctx, from)).map((h) => h.id);
+}
+
+/** Listed sessions with their harnesses (codecs and all) loaded, to be read; none loaded for none. */
+export async function withHarnesses(
+  ctx: CliContext,
+  listed: readonly ListedSession[],
+): Promise<FoundSession[]> {
+  if (listed.length === 0) return [];
+  const byId = new Map((await ctx.harnesses()).map((h) => [h.id, h]));
+  return listed.map((s) => {
+    const harness = byId.get(s.harness.id);
+    if (harness === undefined) throw new Error(`harness ${s.harness.id} is listed but not registered`);
+    return { summary: s.summary, harness };
+  });
+}
+
 function describeCandidate(s: FoundSession): string {
   const title = s.summary.title === undefined ? '(untitled)' : JSON.stringify(s.summary.title);
   return `${s.summary.id}  ${s.harness.id}  ${title}`;

@@ -75,6 +75,9 @@ export function olderVersionsOf(file: string): string[] {
 export interface StatSignature {
   sig: string;
   racy: boolean;
+  /** The path is a folder (its signature says nothing of what is in it). */
+  directory: boolean;
+  size: number;
 }
 
 /**
@@ -99,22 +102,30 @@ export function statSignature(
   let identity: string;
   let changed: string;
   let changedMs: number;
+  let directory: boolean;
+  let size: number;
   if (times === 'ms') {
     const s = statSync(path, { throwIfNoEntry: false });
     if (s === undefined) return undefined;
     identity = `${s.dev}:${s.ino}:${s.size}:${s.mtimeMs}`;
     changed = String(s.ctimeMs);
     changedMs = ctime && s.ctimeMs > s.mtimeMs ? s.ctimeMs : s.mtimeMs;
+    directory = s.isDirectory();
+    size = s.size;
   } else {
     const s = statSync(path, { bigint: true, throwIfNoEntry: false });
     if (s === undefined) return undefined;
     identity = `${s.dev}:${s.ino}:${s.size}:${s.mtimeNs}`;
     changed = String(s.ctimeNs);
     changedMs = Number(ctime && s.ctimeMs > s.mtimeMs ? s.ctimeMs : s.mtimeMs);
+    directory = s.isDirectory();
+    size = Number(s.size);
   }
   return {
     sig: ctime ? `${identity}:${changed}` : identity,
     racy: now - changedMs < RACY_WINDOW_MS,
+    directory,
+    size,
   };
 }
 

@@ -15,20 +15,7 @@ import { isJsonObject } from '../model/json.ts';
 import { sendMessageReply } from '../cli/grok-view.ts';
 import { type Selection, formatSelection, toolPairs, widen } from '../cli/range.ts';
 import { readingFor } from '../cli/view.ts';
-
-/** The kinds of content, in the order of the index's columns. */
-export const KINDS = ['title', 'user', 'assistant', 'thinking', 'tool_input', 'tool_output'] as const;
-export type Kind = (typeof KINDS)[number];
-
-/** How each kind reads in output. */
-export const KIND_LABELS: Record<Kind, string> = {
-  title: 'title',
-  user: 'user text',
-  assistant: 'assistant text',
-  thinking: 'thinking',
-  tool_input: 'tool input',
-  tool_output: 'tool output',
-};
+import { KINDS, type Kind, type SearchRow } from './kinds.ts';
 
 /**
  * Characters of each kind indexed per message. Tools produce most of a
@@ -53,14 +40,6 @@ export function clip(text: string, max: number): string {
   if (text.length <= max) return text;
   const tail = Math.floor(max * TAIL_SHARE);
   return `${text.slice(0, max - tail - 3)}\n…\n${text.slice(text.length - tail)}`;
-}
-
-export interface SearchRow {
-  /** 0 for the title row, else the 1-based message number `view` prints. */
-  message: number;
-  /** The range to reference: `#N`, or `#N-M` when the message alone would split a tool call from its result. */
-  range: string;
-  texts: Record<Kind, string>;
 }
 
 function emptyTexts(): Record<Kind, string> {

@@ -6,7 +6,7 @@
  * more than a tool's output), ties broken by recency; a broad query's newest
  * matches unscored; then each hit's kind and snippet.
  */
-import { KINDS, type Kind } from './documents.ts';
+import { KINDS, type Kind } from './kinds.ts';
 import { type IndexedSession, type SearchIndex, sessionFromRow, splitRowId } from './index-db.ts';
 import { Bm25, indexTotals, scoredPhrases } from './ranking.ts';
 import {

@@ -17,7 +17,7 @@ import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { CliError } from '../cli/errors.ts';
 import { cacheFileFor } from '../harness/summary-cache-file.ts';
-import { KINDS, type Kind, type SearchRow } from './documents.ts';
+import { KINDS, type Kind, type SearchRow } from './kinds.ts';
 import { DF_BOUND, type IndexTotals, documentFrequency } from './ranking.ts';
 import { MAX_WORDS_PER_TERM, anyOf, collectWords, wordPieces, wordText } from './words.ts';
 

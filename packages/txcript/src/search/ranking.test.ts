@@ -4,7 +4,7 @@
  * same scores, for every kind of query.
  */
 import { describe, expect, it } from 'vitest';
-import { KINDS, type Kind } from './documents.ts';
+import { KINDS, type Kind } from './kinds.ts';
 import { findHits, foldCase } from './hits.ts';
 import { SearchIndex } from './index-db.ts';
 import { decidedByIndex, ftsExpression, matchesTexts, parseQuery } from './query.ts';

@@ -15,7 +15,7 @@
  * DF_BOUND messages (search.test.ts checks that it does).
  */
 import type Database from 'better-sqlite3';
-import { KINDS, type Kind } from './documents.ts';
+import { KINDS, type Kind } from './kinds.ts';
 import { type Query, TRIGRAM, fuzzyPieces } from './query.ts';
 
 /** BM25 weight of each kind, in KINDS order. */

@@ -6,6 +6,7 @@
 import {
   appendFileSync,
   closeSync,
+  mkdirSync,
   openSync,
   readFileSync,
   rmSync,
@@ -27,9 +28,9 @@ import {
   type SearchTree,
 } from '../../test/fixtures/search/generate.ts';
 import { SessionIndex } from './engine.ts';
-import { refreshIndex } from './refresh.ts';
+import { refreshIndex, sourceSignature } from './refresh.ts';
 import { findHits } from './hits.ts';
-import type { SearchRow } from './documents.ts';
+import type { SearchRow } from './kinds.ts';
 import { SearchIndex, indexFile } from './index-db.ts';
 import type { Harness } from '../harness/types.ts';
 import { parseQuery } from './query.ts';
@@ -472,5 +473,26 @@ describe('batched writes', () => {
     } finally {
       index.close();
     }
+  });
+});
+
+describe('the signature of a folder source (a Grok Bot agent with a ledger only)', () => {
+  it("follows its ledger, not the folder: a reader's empty WAL and shared-memory file change nothing", () => {
+    const agent = join(tree.home, 'agent-folder');
+    mkdirSync(agent);
+    writeFileSync(join(agent, 'store.db'), 'ledger v1');
+    const old = Date.now() - 10_000;
+    utimesSync(join(agent, 'store.db'), old / 1000, old / 1000);
+    const summary = { id: 'a', harness: 'grok_bot', locator: agent, messageCount: 3 };
+    const now = Date.now() + 10_000;
+    const before = sourceSignature(summary, now);
+    expect(before).not.toBeNull();
+    // What SQLite makes beside a database it opens in WAL mode, empty, which changes the folder's times.
+    writeFileSync(join(agent, 'store.db-wal'), '');
+    writeFileSync(join(agent, 'store.db-shm'), 'x');
+    expect(sourceSignature(summary, now)).toBe(before);
+    // Frames in the WAL are a change.
+    writeFileSync(join(agent, 'store.db-wal'), 'frame');
+    expect(sourceSignature(summary, now)).not.toBe(before);
   });
 });

@@ -12,8 +12,14 @@ import { statSignature } from '../harness/summary-cache-file.ts';
 import type { SessionSummary } from '../harness/types.ts';
 import type { CliContext } from '../cli/context.ts';
 import { createProgress, progressDelay } from '../cli/progress.ts';
-import { type FoundSession, discoverSessions, scannedHarnesses } from '../cli/sessions.ts';
-import { type SearchRow, searchRows } from './documents.ts';
+import {
+  type FoundSession,
+  type ListedSession,
+  listedHarnessIds,
+  listSessions,
+  withHarnesses,
+} from '../cli/sessions.ts';
+import type { SearchRow } from './kinds.ts';
 import type { SearchIndex, SessionFacts } from './index-db.ts';
 
 /** A folder locator (a Grok Bot agent without a transcript) changes through its ledger, which the folder's times miss. */
@@ -25,20 +31,32 @@ const FOLDER_SOURCES = ['store.db', 'store.db-wal'];
  */
 export function sourceSignature(summary: SessionSummary, now: number): string | null {
   const parts: string[] = [];
-  let paths = [summary.locator];
   try {
-    if (statSync(summary.locator, { throwIfNoEntry: false })?.isDirectory() === true) {
-      paths = [summary.locator, ...FOLDER_SOURCES.map((name) => join(summary.locator, name))];
-    }
-    for (const path of paths) {
-      const sig = statSignature(path, now, { ctime: true });
-      if (sig?.racy === true) return null;
-      parts.push(sig?.sig ?? '-');
+    // One stat of the locator says both its signature and whether it is a folder.
+    const own = statSignature(summary.locator, now, { ctime: true });
+    if (own === undefined) return null;
+    if (!own.directory) {
+      if (own.racy) return null;
+      parts.push(own.sig);
+    } else {
+      // A folder's own times change with any file made in it (SQLite's `-shm` beside the ledger): its ledger says.
+      parts.push('folder');
+      for (const name of FOLDER_SOURCES) {
+        const wal = name.endsWith('-wal');
+        // SQLite gives a reader's WAL file its database's owner and mode, which changes its ctime: not a change.
+        const sig = statSignature(join(summary.locator, name), now, { ctime: !wal });
+        // An empty WAL holds nothing the database does not (a reader's first open makes one): as none.
+        if (sig === undefined || (wal && sig.size === 0)) {
+          parts.push('-');
+          continue;
+        }
+        if (sig.racy) return null;
+        parts.push(sig.sig);
+      }
     }
   } catch {
     return null;
   }
-  if (parts[0] === '-') return null;
   parts.push(String(summary.messageCount ?? ''), summary.lastActivity ?? '', summary.title ?? '');
   return parts.join('|');
 }
@@ -60,9 +78,13 @@ export interface RefreshOptions {
   onProgress?: (done: number, total: number) => void;
 }
 
-/** What a refresh has to do: the sessions listed, those to read again with their signatures, those gone. */
+/**
+ * What a refresh has to do: the sessions listed, those to read again with
+ * their signatures (and their harnesses loaded), those gone. Listing loads
+ * the stores alone: the codecs are loaded only when a session is to be read.
+ */
 export interface RefreshPlan {
-  sessions: FoundSession[];
+  sessions: ListedSession[];
   stale: Array<{ found: FoundSession; sig: string | null }>;
   /** Index keys of sessions no longer listed. */
   gone: number[];
@@ -76,23 +98,27 @@ export async function planRefresh(
   index: SearchIndex,
   from: string | undefined,
 ): Promise<RefreshPlan> {
-  const scanned = (await scannedHarnesses(ctx, from)).map((h) => h.id);
-  const { sessions, warnings } = await discoverSessions(ctx, from);
+  const scanned = await listedHarnessIds(ctx, from);
+  const { sessions, warnings } = await listSessions(ctx, from);
   for (const w of warnings) ctx.warnListing(w);
   const known = new Map(index.sessions(scanned).map((s) => [sessionKey(s.harness, s.locator, s.id), s]));
   // The injected clock, so tests can place sources outside the racy window.
   const now = ctx.io.now().getTime();
-  const stale: Array<{ found: FoundSession; sig: string | null }> = [];
+  const changed: ListedSession[] = [];
+  const sigs: Array<string | null> = [];
   const staleSources = new Set<string>();
-  for (const found of sessions) {
-    const key = sessionKey(found.harness.id, found.summary.locator, found.summary.id);
+  for (const listed of sessions) {
+    const key = sessionKey(listed.harness.id, listed.summary.locator, listed.summary.id);
     const before = known.get(key);
     known.delete(key);
-    const sig = sourceSignature(found.summary, now);
+    const sig = sourceSignature(listed.summary, now);
     if (before !== undefined && before.sig !== null && before.sig === sig) continue;
-    stale.push({ found, sig });
-    staleSources.add(found.summary.locator);
+    changed.push(listed);
+    sigs.push(sig);
+    staleSources.add(listed.summary.locator);
   }
+  const found = await withHarnesses(ctx, changed);
+  const stale = found.map((f, i) => ({ found: f, sig: sigs[i]! }));
   let staleBytes = 0;
   for (const locator of staleSources) staleBytes += sourceBytes(locator);
   return { sessions, stale, gone: [...known.values()].map((s) => s.key), staleBytes };
@@ -183,7 +209,8 @@ export async function readSession(
       ...(title !== undefined ? { title } : {}),
       ...(meta.cwd !== undefined ? { cwd: meta.cwd } : {}),
     },
-    rows: searchRows(loaded.transcript, harness.id, title),
+    // The row maker reads sessions as `view` does (codecs and all): loaded with the first session read.
+    rows: (await import('./documents.ts')).searchRows(loaded.transcript, harness.id, title),
   };
 }
 

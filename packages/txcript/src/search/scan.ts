@@ -17,15 +17,14 @@
  */
 import { statSync } from 'node:fs';
 import type { CliContext } from '../cli/context.ts';
-import type { FoundSession } from '../cli/sessions.ts';
+import { type FoundSession, type ListedSession, withHarnesses } from '../cli/sessions.ts';
 import { createProgress, progressDelay } from '../cli/progress.ts';
-import { KINDS } from './documents.ts';
+import { KINDS, type SearchRow } from './kinds.ts';
 import { BROAD_MATCHES, type Hit, type HitFilters, findHits, foldCase } from './hits.ts';
 import { SearchIndex, type SessionFacts } from './index-db.ts';
 import { type Query, matchesTexts } from './query.ts';
 import { type IndexTotals, rowTrigrams, scoredPhrases } from './ranking.ts';
 import { readSession } from './refresh.ts';
-import type { SearchRow } from './documents.ts';
 import { type FileCheck, checkFiles, type ScanFileOptions } from './scan-files.ts';
 
 /**
@@ -88,10 +87,11 @@ export async function scanHits(
   ctx: CliContext,
   query: Query,
   filters: HitFilters,
-  sessions: readonly FoundSession[],
+  listed: readonly ListedSession[],
   options: ScanOptions = {},
   stats?: ScanStats,
 ): Promise<Hit[]> {
+  const sessions = await withHarnesses(ctx, listed);
   const wanted = sessions.filter((s) => within(s, filters));
   const needles = byteNeedles(query);
   // Newest first: a broad query's hits are the newest matches.

@@ -5,7 +5,7 @@
  * the same messages a direct check of every row finds.
  */
 import { describe, expect, it } from 'vitest';
-import { KINDS, type Kind } from './documents.ts';
+import { KINDS, type Kind } from './kinds.ts';
 import { type HitFilters, findHits, foldCase, matchPlan } from './hits.ts';
 import { SearchIndex, rowId } from './index-db.ts';
 import { matchesTexts, parseQuery } from './query.ts';

@@ -14,7 +14,7 @@
  * those are checked in JavaScript. Accents, `~` and words in too many words
  * of the vocabulary are the trigram index's.
  */
-import type { Kind } from './documents.ts';
+import type { Kind } from './kinds.ts';
 import { TRIGRAM } from './query.ts';
 
 /** A term past this many words of the vocabulary is left to the trigram index (an OR of many lists walks them all). */

@@ -23,9 +23,7 @@ import type {
   SessionSummary,
   Warning,
 } from '../types.ts';
-import { antigravityCodec, conversationOf } from './codec.ts';
 import { type AntigravityDb, antigravityDocument, emptyDb, INDEXED_TABLES, type StepRow } from './records.ts';
-import { trajectoryRows } from './trajectory.ts';
 
 const HARNESS = 'antigravity';
 
@@ -195,6 +193,8 @@ async function conversationIds(root: string): Promise<string[]> {
 async function summarize(root: string, id: string): Promise<SessionSummary> {
   const file = path.join(conversationsDir(root), `${id}.db`);
   const rows = await readSqlite(file, (db) => readRows(db, file));
+  // The codec is loaded with the first conversation found: a listing without any loads none.
+  const { conversationOf } = await import('./codec.ts');
   const t = conversationOf(rows, {
     sessionId: id,
     source: file,
@@ -247,6 +247,7 @@ export function antigravityStore(env: NodeJS.ProcessEnv = process.env): SavingSt
           `antigravity: no conversation ${id} in ${conversationsDir(root)}; run \`txcript list\` to see the ids`,
         );
       const rows = await readAntigravityDb(root, id);
+      const { antigravityCodec } = await import('./codec.ts');
       return loadResult(antigravityCodec, antigravityDocument(rows), {
         id,
         source: file,
@@ -256,6 +257,7 @@ export function antigravityStore(env: NodeJS.ProcessEnv = process.env): SavingSt
 
     async save(transcript: Transcript): Promise<SaveResult> {
       const id = sessionUuid(transcript.meta.id);
+      const { trajectoryRows } = await import('./trajectory.ts');
       const rows = trajectoryRows({ meta: { ...transcript.meta, id }, messages: transcript.messages });
       return { id, locator: await writeAntigravityConversation(root, id, rows) };
     },

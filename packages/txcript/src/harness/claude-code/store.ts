@@ -4,7 +4,7 @@
  * else `~/.claude/projects`. Subagent transcripts under
  * `<project-dir>/<session>/subagents/*.jsonl` are listed with their parent.
  */
-import { promises as fs } from 'node:fs';
+import { closeSync, openSync, promises as fs, readSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { Transcript } from '../../model/common.ts';
 import type {
@@ -153,14 +153,89 @@ function isSidechainLine(line: string): boolean {
   return topLevelLiteral(line, 'isSidechain') === 'true';
 }
 
+/** `isWholeRecord` lines of a type the conversation has (a local command's `system` line included: codec.ts). */
+function isEntryLine(line: string, type: string): boolean {
+  // A line cut short by a crash is no message to the codec either (line-skim.ts isWholeRecord).
+  return (
+    (type === 'user' ||
+      type === 'assistant' ||
+      (type === 'system' && line.includes('"subtype":"local_command"'))) &&
+    isWholeRecord(line)
+  );
+}
+
+/** Files up to this size keep their conversation lines while they are scanned (see `scanFile`). */
+const KEEP_LINES_UP_TO = 8 * 2 ** 20;
+const SIDECHAIN_MARK = Buffer.from('"isSidechain":true');
+
+/** Whether the file's bytes hold `"isSidechain":true` anywhere: every sidechain line does (isSidechainLine). */
+function mentionsSidechain(file: string): boolean {
+  const fd = openSync(file, 'r');
+  try {
+    const buf = Buffer.allocUnsafe(1 << 20);
+    const keep = SIDECHAIN_MARK.length - 1;
+    let filled = 0;
+    for (;;) {
+      const n = readSync(fd, buf, filled, buf.length - filled, null);
+      if (n === 0) return false;
+      const end = filled + n;
+      if (buf.subarray(0, end).includes(SIDECHAIN_MARK)) return true;
+      // The mark may straddle two reads: the tail of this one starts the next.
+      buf.copy(buf, 0, end - keep, end);
+      filled = keep;
+    }
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * The conversation of a file with no sidechain line, summed up as its lines go
+ * by and none of them kept: its message count, first prompt and last line
+ * (for its time). A summary's leaf is looked for in a second read, only when
+ * a summary can give the title.
+ */
+class PlainMain {
+  count = 0;
+  prompt: string | undefined;
+  #last: string | undefined;
+
+  add(line: string, type: string): void {
+    this.count += 1;
+    if (this.prompt === undefined && type === 'user') this.prompt = skimPrompt(line);
+    this.#last = line;
+  }
+
+  get lastTimestamp(): string | undefined {
+    return this.#last === undefined ? undefined : topLevelString(this.#last, 'timestamp');
+  }
+}
+
+/** Which of `uuids` name a conversation line of `file` (as scanFile's lines: `"uuid":"<id>"` in the line). */
+function linesNamed(file: string, uuids: ReadonlySet<string>): Set<string> {
+  const found = new Set<string>();
+  const needles = [...uuids].map((uuid) => [uuid, `"uuid":"${uuid}"`] as const);
+  forEachLatin1Line(file, (line) => {
+    const type = topLevelString(line, 'type');
+    if (type === undefined || !isEntryLine(line, type)) return;
+    for (const [uuid, needle] of needles) if (line.includes(needle)) found.add(uuid);
+    return found.size < needles.length;
+  });
+  return found;
+}
+
 /**
  * What one file holds, without parsing the conversation: record types come
  * from a scanner that stops at the top-level `type`; only title-bearing lines
  * (titles, summaries, the first prompt), Task calls and sidechain lines are
  * parsed or scanned further. Sidechains are grouped as `load` groups them
- * (sidechains.ts), each a child session.
+ * (sidechains.ts), each a child session. A file over KEEP_LINES_UP_TO with no
+ * sidechain line (a cheap byte search says so first) keeps none of its lines
+ * (PlainMain), so a listing's memory does not grow with a long session.
  */
 function scanFile(sf: SessionFile): FileScan {
+  const plain =
+    statSync(sf.file).size > KEEP_LINES_UP_TO && !mentionsSidechain(sf.file) ? new PlainMain() : null;
   const entries: SkimmedLine[] = [];
   const summaries: { leaf?: string; text: string }[] = [];
   const titles: Record<'custom' | 'agent' | 'ai', string | undefined> = {
@@ -186,13 +261,11 @@ function scanFile(sf: SessionFile): FileScan {
       else if (type === 'ai-title' && typeof parsed.aiTitle === 'string') titles.ai = parsed.aiTitle;
       return;
     }
-    // A local command's line on newer CLIs is a message of the conversation too (codec.ts).
-    // A line cut short by a crash is no message to the codec either (line-skim.ts isWholeRecord).
-    const entry =
-      (type === 'user' ||
-        type === 'assistant' ||
-        (type === 'system' && line.includes('"subtype":"local_command"'))) &&
-      isWholeRecord(line);
+    const entry = isEntryLine(line, type);
+    if (plain !== null) {
+      if (entry) plain.add(line, type);
+      return;
+    }
     if (!entry && type !== 'system') return;
     const sidechain = isSidechainLine(line);
     if (!entry && !sidechain) return;
@@ -207,19 +280,52 @@ function scanFile(sf: SessionFile): FileScan {
     }
     entries.push(facts);
   });
+  const titled = titles.custom ?? titles.agent ?? titles.ai;
   // A summary's leaf must be a line of this file (leaves are usually the last line: searched from the end).
   const hasLine = (uuid: string): boolean => {
     const needle = `"uuid":"${uuid}"`;
     for (let i = entries.length - 1; i >= 0; i--) if (entries[i]!.line.includes(needle)) return true;
     return false;
   };
-  const leafSummary = summaries.findLast((s) => s.leaf !== undefined && hasLine(s.leaf))?.text;
-  if (!entries.some((e) => e.entry)) {
+  const leafSummary = (): string | undefined => {
+    const leaves = new Set(summaries.flatMap((s) => (s.leaf !== undefined ? [s.leaf] : [])));
+    if (leaves.size === 0) return undefined;
+    const named = plain !== null ? linesNamed(sf.file, leaves) : undefined;
+    return summaries.findLast(
+      (s) => s.leaf !== undefined && (named !== undefined ? named.has(s.leaf) : hasLine(s.leaf)),
+    )?.text;
+  };
+  if (plain !== null ? plain.count === 0 : !entries.some((e) => e.entry)) {
     // Not a session (summary-only, or bookkeeping only): its summaries may title the sessions they point into.
     const leaves: LeafSummaries = summaries.flatMap((s) =>
       s.leaf !== undefined ? [[s.leaf, s.text] as [string, string]] : [],
     );
     return { sessions: [], ...(leaves.length > 0 ? { notes: { leafSummaries: leaves } } : {}) };
+  }
+  const summary = (
+    id: string,
+    facts: { count: number; last: string | undefined },
+    title: string | undefined,
+    parentId: string | undefined,
+  ): SessionSummary => {
+    const lastTs = facts.last !== undefined ? normalizeTimestamp(ownString(facts.last)) : undefined;
+    return {
+      id,
+      harness: HARNESS,
+      locator: sf.file,
+      messageCount: facts.count,
+      ...(title !== undefined && title !== '' ? { title } : {}),
+      ...(lastTs !== undefined ? { lastActivity: lastTs } : {}),
+      ...(parentId !== undefined ? { parentId } : {}),
+    };
+  };
+  const own = titled ?? leafSummary();
+  const promptTitle = (prompt: string | undefined): string | undefined =>
+    prompt !== undefined ? titleFromText(prompt) : undefined;
+  const notes = own === undefined ? { notes: { promptTitled: true } } : {};
+  if (plain !== null) {
+    const facts = { count: plain.count, last: plain.lastTimestamp };
+    return { sessions: [summary(sf.id, facts, own ?? promptTitle(plain.prompt), sf.parentId)], ...notes };
   }
   const { main, chains } = groupSidechains(entries);
   const firstPrompt = (lines: readonly SkimmedLine[]): string | undefined => {
@@ -229,25 +335,10 @@ function scanFile(sf: SessionFile): FileScan {
     }
     return undefined;
   };
-  const summary = (
-    id: string,
-    lines: readonly SkimmedLine[],
-    title: string | undefined,
-    parentId: string | undefined,
-  ): SessionSummary => {
-    const last = lines.findLast((l) => l.entry)?.timestamp();
-    const lastTs = last !== undefined ? normalizeTimestamp(ownString(last)) : undefined;
-    return {
-      id,
-      harness: HARNESS,
-      locator: sf.file,
-      messageCount: lines.filter((l) => l.entry).length,
-      ...(title !== undefined && title !== '' ? { title } : {}),
-      ...(lastTs !== undefined ? { lastActivity: lastTs } : {}),
-      ...(parentId !== undefined ? { parentId } : {}),
-    };
-  };
-  const own = titles.custom ?? titles.agent ?? titles.ai ?? leafSummary;
+  const factsOf = (lines: readonly SkimmedLine[]) => ({
+    count: lines.filter((l) => l.entry).length,
+    last: lines.findLast((l) => l.entry)?.timestamp(),
+  });
   const allSidechain = chains.length === 0 && entries.every((e) => !e.entry || e.sidechain);
   const parentId =
     sf.parentId ??
@@ -257,19 +348,19 @@ function scanFile(sf: SessionFile): FileScan {
   const mainLines = main.map((i) => entries[i]!);
   const prompt = own === undefined ? firstPrompt(mainLines) : undefined;
   const sessions = [
-    summary(sf.id, mainLines, own ?? (prompt !== undefined ? titleFromText(prompt) : undefined), parentId),
+    summary(sf.id, factsOf(mainLines), own ?? promptTitle(prompt), parentId),
     ...chains.map((c) => {
       const lines = c.lines.map((i) => entries[i]!);
       const prompt = c.description === undefined ? firstPrompt(lines) : undefined;
       return summary(
         sidechainSessionId(sf.id, c.key),
-        lines,
-        c.description ?? (prompt !== undefined ? titleFromText(prompt) : undefined),
+        factsOf(lines),
+        c.description ?? promptTitle(prompt),
         sf.id,
       );
     }),
   ];
-  return { sessions, ...(own === undefined ? { notes: { promptTitled: true } } : {}) };
+  return { sessions, ...notes };
 }
 
 /**
