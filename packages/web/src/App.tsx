@@ -19,6 +19,7 @@ import { McpPanel } from './McpPanel.tsx';
 import { NotificationSettings } from './NotificationSettings.tsx';
 import { useAgentNotifications } from './notifications.ts';
 import { nextTheme, useBubbleStyle, useNotificationChoice, useTheme } from './preferences.ts';
+import { AgentDialog } from './agent-dialog/AgentDialog.tsx';
 import { SettingsPanel } from './SettingsPanel.tsx';
 import { SetupNotice } from './SetupNotice.tsx';
 import { Sidebar } from './Sidebar.tsx';
@@ -51,6 +52,9 @@ export function App({
   const [drawerOpen, setDrawerOpen] = useState(false);
   const [settingsOpen, setSettingsOpen] = useState(false);
   const closeSettings = useCallback(() => setSettingsOpen(false), []);
+  /** The agent whose dialog (settings, routines, memory) is open. */
+  const [dialogAgentId, setDialogAgentId] = useState<string | null>(null);
+  const closeAgentDialog = useCallback(() => setDialogAgentId(null), []);
   const [connectorsOpen, setConnectorsOpen] = useState(false);
   const closeConnectors = useCallback(() => setConnectorsOpen(false), []);
   const drawerButton = useRef<HTMLButtonElement>(null);
@@ -148,6 +152,8 @@ export function App({
   useAgentNotifications(agents, notificationChoice, client.listAgents);
 
   const selected = agents?.find((agent) => agent.id === selectedId) ?? null;
+  // A deleted agent's dialog closes.
+  const dialogAgent = agents?.find((agent) => agent.id === dialogAgentId) ?? null;
   const unreadElsewhere = (agents ?? []).reduce(
     (sum, agent) => sum + (agent.id === selectedId ? 0 : agent.unreadCount),
     0,
@@ -173,6 +179,16 @@ export function App({
       )}
       {settingsOpen && (
         <SettingsPanel client={client} onClose={closeSettings} onSaved={() => void refreshRoster()} />
+      )}
+      {dialogAgent && (
+        <AgentDialog
+          key={dialogAgent.id}
+          client={client}
+          agentId={dialogAgent.id}
+          agentName={dialogAgent.name}
+          onClose={closeAgentDialog}
+          onSaved={() => void refreshRoster()}
+        />
       )}
       {connectorsOpen && (
         <McpPanel
@@ -220,6 +236,7 @@ export function App({
             setAgents((rows) => [agent, ...(rows ?? []).filter((row) => row.id !== agent.id)]);
             select(agent.id);
           }}
+          onSettings={setDialogAgentId}
           onDelete={async (id) => {
             await client.deleteAgent(id);
             setAgents((rows) => rows?.filter((row) => row.id !== id) ?? rows);

@@ -1,7 +1,7 @@
 /**
  * The agents: name, the last visible entry and its age, unread count and the turn state
  * (working / waiting for you; nothing on read-only agents); a filter box; create, and per row a
- * menu with duplicate and delete (delete asks inline first). On a phone it is a drawer
+ * menu with settings (the agent dialog), duplicate and delete (delete asks inline first). On a phone it is a drawer
  * (App opens it with the "Agents" button); Esc closes it.
  */
 import { memo, useEffect, useMemo, useRef, useState, type FormEvent, type KeyboardEvent } from 'react';
@@ -22,6 +22,8 @@ export interface SidebarProps {
   onCreate: (name: string) => Promise<void>;
   onDuplicate: (id: string) => Promise<void>;
   onDelete: (id: string) => Promise<void>;
+  /** Opens the agent's dialog (settings, routines, memory). */
+  onSettings?: (id: string) => void;
   /** Searches every agent's messages (the filter box's text); absent: names only. */
   searchMessages?: (query: string) => Promise<MessageHit[]>;
   /** A message hit was picked: open its agent at that message. */
@@ -48,6 +50,7 @@ export function Sidebar({
   onCreate,
   onDuplicate,
   onDelete,
+  onSettings,
   searchMessages,
   onOpenHit,
 }: SidebarProps) {
@@ -176,6 +179,7 @@ export function Sidebar({
             onSelect={onSelect}
             onDuplicate={(id) => void run(() => onDuplicate(id))}
             onDelete={(id) => void run(() => onDelete(id))}
+            {...(onSettings ? { onSettings } : {})}
           />
         ))}
         {agents.length === 0 && <li className="empty">No agents yet. Create one to start.</li>}
@@ -206,6 +210,7 @@ const AgentRow = memo(function AgentRow({
   onSelect,
   onDuplicate,
   onDelete,
+  onSettings,
 }: {
   agent: RosterRow;
   now: number;
@@ -214,6 +219,7 @@ const AgentRow = memo(function AgentRow({
   onSelect: (id: string) => void;
   onDuplicate: (id: string) => void;
   onDelete: (id: string) => void;
+  onSettings?: (id: string) => void;
 }) {
   const [confirming, setConfirming] = useState(false);
   const unreadCount = selected ? 0 : agent.unreadCount;
@@ -300,6 +306,7 @@ const AgentRow = memo(function AgentRow({
           busy={busy}
           onDuplicate={() => onDuplicate(agent.id)}
           onDelete={() => setConfirming(true)}
+          {...(onSettings ? { onSettings: () => onSettings(agent.id) } : {})}
         />
       )}
     </li>
@@ -312,11 +319,13 @@ function RowMenu({
   busy,
   onDuplicate,
   onDelete,
+  onSettings,
 }: {
   name: string;
   busy: boolean;
   onDuplicate: () => void;
   onDelete: () => void;
+  onSettings?: () => void;
 }) {
   const [open, setOpen] = useState(false);
   const button = useRef<HTMLButtonElement>(null);
@@ -373,6 +382,17 @@ function RowMenu({
       </button>
       {open && (
         <div ref={menu} className="menu" role="menu" aria-label={`Actions for ${name}`} onKeyDown={onMenuKey}>
+          {onSettings && (
+            <button
+              type="button"
+              role="menuitem"
+              aria-haspopup="dialog"
+              onClick={pick(onSettings)}
+              data-testid="agent-settings"
+            >
+              Settings, routines, memory…
+            </button>
+          )}
           <button type="button" role="menuitem" onClick={pick(onDuplicate)} data-testid="agent-duplicate">
             Duplicate
           </button>

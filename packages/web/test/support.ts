@@ -453,11 +453,15 @@ export async function openSignedInPage(
   browser: Browser,
   contexts: BrowserContext[],
   target: RunningGateway,
-  viewport: { width: number; height: number; colorScheme?: 'light' | 'dark' },
+  viewport: { width: number; height: number; colorScheme?: 'light' | 'dark'; timezoneId?: string },
   hash = '',
 ): Promise<{ page: Page; problems: string[] }> {
-  const { colorScheme, ...size } = viewport;
-  const context = await browser.newContext({ viewport: size, ...(colorScheme ? { colorScheme } : {}) });
+  const { colorScheme, timezoneId, ...size } = viewport;
+  const context = await browser.newContext({
+    viewport: size,
+    ...(colorScheme ? { colorScheme } : {}),
+    ...(timezoneId ? { timezoneId, locale: 'en-US' } : {}),
+  });
   contexts.push(context);
   await target.signIn(context);
   const page = await context.newPage();

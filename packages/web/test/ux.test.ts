@@ -646,7 +646,11 @@ describe('sidebar', () => {
     // Row actions: a menu, reachable by keyboard.
     await row(busy).getByTestId('agent-menu').focus();
     await page.keyboard.press('Enter');
-    await expect.poll(() => page.evaluate(() => document.activeElement?.textContent)).toBe('Duplicate');
+    await expect
+      .poll(() => page.evaluate(() => document.activeElement?.textContent))
+      .toBe('Settings, routines, memory…');
+    await page.keyboard.press('ArrowDown');
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Duplicate');
     await page.keyboard.press('ArrowDown');
     expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Delete…');
     await saveScreenshot(page, `${task.name} (menu)`);

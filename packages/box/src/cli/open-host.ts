@@ -8,8 +8,6 @@ import type { AgentHost } from '../host/types.ts';
 import type { OpenHostOptions } from './serve.ts';
 import { providerFromEnv } from '../providers/index.ts';
 import { ensureDemoAgent } from './demo-agent.ts';
-import { readMasterKey } from '../cluster/master-key.ts';
-import { startClusterWorker } from '../cluster/worker.ts';
 
 export async function openBoxHost(
   dataDir: string,
@@ -22,6 +20,9 @@ export async function openBoxHost(
     ...(env.SENDBOX_BWRAP ? { bwrap: env.SENDBOX_BWRAP } : {}),
   };
   if (options.cluster) {
+    // Loaded only for a cluster: PostgreSQL, pg-boss and the S3 client are no cost of a box on files.
+    const { readMasterKey } = await import('../cluster/master-key.ts');
+    const { startClusterWorker } = await import('../cluster/worker.ts');
     const secretKey = await readMasterKey(env.SENDBOX_MASTER_KEY_FILE);
     const worker = await startClusterWorker({ ...options.cluster, secretKey, dataDir, env, sandbox });
     return worker.host;

@@ -1,5 +1,6 @@
-/** The `sendbox` command line: `serve` (the default command), `login`, `sessions` and `logout`. */
+/** The `sendbox` command line: `serve` (the default command), `export`, `login`, `sessions` and `logout`. */
 import { Command, InvalidArgumentError, Option } from '@commander-js/extra-typings';
+import path from 'node:path';
 import pc from 'picocolors';
 import { DEFAULT_GATEWAY_HOST, DEFAULT_GATEWAY_PORT } from '../gateway/index.ts';
 import { describeSessions, endBrowserSessions, listBrowserSessions } from './browser-sessions.ts';
@@ -151,6 +152,34 @@ export function sendboxProgram(openHost: OpenHost, terminal: Terminal = processT
         throw error;
       }
       signals.started(box);
+    });
+
+  program
+    .command('export')
+    .description(
+      "write a cluster's agents out in Grok Bot's layout (agents/, agent-transcripts/), for txcript and every reader of it",
+    )
+    .addOption(
+      new Option('--database-url <url>', "the cluster's PostgreSQL (postgres://…)")
+        .env('SENDBOX_DATABASE_URL')
+        .makeOptionMandatory(),
+    )
+    .requiredOption('--out <dir>', 'where to write them (created if missing)')
+    .option('--schema <name>', "the cluster's schema", 'sendbox')
+    .action(async (options) => {
+      // Loaded only here: the PostgreSQL client is no cost of the other commands.
+      const { openDatabase } = await import('../stores/postgres/database.ts');
+      const { exportCluster } = await import('../cluster/export.ts');
+      const db = await openDatabase(options.databaseUrl, { schema: options.schema });
+      try {
+        const out = path.resolve(options.out);
+        const done = await exportCluster(db, out);
+        terminal.out(
+          `exported ${done.agents} agent(s), ${done.entries} ledger entries and ${done.transcriptBytes} bytes of transcript to ${out}`,
+        );
+      } finally {
+        await db.close();
+      }
     });
 
   program

@@ -1,12 +1,17 @@
 /**
- * Two cluster workers in one process, over a real PostgreSQL and Ceph RGW: an input accepted by one
- * is run by whichever takes its job, behind the agent's lease, and both see the same agent.
+ * Cluster workers in one process, over a real PostgreSQL and Ceph RGW: an input accepted by one is
+ * run by another that takes its job, behind the agent's lease, and both see the same agent; `sendbox
+ * export` writes what they wrote in Grok Bot's layout, read back by txcript.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { readFile } from 'node:fs/promises';
+import { grokBot, ledgerToCommon, readLedgerFile } from '@sendbox/txcript';
 import { afterEach, describe, expect, it } from 'vitest';
+import { sendboxProgram } from '../cli/program.ts';
+import { agentPaths } from '../stores/files/layout.ts';
 import { scriptedProvider, type ScriptedStep } from '../providers/scripted.ts';
 import { useServices } from '../stores/postgres/backend.ts';
 import { sendText } from '../testing/host-fixture.ts';
@@ -55,7 +60,7 @@ describe('cluster turn worker', () => {
       await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
       await client.end();
     });
-    return workers;
+    return { workers, schema };
   }
 
   async function ledgerIds(worker: ClusterWorker, agentId: string): Promise<string[]> {
@@ -67,7 +72,7 @@ describe('cluster turn worker', () => {
   }
 
   it('runs a prompt accepted by one worker as a turn on another, behind a lease, seen by both', async () => {
-    const [a, b] = await cluster(2, () => [sendText('first answer'), sendText('second answer')]);
+    const [a, b] = (await cluster(2, () => [sendText('first answer'), sendText('second answer')])).workers;
     const agent = await a!.host.createAgent({ name: 'Cluster agent' });
     await a!.host.sendPrompt({ agentId: agent.id, prompt: 'hello', clientNonce: 'n1' });
     // Accepted again through the other worker's gateway: the same input, not a second one.
@@ -114,5 +119,56 @@ describe('cluster turn worker', () => {
     const jsonl = transcript.rows.map((row) => row.text).join('');
     expect(jsonl).toContain('hello');
     expect(jsonl.endsWith('\n')).toBe(true);
+  });
+
+  it('exports the agents in Grok Bot’s layout, the same rows and lines, read back by txcript', async () => {
+    const { workers, schema } = await cluster(2, () => [sendText('exported answer')]);
+    const [gateway] = workers as [ClusterWorker, ClusterWorker];
+    const agent = await gateway.host.createAgent({ name: 'Exported agent' });
+    await gateway.host.sendPrompt({ agentId: agent.id, prompt: 'export me', clientNonce: 'e1' });
+    await until(async () => (await ledgerIds(gateway, agent.id)).includes('t0e'), 'the turn to end');
+
+    const out = path.join(await mkdtemp(path.join(os.tmpdir(), 'sendbox-export-')), 'new', 'dir');
+    cleanups.push(() => rm(path.dirname(path.dirname(out)), { recursive: true, force: true }));
+    const said: string[] = [];
+    const program = sendboxProgram(() => Promise.reject(new Error('no host for export')), {
+      out: (line) => said.push(line),
+      err: () => undefined,
+    });
+    const { databaseUrl } = services();
+    await program.parseAsync(['export', '--database-url', databaseUrl, '--schema', schema, '--out', out], {
+      from: 'user',
+    });
+    expect(said.join('\n')).toMatch(/exported 1 agent/);
+
+    const paths = agentPaths(out, agent.id);
+    const rows = await gateway.db.pool.query<{ seq: string; id: string; entry: string }>(
+      `SELECT seq, id, entry FROM ${gateway.db.table('ledger')} WHERE agent_id = $1 ORDER BY seq`,
+      [agent.id],
+    );
+    const ledger = readLedgerFile(paths.storeDb);
+    expect(ledger.warnings).toEqual([]);
+    expect(ledger.rows.map((row) => [row.seq, row.id, row.entry])).toEqual(
+      rows.rows.map((row) => [Number(row.seq), row.id, JSON.parse(row.entry) as unknown]),
+    );
+    const transcript = await gateway.db.pool.query<{ text: string }>(
+      `SELECT text FROM ${gateway.db.table('transcript')} WHERE agent_id = $1 ORDER BY seq`,
+      [agent.id],
+    );
+    const jsonl = await readFile(paths.jsonl, 'utf8');
+    expect(jsonl).toBe(transcript.rows.map((row) => row.text).join(''));
+    const parsed = grokBot.text.parse(jsonl, paths.jsonl);
+    expect(parsed.records.every((line) => line.kind === 'record')).toBe(true);
+    const profile = JSON.parse(await readFile(paths.profile, 'utf8')) as { name: string };
+    expect(profile.name).toBe('Exported agent');
+    // The ledger as txcript's readers see it: the user's prompt and the agent's answer.
+    const common = JSON.stringify(
+      ledgerToCommon(
+        ledger.rows.map((row) => row.entry),
+        { sessionId: agent.id, source: paths.storeDb },
+      ),
+    );
+    expect(common).toContain('export me');
+    expect(common).toContain('exported answer');
   });
 });

@@ -21,7 +21,7 @@ export const PING_INTERVAL_MS = 15_000;
 export const MAX_QUEUED_BYTES = 8 * 1024 * 1024;
 
 export interface EventStreamRequest {
-  /** Entries of this agent are streamed; without it, only `state` and `roster` events. */
+  /** Entries of this agent are streamed; without it, only `state`, `roster` and `routines` events. */
   agentId: string | null;
   after: number;
   /** The browser session that opened it (null: the bearer token); ending that session ends the stream. */
@@ -125,7 +125,8 @@ export async function openEventStream(
         if (event.agentId !== agentId) return null;
         return frame('subagent-entry', { agentId, subagentId: event.subagentId, entry: event.entry });
       case 'routines':
-        return event.agentId === agentId ? frame('routines', { agentId }) : null;
+        // Every stream, like state and roster: an agent dialog is open over any agent.
+        return frame('routines', { agentId: event.agentId });
     }
   };
 

@@ -3,10 +3,11 @@
  * running turn (the model call is aborted, tool process groups are killed, the turn ends with
  * a notice and the model reads that it was stopped); `retryTurn` runs the agent again on its
  * conversation as it stands, after a failed model call; `listTasks`, `stopTask` and
- * `openSubagent` show and stop its background work; `listRoutines` and `updateRoutine` show and
- * change its routines (routines/).
+ * `openSubagent` show and stop its background work; `listRoutines` and `updateRoutine` show,
+ * create, change and run its routines (routines/).
  */
 import { z } from 'zod';
+import { routineCommand } from '../tools/update-state/schema.ts';
 import { agentIdSchema, method } from './method-spec.ts';
 
 const byAgent = z.object({ agentId: agentIdSchema });
@@ -29,17 +30,31 @@ export const turnMethods = {
   listRoutines: method(byAgent, async ({ host }, { agentId }) => ({
     routines: await host.listRoutines(agentId),
   })),
+  /** The model's routine commands (one owner of their rules: update_state's schema), and `run`. */
   updateRoutine: method(
-    z.strictObject({
-      agentId: agentIdSchema,
-      id: z.string().min(1).max(200),
-      action: z.enum(['update', 'pause', 'resume', 'delete']),
-      name: z.string().min(1).max(120).optional(),
-      schedule: z.string().min(1).max(200).optional(),
-      timezone: z.string().min(1).max(100).optional(),
-      prompt: z.string().min(1).max(20_000).optional(),
-      silent: z.boolean().optional(),
-    }),
+    z
+      .strictObject({
+        agentId: agentIdSchema,
+        id: z.string().min(1).max(200).optional(),
+        action: z.enum(['create', 'update', 'pause', 'resume', 'delete', 'run']),
+        name: z.string().min(1).max(120).optional(),
+        schedule: z.string().min(1).max(200).optional(),
+        timezone: z.string().min(1).max(100).optional(),
+        prompt: z.string().min(1).max(20_000).optional(),
+        silent: z.boolean().optional(),
+      })
+      .superRefine(({ agentId: _agentId, ...change }, ctx) => {
+        if (change.action === 'run') {
+          if (change.id === undefined)
+            ctx.addIssue({ code: 'custom', path: ['id'], message: "run needs the routine's id" });
+          const extra = Object.keys(change).filter((key) => key !== 'id' && key !== 'action');
+          if (extra.length > 0)
+            ctx.addIssue({ code: 'custom', path: [extra[0]!], message: 'run takes only the id' });
+          return;
+        }
+        const checked = routineCommand.safeParse(change);
+        if (!checked.success) for (const issue of checked.error.issues) ctx.addIssue({ ...issue });
+      }),
     ({ host }, { agentId, ...change }) => host.updateRoutine(agentId, change),
   ),
 };

@@ -61,9 +61,11 @@ export interface RunView extends RunRecord {
   entryId: string | null;
 }
 
+/** The gateway's `updateRoutine` (beside its agentId): the model's routine commands, and `run` (now, once). */
 export interface RoutineUpdate {
-  id: string;
-  action: 'update' | 'pause' | 'resume' | 'delete';
+  /** Every action but create. */
+  id?: string | undefined;
+  action: 'create' | 'update' | 'pause' | 'resume' | 'delete' | 'run';
   name?: string | undefined;
   schedule?: string | undefined;
   timezone?: string | undefined;
@@ -136,9 +138,45 @@ export class Routines {
 
   /** The gateway's `updateRoutine`: the same changes as the model's, with a 4xx for a bad request. */
   async update(agentId: string, change: RoutineUpdate): Promise<RoutineView | null> {
-    await this.apply(agentId, change);
-    const routine = this.books.get(agentId)?.get(change.id);
+    const { id } =
+      change.action === 'run'
+        ? await this.runNow(agentId, change.id!)
+        : this.change(agentId, { ...change, action: change.action });
+    const routine = this.books.get(agentId)?.get(id);
     return routine ? this.view(agentId, routine, this.book(agentId)) : null;
+  }
+
+  /**
+   * Runs a routine once, now, outside its schedule (the UI's "Run now"), paused or not. The run's
+   * instant is the moment asked, so its nonce is its own; the schedule goes on from there.
+   */
+  private async runNow(agentId: string, routineId: string): Promise<{ id: string }> {
+    const book = this.book(agentId);
+    const routine = this.existing(agentId, book, routineId);
+    const key = `${agentId}/${routineId}`;
+    if (this.firing.has(key)) return { id: routineId };
+    const now = this.host.clock.now();
+    this.firing.add(key);
+    try {
+      await this.host.deliver(agentId, routineNonce(routineId, now), {
+        kind: 'routine',
+        routineId,
+        name: routine.name,
+        prompt: routine.prompt,
+        instant: now,
+        silent: routine.silent,
+        missed: 1,
+        missedSince: null,
+      });
+    } finally {
+      this.firing.delete(key);
+    }
+    book.fired({ routineId, instant: now, firedAt: now, missed: 1, missedSince: null });
+    const fresh = book.get(routineId);
+    if (fresh) this.arm(agentId, fresh);
+    this.rearm();
+    this.changed(agentId);
+    return { id: routineId };
   }
 
   /** Run history from the agent's ledger entries: a routine's turn started, failed, ended. */
@@ -349,10 +387,7 @@ export class Routines {
   }
 
   /** update_state's routine part (and updateRoutine's): changes the book, re-arms, answers in a sentence. */
-  private apply(
-    agentId: string,
-    input: RoutineCommand | RoutineUpdate,
-  ): Promise<{ text: string; target?: string }> {
+  private apply(agentId: string, input: RoutineCommand): Promise<{ text: string; target?: string }> {
     try {
       return Promise.resolve(this.change(agentId, input));
     } catch (error) {
@@ -360,7 +395,21 @@ export class Routines {
     }
   }
 
-  private change(agentId: string, input: RoutineCommand | RoutineUpdate): { text: string; target?: string } {
+  /** The routine with `id`, or a 404 StateError naming the agent's routines. */
+  private existing(agentId: string, book: RoutineBook, id: string | undefined): RoutineRecord {
+    const routine = id === undefined ? undefined : book.get(id);
+    if (routine) return routine;
+    const ids = book.all().map((r) => `${r.id} ("${r.name}")`);
+    throw new StateError(
+      `there is no routine with id ${id}: ${ids.length ? `your routines are ${ids.join(', ')}` : 'you have no routines'}`,
+      { cause: 404 },
+    );
+  }
+
+  private change(
+    agentId: string,
+    input: RoutineCommand | (RoutineUpdate & { action: RoutineCommand['action'] }),
+  ): { text: string; target: string; id: string } {
     const now = this.host.clock.now();
     const book = this.book(agentId);
     const check = (schedule: string, timezone: string | undefined, anchor: number): Schedule => {
@@ -399,16 +448,10 @@ export class Routines {
       return {
         text: `Created routine "${routine.name}" (id ${routine.id}), ${schedule.text} in ${schedule.timezone}. Next run: ${when(schedule.next(now), schedule.timezone)}.`,
         target: routine.name,
+        id: routine.id,
       };
     }
-    const routine = book.get(input.id!);
-    if (!routine) {
-      const ids = book.all().map((r) => `${r.id} ("${r.name}")`);
-      throw new StateError(
-        `there is no routine with id ${input.id}: ${ids.length ? `your routines are ${ids.join(', ')}` : 'you have no routines'}`,
-        { cause: 404 },
-      );
-    }
+    const routine = this.existing(agentId, book, input.id);
     let next: RoutineRecord = { ...routine, updatedAt: now };
     let said: string;
     switch (input.action) {
@@ -417,7 +460,11 @@ export class Routines {
         this.armed.delete(`${agentId}/${routine.id}`);
         this.rearm();
         this.changed(agentId);
-        return { text: `Deleted routine "${routine.name}" (id ${routine.id}).`, target: routine.name };
+        return {
+          text: `Deleted routine "${routine.name}" (id ${routine.id}).`,
+          target: routine.name,
+          id: routine.id,
+        };
       case 'pause':
         next.paused = true;
         said = `Paused routine "${routine.name}"; it will not run until it is resumed.`;
@@ -457,6 +504,7 @@ export class Routines {
     return {
       text: next.paused ? said : `${said} Next run: ${when(upcoming, next.timezone)}.`,
       target: next.name,
+      id: next.id,
     };
   }
 }

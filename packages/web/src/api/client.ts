@@ -31,6 +31,10 @@ import {
   signedOutResponseSchema,
   agentSettingsSchema,
   memoryViewSchema,
+  listRoutinesResponseSchema,
+  updateRoutineResponseSchema,
+  type RoutineChange,
+  type RoutineView,
   mcpSettingsSchema,
   mcpServerCheckSchema,
   boxSecretsSchema,
@@ -200,6 +204,12 @@ export function createApiClient(options: ApiClientOptions = {}) {
     /** Deletes a memory entry by its exact text. */
     forgetMemory: (agentId: string, scope: 'agent' | 'user', text: string): Promise<MemoryView> =>
       call('forgetMemory', { agentId, scope, text }, memoryViewSchema),
+    /** The agent's routines, their next run and latest runs (the routines tab). */
+    listRoutines: async (agentId: string): Promise<RoutineView[]> =>
+      (await call('listRoutines', { agentId }, listRoutinesResponseSchema)).routines,
+    /** Creates, changes, pauses, resumes, deletes or runs one routine; null once deleted. */
+    updateRoutine: async (agentId: string, change: RoutineChange): Promise<RoutineView | null> =>
+      (await call('updateRoutine', { agentId, ...change }, updateRoutineResponseSchema)).routine,
     sendPrompt: (input: { agentId: string; prompt: string; clientNonce: string }) =>
       call('sendPrompt', input, sendPromptResponseSchema),
     getModelSettings: (): Promise<ModelSettings> => call('getModelSettings', {}, modelSettingsSchema),

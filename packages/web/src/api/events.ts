@@ -16,6 +16,7 @@ import {
   type TaskView,
   parseEntry,
   rosterEventSchema,
+  routinesEventSchema,
   stateEventSchema,
   type PendingInput,
   type TranscriptEntry,
@@ -123,6 +124,8 @@ export interface AgentStreamHandlers {
   onRetry?(retry: ModelRetryView | null): void;
   /** A background task started, changed (its output's tail, a child's step count) or ended. */
   onTask?(task: TaskView): void;
+  /** An agent's routines changed (any agent: every stream carries it). */
+  onRoutines?(agentId: string): void;
   /** A step of a running subagent. */
   onSubagentEntry?(subagentId: string, entry: TranscriptEntry): void;
 }
@@ -243,6 +246,11 @@ export async function followAgentEvents(
         const event = subagentEntryEventSchema.safeParse(data);
         const entry = event.success ? parseEntry(event.data.entry) : null;
         if (event.success && entry) handlers.onSubagentEntry?.(event.data.subagentId, entry);
+        return;
+      }
+      case 'routines': {
+        const routines = routinesEventSchema.safeParse(data);
+        if (routines.success) handlers.onRoutines?.(routines.data.agentId);
         return;
       }
       case 'inbox': {

@@ -136,6 +136,8 @@ export const signedOutResponseSchema = z.looseObject({ signedOut: z.literal(true
 
 export const stateEventSchema = z.looseObject({ agentId: z.string(), state: turnStateSchema });
 export const rosterEventSchema = z.looseObject({ agentId: z.string(), change: z.string() });
+/** An agent's routines changed: one was created, edited, paused, deleted, fired, or a run ended. */
+export const routinesEventSchema = z.looseObject({ agentId: z.string() });
 
 /** An input the box accepted whose turn has not started (docs/gateway.md, `inbox` event). */
 export const pendingInputSchema = z.looseObject({
@@ -285,6 +287,44 @@ export const memoryViewSchema = z.looseObject({
   ),
 });
 export type MemoryView = z.infer<typeof memoryViewSchema>;
+
+/** A routine and its latest runs (`listRoutines`, `updateRoutine`): mirrors `RoutineView` in packages/box/src/routines/routines.ts. */
+export const routineViewSchema = z.looseObject({
+  id: z.string(),
+  name: z.string(),
+  schedule: z.string(),
+  timezone: z.string(),
+  prompt: z.string(),
+  silent: z.boolean(),
+  paused: z.boolean(),
+  createdAt: z.number(),
+  updatedAt: z.number(),
+  nextRunAt: z.number().nullable(),
+  runs: z.array(
+    z.looseObject({
+      instant: z.number(),
+      firedAt: z.number().nullable().optional(),
+      status: z.string(),
+      turn: z.number().nullable().optional(),
+      startedAt: z.number().nullable().optional(),
+      endedAt: z.number().nullable().optional(),
+      entryId: z.string().nullable(),
+    }),
+  ),
+});
+export type RoutineView = z.infer<typeof routineViewSchema>;
+export const listRoutinesResponseSchema = z.looseObject({ routines: z.array(routineViewSchema) });
+export const updateRoutineResponseSchema = z.looseObject({ routine: routineViewSchema.nullable() });
+/** What `updateRoutine` takes beside the agent id. */
+export interface RoutineChange {
+  id?: string;
+  action: 'create' | 'update' | 'pause' | 'resume' | 'delete' | 'run';
+  name?: string;
+  schedule?: string;
+  timezone?: string;
+  prompt?: string;
+  silent?: boolean;
+}
 
 /** One message that matched a content search (docs/gateway.md, `searchMessages`). */
 export const messageHitSchema = z.looseObject({
