@@ -7,3 +7,4 @@ export * from './address.ts';
 export * from './tool.ts';
 export * from './guidance.ts';
 export * from './answers.ts';
+export * from './revisions.ts';

@@ -30,6 +30,8 @@ export const messageEntrySchema = z.looseObject({
   widgetSkipped: z.boolean().optional(),
   /** True for a user-role message the UI never shows (hidden prompts, injected guidance). */
   hidden: z.boolean().optional(),
+  /** sendbox: the user message this prompt replaces (regenerate, edit and resend; revisions.ts). */
+  supersedes: z.string().optional(),
 });
 
 export const sendMessageEntrySchema = z.looseObject({

@@ -227,7 +227,7 @@ export function App({
             select(hit.agentId);
           }}
           onCreate={async (name) => {
-            const agent = await client.createAgent({ name });
+            const agent = await client.createAgent(name === '' ? {} : { name });
             setAgents((rows) => [agent, ...(rows ?? []).filter((row) => row.id !== agent.id)]);
             select(agent.id);
           }}

@@ -28,6 +28,9 @@ import { hitEntryId } from './hit-place.ts';
 import { ModelRetryRow, type HeldRetry } from './bubbles/ModelRetryRow.tsx';
 import { TasksContext, type TasksContextValue } from './tasks-context.ts';
 import { Composer } from './Composer.tsx';
+import { LastPromptActions } from './LastPromptActions.tsx';
+import { withdrawnIds } from '@sendbox/protocol';
+import { agentTitle } from './agent-title.ts';
 import { TodoPanel } from './TodoPanel.tsx';
 import { todosOf } from './todos.ts';
 import { noPrefetch, type LedgerPrefetch } from './focused-agent.ts';
@@ -261,10 +264,26 @@ export function Conversation({
     if (!loading) composer.current?.focus();
   }, [loading, agent.id]);
 
+  // A turn replaced by a regenerated or edited prompt stays in the ledger, withdrawn: not shown.
+  const withdrawn = useMemo(() => withdrawnIds(entries), [entries]);
   const visible = useMemo(
-    () => entries.filter((entry) => isShown(entry, showThinking)),
-    [entries, showThinking],
+    () => entries.filter((entry) => isShown(entry, showThinking) && !withdrawn.has(entry.id)),
+    [entries, showThinking, withdrawn],
   );
+  const lastPrompt = useMemo(() => {
+    for (let i = entries.length - 1; i >= 0; i--) {
+      const entry = entries[i]!;
+      if (
+        entry.kind === 'message' &&
+        entry.role === 'user' &&
+        typeof entry.clientNonce === 'string' &&
+        (entry as { hidden?: unknown }).hidden !== true
+      )
+        return { id: entry.id, content: entry.content };
+    }
+    return null;
+  }, [entries]);
+  const [removeError, setRemoveError] = useState<string | null>(null);
   // The toggle is offered only when there is thinking to show (never on an empty conversation).
   const hasThinking = useMemo(() => entries.some((entry) => bubbleKindFor(entry) === 'thinking'), [entries]);
   const { answers, skipped, answerTexts } = useMemo(() => deriveQuestions(entries), [entries]);
@@ -288,6 +307,11 @@ export function Conversation({
         .map((prompt) => ({ nonce: prompt.clientNonce, text: prompt.text })),
     ].filter((input) => !arrivedNonces.has(input.nonce));
   }, [pending, queued, arrivedNonces]);
+  /** Queued inputs the box listed (a prompt only this tab knows of yet cannot be removed). */
+  const pendingNonces = useMemo(
+    () => new Set(pending.filter((input) => input.kind === 'prompt').map((input) => input.nonce)),
+    [pending],
+  );
   const start = Math.max(0, visible.length - windowSize);
   const rows = visible.slice(start);
   const lastRowId = rows[rows.length - 1]?.id;
@@ -462,6 +486,19 @@ export function Conversation({
     atBottom.current = true;
     setQueued((current) => [...current, prompt]);
   }, []);
+  const removeQueued = useCallback(
+    async (nonce: string) => {
+      setRemoveError(null);
+      try {
+        await client.removeQueuedPrompt({ agentId: agent.id, nonce });
+        setPending((current) => current.filter((input) => input.nonce !== nonce));
+        setQueued((current) => current.filter((prompt) => prompt.clientNonce !== nonce));
+      } catch (cause) {
+        setRemoveError(cause instanceof Error ? cause.message : String(cause));
+      }
+    },
+    [client, agent.id],
+  );
   const onStop = useCallback(async () => {
     await client.cancelTurn(agent.id);
   }, [client, agent.id]);
@@ -480,10 +517,10 @@ export function Conversation({
     <ConversationContext.Provider value={context}>
       <TasksContext.Provider value={tasksContext}>
         <NavigationContext.Provider value={navigation}>
-          <section className="conversation" aria-label={`Conversation with ${agent.name}`}>
+          <section className="conversation" aria-label={`Conversation with ${agentTitle(agent)}`}>
             <header className="conversation-head">
               <div>
-                <h2>{agent.name}</h2>
+                <h2>{agentTitle(agent)}</h2>
                 {agent.description && <p className="description">{agent.description}</p>}
               </div>
               <div className="conversation-tools">
@@ -569,6 +606,20 @@ export function Conversation({
                     <Markdown text={text} />
                   </article>
                 ))}
+                {!loading &&
+                  lastPrompt &&
+                  disabledReason === null &&
+                  agent.state !== 'working' &&
+                  waiting.length === 0 &&
+                  drafts.size === 0 &&
+                  liveTools.size === 0 && (
+                    <LastPromptActions
+                      client={client}
+                      agentId={agent.id}
+                      prompt={lastPrompt}
+                      onSent={onSent}
+                    />
+                  )}
                 {waiting.map((input) => (
                   <article
                     key={input.nonce}
@@ -580,8 +631,24 @@ export function Conversation({
                       <span className="pending-tag">Queued</span>
                       {input.text}
                     </div>
+                    {pendingNonces.has(input.nonce) && (
+                      <button
+                        type="button"
+                        className="remove-queued"
+                        onClick={() => void removeQueued(input.nonce)}
+                        aria-label="Remove this queued message"
+                        data-testid="remove-queued"
+                      >
+                        Remove
+                      </button>
+                    )}
                   </article>
                 ))}
+                {removeError && (
+                  <p className="error" role="alert" data-testid="remove-queued-error">
+                    {removeError}
+                  </p>
+                )}
               </div>
               {awayFromBottom && (
                 <button

@@ -8,6 +8,7 @@
  */
 import { useEffect, useRef, useState, type ReactNode } from 'react';
 import type { MessageHit, RosterRow } from './api/types.ts';
+import { agentTitle } from './agent-title.ts';
 
 /** Content search starts at this many characters (shorter ones filter agent names only). */
 export const MIN_SEARCH_CHARS = 3;
@@ -97,7 +98,7 @@ export function MessageHits({
     return () => cancelAnimationFrame(frame);
   }, [painted]);
   if (state.status === 'idle') return null;
-  const names = new Map(agents.map((agent) => [agent.id, agent.name]));
+  const names = new Map(agents.map((agent) => [agent.id, agentTitle(agent)]));
   return (
     <section className="message-hits" aria-label="Messages" data-testid="message-hits">
       <h2 className="message-hits-head">Messages</h2>

@@ -8,6 +8,7 @@ import { memo, useEffect, useMemo, useRef, useState, type FormEvent, type Keyboa
 import type { MessageHit, RosterRow } from './api/types.ts';
 import { MessageHits, useMessageSearch } from './MessageHits.tsx';
 import { fullTime, relativeTime } from './relative-time.ts';
+import { agentTitle } from './agent-title.ts';
 import { previewLine } from './preview-line.ts';
 
 export interface SidebarProps {
@@ -19,6 +20,7 @@ export interface SidebarProps {
   drawer?: boolean;
   onClose?: () => void;
   onSelect: (id: string) => void;
+  /** An empty name: the agent is named from its first message. */
   onCreate: (name: string) => Promise<void>;
   onDuplicate: (id: string) => Promise<void>;
   onDelete: (id: string) => Promise<void>;
@@ -82,8 +84,8 @@ export function Sidebar({
   function create(event: FormEvent<HTMLFormElement>): void {
     event.preventDefault();
     const input = event.currentTarget.elements.namedItem('name');
+    // Empty: the agent is named from its first message.
     const name = input instanceof HTMLInputElement ? input.value.trim() : '';
-    if (name === '') return;
     void run(async () => {
       await onCreate(name);
       setCreating(false);
@@ -130,10 +132,9 @@ export function Sidebar({
         <form className="create-agent" onSubmit={create}>
           <input
             name="name"
-            aria-label="New agent name"
-            placeholder="Name"
+            aria-label="New agent name (optional)"
+            placeholder="Name (optional)"
             maxLength={120}
-            required
             autoFocus
             data-testid="new-agent-name"
             onKeyDown={(event) => {
@@ -252,7 +253,7 @@ const AgentRow = memo(function AgentRow({
       >
         <span className="agent-title">
           {state?.className === 'state-working' && <span className="working-dot" aria-hidden="true" />}
-          <span className="agent-name">{agent.name}</span>
+          <span className="agent-name">{agentTitle(agent)}</span>
         </span>
         {agent.lastActivityAt > 0 && (
           <time
@@ -282,8 +283,8 @@ const AgentRow = memo(function AgentRow({
         {spoken && <span className="sr-only">, {spoken}</span>}
       </button>
       {confirming ? (
-        <div className="agent-confirm" role="group" aria-label={`Delete ${agent.name}?`}>
-          <span>Delete {agent.name}?</span>
+        <div className="agent-confirm" role="group" aria-label={`Delete ${agentTitle(agent)}?`}>
+          <span>Delete {agentTitle(agent)}?</span>
           <button
             type="button"
             className="danger"
@@ -302,7 +303,7 @@ const AgentRow = memo(function AgentRow({
         </div>
       ) : (
         <RowMenu
-          name={agent.name}
+          name={agentTitle(agent)}
           busy={busy}
           onDuplicate={() => onDuplicate(agent.id)}
           onDelete={() => setConfirming(true)}

@@ -12,7 +12,9 @@ export function SignedOut({ reason }: { reason: 'no-proof' | 'signed-out' }) {
           : 'A tab signs in with a login link, or from another signed-in tab of this sendbox that is still open.'}
       </p>
       <p>
-        Run <code>sendbox login</code> (with the same <code>--data-dir</code>) and open the link it prints.
+        Run the login command sendbox printed when it started (<code>sendbox login</code>, or{' '}
+        <code>node …/bin/sendbox.mjs login</code> where sendbox is not on the PATH; with the same{' '}
+        <code>--data-dir</code>) and open the link it prints.
       </p>
     </main>
   );

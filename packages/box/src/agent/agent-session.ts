@@ -54,10 +54,12 @@ import {
   modelTextOf,
   pendingView,
   userEntryFor,
+  revisedUploads,
   uploadsBefore,
   userRecordTexts,
   type UserEntryFields,
 } from './inputs.ts';
+import { REMOVED_DETAIL, removablePrompt, revisionInput, type PromptRevision } from './revisions.ts';
 import type { WritePoints } from '../stores/write-points.ts';
 
 export { envNameFor, type Question } from './question-book.ts';
@@ -131,6 +133,8 @@ export class AgentSession implements ExtensionAgent {
   private readonly uploadsByNonce = new Map<string, string>();
   private queue: Promise<void> = Promise.resolve();
   private draining = false;
+  /** A regenerate or edit being accepted: a second one meanwhile is refused (agent/revisions.ts). */
+  private revising = false;
   /** A retry of the inbox after a full disk held an input back. */
   private retryTimer: NodeJS.Timeout | null = null;
   /** Aborts the running turn (`cancelTurn`); null between turns. */
@@ -470,6 +474,34 @@ export class AgentSession implements ExtensionAgent {
     return true;
   }
 
+  /** Regenerates the last reply, or resends the last prompt edited (agent/revisions.ts). */
+  async revisePrompt(
+    revision: PromptRevision,
+    clientNonce: string,
+  ): Promise<{ accepted: true; duplicate: boolean }> {
+    if (this.nonces.has(clientNonce) || this.inbox.has(clientNonce)) {
+      await this.inbox.durable(clientNonce);
+      return { accepted: true, duplicate: true };
+    }
+    this.requireModel();
+    const input = revisionInput(this.view.all(), this.busy || this.revising, revision);
+    this.revising = true;
+    try {
+      await this.accept(clientNonce, input);
+    } finally {
+      this.revising = false;
+    }
+    return { accepted: true, duplicate: false };
+  }
+
+  /** Removes a prompt still waiting for its turn (agent/revisions.ts says when it cannot be). */
+  async removeQueued(nonce: string): Promise<{ removed: true }> {
+    removablePrompt(this.inbox.pending(), this.inbox.has(nonce) || this.nonces.has(nonce), nonce);
+    if (!(await this.inbox.withdraw(nonce, REMOVED_DETAIL))) removablePrompt([], true, nonce);
+    this.emitPending();
+    return { removed: true };
+  }
+
   /** Hook (web Stop button): aborts the running turn; queued turns still run after it. */
   cancelTurn(): { cancelled: boolean } {
     const abort = this.turnAbort;
@@ -666,6 +698,8 @@ export class AgentSession implements ExtensionAgent {
       try {
         const open = this.openTurn();
         if (open !== null) await this.closeTurn(open, await this.readHistory(), BOX_STOPPED_NOTICE);
+        // Removed meanwhile (removeQueued): the queue's next input, if any.
+        if (this.inbox.pending()[0] !== row) continue;
         await this.runInput(row, provider);
       } catch (error) {
         if (!(error instanceof StoreWriteError)) throw error;
@@ -693,7 +727,11 @@ export class AgentSession implements ExtensionAgent {
   private async runInput(row: InboxRow, provider: ModelProvider): Promise<void> {
     const turn = this.nextTurn;
     const entry = userEntryFor(turn, row.nonce, row.input, this.config.now());
-    const uploads = row.input.kind === 'prompt' ? this.pendingUploads.map((u) => u.sandboxPath) : [];
+    const supersedes = row.input.kind === 'prompt' ? row.input.supersedes : undefined;
+    const uploads =
+      row.input.kind === 'prompt'
+        ? [...revisedUploads(this.view.all(), supersedes), ...this.pendingUploads.map((u) => u.sandboxPath)]
+        : [];
     const modelText = modelTextOf(entry as UserEntryFields, uploads, this.questions);
     this.writer.appendEntries([entry]);
     this.nextTurn += 1;
@@ -703,11 +741,14 @@ export class AgentSession implements ExtensionAgent {
     this.emitPending();
     this.state.startTurn();
     try {
-      const texts = userRecordTexts(turn, modelText);
+      const texts = userRecordTexts(turn, modelText, supersedes);
       this.writer.appendRecords([
         { role: 'user', blocks: texts.map((text) => ({ type: 'text' as const, text })) },
       ]);
-      this.history.push({ role: 'user', content: texts.map((text) => ({ type: 'text' as const, text })) });
+      // A prompt in place of an earlier one: the history from the files, which drop the withdrawn turn.
+      if (supersedes !== undefined) await this.readHistory();
+      else
+        this.history.push({ role: 'user', content: texts.map((text) => ({ type: 'text' as const, text })) });
       // Hook (web Stop and streaming bubbles): one abort per turn; drafts go out as events.
       await this.currentProfile(); // its switches (web.fetch) apply from this turn on
       const abort = new AbortController();
@@ -750,9 +791,13 @@ export class AgentSession implements ExtensionAgent {
           turn,
           modelTextOf(
             user ?? { content: '' },
-            uploadsBefore(this.view.all(), user?.seq as number | undefined),
+            [
+              ...revisedUploads(this.view.all(), user?.supersedes),
+              ...uploadsBefore(this.view.all(), user?.seq as number | undefined),
+            ],
             this.questions,
           ),
+          user?.supersedes,
         ),
       this.extensions.interruptedDetail(turn),
     );

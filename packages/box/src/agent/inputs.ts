@@ -13,6 +13,7 @@ import {
   attachedFilesPrompt,
   hiddenPrompt,
   secretSavedPrompt,
+  supersedesMarker,
   userMessageId,
   withAddressTag,
   type LedgerEntry,
@@ -41,7 +42,12 @@ export interface InputKind<I extends InboxInput> {
 
 export const INPUT_KINDS: { [K in InboxInput['kind']]: InputKind<Extract<InboxInput, { kind: K }>> } = {
   prompt: {
-    userEntry: (base, nonce, input) => ({ ...base, content: input.prompt, clientNonce: nonce }),
+    userEntry: (base, nonce, input) => ({
+      ...base,
+      content: input.prompt,
+      clientNonce: nonce,
+      ...(input.supersedes === undefined ? {} : { supersedes: input.supersedes }),
+    }),
     pendingText: (input) => input.prompt,
   },
   'widget-answer': {
@@ -149,6 +155,8 @@ export interface UserEntryFields {
   respondedValue?: string | undefined;
   /** A message the host wrote in the user role (a retry). */
   hidden?: boolean | undefined;
+  /** The user message a prompt sent again replaces (protocol revisions.ts). */
+  supersedes?: string | undefined;
 }
 
 /**
@@ -186,11 +194,27 @@ export function uploadsBefore(rows: readonly SequencedEntry[], seq: number | und
 }
 
 /**
+ * The sandbox paths of the uploads listed with the prompt `userId` replaced, and with the one that
+ * one replaced (regenerate twice): a prompt sent again keeps its files.
+ */
+export function revisedUploads(rows: readonly SequencedEntry[], userId: string | undefined): string[] {
+  if (userId === undefined) return [];
+  const entry = rows.find((row) => row.id === userId);
+  if (entry === undefined) return [];
+  const supersedes = (entry as { supersedes?: unknown }).supersedes;
+  const earlier = typeof supersedes === 'string' ? supersedes : undefined;
+  return [...revisedUploads(rows, earlier), ...uploadsBefore(rows, entry.seq)];
+}
+
+/**
  * The text blocks of the JSONL user record of turn `turn`: the text under its `[t<N>u]` address tag,
- * and nothing else. Grok Bot appends its send_message guidance to every user turn (seed 000), yet no
+ * then, for a prompt sent in place of an earlier one, the hidden marker naming it (protocol
+ * revisions.ts); nothing else. Grok Bot appends its send_message guidance to every user turn (seed 000), yet no
  * real JSONL record holds it: it is added when the model is called, never written
  * (context/injections.ts, docs/formats/grok-bot.md "What the box writes").
  */
-export function userRecordTexts(turn: number, modelText: string): string[] {
-  return [withAddressTag(turn, modelText)];
+export function userRecordTexts(turn: number, modelText: string, supersedes?: string): string[] {
+  const texts = [withAddressTag(turn, modelText)];
+  if (supersedes !== undefined) texts.push(supersedesMarker(supersedes));
+  return texts;
 }

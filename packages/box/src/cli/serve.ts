@@ -100,6 +100,10 @@ export async function serve(
     lock.release();
     throw error;
   }
+  // As the user's shell runs it (cli/command-name.ts): printed below, and named by the sign-in page.
+  const loginCommand = sendboxCommand(
+    dataDir === path.resolve(defaultDataDir()) ? 'login' : `login --data-dir ${dataDir}`,
+  );
   let gateway: RunningGateway;
   try {
     gateway = await startGateway({
@@ -111,6 +115,7 @@ export async function serve(
       bindHost: options.host,
       ...(publicUrl ? { publicUrl } : {}),
       port: options.port,
+      loginCommand,
       ...(options.verbose ? { logRequest: (line: string) => terminal.err(pc.dim(line)) } : {}),
       logError: (message) => terminal.err(pc.red(message)),
     });
@@ -127,9 +132,6 @@ export async function serve(
   if (gateway.userUrl !== gateway.url)
     terminal.out(pc.dim(`(listening on ${gateway.bindHost}:${gateway.port})`));
   terminal.out(`open this link to sign in (it works once, for 5 minutes): ${pc.bold(gateway.loginUrl())}`);
-  const loginCommand = sendboxCommand(
-    dataDir === path.resolve(defaultDataDir()) ? 'login' : `login --data-dir ${dataDir}`,
-  );
   terminal.out(pc.dim(`\`${loginCommand}\` prints a fresh one.`));
   terminal.out(`data dir: ${dataDir}`);
   if (status.configured) {

@@ -5,6 +5,7 @@
  */
 import type { ModelMessage } from '../providers/types.ts';
 import type { JsonObject, JsonValue } from '@sendbox/txcript';
+import { supersededBy } from '@sendbox/protocol';
 import { mcpCallFromRecord } from '../tools/mcp/record.ts';
 import type { HostTool, ToolModelOutput } from '../tools/types.ts';
 import { sendInputAsRead } from './send-input.ts';
@@ -37,6 +38,23 @@ export function modelOutputFor(toolName: string, envelope: JsonValue, tools?: To
       return { type: 'error-text', value: `Could not start the command: ${spawn.error}` };
   }
   return { type: 'text', value: JSON.stringify(envelope) };
+}
+
+/**
+ * Drops the user message whose `[userId]` address tag opens it, and everything after it (protocol
+ * revisions.ts); nothing when no message has that tag.
+ */
+function withdrawFrom(out: ModelMessage[], userId: string): void {
+  const tag = `[${userId}]`;
+  for (let i = out.length - 1; i >= 0; i--) {
+    const message = out[i]!;
+    if (message.role !== 'user' || typeof message.content === 'string') continue;
+    const first = message.content[0];
+    if (first?.type === 'text' && first.text.startsWith(tag)) {
+      out.length = i;
+      return;
+    }
+  }
 }
 
 /** A `<system_reminder>` block as a whole text part: guidance or a reminder older boxes wrote into user records. */
@@ -105,9 +123,12 @@ export function historyFromRecords(
     const blocks = message.content.filter(isObject);
     if (role === 'user') {
       closeCalls();
-      const parts = blocks
-        .filter((b) => b.type === 'text' && typeof b.text === 'string' && !WRITTEN_INJECTION.test(b.text))
-        .map((b) => ({ type: 'text' as const, text: b.text as string }));
+      const texts = blocks.flatMap((b) => (b.type === 'text' && typeof b.text === 'string' ? [b.text] : []));
+      // A prompt sent in place of an earlier one: the model reads as if that turn never was.
+      for (const userId of texts.map(supersededBy)) if (userId !== undefined) withdrawFrom(out, userId);
+      const parts = texts
+        .filter((text) => !WRITTEN_INJECTION.test(text) && supersededBy(text) === undefined)
+        .map((text) => ({ type: 'text' as const, text }));
       if (parts.length) out.push({ role: 'user', content: parts });
     } else if (role === 'assistant') {
       const startsStep = blocks.some((b) => b.type === 'text' && typeof b.text === 'string');

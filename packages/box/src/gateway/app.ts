@@ -54,6 +54,8 @@ export interface GatewayAppOptions {
   logRequest?: (line: string) => void;
   /** Unexpected failures (500s). */
   logError: (message: string) => void;
+  /** How the user's shell runs `sendbox login` for this box (sign-in page and 401 hints). */
+  loginCommand?: string;
 }
 
 export interface GatewayApp {
@@ -95,7 +97,7 @@ export function createGatewayApp(options: GatewayAppOptions): GatewayApp {
     );
   });
   app.use('*', hostAndOriginGuard(options.address));
-  app.use('/api/*', apiAuth(options.token, sessions, options.address));
+  app.use('/api/*', apiAuth(options.token, sessions, options.address, options.loginCommand));
 
   async function runJsonMethod(c: GatewayContext, name: JsonMethodName): Promise<Response> {
     try {
@@ -247,14 +249,16 @@ export function createGatewayApp(options: GatewayAppOptions): GatewayApp {
   // The page holds no secret: a browser with the cookie gets it, and the page then finds its
   // tab proof (in the fragment, its sessionStorage or another tab) before it calls the API.
   const page = (c: Context): Promise<Response> | Response =>
-    sessions.session(c.req.header('cookie')) !== null ? ui.page(c) : signInPage(c, 401, null);
+    sessions.session(c.req.header('cookie')) !== null
+      ? ui.page(c)
+      : signInPage(c, 401, null, options.loginCommand);
   app.get('/', page);
   app.get('/index.html', page);
   app.get(LOGIN_PATH, async (c) => {
     // A HEAD (a link checker, a prefetch) must not spend the code.
     if (c.req.method !== 'GET') return methodNotAllowed(c, 'GET');
     const outcome = sessions.redeem(c.req.query('code') ?? '');
-    if (outcome !== 'ok') return signInPage(c, 403, LOGIN_REFUSED[outcome]);
+    if (outcome !== 'ok') return signInPage(c, 403, LOGIN_REFUSED[outcome], options.loginCommand);
     try {
       const signIn = await sessions.signIn(
         c.req.header('cookie'),

@@ -175,7 +175,7 @@ describe('request shape', () => {
   it('answers a body of the wrong shape with 400 naming the field', async () => {
     const cases: Array<[string, unknown, RegExp]> = [
       ['createAgent', { name: 5 }, /createAgent: invalid request: name:/],
-      ['createAgent', { name: '   ' }, /name: the agent needs a name/],
+      ['createAgent', { name: 'x'.repeat(201) }, /createAgent: invalid request: name:/],
       ['createAgent', [], /\(body\)/],
       ['openAgent', { id: '../../etc' }, /openAgent: invalid request: id: expected an agent id/],
       ['sendPrompt', { agentId: 'a', prompt: 'hi' }, /clientNonce/],

@@ -84,7 +84,9 @@ function originOf(origin: string): string | null {
   return url.origin.toLowerCase();
 }
 
-const SIGN_IN_HINT = 'open the login link `sendbox serve` printed, or run `sendbox login` for a fresh one';
+/** `loginCommand`: how the user's shell runs `sendbox login` (cli/command-name.ts). */
+const signInHint = (loginCommand: string): string =>
+  `open the login link \`sendbox serve\` printed, or run \`${loginCommand}\` for a fresh one`;
 
 /** What the auth guard tells the routes: the browser session of the request, null for the bearer token. */
 export interface GatewayEnv {
@@ -106,6 +108,7 @@ export function apiAuth(
   token: string,
   sessions: BrowserSessions,
   address: () => GatewayAddress,
+  loginCommand = 'sendbox login',
 ): MiddlewareHandler<GatewayEnv> {
   return async (c, next) => {
     const authorization = c.req.header('authorization');
@@ -134,7 +137,7 @@ export function apiAuth(
         c,
         401,
         'not signed in: send "Authorization: Bearer <token>" (the token is in <data-dir>/gateway.json), ' +
-          `or, in a browser, ${SIGN_IN_HINT}`,
+          `or, in a browser, ${signInHint(loginCommand)}`,
       );
     }
     if (!sessions.proves(session, c.req.header(SESSION_HEADER))) {
@@ -142,7 +145,7 @@ export function apiAuth(
         c,
         401,
         `not signed in: a request with the session cookie must carry this tab's session proof (${SESSION_HEADER}), ` +
-          `which only a page of this gateway that was signed in holds; ${SIGN_IN_HINT}`,
+          `which only a page of this gateway that was signed in holds; ${signInHint(loginCommand)}`,
       );
     }
     const origin = c.req.header('origin');

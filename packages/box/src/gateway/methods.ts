@@ -41,7 +41,8 @@ export const jsonMethods = {
   })),
   createAgent: method(
     z.object({
-      name: z.string().trim().min(1, 'the agent needs a name').max(200),
+      // Empty or absent: the agent is named from its first prompt.
+      name: z.string().trim().max(200).optional(),
       description: z.string().max(4000).optional(),
       harness: z.string().min(1).max(64).optional(),
     }),

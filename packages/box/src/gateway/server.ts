@@ -48,6 +48,8 @@ export interface GatewayOptions {
   port?: number;
   logRequest?: (line: string) => void;
   logError?: (message: string) => void;
+  /** How the user's shell runs `sendbox login` for this box (cli/command-name.ts); default `sendbox login`. */
+  loginCommand?: string;
   /** Where remote images may be fetched from (default: public addresses, resolved by the system). */
   imagePolicy?: ImageFetchPolicy;
   imageLimits?: ImageFetchLimits;
@@ -171,6 +173,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     version: options.version,
     ...(options.logRequest ? { logRequest: options.logRequest } : {}),
     logError: options.logError ?? ((message) => console.error(message)),
+    ...(options.loginCommand ? { loginCommand: options.loginCommand } : {}),
   });
   const server = createAdaptorServer({ fetch: app.fetch }) as Server;
   // Node's 5 s keep-alive is far shorter than clients' (browsers and undici reuse idle sockets for longer):

@@ -65,6 +65,26 @@ describe('the page without a session', () => {
     }
   });
 
+  it("names the login command the box was given, as the user's shell runs it, escaped", async () => {
+    const dataDir = await makeTempDir('sendbox-login-command-');
+    const command = "node '/opt/send box/bin/sendbox.mjs' login --data-dir /tmp/a<b>";
+    const gateway = await startGatewayOn(box.host, dataDir, { webRoot: box.webRoot, loginCommand: command });
+    try {
+      const html = await (await fetch(gateway.url)).text();
+      expect(html).toContain(
+        'node &#39;/opt/send box/bin/sendbox.mjs&#39; login --data-dir /tmp/a&#60;b&#62;',
+      );
+      expect(html).not.toContain('<code>sendbox login</code>');
+      const refused = await fetch(new URL('api/listAgents', gateway.url), { method: 'POST' });
+      expect(((await refused.json()) as { error: string }).error).toContain(
+        `run \`${command}\` for a fresh one`,
+      );
+    } finally {
+      await gateway.close();
+      await fs.promises.rm(dataDir, { recursive: true, force: true });
+    }
+  });
+
   it('does not open the API to a cookie-less browser request', async () => {
     const response = await listAgents({ 'X-Sendbox-Request': '1', Origin: new URL(box.gateway.url).origin });
     expect(response.status).toBe(401);

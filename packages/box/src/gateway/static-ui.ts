@@ -31,7 +31,13 @@ export const CONTENT_SECURITY_POLICY = [
 const SIGN_IN_CSP =
   "default-src 'none'; style-src 'unsafe-inline'; form-action 'none'; base-uri 'none'; frame-ancestors 'none'";
 
-export function signInPage(c: Context, status: 200 | 401 | 403, problem: string | null): Response {
+/** `loginCommand`: how the user's shell runs `sendbox login`, escaped here (it holds a path). */
+export function signInPage(
+  c: Context,
+  status: 200 | 401 | 403,
+  problem: string | null,
+  loginCommand = 'sendbox login',
+): Response {
   const lead =
     problem === null ? '<p>This browser is not signed in to this sendbox.</p>' : `<p>${problem}</p>`;
   const html =
@@ -40,7 +46,7 @@ export function signInPage(c: Context, status: 200 | 401 | 403, problem: string 
     'code{background:#8882;padding:0 .25em;border-radius:4px}</style></head><body>' +
     `<h1>Sign in to sendbox</h1>${lead}` +
     '<p>Open the login link that <code>sendbox serve</code> printed in its terminal, or run ' +
-    '<code>sendbox login</code> (with the same <code>--data-dir</code>) for a fresh link. ' +
+    `<code>${escapeHtml(loginCommand)}</code> for a fresh link. ` +
     'A link works once, for a few minutes.</p></body></html>';
   return c.body(html, status, {
     'Content-Type': 'text/html; charset=utf-8',
@@ -171,4 +177,8 @@ export class StaticUi {
     }
     return fileResponse({ handle, size }, mediaTypeOf(file), headers, c.req.method);
   }
+}
+
+function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`);
 }

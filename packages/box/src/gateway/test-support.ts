@@ -141,7 +141,10 @@ export function pageHeaders(
 export function startGatewayOn(
   host: AgentHost,
   dataDir: string,
-  options: { webRoot: string; port?: number } & Pick<GatewayOptions, 'bindHost' | 'publicUrl'>,
+  options: { webRoot: string; port?: number } & Pick<
+    GatewayOptions,
+    'bindHost' | 'publicUrl' | 'loginCommand'
+  >,
 ): Promise<RunningGateway> {
   const unused = (): Promise<never> => Promise.reject(new Error('this test gateway serves no files'));
   return startGateway({

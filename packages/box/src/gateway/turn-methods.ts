@@ -2,7 +2,9 @@
  * Methods on a running or failed turn (docs/gateway.md): `cancelTurn` stops the agent's
  * running turn (the model call is aborted, tool process groups are killed, the turn ends with
  * a notice and the model reads that it was stopped); `retryTurn` runs the agent again on its
- * conversation as it stands, after a failed model call; `listTasks`, `stopTask` and
+ * conversation as it stands, after a failed model call; `regenerateReply` and `editPrompt` send the
+ * last prompt again, as it was or edited, in place of its turn (agent/revisions.ts);
+ * `removeQueuedPrompt` takes back a prompt that has not started; `listTasks`, `stopTask` and
  * `openSubagent` show and stop its background work; `listRoutines` and `updateRoutine` show,
  * create, change and run its routines (routines/).
  */
@@ -11,10 +13,29 @@ import { routineCommand } from '../tools/update-state/schema.ts';
 import { agentIdSchema, method } from './method-spec.ts';
 
 const byAgent = z.object({ agentId: agentIdSchema });
+const nonceSchema = z.string().min(1).max(200);
 
 export const turnMethods = {
   cancelTurn: method(byAgent, ({ host }, { agentId }) => host.cancelTurn(agentId)),
   retryTurn: method(byAgent, ({ host }, { agentId }) => host.retryTurn(agentId)),
+  regenerateReply: method(
+    z.object({ agentId: agentIdSchema, clientNonce: nonceSchema }),
+    ({ host }, { agentId, clientNonce }) =>
+      host.revisePrompt({ agentId, clientNonce, revision: { kind: 'regenerate' } }),
+  ),
+  editPrompt: method(
+    z.object({
+      agentId: agentIdSchema,
+      messageId: z.string().min(1).max(200),
+      prompt: z.string().refine((prompt) => prompt.trim() !== '', 'the prompt is empty'),
+      clientNonce: nonceSchema,
+    }),
+    ({ host }, { agentId, clientNonce, messageId, prompt }) =>
+      host.revisePrompt({ agentId, clientNonce, revision: { kind: 'edit', messageId, prompt } }),
+  ),
+  removeQueuedPrompt: method(z.object({ agentId: agentIdSchema, nonce: nonceSchema }), ({ host }, input) =>
+    host.removeQueuedPrompt(input),
+  ),
   listTasks: method(byAgent, async ({ host }, { agentId }) => ({ tasks: await host.listTasks(agentId) })),
   stopTask: method(
     z.object({ agentId: agentIdSchema, taskId: z.string().min(1).max(200) }),

@@ -9,7 +9,7 @@ import { cp, mkdir, readdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { LedgerEntry } from '@sendbox/protocol';
-import { openLedgerForWrite } from '@sendbox/txcript';
+import { openLedgerForWrite, titleFromUserText } from '@sendbox/txcript';
 import { AttachmentStore, DEFAULT_MAX_ATTACHMENT_BYTES } from '../attachments/store.ts';
 import { ensurePrivateDir, removeAtomicTemps } from '../fs/atomic.ts';
 import { providerFromEnv, statusOf, type ProviderFromEnv } from '../providers/index.ts';
@@ -31,6 +31,7 @@ import { AgentLifecycle } from '../agent/lifecycle.ts';
 import { AgentBackgrounds } from '../subagents/agent-background.ts';
 import type { TaskView } from '../tasks/agent-tasks.ts';
 import { AgentSession, type SessionConfig } from '../agent/agent-session.ts';
+import type { PromptRevision } from '../agent/revisions.ts';
 import { McpHub, type BoxSecretsView, type McpHubOptions } from '../mcp/hub.ts';
 import type { ConnectStart } from '../mcp/oauth.ts';
 import { McpSettings } from '../mcp/settings.ts';
@@ -402,9 +403,9 @@ export class LocalAgentHost implements AgentHost {
     return { ...disk, holders: named };
   }
 
+  /** An agent created without a name is named from its first prompt (`sendPrompt`). */
   async createAgent(input: CreateAgentInput): Promise<RosterRow> {
-    const name = input.name.trim();
-    if (name === '') throw new HostError('createAgent: `name` must not be empty', 400);
+    const name = input.name?.trim() ?? '';
     const id = randomUUID();
     const paths = agentPaths(this.dataDir, id);
     const now = this.config.now();
@@ -631,7 +632,25 @@ export class LocalAgentHost implements AgentHost {
     if (input.clientNonce.trim() === '')
       throw new HostError('sendPrompt: `clientNonce` must not be empty', 400);
     const session = await this.existing(input.agentId);
-    return session.sendPrompt(input.prompt, input.clientNonce);
+    const sent = await session.sendPrompt(input.prompt, input.clientNonce);
+    // An untitled agent takes its first prompt's words as its name (a rename: Grok Bot's name-changed event).
+    const title = session.profile.name === '' ? titleFromUserText(input.prompt) : undefined;
+    if (title !== undefined && !sent.duplicate) await this.updateAgent(input.agentId, { name: title });
+    return sent;
+  }
+
+  /** Regenerate the last reply, or edit the last prompt and resend (agent/revisions.ts). */
+  async revisePrompt(input: {
+    agentId: string;
+    clientNonce: string;
+    revision: PromptRevision;
+  }): Promise<{ accepted: true; duplicate: boolean }> {
+    return (await this.existing(input.agentId)).revisePrompt(input.revision, input.clientNonce);
+  }
+
+  /** Removes a prompt that waits for its turn; one that started cannot be (409). */
+  async removeQueuedPrompt(input: { agentId: string; nonce: string }): Promise<{ removed: true }> {
+    return (await this.existing(input.agentId)).removeQueued(input.nonce);
   }
 
   /** Hook (web Stop): aborts the agent's running turn. */

@@ -11,6 +11,7 @@ import type { ModelStatus } from '../providers/types.ts';
 import type { SandboxStatus } from '../sandbox/confinement.ts';
 import type { PendingInput } from '../stores/inbox.ts';
 import type { SequencedEntry } from '../stores/ledger.ts';
+import type { PromptRevision } from '../agent/revisions.ts';
 import type { DiskStatus } from '../sandbox/disk-quota.ts';
 import type { ModelSettingsInput, ModelSettingsView } from './model-settings.ts';
 import type { ConnectionCheck } from '../providers/connection-check.ts';
@@ -55,7 +56,8 @@ export interface RosterRow {
 }
 
 export interface CreateAgentInput {
-  name: string;
+  /** Empty or absent: untitled until its first prompt names it. */
+  name?: string;
   description?: string;
   /** `box` for agents created through the gateway. */
   harness?: string;
@@ -130,6 +132,14 @@ export interface AgentHost {
   cancelTurn(agentId: string): Promise<{ cancelled: boolean }>;
   /** A new turn on the conversation as it stands (a hidden user message), e.g. after a model failure. */
   retryTurn(agentId: string): Promise<{ accepted: true }>;
+  /** Regenerate the last reply, or edit the last prompt and resend (agent/revisions.ts). */
+  revisePrompt(input: {
+    agentId: string;
+    clientNonce: string;
+    revision: PromptRevision;
+  }): Promise<{ accepted: true; duplicate: boolean }>;
+  /** Removes a prompt that waits for its turn; one that started cannot be (409). */
+  removeQueuedPrompt(input: { agentId: string; nonce: string }): Promise<{ removed: true }>;
   /** The agent's background tasks (commands `shell` started with isBackground, subagents `task` started). */
   listTasks(agentId: string): Promise<TaskView[]>;
   /** Stops one background task (a command's whole process tree, or a subagent's turn). */

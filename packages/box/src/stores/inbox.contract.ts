@@ -35,6 +35,19 @@ export function inboxContract(backend: string, make: Backend<InboxStore>): void 
       expect(await again.accept('b', { kind: 'prompt', prompt: 'two' }, 4)).toBe(false);
     });
 
+    it('withdraws a pending input for good, and refuses one that started or was never sent', async () => {
+      const inbox = await open();
+      await inbox.accept('a', { kind: 'prompt', prompt: 'one' }, 1);
+      await inbox.accept('b', { kind: 'prompt', prompt: 'two' }, 2);
+      await inbox.markStarted('a', 0);
+      expect(await inbox.withdraw('a', 'removed by the user')).toBe(false);
+      expect(await inbox.withdraw('nope', 'removed by the user')).toBe(false);
+      expect(await inbox.withdraw('b', 'removed by the user')).toBe(true);
+      expect(inbox.pending()).toEqual([]);
+      expect(inbox.has('b')).toBe(true);
+      expect((await open()).pending()).toEqual([]);
+    });
+
     it('reconciles pending inputs whose turn the ledger says started', async () => {
       const inbox = await open();
       await inbox.accept('a', { kind: 'prompt', prompt: 'one' }, 1);

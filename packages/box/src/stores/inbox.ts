@@ -6,7 +6,8 @@
 
 /** What the user sent, as the turn that answers it needs it. */
 export type InboxInput =
-  | { kind: 'prompt'; prompt: string }
+  /** `supersedes`: the user message id it replaces (regenerate, edit and resend; protocol revisions.ts). */
+  | { kind: 'prompt'; prompt: string; supersedes?: string }
   | { kind: 'widget-answer'; messageId: string; text: string; value: string }
   | { kind: 'secret-answer'; messageId: string; name: string; label: string }
   /** Retry after a failed model call: a new turn on the conversation as it stands. */
@@ -74,6 +75,12 @@ export interface InboxStore {
    */
   markStarted(nonce: string, turn: number): Promise<void>;
   markFailed(nonce: string, detail: string): Promise<void>;
+  /**
+   * Takes back an input that has not started (the user removed a queued prompt): its row is
+   * failed with `detail` before this resolves, a write failure is thrown (StoreWriteError) and the
+   * input stays pending. False when it is not pending (started, settled, or never accepted).
+   */
+  withdraw(nonce: string, detail: string): Promise<boolean>;
   /** Settles pending inputs whose user message the ledger holds: `startedTurn` gives a nonce's turn, or undefined. */
   reconcile(startedTurn: (nonce: string) => number | undefined): Promise<void>;
   close(): void;

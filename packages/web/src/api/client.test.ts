@@ -96,6 +96,13 @@ describe('createApiClient', () => {
       [413, ''],
       [413, { error: 'sendPrompt: request body is larger than the 1 MiB limit' }],
       [401, { error: 'no' }],
+      [
+        401,
+        {
+          error:
+            'not signed in: …; open the login link `sendbox serve` printed, or run `node /opt/sendbox/packages/box/bin/sendbox.mjs login` for a fresh one',
+        },
+      ],
       [404, ''],
     ];
     const messages: string[] = [];
@@ -122,6 +129,7 @@ describe('createApiClient', () => {
       'That is too large for sendbox.',
       'That is too large: sendbox takes at most 1 MiB.',
       'This browser is signed out: run `sendbox login` in a terminal and open the link it prints.',
+      'This browser is signed out: run `node /opt/sendbox/packages/box/bin/sendbox.mjs login` in a terminal and open the link it prints.',
       'sendbox refused that (404 Not Found).',
     ]);
     for (const message of messages) expect(message).not.toMatch(/\/api\/|failed with/);

@@ -10,6 +10,7 @@ import type { z } from 'zod';
 import {
   acceptedResponseSchema,
   cancelTurnResponseSchema,
+  removedResponseSchema,
   listTasksResponseSchema,
   openSubagentResponseSchema,
   stopTaskResponseSchema,
@@ -175,7 +176,8 @@ export function createApiClient(options: ApiClientOptions = {}) {
     /** Every agent's messages holding the query's words (the box's txcript index), best first. */
     searchMessages: async (query: string): Promise<MessageHit[]> =>
       (await call('searchMessages', { query }, searchMessagesResponseSchema)).hits,
-    createAgent: async (input: { name: string; description?: string }): Promise<RosterRow> =>
+    /** Without a name, the agent's first prompt names it. */
+    createAgent: async (input: { name?: string; description?: string }): Promise<RosterRow> =>
       (await call('createAgent', input, agentResponseSchema)).agent,
     duplicateAgent: async (id: string): Promise<RosterRow> =>
       (await call('duplicateAgent', { id }, agentResponseSchema)).agent,
@@ -236,6 +238,15 @@ export function createApiClient(options: ApiClientOptions = {}) {
     },
     /** Runs the agent again on its conversation as it stands (after a failed model call). */
     retryTurn: (agentId: string) => call('retryTurn', { agentId }, acceptedResponseSchema),
+    /** Sends the last prompt again in place of its turn (the old one stays in the files, withdrawn). */
+    regenerateReply: (input: { agentId: string; clientNonce: string }) =>
+      call('regenerateReply', input, sendPromptResponseSchema),
+    /** Sends the last prompt edited, in place of its turn. */
+    editPrompt: (input: { agentId: string; messageId: string; prompt: string; clientNonce: string }) =>
+      call('editPrompt', input, sendPromptResponseSchema),
+    /** Takes back a prompt that has not started. */
+    removeQueuedPrompt: (input: { agentId: string; nonce: string }) =>
+      call('removeQueuedPrompt', input, removedResponseSchema),
     answerWidget: (input: { agentId: string; messageId: string; answer: string | string[] }) =>
       call('answerWidget', input, acceptedResponseSchema),
     /** Answers an approval card (a tool call waiting on the user); accepted once per card. */
@@ -378,8 +389,11 @@ async function errorText(response: Response): Promise<string> {
     // Not JSON: the status says it.
   }
   const { status } = response;
-  if (status === 401)
-    return 'This browser is signed out: run `sendbox login` in a terminal and open the link it prints.';
+  if (status === 401) {
+    // The gateway names the command as the user's shell runs it (not on PATH: `node …/sendbox.mjs login`).
+    const login = /run `([^`]+)` for a fresh one/.exec(detail)?.[1] ?? 'sendbox login';
+    return `This browser is signed out: run \`${login}\` in a terminal and open the link it prints.`;
+  }
   if (status === 413) {
     const limit = /(\d[\d.]* ?(?:[KMG]i?B|bytes)) limit/.exec(detail)?.[1];
     return limit ? `That is too large: sendbox takes at most ${limit}.` : 'That is too large for sendbox.';

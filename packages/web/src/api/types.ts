@@ -130,6 +130,7 @@ export const acceptedResponseSchema = z.looseObject({ accepted: z.literal(true) 
 export const cancelTurnResponseSchema = z.looseObject({ cancelled: z.boolean() });
 export const savedResponseSchema = z.looseObject({ saved: z.literal(true) });
 export const deletedResponseSchema = z.looseObject({ deleted: z.literal(true) });
+export const removedResponseSchema = z.looseObject({ removed: z.literal(true) });
 export const uploadResponseSchema = z.looseObject({ entry: z.unknown() });
 export const imageHostsResponseSchema = z.looseObject({ hosts: z.array(z.string()) });
 export const signedOutResponseSchema = z.looseObject({ signedOut: z.literal(true) });

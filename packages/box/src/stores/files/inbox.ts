@@ -157,6 +157,13 @@ export class Inbox implements InboxStore {
     return Promise.resolve();
   }
 
+  withdraw(nonce: string, detail: string): Promise<boolean> {
+    if (!this.pendingRows.some((row) => row.nonce === nonce)) return Promise.resolve(false);
+    this.write('the input state', () => this.settleRow.run('failed', null, detail, nonce));
+    this.pendingRows = this.pendingRows.filter((row) => row.nonce !== nonce);
+    return Promise.resolve(true);
+  }
+
   /**
    * Settles pending rows whose user message the ledger holds (a crash came between the ledger
    * commit and the row's update): `startedTurn` gives the turn of a nonce, or undefined.

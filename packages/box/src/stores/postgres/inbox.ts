@@ -103,6 +103,21 @@ export class PgInbox implements InboxStore {
     return this.settle(nonce, 'failed', null, detail);
   }
 
+  async withdraw(nonce: string, detail: string): Promise<boolean> {
+    if (!this.pendingRows.some((row) => row.nonce === nonce)) return false;
+    await this.settling;
+    const { rowCount } = await this.db.pool
+      .query(
+        `UPDATE ${this.db.table('inbox')} SET state = 'failed', detail = $1 WHERE agent_id = $2 AND nonce = $3 AND state = 'pending'`,
+        [detail, this.agentId, nonce],
+      )
+      .catch((error: unknown) => {
+        throw new StoreWriteError('inbox', 'the input state', error);
+      });
+    this.pendingRows = this.pendingRows.filter((row) => row.nonce !== nonce);
+    return rowCount === 1;
+  }
+
   async reconcile(startedTurn: (nonce: string) => number | undefined): Promise<void> {
     for (const row of [...this.pendingRows]) {
       const turn = startedTurn(row.nonce);

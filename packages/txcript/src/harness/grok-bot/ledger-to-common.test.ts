@@ -148,6 +148,31 @@ describe('ledger -> Common', () => {
     ]);
   });
 
+  it('leaves out the turn a later prompt superseded (regenerate, edit and resend), without a warning', () => {
+    const { transcript, warnings } = convert([
+      { id: 't0u', kind: 'message', role: 'user', content: 'first try', clientNonce: 'a', timestampMs: T },
+      {
+        id: 't0s0',
+        kind: 'send-message',
+        message: { type: 'text', content: 'old reply' },
+        timestampMs: T + 1,
+      },
+      { id: 't0e', kind: 'turn-ended', timestampMs: T + 2 },
+      {
+        id: 't1u',
+        kind: 'message',
+        role: 'user',
+        content: 'second try',
+        supersedes: 't0u',
+        timestampMs: T + 3,
+      },
+    ]);
+    expect(transcript.messages).toEqual([
+      { role: 'user', content: [{ type: 'text', text: 'second try' }], timestamp: at(T + 3) },
+    ]);
+    expect(warnings).toEqual([]);
+  });
+
   it('gives a transcript that survives the JSONL codec', () => {
     const { transcript } = convert([
       { id: 't0u', kind: 'message', role: 'user', content: 'hi', timestampMs: T },

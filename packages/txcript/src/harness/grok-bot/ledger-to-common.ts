@@ -12,7 +12,10 @@
  * - `tool-call` -> a Raw tool call and, once finished, its result by status;
  * - `thinking` -> an assistant thinking block;
  * - `notice`, `turn-ended`, `event`, `voice-call` carry no turn: skipped.
- * Entries marked `branched` belong to an abandoned branch and are skipped.
+ * Entries marked `branched` belong to an abandoned branch and are skipped
+ * (with a warning), and so are those a later prompt withdrew (sendbox's
+ * `supersedes`: regenerate, edit and resend; @sendbox/protocol revisions.ts),
+ * without one: the conversation reads as the user last shaped it.
  * What Common has no place for (a reaction-only message, a kind no schema
  * knows) is reported in one warning per kind; the entry itself stays as read.
  * A message's time is its entry's `timestampMs`; an entry without one takes
@@ -20,6 +23,7 @@
  */
 import type { Block, JsonObject, Message, Role, Transcript } from '../../model/common.ts';
 import type { Warning } from '../types.ts';
+import { withdrawnIds } from '@sendbox/protocol';
 import { UNIX_EPOCH } from './codec.ts';
 import { isUnknownEntry, type ReadLedgerEntry } from './ledger-entry.ts';
 
@@ -82,7 +86,7 @@ const PLACED_KEYS: Readonly<Record<string, ReadonlySet<string>>> = (() => {
   const common = ['id', 'kind', 'timestampMs', 'seq', 'branched'];
   const keys = (...k: string[]) => new Set([...common, ...k]);
   return {
-    message: keys('role', 'content', 'isStreaming', 'clientNonce', 'hidden', 'richText'),
+    message: keys('role', 'content', 'isStreaming', 'clientNonce', 'hidden', 'richText', 'supersedes'),
     'user-message': keys('role', 'content', 'text', 'prompt'),
     'receive-message': keys('role', 'content', 'text', 'prompt'),
     user: keys('role', 'content', 'text', 'prompt'),
@@ -161,7 +165,9 @@ export function ledgerToCommon(
   const unplaced = new Unplaced();
   const fields = new UnplacedFields();
   let branched = 0;
+  const withdrawn = withdrawnIds(entries);
   for (const entry of entries) {
+    if (withdrawn.has(entry.id)) continue;
     const own = iso(entry.timestampMs);
     timed = own !== undefined;
     current = own ?? current;
