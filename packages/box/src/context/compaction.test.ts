@@ -120,20 +120,20 @@ function agentScript(summary: (n: number) => ScriptedStep) {
   };
 }
 
-async function openBox(model: ScriptedProvider): Promise<LocalAgentHost> {
+async function openBox(model: ScriptedProvider, window = WINDOW): Promise<LocalAgentHost> {
   const host = await createAgentHost({
     dataDir: dataDir!,
     provider: model,
-    env: { SENDBOX_MODEL_CONTEXT_TOKENS: String(WINDOW) },
+    env: { SENDBOX_MODEL_CONTEXT_TOKENS: String(window) },
   });
   hosts.push(host);
   return host;
 }
 
-async function setUp(summary: (n: number) => ScriptedStep) {
+async function setUp(summary: (n: number) => ScriptedStep, window = WINDOW) {
   dataDir = await mkdtemp(path.join(os.tmpdir(), 'sendbox-compaction-'));
   const model = scriptedProvider(agentScript(summary));
-  const host = await openBox(model);
+  const host = await openBox(model, window);
   const { id } = await host.createAgent({ name: 'Long-lived' });
   const paths = agentPaths(dataDir, id);
   let nonce = 0;
@@ -190,6 +190,41 @@ describe('compaction', () => {
     expect(markers).toHaveLength(summaries.length);
     // The newest view starts with the newest summary.
     expect(textOf(last.messages[0]!)).toContain(`Summary ${summaries.length}:`);
+  }, 120_000);
+
+  it('keeps 40 turns of 2 KB within an 8,000-token window (the issue’s figure), tool schemas included; every turn answered, the JSONL only appended to', async () => {
+    // The system prompt and the tool schemas alone take about 4,000 of the 8,000 tokens here, so
+    // the conversation has little room: the box summarises often, and must still never send more.
+    const small = 8_000;
+    const { model, host, id, paths, turn } = await setUp(
+      (n) => ({
+        text: `Summary ${n}: numbered turns of prose; you read file-N.txt each time and told the user.`,
+      }),
+      small,
+    );
+    let before = '';
+    for (let n = 0; n < 40; n++) {
+      await turn(host, n);
+      const now = await readFile(paths.jsonl, 'utf8');
+      expect(now.startsWith(before)).toBe(true);
+      before = now;
+    }
+    const first = model.requests[0]!;
+    const opts = { disallowedSpecial: new Set<string>() };
+    const fixed = countTokens(first.system, opts) + countTokens(JSON.stringify(first.tools), opts);
+    expect(fixed).toBeGreaterThan(small / 3); // the case this test is about: a tight window
+    const sizes = model.requests.map(requestTokens);
+    expect(Math.max(...sizes)).toBeLessThanOrEqual(small);
+    // Without compaction the 40 turns (about 24,000 tokens) could not fit at all.
+    const regular = model.requests.filter((r) => !isSummaryCall(r));
+    expect(regular.at(-1)!.messages.some((m) => textOf(m).includes('Turn 0:'))).toBe(false);
+    expect(model.requests.some(isSummaryCall)).toBe(true);
+    const entries = await host.entriesAfter(id, 0);
+    expect(entries.filter((e) => e.kind === 'send-message')).toHaveLength(40);
+    // No turn fell back to truncation: every compaction was a summary the model wrote.
+    expect(entries.filter((e) => (e as { reason?: string }).reason === 'context-truncated')).toEqual([]);
+    const jsonl = await readFile(paths.jsonl, 'utf8');
+    expect(jsonl).toContain(prose(0, 1_000).slice(0, 200));
   }, 120_000);
 
   it('gives the first call after a restart the view the last call before it had', async () => {
