@@ -1,9 +1,12 @@
 /**
  * The cluster backend (issue 25), what of it exists so far: the accept path on PostgreSQL alone
  * (PgInbox.accept: the inbox row and its pg-boss turn job in one transaction, committed before it
- * resolves), from 3 "workers" (each its own pool and pg-boss) over 20 agents at once, and the S3
- * attachment write. Not yet measured, because not built: the gateway's 2xx around it, SSE delivery,
- * turn handoff and failover.
+ * resolves), from 3 "workers" (each its own pool and pg-boss) over 20 agents at once; the S3
+ * attachment write; the send path (a send's ledger entry appended behind the agent's lease fence,
+ * through the synchronous connection the turn engine writes with); and the next queued turn of one
+ * agent on a turn worker (its user entry's time minus the previous turn's end). Not measured here:
+ * the gateway's 2xx around the accept, SSE delivery across workers (not built), and failover
+ * (cluster/failover.test.ts prints its kill-to-first-row time).
  *
  * Uses SENDBOX_TEST_DATABASE_URL / SENDBOX_TEST_OBJECT_STORE_URL when set (.ci/run's services),
  * else starts PostgreSQL and Ceph RGW itself (packages/box/src/testing/services.ts).
@@ -21,6 +24,10 @@ import { openDatabase } from '../packages/box/src/stores/postgres/database.ts';
 import { PgInbox } from '../packages/box/src/stores/postgres/inbox.ts';
 import { parseObjectStoreUrl } from '../packages/box/src/stores/postgres/object-store-url.ts';
 import { startTurnQueue } from '../packages/box/src/stores/postgres/turn-queue.ts';
+import { Leases } from '../packages/box/src/stores/postgres/leases.ts';
+import { PgLedger } from '../packages/box/src/stores/postgres/ledger.ts';
+import { startClusterWorker } from '../packages/box/src/cluster/worker.ts';
+import { scriptedProvider } from '../packages/box/src/providers/scripted.ts';
 import { testServices } from '../packages/box/src/testing/services.ts';
 
 const PROMPTS = Number(process.argv[2] ?? 2000);
@@ -91,6 +98,64 @@ for (let i = 0; i < 200; i++) {
 }
 puts.sort((a, b) => a - b);
 
+// The send path: 1,000 send entries appended behind a lease, one transaction each.
+const sendAgent = randomUUID();
+const lease = (await new Leases(workers[0]!.db, 'bench').claim(sendAgent))!;
+const fenced = new PgLedger(workers[0]!.db, { agentId: sendAgent, epoch: lease.epoch });
+const sendTimes: number[] = [];
+for (let i = 0; i < 1000; i++) {
+  const t0 = performance.now();
+  fenced.appendEntries([
+    {
+      id: `t0s${i}`,
+      kind: 'send-message',
+      message: { type: 'text', content: `send ${i}` },
+      timestampMs: Date.now(),
+    },
+  ]);
+  sendTimes.push(performance.now() - t0);
+}
+sendTimes.sort((a, b) => a - b);
+
+// The next queued turn of one agent, on a turn worker: 30 prompts sent at once.
+const TURNS = 30;
+const workerDir = await mkdtemp(path.join(os.tmpdir(), 'sendbox-bench-worker-'));
+const worker = await startClusterWorker({
+  databaseUrl: services.databaseUrl,
+  objectStoreUrl: services.objectStoreUrl,
+  credentials: services.credentials,
+  schema,
+  secretKey: randomBytes(32),
+  dataDir: workerDir,
+  env: {},
+  provider: scriptedProvider((request) =>
+    request.messages.at(-1)?.role === 'tool'
+      ? {}
+      : { toolCalls: [{ name: 'send_message', input: { type: 'text', content: 'ok' } }] },
+  ),
+});
+const turnAgent = await worker.host.createAgent({ name: 'bench' });
+for (let i = 0; i < TURNS; i++) {
+  await worker.host.sendPrompt({ agentId: turnAgent.id, prompt: `turn ${i}`, clientNonce: `turn-${i}` });
+}
+const ledgerTimes = async () => {
+  const { rows } = await worker.db.pool.query<{ id: string; entry: string }>(
+    `SELECT id, entry FROM ${worker.db.table('ledger')} WHERE agent_id = $1`,
+    [turnAgent.id],
+  );
+  return new Map(rows.map((row) => [row.id, (JSON.parse(row.entry) as { timestampMs: number }).timestampMs]));
+};
+for (;;) {
+  if ((await ledgerTimes()).has(`t${TURNS - 1}e`)) break;
+  await new Promise((resolve) => setTimeout(resolve, 100));
+}
+const times = await ledgerTimes();
+const handoffs: number[] = [];
+for (let k = 0; k + 1 < TURNS; k++) handoffs.push(times.get(`t${k + 1}u`)! - times.get(`t${k}e`)!);
+handoffs.sort((a, b) => a - b);
+await worker.close();
+await rm(workerDir, { recursive: true, force: true });
+
 const load = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
 console.log(`load average before the summary: ${load} (${os.cpus().length} cores)`);
 console.log(
@@ -104,6 +169,13 @@ console.log(
 );
 console.log(
   `S3 attachment write (64 KiB, If-None-Match: *): p50 ${ms(p(puts, 0.5))}, p99 ${ms(p(puts, 0.99))}`,
+);
+
+console.log(
+  `send path on PostgreSQL (a send entry behind the lease fence, one transaction): p50 ${ms(p(sendTimes, 0.5))}, p99 ${ms(p(sendTimes, 0.99))}`,
+);
+console.log(
+  `same-agent next queued turn on a turn worker (${TURNS} turns; user entry - previous turn-ended): p50 ${ms(p(handoffs, 0.5))}, p99 ${ms(p(handoffs, 0.99))}`,
 );
 
 for (const worker of workers) {

@@ -6,7 +6,7 @@
  *   initialize + tools/list + the call, as the `mcp` tool does it), p50 over N agents; target < 1.5 s;
  * - warm: a call to a running server (echo, whose own time is ~0), through the `mcp` tool
  *   (schema check, result record) and through the client alone, p50 and p99; targets < 5 ms, < 20 ms;
- * - 20 agents each holding a warm server: RSS of the box and of the servers.
+ * - 20 agents each holding a warm server: RSS of the box, and RSS and PSS of the servers' processes.
  *
  *   npx tsx bench/mcp-stdio.ts [agents=20] [warmCalls=500]
  */
@@ -86,26 +86,40 @@ await measure('client call (echo)', () => access.call('demo', 'echo', { text: 'w
 const input = mcpTool.input.parse({ server: 'demo', toolName: 'echo', args: { text: 'warm' } });
 await measure('mcp tool (schema check + call + record)', () => mcpTool.run(input, ctx));
 
-// RSS: the box's growth, and every process of the servers' sandboxes (bubblewrap, supervisor, node).
+// Memory: the box's RSS, and every process of the servers' sandboxes (bubblewrap, the sandbox
+// supervisor, node). RSS counts pages the processes share (node's code) once per process; PSS
+// splits each shared page between its sharers, so the PSS sum is what the servers really add.
 const rssAfter = process.memoryUsage().rss;
-let serverKb = 0;
-let processes = 0;
+const byKind = new Map<string, { processes: number; rssKb: number; pssKb: number }>();
 const sandboxes = path.join(dataDir, 'sandboxes');
 for (const pid of await readdir('/proc')) {
-  if (!/^\d+$/.test(pid)) continue;
+  if (!/^\d+$/.test(pid) || Number(pid) === process.pid) continue;
   const cmdline = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
-  const cwd = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => '');
   if (!cmdline.includes(sandboxes) && !cmdline.includes('stdio-server.mjs')) continue;
-  const rss = /VmRSS:\s+(\d+) kB/.exec(cwd);
-  if (rss) {
-    serverKb += Number(rss[1]);
-    processes++;
-  }
+  const status = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => '');
+  const rollup = await readFile(`/proc/${pid}/smaps_rollup`, 'utf8').catch(() => '');
+  const kind = /^Name:\s+(\S+)/m.exec(status)?.[1] ?? '?';
+  const row = byKind.get(kind) ?? { processes: 0, rssKb: 0, pssKb: 0 };
+  row.processes++;
+  row.rssKb += Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? 0);
+  row.pssKb += Number(/^Pss:\s+(\d+) kB/m.exec(rollup)?.[1] ?? 0);
+  byKind.set(kind, row);
+}
+const mb = (kb: number) => `${(kb / 1024).toFixed(0)} MB`;
+let rssKb = 0;
+let pssKb = 0;
+let processes = 0;
+for (const [kind, row] of byKind) {
+  rssKb += row.rssKb;
+  pssKb += row.pssKb;
+  processes += row.processes;
+  console.log(`  ${kind}: ${row.processes} processes, RSS ${mb(row.rssKb)}, PSS ${mb(row.pssKb)}`);
 }
 console.log(
   `${AGENTS} agents with a warm server: box RSS ${(rssAfter / 1024 ** 2).toFixed(0)} MB ` +
-    `(+${((rssAfter - rssBefore) / 1024 ** 2).toFixed(0)} MB), servers ${(serverKb / 1024).toFixed(0)} MB ` +
-    `in ${processes} processes (${(serverKb / 1024 / AGENTS).toFixed(1)} MB per server)`,
+    `(+${((rssAfter - rssBefore) / 1024 ** 2).toFixed(0)} MB over the 20 servers); servers: ${processes} processes, ` +
+    `RSS ${mb(rssKb)} (${(rssKb / 1024 / AGENTS).toFixed(1)} MB per server), ` +
+    `PSS ${mb(pssKb)} (${(pssKb / 1024 / AGENTS).toFixed(1)} MB per server)`,
 );
 console.log(`load after: ${(await readFile('/proc/loadavg', 'utf8')).trim()}`);
 await host.close();

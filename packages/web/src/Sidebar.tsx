@@ -198,6 +198,8 @@ export function Sidebar({
 /** What the row says about the turn: nothing for read-only agents, which never take one. */
 export function rowState(agent: RosterRow): { label: string; className: string } | null {
   if (agent.readOnly) return null;
+  // A running turn that waits on an approval card waits for the user, whatever its state says.
+  if (agent.awaitingApproval) return { label: 'Waiting for approval', className: 'state-awaiting' };
   if (agent.state === 'working') return { label: 'Working', className: 'state-working' };
   if (agent.state === 'awaiting-user') return { label: 'Waiting for you', className: 'state-awaiting' };
   return null;

@@ -127,6 +127,18 @@ describe('approval cards in Chromium', () => {
       ]);
       // The composer says what the agent waits for.
       await expect.poll(() => page.getByTestId('awaiting-approval').count()).toBe(1);
+      if (viewport === DESKTOP) {
+        // So does its row in the agent list (RosterRow.awaitingApproval).
+        const row = page.locator(`[data-testid="agent-row"][data-agent-id="${id}"]`);
+        await expect
+          .poll(() =>
+            row
+              .getByTestId('agent-state')
+              .textContent({ timeout: 500 })
+              .catch(() => null),
+          )
+          .toBe('Waiting for approval');
+      }
       expect(await page.getByTestId('working-indicator').count()).toBe(0);
       // Not run before the answer.
       expect(modelRead(model, `echo: ${marker}`)).toBe(false);

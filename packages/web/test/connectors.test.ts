@@ -321,13 +321,27 @@ describe('the Connect card', () => {
   }) => {
     const server = await startHttpServer('oauth');
     try {
-      await writeMcpConfig(gateway.dataDir, { secure: { url: server.url, allowPrivateHost: true } });
+      await writeMcpConfig(gateway.dataDir, {});
       const id = await createAgent(gateway, 'Connect');
       model.reply(
         mcpCall('secure', 'echo', { text: 'one' }),
         send({ type: 'text', content: 'Please connect.' }),
       );
       const { page, problems } = await openSignedInPage(browser, contexts, gateway, PHONE, `#agent=${id}`);
+      // The remote server is added in the panel: its URL, on this machine (loopback) by the user's leave.
+      await openConnectors(page);
+      await page.getByTestId('mcp-add').click();
+      await page.getByTestId('mcp-name').fill('secure');
+      await page.getByTestId('mcp-kind-http').check();
+      await page.getByTestId('mcp-url').fill(server.url);
+      await page.getByTestId('mcp-allow-private-host').check();
+      await page.getByTestId('mcp-save').click();
+      await expect.poll(() => row(page, 'secure').count()).toBe(1);
+      expect((await mcpJson(gateway.dataDir)).mcpServers.secure).toEqual({
+        url: server.url,
+        allowPrivateHost: true,
+      });
+      await page.keyboard.press('Escape');
       await callGateway(gateway, 'sendPrompt', {
         agentId: id,
         prompt: 'use secure',

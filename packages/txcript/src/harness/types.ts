@@ -153,6 +153,12 @@ export interface Harness<R = unknown> {
    * (search/byte-filter.ts). Set only for formats checked to be so.
    */
   textInSource?: boolean;
+  /**
+   * With `textInSource`: words beyond search's own list (search/scan.ts
+   * DERIVED) that this harness's codec may put into a session's searchable
+   * text without its file spelling them (a default tool name).
+   */
+  derivedWords?: readonly string[];
   /** Harnesses with a managed location (not `simple`) have a store. */
   store?: (env?: NodeJS.ProcessEnv) => Store;
   /**

@@ -15,6 +15,12 @@ describe('the needles of a query', () => {
     // -prod excluded, paginaton~ fuzzy, x1 short, Bash and old_str inside words a codec makes.
     expect(byteNeedles(q).sort()).toEqual(['42137', 'caf', 'deploy', 'dry', 'run']);
   });
+
+  it('leave out what a harness says its codec may make up (a default tool name)', () => {
+    const q = parseQuery('custom tool deploy');
+    expect(byteNeedles(q).sort()).toEqual(['custom', 'deploy', 'tool']);
+    expect(byteNeedles(q, ['custom_tool']).sort()).toEqual(['deploy']);
+  });
 });
 
 describe('whether the bytes may hold the needles', () => {

@@ -11,6 +11,8 @@ import { createContext } from '../cli/context.ts';
 import { discoverSessions } from '../cli/sessions.ts';
 import type { SearchRow } from '../cli/search.ts';
 import { claudeCode } from '../harness/claude-code/index.ts';
+import { codex } from '../harness/codex/index.ts';
+import type { Transcript } from '../model/common.ts';
 import { runCli } from '../../test/run-cli.ts';
 import { generateClaudeProjects } from '../../test/fixtures/claude-code/generate.ts';
 import { buildLockFile } from './index-build.ts';
@@ -158,5 +160,61 @@ describe('a first search', () => {
     expect(starts).toEqual(['index']);
     expect(readFileSync(buildLockFile(env), 'utf8')).toBe(String(process.pid));
     await txcript(['index']);
+  });
+});
+
+describe('the scan of Codex rollouts (their text is in their files)', () => {
+  it('reads only the rollouts that can hold the words, wherever in the rollout they are', async () => {
+    const codexEnv = { ...env, TXCRIPT_CODEX_ROOT: join(home, 'codex', 'sessions') };
+    const at = (s: number): string => new Date(Date.UTC(2026, 6, 1, 9, 0, s)).toISOString();
+    const session = (id: string, said: string, command: string, input: string): Transcript => ({
+      meta: { id, timestamp: at(0), cwd: '/home/dev/app', title: `session ${id.slice(0, 4)}` },
+      messages: [
+        { role: 'user', timestamp: at(1), content: [{ type: 'text', text: `Prüfe das, bitte: ${said}` }] },
+        {
+          role: 'assistant',
+          timestamp: at(2),
+          content: [
+            { type: 'tool_use', id: `c-${id}`, tool: { name: 'Bash', command } },
+            {
+              type: 'tool_use',
+              id: `r-${id}`,
+              tool: { name: 'Raw', tool_name: 'lookup', input: { q: input } },
+            },
+          ],
+        },
+        {
+          role: 'user',
+          timestamp: at(3),
+          content: [
+            { type: 'tool_result', tool_use_id: `c-${id}`, content: 'ok' },
+            { type: 'tool_result', tool_use_id: `r-${id}`, content: 'ok' },
+          ],
+        },
+      ],
+    });
+    const store = codex.store!(codexEnv);
+    const ids = ['a1a1a1a1-0000-4000-8000-000000000001', 'b2b2b2b2-0000-4000-8000-000000000002'];
+    const saved = [
+      // The word in the user's text; in the second, only inside a call's arguments (a JSON string in a JSON string).
+      await store.save!(session(ids[0]!, 'the quokkaline "theme"', 'ls', 'none')),
+      await store.save!(session(ids[1]!, 'nothing here', 'grep -r "quokkaline" src/', 'x')),
+      await store.save!(session('c3c3c3c3-0000-4000-8000-000000000003', 'nothing either', 'ls', 'nope')),
+    ];
+    expect(saved).toHaveLength(3);
+    const ctx = createContext({
+      stdout: { write: () => true },
+      stderr: { write: () => true },
+      readStdin: () => Promise.resolve(''),
+      env: codexEnv,
+      now: () => new Date(),
+      harnesses: [codex],
+    });
+    const { sessions } = await discoverSessions(ctx, undefined);
+    expect(sessions).toHaveLength(3);
+    const stats: ScanStats = { sessions: 0, files: 0, passed: 0, read: 0 };
+    const hits = await scanHits(ctx, parseQuery('quokkaline'), { limit: 20 }, sessions, {}, stats);
+    expect(stats).toEqual({ sessions: 3, files: 3, passed: 2, read: 2 });
+    expect(new Set(hits.map((h) => h.session.id))).toEqual(new Set(ids));
   });
 });

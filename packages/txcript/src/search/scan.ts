@@ -53,15 +53,15 @@ const MIN_NEEDLE = 3;
  * The lower-case ASCII pieces that every matching session's file must hold:
  * each wanted, exact term cut at characters JSON may escape or that are not
  * ASCII (`"`, `\`, `/`, controls, white space, non-ASCII), less what
- * DERIVED holds.
+ * DERIVED (and the harness's own `derivedWords`) holds.
  */
-export function byteNeedles(query: Query): string[] {
+export function byteNeedles(query: Query, derived: readonly string[] = []): string[] {
   const needles = new Set<string>();
   for (const t of query.terms) {
     if (t.negated || t.fuzzy) continue;
     for (const piece of t.text.split(/[^\x21-\x7e]|["\\/]/)) {
       if (piece.length < MIN_NEEDLE) continue;
-      if (DERIVED.some((w) => w.includes(piece))) continue;
+      if (DERIVED.some((w) => w.includes(piece)) || derived.some((w) => w.includes(piece))) continue;
       needles.add(piece);
     }
   }
@@ -93,10 +93,9 @@ export async function scanHits(
 ): Promise<Hit[]> {
   const sessions = await withHarnesses(ctx, listed);
   const wanted = sessions.filter((s) => within(s, filters));
-  const needles = byteNeedles(query);
   // Newest first: a broad query's hits are the newest matches.
   wanted.sort((a, b) => activity(b) - activity(a));
-  const skipped = await byteSkipped(wanted, needles, options, stats);
+  const skipped = await byteSkipped(wanted, query, options, stats);
   const bound = options.broadMatches ?? filters.broadMatches ?? BROAD_MATCHES;
   const progress = createProgress({
     stream: ctx.io.stderr,
@@ -179,35 +178,43 @@ function within(s: FoundSession, filters: HitFilters): boolean {
   );
 }
 
-/** The session files whose bytes cannot hold the needles (only of harnesses whose text is in their files). */
+/** The session files whose bytes cannot hold the query's needles (only of harnesses whose text is in their files). */
 async function byteSkipped(
   sessions: readonly FoundSession[],
-  needles: readonly string[],
+  query: Query,
   options: ScanFileOptions,
   stats: ScanStats | undefined,
 ): Promise<Set<string>> {
   const skipped = new Set<string>();
-  if (needles.length === 0) return skipped;
   // One check per file: a Claude Code parent and its inline sidechains share one; any title counts.
-  const titles = new Map<string, string>();
+  // Files are checked per harness: each may add words its codec makes up.
+  const byHarness = new Map<FoundSession['harness'], Map<string, string>>();
   for (const s of sessions) {
     if (s.harness.textInSource !== true) continue;
+    const titles = byHarness.get(s.harness) ?? new Map<string, string>();
+    byHarness.set(s.harness, titles);
     const before = titles.get(s.summary.locator) ?? '';
     titles.set(s.summary.locator, `${before}\n${foldCase(s.summary.title ?? '')}`);
   }
-  const files: FileCheck[] = [];
-  for (const [path, also] of titles) {
-    const bytes = statSync(path, { throwIfNoEntry: false })?.size ?? 0;
-    files.push({ path, bytes, also });
+  let files = 0;
+  for (const [harness, titles] of byHarness) {
+    const needles = byteNeedles(query, harness.derivedWords);
+    files += titles.size;
+    if (needles.length === 0) continue;
+    const checks: FileCheck[] = [];
+    for (const [path, also] of titles) {
+      const bytes = statSync(path, { throwIfNoEntry: false })?.size ?? 0;
+      checks.push({ path, bytes, also });
+    }
+    const verdicts = await checkFiles(checks, needles, options);
+    // An unreadable file is left to the full read, which says why.
+    verdicts.forEach((v, i) => {
+      if (v === false) skipped.add(checks[i]!.path);
+    });
   }
-  const verdicts = await checkFiles(files, needles, options);
-  // An unreadable file is left to the full read, which says why.
-  verdicts.forEach((v, i) => {
-    if (v === false) skipped.add(files[i]!.path);
-  });
   if (stats !== undefined) {
-    stats.files = files.length;
-    stats.passed = files.length - skipped.size;
+    stats.files = files;
+    stats.passed = files - skipped.size;
   }
   return skipped;
 }

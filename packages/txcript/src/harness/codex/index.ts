@@ -15,6 +15,10 @@ export const codex: Harness<CodexLine[]> = {
   store: codexStore,
   readCommon: readCodexCommon,
   renderCommon: (transcript) => renderJsonlPieces(codexLines(transcript)),
+  // Checked (docs/formats/codex.md, "Search"): every text the codec reads is a JSON string or number of the rollout.
+  textInSource: true,
+  // The name a call without one is given.
+  derivedWords: ['custom_tool'],
 };
 
 /** Env var holding a resume command template, e.g. `mytool --open {id}`. */
