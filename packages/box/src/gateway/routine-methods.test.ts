@@ -85,6 +85,22 @@ it('updateRoutine creates with the model’s rules: a missing field or a bad sch
   const events = await stream.collect((event) => event.event === 'routines');
   await stream.cancel();
   expect(events.at(-1)!.data).toEqual({ agentId: id });
+
+  // Each change is also Grok Bot's ledger event, the conversation's thin line.
+  const routineId = (created.body as { routine: Routine }).routine.id;
+  await test.call('updateRoutine', { agentId: id, id: routineId, action: 'pause' });
+  await test.call('updateRoutine', { agentId: id, id: routineId, action: 'resume' });
+  await test.call('updateRoutine', { agentId: id, id: routineId, action: 'update', prompt: 'Say hello.' });
+  await test.call('updateRoutine', { agentId: id, id: routineId, action: 'delete' });
+  const opened = (await test.call('openAgent', { id })).body as { entries: Array<Record<string, unknown>> };
+  expect(opened.entries.filter((entry) => entry.kind === 'event').map((entry) => entry.event)).toEqual(
+    ['created', 'disabled', 'enabled', 'updated', 'deleted'].map((action) => ({
+      type: 'automation-changed',
+      action,
+      automationId: routineId,
+      automationName: 'Morning',
+    })),
+  );
 });
 
 it('updateRoutine run: one run now, out of schedule, paused or not; the schedule goes on; bad asks are refused', async () => {

@@ -44,6 +44,7 @@ import { WritePoints } from '../stores/write-points.ts';
 import { AgentRoster } from './agent-roster.ts';
 import {
   Routines,
+  ROUTINE_STARTS_AT_ONCE,
   systemClock,
   type RoutineClock,
   type RoutineUpdate,
@@ -288,6 +289,12 @@ export class LocalAgentHost implements AgentHost {
           () => false,
         ),
       emit: (event) => this.emit(event),
+      record: async (id, event) => {
+        (await this.existing(id)).writer.appendEntries([
+          { id: `ev-${randomUUID()}`, kind: 'event', event, timestampMs: Date.now() },
+        ]);
+      },
+      startsAtOnce: ROUTINE_STARTS_AT_ONCE,
       writePoints,
     });
     this.routines = routines;

@@ -44,8 +44,13 @@ export const systemClock: RoutineClock = {
 const LATE_MS = 60_000;
 /** How long a fire that could not be delivered (a full disk) waits before it tries again. */
 const RETRY_MS = 5_000;
-/** Routine turns starting at once (a burst of fires waits its turn: run-slots.ts). */
+/** Routine turns starting at once in a box (a burst of fires waits its turn: run-slots.ts). */
 export const ROUTINE_STARTS_AT_ONCE = 8;
+/**
+ * How long a fire keeps its slot when its turn does not start (its agent is busy with another
+ * turn, and the fire waits in its inbox): short, so busy agents cannot hold the others up.
+ */
+const SLOT_HOLD_MS = 2_000;
 
 export interface RoutineView extends Pick<
   RoutineRecord,
@@ -92,8 +97,34 @@ export interface RoutinesHost {
   /** True while the agent exists. */
   exists(agentId: string): Promise<boolean>;
   emit(event: RoutinesEvent): void;
+  /**
+   * Appends Grok Bot's ledger entry for a routine change, `event {type: "automation-changed",
+   * action, automationId, automationName}` (the conversation's thin line). Absent: none written.
+   */
+  record?(agentId: string, event: AutomationChanged): Promise<void>;
+  /**
+   * How many fires may be starting their turn at once (run-slots.ts); absent: no limit (a host
+   * whose delivery starts no turn, such as the scheduler bench's).
+   */
+  startsAtOnce?: number;
   writePoints: WritePoints;
 }
+
+/** Grok Bot's routine lifecycle event (grok-bot-format.md §7; docs/formats/grok-bot.md). */
+export type AutomationChanged = {
+  type: 'automation-changed';
+  action: 'created' | 'updated' | 'enabled' | 'disabled' | 'deleted';
+  automationId: string;
+  automationName: string;
+};
+
+const CHANGE_ACTION = {
+  create: 'created',
+  update: 'updated',
+  resume: 'enabled',
+  pause: 'disabled',
+  delete: 'deleted',
+} as const satisfies Record<RoutineCommand['action'], AutomationChanged['action']>;
 
 interface Armed {
   agentId: string;
@@ -108,7 +139,7 @@ export class Routines {
   private readonly firing = new Set<string>();
   /** Each routine's parsed schedule, by `<agentId>/<routineId>`, with what it was parsed from. */
   private readonly schedules = new Map<string, { source: string; schedule: Schedule }>();
-  private readonly slots = new RunSlots(ROUTINE_STARTS_AT_ONCE);
+  private readonly slots: RunSlots;
   /** Slots held by fires whose turn has not started yet, by `<agentId>/<routineId>/<instant>`. */
   private readonly holding = new Map<string, () => void>();
   /** Turns of each agent that delivered a send (a silent run that sent nothing is `silent`). */
@@ -118,7 +149,9 @@ export class Routines {
   private started = false;
   private stopped = false;
 
-  constructor(private readonly host: RoutinesHost) {}
+  constructor(private readonly host: RoutinesHost) {
+    this.slots = new RunSlots(host.startsAtOnce ?? Infinity, SLOT_HOLD_MS);
+  }
 
   /** Opens the books of every agent that has one, catches up on missed fires, and arms the timer. */
   async start(agentIds: readonly string[]): Promise<void> {
@@ -149,7 +182,7 @@ export class Routines {
     const { id } =
       change.action === 'run'
         ? await this.runNow(agentId, change.id!)
-        : this.change(agentId, { ...change, action: change.action });
+        : await this.apply(agentId, { ...change, action: change.action });
     const routine = this.books.get(agentId)?.get(id);
     return routine ? this.view(agentId, routine, this.book(agentId)) : null;
   }
@@ -431,12 +464,27 @@ export class Routines {
   }
 
   /** update_state's routine part (and updateRoutine's): changes the book, re-arms, answers in a sentence. */
-  private apply(agentId: string, input: RoutineCommand): Promise<{ text: string; target?: string }> {
-    try {
-      return Promise.resolve(this.change(agentId, input));
-    } catch (error) {
-      return Promise.reject(error instanceof Error ? error : new Error(String(error)));
-    }
+  private async apply(
+    agentId: string,
+    input: RoutineCommand,
+  ): Promise<{ text: string; target: string; id: string }> {
+    const done = this.change(agentId, input);
+    await this.recorded(agentId, input.action, done);
+    return done;
+  }
+
+  /** The change's ledger entry (after the book holds it: the ledger only tells of a change made). */
+  private async recorded(
+    agentId: string,
+    action: RoutineCommand['action'],
+    done: { id: string; target: string },
+  ): Promise<void> {
+    await this.host.record?.(agentId, {
+      type: 'automation-changed',
+      action: CHANGE_ACTION[action],
+      automationId: done.id,
+      automationName: done.target,
+    });
   }
 
   /** The routine with `id`, or a 404 StateError naming the agent's routines. */

@@ -4,10 +4,22 @@
  */
 import type { EventEntry } from '@sendbox/protocol';
 
+const AUTOMATION_VERB: Record<string, string> = {
+  created: 'Created',
+  updated: 'Updated',
+  enabled: 'Resumed',
+  disabled: 'Paused',
+  deleted: 'Deleted',
+};
+
 export function eventText(entry: EventEntry): string {
   const { event } = entry;
   if (event.type === 'name-changed' && event.from !== undefined && event.to !== undefined)
     return `Renamed from “${event.from}” to “${event.to}”`;
+  if (event.type === 'automation-changed' && typeof event.automationName === 'string') {
+    const verb = typeof event.action === 'string' ? AUTOMATION_VERB[event.action] : undefined;
+    return `${verb ?? 'Changed'} routine “${event.automationName}”`;
+  }
   return `Agent event: ${event.type}`;
 }
 
