@@ -16,6 +16,7 @@ import {
   type LedgerPrefetch,
 } from './focused-agent.ts';
 import { McpPanel } from './McpPanel.tsx';
+import { NewConversation } from './NewConversation.tsx';
 import { NotificationSettings } from './NotificationSettings.tsx';
 import { useAgentNotifications } from './notifications.ts';
 import { nextTheme, useBubbleStyle, useNotificationChoice, useTheme } from './preferences.ts';
@@ -339,6 +340,14 @@ export function App({
               onRosterChange={scheduleRosterRefresh}
               prefetched={prefetch}
               {...(focusHit?.agentId === selected.id ? { focusHit } : {})}
+            />
+          ) : agents !== null && agents.length === 0 && model?.configured === true ? (
+            <NewConversation
+              client={client}
+              onStarted={(agent) => {
+                setAgents((rows) => [agent, ...(rows ?? []).filter((row) => row.id !== agent.id)]);
+                select(agent.id);
+              }}
             />
           ) : (
             <p className="placeholder center">

@@ -39,16 +39,26 @@ export async function copyText(text: string): Promise<void> {
   if (!ok) throw new Error('the browser refused to copy');
 }
 
-export function CopyButton({ text, label }: { text: string; label: string }) {
+export function CopyButton({
+  text,
+  label,
+  testId = 'copy-code',
+  className = 'copy-button',
+}: {
+  text: string;
+  label: string;
+  testId?: string;
+  className?: string;
+}) {
   const [state, setState] = useState<'idle' | 'copied' | 'failed'>('idle');
   const timer = useRef<ReturnType<typeof setTimeout> | null>(null);
   useEffect(() => () => clearTimeout(timer.current ?? undefined), []);
   return (
     <button
       type="button"
-      className="copy-button"
+      className={className}
       aria-label={label}
-      data-testid="copy-code"
+      data-testid={testId}
       onClick={() => {
         copyText(text).then(
           () => setState('copied'),

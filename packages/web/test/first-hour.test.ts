@@ -353,3 +353,35 @@ describe('content search from the sidebar', { timeout: 180_000 }, () => {
     expect(hits.map((h) => [h.agentId, h.snippet.text])).toEqual([[other, 'A narwhal swam past.']]);
   });
 });
+
+describe('a fresh box', () => {
+  it('opens on a ready conversation; the first message makes the agent, named from it', async ({ task }) => {
+    const fresh = await startGateway({ ...modelEnv(model), SENDBOX_MODEL_MAX_RETRIES: '0' });
+    try {
+      const { page, problems } = await openSignedInPage(browser, contexts, fresh, PHONE);
+      const input = page.getByTestId('new-conversation-input');
+      await input.waitFor();
+      // Ready to type, and nothing made before the user sends.
+      expect(await page.evaluate('document.activeElement?.dataset.testid')).toBe('new-conversation-input');
+      expect(await callGateway<unknown[]>(fresh, 'listAgents', {})).toEqual([]);
+      await saveScreenshot(page, `${task.name} (ready)`);
+
+      model.reply(send({ type: 'text', content: 'Lisbon in three days: here is a plan.' }));
+      await input.fill('Plan a three-day trip to Lisbon');
+      await page.keyboard.press('Enter');
+      await page
+        .locator('[data-testid="bubble"]', { hasText: 'Lisbon in three days: here is a plan.' })
+        .waitFor({ timeout: 30_000 });
+      const rows = await callGateway<Array<{ id: string; name: string }>>(fresh, 'listAgents', {});
+      expect(rows).toHaveLength(1);
+      await expect
+        .poll(async () => (await callGateway<Array<{ name: string }>>(fresh, 'listAgents', {}))[0]?.name)
+        .toBe('Plan a three-day trip to Lisbon');
+      expect(await page.getByTestId('new-conversation').count()).toBe(0);
+      await saveScreenshot(page, task.name);
+      expect(problems).toEqual([]);
+    } finally {
+      await fresh.stop();
+    }
+  });
+});

@@ -676,6 +676,26 @@ describe('sidebar', () => {
   });
 });
 
+describe('copy', () => {
+  it('copies a whole message: the reply’s Markdown source and the prompt as written', async ({ task }) => {
+    const content = '## Plan\n\n1. **Build** it\n2. Ship `v2` — done ✓';
+    const id = await agentWith('Copy one', send({ type: 'text', content }));
+    const { page, problems } = await openPage(gateway, DESKTOP, `#agent=${id}`);
+    await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], {
+      origin: new URL(gateway.url).origin,
+    });
+    const reply = page.locator('[data-testid="bubble"][data-kind="send-message"]').last();
+    await reply.getByTestId('copy-message').click();
+    await expect.poll(() => reply.getByTestId('copy-message').textContent()).toBe('Copied');
+    expect(await page.evaluate('navigator.clipboard.readText()')).toBe(content);
+    const prompt = page.locator('[data-testid="bubble"][data-kind="message"]').first();
+    await prompt.getByTestId('copy-message').click();
+    await expect.poll(() => page.evaluate('navigator.clipboard.readText()')).toBe('hello Copy one');
+    await saveScreenshot(page, task.name);
+    expect(problems).toEqual([]);
+  });
+});
+
 describe('composer', () => {
   it('grows to about eight lines, keeps drafts per agent, and stages pasted and dropped files as chips', async ({
     task,

@@ -173,6 +173,35 @@ describe('approval cards in a real box', () => {
     ).rejects.toMatchObject({ status: 409, message: expect.stringContaining('stopped') as string });
   });
 
+  it('a card shows the arguments scrubbed: a secret the agent holds never reaches the card or the ledger', async () => {
+    const SECRET = 'ghp_Card/Secret+value42';
+    fx = await hostFixture([
+      {
+        toolCalls: [
+          {
+            name: 'send_message',
+            input: { type: 'secret-request', secret: { label: 'GitHub token', name: 'GH_TOKEN' } },
+          },
+        ],
+      },
+      end,
+      { toolCalls: [{ id: 'w1', name: 'write', input: { path: 'token.txt', content: `token=${SECRET}` } }] },
+      reply,
+      end,
+    ]);
+    await askFor(fx, { write: 'ask' });
+    await prompt(fx, 'keep my token');
+    await card(fx, 't0s0');
+    await fx.host.submitSecret({ agentId: fx.agentId, messageId: 't0s0', value: SECRET });
+    const shown = await card(fx, 'approval-w1');
+    expect(shown).toMatchObject({
+      approval: { args: { path: 'token.txt', content: 'token=[secret GH_TOKEN redacted]' } },
+    });
+    await fx.host.answerToolApproval({ agentId: fx.agentId, entryId: 'approval-w1', decision: 'deny' });
+    await fx.host.idle(fx.agentId);
+    expect(JSON.stringify(ledgerOnDisk(fx.dataDir, fx.agentId).rows)).not.toContain(SECRET);
+  });
+
   it('the box stopped while a card waits: answered after the restart through the inbox, once; the call runs when made again', async () => {
     fx = await hostFixture([write('w1', 'a.txt'), reply, end]);
     await askFor(fx, { write: 'ask' });

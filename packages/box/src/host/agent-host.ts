@@ -717,7 +717,7 @@ export class LocalAgentHost implements AgentHost {
     return (await this.existing(input.agentId)).answerWidget(input.messageId, input.answer);
   }
 
-  /** Answers an approval card (approvals/gate.ts): accepted once per card, across restarts too. */
+  /** The box secrets' names (never a value), for the Connectors panel. */
   listBoxSecrets(): Promise<BoxSecretsView> {
     return this.mcp.boxSecretsView();
   }
@@ -767,6 +767,7 @@ export class LocalAgentHost implements AgentHost {
     return done;
   }
 
+  /** Answers an approval card (approvals/gate.ts): accepted once per card, across restarts too. */
   async answerToolApproval(input: {
     agentId: string;
     entryId: string;

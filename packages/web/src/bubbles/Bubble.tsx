@@ -7,6 +7,7 @@
 import { assertNever } from '@sendbox/protocol';
 import { memo, type ReactNode } from 'react';
 import type { TranscriptEntry } from '../api/types.ts';
+import { CopyButton } from '../CodeBlock.tsx';
 import { approvalOf, bubbleKindFor, type ApprovalOutcome, type BubbleKind } from '../transcript.ts';
 import { ApprovalBubble } from './ApprovalBubble.tsx';
 import { AttachmentBubble } from './AttachmentBubble.tsx';
@@ -115,6 +116,12 @@ export const Bubble = memo(function Bubble({
   if (kind === null) return null;
   const type = entry.kind === 'send-message' ? entry.message.type : undefined;
   const role = entry.kind === 'message' ? entry.role : undefined;
+  const copyable = copyableText(entry);
+  const time = entry.timestampMs > 0 && SIDE[kind] !== 'meta' && (
+    <time className="bubble-time" dateTime={new Date(entry.timestampMs).toISOString()}>
+      {formatTime(entry.timestampMs)}
+    </time>
+  );
   return (
     <article
       className={`bubble bubble-${kind} side-${SIDE[kind]}`}
@@ -133,14 +140,30 @@ export const Bubble = memo(function Bubble({
           Stopped: you stopped the agent while it wrote this
         </p>
       )}
-      {entry.timestampMs > 0 && SIDE[kind] !== 'meta' && (
-        <time className="bubble-time" dateTime={new Date(entry.timestampMs).toISOString()}>
-          {formatTime(entry.timestampMs)}
-        </time>
+      {copyable !== null ? (
+        <div className="bubble-foot">
+          <CopyButton
+            text={copyable}
+            label="Copy the whole message"
+            testId="copy-message"
+            className="copy-button bubble-copy"
+          />
+          {time}
+        </div>
+      ) : (
+        time
       )}
     </article>
   );
 });
+
+/** The words a "Copy" takes whole: a text send's Markdown source, or a message as written. */
+function copyableText(entry: TranscriptEntry): string | null {
+  if (entry.kind === 'send-message')
+    return entry.message.type === 'text' && entry.message.content !== '' ? entry.message.content : null;
+  if (entry.kind === 'message') return entry.content === '' ? null : entry.content;
+  return null;
+}
 
 function ariaLabel(kind: BubbleKind, entry: TranscriptEntry): string {
   const who = SIDE[kind] === 'user' ? 'You' : SIDE[kind] === 'agent' ? 'Agent' : 'Activity';

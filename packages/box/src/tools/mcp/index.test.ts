@@ -243,6 +243,41 @@ describe('MCP tools in a real box', () => {
   });
 });
 
+describe('MCP image results', () => {
+  it('reach the model as an image, and the JSONL records the image beside', async () => {
+    fx = await hostFixture([call('mcp', { server: 'demo', toolName: 'image', args: {} }), reply, end]);
+    await writeConfig(fx.dataDir);
+    await fx.prompt('show me');
+    const PIXEL =
+      'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
+    expect(toolResults(fx, 1)[0]!.output).toEqual({
+      type: 'text',
+      value: 'a pixel\n[The image is in the next message.]',
+    });
+    // The wires take tool results as text: the image follows in a user message of the same request.
+    const messages = fx.model.requests[1]!.messages;
+    const toolAt = messages.findLastIndex((m) => m.role === 'tool');
+    const after = JSON.stringify(messages.slice(toolAt + 1));
+    expect(after).toContain(PIXEL);
+    expect(after).toContain('image/png');
+    const records = await fx.records();
+    expect(records).toContainEqual({
+      role: 'tool',
+      message: {
+        content: [
+          {
+            type: 'tool_result',
+            name: 'image',
+            result: {
+              success: { content: [{ text: 'a pixel' }, { image: { data: PIXEL, mimeType: 'image/png' } }] },
+            },
+          },
+        ],
+      },
+    });
+  });
+});
+
 describe('confined stdio servers', () => {
   it('a hung call ends at timeoutMs and the turn goes on; a crashed server is started again', async () => {
     fx = await hostFixture([
