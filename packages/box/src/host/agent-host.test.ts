@@ -579,7 +579,9 @@ describe('the agent lifecycle', () => {
     expect(
       (await hostError(fx.host.sendPrompt({ agentId: '../etc', prompt: 'x', clientNonce: 'n' }))).status,
     ).toBe(400);
-    expect((await hostError(fx.host.createAgent({ name: '  ' }))).status).toBe(400);
+    expect((await hostError(fx.host.createAgent({ name: 'x'.repeat(201) }))).status).toBe(400);
+    // A blank name is no name: an untitled agent, named by its first prompt.
+    expect((await fx.host.createAgent({ name: '  ' })).name).toBe('');
     expect(fx.host.modelStatus()).toMatchObject({ configured: false });
     expect((await fx.host.listAgents())[0]).toMatchObject({ readOnly: true });
   });

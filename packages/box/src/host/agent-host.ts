@@ -58,7 +58,7 @@ import type { MemoryScope } from '../memory/memory-file.ts';
 import { AgentProfiles } from '../profile/profile-editor.ts';
 import { profileHandler } from '../profile/profile-handler.ts';
 import { agentSettingsOf, type AgentSettings } from '../profile/agent-settings.ts';
-import { checkedUpdate, type AgentUpdate } from '../profile/agent-update.ts';
+import { checkedUpdate, MAX_NAME_CHARS, type AgentUpdate } from '../profile/agent-update.ts';
 import { filesystemIsFull, isDiskFullError, StoreWriteError } from '../stores/errors.ts';
 import { agentPaths, agentsRoot, isSafeAgentId } from '../stores/files/layout.ts';
 import { DEFAULT_SEND_REMINDER_EVERY } from '../context/send-reminder.ts';
@@ -412,7 +412,14 @@ export class LocalAgentHost implements AgentHost {
 
   /** An agent created without a name is named from its first prompt (`sendPrompt`). */
   async createAgent(input: CreateAgentInput): Promise<RosterRow> {
+    // No name is an untitled agent (its first prompt names it); a name is held to updateAgent's rule.
     const name = input.name?.trim() ?? '';
+    if (name.length > MAX_NAME_CHARS) {
+      throw new HostError(
+        `createAgent: the name is longer than ${MAX_NAME_CHARS} characters; shorten it`,
+        400,
+      );
+    }
     const id = randomUUID();
     const paths = agentPaths(this.dataDir, id);
     const now = this.config.now();
