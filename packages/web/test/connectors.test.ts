@@ -364,10 +364,15 @@ describe('the Connect card', () => {
       expect(await tab.evaluate('window.opener === null')).toBe(true);
       await tab.close();
       expect(await card.getByTestId('connect-status').textContent()).toMatch(/Sign in in the new tab/);
+      // In the conversation (the sidebar's preview of the agent may show the same line).
       await expect
-        .poll(() => page.getByText('Connected secure: your agent can use it now.').count(), {
-          timeout: 20_000,
-        })
+        .poll(
+          () =>
+            page
+              .locator('[data-testid="bubble"]', { hasText: 'Connected secure: your agent can use it now.' })
+              .count(),
+          { timeout: 20_000 },
+        )
         .toBe(1);
 
       model.reply(mcpCall('secure', 'echo', { text: 'two' }), send({ type: 'text', content: 'Worked.' }));
