@@ -48,6 +48,7 @@ describe('cross-harness', () => {
         'cursor_desktop',
         'hermes',
         'antigravity',
+        'cowork',
       ]),
     );
   });
