@@ -41,6 +41,11 @@ export interface ComposerProps {
   onStop?: () => Promise<void>;
 }
 
+/** Enter sends; Shift+Enter is a new line, and an IME's Enter ends its composition. */
+export function sendsOnEnter(event: KeyboardEvent<HTMLTextAreaElement>): boolean {
+  return event.key === 'Enter' && !event.shiftKey && !event.nativeEvent.isComposing;
+}
+
 export function newNonce(): string {
   if (typeof crypto.randomUUID === 'function') return crypto.randomUUID();
   const bytes = crypto.getRandomValues(new Uint8Array(16));
@@ -168,7 +173,7 @@ export const Composer = forwardRef<HTMLTextAreaElement, ComposerProps>(function 
   }
 
   function onKeyDown(event: KeyboardEvent<HTMLTextAreaElement>): void {
-    if (event.key !== 'Enter' || event.shiftKey || event.nativeEvent.isComposing) return;
+    if (!sendsOnEnter(event)) return;
     event.preventDefault();
     void send();
   }

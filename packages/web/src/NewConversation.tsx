@@ -6,7 +6,7 @@
 import { useRef, useState, type KeyboardEvent } from 'react';
 import type { ApiClient } from './api/client.ts';
 import type { RosterRow } from './api/types.ts';
-import { newNonce } from './Composer.tsx';
+import { newNonce, sendsOnEnter } from './Composer.tsx';
 
 export function NewConversation({
   client,
@@ -39,7 +39,7 @@ export function NewConversation({
   }
 
   const onKeyDown = (event: KeyboardEvent<HTMLTextAreaElement>) => {
-    if (event.key !== 'Enter' || event.shiftKey || event.nativeEvent.isComposing) return;
+    if (!sendsOnEnter(event)) return;
     event.preventDefault();
     void send();
   };

@@ -13,12 +13,11 @@ export class DraftPacer {
   constructor(
     private readonly tell: (draft: { toolCallId: string; text: string }) => void,
     private readonly intervalMs: number,
-    private readonly now: () => number = () => performance.now(),
   ) {}
 
   draft(toolCallId: string, text: string): void {
     const last = this.lastTold.get(toolCallId);
-    if (last === undefined || this.now() - last >= this.intervalMs) {
+    if (last === undefined || performance.now() - last >= this.intervalMs) {
       this.pending.delete(toolCallId);
       this.told(toolCallId, text);
       return;
@@ -29,7 +28,7 @@ export class DraftPacer {
         this.timer = null;
         this.flush();
       },
-      this.intervalMs - (this.now() - last),
+      this.intervalMs - (performance.now() - last),
     );
   }
 
@@ -53,7 +52,7 @@ export class DraftPacer {
   }
 
   private told(toolCallId: string, text: string): void {
-    this.lastTold.set(toolCallId, this.now());
+    this.lastTold.set(toolCallId, performance.now());
     this.tell({ toolCallId, text });
   }
 }

@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { partialSendText, SendDraft } from './partial-send.ts';
+import { SendDraft } from './partial-send.ts';
+
+/** A whole prefix read at once. */
+const partialSendText = (json: string) => new SendDraft().push(json);
 
 describe('partialSendText', () => {
   it('reads the content string of a prefix, unescaped, cut anywhere', () => {

@@ -65,9 +65,4 @@ export class SendDraft {
   }
 }
 
-/** The text of a whole prefix at once (`SendDraft` for a stream). */
-export function partialSendText(json: string): string | null {
-  return new SendDraft().push(json);
-}
-
 const ESCAPES: Readonly<Record<string, string>> = { n: '\n', t: '\t', r: '\r', b: '\b', f: '\f' };
