@@ -17,13 +17,9 @@ import { INTERRUPTED_CALL_RESULT } from '../agent/turn-closer.ts';
 import { scriptedProvider } from '../providers/scripted.ts';
 import { useServices } from '../stores/postgres/backend.ts';
 import { agentPaths } from '../stores/files/layout.ts';
+import { WorkerProcesses, type WorkerProcess } from '../testing/cluster-children.ts';
 import { processesRunning, until } from '../testing/processes.ts';
-import {
-  ledgerRows,
-  startWorkerProcess,
-  transcriptRows,
-  type WorkerProcess,
-} from '../testing/cluster-processes.ts';
+import { ledgerRows, transcriptRows } from '../testing/cluster-rows.ts';
 import { startClusterWorker, type ClusterWorker } from './worker.ts';
 
 const services = useServices();
@@ -69,18 +65,18 @@ describe('failover between worker processes', () => {
       await gateway.close();
     });
 
-    const root = await newDir('workers');
-    const children: WorkerProcess[] = [];
-    cleanups.push(() => {
-      for (const { child } of children) if (child.exitCode === null) child.kill('SIGKILL');
-      return Promise.resolve();
-    });
-    const cluster = { databaseUrl, objectStoreUrl, credentials, schema, key };
-    const startWorker = async (name: string): Promise<WorkerProcess> => {
-      const worker = await startWorkerProcess(cluster, root, name);
-      children.push(worker);
-      return worker;
-    };
+    const processes = new WorkerProcesses();
+    cleanups.push(() => Promise.resolve(processes.stopAll()));
+    const startWorker = async (name: string): Promise<WorkerProcess> =>
+      processes.start({
+        databaseUrl,
+        objectStoreUrl,
+        credentials,
+        schema,
+        keyHex: key.toString('hex'),
+        dataDir: await newDir(name),
+        name,
+      });
     const rows = (agentId: string) => ledgerRows(gateway.db, agentId);
 
     const a = await startWorker('worker-a');
