@@ -74,7 +74,7 @@ import {
 import type { TodoItem } from '../tools/types.ts';
 import { HostError } from '../agent/errors.ts';
 import { answeredSecretRequestsNotHeld } from '../agent/secrets-held.ts';
-import { type HostEvent } from '../agent/events.ts';
+import { type EventRelay, type EventRelayFactory, type HostEvent } from '../agent/events.ts';
 import { type ModelStatus } from '../providers/types.ts';
 import { AcceptsFirst } from '../agent/accepts-first.ts';
 import { type PendingInput } from '../stores/inbox.ts';
@@ -128,6 +128,8 @@ export interface AgentHostOptions {
    * agent's session: `runQueuedTurns` runs them. Default false: the session runs them.
    */
   queuedTurns?: boolean;
+  /** Between this host's events and its subscribers (default: none; a cluster worker's: cluster/events.ts). */
+  relay?: EventRelayFactory;
 }
 
 export async function createAgentHost(options: AgentHostOptions): Promise<LocalAgentHost> {
@@ -158,6 +160,7 @@ export async function createAgentHost(options: AgentHostOptions): Promise<LocalA
 export class LocalAgentHost implements AgentHost {
   private readonly sessions = new Map<string, Promise<AgentSession>>();
   private readonly listeners = new Set<(event: HostEvent) => void>();
+  private readonly relay: EventRelay;
   private provider: ModelProvider | null;
   private status: ModelStatus;
   private readonly settings: ModelSettings;
@@ -193,6 +196,8 @@ export class LocalAgentHost implements AgentHost {
     options: AgentHostOptions,
   ) {
     const env = options.env ?? process.env;
+    const deliver = (event: HostEvent): void => this.deliver(event);
+    this.relay = options.relay?.(deliver) ?? { local: deliver };
     this.settings = new ModelSettings(dataDir, env);
     this.roster = new AgentRoster(dataDir, async (id) => {
       const session = this.sessions.get(id);
@@ -651,6 +656,8 @@ export class LocalAgentHost implements AgentHost {
       throw new HostError('sendPrompt: `clientNonce` must not be empty', 400);
     const session = await this.existing(input.agentId);
     const sent = await session.sendPrompt(input.prompt, input.clientNonce);
+    // A card the turn waits on yields to the prompt, as a widget does: the card stays answerable.
+    if (!sent.duplicate) this.approvals.yieldTo(input.agentId);
     // An untitled agent takes its first prompt's words as its name (a rename: Grok Bot's name-changed event).
     const title = session.profile.name === '' ? titleFromUserText(input.prompt) : undefined;
     if (title !== undefined && !sent.duplicate) await this.updateAgent(input.agentId, { name: title });
@@ -791,6 +798,11 @@ export class LocalAgentHost implements AgentHost {
         entries: () => this.entriesAfter(input.agentId, 0),
         append: (entry) => void session.writer.appendEntries([entry]),
         deliver: (nonce, answer) => session.deliver(nonce, answer),
+        take: async (nonce, turn) => {
+          const marked = session.stores.inbox.markStarted(nonce, turn);
+          this.emit({ type: 'inbox', agentId: input.agentId, pending: session.pendingInputs() });
+          await marked;
+        },
       },
       input.entryId,
       input.decision,
@@ -874,6 +886,11 @@ export class LocalAgentHost implements AgentHost {
     this.routines.onEvent(event);
     if (event.type === 'roster' && event.change === 'deleted') this.roster.removed(event.agentId);
     else if (event.type !== 'draft') this.roster.changed(event.agentId);
+    this.relay.local(event);
+  }
+
+  /** Hands an event (this host's, or another worker's through the relay) to every subscriber. */
+  private deliver(event: HostEvent): void {
     for (const listener of this.listeners) {
       try {
         listener(event);
