@@ -751,11 +751,11 @@ export class LocalAgentHost implements AgentHost {
   }
 
   async startMcpConnect(input: {
-    agentId: string;
+    agentId?: string;
     server: string;
     redirectUrl: string;
   }): Promise<ConnectStart> {
-    await this.existing(input.agentId);
+    if (input.agentId !== undefined) await this.existing(input.agentId);
     try {
       return await this.mcp.beginConnect(input.agentId, input.server, input.redirectUrl);
     } catch (error) {
@@ -766,14 +766,15 @@ export class LocalAgentHost implements AgentHost {
   async finishMcpConnect(input: {
     state: string;
     code: string;
-  }): Promise<{ server: string; agentId: string }> {
-    let done: { server: string; agentId: string };
+  }): Promise<{ server: string; agentId?: string }> {
+    let done: { server: string; agentId?: string };
     try {
       done = await this.mcp.finishConnect(input.state, input.code);
     } catch (error) {
       throw new HostError((error as Error).message, 400);
     }
-    const session = await this.existing(done.agentId).catch(() => null);
+    // Connected from the settings panel: no conversation to tell.
+    const session = done.agentId === undefined ? null : await this.existing(done.agentId).catch(() => null);
     session?.writer.appendEntries([
       {
         id: `connected-${done.server}-${randomUUID()}`,
