@@ -63,6 +63,7 @@ import {
 import { REMOVED_DETAIL, removablePrompt, revisionInput, type PromptRevision } from './revisions.ts';
 import { takenApprovalAnswers } from '../approvals/inbox-answer.ts';
 import type { WritePoints } from '../stores/write-points.ts';
+import type { AcceptsFirst } from './accepts-first.ts';
 
 export { envNameFor, type Question } from './question-book.ts';
 
@@ -101,6 +102,8 @@ export interface SessionConfig {
   turnsElsewhere?: boolean;
   /** A cut turn found on open is closed with a notice, not resumed (the turn job's last try). */
   closeCutTurns?: boolean;
+  /** Inputs being accepted go before turns start (agent/accepts-first.ts); one per host. */
+  acceptsFirst?: AcceptsFirst;
 }
 
 const unreadStateSchema = z.object({
@@ -665,7 +668,8 @@ export class AgentSession implements ExtensionAgent {
 
   /** Commits an input (a full disk: StoreWriteError, nothing accepted) and lets the queue take it. */
   private async accept(nonce: string, input: InboxInput): Promise<void> {
-    await this.inbox.accept(nonce, input, this.config.now());
+    const commit = () => this.inbox.accept(nonce, input, this.config.now());
+    await (this.config.acceptsFirst ? this.config.acceptsFirst.accepting(commit) : commit());
     this.emitPending();
     this.schedule();
   }
@@ -714,6 +718,9 @@ export class AgentSession implements ExtensionAgent {
         }
         continue;
       }
+      if (this.inbox.pending().length === 0) return;
+      const accepting = this.config.acceptsFirst?.quiet();
+      if (accepting) await accepting;
       const row = this.inbox.pending()[0];
       if (!row) return;
       try {
