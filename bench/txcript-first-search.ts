@@ -39,7 +39,8 @@ function flag(name: string, fallback: number): number {
   const value = at < 0 ? NaN : Number(process.argv[at + 1]);
   return Number.isFinite(value) && value > 0 ? value : fallback;
 }
-const sessions = flag('--sessions', 2_000);
+// `--sessions 0`: the big tree alone.
+const sessions = process.argv[process.argv.indexOf('--sessions') + 1] === '0' ? 0 : flag('--sessions', 2_000);
 const resultLines = flag('--result-lines', 7);
 const runs = flag('--runs', 3);
 const gb = flag('--gb', 0);
