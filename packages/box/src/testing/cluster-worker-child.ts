@@ -2,7 +2,7 @@
  * A cluster worker in a process of its own (tests only), to be SIGKILLed mid-turn. Its scripted model
  * answers each turn from the conversation alone, so any worker continues any agent the same way:
  * the user's prompt gets one shell call (`echo <prompt> >> log.txt`, then `sleep <n>` when the prompt
- * is `slow <n>`), the shell's result one `send_message`, and that an empty step that ends the turn.
+ * is `slow <n>`; `printenv NAME >> log.txt` when it is `env NAME`), the shell's result one `send_message`, and that an empty step that ends the turn.
  * Run with `node --import tsx`; prints `ready` once it takes jobs.
  *
  *   cluster-worker-child.ts '{"databaseUrl": …, "objectStoreUrl": …, "credentials": …, "schema": …,
@@ -41,7 +41,11 @@ function step(request: ModelStepRequest): ScriptedStep {
       toolCalls: [{ name: 'send_message', input: { type: 'text', content: `done by ${config.name}` } }],
     };
   }
-  const prompt = /slow \d+/.exec(lastUserText(request))?.[0] ?? 'fast';
+  const text = lastUserText(request);
+  // `env NAME`: the tools' environment holds the agent's secrets; the value goes to log.txt.
+  const secret = /env ([A-Za-z_][A-Za-z0-9_]*)/.exec(text)?.[1];
+  if (secret) return { toolCalls: [{ name: 'shell', input: { command: `printenv ${secret} >> log.txt` } }] };
+  const prompt = /slow \d+/.exec(text)?.[0] ?? 'fast';
   const seconds = /^slow (\d+)$/.exec(prompt)?.[1];
   const command = `echo '${prompt}' >> log.txt${seconds ? ` && sleep ${seconds}.${process.pid % 97}` : ''}`;
   return { toolCalls: [{ name: 'shell', input: { command } }] };
@@ -52,7 +56,7 @@ const worker = await startClusterWorker({
   objectStoreUrl: config.objectStoreUrl,
   credentials: config.credentials,
   schema: config.schema,
-  secretKey: Buffer.from(config.keyHex, 'hex'),
+  masterKey: Buffer.from(config.keyHex, 'hex'),
   dataDir: config.dataDir,
   env: {},
   provider: scriptedProvider(step),
