@@ -76,6 +76,7 @@ import { HostError } from '../agent/errors.ts';
 import { answeredSecretRequestsNotHeld } from '../agent/secrets-held.ts';
 import { type EventRelay, type EventRelayFactory, type HostEvent } from '../agent/events.ts';
 import { type ModelStatus } from '../providers/types.ts';
+import { AcceptsFirst } from '../agent/accepts-first.ts';
 import { type PendingInput } from '../stores/inbox.ts';
 import { type SequencedEntry } from '../stores/ledger.ts';
 
@@ -108,6 +109,8 @@ export interface AgentHostOptions {
   writePoints?: WritePoints;
   /** How long a full disk holds an agent's pending inputs back before the next try (default 2 s). */
   inboxRetryMs?: number;
+  /** Accepts before turn starts (agent/accepts-first.ts); tests pass one to hold turns with it. */
+  acceptsFirst?: AcceptsFirst;
   /** The routines' clock (default: the system's); tests step a fake one. */
   routineClock?: RoutineClock;
   /** What capabilities add to each model call's view of an agent (context/model-call.ts); default none. */
@@ -341,6 +344,7 @@ export class LocalAgentHost implements AgentHost {
       turnsElsewhere: options.queuedTurns === true,
       writePoints,
       inboxRetryMs: options.inboxRetryMs ?? 2000,
+      acceptsFirst: options.acceptsFirst ?? new AcceptsFirst(),
       // The images of the model view come first: later layers (pruning) see them as the model will.
       contextLayers: (agent) => [imageLayer(agent, () => this.vision()), ...contextLayers(agent)],
       toolGates: [approvals, ...(options.toolGates ?? [])],
@@ -752,11 +756,11 @@ export class LocalAgentHost implements AgentHost {
   }
 
   async startMcpConnect(input: {
-    agentId: string;
+    agentId?: string;
     server: string;
     redirectUrl: string;
   }): Promise<ConnectStart> {
-    await this.existing(input.agentId);
+    if (input.agentId !== undefined) await this.existing(input.agentId);
     try {
       return await this.mcp.beginConnect(input.agentId, input.server, input.redirectUrl);
     } catch (error) {
@@ -767,14 +771,15 @@ export class LocalAgentHost implements AgentHost {
   async finishMcpConnect(input: {
     state: string;
     code: string;
-  }): Promise<{ server: string; agentId: string }> {
-    let done: { server: string; agentId: string };
+  }): Promise<{ server: string; agentId?: string }> {
+    let done: { server: string; agentId?: string };
     try {
       done = await this.mcp.finishConnect(input.state, input.code);
     } catch (error) {
       throw new HostError((error as Error).message, 400);
     }
-    const session = await this.existing(done.agentId).catch(() => null);
+    // Connected from the settings panel: no conversation to tell.
+    const session = done.agentId === undefined ? null : await this.existing(done.agentId).catch(() => null);
     session?.writer.appendEntries([
       {
         id: `connected-${done.server}-${randomUUID()}`,
