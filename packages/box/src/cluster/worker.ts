@@ -101,7 +101,8 @@ export async function startClusterWorker(options: ClusterWorkerOptions): Promise
         boss,
         leases,
         stores,
-        run: (agentId, fenced, signal) => running.runQueuedTurns(agentId, fenced, signal),
+        run: (agentId, fenced, signal, lastTry) =>
+          running.runQueuedTurns(agentId, fenced, signal, { closeCutTurns: lastTry }),
         onError: (agentId, error) => options.onTurnError?.(agentId, error),
       });
       turns = worker;

@@ -8,6 +8,15 @@ import type { PoolClient } from 'pg';
 
 export const TURN_QUEUE = 'sendbox-turns';
 
+/**
+ * Tries of a turn job after its first (pg-boss's `retryLimit`): a worker that dies fails its job,
+ * which another worker then retries. A cut turn is resumed at most MAX_TURN_RESUMES (2) times
+ * (agent/turn-resume.ts) and closed at the next try, so a job needs one retry more than that; the
+ * last try always closes a cut turn (cluster/turn-worker.ts), since a job that fails with no retry
+ * left would hold the agent's queue.
+ */
+export const TURN_RETRY_LIMIT = 3;
+
 export interface TurnJob {
   agentId: string;
   nonce: string;
@@ -24,7 +33,11 @@ export async function startTurnQueue(url: string, schema: string): Promise<PgBos
   });
   boss.on('error', () => undefined);
   await boss.start();
-  await boss.createQueue(TURN_QUEUE, { policy: 'key_strict_fifo', heartbeatSeconds: 10 });
+  await boss.createQueue(TURN_QUEUE, {
+    policy: 'key_strict_fifo',
+    heartbeatSeconds: 10,
+    retryLimit: TURN_RETRY_LIMIT,
+  });
   return boss;
 }
 
