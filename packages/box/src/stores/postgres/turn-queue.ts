@@ -1,10 +1,10 @@
 /**
  * The cluster's turn queue on pg-boss 12 (issue 25 §2): one job per accepted input, in a
  * `key_strict_fifo` queue keyed by agent id, so one worker at a time runs an agent's turns, in the
- * order they were accepted. The job is sent in the transaction that accepts the input.
+ * order they were accepted. The job is inserted in the transaction that accepts the input
+ * (accept-batch.ts).
  */
 import { PgBoss } from 'pg-boss';
-import type { PoolClient } from 'pg';
 
 export const TURN_QUEUE = 'sendbox-turns';
 
@@ -39,17 +39,4 @@ export async function startTurnQueue(url: string, schema: string): Promise<PgBos
     retryLimit: TURN_RETRY_LIMIT,
   });
   return boss;
-}
-
-/** Sends an input's turn job through `client`, inside the caller's transaction. */
-export async function sendTurn(boss: PgBoss, client: PoolClient, job: TurnJob): Promise<void> {
-  const id = await boss.send(
-    TURN_QUEUE,
-    { ...job },
-    {
-      singletonKey: job.agentId,
-      db: { executeSql: (text, values) => client.query(text, values) },
-    },
-  );
-  if (id === null) throw new Error(`the turn queue refused the job of input ${job.nonce}`);
 }
