@@ -71,7 +71,7 @@ describe('failover at full size', () => {
       objectStoreUrl,
       credentials,
       schema,
-      secretKey: key,
+      masterKey: key,
       dataDir: await dir('observer'),
       env: {},
       provider: scriptedProvider(() => {
