@@ -25,16 +25,14 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { TURN_RESUMED_NOTE } from '../agent/turn-resume.ts';
 import { BOX_STOPPED_NOTICE } from '../agent/turn-texts.ts';
 import { makeWebRoot, SseReader, startGatewayOn } from '../gateway/test-support.ts';
-import { scriptedProvider } from '../providers/scripted.ts';
 import type { SequencedEntry } from '../stores/ledger.ts';
 import { agentPaths } from '../stores/files/layout.ts';
 import { useServices } from '../stores/postgres/backend.ts';
-import { WorkerProcesses, type WorkerProcess } from '../testing/cluster-children.ts';
+import { startAcceptingWorker, WorkerProcesses, type WorkerProcess } from '../testing/cluster-children.ts';
 import { ledgerRows, transcriptRows, type LedgerRow } from '../testing/cluster-rows.ts';
 import { crashInvariantBreaks } from '../testing/crash-invariants.ts';
 import { until } from '../testing/processes.ts';
 import { exportCluster } from './export.ts';
-import { startClusterWorker } from './worker.ts';
 
 const services = useServices();
 const AGENTS = 20;
@@ -66,18 +64,13 @@ describe('failover at full size', () => {
     const dir = (name: string) => mkdtemp(path.join(root, `${name}-`));
 
     // The test's own gateway: it runs no turn; the SSE client reads it, the rows are read through it.
-    const observer = await startClusterWorker({
+    const observer = await startAcceptingWorker({
       databaseUrl,
       objectStoreUrl,
       credentials,
       schema,
       masterKey: key,
       dataDir: await dir('observer'),
-      env: {},
-      provider: scriptedProvider(() => {
-        throw new Error('the observing gateway ran a turn');
-      }),
-      takeTurns: false,
     });
     cleanups.push(async () => {
       await observer.db.pool.query(`DROP SCHEMA IF EXISTS "${schema}_jobs" CASCADE`).catch(() => undefined);
