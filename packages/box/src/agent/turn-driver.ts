@@ -25,6 +25,7 @@ import { callInput, dispatchToolCall, type DispatchContext } from './tool-dispat
 import { liveTool } from './live-tool.ts';
 import type { StoppedSend, ToolCallReport, TurnDriver } from './turn.ts';
 import type { TurnStateMachine } from './turn-state.ts';
+import type { ResumePoint } from './turn-resume.ts';
 import type { HostEvent } from './events.ts';
 
 /** What a turn needs from its agent. */
@@ -60,9 +61,11 @@ export function turnDriver(
   turn: number,
   provider: ModelProvider,
   hooks: TurnHooks,
+  /** A cut turn going on (turn-resume.ts): its ids continue after the ledger's, its sends stay delivered. */
+  resumed?: ResumePoint,
 ): TurnDriver {
-  const counters = { assistant: 0, send: 0, tool: 0, notice: 0 };
-  const deliveredInTurn = new Map<string, string>();
+  const counters = resumed ? { ...resumed.counters } : { assistant: 0, send: 0, tool: 0, notice: 0 };
+  const deliveredInTurn = new Map<string, string>(resumed?.delivered);
   /** The text of each send the current step is writing, as the user sees it (scrubbed). */
   const drafts = new Map<string, string>();
   const tools = new Map(ctx.tools.map((tool) => [tool.name, tool]));
@@ -142,6 +145,7 @@ export function turnDriver(
       appendEntry: (entry) => {
         writer.appendEntries([entry]);
       },
+      turnState: ctx.state,
       signal: hooks.signal,
       ...(hooks.emit
         ? { live: (call) => liveTool({ agentId: ctx.id, ...call }, ctx.scrubber(), (e) => hooks.emit?.(e)) }
@@ -252,10 +256,11 @@ function modelOf(provider: ModelProvider, profile: Profile): ModelProvider {
 }
 
 function toolSpecs(ctx: TurnContext): ModelToolSpec[] {
-  const specs: ModelToolSpec[] = ctx.feature.tools.map((tool) => {
-    const { $schema: _drop, ...schema } = tool.jsonSchema;
-    return { name: tool.name, description: tool.description, inputSchema: schema };
-  });
+  const specs: ModelToolSpec[] = ctx.feature.tools.map((tool) => ({
+    name: tool.name,
+    description: tool.description,
+    inputSchema: withoutDialect(tool.jsonSchema),
+  }));
   for (const tool of ctx.tools)
     specs.push({ name: tool.name, description: tool.description, inputSchema: inputSchemaOf(tool.input) });
   return specs;
@@ -267,6 +272,18 @@ function toolSpecs(ctx: TurnContext): ModelToolSpec[] {
  * spent most of its time here). The same object each time also keeps the token counter's cache warm.
  */
 const inputSchemas = new WeakMap<z.ZodType, Record<string, unknown>>();
+const strippedSchemas = new WeakMap<Record<string, unknown>, Record<string, unknown>>();
+
+/** A tool's JSON Schema without `$schema`, the same object for the same schema (see above). */
+function withoutDialect(jsonSchema: Record<string, unknown>): Record<string, unknown> {
+  let schema = strippedSchemas.get(jsonSchema);
+  if (!schema) {
+    const { $schema: _drop, ...rest } = jsonSchema;
+    schema = rest;
+    strippedSchemas.set(jsonSchema, schema);
+  }
+  return schema;
+}
 
 function inputSchemaOf(input: z.ZodType): Record<string, unknown> {
   let schema = inputSchemas.get(input);

@@ -6,7 +6,7 @@
  * stopped (the signal aborts: their tools are killed) and every later write of theirs is refused by
  * the fence. pg-boss's heartbeat brings the job of a worker that died back to another one.
  */
-import type { PgBoss } from 'pg-boss';
+import type { JobWithMetadata, PgBoss } from 'pg-boss';
 import type { StoreBackend } from '../stores/agent-stores.ts';
 import type { ClusterStoreBackend } from '../stores/postgres/agent-stores.ts';
 import { SupersededError, type Leases } from '../stores/postgres/leases.ts';
@@ -16,29 +16,34 @@ export interface TurnWorkerOptions {
   boss: PgBoss;
   leases: Leases;
   stores: ClusterStoreBackend;
-  /** Runs the agent's pending inputs on `stores` (LocalAgentHost.runQueuedTurns); stops when `signal` aborts. */
-  run(agentId: string, stores: StoreBackend, signal: AbortSignal): Promise<void>;
+  /**
+   * Runs the agent's pending inputs on `stores` (LocalAgentHost.runQueuedTurns); stops when `signal`
+   * aborts. `lastTry`: the job has no retry left, so a turn a dead worker cut is closed, not resumed.
+   */
+  run(agentId: string, stores: StoreBackend, signal: AbortSignal, lastTry: boolean): Promise<void>;
   /** Told when a job ends in an error (pg-boss retries it). */
   onError?(agentId: string, error: unknown): void;
 }
 
 export interface TurnWorker {
+  /** Looks for a job now rather than at the next poll (an input was just accepted somewhere). */
+  wake(): void;
   stop(): Promise<void>;
 }
 
 export async function startTurnWorker(options: TurnWorkerOptions): Promise<TurnWorker> {
   const { boss } = options;
   let workerId = '';
-  workerId = await boss.work<TurnJob>(
+  workerId = await boss.work(
     TURN_QUEUE,
     // Polled every 0.5 s, and woken at once after each job (issue 25: LISTEN mode delayed a
     // same-agent successor by 27 s).
-    { pollingIntervalSeconds: 0.5, batchSize: 1 },
-    async ([job]) => {
+    { pollingIntervalSeconds: 0.5, batchSize: 1, includeMetadata: true },
+    async ([job]: JobWithMetadata<TurnJob>[]) => {
       if (!job) return;
       const { agentId } = job.data;
       try {
-        await runUnderLease(options, agentId);
+        await runUnderLease(options, agentId, job.retryCount >= job.retryLimit);
       } catch (error) {
         options.onError?.(agentId, error);
         throw error;
@@ -47,10 +52,13 @@ export async function startTurnWorker(options: TurnWorkerOptions): Promise<TurnW
       }
     },
   );
-  return { stop: () => boss.offWork(TURN_QUEUE, { id: workerId }) };
+  return {
+    wake: () => boss.notifyWorker(workerId),
+    stop: () => boss.offWork(TURN_QUEUE, { id: workerId }),
+  };
 }
 
-async function runUnderLease(options: TurnWorkerOptions, agentId: string): Promise<void> {
+async function runUnderLease(options: TurnWorkerOptions, agentId: string, lastTry: boolean): Promise<void> {
   const { leases } = options;
   const lease = await leases.claimWhenFree(agentId);
   const lost = new AbortController();
@@ -66,7 +74,7 @@ async function runUnderLease(options: TurnWorkerOptions, agentId: string): Promi
     Math.max(100, leases.ttlMs / 3),
   );
   try {
-    await options.run(agentId, options.stores.under(lease.epoch), lost.signal);
+    await options.run(agentId, options.stores.under(lease.epoch), lost.signal, lastTry);
     if (lost.signal.aborted) throw lost.signal.reason;
   } finally {
     clearInterval(renewal);

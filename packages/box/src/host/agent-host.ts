@@ -12,6 +12,7 @@ import type { LedgerEntry } from '@sendbox/protocol';
 import { openLedgerForWrite, titleFromUserText } from '@sendbox/txcript';
 import { AttachmentStore, DEFAULT_MAX_ATTACHMENT_BYTES } from '../attachments/store.ts';
 import { ensurePrivateDir, removeAtomicTemps } from '../fs/atomic.ts';
+import { searchCacheDir } from '../search/message-search.ts';
 import { providerFromEnv, statusOf, type ProviderFromEnv } from '../providers/index.ts';
 import { ModelSettings, type ModelSettingsInput } from './model-settings.ts';
 import { checkConnection, type ConnectionCheck } from '../providers/connection-check.ts';
@@ -73,8 +74,9 @@ import {
 import type { TodoItem } from '../tools/types.ts';
 import { HostError } from '../agent/errors.ts';
 import { answeredSecretRequestsNotHeld } from '../agent/secrets-held.ts';
-import { type HostEvent } from '../agent/events.ts';
+import { type EventRelay, type EventRelayFactory, type HostEvent } from '../agent/events.ts';
 import { type ModelStatus } from '../providers/types.ts';
+import { AcceptsFirst } from '../agent/accepts-first.ts';
 import { type PendingInput } from '../stores/inbox.ts';
 import { type SequencedEntry } from '../stores/ledger.ts';
 
@@ -107,6 +109,8 @@ export interface AgentHostOptions {
   writePoints?: WritePoints;
   /** How long a full disk holds an agent's pending inputs back before the next try (default 2 s). */
   inboxRetryMs?: number;
+  /** Accepts before turn starts (agent/accepts-first.ts); tests pass one to hold turns with it. */
+  acceptsFirst?: AcceptsFirst;
   /** The routines' clock (default: the system's); tests step a fake one. */
   routineClock?: RoutineClock;
   /** What capabilities add to each model call's view of an agent (context/model-call.ts); default none. */
@@ -124,6 +128,8 @@ export interface AgentHostOptions {
    * agent's session: `runQueuedTurns` runs them. Default false: the session runs them.
    */
   queuedTurns?: boolean;
+  /** Between this host's events and its subscribers (default: none; a cluster worker's: cluster/events.ts). */
+  relay?: EventRelayFactory;
 }
 
 export async function createAgentHost(options: AgentHostOptions): Promise<LocalAgentHost> {
@@ -154,6 +160,7 @@ export async function createAgentHost(options: AgentHostOptions): Promise<LocalA
 export class LocalAgentHost implements AgentHost {
   private readonly sessions = new Map<string, Promise<AgentSession>>();
   private readonly listeners = new Set<(event: HostEvent) => void>();
+  private readonly relay: EventRelay;
   private provider: ModelProvider | null;
   private status: ModelStatus;
   private readonly settings: ModelSettings;
@@ -189,6 +196,8 @@ export class LocalAgentHost implements AgentHost {
     options: AgentHostOptions,
   ) {
     const env = options.env ?? process.env;
+    const deliver = (event: HostEvent): void => this.deliver(event);
+    this.relay = options.relay?.(deliver) ?? { local: deliver };
     this.settings = new ModelSettings(dataDir, env);
     this.roster = new AgentRoster(dataDir, async (id) => {
       const session = this.sessions.get(id);
@@ -329,6 +338,7 @@ export class LocalAgentHost implements AgentHost {
       turnsElsewhere: options.queuedTurns === true,
       writePoints,
       inboxRetryMs: options.inboxRetryMs ?? 2000,
+      acceptsFirst: options.acceptsFirst ?? new AcceptsFirst(),
       // The images of the model view come first: later layers (pruning) see them as the model will.
       contextLayers: (agent) => [imageLayer(agent, () => this.vision()), ...contextLayers(agent)],
       toolGates: [approvals, ...(options.toolGates ?? [])],
@@ -500,12 +510,15 @@ export class LocalAgentHost implements AgentHost {
 
   /**
    * What start-up owes a data dir after a crash: temp files of interrupted writes are removed, and
-   * every agent with pending inputs or a turn the box never finished is opened, which closes that
-   * turn and resumes the inputs in order (AgentSession.load). Others stay closed until asked for.
+   * every agent with pending inputs or a turn the box never finished is opened, which goes on with
+   * that turn (or closes it) and resumes the inputs in order (AgentSession.load). Others stay closed
+   * until asked for.
    */
   async recover(): Promise<void> {
-    // gateway.json and the lock's owner file are written atomically while turns may already run.
+    // gateway.json and the lock's owner file are written atomically while turns may already run;
+    // so is the search's cache, which a box killed while it warmed leaves a temp file of.
     await removeAtomicTemps(this.dataDir);
+    await removeAtomicTemps(searchCacheDir(this.dataDir));
     let names: string[];
     try {
       names = await readdir(agentsRoot(this.dataDir));
@@ -520,8 +533,8 @@ export class LocalAgentHost implements AgentHost {
       await removeSandboxTemps(paths.sandbox, UPLOADS_FOLDER);
       if (needsRecovery(paths.storeDb)) recovering.push(id);
     });
-    // Every interrupted turn is closed before any agent takes new work, so start-up is not
-    // slowed by turns of the agents recovered first.
+    // Every agent is read before any takes work (an interrupted turn goes on first, or is closed
+    // without a model), so start-up is not slowed by turns of the agents recovered first.
     const opened: AgentSession[] = [];
     await inBatches(recovering, RECOVERY_CONCURRENCY, async (id) => {
       try {
@@ -645,6 +658,8 @@ export class LocalAgentHost implements AgentHost {
       throw new HostError('sendPrompt: `clientNonce` must not be empty', 400);
     const session = await this.existing(input.agentId);
     const sent = await session.sendPrompt(input.prompt, input.clientNonce);
+    // A card the turn waits on yields to the prompt, as a widget does: the card stays answerable.
+    if (!sent.duplicate) this.approvals.yieldTo(input.agentId);
     // An untitled agent takes its first prompt's words as its name (a rename: Grok Bot's name-changed event).
     const title = session.profile.name === '' ? titleFromUserText(input.prompt) : undefined;
     if (title !== undefined && !sent.duplicate) await this.updateAgent(input.agentId, { name: title });
@@ -738,11 +753,11 @@ export class LocalAgentHost implements AgentHost {
   }
 
   async startMcpConnect(input: {
-    agentId: string;
+    agentId?: string;
     server: string;
     redirectUrl: string;
   }): Promise<ConnectStart> {
-    await this.existing(input.agentId);
+    if (input.agentId !== undefined) await this.existing(input.agentId);
     try {
       return await this.mcp.beginConnect(input.agentId, input.server, input.redirectUrl);
     } catch (error) {
@@ -753,14 +768,15 @@ export class LocalAgentHost implements AgentHost {
   async finishMcpConnect(input: {
     state: string;
     code: string;
-  }): Promise<{ server: string; agentId: string }> {
-    let done: { server: string; agentId: string };
+  }): Promise<{ server: string; agentId?: string }> {
+    let done: { server: string; agentId?: string };
     try {
       done = await this.mcp.finishConnect(input.state, input.code);
     } catch (error) {
       throw new HostError((error as Error).message, 400);
     }
-    const session = await this.existing(done.agentId).catch(() => null);
+    // Connected from the settings panel: no conversation to tell.
+    const session = done.agentId === undefined ? null : await this.existing(done.agentId).catch(() => null);
     session?.writer.appendEntries([
       {
         id: `connected-${done.server}-${randomUUID()}`,
@@ -785,6 +801,11 @@ export class LocalAgentHost implements AgentHost {
         entries: () => this.entriesAfter(input.agentId, 0),
         append: (entry) => void session.writer.appendEntries([entry]),
         deliver: (nonce, answer) => session.deliver(nonce, answer),
+        take: async (nonce, turn) => {
+          const marked = session.stores.inbox.markStarted(nonce, turn);
+          this.emit({ type: 'inbox', agentId: input.agentId, pending: session.pendingInputs() });
+          await marked;
+        },
       },
       input.entryId,
       input.decision,
@@ -813,13 +834,24 @@ export class LocalAgentHost implements AgentHost {
 
   /**
    * Runs the agent's accepted inputs in a session of its own on `stores` (the turn worker's, behind
-   * its lease), as the agent's session would without `queuedTurns`: a turn a dead worker cut is
-   * closed first, then each pending input gets its turn. Resolves when none is left, or once
-   * `signal` aborts (the lease was lost: the running turn is stopped, its tools killed).
+   * its lease), as the agent's session would without `queuedTurns`: a turn a dead worker cut goes
+   * on first (agent/turn-resume.ts; closed instead with `closeCutTurns`, the job's last try), then
+   * each pending input gets its turn. Resolves when none is left, or once `signal` aborts (the lease
+   * was lost: the running turn is stopped, its tools killed).
    */
-  async runQueuedTurns(agentId: string, stores: StoreBackend, signal?: AbortSignal): Promise<void> {
+  async runQueuedTurns(
+    agentId: string,
+    stores: StoreBackend,
+    signal?: AbortSignal,
+    { closeCutTurns = false }: { closeCutTurns?: boolean } = {},
+  ): Promise<void> {
     if (this.closed) throw new Error('the agent host is closed');
-    const session = await AgentSession.open(agentId, { ...this.config, stores, turnsElsewhere: false });
+    const session = await AgentSession.open(agentId, {
+      ...this.config,
+      stores,
+      turnsElsewhere: false,
+      closeCutTurns,
+    });
     const stop = () => session.cancelTurn();
     signal?.addEventListener('abort', stop);
     try {
@@ -868,6 +900,11 @@ export class LocalAgentHost implements AgentHost {
     this.routines.onEvent(event);
     if (event.type === 'roster' && event.change === 'deleted') this.roster.removed(event.agentId);
     else if (event.type !== 'draft') this.roster.changed(event.agentId);
+    this.relay.local(event);
+  }
+
+  /** Hands an event (this host's, or another worker's through the relay) to every subscriber. */
+  private deliver(event: HostEvent): void {
     for (const listener of this.listeners) {
       try {
         listener(event);
