@@ -226,6 +226,8 @@ describe('approval cards in a real box', () => {
     const model = scriptedProvider([write('w1-again', 'a.txt'), reply, end]);
     const host = await createAgentHost({ dataDir: fx.dataDir, provider: model, env: {} });
     fx = { ...fx, host, model, dispose: () => host.close() };
+    // The card's turn is gone, the card is not: the agent waits on the user, as after a widget.
+    expect((await host.sessionOf(fx.agentId)).turnState).toBe('awaiting-user');
     expect(
       await host.answerToolApproval({ agentId: fx.agentId, entryId: 'approval-w1', decision: 'allow' }),
     ).toEqual({ accepted: true, resumed: false });
@@ -252,6 +254,7 @@ describe('approval cards in a real box', () => {
     await expect(
       host.answerToolApproval({ agentId: fx.agentId, entryId: 'approval-w1', decision: 'allow' }),
     ).rejects.toMatchObject({ status: 409 });
+    expect((await host.sessionOf(fx.agentId)).turnState).toBe('idle');
   });
 
   it('a profile\'s approvals ask before non-MCP tools too: {"web_fetch": "ask", "mcp:github/*": "ask"}', async () => {
