@@ -399,7 +399,9 @@ async function applyLeafSummaries(scans: ScannedFiles['scans']): Promise<void> {
 function isSessionFileOf(root: string, file: string, id: string): boolean {
   const inside = path.relative(root, file);
   if (inside === '' || inside.startsWith('..') || path.isAbsolute(inside)) return false;
-  return path.basename(file) === `${id}.jsonl` && statSync(file, { throwIfNoEntry: false })?.isFile() === true;
+  return (
+    path.basename(file) === `${id}.jsonl` && statSync(file, { throwIfNoEntry: false })?.isFile() === true
+  );
 }
 
 async function findSessionFile(root: string, id: string): Promise<{ file?: string; warnings: Warning[] }> {
