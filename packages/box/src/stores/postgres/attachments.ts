@@ -39,6 +39,11 @@ export function s3ClientFor(location: ObjectStoreLocation, credentials?: S3Crede
   });
 }
 
+/** The server refused a put with `If-None-Match: *` (412): the key is there already. */
+export function refusedAsPresent(error: unknown): boolean {
+  return (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 412;
+}
+
 export class S3AttachmentStore implements AttachmentsStore {
   constructor(
     private readonly s3: S3Client,
@@ -124,7 +129,7 @@ export class S3AttachmentStore implements AttachmentsStore {
       return { ...stored, created: true };
     } catch (error) {
       // 412: the key is there already, and content-addressed: the same bytes.
-      if ((error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 412) {
+      if (refusedAsPresent(error)) {
         return { ...stored, created: false };
       }
       throw new Error(
