@@ -16,11 +16,15 @@
  * is the box's thread alone.
  *
  *   npx tsx bench/accept-burst.ts [agents=50] [prompts=10] [rounds=50] [answering|held]
+ *
+ * SENDBOX_BENCH_CPU_PROFILE=FILE writes a V8 CPU profile of the box's thread during the burst alone
+ * (open it in Chrome DevTools or speedscope).
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
+import { Session } from 'node:inspector/promises';
 import { agentFiles, boxAgentFolders, createAgentHost, startGateway } from '@sendbox/box';
 import type { HostEvent, ModelProvider } from '@sendbox/box';
 
@@ -107,6 +111,14 @@ const client = new Worker(
   { eval: true, workerData: { url: gateway.url, token: gateway.token, ids, prompts: PROMPTS } },
 );
 await new Promise((resolve) => client.once('online', resolve));
+const profileFile = process.env.SENDBOX_BENCH_CPU_PROFILE;
+const profiler = profileFile ? new Session() : null;
+if (profiler) {
+  profiler.connect();
+  await profiler.post('Profiler.enable');
+  await profiler.post('Profiler.setSamplingInterval', { interval: 200 });
+  await profiler.post('Profiler.start');
+}
 const cpuBefore = process.threadCpuUsage();
 const burstStarted = performance.now();
 client.postMessage('go');
@@ -118,6 +130,11 @@ const burstAccepted = performance.now() - burstStarted;
 // CPU the box's thread spent until the last accept: on a machine shared with other work the
 // wall-clock figures stretch with the load, this one much less.
 const burstCpu = process.threadCpuUsage(cpuBefore);
+if (profiler && profileFile) {
+  const { profile } = await profiler.post('Profiler.stop');
+  await writeFile(profileFile, JSON.stringify(profile));
+  profiler.disconnect();
+}
 await client.terminate();
 release();
 for (const id of ids) await host.idle(id);

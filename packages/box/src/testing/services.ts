@@ -217,6 +217,37 @@ export async function startCeph(
     secretAccessKey: S3_SECRET_KEY,
   };
 
+  /**
+   * Starts the OSD and waits until the monitor marks it up. Ceph 16's OSD can race its own monitor
+   * client at start: it sends a command before it knows the cluster's fsid, the monitor refuses it
+   * ("wrong fsid"), and the OSD exits, so the gateway would wait forever for placement groups. An OSD
+   * that exits or is not up within 30 s is started again, up to 3 times.
+   */
+  async function startOsd(ceph: (...args: string[]) => string): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      const child = daemon(osd, ['-c', conf, '-i', '0', '-f'], path.join(home, 'log', 'osd.out'));
+      let exited = false;
+      child.once('exit', () => (exited = true));
+      pids.unshift(child.pid!);
+      try {
+        const state = await until('the Ceph OSD', 30_000, () => {
+          if (exited) return Promise.resolve('exited' as const);
+          const dump = JSON.parse(ceph('osd', 'dump', '-f', 'json')) as {
+            osds?: { osd: number; up: number }[];
+          };
+          return Promise.resolve(
+            dump.osds?.some((entry) => entry.osd === 0 && entry.up === 1) ? 'up' : undefined,
+          );
+        });
+        if (state === 'exited') throw new Error('the Ceph OSD exited while starting (see log/osd.0.log)');
+        return;
+      } catch (error) {
+        await stopPids([pids.shift()!]);
+        if (attempt === 3) throw error;
+      }
+    }
+  }
+
   /** Monitor, OSD, gateway; each PID goes into `pids` (gateway first: the stopping order) as it starts. */
   async function startCephDaemons(pids: number[]): Promise<void> {
     pids.push(daemon(mon, ['-c', conf, '-i', 'a', '-f'], path.join(home, 'log', 'mon.out')).pid!);
@@ -229,7 +260,7 @@ export async function startCeph(
     const osdUuid = randomUUID();
     ceph('osd', 'create', osdUuid);
     execFileSync(osd, ['-c', conf, '-i', '0', '--mkfs', '--osd-uuid', osdUuid], quiet);
-    pids.unshift(daemon(osd, ['-c', conf, '-i', '0', '-f'], path.join(home, 'log', 'osd.out')).pid!);
+    await startOsd(ceph);
     ceph('osd', 'crush', 'add', 'osd.0', '1.0', 'host=localhost', 'root=default');
     pids.unshift(daemon(rgw, ['-c', conf, '-n', 'client.rgw', '-f'], path.join(home, 'log', 'rgw.out')).pid!);
     await until('the Ceph RADOS Gateway', 120_000, async () => {

@@ -16,8 +16,9 @@ export interface GatewayConfig {
   source: string;
 }
 
+/** `none`: no gateway.json and no environment pair, so there is no gateway to ask at all. */
 export type GatewayErrorKind =
-  'config' | 'unreachable' | 'timeout' | 'auth' | 'http' | 'bad-response' | 'error-body';
+  'none' | 'config' | 'unreachable' | 'timeout' | 'auth' | 'http' | 'bad-response' | 'error-body';
 
 export class GatewayError extends Error {
   override readonly name = 'GatewayError';
@@ -98,13 +99,13 @@ export async function readGatewayConfig(env: NodeJS.ProcessEnv = process.env): P
     text = await readFile(file, 'utf8');
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
-    throw new GatewayError(
-      code === 'ENOENT'
-        ? `no gateway configured: ${file} does not exist and TXCRIPT_GROK_BOT_GATEWAY + TXCRIPT_GROK_BOT_TOKEN are not both set`
-        : `cannot read ${file}: ${(e as Error).message}`,
-      'config',
-      file,
-    );
+    throw code === 'ENOENT'
+      ? new GatewayError(
+          `no gateway configured: ${file} does not exist and TXCRIPT_GROK_BOT_GATEWAY + TXCRIPT_GROK_BOT_TOKEN are not both set`,
+          'none',
+          file,
+        )
+      : new GatewayError(`cannot read ${file}: ${(e as Error).message}`, 'config', file);
   }
   let json: unknown;
   try {

@@ -345,13 +345,21 @@ describe('grok_bot store: load', () => {
     });
   });
 
+  it('loads a new agent (empty ledger, no transcript) as an empty session when no gateway could know more', async () => {
+    const loaded = await createGrokBotStore(box.env).load(FIXTURE.emptyLedger);
+    expect(loaded.transcript.messages).toEqual([]);
+    expect(loaded.transcript.meta.id).toBe(FIXTURE.emptyLedger);
+    expect(loaded.source).toBe(join(box.agents, FIXTURE.emptyLedger, 'store.db'));
+    expect(loaded.warnings).toEqual([]);
+  });
+
   it('never modifies a source', async () => {
     const before = await hashTree(box.agentData);
     const store = createGrokBotStore(box.env);
     await store.discover();
     for (const id of [FIXTURE.both, FIXTURE.jsonlOnly, FIXTURE.ledgerOnly, FIXTURE.malformed, FIXTURE.crlf])
       await store.load(id);
-    await store.load(FIXTURE.emptyLedger).catch(() => undefined);
+    await store.load(FIXTURE.emptyLedger);
     const after = await hashTree(box.agentData);
     // SQLite may add -wal/-shm sidecars next to a database it reads; the files themselves stay identical.
     for (const [file, hash] of Object.entries(before)) expect(after[file], file).toBe(hash);

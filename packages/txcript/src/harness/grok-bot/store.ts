@@ -3,7 +3,8 @@
  *
  * Load cascade (TX-b/c, grok-bot-format.md §7): the JSONL transcript, then the
  * agent's `store.db` ledger (read-only), then the local gateway's `openAgent`.
- * When all three fail, the error names each source and why it failed.
+ * When all three fail, the error names each source and why it failed; a new agent (an empty
+ * ledger, no transcript) with no gateway configured is an empty session.
  * Readers never modify a source; `save` writes a new session atomically and
  * never overwrites one.
  */
@@ -43,6 +44,7 @@ async function sessionModules() {
     grokBotToCommon: codec.grokBotToCommon,
     DEFAULT_GATEWAY_TIMEOUT_MS: gateway.DEFAULT_GATEWAY_TIMEOUT_MS,
     GatewayClient: gateway.GatewayClient,
+    GatewayError: gateway.GatewayError,
     readGatewayConfig: gateway.readGatewayConfig,
     openLedgerReadOnly: ledgerDb.openLedgerReadOnly,
     parseLedgerEntries: ledgerEntry.parseLedgerEntries,
@@ -119,6 +121,13 @@ function timeoutFromEnv(env: NodeJS.ProcessEnv): number | undefined {
   return Number(v);
 }
 
+const JSONL_MISSING = 'file missing';
+const LEDGER_EMPTY = 'ledger empty';
+/** The gateway step when no gateway is configured at all (gateway.ts, kind `none`): why. */
+interface NoGateway {
+  noGateway: string;
+}
+
 export function createGrokBotStore(
   env: NodeJS.ProcessEnv = process.env,
   options: GrokBotStoreOptions = {},
@@ -132,7 +141,7 @@ export function createGrokBotStore(
       await realPathInside(roots.transcripts, dir);
     } catch (e) {
       if (e instanceof UnsafePathError) throw e;
-      return errnoCode(e) === 'ENOENT' ? 'file missing' : `cannot open: ${errorMessage(e)}`;
+      return errnoCode(e) === 'ENOENT' ? JSONL_MISSING : `cannot open: ${errorMessage(e)}`;
     }
     let bytes: Buffer;
     let birth: number;
@@ -143,7 +152,7 @@ export function createGrokBotStore(
       bytes = await readFile(path);
     } catch (e) {
       if (e instanceof TooLargeToLoadError) throw e; // the session is there: another source would hide why
-      return errnoCode(e) === 'ENOENT' ? 'file missing' : `cannot read: ${errorMessage(e)}`;
+      return errnoCode(e) === 'ENOENT' ? JSONL_MISSING : `cannot read: ${errorMessage(e)}`;
     }
     const decoded = m.decodeJsonlBytes(bytes, path);
     const parsed = m.parseGrokBotJsonl(decoded.text, path);
@@ -193,7 +202,7 @@ export function createGrokBotStore(
     if (read.rows.length === 0) {
       return read.warnings.length > 0
         ? `ledger has no readable entries (${read.warnings.length} skipped)`
-        : 'ledger empty';
+        : LEDGER_EMPTY;
     }
     const { transcript, warnings, untimed } = m.ledgerToCommon(
       read.rows.map((r) => r.entry),
@@ -202,13 +211,14 @@ export function createGrokBotStore(
     return { transcript, source: path, warnings: [...read.warnings, ...warnings], untimed };
   }
 
-  async function fromGateway(m: SessionModules, id: string): Promise<LoadResult | string> {
+  /** `noGateway` when none is configured: there is nothing more to ask. */
+  async function fromGateway(m: SessionModules, id: string): Promise<LoadResult | string | NoGateway> {
     const timeoutMs = options.gatewayTimeoutMs ?? timeoutFromEnv(env) ?? m.DEFAULT_GATEWAY_TIMEOUT_MS;
     let client: GatewayClient;
     try {
       client = new m.GatewayClient({ ...(await m.readGatewayConfig(env)), timeoutMs });
     } catch (e) {
-      return errorMessage(e);
+      return e instanceof m.GatewayError && e.kind === 'none' ? { noGateway: e.message } : errorMessage(e);
     }
     let body: JsonValue;
     try {
@@ -232,6 +242,19 @@ export function createGrokBotStore(
     };
   }
 
+  /** A new agent's session: no messages, dated by its ledger file. */
+  async function emptySession(id: string): Promise<LoadResult> {
+    const path = join(roots.agents, id, 'store.db');
+    const info = await stat(path);
+    const born = info.birthtimeMs > 0 ? info.birthtimeMs : info.mtimeMs;
+    return {
+      transcript: { meta: { id, timestamp: new Date(born).toISOString() }, messages: [] },
+      source: path,
+      warnings: [],
+      untimed: new Set(),
+    };
+  }
+
   async function load(id: string): Promise<LoadResult> {
     assertSafeSessionId(id);
     const m = await sessionModules();
@@ -243,6 +266,13 @@ export function createGrokBotStore(
     if (typeof ledger !== 'string') return ledger;
     attempts.push({ source: join(roots.agents, id, 'store.db'), reason: ledger });
     const gateway = await fromGateway(m, id);
+    if (typeof gateway !== 'string' && 'noGateway' in gateway) {
+      // A new agent (its folder and an empty ledger, no transcript yet) and no gateway that could
+      // know more: an empty session, not a failure.
+      if (jsonl === JSONL_MISSING && ledger === LEDGER_EMPTY) return await emptySession(id);
+      attempts.push({ source: 'gateway openAgent', reason: gateway.noGateway });
+      throw new GrokBotLoadError(id, attempts);
+    }
     if (typeof gateway !== 'string') return gateway;
     attempts.push({ source: 'gateway openAgent', reason: gateway });
     throw new GrokBotLoadError(id, attempts);
