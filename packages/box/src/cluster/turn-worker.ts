@@ -16,8 +16,11 @@ export interface TurnWorkerOptions {
   boss: PgBoss;
   leases: Leases;
   stores: ClusterStoreBackend;
-  /** Runs the agent's pending inputs on `stores` (LocalAgentHost.runQueuedTurns); stops when `signal` aborts. */
-  run(agentId: string, stores: StoreBackend, signal: AbortSignal): Promise<void>;
+  /**
+   * Runs the agent's pending inputs on `stores` (LocalAgentHost.runQueuedTurns) behind the lease
+   * `epoch`; stops when `signal` aborts. The lease is let go only after it returns.
+   */
+  run(agentId: string, stores: StoreBackend, signal: AbortSignal, epoch: number): Promise<void>;
   /** Told when a job ends in an error (pg-boss retries it). */
   onError?(agentId: string, error: unknown): void;
 }
@@ -66,7 +69,7 @@ async function runUnderLease(options: TurnWorkerOptions, agentId: string): Promi
     Math.max(100, leases.ttlMs / 3),
   );
   try {
-    await options.run(agentId, options.stores.under(lease.epoch), lost.signal);
+    await options.run(agentId, options.stores.under(lease.epoch), lost.signal, lease.epoch);
     if (lost.signal.aborted) throw lost.signal.reason;
   } finally {
     clearInterval(renewal);
