@@ -89,7 +89,7 @@ describe('sandbox snapshots across workers', () => {
     await writeFile(path.join(b.sandbox, 'stale.txt'), 'from an older stint');
     await writeFile(path.join(b.sandbox, 'src', 'run.sh'), 'old contents');
     await symlink('elsewhere', path.join(b.sandbox, 'notes.txt'));
-    await b.leases.claim(agentId);
+    const bLease = (await b.leases.claim(agentId))!;
     const restored = await b.snapshots.restore(agentId);
     expect(restored).toMatchObject({ manifest: taken.manifest, fetched: 3, current: false });
     expect(await treeOf(b.sandbox)).toEqual(await treeOf(a.sandbox));
@@ -98,8 +98,13 @@ describe('sandbox snapshots across workers', () => {
     expect(await readlink(path.join(b.sandbox, 'outside-link'))).toBe('/etc/hostname');
     expect(await readFile(path.join(b.sandbox, 'notes.txt'), 'utf8')).toBe('written in turn 1\n');
     await expect(lstat(path.join(b.sandbox, 'stale.txt'))).rejects.toThrow(/ENOENT/);
-    // Restoring again finds the folder current and touches nothing.
+    // Restoring again finds the folder current and touches nothing; a snapshot now reads and sends nothing.
     expect(await b.snapshots.restore(agentId)).toMatchObject({ current: true, fetched: 0 });
+    expect(await b.snapshots.take(agentId, bLease.epoch)).toMatchObject({
+      unchanged: true,
+      hashed: 0,
+      uploaded: 0,
+    });
   }, 60_000);
 
   it('sends a file once: an unchanged sandbox sends nothing, one changed file sends one blob', async () => {

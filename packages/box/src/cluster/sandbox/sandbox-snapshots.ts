@@ -24,7 +24,7 @@ import { ChangedWhileSentError, type SnapshotStore } from './snapshot-store.ts';
 
 /** A turn's snapshots come this often (ms) unless `SENDBOX_SNAPSHOT_INTERVAL_MS` says otherwise. */
 export const DEFAULT_SNAPSHOT_INTERVAL_MS = 60_000;
-const PARALLEL_TRANSFERS = 4;
+const PARALLEL_TRANSFERS = 8;
 const SEND_ATTEMPTS = 3;
 
 /** `SENDBOX_SNAPSHOT_INTERVAL_MS` (tests lower it), or the default. */
@@ -327,7 +327,8 @@ export class SandboxSnapshots {
     );
     await inParallel(files, async (entry) => {
       const target = await intoFolder(entry.path);
-      const mtime = new Date(entry.mtimeMs);
+      // Seconds as a double: half a millisecond over, so the whole milliseconds read back are the manifest's.
+      const mtime = (entry.mtimeMs + 0.5) / 1000;
       const local = have.get(entry.path);
       if (local?.type === 'file' && local.sha256 === entry.sha256) {
         if (local.mode !== entry.mode) await chmod(target, entry.mode);

@@ -21,6 +21,7 @@ import { s3ClientFor } from '../../stores/postgres/attachments.ts';
 import { parseObjectStoreUrl } from '../../stores/postgres/object-store-url.ts';
 import { lastToolOutputs, sendText } from '../../testing/host-fixture.ts';
 import { until } from '../../testing/processes.ts';
+import { removeObjects } from '../../testing/bucket.ts';
 import { startClusterWorker, type ClusterWorker } from '../worker.ts';
 import { parseManifest } from './manifest.ts';
 import { SnapshotStore } from './snapshot-store.ts';
@@ -74,6 +75,16 @@ describe('an agent’s files across cluster workers', () => {
   }
   const errors: string[] = [];
 
+  /** The agent's objects (attachments, snapshots) leave the shared bucket after the test. */
+  function removeAgentObjects(agentId: string): void {
+    const location = parseObjectStoreUrl(services().objectStoreUrl);
+    cleanups.unshift(async () => {
+      const s3 = s3ClientFor(location, services().credentials);
+      await removeObjects(s3, location.bucket, `${agentId}/`);
+      s3.destroy();
+    });
+  }
+
   async function ledgerIds(worker: ClusterWorker, agentId: string): Promise<string[]> {
     const { rows } = await worker.db.pool.query<{ id: string }>(
       `SELECT id FROM ${worker.db.table('ledger')} WHERE agent_id = $1 ORDER BY seq`,
@@ -102,6 +113,7 @@ describe('an agent’s files across cluster workers', () => {
     };
     const b = await start(slow, true, { SENDBOX_SNAPSHOT_INTERVAL_MS: '200' });
     const agent = await gateway.host.createAgent({ name: 'Moving agent' });
+    removeAgentObjects(agent.id);
     await gateway.host.sendPrompt({ agentId: agent.id, prompt: 'write the plan', clientNonce: 'k0' });
 
     // During the turn (before its end), a snapshot holds the file already.
@@ -145,6 +157,7 @@ describe('an agent’s files across cluster workers', () => {
     const start = newCluster();
     const { worker: gateway } = await start(null, false);
     const agent = await gateway.host.createAgent({ name: 'Two turns in one job' });
+    removeAgentObjects(agent.id);
     // Both inputs are pending when the worker starts: one job runs both turns.
     await gateway.host.sendPrompt({ agentId: agent.id, prompt: 'write', clientNonce: 'j0' });
     await gateway.host.sendPrompt({ agentId: agent.id, prompt: 'think', clientNonce: 'j1' });
@@ -203,6 +216,7 @@ describe('an agent’s files across cluster workers', () => {
         headers: { Authorization: `Bearer ${gateway.token}`, ...(init.headers as Record<string, string>) },
       });
     const agent = await one.worker.host.createAgent({ name: 'Attachment agent' });
+    removeAgentObjects(agent.id);
     const bytes = randomBytes(700_000);
     const sha256 = createHash('sha256').update(bytes).digest('hex');
     const upload = (gateway: RunningGateway, nonce: string) =>
