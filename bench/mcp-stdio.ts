@@ -10,7 +10,7 @@
  *
  *   npx tsx bench/mcp-stdio.ts [agents=20] [warmCalls=500]
  */
-import { readdir, readFile, realpath, rm, writeFile, mkdtemp } from 'node:fs/promises';
+import { readdir, readFile, rm, writeFile, mkdtemp } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -18,15 +18,13 @@ import { createAgentHost, scriptedProvider } from '@sendbox/box';
 import { mcpTool } from '../packages/box/src/tools/mcp/index.ts';
 import { noScrub } from '../packages/box/src/secrets/scrub.ts';
 import { agentPaths } from '../packages/box/src/stores/files/layout.ts';
+import { testServerMounts } from '../packages/box/src/mcp/testing/server-mounts.ts';
 
 const AGENTS = Number(process.argv[2] ?? 20);
 const WARM = Number(process.argv[3] ?? 500);
 const root = fileURLToPath(new URL('..', import.meta.url));
 const script = path.join(root, 'packages/box/src/mcp/testing/stdio-server.mjs');
-// The server imports the SDK from node_modules: in a git worktree that is a link out of the
-// checkout, so its real folder is mounted too.
-const modules = await realpath(path.join(root, 'node_modules'));
-const readOnly = modules.startsWith(root) ? [root] : [root, modules];
+const readOnly = testServerMounts(root);
 const dataDir = await mkdtemp(path.join(process.env.SENDBOX_BENCH_DIR ?? os.tmpdir(), 'sendbox-bench-mcp-'));
 const host = await createAgentHost({ dataDir, provider: scriptedProvider([]), env: {} });
 await writeFile(

@@ -32,7 +32,7 @@ export interface ComposerProps {
   /** The largest file the box takes: a larger one is refused here, before any byte is sent. */
   maxUploadBytes?: number;
   working: boolean;
-  /** An approval card in the conversation waits for the user (the turn cannot go on without it). */
+  /** An approval card in the conversation waits for the user (a message sent instead ends that turn; the card stays answerable). */
   awaitingApproval?: boolean;
   onUploaded: (entry: TranscriptEntry) => void;
   /** A prompt was accepted (shown as pending until its entry arrives). */
@@ -209,12 +209,12 @@ export const Composer = forwardRef<HTMLTextAreaElement, ComposerProps>(function 
       }}
     >
       <div className="composer-status" aria-live="polite">
-        {working && !awaitingApproval && (
+        {working && (
           <span className="working" data-testid="working-indicator">
             <span className="working-dot" aria-hidden="true" /> The agent is working…
           </span>
         )}
-        {awaitingApproval && (
+        {awaitingApproval && !working && (
           <span className="working" data-testid="awaiting-approval">
             The agent waits for your approval of a tool call above.
           </span>

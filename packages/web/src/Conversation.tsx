@@ -301,7 +301,10 @@ export function Conversation({
   const waiting = useMemo(() => {
     const listed = new Set(pending.map((input) => input.nonce));
     return [
-      ...pending.map((input) => ({ nonce: input.nonce, text: input.text })),
+      // An approval's answer shows on its card, not as a message of its own.
+      ...pending
+        .filter((input) => input.kind !== 'tool-approval')
+        .map((input) => ({ nonce: input.nonce, text: input.text })),
       ...queued
         .filter((prompt) => !listed.has(prompt.clientNonce))
         .map((prompt) => ({ nonce: prompt.clientNonce, text: prompt.text })),
@@ -610,6 +613,7 @@ export function Conversation({
                   lastPrompt &&
                   disabledReason === null &&
                   agent.state !== 'working' &&
+                  !agent.awaitingApproval &&
                   waiting.length === 0 &&
                   drafts.size === 0 &&
                   liveTools.size === 0 && (

@@ -62,6 +62,10 @@ describe('notices between two rosters', () => {
     expect(describeNotice({ agentId: 'a', kind: 'approval' }, row('a'), true).body).toBe(
       'Open sendbox to allow or deny it.',
     );
+    // A turn waiting on a card is awaiting-user too: once the row says so, the notice is an approval's.
+    expect(
+      describeNotice({ agentId: 'a', kind: 'waiting' }, row('a', { awaitingApproval: true }), true),
+    ).toEqual({ title: 'Agent a asks to run a tool', body: 'Open sendbox to allow or deny it.' });
     const long = describeNotice(
       finished,
       row('a', { lastEntry: { kind: 'send-message', text: 'x'.repeat(500) } }),

@@ -47,21 +47,27 @@ const LEADS: Record<NoticeKind, (name: string) => { title: string; body: string 
 
 const MAX_BODY = 180;
 
-/** The notification's words; the agent's last message only when `includeText`. */
+/**
+ * The notification's words; the agent's last message only when `includeText`. A turn that waits on
+ * an approval card is `awaiting-user` too, and its state event comes before the roster row that
+ * says why: a row read since that says `awaitingApproval` makes a "waiting" notice an approval's.
+ */
 export function describeNotice(
   notice: Notice,
-  row: Pick<RosterRow, 'name' | 'lastEntry'>,
+  row: Pick<RosterRow, 'name' | 'lastEntry'> & Partial<Pick<RosterRow, 'awaitingApproval'>>,
   includeText: boolean,
 ): { title: string; body: string } {
-  const lead = LEADS[notice.kind](row.name || 'An agent');
+  const kind = notice.kind === 'waiting' && row.awaitingApproval === true ? 'approval' : notice.kind;
+  const lead = LEADS[kind](row.name || 'An agent');
   const text = row.lastEntry?.text.replace(/\s+/g, ' ').trim() ?? '';
-  if (!includeText || text === '' || notice.kind === 'approval') return lead;
+  if (!includeText || text === '' || kind === 'approval') return lead;
   return { title: lead.title, body: text.length > MAX_BODY ? `${text.slice(0, MAX_BODY - 1)}…` : text };
 }
 
 /**
  * Watches the roster and notifies while the tab is hidden. `reload` reads the roster again before
- * a notification with text: a state event arrives before the roster row that carries the message.
+ * a notification with text, or a "waiting" one: a state event arrives before the roster row that
+ * carries the message, or the approval card the turn waits on.
  */
 export function useAgentNotifications(
   rows: readonly RosterRow[] | null,
@@ -77,7 +83,8 @@ export function useAgentNotifications(
     const notices = noticesBetween(before, rows);
     if (notices.length === 0) return;
     void (async () => {
-      const fresh = choice.includeText ? await reload().catch(() => rows) : rows;
+      const stale = choice.includeText || notices.some((notice) => notice.kind === 'waiting');
+      const fresh = stale ? await reload().catch(() => rows) : rows;
       for (const notice of notices) {
         const row =
           fresh.find((candidate) => candidate.id === notice.agentId) ??

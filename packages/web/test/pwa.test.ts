@@ -5,52 +5,12 @@
  * is hidden a finished turn and a question notify, with the message text only after the user opted
  * in. The Notification API is granted in the test; a refused permission is said in words.
  */
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  callGateway,
-  ensureBuilt,
-  launchBrowser,
-  modelEnv,
-  openSignedInPage,
-  saveScreenshot,
-  send,
-  startGateway,
-  startModelServer,
-  type ModelServer,
-  type RunningGateway,
-} from './support.ts';
+import type { Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
+import { callGateway, saveScreenshot, send } from './support.ts';
+import { browserSuite, DESKTOP, PHONE } from './suite.ts';
 
-const DESKTOP = { width: 1280, height: 800 };
-const PHONE = { width: 390, height: 844 };
-
-let browser: Browser;
-let gateway: RunningGateway;
-let model: ModelServer;
-const contexts: BrowserContext[] = [];
-
-beforeAll(async () => {
-  ensureBuilt();
-  model = await startModelServer();
-  [browser, gateway] = await Promise.all([
-    launchBrowser(),
-    startGateway({ ...modelEnv(model), SENDBOX_MODEL_MAX_RETRIES: '0' }),
-  ]);
-});
-afterAll(async () => {
-  for (const context of contexts) await context.close();
-  await browser?.close();
-  await Promise.all([gateway?.stop(), model?.close()]);
-});
-
-async function createAgent(name: string): Promise<string> {
-  const { agent } = await callGateway<{ agent: { id: string } }>(gateway, 'createAgent', { name });
-  return agent.id;
-}
-
-async function prompt(agentId: string, text: string): Promise<void> {
-  await callGateway(gateway, 'sendPrompt', { agentId, prompt: text, clientNonce: `${agentId}-${text}` });
-}
+const suite = browserSuite();
 
 /** The service worker is active and controls the page. */
 async function controlled(page: Page): Promise<{ scope: string; script: string }> {
@@ -93,11 +53,11 @@ async function setHidden(page: Page, hidden: boolean): Promise<void> {
 
 describe('install', () => {
   it('is installable: a valid manifest, its icons and an active service worker', async ({ task }) => {
-    const { page, problems } = await openSignedInPage(browser, contexts, gateway, PHONE);
+    const { page, problems } = await suite.open(PHONE);
     await page.getByTestId('notifications-open').waitFor();
     const registration = await controlled(page);
-    expect(registration.scope).toBe(gateway.url);
-    expect(registration.script).toBe(new URL('sw.js', gateway.url).href);
+    expect(registration.scope).toBe(suite.gateway.url);
+    expect(registration.script).toBe(new URL('sw.js', suite.gateway.url).href);
 
     const cdp = await page.context().newCDPSession(page);
     const manifest = (await cdp.send('Page.getAppManifest')) as {
@@ -105,7 +65,7 @@ describe('install', () => {
       errors: unknown[];
       data?: string;
     };
-    expect(manifest.url).toBe(new URL('manifest.webmanifest', gateway.url).href);
+    expect(manifest.url).toBe(new URL('manifest.webmanifest', suite.gateway.url).href);
     expect(manifest.errors).toEqual([]);
     expect(JSON.parse(manifest.data ?? '{}')).toMatchObject({ name: 'sendbox', display: 'standalone' });
     const { installabilityErrors } = (await cdp.send('Page.getInstallabilityErrors')) as {
@@ -125,19 +85,19 @@ describe('install', () => {
       ['icons/icon-192.png', 'image/png'],
       ['icons/icon-512.png', 'image/png'],
     ] as const) {
-      const response = await fetch(new URL(file, gateway.url));
+      const response = await fetch(new URL(file, suite.gateway.url));
       expect(response.status, file).toBe(200);
       expect(response.headers.get('content-type'), file).toContain(type);
     }
-    expect((await fetch(new URL('sw.js', gateway.url))).headers.get('cache-control')).toBe('no-cache');
+    expect((await fetch(new URL('sw.js', suite.gateway.url))).headers.get('cache-control')).toBe('no-cache');
     // Only those: the rest of the build's root stays unserved.
-    expect((await fetch(new URL('icons/../index.html', gateway.url))).status).not.toBe(200);
+    expect((await fetch(new URL('icons/../index.html', suite.gateway.url))).status).not.toBe(200);
     await saveScreenshot(page, task.name);
     expect(problems).toEqual([]);
   });
 
   it('says the box is not reachable when a navigation finds no network', async () => {
-    const { page } = await openSignedInPage(browser, contexts, gateway, DESKTOP);
+    const { page } = await suite.open(DESKTOP);
     await controlled(page);
     await page.context().setOffline(true);
     try {
@@ -155,9 +115,9 @@ describe('notifications', () => {
   it('while the tab is hidden: a finished turn and a question, text only when opted in; a click target per agent', async ({
     task,
   }) => {
-    const id = await createAgent('Night build');
-    const { page, problems } = await openSignedInPage(browser, contexts, gateway, DESKTOP, `#agent=${id}`);
-    await page.context().grantPermissions(['notifications'], { origin: new URL(gateway.url).origin });
+    const id = await suite.createAgent('Night build');
+    const { page, problems } = await suite.open(DESKTOP, `#agent=${id}`);
+    await page.context().grantPermissions(['notifications'], { origin: new URL(suite.gateway.url).origin });
     await page.getByRole('heading', { name: 'Night build' }).waitFor();
     await controlled(page);
 
@@ -173,13 +133,13 @@ describe('notifications', () => {
     expect(await page.getByTestId('notifications-open').getAttribute('data-active')).toBe('true');
 
     // Visible: a turn that ends notifies nobody (the user is looking).
-    model.reply(send({ type: 'text', content: 'Seen while you watched.' }));
-    await prompt(id, 'first');
+    suite.model.reply(send({ type: 'text', content: 'Seen while you watched.' }));
+    await suite.prompt(id, 'first');
     await page.getByText('Seen while you watched.').waitFor();
     await expect
       .poll(
         async () =>
-          (await callGateway<Array<{ id: string; state: string }>>(gateway, 'listAgents', {})).find(
+          (await callGateway<Array<{ id: string; state: string }>>(suite.gateway, 'listAgents', {})).find(
             (r) => r.id === id,
           )?.state,
       )
@@ -187,8 +147,8 @@ describe('notifications', () => {
     expect(await shown(page)).toEqual([]);
 
     await setHidden(page, true);
-    model.reply(send({ type: 'text', content: 'Build 41 passed: all 1,508 tests green.' }));
-    await prompt(id, 'second');
+    suite.model.reply(send({ type: 'text', content: 'Build 41 passed: all 1,508 tests green.' }));
+    await suite.prompt(id, 'second');
     await expect
       .poll(() => shown(page), { timeout: 20_000 })
       .toEqual([
@@ -205,13 +165,13 @@ describe('notifications', () => {
     await page.getByTestId('notify-text-toggle').check();
     await page.keyboard.press('Escape');
     await setHidden(page, true);
-    model.reply(
+    suite.model.reply(
       send({
         type: 'widget',
         widget: { prompt: 'Deploy build 42 to staging?', options: [{ label: 'Yes' }, { label: 'No' }] },
       }),
     );
-    await prompt(id, 'third');
+    await suite.prompt(id, 'third');
     // One per agent: the newer replaces the older under the same tag.
     await expect
       .poll(() => shown(page), { timeout: 20_000 })
@@ -229,7 +189,7 @@ describe('notifications', () => {
   });
 
   it('says so when the browser refuses the permission, and stays off', async ({ task }) => {
-    const { page } = await openSignedInPage(browser, contexts, gateway, PHONE);
+    const { page } = await suite.open(PHONE);
     // The user blocked notifications for this site (the browser's own setting).
     const cdp = await page.context().newCDPSession(page);
     const { targetInfo } = (await cdp.send('Target.getTargetInfo')) as {
@@ -238,7 +198,7 @@ describe('notifications', () => {
     await cdp.send('Browser.setPermission', {
       permission: { name: 'notifications' },
       setting: 'denied',
-      origin: new URL(gateway.url).origin,
+      origin: new URL(suite.gateway.url).origin,
       browserContextId: targetInfo.browserContextId,
     });
     expect(await page.evaluate('Notification.permission')).toBe('denied');

@@ -17,6 +17,7 @@ import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { freshLoginUrl } from '../../box/src/cli/login.ts';
 import { writeCompletionStream } from '../../box/src/testing/openai-stream.ts';
+import { testServerMounts } from '../../box/src/mcp/testing/server-mounts.ts';
 
 const WEB_DIR = fileURLToPath(new URL('..', import.meta.url));
 const REPO_ROOT = path.resolve(WEB_DIR, '..', '..');
@@ -341,11 +342,10 @@ export function modelEnv(model: ModelServer): Record<string, string> {
  * node_modules (a link out of a git worktree) are mounted read-only for it.
  */
 export function testMcpServer(extra: Record<string, unknown> = {}): Record<string, unknown> {
-  const modules = fs.realpathSync(path.join(REPO_ROOT, 'node_modules'));
   return {
     command: 'node',
     args: [path.join(REPO_ROOT, 'packages/box/src/mcp/testing/stdio-server.mjs')],
-    readOnly: modules.startsWith(`${REPO_ROOT}${path.sep}`) ? [REPO_ROOT] : [REPO_ROOT, modules],
+    readOnly: testServerMounts(REPO_ROOT),
     ...extra,
   };
 }

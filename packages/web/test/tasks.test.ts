@@ -4,82 +4,17 @@
  * and Stop, and a running subagent as an expandable row whose steps arrive live, then read back
  * from its transcript after a reload.
  */
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  callGateway,
-  ensureBuilt,
-  launchBrowser,
-  openSignedInPage,
-  modelEnv,
-  saveScreenshot,
-  send,
-  startGateway,
-  startModelServer,
-  type ModelServer,
-  type RunningGateway,
-} from './support.ts';
+import { describe, expect, it } from 'vitest';
+import { callGateway, saveScreenshot, send } from './support.ts';
+import { browserSuite, DESKTOP, PHONE } from './suite.ts';
 
-const DESKTOP = { width: 1280, height: 800 };
-const PHONE = { width: 390, height: 844 };
-
-let browser: Browser;
-let gateway: RunningGateway;
-let model: ModelServer;
-const contexts: BrowserContext[] = [];
-
-beforeAll(async () => {
-  ensureBuilt();
-  model = await startModelServer();
-  [browser, gateway] = await Promise.all([
-    launchBrowser(),
-    startGateway({ ...modelEnv(model), SENDBOX_MODEL_MAX_RETRIES: '0' }),
-  ]);
-});
-afterAll(async () => {
-  for (const context of contexts) await context.close();
-  await browser?.close();
-  await Promise.all([gateway?.stop(), model?.close()]);
-});
-
-function openPage(
-  viewport: { width: number; height: number },
-  hash: string,
-): Promise<{ page: Page; problems: string[] }> {
-  return openSignedInPage(browser, contexts, gateway, viewport, hash);
-}
-
-async function createAgent(name: string): Promise<string> {
-  const { agent } = await callGateway<{ agent: { id: string } }>(gateway, 'createAgent', { name });
-  return agent.id;
-}
-
-async function prompt(agentId: string, text: string): Promise<void> {
-  await callGateway(gateway, 'sendPrompt', { agentId, prompt: text, clientNonce: `${agentId}-${text}` });
-}
-
-async function settled(agentId: string): Promise<void> {
-  await expect
-    .poll(
-      async () => {
-        const rows = await callGateway<Array<{ id: string; state: string }>>(gateway, 'listAgents', {});
-        if (model.pending() > 0 || rows.find((row) => row.id === agentId)?.state === 'working') return false;
-        // The turn's last model call is made (and its end written) after its send: wait for the end.
-        const { entries } = await callGateway<{ entries: Array<{ kind: string }> }>(gateway, 'openAgent', {
-          id: agentId,
-        });
-        return entries.at(-1)?.kind === 'turn-ended';
-      },
-      { timeout: 30_000 },
-    )
-    .toBe(true);
-}
+const suite = browserSuite();
 
 describe('background tasks in the UI', () => {
   it('a background command’s row shows its live tail and stops it', async ({ task }) => {
     for (const viewport of [DESKTOP, PHONE]) {
-      const id = await createAgent(`Tail ${viewport.width}`);
-      model.reply(
+      const id = await suite.createAgent(`Tail ${viewport.width}`);
+      suite.model.reply(
         {
           toolCall: {
             name: 'shell',
@@ -92,9 +27,9 @@ describe('background tasks in the UI', () => {
         },
         send({ type: 'text', content: 'Started the ticks.' }),
       );
-      const { page, problems } = await openPage(viewport, `#agent=${id}`);
-      await prompt(id, 'tick please');
-      await settled(id);
+      const { page, problems } = await suite.open(viewport, `#agent=${id}`);
+      await suite.prompt(id, 'tick please');
+      await suite.settled(id, { state: 'not-working', turnEnded: true });
       const panel = page.getByTestId('task-panel');
       await expect.poll(() => panel.getAttribute('data-state'), { timeout: 20_000 }).toBe('running');
       const tail = page.getByTestId('task-tail');
@@ -109,7 +44,7 @@ describe('background tasks in the UI', () => {
         .toBe('stopped');
       expect(await page.getByTestId('task-stop').count()).toBe(0);
       const tasks = await callGateway<{ tasks: Array<{ state: string; reason?: string }> }>(
-        gateway,
+        suite.gateway,
         'listTasks',
         {
           agentId: id,
@@ -124,10 +59,10 @@ describe('background tasks in the UI', () => {
   it('a running subagent is an expandable row whose steps arrive live, and read back after a reload', async ({
     task,
   }) => {
-    const id = await createAgent('Delegator');
+    const id = await suite.createAgent('Delegator');
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));
-    model.reply(
+    suite.model.reply(
       // The parent delegates; the child runs a command, then (once the test lets it) answers.
       {
         toolCall: {
@@ -139,8 +74,8 @@ describe('background tasks in the UI', () => {
       { text: 'The sandbox is empty.', after: held },
       send({ type: 'text', content: 'The subagent says the sandbox is empty.' }),
     );
-    const { page, problems } = await openPage(DESKTOP, `#agent=${id}`);
-    await prompt(id, 'survey it');
+    const { page, problems } = await suite.open(DESKTOP, `#agent=${id}`);
+    await suite.prompt(id, 'survey it');
     const running = page.getByTestId('running-task');
     await expect.poll(() => running.count(), { timeout: 20_000 }).toBe(1);
     const child = running.getByTestId('task-child');
@@ -154,7 +89,7 @@ describe('background tasks in the UI', () => {
       .toContain('echo child-step-marker');
     await saveScreenshot(page, `${task.name} live (1280)`);
     // A page opened while the child runs saw none of its earlier steps go by: it reads them.
-    const joined = await openPage(PHONE, `#agent=${id}`);
+    const joined = await suite.open(PHONE, `#agent=${id}`);
     const late = joined.page.getByTestId('running-task').getByTestId('task-child');
     await expect.poll(() => late.count(), { timeout: 20_000 }).toBe(1);
     await late.locator('summary.task-head').click();
@@ -166,7 +101,7 @@ describe('background tasks in the UI', () => {
     await saveScreenshot(joined.page, `${task.name} joined live (390)`);
     expect(joined.problems).toEqual([]);
     release();
-    await settled(id);
+    await suite.settled(id, { state: 'not-working', turnEnded: true });
     // The task row takes over from the running row once the call has its result.
     await expect.poll(() => running.count(), { timeout: 20_000 }).toBe(0);
     const done = page.getByTestId('task-child');
@@ -174,7 +109,7 @@ describe('background tasks in the UI', () => {
     expect(problems).toEqual([]);
 
     // Later, on a phone: the row reads the child's steps from its transcript.
-    const later = await openPage(PHONE, `#agent=${id}`);
+    const later = await suite.open(PHONE, `#agent=${id}`);
     const row = later.page.getByTestId('task-child');
     await expect.poll(() => row.count(), { timeout: 20_000 }).toBe(1);
     await row.locator('summary.task-head').click();

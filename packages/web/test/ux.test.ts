@@ -5,85 +5,38 @@
  */
 import fsp from 'node:fs/promises';
 import path from 'node:path';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { beforeAll, describe, expect, it } from 'vitest';
 import {
   axeViolations,
   callGateway,
-  ensureBuilt,
-  launchBrowser,
-  openSignedInPage,
-  modelEnv,
   saveScreenshot,
   send,
+  modelEnv,
   startGateway,
-  startModelServer,
   type ModelServer,
   type RunningGateway,
 } from './support.ts';
+import { browserSuite, DESKTOP, PHONE } from './suite.ts';
 import { samplePng } from './sample-files.ts';
 
-const DESKTOP = { width: 1280, height: 800 };
-const PHONE = { width: 390, height: 844 };
-
-let browser: Browser;
+const suite = browserSuite();
+/** A box with no model configured: the read-only demo agent only. */
 let bare: RunningGateway;
-let gateway: RunningGateway;
-let model: ModelServer;
-const contexts: BrowserContext[] = [];
-
 beforeAll(async () => {
-  ensureBuilt();
-  model = await startModelServer();
-  [browser, bare, gateway] = await Promise.all([
-    launchBrowser(),
-    startGateway(),
-    startGateway({ ...modelEnv(model), SENDBOX_MODEL_MAX_RETRIES: '0' }),
-  ]);
-});
-afterAll(async () => {
-  for (const context of contexts) await context.close();
-  await browser?.close();
-  await Promise.all([bare?.stop(), gateway?.stop(), model?.close()]);
+  bare = await suite.startBox({ model: false });
 });
 
-/** A fresh page at `viewport`, recording console errors, page errors and 5xx answers. */
-function openPage(
-  target: RunningGateway,
-  viewport: { width: number; height: number },
-  hash = '',
-): Promise<{ page: Page; problems: string[] }> {
-  return openSignedInPage(browser, contexts, target, viewport, hash);
-}
-
-async function createAgent(name: string): Promise<string> {
-  const { agent } = await callGateway<{ agent: { id: string } }>(gateway, 'createAgent', { name });
-  return agent.id;
-}
-
-async function prompt(agentId: string, text: string): Promise<void> {
-  await callGateway(gateway, 'sendPrompt', { agentId, prompt: text, clientNonce: `${agentId}-${text}` });
-}
-
-/** Polls until the agent is idle again (its turn, with every scripted reply, is over). */
-async function settled(agentId: string): Promise<void> {
-  await expect
-    .poll(
-      async () => {
-        const rows = await callGateway<Array<{ id: string; state: string }>>(gateway, 'listAgents', {});
-        return model.pending() === 0 && rows.find((row) => row.id === agentId)?.state !== 'working';
-      },
-      { timeout: 30_000 },
-    )
-    .toBe(true);
-}
+/** A fresh page of `target` at `viewport`, recording console errors, page errors and 5xx answers. */
+const openPage = (target: RunningGateway, viewport: { width: number; height: number }, hash = '') =>
+  suite.open(viewport, hash, target);
 
 /** A new agent whose first turn the model answers with `replies`; returns its id once idle. */
 async function agentWith(name: string, ...replies: Parameters<ModelServer['reply']>): Promise<string> {
-  const id = await createAgent(name);
-  model.reply(...replies);
-  await prompt(id, `hello ${name}`);
-  await settled(id);
+  const id = await suite.createAgent(name);
+  suite.model.reply(...replies);
+  await suite.prompt(id, `hello ${name}`);
+  await suite.settled(id, { state: 'not-working' });
   return id;
 }
 
@@ -118,8 +71,8 @@ describe('layouts', () => {
   }) => {
     const ids: string[] = [];
     for (const name of ['Alpha', 'Beta', 'Gamma', 'Delta', 'Epsilon', 'Zeta'])
-      ids.push(await createAgent(name));
-    const { page, problems } = await openPage(gateway, PHONE, `#agent=${ids[0]}`);
+      ids.push(await suite.createAgent(name));
+    const { page, problems } = await openPage(suite.gateway, PHONE, `#agent=${ids[0]}`);
     await page.getByTestId('composer-input').waitFor();
     expect(await page.getByTestId('sidebar').isVisible()).toBe(false);
     const transcript = await box(page, '[data-testid="transcript"]');
@@ -171,7 +124,7 @@ describe('layouts', () => {
   });
 
   it('on a desktop the agent list stays beside the conversation, with no drawer button', async ({ task }) => {
-    const { page, problems } = await openPage(gateway, DESKTOP);
+    const { page, problems } = await openPage(suite.gateway, DESKTOP);
     await page.getByTestId('composer-input').waitFor();
     expect(await page.getByTestId('sidebar').isVisible()).toBe(true);
     expect(await page.getByTestId('agents-drawer-button').count()).toBe(0);
@@ -185,14 +138,14 @@ describe('bubbles', () => {
   it('shows images whole (never cropped or upscaled) with their alt as caption, links the cursor-agent card, copies code', async ({
     task,
   }) => {
-    const id = await createAgent('Bubbles');
-    const sandbox = path.join(gateway.dataDir, 'sandboxes', id);
+    const id = await suite.createAgent('Bubbles');
+    const sandbox = path.join(suite.gateway.dataDir, 'sandboxes', id);
     await fsp.mkdir(sandbox, { recursive: true });
     const image = async (name: string, width: number, height: number) => {
       await fsp.writeFile(path.join(sandbox, name), samplePng(width, height, 90));
       return `file://${path.join(sandbox, name)}`;
     };
-    model.reply(
+    suite.model.reply(
       send({
         type: 'text',
         content: 'A wide chart and a tiny icon:',
@@ -209,10 +162,10 @@ describe('bubbles', () => {
       send({ type: 'cursor-agent', bcId: 'bc-1234', title: 'Fix the flaky test' }),
       send({ type: 'text', content: '```bash\necho copied-by-the-test\n```' }),
     );
-    await prompt(id, 'show me');
-    await settled(id);
+    await suite.prompt(id, 'show me');
+    await suite.settled(id, { state: 'not-working' });
     for (const viewport of [DESKTOP, PHONE]) {
-      const { page, problems } = await openPage(gateway, viewport, `#agent=${id}`);
+      const { page, problems } = await openPage(suite.gateway, viewport, `#agent=${id}`);
       await page.context().grantPermissions(['clipboard-read', 'clipboard-write']);
       await page.waitForSelector('[data-testid="code-block"]');
       await expect
@@ -261,7 +214,7 @@ describe('bubbles', () => {
       'Headings',
       send({ type: 'text', content: '# Plan\n\n## First step\n\n### Detail\n\nBody text of the plan.' }),
     );
-    const { page, problems } = await openPage(gateway, PHONE, `#agent=${id}`);
+    const { page, problems } = await openPage(suite.gateway, PHONE, `#agent=${id}`);
     const bubble = page.locator('[data-testid="bubble"][data-type="text"]', { hasText: 'Body text' });
     await bubble.waitFor();
     const size = (selector: string) =>
@@ -283,7 +236,7 @@ describe('bubbles', () => {
       send({ type: 'text', content: line }),
       send({ type: 'text', content: 'after' }),
     );
-    const { page, problems } = await openPage(gateway, DESKTOP, `#agent=${id}`);
+    const { page, problems } = await openPage(suite.gateway, DESKTOP, `#agent=${id}`);
     await page.getByTestId('long-text').waitFor();
     // A task queued now runs promptly: nothing holds the main thread.
     const lag = await page.evaluate(
@@ -367,14 +320,14 @@ describe('accessibility', () => {
     const views: Array<[string, RunningGateway, { width: number; height: number }]> = [
       ['demo, desktop', bare, DESKTOP],
       ['demo, phone', bare, PHONE],
-      ['conversation, desktop', gateway, DESKTOP],
-      ['conversation, phone', gateway, PHONE],
+      ['conversation, desktop', suite.gateway, DESKTOP],
+      ['conversation, phone', suite.gateway, PHONE],
     ];
     for (const [name, target, viewport] of views) {
-      const { page } = await openPage(target, viewport, target === gateway ? `#agent=${id}` : '');
+      const { page } = await openPage(target, viewport, target === suite.gateway ? `#agent=${id}` : '');
       await page.locator('[data-testid="bubble"], [data-testid="composer-input"]').first().waitFor();
       // Judge the highlighted code, not the plain text before shiki arrives.
-      if (target === gateway) await page.locator('.code-line').first().waitFor();
+      if (target === suite.gateway) await page.locator('.code-line').first().waitFor();
       expect(await axeViolations(page), name).toEqual([]);
       if (viewport === PHONE) {
         await page.getByTestId('agents-drawer-button').click();
@@ -397,13 +350,13 @@ describe('widgets', () => {
       'Widgets',
       send({ type: 'widget', widget: { prompt: 'Which format?', options } }),
     );
-    model.reply(
+    suite.model.reply(
       send({
         type: 'widget',
         widget: { prompt: 'Anything else?', options: [{ label: 'No' }, { label: 'Yes' }] },
       }),
     );
-    const { page, problems } = await openPage(gateway, PHONE, `#agent=${id}`);
+    const { page, problems } = await openPage(suite.gateway, PHONE, `#agent=${id}`);
     const first = page.getByTestId('widget').first();
     const primary = first.locator('[data-value="md"]');
     await primary.waitFor();
@@ -426,14 +379,14 @@ describe('widgets', () => {
 
     const second = page.getByTestId('widget').nth(1);
     await second.waitFor();
-    await settled(id);
-    model.reply(send({ type: 'text', content: 'Noted.' }));
+    await suite.settled(id, { state: 'not-working' });
+    suite.model.reply(send({ type: 'text', content: 'Noted.' }));
     await page.getByTestId('composer-input').fill('Actually, something different');
     await page.keyboard.press('Enter');
     await expect.poll(() => second.getAttribute('data-skipped')).toBe('true');
     expect(await second.getByTestId('widget-skipped').textContent()).toMatch(/Skipped/);
     expect(await second.locator('[data-testid="widget-option"]:not([disabled])').count()).toBe(0);
-    await settled(id);
+    await suite.settled(id, { state: 'not-working' });
     await page.reload();
     await expect
       .poll(() => page.getByTestId('widget').first().getByRole('status').textContent())
@@ -463,7 +416,7 @@ describe('tool rows', () => {
       send({ type: 'text', content: 'Ran it.' }),
     );
     for (const viewport of [PHONE, DESKTOP]) {
-      const { page, problems } = await openPage(gateway, viewport, `#agent=${id}`);
+      const { page, problems } = await openPage(suite.gateway, viewport, `#agent=${id}`);
       const rows = page.getByTestId('tool-summary');
       await expect.poll(() => rows.count()).toBe(2);
       const first = rows.first();
@@ -508,19 +461,19 @@ describe('the task list and edit diffs', () => {
     it(`shows the agent's tasks in a collapsible panel above the composer, live and after a reload (${viewport.width})`, async ({
       task,
     }) => {
-      const id = await createAgent(`Tasks ${viewport.width}`);
-      const { page, problems } = await openPage(gateway, viewport, `#agent=${id}`);
+      const id = await suite.createAgent(`Tasks ${viewport.width}`);
+      const { page, problems } = await openPage(suite.gateway, viewport, `#agent=${id}`);
       await page.getByTestId('composer-input').waitFor();
       expect(await page.getByTestId('todo-panel').count()).toBe(0);
 
-      model.reply(
+      suite.model.reply(
         todos([
           ['1', 'Read the brief', 'in_progress'],
           ['2', 'Write the report', 'pending'],
         ]),
         send({ type: 'text', content: 'Planned.' }),
       );
-      await prompt(id, 'plan the work');
+      await suite.prompt(id, 'plan the work');
       const panel = page.getByTestId('todo-panel');
       await panel.waitFor();
       const toggle = page.getByTestId('todo-toggle');
@@ -534,7 +487,7 @@ describe('the task list and edit diffs', () => {
       expect(box.x).toBeGreaterThanOrEqual(0);
       expect(box.x + box.width).toBeLessThanOrEqual(viewport.width);
       expect(await squeezedText(page)).toEqual([]);
-      await settled(id);
+      await suite.settled(id, { state: 'not-working' });
 
       await toggle.click();
       const list = page.getByTestId('todo-list');
@@ -545,11 +498,14 @@ describe('the task list and edit diffs', () => {
       await saveScreenshot(page, `${task.name} (open)`);
 
       // The next update arrives live; the panel stays open as the user left it.
-      model.reply(todos([['1', 'Read the brief', 'completed']]), send({ type: 'text', content: 'Read it.' }));
-      await prompt(id, 'go on');
+      suite.model.reply(
+        todos([['1', 'Read the brief', 'completed']]),
+        send({ type: 'text', content: 'Read it.' }),
+      );
+      await suite.prompt(id, 'go on');
       await expect.poll(() => toggle.textContent()).toContain('Tasks 1/2 done');
       await expect.poll(() => list.locator('li').first().textContent()).toBe('✓Read the brief (done)');
-      await settled(id);
+      await suite.settled(id, { state: 'not-working' });
 
       // A reload opens the agent with its list (openAgent's todos), closed again.
       await page.reload();
@@ -575,7 +531,7 @@ describe('the task list and edit diffs', () => {
       },
       send({ type: 'text', content: 'Edited.' }),
     );
-    const { page, problems } = await openPage(gateway, PHONE, `#agent=${id}`);
+    const { page, problems } = await openPage(suite.gateway, PHONE, `#agent=${id}`);
     const row = page.getByTestId('tool-summary').filter({ hasText: 'edit' });
     await row.waitFor();
     await row.click();
@@ -595,9 +551,9 @@ describe('sidebar', () => {
       send({ type: 'widget', widget: { prompt: 'Pick', options: [{ label: 'A' }] } }),
     );
     // Created first: creating an agent focuses it (Grok Bot), and a focused agent has no unread.
-    const busy = await createAgent('Busy one');
-    const quiet = await createAgent('Quiet one');
-    const { page, problems } = await openPage(gateway, DESKTOP, `#agent=${quiet}`);
+    const busy = await suite.createAgent('Busy one');
+    const quiet = await suite.createAgent('Quiet one');
+    const { page, problems } = await openPage(suite.gateway, DESKTOP, `#agent=${quiet}`);
     const row = (id: string) => page.locator(`[data-testid="agent-row"][data-agent-id="${id}"]`);
     await row(waiting).waitFor();
     await expect
@@ -612,11 +568,11 @@ describe('sidebar', () => {
     expect(await row(waiting).getByTestId('agent-time').textContent()).toBe('now');
 
     // Another agent works (the model takes its time) and sends while this one is open.
-    model.reply(
+    suite.model.reply(
       { ...send({ type: 'text', content: 'first' }), delayMs: 1500 },
       send({ type: 'text', content: '## Second\n\n**done**, see [the log](https://example.com/log)' }),
     );
-    await prompt(busy, 'work please');
+    await suite.prompt(busy, 'work please');
     await expect
       .poll(() =>
         row(busy)
@@ -627,7 +583,7 @@ describe('sidebar', () => {
       .toBe('Working');
     expect(await row(busy).textContent()).not.toContain('Waiting for you');
     await saveScreenshot(page, `${task.name} (working)`);
-    await settled(busy);
+    await suite.settled(busy, { state: 'not-working' });
     await expect
       .poll(
         () =>
@@ -680,9 +636,9 @@ describe('copy', () => {
   it('copies a whole message: the reply’s Markdown source and the prompt as written', async ({ task }) => {
     const content = '## Plan\n\n1. **Build** it\n2. Ship `v2` — done ✓';
     const id = await agentWith('Copy one', send({ type: 'text', content }));
-    const { page, problems } = await openPage(gateway, DESKTOP, `#agent=${id}`);
+    const { page, problems } = await openPage(suite.gateway, DESKTOP, `#agent=${id}`);
     await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], {
-      origin: new URL(gateway.url).origin,
+      origin: new URL(suite.gateway.url).origin,
     });
     const reply = page.locator('[data-testid="bubble"][data-kind="send-message"]').last();
     await reply.getByTestId('copy-message').click();
@@ -700,9 +656,9 @@ describe('composer', () => {
   it('grows to about eight lines, keeps drafts per agent, and stages pasted and dropped files as chips', async ({
     task,
   }) => {
-    const first = await createAgent('Drafts one');
-    const second = await createAgent('Drafts two');
-    const { page, problems } = await openPage(gateway, PHONE, `#agent=${first}`);
+    const first = await suite.createAgent('Drafts one');
+    const second = await suite.createAgent('Drafts two');
+    const { page, problems } = await openPage(suite.gateway, PHONE, `#agent=${first}`);
     const input = page.getByTestId('composer-input');
     await expect.poll(() => input.isEnabled()).toBe(true);
     const height = () => input.evaluate((e) => e.getBoundingClientRect().height);
@@ -741,7 +697,7 @@ describe('composer', () => {
     await page.reload();
     await expect.poll(() => input.inputValue()).toBe('a draft for the first agent');
     // A new hash opens its agent at once (before, a roster refresh could write the old one back).
-    await page.goto(`${gateway.url}#agent=${second}`);
+    await page.goto(`${suite.gateway.url}#agent=${second}`);
     await page.getByRole('heading', { name: 'Drafts two' }).waitFor({ timeout: 5_000 });
     expect(await input.inputValue()).toBe('');
     await page.reload();
@@ -753,13 +709,13 @@ describe('composer', () => {
   });
 
   it('offers "Show thinking" only once the conversation has thinking to show', async ({ task }) => {
-    const id = await createAgent('Thoughtful');
-    const { page, problems } = await openPage(gateway, PHONE, `#agent=${id}`);
+    const id = await suite.createAgent('Thoughtful');
+    const { page, problems } = await openPage(suite.gateway, PHONE, `#agent=${id}`);
     const input = page.getByTestId('composer-input');
     await expect.poll(() => input.isEnabled()).toBe(true);
     expect(await page.getByTestId('thinking-toggle').count()).toBe(0);
     await saveScreenshot(page, `${task.name} (empty)`);
-    model.reply(
+    suite.model.reply(
       { text: 'Planning privately before I answer.' },
       send({ type: 'text', content: 'Answered.' }),
     );
@@ -768,7 +724,7 @@ describe('composer', () => {
     await page.locator('[data-testid="bubble"]', { hasText: 'Answered.' }).waitFor();
     await page.getByTestId('thinking-toggle').click();
     await page.locator('[data-kind="thinking"]', { hasText: 'Planning privately' }).waitFor();
-    await settled(id);
+    await suite.settled(id, { state: 'not-working' });
     await saveScreenshot(page, task.name);
     expect(problems).toEqual([]);
   });
@@ -798,7 +754,7 @@ describe('composer', () => {
         arguments: { type: 'text', content: `Line ${i}` },
       })),
     });
-    const { page, problems } = await openPage(gateway, PHONE, `#agent=${id}`);
+    const { page, problems } = await openPage(suite.gateway, PHONE, `#agent=${id}`);
     const transcript = page.getByTestId('transcript');
     await page.locator('[data-testid="bubble"]', { hasText: 'Line 39' }).waitFor();
     expect(await page.getByTestId('jump-latest').count()).toBe(0);
@@ -818,12 +774,12 @@ describe('stop and queued prompts', () => {
   it('shows a prompt sent during a turn as queued at once, and Stop ends the turn with a notice', async ({
     task,
   }) => {
-    const id = await createAgent('Stoppable');
-    const { page, problems } = await openPage(gateway, DESKTOP, `#agent=${id}`);
+    const id = await suite.createAgent('Stoppable');
+    const { page, problems } = await openPage(suite.gateway, DESKTOP, `#agent=${id}`);
     const input = page.getByTestId('composer-input');
     await expect.poll(() => input.isEnabled()).toBe(true);
     const marker = `sleep 53.${process.pid}`;
-    model.reply({
+    suite.model.reply({
       toolCall: { name: 'shell', arguments: { command: `${marker}`, description: 'Wait a long time' } },
     });
     await input.fill('start something long');
@@ -831,7 +787,7 @@ describe('stop and queued prompts', () => {
     const stop = page.getByTestId('composer-stop');
     await stop.waitFor();
 
-    model.reply(send({ type: 'text', content: 'Handled the queued one.' }));
+    suite.model.reply(send({ type: 'text', content: 'Handled the queued one.' }));
     await input.fill('and then this');
     await page.keyboard.press('Enter');
     const queued = page.getByTestId('pending-input');
@@ -844,7 +800,7 @@ describe('stop and queued prompts', () => {
     await page.locator('[data-testid="bubble"]', { hasText: 'Handled the queued one.' }).waitFor();
     expect(await queued.count()).toBe(0);
     expect(await page.locator('[data-role="user"]', { hasText: 'and then this' }).count()).toBe(1);
-    await settled(id);
+    await suite.settled(id, { state: 'not-working' });
     await saveScreenshot(page, task.name);
     expect(problems).toEqual([]);
   });
@@ -854,17 +810,17 @@ describe('errors and restarts', () => {
   it('shows a failed model call as an alert naming what failed, logs one line, and Retry re-runs the turn', async ({
     task,
   }) => {
-    const id = await createAgent('Failing');
-    const { page, problems } = await openPage(gateway, PHONE, `#agent=${id}`);
+    const id = await suite.createAgent('Failing');
+    const { page, problems } = await openPage(suite.gateway, PHONE, `#agent=${id}`);
     const input = page.getByTestId('composer-input');
     await expect.poll(() => input.isEnabled()).toBe(true);
     const failures = () =>
-      gateway
+      suite.gateway
         .output()
         .split('\n')
         .filter((line) => line.includes('model call failed')).length;
     const before = failures();
-    model.reply({ status: 500 });
+    suite.model.reply({ status: 500 });
     await input.fill('this will fail');
     await page.keyboard.press('Enter');
     const alert = page.getByRole('alert').filter({ hasText: 'model call failed' });
@@ -873,13 +829,13 @@ describe('errors and restarts', () => {
     await expect.poll(failures).toBe(before + 1);
     await saveScreenshot(page, `${task.name} (failed)`);
 
-    model.reply(send({ type: 'text', content: 'Recovered on retry.' }));
+    suite.model.reply(send({ type: 'text', content: 'Recovered on retry.' }));
     await alert.getByTestId('retry-turn').click();
     await page.locator('[data-testid="bubble"]', { hasText: 'Recovered on retry.' }).waitFor();
     expect(await page.getByTestId('retry-turn').count()).toBe(0);
     // The retry is not shown as something the user typed.
     expect(await page.locator('[data-role="user"]').count()).toBe(1);
-    await settled(id);
+    await suite.settled(id, { state: 'not-working' });
     await saveScreenshot(page, task.name);
     expect(problems.filter((p) => !p.includes('500'))).toEqual([]);
   });
@@ -891,7 +847,7 @@ describe('errors and restarts', () => {
     const panel = page.getByTestId('settings-panel');
     await panel.waitFor();
     await page.getByTestId('settings-provider').selectOption('openai-compatible');
-    await page.getByTestId('settings-base-url').fill(model.baseURL);
+    await page.getByTestId('settings-base-url').fill(suite.model.baseURL);
     await page.getByTestId('settings-model').fill('local');
     // The field's own check would stop 10 before the box sees it: lift it, so the box refuses it.
     await page.getByTestId('settings-context-tokens').evaluate((input) => input.removeAttribute('min'));
@@ -909,7 +865,7 @@ describe('errors and restarts', () => {
   });
 
   it('reconnects by itself after the box restarts, keeping the draft', async ({ task }) => {
-    let box = await startGateway(modelEnv(model));
+    let box = await startGateway(modelEnv(suite.model));
     try {
       const { agent } = await callGateway<{ agent: { id: string } }>(box, 'createAgent', {
         name: 'Survivor',
@@ -926,10 +882,10 @@ describe('errors and restarts', () => {
         })
         .toBeGreaterThan(0);
       await saveScreenshot(page, `${task.name} (down)`);
-      box = await startGateway(modelEnv(model), [], { dataDir: box.dataDir, port });
+      box = await startGateway(modelEnv(suite.model), [], { dataDir: box.dataDir, port });
       // The tab finds the box again by itself: a reply to a prompt sent now shows up live.
       await expect.poll(() => page.locator('.stream-status').count(), { timeout: 20_000 }).toBe(0);
-      model.reply(send({ type: 'text', content: 'Back after the restart.' }));
+      suite.model.reply(send({ type: 'text', content: 'Back after the restart.' }));
       await callGateway(box, 'sendPrompt', {
         agentId: agent.id,
         prompt: 'still there?',
@@ -961,7 +917,7 @@ describe('model settings', () => {
       const panel = page.getByTestId('settings-panel');
       await panel.waitFor();
       await page.getByTestId('settings-provider').selectOption('openai-compatible');
-      await page.getByTestId('settings-base-url').fill(model.baseURL);
+      await page.getByTestId('settings-base-url').fill(suite.model.baseURL);
       await page.getByTestId('settings-model').fill('local');
       await page.getByTestId('settings-key').fill('sk-from-the-panel-123');
       expect(await page.getByTestId('settings-web-search').textContent()).toMatch(
@@ -997,19 +953,21 @@ describe('model settings', () => {
       await page.goto(`${box.url}#agent=${agent.id}`);
       const input = page.getByTestId('composer-input');
       await expect.poll(() => input.isEnabled()).toBe(true);
-      model.reply(send({ type: 'text', content: 'Hello from the panel model.' }));
+      suite.model.reply(send({ type: 'text', content: 'Hello from the panel suite.model.' }));
       await input.fill('hi');
       await page.keyboard.press('Enter');
-      await page.locator('[data-testid="bubble"]', { hasText: 'Hello from the panel model.' }).waitFor();
+      await page
+        .locator('[data-testid="bubble"]', { hasText: 'Hello from the panel suite.model.' })
+        .waitFor();
       await saveScreenshot(page, task.name);
 
       // The key stays with its endpoint: the panel says a new base URL drops it, and saving does.
       await page.getByTestId('settings-open').click();
       await panel.waitFor();
-      const elsewhere = model.baseURL.replace('127.0.0.1', 'localhost');
+      const elsewhere = suite.model.baseURL.replace('127.0.0.1', 'localhost');
       await page.getByTestId('settings-base-url').fill(elsewhere);
       await page.getByTestId('settings-key-cleared').waitFor();
-      await page.getByTestId('settings-base-url').fill(`${model.baseURL}/`);
+      await page.getByTestId('settings-base-url').fill(`${suite.model.baseURL}/`);
       await expect.poll(() => page.getByTestId('settings-key-cleared').count()).toBe(0);
       await page.getByTestId('settings-base-url').fill(elsewhere);
       await saveScreenshot(page, `${task.name} (key follows its endpoint)`);
@@ -1032,12 +990,12 @@ describe('streaming bubbles', () => {
   it('shows a send_message word by word as the model writes it; a send that fails validation vanishes', async ({
     task,
   }) => {
-    const id = await createAgent('Streaming');
-    const { page, problems } = await openPage(gateway, DESKTOP, `#agent=${id}`);
+    const id = await suite.createAgent('Streaming');
+    const { page, problems } = await openPage(suite.gateway, DESKTOP, `#agent=${id}`);
     const input = page.getByTestId('composer-input');
     await expect.poll(() => input.isEnabled()).toBe(true);
     const words = Array.from({ length: 40 }, (_, i) => `word${i}`).join(' ');
-    model.reply(
+    suite.model.reply(
       {
         ...send({ type: 'text', content: `Refused ${words}`, url: 'https://example.com/not-for-text' }),
         streamDelayMs: 10,
@@ -1057,7 +1015,7 @@ describe('streaming bubbles', () => {
     await input.fill('stream please');
     await page.keyboard.press('Enter');
     await page.locator('[data-testid="bubble"]', { hasText: 'Streamed word0' }).waitFor();
-    await settled(id);
+    await suite.settled(id, { state: 'not-working' });
     const seen = await page.evaluate(() => (window as unknown as { seen: string[] }).seen);
     const streamed = [...new Set(seen.filter((text) => text.startsWith('Streamed')))];
     expect(streamed.length).toBeGreaterThan(10); // word by word, not all at once

@@ -60,6 +60,7 @@ import {
   type UserEntryFields,
 } from './inputs.ts';
 import { REMOVED_DETAIL, removablePrompt, revisionInput, type PromptRevision } from './revisions.ts';
+import { takenApprovalAnswers } from '../approvals/inbox-answer.ts';
 import type { WritePoints } from '../stores/write-points.ts';
 
 export { envNameFor, type Question } from './question-book.ts';
@@ -358,6 +359,8 @@ export class AgentSession implements ExtensionAgent {
       if (entry.kind === 'send-message') this.questions.noteSend(row.id, row.seq, entry.message);
     }
     this.questions.noteAnswers(rows);
+    // Approval answers the waiting call's turn took: settled by its recorded result, not a user message.
+    for (const [nonce, turn] of takenApprovalAnswers(rows)) this.startedTurns.set(nonce, turn);
     this.nextTurn = maxTurn + 1;
     if (this.questions.awaitsAnswerAfter(lastUserSeq)) this.state.restore('awaiting-user');
     // Answers already accepted count as answered (their turn may not have started).

@@ -22,7 +22,7 @@ import type { InboxInput, InboxRow, PendingInput } from '../stores/inbox.ts';
 import type { SequencedEntry } from '../stores/ledger.ts';
 import { envNameFor, type QuestionBook } from './question-book.ts';
 import { routineNonce, routineRunText } from '../routines/run-text.ts';
-import { approvalAnswerText } from '../approvals/answer-text.ts';
+import { approvalAnswerText, approvalNonce } from '../approvals/inbox-answer.ts';
 
 /** What the model reads when the user retries a turn whose model call failed (the host speaking). */
 export const RETRY_PROMPT = 'The previous model call failed. Try again: continue where you left off.';
@@ -90,7 +90,7 @@ export const INPUT_KINDS: { [K in InboxInput['kind']]: InputKind<Extract<InboxIn
     pendingText: () => 'A background task finished',
   },
   'tool-approval': {
-    // The host speaking: what the user decided on a card whose turn is gone (approvals/gate.ts).
+    // The host speaking: what the user decided on a card whose turn did not take the answer (approvals/gate.ts).
     userEntry: (base, _nonce, input) => ({
       ...base,
       content: approvalAnswerText(input),
@@ -134,7 +134,7 @@ export function answerNonce(messageId: string): string {
 
 /**
  * The inbox nonce of the input a user `message` entry started, read from the entry alone: a
- * prompt's clientNonce, the answered question's id, a routine run's mark. Null for inputs whose
+ * prompt's clientNonce, the answered question's id, an approval card's, a routine run's mark. Null for inputs whose
  * entry does not say (a retry, a task wake). A crash between the entry's commit and the inbox
  * row's update is reconciled with it, and a turn it cut is known as the box's own to close.
  */
@@ -142,6 +142,8 @@ export function inputNonceOf(entry: Record<string, unknown>): string | null {
   if (typeof entry.clientNonce === 'string') return entry.clientNonce;
   const answered = [entry.replyTo, entry.respondedValue].find((v) => typeof v === 'string');
   if (answered !== undefined) return answerNonce(answered);
+  const approval = entry.approval as { answers?: unknown } | undefined;
+  if (typeof approval?.answers === 'string') return approvalNonce(approval.answers);
   const routine = entry.routine as { id?: unknown; instant?: unknown } | undefined;
   if (typeof routine?.id === 'string' && typeof routine.instant === 'number')
     return routineNonce(routine.id, routine.instant);

@@ -6,8 +6,9 @@
  *
  * The call is recorded before anything else, so a crash or a wait leaves a call without a result
  * that the turn closer answers. A gate sees a checked call before it runs and may answer it instead
- * (an approval card waits for the user here; a denied call gets the gate's error). Nothing a gate or
- * a tool throws ends the turn: it becomes the call's error result.
+ * (an approval card waits for the user here; a denied call gets the gate's error), and hears when
+ * the call's result is recorded. Nothing a gate or a tool throws ends the turn: it becomes the
+ * call's error result.
  */
 import type { LedgerEntry } from '@sendbox/protocol';
 import type { JsonObject } from '@sendbox/txcript';
@@ -28,10 +29,13 @@ import type { Scrubber } from '../secrets/scrub.ts';
 import type { SecretsStore } from '../stores/secrets.ts';
 import type { TodoItem, ToolContext } from '../tools/types.ts';
 import type { ToolCallReport } from './turn.ts';
+import type { TurnStateMachine } from './turn-state.ts';
 
 /** A tool call whose input passed its check, about to run. */
 export interface GatedCall {
   agentId: string;
+  /** The agent's turn the call is made in. */
+  turn: number;
   toolCallId: string;
   tool: HostTool;
   input: unknown;
@@ -40,12 +44,16 @@ export interface GatedCall {
   scrub: Scrubber;
   /** Commits an entry to the agent's ledger (an approval card); absent where no user can be asked. */
   appendEntry?: (entry: LedgerEntry) => void;
+  /** The turn's state: a gate that waits on the user moves it to `awaiting-user` meanwhile. */
+  turnState?: TurnStateMachine;
 }
 
 /** Runs before every checked tool call: null lets it run; an outcome answers it instead. */
 export interface ToolGate {
   readonly name: string;
   beforeRun(call: GatedCall): Promise<ToolOutcome | null>;
+  /** After the call's result is recorded (in the JSONL and the ledger), whether it ran or not. */
+  afterRecorded?(call: GatedCall): Promise<void>;
 }
 
 /** What dispatch needs from the agent (TurnContext has it all). */
@@ -97,6 +105,8 @@ export interface DispatchDeps {
   live?: (call: { toolCallId: string; name: string; title: string; startedAt: number }) => LiveTool;
   /** Commits an entry of a gate's (an approval card) to the ledger. */
   appendEntry?: (entry: LedgerEntry) => void;
+  /** The turn's state, for a gate that waits on the user. */
+  turnState?: TurnStateMachine;
 }
 
 export async function dispatchToolCall(
@@ -121,6 +131,7 @@ export async function dispatchToolCall(
     typeof own === 'function' ? (parsed?.success ? own(parsed.data) : call.name) : (own ?? call.name);
   deps.recordCall(recordedName, tool?.wrapRecorded ? tool.wrapRecorded(recorded) : recorded);
   let outcome: ToolOutcome;
+  let gated: GatedCall | undefined;
   if (!tool || !parsed) {
     outcome = errorOutcome(
       `There is no tool named ${call.name}. Your tools are: ${deps.knownNames().join(', ')}.`,
@@ -129,14 +140,16 @@ export async function dispatchToolCall(
   } else if (!parsed.success) {
     outcome = errorOutcome(describeZodError(tool.name, parsed.error), 'invalid input');
   } else {
-    const gated: GatedCall = {
+    gated = {
       agentId: ctx.id,
+      turn: deps.turn,
       toolCallId: call.id,
       tool,
       input: parsed.data,
       signal: deps.signal,
       scrub: ctx.scrubber(),
       ...(deps.appendEntry ? { appendEntry: deps.appendEntry } : {}),
+      ...(deps.turnState ? { turnState: deps.turnState } : {}),
     };
     const answered = await passGates(ctx.toolGates, gated);
     if (answered) outcome = answered;
@@ -185,6 +198,7 @@ export async function dispatchToolCall(
     ...(deps.signal.aborted ? { stopped: true } : {}),
     timestampMs: ctx.now(),
   });
+  if (gated) await afterRecorded(ctx.toolGates, gated);
   // The model reads its call back as recorded (a restart rebuilds it from the JSONL).
   const { toolCallId: _id, ...modelInput } = recorded;
   return {
@@ -204,6 +218,13 @@ async function passGates(gates: readonly ToolGate[], call: GatedCall): Promise<T
     }
   }
   return null;
+}
+
+async function afterRecorded(gates: readonly ToolGate[], call: GatedCall): Promise<void> {
+  for (const gate of gates) {
+    // What a gate does after the record is its own bookkeeping: the call's result stands.
+    await gate.afterRecorded?.(call).catch(() => undefined);
+  }
 }
 
 async function runTool(

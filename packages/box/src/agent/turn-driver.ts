@@ -142,6 +142,7 @@ export function turnDriver(
       appendEntry: (entry) => {
         writer.appendEntries([entry]);
       },
+      turnState: ctx.state,
       signal: hooks.signal,
       ...(hooks.emit
         ? { live: (call) => liveTool({ agentId: ctx.id, ...call }, ctx.scrubber(), (e) => hooks.emit?.(e)) }

@@ -10,10 +10,16 @@ import { readProfile, writeProfile } from '../stores/files/profile.ts';
 import type { SequencedEntry } from '../stores/ledger.ts';
 import { hostFixture, lastUserText, ledgerOnDisk, type HostFixture } from '../testing/host-fixture.ts';
 import { scriptedProvider } from '../providers/scripted.ts';
+import { createAgentHost, type LocalAgentHost } from '../host/agent-host.ts';
+import { diskFullError, WritePoints } from '../stores/write-points.ts';
+import { approvalNonce, takenApprovalAnswers } from './inbox-answer.ts';
 import { approvalSubject, ruleFor } from './policy.ts';
 
 let fx: HostFixture | undefined;
+let reopened: LocalAgentHost | undefined;
 afterEach(async () => {
+  await reopened?.close();
+  reopened = undefined;
   await fx?.dispose();
   fx = undefined;
 });
@@ -83,7 +89,12 @@ describe('approval cards in a real box', () => {
     const unsubscribe = fx.host.subscribe((event) => {
       if (event.type === 'roster' && event.agentId === fx?.agentId) rosterEvents.push(event.change);
     });
-    expect((await fx.host.listAgents())[0]).toMatchObject({ awaitingApproval: true, state: 'working' });
+    // The turn waits on the user, as after a widget.
+    expect((await fx.host.listAgents())[0]).toMatchObject({
+      awaitingApproval: true,
+      awaitingUserResponse: true,
+      state: 'awaiting-user',
+    });
     await expect(
       fx.host.answerToolApproval({ agentId: fx.agentId, entryId: 'no-such', decision: 'allow' }),
     ).rejects.toMatchObject({ status: 404 });
@@ -284,5 +295,119 @@ describe('approval cards in a real box', () => {
     // A tool the rules do not name runs without a card.
     expect(await readFile(path.join(fx.sandbox, 'a.txt'), 'utf8')).toBe('hello');
     expect((await fx.entries()).some((e) => e.id === 'approval-w1')).toBe(false);
+  });
+});
+
+describe('an approval card and the rest of the conversation', () => {
+  it('a prompt sent while a card waits: the turn ends there, the prompt is answered, the card stays answerable', async () => {
+    fx = await hostFixture([
+      write('w1', 'a.txt'),
+      // The prompt's turn.
+      { toolCalls: [{ name: 'send_message', input: { type: 'text', content: 'Hello!' } }] },
+      end,
+      // The answer's own turn: the model makes the call again, and it runs without a second card.
+      write('w1-again', 'a.txt'),
+      reply,
+      end,
+    ]);
+    await askFor(fx, { write: 'ask' });
+    await prompt(fx, 'write a file');
+    await card(fx, 'approval-w1');
+    await fx.host.sendPrompt({ agentId: fx.agentId, prompt: 'never mind, say hello', clientNonce: 'hi' });
+    // Answered without the card being answered (a prompt queued behind the waiting turn never is).
+    await expect
+      .poll(async () => (await fx!.entries()).some((e) => e.kind === 'send-message'), { timeout: 10_000 })
+      .toBe(true);
+    await fx.host.idle(fx.agentId);
+    expect(lastUserText(fx.model, 1)).toContain('never mind, say hello');
+    expect(lastOutput(fx, 1)).toEqual({
+      type: 'error-text',
+      value: expect.stringContaining('the user sent a new message before answering') as string,
+    });
+    await expect(stat(path.join(fx.sandbox, 'a.txt'))).rejects.toThrow(/ENOENT/);
+    expect((await fx.host.listAgents())[0]).toMatchObject({ awaitingApproval: false, state: 'idle' });
+    // The first turn ended where the card was: one model call, then the prompt's.
+    expect(fx.model.requests).toHaveLength(3);
+
+    expect(
+      await fx.host.answerToolApproval({ agentId: fx.agentId, entryId: 'approval-w1', decision: 'allow' }),
+    ).toEqual({ accepted: true, resumed: false });
+    await fx.host.idle(fx.agentId);
+    expect(lastUserText(fx.model, 3)).toContain('The user allowed the write call you asked approval for');
+    expect(await readFile(path.join(fx.sandbox, 'a.txt'), 'utf8')).toBe('hello');
+    expect((await fx.entries()).some((e) => e.id === 'approval-w1-again')).toBe(false);
+  });
+
+  it('a live answer is durable: the box dies right after answerToolApproval returns, and the answer is applied after the restart', async () => {
+    let dead = false;
+    const writePoints = new WritePoints({ fail: (store) => (dead ? diskFullError(store) : null) });
+    fx = await hostFixture([write('w1', 'a.txt'), reply, end], { writePoints });
+    await askFor(fx, { write: 'ask' });
+    await prompt(fx, 'write a file');
+    await card(fx, 'approval-w1');
+    expect(
+      await fx.host.answerToolApproval({ agentId: fx.agentId, entryId: 'approval-w1', decision: 'allow' }),
+    ).toEqual({ accepted: true, resumed: true });
+    // The 2xx is out: from here on nothing the box writes lands, as if it were killed.
+    dead = true;
+    await fx.host.idle(fx.agentId);
+    await fx.host.close();
+
+    const model = scriptedProvider([write('w1-again', 'a.txt'), reply, end]);
+    reopened = await createAgentHost({ dataDir: fx.dataDir, provider: model, env: {} });
+    await reopened.idle(fx.agentId);
+    // The answer was not lost: a turn of its own told the model, and the call made again ran once.
+    expect(lastUserText(model, 0)).toContain('The user allowed the write call you asked approval for');
+    expect(await readFile(path.join(fx.sandbox, 'a.txt'), 'utf8')).toBe('hello');
+    const entries = (await reopened.entriesAfter(fx.agentId, 0)) as Entry[];
+    expect(entries.some((e) => e.id === 'approval-w1-again')).toBe(false);
+    expect(entries.filter((e) => e.id === 'approval-w1-answer')).toHaveLength(1);
+    expect(model.requests).toHaveLength(3);
+    await expect(
+      reopened.answerToolApproval({ agentId: fx.agentId, entryId: 'approval-w1', decision: 'deny' }),
+    ).rejects.toMatchObject({ status: 409 });
+  });
+
+  it('a live answer is applied once: taken by the call it resumed, even when the inbox row could not say so', async () => {
+    let inboxFails = false;
+    const writePoints = new WritePoints({
+      fail: (store) => (inboxFails && store === 'inbox' ? diskFullError(store) : null),
+    });
+    fx = await hostFixture([write('w1', 'a.txt'), reply, end], { writePoints });
+    await askFor(fx, { write: 'ask' });
+    await prompt(fx, 'write a file');
+    await card(fx, 'approval-w1');
+    await fx.host.answerToolApproval({ agentId: fx.agentId, entryId: 'approval-w1', decision: 'allow' });
+    // The answer is in the inbox; marking it taken fails (the ledger, the commit point, still says so).
+    inboxFails = true;
+    await fx.host.idle(fx.agentId);
+    expect(await readFile(path.join(fx.sandbox, 'a.txt'), 'utf8')).toBe('hello');
+    expect(fx.model.requests).toHaveLength(3);
+    await fx.host.close();
+    inboxFails = false;
+
+    const model = scriptedProvider([]);
+    reopened = await createAgentHost({ dataDir: fx.dataDir, provider: model, env: {} });
+    await reopened.idle(fx.agentId);
+    // No turn of its own: the model is not told again, the call is not made twice.
+    expect(model.requests).toHaveLength(0);
+    expect(await reopened.listAgents()).toMatchObject([{ pendingInputs: 0, state: 'idle' }]);
+    expect(
+      JSON.parse(
+        await readFile(path.join(agentPaths(fx.dataDir, fx.agentId).agentDir, 'approvals.json'), 'utf8'),
+      ),
+    ).toEqual({ alwaysAllow: [], allowOnce: [] });
+  });
+
+  it('takenApprovalAnswers: a result after the answer is taken; one before it (a prompt came first) is not', () => {
+    const rows = [
+      { id: 'approval-a', kind: 'tool-call', toolCallId: 'a', status: 'awaiting-approval', approval: {} },
+      { id: 'approval-a-answer', kind: 'tool-call', toolCallId: 'a', approval: { answers: 'approval-a' } },
+      { id: 't3c0', kind: 'tool-call', toolCallId: 'a', status: 'success' },
+      { id: 'approval-b', kind: 'tool-call', toolCallId: 'b', status: 'awaiting-approval', approval: {} },
+      { id: 't4c0', kind: 'tool-call', toolCallId: 'b', status: 'error' },
+      { id: 'approval-b-answer', kind: 'tool-call', toolCallId: 'b', approval: { answers: 'approval-b' } },
+    ];
+    expect([...takenApprovalAnswers(rows)]).toEqual([[approvalNonce('approval-a'), 3]]);
   });
 });

@@ -1,7 +1,8 @@
 /**
  * Approval before a tool runs, for any tool (docs/mcp-client.md, "Approvals"). A gate before every
  * checked call (agent/tool-dispatch.ts): when the rules say `ask` (policy.ts) and the user has not
- * said "always" for it, it commits an approval card to the ledger and the call waits for the answer.
+ * said "always" for it, it commits an approval card to the ledger and the call waits for the answer,
+ * its turn `awaiting-user` meanwhile, as a widget leaves it.
  *
  * The card is Grok Bot's `tool-call` kind (grok-bot-format.md §7 has no approval kind; a tool-call
  * row is what a reader shows for a call anyway) with `status: "awaiting-approval"` and an
@@ -9,6 +10,10 @@
  * arguments (scrubbed) and the choices. The answer is a second entry, `<card id>-answer`, with
  * `status: "approved" | "denied"`: the ledger's unique ids make a card answerable once, across
  * restarts too. "Always allow" is remembered per agent in `agents/<id>/approvals.json`.
+ *
+ * Every answer is an input of the durable inbox first (inbox-answer.ts): the waiting call takes it
+ * and goes on, and it counts as taken once the call's result is recorded; an answer no turn took
+ * (the box stopped, the user sent a prompt while the card waited) starts a turn of its own.
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -23,6 +28,7 @@ import { agentPaths } from '../stores/files/layout.ts';
 import { readProfile } from '../stores/files/profile.ts';
 import { errorOutcome, type ToolOutcome } from '../tools/types.ts';
 import type { InboxInput } from '../stores/inbox.ts';
+import { approvalCardId, approvalNonce } from './inbox-answer.ts';
 import { approvalSubject, ruleFor, type ApprovalMode } from './policy.ts';
 
 export type ApprovalDecision = 'allow' | 'allow-always' | 'deny';
@@ -34,6 +40,8 @@ export interface ApprovalLedger {
   append(entry: LedgerEntry): void;
   /** Accepts an input once per nonce (false: accepted before), durable when it resolves. */
   deliver(nonce: string, input: InboxInput): Promise<boolean>;
+  /** Marks a delivered input taken by running turn `turn` (no turn of its own will answer it). */
+  take(nonce: string, turn: number): Promise<void>;
 }
 
 /**
@@ -46,13 +54,31 @@ const rememberedSchema = z.object({
 });
 type Remembered = z.output<typeof rememberedSchema>;
 
-/** How a wait ended without an answer: the user stopped the turn, or the box is closing. */
-type WaitEnd = 'stopped' | 'closing';
+/**
+ * How a wait ended without an answer: the user stopped the turn, the box is closing, or the user
+ * sent a prompt instead (the card stays open; its answer comes later through the inbox).
+ */
+type WaitEnd = 'stopped' | 'closing' | 'yielded';
+
+/** An answer a waiting call takes: the decision, and how its inbox input is marked taken. */
+interface LiveAnswer {
+  decision: ApprovalDecision;
+  taken: () => Promise<void>;
+}
+
+interface Waiter {
+  turn: number;
+  settle(end: LiveAnswer | WaitEnd): void;
+}
 
 export class ToolApprovals implements ToolGate {
   readonly name = 'approval';
   /** Cards waiting in a running turn, by `<agent>/<card>`. */
-  private readonly waiting = new Map<string, (decision: ApprovalDecision) => void>();
+  private readonly waiting = new Map<string, Waiter>();
+  /** Answers taken by resumed calls, by `<agent>/<tool call>`: marked taken once the result is recorded. */
+  private readonly taking = new Map<string, () => Promise<void>>();
+  /** The turn of each agent a prompt ended a wait in: its later cards wait no more (the turn ends). */
+  private readonly yielded = new Map<string, number>();
   /** Set when the box closes: a wait ended then leaves its card open for after the restart. */
   private closing = false;
 
@@ -70,6 +96,20 @@ export class ToolApprovals implements ToolGate {
     return false;
   }
 
+  /**
+   * The user sent a prompt while the agent's turn waits on a card (the page offers Send then, as
+   * for a widget): the wait ends with the card left open, the call is not run, and the turn ends,
+   * so the prompt's turn runs next. The card can still be answered; its answer starts a turn.
+   */
+  yieldTo(agentId: string): void {
+    const prefix = `${agentId}/`;
+    for (const [key, waiter] of [...this.waiting]) {
+      if (!key.startsWith(prefix)) continue;
+      this.yielded.set(agentId, waiter.turn);
+      waiter.settle('yielded');
+    }
+  }
+
   async beforeRun(call: GatedCall): Promise<ToolOutcome | null> {
     const subject = approvalSubject(call.tool.name, call.input);
     if ((await this.modeOf(call, subject)) === 'auto') return null;
@@ -81,7 +121,7 @@ export class ToolApprovals implements ToolGate {
         'needs approval',
       );
     }
-    const id = `approval-${call.toolCallId}`;
+    const id = approvalCardId(call.toolCallId);
     const { server, toolName, args } = describe(call);
     call.appendEntry({
       id,
@@ -99,8 +139,25 @@ export class ToolApprovals implements ToolGate {
       },
       timestampMs: Date.now(),
     });
-    const decision = await this.wait(`${call.agentId}/${id}`, call.signal);
-    if (decision === 'closing') {
+    const end = this.yielded.get(call.agentId) === call.turn ? 'yielded' : await this.wait(call, id);
+    if (typeof end === 'object') {
+      this.taking.set(`${call.agentId}/${call.toolCallId}`, end.taken);
+      if (end.decision !== 'deny') return null;
+      return errorOutcome(
+        `The user declined this ${subject} call, so it was not run. Do not try it again unless the user asks; ` +
+          'go on without it or ask the user what they want instead.',
+        'declined by the user',
+      );
+    }
+    if (end === 'yielded') {
+      // No answer is written: the card stays open, and its answer reaches the model through the inbox.
+      return errorOutcome(
+        `${subject} was not run: the user sent a new message before answering the approval card, so this ` +
+          'turn ends here. The card stays open; if the user answers it, you will be told.',
+        'not answered before the user wrote',
+      );
+    }
+    if (end === 'closing') {
       // No answer is written: the card stays open, and its answer after the restart reaches the
       // model through the inbox.
       return errorOutcome(
@@ -109,31 +166,30 @@ export class ToolApprovals implements ToolGate {
         'box stopped while waiting for approval',
       );
     }
-    if (decision === 'stopped') {
-      // The card is closed: it reads "stopped", and a late answer is refused.
-      call.appendEntry({
-        id: `${id}-answer`,
-        kind: 'tool-call',
-        name: call.tool.name,
-        status: 'stopped',
-        summary: `Stopped before ${subject} was answered`,
-        toolCallId: call.toolCallId,
-        approval: { answers: id, decision: 'stopped' },
-        timestampMs: Date.now(),
-      });
-      return errorOutcome(
-        `${subject} was not run: the turn was stopped while it waited for the user's approval.`,
-        'stopped while waiting for approval',
-      );
-    }
-    if (decision === 'deny') {
-      return errorOutcome(
-        `The user declined this ${subject} call, so it was not run. Do not try it again unless the user asks; ` +
-          'go on without it or ask the user what they want instead.',
-        'declined by the user',
-      );
-    }
-    return null;
+    // Stopped: the card is closed, it reads "stopped", and a late answer is refused.
+    call.appendEntry({
+      id: `${id}-answer`,
+      kind: 'tool-call',
+      name: call.tool.name,
+      status: 'stopped',
+      summary: `Stopped before ${subject} was answered`,
+      toolCallId: call.toolCallId,
+      approval: { answers: id, decision: 'stopped' },
+      timestampMs: Date.now(),
+    });
+    return errorOutcome(
+      `${subject} was not run: the turn was stopped while it waited for the user's approval.`,
+      'stopped while waiting for approval',
+    );
+  }
+
+  /** The resumed call's result is recorded: its answer is taken (a restart does not answer it again). */
+  async afterRecorded(call: GatedCall): Promise<void> {
+    const key = `${call.agentId}/${call.toolCallId}`;
+    const taken = this.taking.get(key);
+    if (!taken) return;
+    this.taking.delete(key);
+    await taken();
   }
 
   private async modeOf(call: GatedCall, subject: string): Promise<ApprovalMode> {
@@ -157,38 +213,41 @@ export class ToolApprovals implements ToolGate {
     return [...new Set([...this.waiting.keys()].map((key) => key.split('/')[0]!))];
   }
 
-  private async wait(key: string, signal: AbortSignal): Promise<ApprovalDecision | WaitEnd> {
-    const agentId = key.slice(0, key.indexOf('/'));
-    const decision = this.waitFor(key, signal);
-    this.onWaits(agentId);
-    try {
-      return await decision;
-    } finally {
-      this.onWaits(agentId);
-    }
+  /** Waits for the answer to card `id`, the turn `awaiting-user` meanwhile (back to working unless it yielded). */
+  private async wait(call: GatedCall, id: string): Promise<LiveAnswer | WaitEnd> {
+    const state = call.turnState?.state === 'working' ? call.turnState : undefined;
+    state?.awaitUser();
+    const ended = this.waitFor(call, `${call.agentId}/${id}`);
+    this.onWaits(call.agentId);
+    const end = await ended;
+    if (state?.state === 'awaiting-user' && end !== 'yielded') state.startTurn();
+    this.onWaits(call.agentId);
+    return end;
   }
 
-  private waitFor(key: string, signal: AbortSignal): Promise<ApprovalDecision | WaitEnd> {
+  private waitFor(call: GatedCall, key: string): Promise<LiveAnswer | WaitEnd> {
+    const { signal } = call;
     return new Promise((resolve) => {
       if (signal.aborted) return resolve(this.closing ? 'closing' : 'stopped');
-      const onAbort = () => {
-        this.waiting.delete(key);
-        resolve(this.closing ? 'closing' : 'stopped');
-      };
-      signal.addEventListener('abort', onAbort, { once: true });
-      this.waiting.set(key, (decision) => {
+      const settle = (end: LiveAnswer | WaitEnd) => {
+        if (this.waiting.get(key) !== waiter) return;
         signal.removeEventListener('abort', onAbort);
         this.waiting.delete(key);
-        resolve(decision);
-      });
+        resolve(end);
+      };
+      const onAbort = () => settle(this.closing ? 'closing' : 'stopped');
+      const waiter: Waiter = { turn: call.turn, settle };
+      signal.addEventListener('abort', onAbort, { once: true });
+      this.waiting.set(key, waiter);
     });
   }
 
   /**
    * `answerToolApproval`: accepted once per card (404 for no such card, 409 when it was answered or
-   * stopped). A card its turn waits on lets the call go on at once; a card whose turn is gone (the
-   * box restarted meanwhile) is answered through the durable inbox, whose nonce is the card's: a
-   * turn tells the model what the user decided, and "allow" lets its next such call run once.
+   * stopped). The answer is committed in the durable inbox first (its nonce is the card's), then
+   * the card's answer entry; a call waiting on the card takes it and goes on at once. An answer no
+   * turn takes (the box restarted meanwhile, the user wrote first) starts a turn that tells the
+   * model what the user decided, and "allow" lets its next such call run once.
    */
   async answer(
     agentId: string,
@@ -205,17 +264,13 @@ export class ToolApprovals implements ToolGate {
     if (answered) throw alreadyAnswered(entryId, answered.status === 'stopped');
     const approval = card.approval as JsonObject | undefined;
     const subject = typeof approval?.subject === 'string' ? approval.subject : String(card.name);
-    const waiting = this.waiting.get(`${agentId}/${entryId}`);
-    if (!waiting) {
-      // The grant is written before the input that starts the turn which may use it.
-      const grant = await this.grant(agentId, subject, decision);
-      const input = { kind: 'tool-approval', entryId, subject, decision } as const;
-      if (!(await ledger.deliver(`approval:${entryId}`, input))) {
-        await grant.undo();
-        throw alreadyAnswered(entryId, false);
-      }
-    } else if (decision === 'allow-always') {
-      await this.remember(agentId, (now) => addOnce(now.alwaysAllow, subject));
+    const nonce = approvalNonce(entryId);
+    // The grant is written before the input, which a turn of its own may answer after a restart.
+    const grant = await this.grant(agentId, subject, decision);
+    const input = { kind: 'tool-approval', entryId, subject, decision } as const;
+    if (!(await ledger.deliver(nonce, input))) {
+      await grant.undo();
+      throw alreadyAnswered(entryId, false);
     }
     try {
       ledger.append({
@@ -233,11 +288,16 @@ export class ToolApprovals implements ToolGate {
       if (/UNIQUE/i.test((error as Error).message)) throw alreadyAnswered(entryId, false);
       throw error;
     }
-    if (decision === 'allow-always') await this.remember(agentId, (now) => addOnce(now.alwaysAllow, subject));
-    else if (decision === 'allow' && !waiting)
-      await this.remember(agentId, (now) => now.allowOnce.push(subject));
-    waiting?.(decision);
-    return { accepted: true, resumed: waiting !== undefined };
+    const waiter = this.waiting.get(`${agentId}/${entryId}`);
+    if (!waiter) return { accepted: true, resumed: false };
+    // Taken once the resumed call's result is recorded: the one-time grant, there for a turn of the
+    // answer's own should the box stop before that, is used up then.
+    const taken = async () => {
+      if (decision === 'allow') await this.useOnce(agentId, subject);
+      await ledger.take(nonce, waiter.turn);
+    };
+    waiter.settle({ decision, taken });
+    return { accepted: true, resumed: true };
   }
 
   private file(agentId: string): string {
@@ -278,8 +338,16 @@ export class ToolApprovals implements ToolGate {
     const now = await this.remembered(agentId);
     if (now.alwaysAllow.includes(subject)) return true;
     if (!now.allowOnce.includes(subject)) return false;
-    await this.remember(agentId, (next) => next.allowOnce.splice(next.allowOnce.indexOf(subject), 1));
+    await this.useOnce(agentId, subject);
     return true;
+  }
+
+  /** Uses up one "allowed once" grant of the subject. */
+  private async useOnce(agentId: string, subject: string): Promise<void> {
+    await this.remember(agentId, (now) => {
+      const at = now.allowOnce.indexOf(subject);
+      if (at >= 0) now.allowOnce.splice(at, 1);
+    });
   }
 
   private async remember(agentId: string, change: (now: Remembered) => void): Promise<void> {

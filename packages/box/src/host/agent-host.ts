@@ -651,6 +651,8 @@ export class LocalAgentHost implements AgentHost {
       throw new HostError('sendPrompt: `clientNonce` must not be empty', 400);
     const session = await this.existing(input.agentId);
     const sent = await session.sendPrompt(input.prompt, input.clientNonce);
+    // A card the turn waits on yields to the prompt, as a widget does: the card stays answerable.
+    if (!sent.duplicate) this.approvals.yieldTo(input.agentId);
     // An untitled agent takes its first prompt's words as its name (a rename: Grok Bot's name-changed event).
     const title = session.profile.name === '' ? titleFromUserText(input.prompt) : undefined;
     if (title !== undefined && !sent.duplicate) await this.updateAgent(input.agentId, { name: title });
@@ -791,6 +793,11 @@ export class LocalAgentHost implements AgentHost {
         entries: () => this.entriesAfter(input.agentId, 0),
         append: (entry) => void session.writer.appendEntries([entry]),
         deliver: (nonce, answer) => session.deliver(nonce, answer),
+        take: async (nonce, turn) => {
+          const marked = session.stores.inbox.markStarted(nonce, turn);
+          this.emit({ type: 'inbox', agentId: input.agentId, pending: session.pendingInputs() });
+          await marked;
+        },
       },
       input.entryId,
       input.decision,

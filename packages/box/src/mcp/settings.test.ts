@@ -14,10 +14,11 @@ import { scriptedProvider } from '../providers/scripted.ts';
 import { lastToolOutputs } from '../testing/host-fixture.ts';
 import { startTestBox, type TestBox } from '../gateway/test-support.ts';
 import type { McpSettingsView } from './settings.ts';
+import { testServerMounts } from './testing/server-mounts.ts';
 
 const repoRoot = fileURLToPath(new URL('../../../../', import.meta.url));
 const serverScript = fileURLToPath(new URL('./testing/stdio-server.mjs', import.meta.url));
-const demo = { command: 'node', args: [serverScript], readOnly: [repoRoot] };
+const demo = { command: 'node', args: [serverScript], readOnly: testServerMounts(repoRoot) };
 const broken = { command: 'node', timeoutMS: 5000 };
 
 let box: TestBox | undefined;

@@ -29,8 +29,9 @@ export type InboxInput =
   /** Background work ended while the agent was idle (tasks/task-wakes.ts): the host's words, scrubbed. */
   | { kind: 'task-wake'; text: string }
   /**
-   * An approval card answered when no turn waits on it any more (the box restarted meanwhile,
-   * approvals/gate.ts): a turn tells the model what the user decided. Its nonce is the card's.
+   * An approval card's answer (approvals/gate.ts), every one; its nonce is the card's. The turn
+   * waiting on the card takes it; otherwise (the box restarted, the user sent a prompt first) a
+   * turn of its own tells the model what the user decided.
    */
   | { kind: 'tool-approval'; entryId: string; subject: string; decision: 'allow' | 'allow-always' | 'deny' };
 

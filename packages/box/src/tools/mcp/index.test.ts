@@ -13,6 +13,7 @@ import { agentPaths } from '../../stores/files/layout.ts';
 import type { SequencedEntry } from '../../stores/ledger.ts';
 import { hostFixture, lastToolOutputs, type HostFixture } from '../../testing/host-fixture.ts';
 import { createAgentHost } from '../../host/agent-host.ts';
+import { testServerMounts } from '../../mcp/testing/server-mounts.ts';
 import { scriptedProvider } from '../../providers/scripted.ts';
 
 const repoRoot = fileURLToPath(new URL('../../../../../', import.meta.url));
@@ -35,7 +36,7 @@ async function writeConfig(
   extra: Record<string, unknown> = {},
   more: Record<string, unknown> = {},
 ) {
-  const demo = { command: 'node', args: [serverScript], readOnly: [repoRoot], ...extra };
+  const demo = { command: 'node', args: [serverScript], readOnly: testServerMounts(repoRoot), ...extra };
   await writeFile(path.join(dataDir, 'mcp.json'), JSON.stringify({ mcpServers: { demo, ...more } }));
 }
 
