@@ -4,14 +4,15 @@
  * resolves), from 3 "workers" (each its own pool and pg-boss) over 20 agents at once; the S3
  * attachment write; the send path (a send's ledger entry appended behind the agent's lease fence,
  * through the synchronous connection the turn engine writes with); and the next queued turn of one
- * agent on a turn worker (its user entry's time minus the previous turn's end). Not measured here:
- * the gateway's 2xx around the accept, SSE delivery across workers (not built), and failover
- * (cluster/failover.test.ts prints its kill-to-first-row time).
+ * agent on a turn worker (its user entry's time minus the previous turn's end); and a prompt sent
+ * through one worker's gateway (HTTP, 2xx) to its user entry on an SSE stream of that gateway, the
+ * turn run by another worker (the entry comes back through LISTEN/NOTIFY and the rows), at an idle
+ * agent. Not measured here: failover (cluster/failover.test.ts prints its kill-to-first-row time).
  *
  * Uses SENDBOX_TEST_DATABASE_URL / SENDBOX_TEST_OBJECT_STORE_URL when set (.ci/run's services),
  * else starts PostgreSQL and Ceph RGW itself (packages/box/src/testing/services.ts).
  *
- *   npx tsx bench/cluster.ts [prompts=2000]
+ *   npx tsx bench/cluster.ts [prompts=2000] [sse-prompts=60]
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -29,8 +30,10 @@ import { PgLedger } from '../packages/box/src/stores/postgres/ledger.ts';
 import { startClusterWorker } from '../packages/box/src/cluster/worker.ts';
 import { scriptedProvider } from '../packages/box/src/providers/scripted.ts';
 import { testServices } from '../packages/box/src/testing/services.ts';
+import { makeWebRoot, SseReader, startGatewayOn } from '../packages/box/src/gateway/test-support.ts';
 
 const PROMPTS = Number(process.argv[2] ?? 2000);
+const SSE_PROMPTS = Number(process.argv[3] ?? 60);
 const WORKERS = 3;
 const AGENTS = 20;
 
@@ -156,6 +159,78 @@ handoffs.sort((a, b) => a - b);
 await worker.close();
 await rm(workerDir, { recursive: true, force: true });
 
+// Prompt -> its entry on SSE at an idle agent: the gateway runs no turn, the turn worker is another.
+const ssePaths = await Promise.all(
+  ['sse-gateway', 'sse-worker', 'sse-http'].map((name) =>
+    mkdtemp(path.join(os.tmpdir(), `sendbox-bench-${name}-`)),
+  ),
+);
+const clusterOptions = {
+  databaseUrl: services.databaseUrl,
+  objectStoreUrl: services.objectStoreUrl,
+  credentials: services.credentials,
+  schema,
+  secretKey: randomBytes(32),
+  env: {},
+};
+const sseGateway = await startClusterWorker({
+  ...clusterOptions,
+  dataDir: ssePaths[0]!,
+  provider: scriptedProvider(() => {
+    throw new Error('the gateway ran a turn');
+  }),
+  takeTurns: false,
+});
+const sseWorker = await startClusterWorker({
+  ...clusterOptions,
+  dataDir: ssePaths[1]!,
+  provider: scriptedProvider((request) =>
+    request.messages.at(-1)?.role === 'tool'
+      ? {}
+      : { toolCalls: [{ name: 'send_message', input: { type: 'text', content: 'ok' } }] },
+  ),
+});
+const webRoot = await makeWebRoot();
+const http = await startGatewayOn(sseGateway.host, ssePaths[2]!, { webRoot });
+const sseAgent = await sseGateway.host.createAgent({ name: 'sse bench' });
+const stream = new SseReader(
+  await fetch(new URL(`api/events?agentId=${sseAgent.id}`, http.url), {
+    headers: { Authorization: `Bearer ${http.token}` },
+  }),
+);
+const entryOn = async (id: string): Promise<void> => {
+  for (;;) {
+    const event = await stream.next();
+    if (event === null) throw new Error('the event stream ended');
+    if (event.event === 'entry' && (event.data as { id: string }).id === id) return;
+  }
+};
+const sseTimes: number[] = [];
+// Prompt 0 is the agent's first turn on the worker (its session opened, the token counter loaded):
+// told apart, not counted.
+let sseFirst = 0;
+for (let i = 0; i <= SSE_PROMPTS; i++) {
+  const t0 = performance.now();
+  const response = await fetch(new URL('api/sendPrompt', http.url), {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${http.token}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ agentId: sseAgent.id, prompt: `sse ${i}`, clientNonce: `sse-${i}` }),
+  });
+  if (!response.ok) throw new Error(`sendPrompt: ${response.status} ${await response.text()}`);
+  await entryOn(`t${i}u`);
+  if (i === 0) sseFirst = performance.now() - t0;
+  else sseTimes.push(performance.now() - t0);
+  // The agent is idle again before the next prompt.
+  await entryOn(`t${i}e`);
+  await new Promise((resolve) => setTimeout(resolve, 50));
+}
+sseTimes.sort((a, b) => a - b);
+await stream.cancel();
+await http.close();
+await sseWorker.close();
+await sseGateway.close();
+for (const dir of [...ssePaths, webRoot]) await rm(dir, { recursive: true, force: true });
+
 const load = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
 console.log(`load average before the summary: ${load} (${os.cpus().length} cores)`);
 console.log(
@@ -176,6 +251,10 @@ console.log(
 );
 console.log(
   `same-agent next queued turn on a turn worker (${TURNS} turns; user entry - previous turn-ended): p50 ${ms(p(handoffs, 0.5))}, p99 ${ms(p(handoffs, 0.99))}`,
+);
+
+console.log(
+  `prompt -> its entry on SSE at an idle agent (sendPrompt 2xx through a gateway that runs no turn, the turn on another worker; ${SSE_PROMPTS} prompts): p50 ${ms(p(sseTimes, 0.5))}, p99 ${ms(p(sseTimes, 0.99))}, max ${ms(sseTimes.at(-1)!)} (the agent's first turn on the worker, not counted: ${ms(sseFirst)})`,
 );
 
 for (const worker of workers) {

@@ -2,8 +2,8 @@
  * Connectors: the MCP servers of the box's mcp.json (docs/mcp-client.md). Each server with its kind,
  * its status (running for how many agents, or the error it failed with), the tools it offered and
  * what is wrong with its entry; add, edit, test and remove; which servers the open agent may use
- * (profile `mcp.servers` through `updateAgent`); the switch for the built-in `sessions` server; and
- * the box secrets. The status is read again every few seconds while the panel is open.
+ * (profile `mcp.servers` through `updateAgent`); Connect for a remote server that needs a sign-in;
+ * the switch for the built-in `sessions` server; and the box secrets. The status is read again every few seconds while the panel is open.
  */
 import { useCallback, useEffect, useId, useRef, useState } from 'react';
 import type { ApiClient } from './api/client.ts';
@@ -11,6 +11,7 @@ import type { McpServerRow, McpSettingsView } from './api/types.ts';
 import { BoxSecrets } from './BoxSecrets.tsx';
 import { Dialog } from './Dialog.tsx';
 import { McpServerForm } from './McpServerForm.tsx';
+import { ConnectOpened, connectLabel, useMcpConnect } from './mcp-connect.tsx';
 
 const REFRESH_MS = 5000;
 const SESSIONS = 'sessions';
@@ -34,24 +35,73 @@ function describeError(cause: unknown): string {
   return cause instanceof Error ? cause.message : String(cause);
 }
 
+/**
+ * A remote server's sign-in: Connect when the server asked for one (a call or a Test met its 401),
+ * as the conversation's card offers it; the tokens are box-wide, so no agent is named.
+ */
+function SignIn({ client, row }: { client: ApiClient; row: McpServerRow }) {
+  const { state, link, error, connect } = useMcpConnect(client, null, row.name);
+  if (row.signIn === 'signed-in' && state !== 'busy') {
+    return (
+      <p className="mcp-sign-in" data-testid="mcp-signed-in">
+        Signed in.
+      </p>
+    );
+  }
+  if (row.signIn !== 'sign-in-needed') return null;
+  return (
+    <div className="mcp-sign-in" data-testid="mcp-sign-in">
+      <p>{row.name} needs you to sign in before agents can use it.</p>
+      {state !== 'connected' && (
+        <button
+          type="button"
+          className="primary"
+          disabled={state === 'busy'}
+          onClick={connect}
+          data-testid="mcp-connect"
+        >
+          {connectLabel(state, row.name)}
+        </button>
+      )}
+      {state === 'opened' && <ConnectOpened link={link} after="this panel says when it is signed in." />}
+      {state === 'connected' && (
+        <p className="connect-status" role="status" data-testid="connect-status">
+          {row.name} is connected.
+        </p>
+      )}
+      {error && (
+        <p className="error" role="alert">
+          {error}
+        </p>
+      )}
+    </div>
+  );
+}
+
 function ServerRow({
+  client,
   row,
   onEdit,
   onRemove,
 }: {
+  client: ApiClient;
   row: McpServerRow;
   onEdit: () => void;
   onRemove: () => Promise<void>;
 }) {
   const [confirming, setConfirming] = useState(false);
-  const problem = row.problem ?? (row.status === 'failed' ? row.lastError : null);
+  // A server waiting for a sign-in failed for that alone: SignIn says so, in the user's words.
+  const signInNeeded = row.signIn === 'sign-in-needed';
+  const problem = row.problem ?? (row.status === 'failed' && !signInNeeded ? row.lastError : null);
   return (
     <li className="mcp-server" data-testid="mcp-server" data-name={row.name} data-status={row.status}>
       <div className="mcp-server-head">
         <strong className="mcp-server-name">{row.name}</strong>
         {row.transport && <span className="mcp-kind-tag">{KIND_TEXT[row.transport]}</span>}
         <span className={`mcp-status mcp-status-${row.status}`} data-testid="mcp-status">
-          {STATUS_TEXT[row.status] ?? row.status}
+          {signInNeeded && row.status === 'failed'
+            ? 'Needs sign-in'
+            : (STATUS_TEXT[row.status] ?? row.status)}
           {row.status === 'ready' &&
             row.running > 0 &&
             ` for ${row.running} agent${row.running === 1 ? '' : 's'}`}
@@ -94,6 +144,7 @@ function ServerRow({
           {problem}
         </p>
       )}
+      <SignIn client={client} row={row} />
       {row.tools && (
         <details className="mcp-tools-details">
           <summary data-testid="mcp-tools-summary">
@@ -288,6 +339,7 @@ export function McpPanel({
                 {view.servers.map((row) => (
                   <ServerRow
                     key={row.name}
+                    client={client}
                     row={row}
                     onEdit={() => setEditing({ name: row.name, entry: row.entry })}
                     onRemove={() => change(() => client.removeMcpServer(row.name))}

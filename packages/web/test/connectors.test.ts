@@ -386,3 +386,85 @@ describe('the Connect card', () => {
     }
   }, 120_000);
 });
+
+describe('Connect in the Connectors panel', () => {
+  it('a remote server that asked for a sign-in offers Connect on its row; signed in there, the agent’s next call works', async () => {
+    for (const viewport of [DESKTOP, PHONE]) {
+      const name = `remote-${viewport.width}`;
+      const server = await startHttpServer('oauth');
+      try {
+        await writeMcpConfig(gateway.dataDir, { [name]: { url: server.url, allowPrivateHost: true } });
+        const id = await createAgent(gateway, `Panel connect ${viewport.width}`);
+        const { page, problems } = await openSignedInPage(
+          browser,
+          contexts,
+          gateway,
+          viewport,
+          `#agent=${id}`,
+        );
+        // Before any call the box does not know the server wants a sign-in: no Connect yet.
+        const panel = await openConnectors(page);
+        await expect.poll(() => row(page, name).count()).toBe(1);
+        expect(await row(page, name).getByTestId('mcp-sign-in').count()).toBe(0);
+        await page.keyboard.press('Escape');
+
+        // The agent's call meets the server's 401.
+        model.reply(
+          mcpCall(name, 'echo', { text: 'one' }),
+          send({ type: 'text', content: 'Please connect.' }),
+        );
+        await callGateway(gateway, 'sendPrompt', { agentId: id, prompt: 'use it', clientNonce: `pc1-${id}` });
+        await settled(gateway, model, id);
+
+        await openConnectors(page);
+        const signIn = row(page, name).getByTestId('mcp-sign-in');
+        await expect.poll(() => signIn.count(), { timeout: 15_000 }).toBe(1);
+        expect(await signIn.textContent()).toContain(`${name} needs you to sign in`);
+        // Said once, in the user's words (not the model's error text).
+        expect(await row(page, name).getByTestId('mcp-status').textContent()).toBe('Needs sign-in');
+        expect(await row(page, name).getByTestId('mcp-problem').count()).toBe(0);
+        await saveScreenshot(page, `panel connect ${viewport.width} needs sign-in`);
+        if (viewport === DESKTOP) expect(await axeViolations(page)).toEqual([]);
+
+        const opened = page.context().waitForEvent('page');
+        if (viewport === DESKTOP) {
+          // By keyboard: the button takes focus and Enter connects.
+          await signIn.getByTestId('mcp-connect').focus();
+          await page.keyboard.press('Enter');
+        } else {
+          await signIn.getByTestId('mcp-connect').click();
+        }
+        const tab = await opened;
+        await expect
+          .poll(async () => (await tab.content()).includes(`Connected ${name}`), { timeout: 30_000 })
+          .toBe(true);
+        expect(tab.url()).toMatch(/\/oauth\/mcp\/callback\?code=/);
+        expect(await tab.evaluate('window.opener === null')).toBe(true);
+        await tab.close();
+        // The panel reads the box again: the row says it is signed in, and offers Connect no more.
+        await expect
+          .poll(() => row(page, name).getByTestId('mcp-signed-in').count(), { timeout: 20_000 })
+          .toBe(1);
+        expect(await row(page, name).getByTestId('mcp-sign-in').count()).toBe(0);
+        await saveScreenshot(page, `panel connect ${viewport.width} signed in`);
+        expect(await panel.isVisible()).toBe(true);
+
+        // A connect from the panel names no agent: no conversation gets a notice.
+        const { entries } = await callGateway<{ entries: Array<{ kind: string; text?: string }> }>(
+          gateway,
+          'openAgent',
+          { id },
+        );
+        expect(entries.some((e) => e.text?.startsWith(`Connected ${name}`))).toBe(false);
+
+        model.reply(mcpCall(name, 'echo', { text: 'two' }), send({ type: 'text', content: 'Worked.' }));
+        await callGateway(gateway, 'sendPrompt', { agentId: id, prompt: 'again', clientNonce: `pc2-${id}` });
+        await settled(gateway, model, id);
+        expect(model.requests().some((body) => body.includes('oauth echo: two'))).toBe(true);
+        expect(problems).toEqual([]);
+      } finally {
+        await server.stop();
+      }
+    }
+  }, 180_000);
+});

@@ -41,3 +41,16 @@ export type HostEvent =
   | BackgroundEvent
   /** The agent's routines changed (an edit, a fire, a run that started or ended): read listRoutines again. */
   | RoutinesEvent;
+
+/**
+ * What stands between the host's own events and its subscribers. The default hands each event on
+ * as it comes; a cluster's relay (cluster/events.ts) also tells the other workers and adds theirs,
+ * each agent's entries once and in seq order.
+ */
+export interface EventRelay {
+  /** An event of this process, in the order it happened. */
+  local(event: HostEvent): void;
+}
+
+/** Makes the relay, given the host's fan-out to its subscribers. */
+export type EventRelayFactory = (deliver: (event: HostEvent) => void) => EventRelay;

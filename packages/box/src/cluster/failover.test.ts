@@ -5,23 +5,21 @@
  * runs there. Nothing is lost or doubled in the ledger and the transcript, and no row is written
  * under the dead worker's epoch after the takeover.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { grokBot } from '@sendbox/txcript';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BOX_STOPPED_NOTICE } from '../agent/turn-texts.ts';
 import { scriptedProvider } from '../providers/scripted.ts';
 import { useServices } from '../stores/postgres/backend.ts';
 import { agentPaths } from '../stores/files/layout.ts';
+import { WorkerProcesses, type WorkerProcess } from '../testing/cluster-children.ts';
 import { processesRunning, until } from '../testing/processes.ts';
 import { startClusterWorker, type ClusterWorker } from './worker.ts';
 
-const CHILD = fileURLToPath(new URL('../testing/cluster-worker-child.ts', import.meta.url));
 const services = useServices();
 
 interface LedgerRow {
@@ -72,40 +70,21 @@ describe('failover between worker processes', () => {
       await gateway.close();
     });
 
-    const children: ChildProcess[] = [];
+    const processes = new WorkerProcesses();
+    cleanups.push(() => Promise.resolve(processes.stopAll()));
     const outputs = new Map<string, () => string>();
-    cleanups.push(() => {
-      for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
-      return Promise.resolve();
-    });
-    const startWorker = async (name: string): Promise<{ child: ChildProcess; dataDir: string }> => {
-      const dataDir = await newDir(name);
-      const child = spawn(
-        process.execPath,
-        [
-          '--import',
-          'tsx',
-          CHILD,
-          JSON.stringify({
-            databaseUrl,
-            objectStoreUrl,
-            credentials,
-            schema,
-            keyHex: key.toString('hex'),
-            dataDir,
-            name,
-          }),
-        ],
-        { stdio: ['ignore', 'pipe', 'pipe'] },
-      );
-      children.push(child);
-      let output = '';
-      child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-      child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-      outputs.set(name, () => output);
-      await until(() => output.includes('ready') || child.exitCode !== null, `${name} to start`, 60_000);
-      if (!output.includes('ready')) throw new Error(`${name} did not start:\n${output}`);
-      return { child, dataDir };
+    const startWorker = async (name: string): Promise<WorkerProcess> => {
+      const worker = await processes.start({
+        databaseUrl,
+        objectStoreUrl,
+        credentials,
+        schema,
+        keyHex: key.toString('hex'),
+        dataDir: await newDir(name),
+        name,
+      });
+      outputs.set(name, () => worker.output());
+      return worker;
     };
 
     const rows = async (agentId: string): Promise<LedgerRow[]> => {

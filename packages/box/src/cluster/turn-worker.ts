@@ -26,6 +26,8 @@ export interface TurnWorkerOptions {
 }
 
 export interface TurnWorker {
+  /** Looks for a job now rather than at the next poll (an input was just accepted somewhere). */
+  wake(): void;
   stop(): Promise<void>;
 }
 
@@ -50,7 +52,10 @@ export async function startTurnWorker(options: TurnWorkerOptions): Promise<TurnW
       }
     },
   );
-  return { stop: () => boss.offWork(TURN_QUEUE, { id: workerId }) };
+  return {
+    wake: () => boss.notifyWorker(workerId),
+    stop: () => boss.offWork(TURN_QUEUE, { id: workerId }),
+  };
 }
 
 async function runUnderLease(options: TurnWorkerOptions, agentId: string): Promise<void> {

@@ -19,6 +19,7 @@ import { Leases } from '../stores/postgres/leases.ts';
 import { parseObjectStoreUrl } from '../stores/postgres/object-store-url.ts';
 import { startTurnQueue } from '../stores/postgres/turn-queue.ts';
 import { startTurnWorker, type TurnWorker } from './turn-worker.ts';
+import { ClusterEvents } from './events.ts';
 
 export interface ClusterWorkerOptions extends Omit<AgentHostOptions, 'stores' | 'queuedTurns'> {
   databaseUrl: string;
@@ -69,18 +70,22 @@ export async function startClusterWorker(options: ClusterWorkerOptions): Promise
     (agentId) => agentPaths(options.dataDir, agentId).sandbox,
     intervalMs,
   );
-  const leases = new Leases(
-    db,
-    options.workerName ?? `${os.hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`,
-    options.leaseTtlMs,
-  );
+  const workerName = options.workerName ?? `${os.hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  const leases = new Leases(db, workerName, options.leaseTtlMs);
   let host: LocalAgentHost | undefined;
-  let turns: TurnWorker = { stop: () => Promise.resolve() };
+  let events: ClusterEvents | undefined;
+  let turns: TurnWorker = { wake: () => undefined, stop: () => Promise.resolve() };
   try {
-    host = await createAgentHost({ ...options, stores: () => stores, queuedTurns: true });
+    events = await ClusterEvents.start({ db, databaseUrl: options.databaseUrl, worker: workerName });
+    host = await createAgentHost({
+      ...options,
+      stores: () => stores,
+      queuedTurns: true,
+      relay: events.relay,
+    });
     const running = host;
-    if (options.takeTurns !== false)
-      turns = await startTurnWorker({
+    if (options.takeTurns !== false) {
+      const worker = await startTurnWorker({
         boss,
         leases,
         stores,
@@ -100,18 +105,24 @@ export async function startClusterWorker(options: ClusterWorkerOptions): Promise
           ),
         onError: (agentId, error) => options.onTurnError?.(agentId, error),
       });
+      turns = worker;
+      // An input accepted through any gateway wakes the turn workers at once, not at their next poll.
+      events.onInput(() => worker.wake());
+    }
   } catch (error) {
     await host?.close().catch(() => undefined);
+    await events?.close().catch(() => undefined);
     await boss.stop({ graceful: false, close: true }).catch(() => undefined);
     s3.destroy();
     await db.close();
     throw error;
   }
-  const started = { host, turns };
+  const started = { host, turns, events };
   // Closing the host (the CLI's stop) ends the worker: no more jobs, then the queue and the database.
   host.lifecycle.add({
     async hostClosed() {
       await started.turns.stop().catch(() => undefined);
+      await started.events.close().catch(() => undefined);
       await boss.stop({ graceful: false, close: true }).catch(() => undefined);
       s3.destroy();
       await db.close();

@@ -35,9 +35,12 @@ export const settingsMethods = {
   deleteBoxSecret: method(z.object({ name: secretName }), ({ host }, { name }) =>
     host.setBoxSecret({ name, value: undefined }),
   ),
-  /** A "Connect <server>" card: `{authorizationUrl}` to open, or `{connected: true}`. */
+  /**
+   * "Connect <server>", on a conversation's card (`agentId`, told when connected) or in the
+   * Connectors panel (no agent): `{authorizationUrl}` to open, or `{connected: true}`.
+   */
   startMcpConnect: method(
-    z.object({ agentId: agentIdSchema, server: z.string().min(1).max(64) }),
+    z.object({ agentId: agentIdSchema.optional(), server: z.string().min(1).max(64) }),
     ({ host, origin }, input) =>
       host.startMcpConnect({ ...input, redirectUrl: `${origin}${OAUTH_CALLBACK_PATH}` }),
   ),

@@ -74,7 +74,7 @@ import {
 import type { TodoItem } from '../tools/types.ts';
 import { HostError } from '../agent/errors.ts';
 import { answeredSecretRequestsNotHeld } from '../agent/secrets-held.ts';
-import { type HostEvent } from '../agent/events.ts';
+import { type EventRelay, type EventRelayFactory, type HostEvent } from '../agent/events.ts';
 import { type ModelStatus } from '../providers/types.ts';
 import { type PendingInput } from '../stores/inbox.ts';
 import { type SequencedEntry } from '../stores/ledger.ts';
@@ -125,6 +125,8 @@ export interface AgentHostOptions {
    * agent's session: `runQueuedTurns` runs them. Default false: the session runs them.
    */
   queuedTurns?: boolean;
+  /** Between this host's events and its subscribers (default: none; a cluster worker's: cluster/events.ts). */
+  relay?: EventRelayFactory;
 }
 
 export async function createAgentHost(options: AgentHostOptions): Promise<LocalAgentHost> {
@@ -155,6 +157,7 @@ export async function createAgentHost(options: AgentHostOptions): Promise<LocalA
 export class LocalAgentHost implements AgentHost {
   private readonly sessions = new Map<string, Promise<AgentSession>>();
   private readonly listeners = new Set<(event: HostEvent) => void>();
+  private readonly relay: EventRelay;
   private provider: ModelProvider | null;
   private status: ModelStatus;
   private readonly settings: ModelSettings;
@@ -190,6 +193,8 @@ export class LocalAgentHost implements AgentHost {
     options: AgentHostOptions,
   ) {
     const env = options.env ?? process.env;
+    const deliver = (event: HostEvent): void => this.deliver(event);
+    this.relay = options.relay?.(deliver) ?? { local: deliver };
     this.settings = new ModelSettings(dataDir, env);
     this.roster = new AgentRoster(dataDir, async (id) => {
       const session = this.sessions.get(id);
@@ -746,11 +751,11 @@ export class LocalAgentHost implements AgentHost {
   }
 
   async startMcpConnect(input: {
-    agentId: string;
+    agentId?: string;
     server: string;
     redirectUrl: string;
   }): Promise<ConnectStart> {
-    await this.existing(input.agentId);
+    if (input.agentId !== undefined) await this.existing(input.agentId);
     try {
       return await this.mcp.beginConnect(input.agentId, input.server, input.redirectUrl);
     } catch (error) {
@@ -761,14 +766,15 @@ export class LocalAgentHost implements AgentHost {
   async finishMcpConnect(input: {
     state: string;
     code: string;
-  }): Promise<{ server: string; agentId: string }> {
-    let done: { server: string; agentId: string };
+  }): Promise<{ server: string; agentId?: string }> {
+    let done: { server: string; agentId?: string };
     try {
       done = await this.mcp.finishConnect(input.state, input.code);
     } catch (error) {
       throw new HostError((error as Error).message, 400);
     }
-    const session = await this.existing(done.agentId).catch(() => null);
+    // Connected from the settings panel: no conversation to tell.
+    const session = done.agentId === undefined ? null : await this.existing(done.agentId).catch(() => null);
     session?.writer.appendEntries([
       {
         id: `connected-${done.server}-${randomUUID()}`,
@@ -881,6 +887,11 @@ export class LocalAgentHost implements AgentHost {
     this.routines.onEvent(event);
     if (event.type === 'roster' && event.change === 'deleted') this.roster.removed(event.agentId);
     else if (event.type !== 'draft') this.roster.changed(event.agentId);
+    this.relay.local(event);
+  }
+
+  /** Hands an event (this host's, or another worker's through the relay) to every subscriber. */
+  private deliver(event: HostEvent): void {
     for (const listener of this.listeners) {
       try {
         listener(event);

@@ -118,9 +118,9 @@ export interface AgentHost {
   /** Saves a box secret encrypted with the box's key (or removes it: `value` undefined). */
   setBoxSecret(input: { name: string; value: string | undefined }): Promise<BoxSecretsView>;
   /** A Connect card's button: the MCP server's authorization URL (the callback goes to `redirectUrl`). */
-  startMcpConnect(input: { agentId: string; server: string; redirectUrl: string }): Promise<ConnectStart>;
-  /** The OAuth callback: trades the code for tokens (kept encrypted) and tells the agent's conversation. */
-  finishMcpConnect(input: { state: string; code: string }): Promise<{ server: string; agentId: string }>;
+  startMcpConnect(input: { agentId?: string; server: string; redirectUrl: string }): Promise<ConnectStart>;
+  /** The OAuth callback: trades the code for tokens (kept encrypted) and tells the agent's conversation, if a card started it. */
+  finishMcpConnect(input: { state: string; code: string }): Promise<{ server: string; agentId?: string }>;
   /** The agent's memory and the user's (shared by every agent). */
   memory(agentId: string): Promise<MemoryView>;
   /** Deletes the memory entries whose text is exactly `text` (404, naming near matches, when none is). */

@@ -84,6 +84,8 @@ export class McpHub implements AgentLifecycleListener {
   private readonly outbound = new Map<string, OutboundClient>();
   /** The tools each server listed last (any agent's instance, or a test), for the settings panel. */
   private readonly knownTools = new Map<string, { fingerprint: string; tools: Tool[] }>();
+  /** HTTP servers that asked the user to sign in (a call or a test met McpAuthRequired), until connected. */
+  private readonly signInNeeded = new Set<string>();
   private readonly log: (line: string) => void;
   private closed = false;
 
@@ -162,7 +164,7 @@ export class McpHub implements AgentLifecycleListener {
           this.knownTools.set(server, { fingerprint: fingerprint(config), tools });
           return tools;
         } catch (error) {
-          throw await this.scrubbed(error, server);
+          throw await this.failed(error, server);
         } finally {
           this.touch(agentId, server);
         }
@@ -172,13 +174,30 @@ export class McpHub implements AgentLifecycleListener {
         try {
           return await connection.call(tool, args, signal);
         } catch (error) {
-          throw await this.scrubbed(error, server);
+          throw await this.failed(error, server);
         } finally {
           this.touch(agentId, server);
         }
       },
       approval: async (server, tool) => configuredApproval(await serverConfig(server), tool),
     };
+  }
+
+  /** A call's error as the model may read it; a server that asks for sign-in is noted for the panel. */
+  private async failed(error: unknown, server: string): Promise<unknown> {
+    if (error instanceof McpAuthRequired) this.signInNeeded.add(server);
+    return this.scrubbed(error, server);
+  }
+
+  /**
+   * Whether the user has to sign an HTTP server in (`sign-in-needed`: it asked, and no connect has
+   * answered since), has signed it in (`signed-in`: tokens are kept for its URL), or neither (null).
+   */
+  async signIn(server: string, config: McpServerConfig): Promise<'sign-in-needed' | 'signed-in' | null> {
+    if (config.kind !== 'http') return null;
+    if (this.signInNeeded.has(server)) return 'sign-in-needed';
+    const kept = await this.oauth.server(server, config.url).catch(() => undefined);
+    return kept?.tokens ? 'signed-in' : null;
   }
 
   /**
@@ -326,21 +345,30 @@ export class McpHub implements AgentLifecycleListener {
     return this.boxSecretsView();
   }
 
-  /** A "Connect <server>" card's action: the authorization URL to open (the callback: `redirectUrl`). */
-  async beginConnect(agentId: string, server: string, redirectUrl: string): Promise<ConnectStart> {
+  /**
+   * "Connect <server>", on a conversation's card (`agentId`: told when it is connected) or in the
+   * settings panel: the authorization URL to open (the callback: `redirectUrl`).
+   */
+  async beginConnect(
+    agentId: string | undefined,
+    server: string,
+    redirectUrl: string,
+  ): Promise<ConnectStart> {
     const config = await this.httpServer(server);
-    return beginConnect({
+    const started = await beginConnect({
       store: this.oauth,
       server,
       url: config.url,
-      agentId,
+      ...(agentId === undefined ? {} : { agentId }),
       redirectUrl,
       fetch: this.fetchFor(config),
     });
+    if ('connected' in started) this.signInNeeded.delete(server);
+    return started;
   }
 
   /** The OAuth callback: stores the tokens; the server's instances start again with them. */
-  async finishConnect(state: string, code: string): Promise<{ server: string; agentId: string }> {
+  async finishConnect(state: string, code: string): Promise<{ server: string; agentId?: string }> {
     const configs = (await this.config.current()).servers;
     const done = await finishConnect({
       store: this.oauth,
@@ -352,6 +380,7 @@ export class McpHub implements AgentLifecycleListener {
         return this.fetchFor(config);
       },
     });
+    this.signInNeeded.delete(done.server);
     for (const [k, held] of this.held) if (k.endsWith(`\0${done.server}`)) this.drop(k, held);
     return done;
   }
@@ -417,6 +446,7 @@ export class McpHub implements AgentLifecycleListener {
         elapsedMs: Date.now() - started,
       };
     } catch (error) {
+      if (error instanceof McpAuthRequired) this.signInNeeded.add(server);
       return { ok: false, message: (error as Error).message, tools: [], elapsedMs: Date.now() - started };
     } finally {
       await connection.close();

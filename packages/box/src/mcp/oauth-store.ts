@@ -24,8 +24,8 @@ export interface ServerAuth {
 
 export interface PendingConnect {
   server: string;
-  /** The agent whose card started it: told when the server is connected. */
-  agentId: string;
+  /** The agent whose card started it: told when the server is connected (absent: the settings panel). */
+  agentId?: string;
   url: string;
   redirectUrl: string;
   codeVerifier?: string;

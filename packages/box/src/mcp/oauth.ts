@@ -163,7 +163,8 @@ export async function beginConnect(input: {
   store: McpOAuthStore;
   server: string;
   url: string;
-  agentId: string;
+  /** The agent whose card started it (absent: the settings panel). */
+  agentId?: string;
   redirectUrl: string;
   fetch: FetchFunction;
   now?: () => number;
@@ -172,7 +173,7 @@ export async function beginConnect(input: {
   const state = randomBytes(32).toString('base64url');
   await store.addPending(state, {
     server,
-    agentId: input.agentId,
+    ...(input.agentId === undefined ? {} : { agentId: input.agentId }),
     url,
     redirectUrl: input.redirectUrl,
     expiresAt: (input.now ?? Date.now)() + CONNECT_TTL_MS,
@@ -196,11 +197,11 @@ export async function finishConnect(input: {
   state: string;
   code: string;
   fetch: (server: string) => FetchFunction;
-}): Promise<{ server: string; agentId: string }> {
+}): Promise<{ server: string; agentId?: string }> {
   const pending = await input.store.pending(input.state);
   if (!pending) {
     throw new Error(
-      'This sign-in link is unknown, used or older than ten minutes. Use the Connect card in the conversation again.',
+      'This sign-in link is unknown, used or older than ten minutes. Use Connect (in the conversation or the Connectors panel) again.',
     );
   }
   const provider = new ServerOAuthProvider(
@@ -219,5 +220,5 @@ export async function finishConnect(input: {
   } finally {
     await input.store.takePending(input.state);
   }
-  return { server: pending.server, agentId: pending.agentId };
+  return { server: pending.server, ...(pending.agentId === undefined ? {} : { agentId: pending.agentId }) };
 }

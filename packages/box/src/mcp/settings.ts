@@ -32,6 +32,8 @@ export interface McpServerRow {
   lastError: string | null;
   /** What it offered when it last started (null: not started since its config changed). */
   tools: McpToolSummary[] | null;
+  /** An HTTP server's sign-in (McpHub.signIn): the panel offers Connect when it is needed. */
+  signIn: 'sign-in-needed' | 'signed-in' | null;
 }
 
 export interface McpSettingsView {
@@ -73,6 +75,7 @@ export class McpSettings {
           running: 0,
           lastError: null,
           tools: null,
+          signIn: null,
         });
         continue;
       }
@@ -87,6 +90,7 @@ export class McpSettings {
         running: status.running,
         lastError: status.lastError,
         tools: status.tools && summaries(status.tools),
+        signIn: await this.hub.signIn(name, config),
       });
     }
     return {

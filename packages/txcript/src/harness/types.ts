@@ -159,6 +159,18 @@ export interface Harness<R = unknown> {
    * text without its file spelling them (a default tool name).
    */
   derivedWords?: readonly string[];
+  /**
+   * With `textInSource`: the codec may print a number its file spells
+   * otherwise (pi's bash timeout, seconds in the file, milliseconds in
+   * Common), so a wanted term of digits alone proves nothing.
+   */
+  derivedNumbers?: boolean;
+  /**
+   * With `textInSource`: every message's searchable text comes from one line
+   * of its file (a message is never made of several lines), so search's byte
+   * pass may ask one line to hold every wanted word (byte-filter.ts).
+   */
+  messageInOneLine?: boolean;
   /** Harnesses with a managed location (not `simple`) have a store. */
   store?: (env?: NodeJS.ProcessEnv) => Store;
   /**

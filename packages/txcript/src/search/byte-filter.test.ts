@@ -31,7 +31,11 @@ describe('whether the bytes may hold the needles', () => {
   });
 
   it('counts the session title as held', () => {
-    expect(mayHoldAll(bytes('{"text":"nothing here"}'), ['banner'], 'dark banner fix')).toBe(true);
+    expect(mayHoldAll(bytes('{"text":"nothing here"}'), ['banner'], ['dark banner fix'])).toBe(true);
+    // Whole-file: the title and the text may share the needles.
+    expect(mayHoldAll(bytes('{"text":"the release"}'), ['banner', 'release'], ['dark banner fix'])).toBe(
+      true,
+    );
   });
 
   it('passes a file where a JSON escape of an ASCII letter could spell a needle', () => {
@@ -51,6 +55,40 @@ describe('whether the bytes may hold the needles', () => {
   });
 });
 
+describe('line by line (a harness whose messages are each one line)', () => {
+  const file = bytes(
+    [
+      '{"text":"deploy the release"}',
+      '{"text":"the staging banner"}',
+      '{"text":"Deploy again, then a banner"}',
+      '{"text":"last release"}',
+    ].join('\n'),
+  );
+
+  it('needs one line to hold every needle', () => {
+    expect(mayHoldAll(file, ['deploy', 'release'], [], true)).toBe(true);
+    expect(mayHoldAll(file, ['deploy', 'banner'], [], true)).toBe(true);
+    // In the file, never in one line: the whole-file check passes it, the line check does not.
+    expect(mayHoldAll(file, ['staging', 'release'])).toBe(true);
+    expect(mayHoldAll(file, ['staging', 'release'], [], true)).toBe(false);
+    expect(mayHoldAll(file, ['staging', 'again'], [], true)).toBe(false);
+    // The longest needle's last line, with no newline after it.
+    expect(mayHoldAll(file, ['last', 'release'], [], true)).toBe(true);
+  });
+
+  it('takes a title holding every needle (a row of its own), and a KELVIN SIGN or an ASCII escape anywhere', () => {
+    expect(mayHoldAll(file, ['staging', 'hotfix'], ['other', 'hotfix for staging'], true)).toBe(true);
+    // A title's words and a line's do not make one row.
+    expect(mayHoldAll(file, ['staging', 'hotfix'], ['hotfix'], true)).toBe(false);
+    expect(mayHoldAll(file, ['staging', 'release'], ['staging', 'release'], true)).toBe(false);
+    const kelvin = bytes('{"text":"o\u212Ay"}\n{"text":"then"}');
+    expect(mayHoldAll(kelvin, ['then', 'oky'], [], true)).toBe(true);
+    expect(
+      mayHoldAll(bytes('{"text":"\\u0072elease"}\n{"text":"staging"}'), ['release', 'staging'], [], true),
+    ).toBe(true);
+  });
+});
+
 describe('checking many files over worker threads', () => {
   const dir = mkdtempSync(join(tmpdir(), 'txcript-scan-files-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -58,19 +96,30 @@ describe('checking many files over worker threads', () => {
     const path = join(dir, `s${i}.jsonl`);
     writeFileSync(
       path,
-      `{"text":"${i % 7 === 0 ? 'the Zanzibarite banner' : 'filler text'} ${'x'.repeat(2000)}"}\n`,
+      `{"text":"${i % 7 === 0 ? 'the Zanzibarite banner' : 'filler text'} ${'x'.repeat(2000)}"}\n{"text":"a banner"}\n`,
     );
-    return { path, bytes: 2100, also: '' };
+    return { path, bytes: 2100, titles: [] };
   });
   const expected = files.map((_, i) => i % 7 === 0);
 
   it('gives the same verdicts with workers as without', async () => {
     expect(await checkFiles(files, ['zanzibarite'], { workers: 0 })).toEqual(expected);
     expect(await checkFiles(files, ['zanzibarite'], { workers: 2 })).toEqual(expected);
+    expect(await checkFiles(files, ['zanzibarite'], { workers: 2, claimHere: false })).toEqual(expected);
+  });
+
+  it('checks line by line where a file asks, on this thread and in the workers', async () => {
+    // `banner` and `filler` are in one file (i % 7 !== 0), never in one line of it.
+    const lines = files.map((f, i) => ({ ...f, perLine: i % 2 === 0 }));
+    const apart = files.map((_, i) => i % 2 !== 0 && i % 7 !== 0);
+    for (const options of [{ workers: 0 }, { workers: 2, claimHere: false }]) {
+      expect(await checkFiles(lines, ['banner', 'zanzibarite'], options)).toEqual(expected);
+      expect(await checkFiles(lines, ['banner', 'filler'], options)).toEqual(apart);
+    }
   });
 
   it('reports a file that cannot be read, and decides the others, when a worker cannot start', async () => {
-    const gone = { path: join(dir, 'gone.jsonl'), bytes: 10, also: '' };
+    const gone = { path: join(dir, 'gone.jsonl'), bytes: 10, titles: [] };
     const verdicts = await checkFiles([...files, gone], ['zanzibarite'], {
       workers: 2,
       url: new URL('./no-such-worker.ts', import.meta.url),

@@ -23,11 +23,42 @@
 const KELVIN = '\u00e2\u0084\u00aa';
 const ASCII_ESCAPE = /\\u00[2-7][0-9a-f]/;
 
-/** Whether the bytes of one file may hold every needle (or `also` does: the session's title). */
-export function mayHoldAll(bytes: Uint8Array, needles: readonly string[], also = ''): boolean {
+/**
+ * Whether the bytes of one file may hold every needle, its sessions'
+ * `titles` (folded) counting as part of it. `perLine`: the file's messages
+ * are each made from one of its lines (Harness `messageInOneLine`), and a
+ * title is a search row of its own, so one line, or one title, must hold
+ * them all.
+ */
+export function mayHoldAll(
+  bytes: Uint8Array,
+  needles: readonly string[],
+  titles: readonly string[] = [],
+  perLine = false,
+): boolean {
   if (needles.length === 0) return true;
   const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1').toLowerCase();
   if (text.includes('\\u00') && ASCII_ESCAPE.test(text)) return true;
+  // Needles a Kelvin sign may spell count as held everywhere.
   const kelvin = text.includes(KELVIN);
-  return needles.every((n) => text.includes(n) || also.includes(n) || (kelvin && n.includes('k')));
+  const rest = needles.filter((n) => !(kelvin && n.includes('k')));
+  if (rest.length === 0) return true;
+  if (!perLine) return rest.every((n) => text.includes(n) || titles.some((t) => t.includes(n)));
+  return titles.some((t) => rest.every((n) => t.includes(n))) || someLineHoldsAll(text, rest);
+}
+
+/** Whether one line of `text` holds every needle: each line holding the longest is checked for the others. */
+function someLineHoldsAll(text: string, needles: readonly string[]): boolean {
+  const anchor = needles.reduce((a, b) => (b.length > a.length ? b : a));
+  const others = needles.filter((n) => n !== anchor);
+  for (let at = text.indexOf(anchor); at !== -1;) {
+    const start = text.lastIndexOf('\n', at) + 1;
+    const newline = text.indexOf('\n', at);
+    const end = newline === -1 ? text.length : newline;
+    const line = text.slice(start, end);
+    if (others.every((n) => line.includes(n))) return true;
+    if (newline === -1) return false;
+    at = text.indexOf(anchor, end);
+  }
+  return false;
 }

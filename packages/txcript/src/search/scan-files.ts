@@ -1,5 +1,5 @@
 /**
- * The byte pass of a scan (byte-filter.ts) over many files, spread over
+ * The byte pass of a scan (byte-filter.ts) over many files, whole or line by line, spread over
  * worker threads: each worker (scan-worker.ts) and this thread claim files
  * one at a time through a shared counter, so a slow file holds up no one.
  * Workers only save time: one that cannot start, fails, or ends before
@@ -27,8 +27,10 @@ const MAX_WORKERS = 4;
 export interface FileCheck {
   path: string;
   bytes: number;
-  /** Folded text that also counts as holding a needle (the session's titles). */
-  also: string;
+  /** The titles (folded) of the file's sessions, which count as part of it. */
+  titles: readonly string[];
+  /** One line must hold every needle (mayHoldAll `perLine`). */
+  perLine?: boolean;
 }
 
 export interface ScanFileOptions {
@@ -36,6 +38,8 @@ export interface ScanFileOptions {
   workers?: number;
   /** The worker script (default: the bundle's, else scan-worker.ts). */
   url?: URL;
+  /** false: this thread claims no file until the workers end (tests of the workers). */
+  claimHere?: boolean;
 }
 
 function workerUrl(): URL {
@@ -64,7 +68,7 @@ export async function checkFiles(
   const check = (i: number): boolean | Error => {
     const f = files[i]!;
     try {
-      return mayHoldAll(readFileSync(f.path), needles, f.also);
+      return mayHoldAll(readFileSync(f.path), needles, f.titles, f.perLine === true);
     } catch (err) {
       return err instanceof Error ? err : new Error(String(err));
     }
@@ -74,7 +78,9 @@ export async function checkFiles(
   for (let w = 0; w < count; w++)
     running.push(runWorker(options.url ?? workerUrl(), next, files, needles, verdicts));
   // This thread claims files too, while the workers start and run.
-  for (let i = Atomics.add(next, 0, 1); i < files.length; i = Atomics.add(next, 0, 1)) verdicts[i] = check(i);
+  if (options.claimHere !== false)
+    for (let i = Atomics.add(next, 0, 1); i < files.length; i = Atomics.add(next, 0, 1))
+      verdicts[i] = check(i);
   await Promise.all(running);
   // What a worker claimed and never reported (it failed), or could not read (this thread says why).
   return verdicts.map((v, i) => (v === undefined ? check(i) : v));
@@ -106,7 +112,8 @@ function runWorker(
     worker.on('exit', () => resolve());
     worker.postMessage({
       paths: files.map((f) => f.path),
-      also: files.map((f) => f.also),
+      titles: files.map((f) => f.titles),
+      perLine: files.map((f) => f.perLine === true),
       needles: [...needles],
     });
   });

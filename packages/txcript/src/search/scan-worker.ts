@@ -10,8 +10,10 @@ import { mayHoldAll } from './byte-filter.ts';
 
 interface Job {
   paths: string[];
-  /** Per path: the text that also counts (the session's titles, folded). */
-  also: string[];
+  /** Per path: the titles (folded) of its sessions, which count as part of it. */
+  titles: string[][];
+  /** Per path: whether one line must hold every needle. */
+  perLine: boolean[];
   needles: string[];
 }
 
@@ -28,7 +30,7 @@ port.once('message', (job: Job) => {
     if (i >= job.paths.length) break;
     let verdict: number;
     try {
-      verdict = mayHoldAll(readFileSync(job.paths[i]!), job.needles, job.also[i]) ? 1 : 0;
+      verdict = mayHoldAll(readFileSync(job.paths[i]!), job.needles, job.titles[i], job.perLine[i]) ? 1 : 0;
     } catch {
       verdict = -1;
     }

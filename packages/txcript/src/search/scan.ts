@@ -3,7 +3,9 @@
  * search while the index is being built. It reads at the speed of the bytes:
  * - a byte pass over each session file of a harness whose text is in its
  *   file (byte-filter.ts), spread over worker threads (scan-files.ts), drops
- *   the files that cannot hold the query's words, with no JSON decoded;
+ *   the files that cannot hold the query's words, with no JSON decoded: one
+ *   line must hold them all where each message is one line (Claude Code, Codex, pi),
+ *   the whole file elsewhere;
  * - the sessions left are read as `view` reads them, newest first, and only
  *   their messages that match the whole query are kept;
  * - those go into an index in memory, which answers as the file would
@@ -53,14 +55,20 @@ const MIN_NEEDLE = 3;
  * The lower-case ASCII pieces that every matching session's file must hold:
  * each wanted, exact term cut at characters JSON may escape or that are not
  * ASCII (`"`, `\`, `/`, controls, white space, non-ASCII), less what
- * DERIVED (and the harness's own `derivedWords`) holds.
+ * DERIVED (and the harness's own `derivedWords`) holds, and, where the
+ * harness's codec makes numbers up (`derivedNumbers`), but digits.
  */
-export function byteNeedles(query: Query, derived: readonly string[] = []): string[] {
+export function byteNeedles(
+  query: Query,
+  derived: readonly string[] = [],
+  { derivedNumbers = false }: { derivedNumbers?: boolean } = {},
+): string[] {
   const needles = new Set<string>();
   for (const t of query.terms) {
     if (t.negated || t.fuzzy) continue;
     for (const piece of t.text.split(/[^\x21-\x7e]|["\\/]/)) {
       if (piece.length < MIN_NEEDLE) continue;
+      if (derivedNumbers && /^[0-9]+$/.test(piece)) continue;
       if (DERIVED.some((w) => w.includes(piece)) || derived.some((w) => w.includes(piece))) continue;
       needles.add(piece);
     }
@@ -71,6 +79,8 @@ export function byteNeedles(query: Query, derived: readonly string[] = []): stri
 export interface ScanOptions extends ScanFileOptions {
   /** Matching messages past which older sessions are not read (default: a broad query's bound). */
   broadMatches?: number;
+  /** false: no byte pass, every session is read (to check that the byte pass changes no hit). */
+  bytePass?: boolean;
 }
 
 export interface ScanStats {
@@ -95,7 +105,8 @@ export async function scanHits(
   const wanted = sessions.filter((s) => within(s, filters));
   // Newest first: a broad query's hits are the newest matches.
   wanted.sort((a, b) => activity(b) - activity(a));
-  const skipped = await byteSkipped(wanted, query, options, stats);
+  const skipped =
+    options.bytePass === false ? new Set<string>() : await byteSkipped(wanted, query, options, stats);
   const bound = options.broadMatches ?? filters.broadMatches ?? BROAD_MATCHES;
   const progress = createProgress({
     stream: ctx.io.stderr,
@@ -179,32 +190,33 @@ function within(s: FoundSession, filters: HitFilters): boolean {
 }
 
 /** The session files whose bytes cannot hold the query's needles (only of harnesses whose text is in their files). */
-async function byteSkipped(
+export async function byteSkipped(
   sessions: readonly FoundSession[],
   query: Query,
   options: ScanFileOptions,
   stats: ScanStats | undefined,
 ): Promise<Set<string>> {
   const skipped = new Set<string>();
-  // One check per file: a Claude Code parent and its inline sidechains share one; any title counts.
+  // One check per file: a Claude Code parent and its inline sidechains share one, with all their titles.
   // Files are checked per harness: each may add words its codec makes up.
-  const byHarness = new Map<FoundSession['harness'], Map<string, string>>();
+  const byHarness = new Map<FoundSession['harness'], Map<string, string[]>>();
   for (const s of sessions) {
     if (s.harness.textInSource !== true) continue;
-    const titles = byHarness.get(s.harness) ?? new Map<string, string>();
-    byHarness.set(s.harness, titles);
-    const before = titles.get(s.summary.locator) ?? '';
-    titles.set(s.summary.locator, `${before}\n${foldCase(s.summary.title ?? '')}`);
+    const files = byHarness.get(s.harness) ?? new Map<string, string[]>();
+    byHarness.set(s.harness, files);
+    const titles = files.get(s.summary.locator) ?? [];
+    files.set(s.summary.locator, titles);
+    if (s.summary.title !== undefined) titles.push(foldCase(s.summary.title));
   }
-  let files = 0;
-  for (const [harness, titles] of byHarness) {
-    const needles = byteNeedles(query, harness.derivedWords);
-    files += titles.size;
+  let count = 0;
+  for (const [harness, files] of byHarness) {
+    const needles = byteNeedles(query, harness.derivedWords, { derivedNumbers: harness.derivedNumbers });
+    count += files.size;
     if (needles.length === 0) continue;
     const checks: FileCheck[] = [];
-    for (const [path, also] of titles) {
+    for (const [path, titles] of files) {
       const bytes = statSync(path, { throwIfNoEntry: false })?.size ?? 0;
-      checks.push({ path, bytes, also });
+      checks.push({ path, bytes, titles, perLine: harness.messageInOneLine === true });
     }
     const verdicts = await checkFiles(checks, needles, options);
     // An unreadable file is left to the full read, which says why.
@@ -213,8 +225,8 @@ async function byteSkipped(
     });
   }
   if (stats !== undefined) {
-    stats.files = files;
-    stats.passed = files - skipped.size;
+    stats.files = count;
+    stats.passed = count - skipped.size;
   }
   return skipped;
 }

@@ -300,9 +300,12 @@ export function createApiClient(options: ApiClientOptions = {}) {
       call('setBoxSecret', { name, value }, boxSecretsSchema),
     deleteBoxSecret: (name: string): Promise<BoxSecretsView> =>
       call('deleteBoxSecret', { name }, boxSecretsSchema),
-    /** A "Connect <server>" card: the authorization URL to open, or `connected` already. */
-    startMcpConnect: (agentId: string, server: string): Promise<ConnectStart> =>
-      call('startMcpConnect', { agentId, server }, connectStartSchema),
+    /**
+     * "Connect <server>": the authorization URL to open, or `connected` already. From a
+     * conversation's card with its agent (told when connected), from the panel with none.
+     */
+    startMcpConnect: (agentId: string | null, server: string): Promise<ConnectStart> =>
+      call('startMcpConnect', agentId === null ? { server } : { agentId, server }, connectStartSchema),
     listImageHosts: async (): Promise<string[]> =>
       (await call('listImageHosts', {}, imageHostsResponseSchema)).hosts,
     allowImageHost: async (host: string): Promise<string[]> =>

@@ -352,6 +352,8 @@ export const mcpServerRowSchema = z.looseObject({
   running: z.number(),
   lastError: z.string().nullable(),
   tools: z.array(z.looseObject({ name: z.string(), description: z.string() })).nullable(),
+  /** An HTTP server's sign-in: the panel offers Connect when it is needed. */
+  signIn: z.enum(['sign-in-needed', 'signed-in']).nullable().default(null),
 });
 export type McpServerRow = z.infer<typeof mcpServerRowSchema>;
 export const mcpSettingsSchema = z.looseObject({

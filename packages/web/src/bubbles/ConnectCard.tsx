@@ -1,13 +1,12 @@
 /**
  * A "Connect <server>" card (docs/mcp-client.md, "OAuth"): an MCP server asked the user to sign in.
- * Connect asks the box for the server's authorization URL (`startMcpConnect`) and opens it in a new
- * tab; the sign-in there ends on the box's own callback, which adds a "Connected" notice here. The
- * tab is opened on the click itself (a tab opened after a network answer would be blocked as a
- * popup) and then sent to the URL; if the browser blocks it anyway, a link takes its place.
+ * Connect opens the server's sign-in in a new tab (mcp-connect.tsx); it ends on the box's own
+ * callback, which adds a "Connected" notice here.
  */
 import type { NoticeEntry } from '@sendbox/protocol';
-import { useContext, useState } from 'react';
+import { useContext } from 'react';
 import { ConversationContext } from '../conversation-context.ts';
+import { ConnectOpened, connectLabel, useMcpConnect } from '../mcp-connect.tsx';
 
 /** The server a notice asks the user to connect (`connect: {server}`), if it is such a card. */
 export function connectServerOf(entry: NoticeEntry): string | null {
@@ -19,37 +18,11 @@ export function connectServerOf(entry: NoticeEntry): string | null {
 
 export function ConnectCard({ entry, server }: { entry: NoticeEntry; server: string }) {
   const context = useContext(ConversationContext);
-  const [state, setState] = useState<'idle' | 'busy' | 'opened' | 'connected'>('idle');
-  const [link, setLink] = useState<string | null>(null);
-  const [error, setError] = useState<string | null>(null);
-
-  function connect(): void {
-    if (!context) return;
-    setState('busy');
-    setError(null);
-    const tab = window.open('about:blank', '_blank');
-    context.client.startMcpConnect(context.agentId, server).then(
-      (started) => {
-        const url = started.authorizationUrl;
-        if (url !== undefined) {
-          if (tab) {
-            // The sign-in page gets no handle on this page.
-            tab.opener = null;
-            tab.location.href = url;
-          } else setLink(url);
-          setState('opened');
-        } else {
-          tab?.close();
-          setState('connected');
-        }
-      },
-      (cause: unknown) => {
-        tab?.close();
-        setState('idle');
-        setError(cause instanceof Error ? cause.message : String(cause));
-      },
-    );
-  }
+  const { state, link, error, connect } = useMcpConnect(
+    context?.client ?? null,
+    context?.agentId ?? null,
+    server,
+  );
 
   return (
     <div className="connect-card" role="group" aria-label={`Connect ${server}`} data-testid="connect-card">
@@ -62,27 +35,11 @@ export function ConnectCard({ entry, server }: { entry: NoticeEntry; server: str
           onClick={connect}
           data-testid="connect-button"
         >
-          {state === 'busy'
-            ? 'Opening…'
-            : state === 'opened'
-              ? `Connect ${server} again`
-              : `Connect ${server}`}
+          {connectLabel(state, server)}
         </button>
       )}
       {state === 'opened' && (
-        <p className="connect-status" role="status" data-testid="connect-status">
-          {link ? (
-            <>
-              Your browser blocked the new tab:{' '}
-              <a href={link} target="_blank" rel="noopener noreferrer">
-                open the sign-in page
-              </a>
-              .
-            </>
-          ) : (
-            'Sign in in the new tab; this conversation says when it is connected.'
-          )}
-        </p>
+        <ConnectOpened link={link} after="this conversation says when it is connected." />
       )}
       {state === 'connected' && (
         <p className="connect-status" role="status" data-testid="connect-status">

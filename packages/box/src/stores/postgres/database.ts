@@ -83,6 +83,18 @@ function migrations(s: string): string[] {
        profile text NOT NULL,
        version bigint NOT NULL
      )`,
+    // What changes many times a second and is not kept (a send being written, a running tool's
+    // output): the latest event per agent and key, for other workers' event streams
+    // (cluster/events.ts). `version` orders the changes; rows older than a few minutes are pruned.
+    `CREATE SEQUENCE IF NOT EXISTS ${s}.live_event_version`,
+    `CREATE TABLE IF NOT EXISTS ${s}.live_events (
+       agent_id text NOT NULL,
+       key text NOT NULL,
+       event text NOT NULL,
+       version bigint NOT NULL,
+       at timestamptz NOT NULL DEFAULT now(),
+       PRIMARY KEY (agent_id, key)
+     )`,
     // The agent's latest sandbox snapshot (cluster/sandbox/): its manifest's SHA-256 in the bucket,
     // written under the lease epoch of the worker that took it.
     `CREATE TABLE IF NOT EXISTS ${s}.sandbox_snapshots (

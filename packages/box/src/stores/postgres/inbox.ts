@@ -150,6 +150,16 @@ export class PgInbox implements InboxStore {
   }
 }
 
+/** An agent's pending inputs as the rows hold them now, in accept order (another worker's view of its inbox). */
+export async function readPendingRows(db: Database, agentId: string): Promise<InboxRow[]> {
+  const { rows } = await db.pool.query<RawRow>(
+    `SELECT seq, nonce, input, state, turn, accepted_at, detail FROM ${db.table('inbox')}
+     WHERE agent_id = $1 AND state = 'pending' ORDER BY seq`,
+    [agentId],
+  );
+  return rows.map(rowOf);
+}
+
 function rowOf(raw: RawRow): InboxRow {
   return {
     seq: Number(raw.seq),

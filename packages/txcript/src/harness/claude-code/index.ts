@@ -15,6 +15,8 @@ export const claudeCode: Harness<ClaudeLine[]> = {
   readCommon: readClaudeCommon,
   streamCommon: streamClaudeCommon,
   textInSource: true,
+  // One entry line, one message (codec.ts `Conversation.add`): a local command's output too.
+  messageInOneLine: true,
 };
 
 /** Env var holding a resume command template, e.g. `mytool --open {id}`. */

@@ -17,6 +17,8 @@ export const codex: Harness<CodexLine[]> = {
   renderCommon: (transcript) => renderJsonlPieces(codexLines(transcript)),
   // Checked (docs/formats/codex.md, "Search"): every text the codec reads is a JSON string or number of the rollout.
   textInSource: true,
+  // Each response item (or shown event) is one message (codec.ts `RolloutConversation.add`).
+  messageInOneLine: true,
   // The name a call without one is given.
   derivedWords: ['custom_tool'],
 };

@@ -16,6 +16,13 @@ export function piFamilyHarness(brand: PiBrand, aliases: readonly string[]): Har
     codec: piCodec,
     store: (env) => piFamilyStore(brand, env),
     renderCommon: (transcript) => renderJsonlPieces(piLines(transcript)),
+    // Every text is an entry's JSON string, each message made from one entry line (codec.ts
+    // `toCommon`; a `!command` makes two, from its line). What the codec makes up: an image's
+    // Common source keys in a tool result, and a bash timeout in milliseconds.
+    textInSource: true,
+    messageInOneLine: true,
+    derivedWords: ['source', 'media_type', 'base64'],
+    derivedNumbers: true,
   };
 }
 

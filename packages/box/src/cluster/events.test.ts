@@ -1,0 +1,296 @@
+/**
+ * Events across workers (cluster/events.ts) over a real PostgreSQL: an SSE client on a gateway that
+ * runs no turn gets every entry of an agent whose turns run in two other worker processes, once and
+ * in order, across a reconnect; a worker's relay fills gaps from the rows whatever order the notes
+ * come in, after a lost LISTEN connection too; drafts reach other workers at most 10 times a second.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { HostEvent } from '../agent/events.ts';
+import { scriptedProvider } from '../providers/scripted.ts';
+import { makeWebRoot, SseReader, startGatewayOn, type SseEvent } from '../gateway/test-support.ts';
+import type { SequencedEntry } from '../stores/ledger.ts';
+import { useServices } from '../stores/postgres/backend.ts';
+import { openDatabase, type Database } from '../stores/postgres/database.ts';
+import { PgLedger } from '../stores/postgres/ledger.ts';
+import { WorkerProcesses } from '../testing/cluster-children.ts';
+import { until } from '../testing/processes.ts';
+import { ClusterEvents, LIVE_UPDATES_PER_SECOND } from './events.ts';
+import { startClusterWorker } from './worker.ts';
+
+const services = useServices();
+
+describe('events across workers', () => {
+  const cleanups: Array<() => Promise<void>> = [];
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
+  });
+
+  async function tempDir(name: string): Promise<string> {
+    const dir = await mkdtemp(path.join(os.tmpdir(), `sendbox-${name}-`));
+    cleanups.push(() => rm(dir, { recursive: true, force: true }));
+    return dir;
+  }
+
+  /** A fresh schema, dropped after the test. */
+  async function schemaDb(): Promise<Database> {
+    const schema = `test_${randomBytes(6).toString('hex')}`;
+    const db = await openDatabase(services().databaseUrl, { schema, max: 4 });
+    cleanups.push(async () => {
+      await db.pool.query(`DROP SCHEMA IF EXISTS "${schema}_jobs" CASCADE`);
+      await db.pool.query(`DROP SCHEMA IF EXISTS ${db.schema} CASCADE`);
+      await db.close();
+    });
+    return db;
+  }
+
+  /** A worker's relay alone, handing what it hears to `events`. */
+  async function relayOn(
+    db: Database,
+    worker: string,
+  ): Promise<{ relay: ClusterEvents; events: HostEvent[] }> {
+    const relay = await ClusterEvents.start({
+      db,
+      databaseUrl: services().databaseUrl,
+      worker,
+      log: () => undefined,
+    });
+    cleanups.push(() => relay.close());
+    const events: HostEvent[] = [];
+    relay.relay((event) => events.push(event));
+    return { relay, events };
+  }
+
+  const seqsOf = (events: readonly HostEvent[], agentId: string): number[] =>
+    events.flatMap((event) => (event.type === 'entry' && event.agentId === agentId ? [event.entry.seq] : []));
+
+  function textEntry(id: string): Parameters<PgLedger['appendEntries']>[0][number] {
+    return { id, kind: 'notice', text: id, level: 'info', timestampMs: Date.now() };
+  }
+
+  it('gives an SSE client on a gateway that runs no turn every entry once, in order, across a reconnect', async () => {
+    const { databaseUrl, objectStoreUrl, credentials } = services();
+    const db = await schemaDb();
+    const schema = db.schema.slice(1, -1);
+    const key = randomBytes(32);
+    // The gateway the client talks to: it accepts inputs and runs no turn.
+    const gateway = await startClusterWorker({
+      databaseUrl,
+      objectStoreUrl,
+      credentials,
+      schema,
+      secretKey: key,
+      dataDir: await tempDir('gateway'),
+      env: {},
+      provider: scriptedProvider(() => {
+        throw new Error('the gateway ran a turn');
+      }),
+      takeTurns: false,
+    });
+    cleanups.push(() => gateway.close());
+    const webRoot = await makeWebRoot();
+    cleanups.push(() => rm(webRoot, { recursive: true, force: true }));
+    const http = await startGatewayOn(gateway.host, await tempDir('gateway-http'), { webRoot });
+    cleanups.push(() => http.close());
+
+    // Two worker processes run the turns.
+    const processes = new WorkerProcesses();
+    cleanups.push(() => Promise.resolve(processes.stopAll()));
+    for (const name of ['worker-a', 'worker-b']) {
+      await processes.start({
+        databaseUrl,
+        objectStoreUrl,
+        credentials,
+        schema,
+        keyHex: key.toString('hex'),
+        dataDir: await tempDir(name),
+        name,
+      });
+    }
+
+    const agent = await gateway.host.createAgent({ name: 'Watched agent' });
+    const open = async (lastEventId?: string): Promise<SseReader> => {
+      const response = await fetch(new URL(`api/events?agentId=${agent.id}`, http.url), {
+        headers: {
+          Authorization: `Bearer ${http.token}`,
+          ...(lastEventId === undefined ? {} : { 'Last-Event-ID': lastEventId }),
+        },
+      });
+      expect(response.status).toBe(200);
+      return new SseReader(response);
+    };
+    const entries: SequencedEntry[] = [];
+    let lastId: string | undefined;
+    /** Reads entries until one with this id came (an error when the stream is quiet for 30 s). */
+    const readUntil = async (stream: SseReader, id: string): Promise<void> => {
+      for (;;) {
+        const event = await Promise.race([
+          stream.next(),
+          new Promise<'quiet'>((resolve) => setTimeout(() => resolve('quiet'), 30_000).unref()),
+        ]);
+        if (event === 'quiet' || event === null) {
+          throw new Error(
+            `no entry ${id} on the stream (${event ?? 'ended'}); had ${entries.map((e) => e.id).join(' ')}`,
+          );
+        }
+        if (event.event !== 'entry') continue;
+        const entry = (event as SseEvent & { data: SequencedEntry }).data;
+        entries.push(entry);
+        lastId = event.id;
+        if (entry.id === id) return;
+      }
+    };
+
+    const first = await open();
+    for (let i = 0; i < 3; i++) {
+      await gateway.host.sendPrompt({ agentId: agent.id, prompt: `fast ${i}`, clientNonce: `n${i}` });
+    }
+    await readUntil(first, 't1e');
+    await first.cancel();
+
+    // While no client listens: more turns, and an upload written by the gateway itself, interleaved.
+    for (let i = 3; i < 6; i++) {
+      await gateway.host.sendPrompt({ agentId: agent.id, prompt: `fast ${i}`, clientNonce: `n${i}` });
+    }
+    await gateway.host.uploadFile({
+      agentId: agent.id,
+      fileName: 'notes.txt',
+      bytes: new TextEncoder().encode('notes'),
+      clientNonce: 'upload-1',
+    });
+    const second = await open(lastId);
+    await readUntil(second, 't5e');
+    await second.cancel();
+
+    const { rows } = await db.pool.query<{ seq: string; id: string }>(
+      `SELECT seq, id FROM ${db.table('ledger')} WHERE agent_id = $1 ORDER BY seq`,
+      [agent.id],
+    );
+    const upTo = entries.at(-1)!.seq;
+    const expected = rows.filter((row) => Number(row.seq) <= upTo).map((row) => [Number(row.seq), row.id]);
+    expect(entries.map((entry) => [entry.seq, entry.id])).toEqual(expected);
+    // The turns ran in the worker processes, and the upload is among what the client got.
+    const sends = entries.filter((entry) => entry.kind === 'send-message');
+    expect(sends).toHaveLength(6);
+    expect(JSON.stringify(sends)).toMatch(/done by worker-/);
+    expect(entries.some((entry) => entry.kind === 'user-attachment')).toBe(true);
+  }, 180_000);
+
+  it("hands on each agent's entries once and in seq order, filling gaps from the rows", async () => {
+    const db = await schemaDb();
+    const agentId = randomUUID();
+    const ledger = new PgLedger(db, { agentId, epoch: null });
+    ledger.appendEntries([textEntry('before-start')]);
+    const { relay, events } = await relayOn(db, 'reader');
+    const notify = async (note: Record<string, unknown>) =>
+      db.pool.query(`SELECT pg_notify($1, $2)`, [
+        relay.channel,
+        JSON.stringify({ w: 'writer', a: agentId, ...note }),
+      ]);
+
+    // Rows 2..4 written, the note of the last alone arrives: the rows before it are read too.
+    ledger.appendEntries([textEntry('a'), textEntry('b'), textEntry('c')]);
+    await notify({ k: 'entry', s: 4 });
+    await until(() => seqsOf(events, agentId).length === 3, 'entries 2-4');
+    // Notes out of order (two writers): 6 before 5, and 5 again.
+    ledger.appendEntries([textEntry('d'), textEntry('e')]);
+    await notify({ k: 'entry', s: 6 });
+    await notify({ k: 'entry', s: 5 });
+    await notify({ k: 'entry', s: 5 });
+    await until(() => seqsOf(events, agentId).length === 5, 'entries 5-6');
+    // This worker's own entry whose seq is not the next: the ones before it come first, from the rows.
+    ledger.appendEntries([textEntry('f')]);
+    const [own] = ledger.appendEntries([textEntry('g')]);
+    const local = relay.relay((event) => events.push(event));
+    local.local({
+      type: 'entry',
+      agentId,
+      entry: { ...textEntry('g'), seq: own! } as SequencedEntry,
+    });
+    await until(() => seqsOf(events, agentId).length === 7, 'entries 7-8');
+    // Another worker's state note is handed on after the entries before it.
+    await notify({ k: 'state', v: 'working' });
+    await until(() => events.some((event) => event.type === 'state'), 'the state');
+
+    expect(seqsOf(events, agentId)).toEqual([2, 3, 4, 5, 6, 7, 8]);
+    expect(events.at(-1)).toEqual({ type: 'state', agentId, state: 'working' });
+    // The entries are the rows' (the row before the relay started is the stream's backlog, not an event).
+    const ids = events.flatMap((event) => (event.type === 'entry' ? [event.entry.id] : []));
+    expect(ids).toEqual(['a', 'b', 'c', 'd', 'e', 'f', 'g']);
+  });
+
+  it('reads the rows of agents that moved while its LISTEN connection was lost', async () => {
+    const db = await schemaDb();
+    const agentId = randomUUID();
+    const ledger = new PgLedger(db, { agentId, epoch: null });
+    const { relay, events } = await relayOn(db, 'reader');
+    ledger.appendEntries([textEntry('a')]);
+    await db.pool.query(`SELECT pg_notify($1, $2)`, [
+      relay.channel,
+      JSON.stringify({ k: 'entry', w: 'writer', a: agentId, s: 1 }),
+    ]);
+    await until(() => seqsOf(events, agentId).length === 1, 'entry 1');
+
+    // The server ends the LISTEN connection; rows are written, their notes lost meanwhile.
+    await db.pool.query(
+      `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+       WHERE pid <> pg_backend_pid() AND query = $1`,
+      [`LISTEN "${relay.channel}"`],
+    );
+    ledger.appendEntries([textEntry('b'), textEntry('c')]);
+    await until(() => seqsOf(events, agentId).length === 3, 'entries 2-3 after the reconnect', 15_000);
+    expect(seqsOf(events, agentId)).toEqual([1, 2, 3]);
+  });
+
+  it('sends an agent’s drafts to other workers at most 10 times a second, the last one and the end included', async () => {
+    const db = await schemaDb();
+    const agentId = randomUUID();
+    const writer = await relayOn(db, 'writer');
+    const reader = await relayOn(db, 'reader');
+    const local = writer.relay.relay(() => undefined);
+    // Count the notes on the channel as any listener hears them.
+    const listener = new pg.Client({ connectionString: services().databaseUrl });
+    await listener.connect();
+    cleanups.push(() => listener.end());
+    const notes: Array<{ k: string }> = [];
+    listener.on('notification', (message) =>
+      notes.push(JSON.parse(message.payload ?? '{}') as { k: string }),
+    );
+    await listener.query(`LISTEN "${writer.relay.channel}"`);
+
+    // 200 draft updates over one second, then the end of the draft.
+    const started = performance.now();
+    let text = '';
+    for (let i = 0; i < 200; i++) {
+      text += `${i} `;
+      local.local({ type: 'draft', agentId, toolCallId: 'call-1', text });
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    local.local({ type: 'draft', agentId, toolCallId: 'call-1', text: null });
+    const seconds = (performance.now() - started) / 1000;
+    const drafts = () => reader.events.filter((event) => event.type === 'draft');
+    await until(
+      () => drafts().at(-1)?.type === 'draft' && (drafts().at(-1) as { text: unknown }).text === null,
+      'the end of the draft',
+    );
+
+    const live = notes.filter((note) => note.k === 'live').length;
+    // At most one write per 100 ms over the run (the first one at once), and far fewer than the updates.
+    expect(live).toBeLessThanOrEqual(Math.ceil(seconds * LIVE_UPDATES_PER_SECOND) + 2);
+    expect(live).toBeGreaterThanOrEqual(2);
+    const texts = drafts().map((event) => (event as { text: string | null }).text);
+    expect(texts.length).toBeLessThanOrEqual(live);
+    // What the reader saw grows, each update a prefix of the whole text; the end comes last.
+    const updates = texts.slice(0, -1) as string[];
+    expect(updates.length).toBeGreaterThanOrEqual(1);
+    for (const [i, update] of updates.entries()) {
+      expect(text.startsWith(update)).toBe(true);
+      if (i > 0) expect(update.length).toBeGreaterThan(updates[i - 1]!.length);
+    }
+    expect(texts.at(-1)).toBeNull();
+  });
+});
