@@ -5,20 +5,30 @@
  * (default 2,000 of about 35 kB, about 70 MB), then optionally (`--gb N`) a
  * tree of N GB for the first search alone.
  *
- * Cases, per query (a rare word in 3 sessions, a word in every session):
+ * Cases, per query (a rare word in 3 sessions, a word in every session, and
+ * two words in every session that never meet in one message):
  * - `search` first run: no index file; it answers from the scan and starts the
  *   index build in the background (timed separately: `txcript index`);
  * - `search` warm: the index built and up to date;
  * - `search --no-index`;
  * - `list --from claude_code --no-cache`, and warm.
  *
+ * `--against '<command>'` runs every case with that command too, on the same
+ * corpus, environment and page cache, interleaved run by run, and prints the
+ * ratio ours / theirs: another build of this txcript (an installed one,
+ * `txcript`; another commit's, `node /path/to/packages/txcript/bin/txcript.mjs`),
+ * which takes the same commands and keeps its index in the same cache folder.
+ * The command is split at white space, without a shell. Whether both printed
+ * the same output is said for each case.
+ *
  * The public Rust txcript cannot be built on this machine (docs/cli.md): its
  * figures on the same kind of corpus are printed beside ours for context.
  *
  *   npx tsx bench/txcript-first-search.ts [--sessions N] [--result-lines N] [--runs N] [--gb N]
+ *     [--against '<command>']
  */
 import { spawnSync } from 'node:child_process';
-import { appendFileSync, existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -33,7 +43,14 @@ const sessions = flag('--sessions', 2_000);
 const resultLines = flag('--result-lines', 7);
 const runs = flag('--runs', 3);
 const gb = flag('--gb', 0);
-const bin = fileURLToPath(new URL('../packages/txcript/bin/txcript.mjs', import.meta.url));
+const ours = [
+  process.execPath,
+  fileURLToPath(new URL('../packages/txcript/bin/txcript.mjs', import.meta.url)),
+];
+const againstAt = process.argv.indexOf('--against');
+const against = againstAt < 0 ? undefined : (process.argv[againstAt + 1] ?? '').trim().split(/\s+/);
+if (against !== undefined && against[0] === '')
+  throw new Error('--against needs a command, e.g. --against txcript');
 
 interface Run {
   cpuMs: number;
@@ -42,7 +59,7 @@ interface Run {
   stdout: string;
 }
 
-function once(home: string, args: string[]): Run {
+function once(home: string, args: string[], command: readonly string[] = ours): Run {
   const env = {
     PATH: process.env.PATH ?? '',
     HOME: home,
@@ -51,14 +68,14 @@ function once(home: string, args: string[]): Run {
     NO_COLOR: '1',
     TZ: 'UTC',
   };
-  const r = spawnSync('/usr/bin/time', ['-f', 'BENCH %U %S %e %M', process.execPath, bin, ...args], {
+  const r = spawnSync('/usr/bin/time', ['-f', 'BENCH %U %S %e %M', ...command, ...args], {
     env,
     encoding: 'utf8',
     maxBuffer: 1 << 30,
   });
   const m = /BENCH ([\d.]+) ([\d.]+) ([\d.]+) (\d+)/.exec(r.stderr);
   if (r.status !== 0 || m === null)
-    throw new Error(`txcript ${args.join(' ')} exited ${r.status}: ${r.stderr}`);
+    throw new Error(`${command.join(' ')} ${args.join(' ')} exited ${r.status}: ${r.stderr}`);
   return {
     cpuMs: (Number(m[1]) + Number(m[2])) * 1000,
     wallMs: Number(m[3]) * 1000,
@@ -73,21 +90,47 @@ const median = (xs: number[]): number => {
   return s.length % 2 === 1 ? s[h]! : (s[h - 1]! + s[h]!) / 2;
 };
 
-function measure(label: string, home: string, args: string[], before = (): void => {}): Run {
-  const all: Run[] = [];
-  for (let i = 0; i < runs; i++) {
-    before();
-    all.push(once(home, args));
-  }
-  const row = {
+function summary(all: Run[]): Run {
+  return {
     cpuMs: median(all.map((r) => r.cpuMs)),
     wallMs: median(all.map((r) => r.wallMs)),
     peakMb: median(all.map((r) => r.peakMb)),
     stdout: all[0]!.stdout,
   };
-  console.log(
-    `${label.padEnd(46)} cpu ${row.cpuMs.toFixed(0).padStart(6)} ms  wall ${row.wallMs.toFixed(0).padStart(6)} ms  peak ${row.peakMb.toFixed(0)} MB  [load ${loadavg()[0]!.toFixed(1)}]`,
-  );
+}
+
+const figures = (r: Run): string =>
+  `cpu ${r.cpuMs.toFixed(0).padStart(6)} ms  wall ${r.wallMs.toFixed(0).padStart(6)} ms  peak ${r.peakMb.toFixed(0)} MB`;
+
+/**
+ * `runs` runs of `args`, ours (and, with `--against`, theirs, run after ours each time, with
+ * `before` before each); prints the medians and the ratio, and returns ours.
+ */
+async function measure(
+  label: string,
+  home: string,
+  args: string[],
+  before: () => void | Promise<void> = () => {},
+): Promise<Run> {
+  const mine: Run[] = [];
+  const theirs: Run[] = [];
+  for (let i = 0; i < runs; i++) {
+    await before();
+    mine.push(once(home, args));
+    if (against !== undefined) {
+      await before();
+      theirs.push(once(home, args, against));
+    }
+  }
+  const row = summary(mine);
+  console.log(`${label.padEnd(46)} ${figures(row)}  [load ${loadavg()[0]!.toFixed(1)}]`);
+  if (against !== undefined) {
+    const other = summary(theirs);
+    const same = other.stdout === row.stdout ? 'same output' : 'output differs';
+    console.log(
+      `${'  against'.padEnd(46)} ${figures(other)}  ours/theirs cpu ${(row.cpuMs / other.cpuMs).toFixed(2)}, wall ${(row.wallMs / other.wallMs).toFixed(2)}; ${same}`,
+    );
+  }
   return row;
 }
 
@@ -146,22 +189,57 @@ async function corpus(label: string, home: string, resultLinesPerTurn: number, c
   await new Promise((r) => setTimeout(r, 2200));
 }
 
+/** A rare word (3 sessions), a word in every session, and two words in every session never in one message. */
+const QUERIES = ['zanzibarite', 'module', 'lorem refactor'];
+
+/** No index, and no build under way (a first search's background build is waited for, then its index removed). */
+async function noIndex(home: string): Promise<void> {
+  await buildsDone(home);
+  removeIndex(home);
+}
+
+/**
+ * No index, and no build under way: on the big tree a first search's background build (whose pid
+ * its lock holds) is stopped rather than waited for; it is not what is timed there.
+ */
+async function stopBuild(home: string): Promise<void> {
+  const lock = join(home, 'cache', 'txcript', 'search-build.lock');
+  const pid = existsSync(lock) ? Number(readFileSync(lock, 'utf8').trim()) : NaN;
+  if (Number.isInteger(pid) && pid > 0) {
+    try {
+      process.kill(pid, 'SIGTERM');
+      for (let i = 0; i < 200; i++) {
+        process.kill(pid, 0);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    } catch {
+      // gone
+    }
+  }
+  rmSync(lock, { force: true });
+  removeIndex(home);
+}
+
 const home = mkdtempSync(join(tmpdir(), 'txcript-first-search-'));
 try {
   await corpus('corpus', home, resultLines, sessions);
-  once(home, ['list', '--no-cache']); // page cache and bundle warm
-  measure('list --from claude_code --no-cache', home, ['list', '--from', 'claude_code', '--no-cache']);
+  // Page cache, bundles and compile caches warm.
+  once(home, ['list', '--no-cache']);
+  if (against !== undefined) {
+    once(home, ['list', '--no-cache'], against);
+    console.log(`against: ${against.join(' ')}`);
+  }
+  await measure('list --from claude_code --no-cache', home, ['list', '--from', 'claude_code', '--no-cache']);
   once(home, ['list']);
-  measure('list --from claude_code (warm)', home, ['list', '--from', 'claude_code']);
-  for (const query of ['zanzibarite', 'module']) {
-    const first = measure(`search ${query} (first: no index)`, home, ['search', query], () => {
-      removeIndex(home);
-    });
-    await buildsDone(home);
-    removeIndex(home);
-    measure(`  index build (txcript index)`, home, ['index'], () => removeIndex(home));
-    const warm = measure(`search ${query} (warm)`, home, ['search', query]);
-    const scan = measure(`search ${query} --no-index`, home, ['search', query, '--no-index']);
+  await measure('list --from claude_code (warm)', home, ['list', '--from', 'claude_code']);
+  for (const query of QUERIES) {
+    const first = await measure(`search ${query} (first: no index)`, home, ['search', query], () =>
+      noIndex(home),
+    );
+    await noIndex(home);
+    await measure(`  index build (txcript index)`, home, ['index'], () => noIndex(home));
+    const warm = await measure(`search ${query} (warm)`, home, ['search', query]);
+    const scan = await measure(`search ${query} --no-index`, home, ['search', query, '--no-index']);
     const same = first.stdout === warm.stdout && warm.stdout === scan.stdout;
     console.log(`  same hits first / warm / --no-index: ${same ? 'yes' : 'NO'}`);
   }
@@ -173,17 +251,15 @@ try {
     try {
       // About 0.5 MB a session: 2,000 sessions per GB.
       await corpus(`${gb} GB tree`, big, 115, Math.round(2000 * gb));
-      for (const query of ['zanzibarite', 'module']) {
-        measure(`search ${query} (first: no index)`, big, ['search', query], () => removeIndex(big));
-        await buildsDone(big);
-        measure(`search ${query} --no-index`, big, ['search', query, '--no-index']);
+      once(big, ['list', '--no-cache']);
+      if (against !== undefined) once(big, ['list', '--no-cache'], against);
+      for (const query of QUERIES) {
+        await measure(`search ${query} (first: no index)`, big, ['search', query], () => stopBuild(big));
+        await stopBuild(big);
+        await measure(`search ${query} --no-index`, big, ['search', query, '--no-index']);
       }
-      const size = readdirSync(join(big, 'cache', 'txcript'))
-        .filter((f) => f.startsWith('search-'))
-        .reduce((s, f) => s + statSync(join(big, 'cache', 'txcript', f)).size, 0);
-      console.log(`  index left by the background build: ${(size / 1e6).toFixed(0)} MB`);
     } finally {
-      await buildsDone(big);
+      await stopBuild(big);
       rmSync(big, { recursive: true, force: true });
     }
   }

@@ -218,6 +218,44 @@ describe('approval cards in Chromium', () => {
   }, 120_000);
 });
 
+describe('a message sent while a card waits', () => {
+  it('is sent, not queued: the agent answers it, and the card stays answerable afterwards', async ({
+    task,
+  }) => {
+    const id = await createAgent(gateway, 'Meanwhile');
+    model.reply(mcpCall('echo', { text: 'asked first' }));
+    const { page, problems } = await openSignedInPage(browser, contexts, gateway, PHONE, `#agent=${id}`);
+    await prompt(gateway, id, 'echo something');
+    const first = await card(page, 0);
+    // The turn waits on the user, as after a widget: the composer sends, there is nothing to stop.
+    await expect.poll(() => page.getByTestId('composer-send').textContent()).toBe('Send');
+    expect(await page.getByTestId('composer-stop').count()).toBe(0);
+
+    model.reply(send({ type: 'text', content: 'Hello meanwhile!' }));
+    await page.getByTestId('composer-input').fill('never mind, say hello');
+    await page.keyboard.press('Enter');
+    await expect
+      .poll(() => page.getByTestId('bubble').filter({ hasText: 'Hello meanwhile!' }).count(), {
+        timeout: 20_000,
+      })
+      .toBe(1);
+    await settled(gateway, model, id);
+    expect(modelRead(model, 'the user sent a new message before answering the approval card')).toBe(true);
+    expect(await first.getAttribute('data-outcome')).toBe('waiting');
+    await saveScreenshot(page, `${task.name} answered meanwhile`);
+
+    // Answered later, the card's answer starts a turn of its own; the call made again runs once.
+    model.reply(mcpCall('echo', { text: 'asked again' }), send({ type: 'text', content: 'Echoed now.' }));
+    await first.getByTestId('approval-allow').click();
+    await expect.poll(() => first.getAttribute('data-outcome'), { timeout: 20_000 }).toBe('allow');
+    await settled(gateway, model, id);
+    expect(modelRead(model, 'The user allowed the mcp:demo/echo call you asked approval for')).toBe(true);
+    expect(modelRead(model, 'echo: asked again')).toBe(true);
+    expect(await page.getByTestId('approval-card').count()).toBe(1);
+    expect(problems).toEqual([]);
+  }, 120_000);
+});
+
 describe('a box killed while a card waits', () => {
   it('SIGKILL, restart: the card still waits, is answered once after the restart, and the call runs', async ({
     task,

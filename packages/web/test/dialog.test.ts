@@ -4,34 +4,12 @@
  * field and cannot Tab (or be moved) out of it, Escape closes it and gives the focus back, and on
  * a phone it fits the screen with every control reachable.
  */
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  axeViolations,
-  ensureBuilt,
-  launchBrowser,
-  openSignedInPage,
-  saveScreenshot,
-  startGateway,
-  type RunningGateway,
-} from './support.ts';
+import type { Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
+import { axeViolations, saveScreenshot } from './support.ts';
+import { browserSuite, DESKTOP, PHONE } from './suite.ts';
 
-const DESKTOP = { width: 1280, height: 800 };
-const PHONE = { width: 390, height: 844 };
-
-let browser: Browser;
-let gateway: RunningGateway;
-const contexts: BrowserContext[] = [];
-
-beforeAll(async () => {
-  ensureBuilt();
-  [browser, gateway] = await Promise.all([launchBrowser(), startGateway()]);
-});
-afterAll(async () => {
-  for (const context of contexts) await context.close();
-  await browser?.close();
-  await gateway?.stop();
-});
+const suite = browserSuite({ model: false });
 
 /** Where the focus is: the active element's test id or tag, and whether it is in the dialog. */
 function focusInfo(page: Page): Promise<{ inDialog: boolean; what: string }> {
@@ -52,7 +30,7 @@ describe('the shared dialog', () => {
     it(`is labelled, traps the focus, closes on Escape and gives the focus back (${label})`, async ({
       task,
     }) => {
-      const { page, problems } = await openSignedInPage(browser, contexts, gateway, viewport);
+      const { page, problems } = await suite.open(viewport);
       const opener = page.getByTestId('settings-open');
       await opener.click();
       const dialog = page.getByRole('dialog', { name: 'Model settings' });

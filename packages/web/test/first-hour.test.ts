@@ -4,53 +4,34 @@
  * `stream`), at 1280×800 and 390×844, light and dark. Screenshots go to `test-artifacts/web/`.
  */
 import { createServer } from 'node:net';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { beforeAll, describe, expect, it } from 'vitest';
 import {
   callGateway,
-  ensureBuilt,
-  launchBrowser,
-  openSignedInPage,
   saveScreenshot,
   send,
   startGateway,
-  startModelServer,
-  modelEnv,
   type ModelServer,
   type RunningGateway,
+  modelEnv,
+  startModelServer,
 } from './support.ts';
+import { browserSuite } from './suite.ts';
 
 const DESKTOP = { width: 1280, height: 800, colorScheme: 'light' as const };
 const PHONE = { width: 390, height: 844, colorScheme: 'dark' as const };
 
-let browser: Browser;
-const contexts: BrowserContext[] = [];
+const suite = browserSuite({ env: { SENDBOX_MODEL_TIMEOUT_MS: '8000' } });
 /** The streaming model and a box on it, with an 8 s idle timeout. */
 let model: ModelServer;
 let box: RunningGateway;
-
-beforeAll(async () => {
-  ensureBuilt();
-  model = await startModelServer();
-  [browser, box] = await Promise.all([
-    launchBrowser(),
-    startGateway({ ...modelEnv(model), SENDBOX_MODEL_MAX_RETRIES: '0', SENDBOX_MODEL_TIMEOUT_MS: '8000' }),
-  ]);
+beforeAll(() => {
+  ({ model, gateway: box } = suite);
 });
-afterAll(async () => {
-  for (const context of contexts) await context.close();
-  await browser?.close();
-  await Promise.all([box?.stop(), model?.close()]);
-});
-
-async function createAgent(name: string): Promise<string> {
-  const { agent } = await callGateway<{ agent: { id: string } }>(box, 'createAgent', { name });
-  return agent.id;
-}
 
 /** The agent's page, its composer enabled. */
 async function openAgent(id: string, viewport: typeof DESKTOP | typeof PHONE) {
-  const opened = await openSignedInPage(browser, contexts, box, viewport, `#agent=${id}`);
+  const opened = await suite.open(viewport, `#agent=${id}`);
   await expect.poll(() => opened.page.getByTestId('composer-input').isEnabled()).toBe(true);
   return opened;
 }
@@ -58,19 +39,6 @@ async function openAgent(id: string, viewport: typeof DESKTOP | typeof PHONE) {
 async function promptFromPage(page: Page, text: string): Promise<void> {
   await page.getByTestId('composer-input').fill(text);
   await page.keyboard.press('Enter');
-}
-
-/** Polls until the agent is idle and every scripted reply was taken. */
-async function settled(agentId: string): Promise<void> {
-  await expect
-    .poll(
-      async () => {
-        const rows = await callGateway<Array<{ id: string; state: string }>>(box, 'listAgents', {});
-        return model.pending() === 0 && rows.find((row) => row.id === agentId)?.state !== 'working';
-      },
-      { timeout: 60_000 },
-    )
-    .toBe(true);
 }
 
 /** A loopback port with nothing listening on it (taken, then given back). */
@@ -99,7 +67,7 @@ describe('a model that cannot stream, set up from the panel', { timeout: 120_000
       const model = await startModelServer({ streams });
       const box: RunningGateway = await startGateway({ SENDBOX_MODEL_MAX_RETRIES: '0' });
       try {
-        const { page, problems } = await openSignedInPage(browser, contexts, box, viewport);
+        const { page, problems } = await suite.open(viewport, '', box);
         await openSettings(page);
         await page.getByTestId('settings-provider').selectOption('openai-compatible');
         // A wrong port first: the test names what is wrong.
@@ -164,7 +132,7 @@ describe('a model that cannot stream, set up from the panel', { timeout: 120_000
 
 describe('streaming and Stop', { timeout: 120_000 }, () => {
   it('never cuts a reply that streams for 20 s under an 8 s idle timeout', async ({ task }) => {
-    const id = await createAgent('Long reply');
+    const id = await suite.createAgent('Long reply');
     const { page, problems } = await openAgent(id, DESKTOP);
     // 100 words, 200 ms apart: 20 s of steady streaming, two and a half idle timeouts.
     const words = Array.from({ length: 100 }, (_, i) => `w${i}`).join(' ');
@@ -172,7 +140,7 @@ describe('streaming and Stop', { timeout: 120_000 }, () => {
     await promptFromPage(page, 'a long one please');
     await page.getByTestId('streaming-bubble').waitFor();
     await page.locator('[data-testid="bubble"]', { hasText: 'w99' }).waitFor({ timeout: 60_000 });
-    await settled(id);
+    await suite.settled(id, { state: 'not-working' });
     const entries = (
       await callGateway<{ entries: Array<{ kind: string; text?: string }> }>(box, 'openAgent', { id })
     ).entries;
@@ -185,7 +153,7 @@ describe('streaming and Stop', { timeout: 120_000 }, () => {
     it(`keeps what was streamed when the user stops (${viewport.width}px ${viewport.colorScheme})`, async ({
       task,
     }) => {
-      const id = await createAgent(`Stopped ${viewport.width}`);
+      const id = await suite.createAgent(`Stopped ${viewport.width}`);
       const { page, problems } = await openAgent(id, viewport);
       const words = Array.from({ length: 200 }, (_, i) => `v${i}`).join(' ');
       model.reply({ ...send({ type: 'text', content: `Partial ${words}` }), streamDelayMs: 100 });
@@ -216,7 +184,7 @@ describe('streaming and Stop', { timeout: 120_000 }, () => {
 
 describe('a running tool', { timeout: 120_000 }, () => {
   it('shows a live row with elapsed time and the output tail, then its entry', async ({ task }) => {
-    const id = await createAgent('Live tool');
+    const id = await suite.createAgent('Live tool');
     const { page, problems } = await openAgent(id, PHONE);
     model.reply(
       {
@@ -255,13 +223,7 @@ describe('a model that is busy for a while', { timeout: 120_000 }, () => {
         const { agent } = await callGateway<{ agent: { id: string } }>(retrying, 'createAgent', {
           name: `Busy ${viewport.width}`,
         });
-        const { page, problems } = await openSignedInPage(
-          browser,
-          contexts,
-          retrying,
-          viewport,
-          `#agent=${agent.id}`,
-        );
+        const { page, problems } = await suite.open(viewport, `#agent=${agent.id}`, retrying);
         await expect.poll(() => page.getByTestId('composer-input').isEnabled()).toBe(true);
         busy.reply({ status: 429 }, { status: 503 }, send({ type: 'text', content: 'Here at last.' }));
         await promptFromPage(page, 'are you there?');
@@ -292,15 +254,15 @@ describe('content search from the sidebar', { timeout: 180_000 }, () => {
   it('finds words in any agent, kept current as agents write, and opens the agent at the message', async ({
     task,
   }) => {
-    const early = await createAgent('Zoo notes');
-    const other = await createAgent('Groceries');
+    const early = await suite.createAgent('Zoo notes');
+    const other = await suite.createAgent('Groceries');
     model.reply(send({ type: 'text', content: 'The quokka lives on Rottnest Island.' }));
     await callGateway(box, 'sendPrompt', {
       agentId: early,
       prompt: 'where do quokkas live?',
       clientNonce: 'q1',
     });
-    await settled(early);
+    await suite.settled(early, { state: 'not-working' });
     // Many later messages, so the hit is far above the newest ones.
     model.reply({
       toolCalls: Array.from({ length: 60 }, (_, i) => ({
@@ -309,10 +271,10 @@ describe('content search from the sidebar', { timeout: 180_000 }, () => {
       })),
     });
     await callGateway(box, 'sendPrompt', { agentId: early, prompt: 'say more', clientNonce: 'q2' });
-    await settled(early);
+    await suite.settled(early, { state: 'not-working' });
     model.reply(send({ type: 'text', content: 'Buy apples and bread.' }));
     await callGateway(box, 'sendPrompt', { agentId: other, prompt: 'shopping list', clientNonce: 'g1' });
-    await settled(other);
+    await suite.settled(other, { state: 'not-working' });
 
     for (const viewport of [DESKTOP, PHONE]) {
       const { page, problems } = await openAgent(other, viewport);
@@ -344,7 +306,7 @@ describe('content search from the sidebar', { timeout: 180_000 }, () => {
     // Written after the first searches: found without a restart.
     model.reply(send({ type: 'text', content: 'A narwhal swam past.' }));
     await callGateway(box, 'sendPrompt', { agentId: other, prompt: 'anything new?', clientNonce: 'g2' });
-    await settled(other);
+    await suite.settled(other, { state: 'not-working' });
     const { hits } = await callGateway<{ hits: Array<{ agentId: string; snippet: { text: string } }> }>(
       box,
       'searchMessages',
@@ -358,7 +320,7 @@ describe('a fresh box', () => {
   it('opens on a ready conversation; the first message makes the agent, named from it', async ({ task }) => {
     const fresh = await startGateway({ ...modelEnv(model), SENDBOX_MODEL_MAX_RETRIES: '0' });
     try {
-      const { page, problems } = await openSignedInPage(browser, contexts, fresh, PHONE);
+      const { page, problems } = await suite.open(PHONE, '', fresh);
       const input = page.getByTestId('new-conversation-input');
       await input.waitFor();
       // Ready to type, and nothing made before the user sends.

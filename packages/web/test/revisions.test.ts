@@ -5,42 +5,17 @@
  * page, in the ledger (`supersedes`) and in what the model reads; a queued prompt is removed
  * before it starts, and the model never reads it; edits are refused while a turn runs.
  */
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  callGateway,
-  ensureBuilt,
-  launchBrowser,
-  modelEnv,
-  openSignedInPage,
-  saveScreenshot,
-  send,
-  startGateway,
-  startModelServer,
-  type ModelServer,
-  type RunningGateway,
-} from './support.ts';
+import type { Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
+import { callGateway, saveScreenshot, send } from './support.ts';
+import { browserSuite } from './suite.ts';
 
 const VIEWPORTS = [
   { width: 1280, height: 800, colorScheme: 'light' as const },
   { width: 390, height: 844, colorScheme: 'dark' as const },
 ];
 
-let browser: Browser;
-const contexts: BrowserContext[] = [];
-let model: ModelServer;
-let box: RunningGateway;
-
-beforeAll(async () => {
-  ensureBuilt();
-  model = await startModelServer({ keepRequests: true });
-  [browser, box] = await Promise.all([launchBrowser(), startGateway(modelEnv(model))]);
-});
-afterAll(async () => {
-  for (const context of contexts) await context.close();
-  await browser?.close();
-  await Promise.all([box?.stop(), model?.close()]);
-});
+const suite = browserSuite({ keepRequests: true });
 
 interface Row {
   id: string;
@@ -48,28 +23,16 @@ interface Row {
   state: string;
 }
 
-async function settled(agentId: string): Promise<void> {
-  await expect
-    .poll(
-      async () => {
-        const rows = await callGateway<Row[]>(box, 'listAgents', {});
-        return model.pending() === 0 && rows.find((row) => row.id === agentId)?.state === 'idle';
-      },
-      { timeout: 60_000 },
-    )
-    .toBe(true);
-}
-
 /** The texts of the bubbles the page shows, in order. */
 const bubbleTexts = (page: Page) => page.getByTestId('bubble').allTextContents();
 
 /** What the model was sent on its latest call. */
-const lastRequest = () => model.requests().at(-1) ?? '';
+const lastRequest = () => suite.model.requests().at(-1) ?? '';
 
 describe('regenerate, edit, remove a queued prompt, untitled agents', { timeout: 180_000 }, () => {
   for (const viewport of VIEWPORTS) {
     it(`works from the page (${viewport.width}px ${viewport.colorScheme})`, async ({ task }) => {
-      const { page, problems } = await openSignedInPage(browser, contexts, box, viewport);
+      const { page, problems } = await suite.open(viewport);
       const phone = viewport.width < 600;
       const openDrawer = async () => {
         if (phone && !(await page.getByTestId('sidebar').isVisible()))
@@ -82,22 +45,22 @@ describe('regenerate, edit, remove a queued prompt, untitled agents', { timeout:
       await page.getByTestId('new-agent-name').press('Enter');
       await expect.poll(() => page.getByTestId('composer-input').isEnabled()).toBe(true);
       await expect.poll(() => page.locator('.conversation-head h2').textContent()).toBe('New agent');
-      const before = await callGateway<Row[]>(box, 'listAgents', {});
+      const before = await callGateway<Row[]>(suite.gateway, 'listAgents', {});
       const agentId = before.find((row) => row.name === '')!.id;
-      model.reply(send({ type: 'text', content: `First answer ${viewport.width}` }));
+      suite.model.reply(send({ type: 'text', content: `First answer ${viewport.width}` }));
       await page.getByTestId('composer-input').fill(`Plan a picnic ${viewport.width}`);
       await page.keyboard.press('Enter');
-      await settled(agentId);
+      await suite.settled(agentId);
       await expect
         .poll(() => page.locator('.conversation-head h2').textContent())
         .toBe(`Plan a picnic ${viewport.width}`);
       await expect.poll(() => bubbleTexts(page)).toContainEqual(expect.stringContaining('First answer'));
 
       // Regenerate: the old reply goes, a new one comes, the model never read the old one.
-      model.reply(send({ type: 'text', content: `Second answer ${viewport.width}` }));
+      suite.model.reply(send({ type: 'text', content: `Second answer ${viewport.width}` }));
       await page.getByTestId('regenerate').click();
       await expect.poll(() => bubbleTexts(page)).toContainEqual(expect.stringContaining('Second answer'));
-      await settled(agentId);
+      await suite.settled(agentId);
       expect((await bubbleTexts(page)).join('\n')).not.toContain('First answer');
       expect((await bubbleTexts(page)).filter((text) => text.includes('Plan a picnic'))).toHaveLength(1);
       expect(lastRequest()).not.toContain('First answer');
@@ -108,19 +71,23 @@ describe('regenerate, edit, remove a queued prompt, untitled agents', { timeout:
       const editor = page.getByTestId('edit-prompt-text');
       await expect.poll(() => editor.evaluate((node) => node === document.activeElement)).toBe(true);
       await editor.fill(`Plan a picnic for six ${viewport.width}`);
-      model.reply(send({ type: 'text', content: `Third answer ${viewport.width}` }));
+      suite.model.reply(send({ type: 'text', content: `Third answer ${viewport.width}` }));
       await page.keyboard.press('Control+Enter');
       await expect.poll(() => bubbleTexts(page)).toContainEqual(expect.stringContaining('Third answer'));
-      await settled(agentId);
+      await suite.settled(agentId);
       const shown = (await bubbleTexts(page)).join('\n');
       expect(shown).toContain('Plan a picnic for six');
       expect(shown).not.toContain('Second answer');
       expect(lastRequest()).toContain('Plan a picnic for six');
       expect(lastRequest()).not.toContain('Second answer');
       // The ledger keeps every turn; the new prompts name the ones they replace.
-      const opened = await callGateway<{ entries: Array<Record<string, unknown>> }>(box, 'openAgent', {
-        id: agentId,
-      });
+      const opened = await callGateway<{ entries: Array<Record<string, unknown>> }>(
+        suite.gateway,
+        'openAgent',
+        {
+          id: agentId,
+        },
+      );
       expect(
         opened.entries.filter((e) => e.kind === 'message' && e.role === 'user').map((e) => e.supersedes),
       ).toEqual([undefined, 't0u', 't1u']);
@@ -130,12 +97,13 @@ describe('regenerate, edit, remove a queued prompt, untitled agents', { timeout:
       // A queued prompt removed before it starts: the model never reads it.
       let release!: () => void;
       const held = new Promise<void>((resolve) => (release = resolve));
-      model.reply({ ...send({ type: 'text', content: `Long answer ${viewport.width}` }), after: held });
+      suite.model.reply({ ...send({ type: 'text', content: `Long answer ${viewport.width}` }), after: held });
       await page.getByTestId('composer-input').fill('Long question');
       await page.keyboard.press('Enter');
       await expect
         .poll(
-          async () => (await callGateway<Row[]>(box, 'listAgents', {})).find((r) => r.id === agentId)?.state,
+          async () =>
+            (await callGateway<Row[]>(suite.gateway, 'listAgents', {})).find((r) => r.id === agentId)?.state,
         )
         .toBe('working');
       await page.getByTestId('composer-input').fill('Never mind this one');
@@ -145,15 +113,20 @@ describe('regenerate, edit, remove a queued prompt, untitled agents', { timeout:
       // No Regenerate or Edit while a turn runs, and the gateway refuses one.
       expect(await page.getByTestId('regenerate').count()).toBe(0);
       await expect(
-        callGateway(box, 'editPrompt', { agentId, messageId: 't2u', prompt: 'x', clientNonce: 'e-running' }),
+        callGateway(suite.gateway, 'editPrompt', {
+          agentId,
+          messageId: 't2u',
+          prompt: 'x',
+          clientNonce: 'e-running',
+        }),
       ).rejects.toThrow(/409.*cannot edit a prompt while a turn runs or prompts wait/);
       await saveScreenshot(page, `${task.name} queued`);
       await removeButton.click();
       await expect.poll(() => page.getByTestId('pending-input').count()).toBe(0);
       release();
-      await settled(agentId);
+      await suite.settled(agentId);
       await expect.poll(() => bubbleTexts(page)).toContainEqual(expect.stringContaining('Long answer'));
-      expect(model.requests().join('\n')).not.toContain('Never mind this one');
+      expect(suite.model.requests().join('\n')).not.toContain('Never mind this one');
       expect(problems).toEqual([]);
     });
   }

@@ -57,10 +57,11 @@ export interface BrowserSuite {
 /**
  * Registers the file's `beforeAll`/`afterAll`: builds `dist/` if stale, starts the scripted
  * model, Chromium and a box wired to the model (no model retries, so a scripted failure shows at
- * once), and closes every page context, box, browser and the model after the file.
+ * once; `model: false`, a box with no model configured and no model server), and closes every
+ * page context, box, browser and the model after the file.
  */
 export function browserSuite(
-  options: { keepRequests?: boolean; env?: Record<string, string> } = {},
+  options: { keepRequests?: boolean; env?: Record<string, string>; model?: boolean } = {},
 ): BrowserSuite {
   let browser: Browser | undefined;
   let gateway: RunningGateway | undefined;
@@ -127,7 +128,7 @@ export function browserSuite(
         )
         .toBe(true);
     },
-    async startBox({ env, model: withModel = true } = {}) {
+    async startBox({ env, model: withModel = options.model ?? true } = {}) {
       const box = await startGateway(withModel ? boxEnv(env) : { ...options.env, ...env });
       extraBoxes.push(box);
       return box;
@@ -135,6 +136,10 @@ export function browserSuite(
   };
   beforeAll(async () => {
     ensureBuilt();
+    if (options.model === false) {
+      [browser, gateway] = await Promise.all([launchBrowser(), startGateway(options.env)]);
+      return;
+    }
     model = await startModelServer({ keepRequests: options.keepRequests ?? false });
     [browser, gateway] = await Promise.all([launchBrowser(), startGateway(boxEnv())]);
   });

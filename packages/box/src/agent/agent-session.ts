@@ -62,6 +62,7 @@ import {
 import { REMOVED_DETAIL, removablePrompt, revisionInput, type PromptRevision } from './revisions.ts';
 import { takenApprovalAnswers } from '../approvals/inbox-answer.ts';
 import type { WritePoints } from '../stores/write-points.ts';
+import type { AcceptsFirst } from './accepts-first.ts';
 
 export { envNameFor, type Question } from './question-book.ts';
 
@@ -97,6 +98,8 @@ export interface SessionConfig {
    * cluster/turn-worker.ts): this session accepts and shows, and never starts a turn itself.
    */
   turnsElsewhere?: boolean;
+  /** Inputs being accepted go before turns start (agent/accepts-first.ts); one per host. */
+  acceptsFirst?: AcceptsFirst;
 }
 
 const unreadStateSchema = z.object({
@@ -657,7 +660,8 @@ export class AgentSession implements ExtensionAgent {
 
   /** Commits an input (a full disk: StoreWriteError, nothing accepted) and lets the queue take it. */
   private async accept(nonce: string, input: InboxInput): Promise<void> {
-    await this.inbox.accept(nonce, input, this.config.now());
+    const commit = () => this.inbox.accept(nonce, input, this.config.now());
+    await (this.config.acceptsFirst ? this.config.acceptsFirst.accepting(commit) : commit());
     this.emitPending();
     this.schedule();
   }
@@ -696,6 +700,9 @@ export class AgentSession implements ExtensionAgent {
     if (!provider) return;
     for (;;) {
       await this.refreshing;
+      if (this.inbox.pending().length === 0) return;
+      const accepting = this.config.acceptsFirst?.quiet();
+      if (accepting) await accepting;
       const row = this.inbox.pending()[0];
       if (!row) return;
       try {

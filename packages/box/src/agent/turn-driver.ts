@@ -253,10 +253,11 @@ function modelOf(provider: ModelProvider, profile: Profile): ModelProvider {
 }
 
 function toolSpecs(ctx: TurnContext): ModelToolSpec[] {
-  const specs: ModelToolSpec[] = ctx.feature.tools.map((tool) => {
-    const { $schema: _drop, ...schema } = tool.jsonSchema;
-    return { name: tool.name, description: tool.description, inputSchema: schema };
-  });
+  const specs: ModelToolSpec[] = ctx.feature.tools.map((tool) => ({
+    name: tool.name,
+    description: tool.description,
+    inputSchema: withoutDialect(tool.jsonSchema),
+  }));
   for (const tool of ctx.tools)
     specs.push({ name: tool.name, description: tool.description, inputSchema: inputSchemaOf(tool.input) });
   return specs;
@@ -268,6 +269,18 @@ function toolSpecs(ctx: TurnContext): ModelToolSpec[] {
  * spent most of its time here). The same object each time also keeps the token counter's cache warm.
  */
 const inputSchemas = new WeakMap<z.ZodType, Record<string, unknown>>();
+const strippedSchemas = new WeakMap<Record<string, unknown>, Record<string, unknown>>();
+
+/** A tool's JSON Schema without `$schema`, the same object for the same schema (see above). */
+function withoutDialect(jsonSchema: Record<string, unknown>): Record<string, unknown> {
+  let schema = strippedSchemas.get(jsonSchema);
+  if (!schema) {
+    const { $schema: _drop, ...rest } = jsonSchema;
+    schema = rest;
+    strippedSchemas.set(jsonSchema, schema);
+  }
+  return schema;
+}
 
 function inputSchemaOf(input: z.ZodType): Record<string, unknown> {
   let schema = inputSchemas.get(input);

@@ -47,6 +47,22 @@ describe('TokenCounter', () => {
     expect(calls).toBe(after);
     expect(first).toBeGreaterThan('hello'.length + JSON.stringify({ command: 'ls' }).length);
   });
+
+  it('counts a tool schema once across turns and agents: specs in a new list, counters sharing the encoder', () => {
+    const encoded: string[] = [];
+    const encode = (text: string): number => {
+      encoded.push(text);
+      return text.length;
+    };
+    const schema = { type: 'object', properties: { command: { type: 'string' } } };
+    const specs = () => [{ name: 'shell', description: 'Runs a command.', inputSchema: schema }];
+    const first = new TokenCounter(encode, 'x').tools(specs());
+    expect(encoded).toEqual(['shell', 'Runs a command.', JSON.stringify(schema)]);
+    // Another agent's counter, another turn's list: nothing is serialised or encoded again.
+    expect(new TokenCounter(encode, 'y').tools(specs())).toBe(first);
+    expect(encoded).toHaveLength(3);
+    expect(first).toBe(4 + 'shell'.length + 'Runs a command.'.length + JSON.stringify(schema).length);
+  });
 });
 
 describe('context windows', () => {

@@ -49,8 +49,20 @@ const MESSAGE_OVERHEAD = 4;
 export const IMAGE_TOKENS = 1_600;
 const STRING_CACHE_LIMIT = 200_000;
 
+/**
+ * Raw counts by text, per encoder and shared by every agent's counter: a raw count depends on the
+ * text alone, and agents share their tool descriptions and most of their system prompt.
+ */
+const countsByEncoder = new WeakMap<Encoder, Map<string, number>>();
+
+function sharedCounts(encode: Encoder): Map<string, number> {
+  let counts = countsByEncoder.get(encode);
+  if (!counts) countsByEncoder.set(encode, (counts = new Map<string, number>()));
+  return counts;
+}
+
 export class TokenCounter {
-  private readonly strings = new Map<string, number>();
+  private readonly strings: Map<string, number>;
   private readonly messageCounts = new WeakMap<object, number>();
   private readonly objectCounts = new WeakMap<object, number>();
   /** Reported ÷ counted, from the provider's usage; applies to unknown tokenizers only. */
@@ -62,6 +74,7 @@ export class TokenCounter {
     readonly model: string,
     factor?: number,
   ) {
+    this.strings = sharedCounts(encode);
     this.exact = O200K_MODELS.test(model.replace(/^.*\//, '').toLowerCase());
     this.calibration = this.exact
       ? 1
@@ -155,9 +168,17 @@ export class TokenCounter {
     }
   }
 
-  /** Raw tokens of the tool specs (cached per list: a turn keeps one). */
+  /**
+   * Raw tokens of the tool specs: each one's name, description and schema. The schema is counted
+   * once per object (the turn driver hands the same schema objects to every turn in a new list;
+   * serialising the whole list again cost each turn more than its ledger writes).
+   */
   tools(specs: readonly ModelToolSpec[]): number {
-    return this.json(specs);
+    let count = 0;
+    for (const spec of specs)
+      count +=
+        MESSAGE_OVERHEAD + this.text(spec.name) + this.text(spec.description) + this.json(spec.inputSchema);
+    return count;
   }
 
   /** Raw tokens of a whole call: system, tools and messages. */

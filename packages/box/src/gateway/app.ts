@@ -101,7 +101,7 @@ export function createGatewayApp(options: GatewayAppOptions): GatewayApp {
 
   async function runJsonMethod(c: GatewayContext, name: JsonMethodName): Promise<Response> {
     try {
-      const body = await readJsonBody(c.req.raw, name);
+      const body = await readJsonBody(c.env.incoming, name);
       const spec = jsonMethods[name];
       const parsed = spec.input.safeParse(body);
       if (!parsed.success) throw new GatewayError(describeZodError(name, parsed.error), 400);
@@ -127,7 +127,7 @@ export function createGatewayApp(options: GatewayAppOptions): GatewayApp {
     }
   }
 
-  async function uploadFile(c: Context): Promise<Response> {
+  async function uploadFile(c: GatewayContext): Promise<Response> {
     try {
       const agentId = agentIdSchema.safeParse(c.req.header('x-agent-id') ?? '');
       if (!agentId.success) {
@@ -135,7 +135,7 @@ export function createGatewayApp(options: GatewayAppOptions): GatewayApp {
       }
       const fileName = uploadFileName(c.req.header('x-file-name'));
       const clientNonce = c.req.header('x-client-nonce');
-      const bytes = await readCappedBody(c.req.raw, UPLOAD_LIMIT, 'uploadFile');
+      const bytes = await readCappedBody(c.env.incoming, UPLOAD_LIMIT, 'uploadFile');
       const entry = await host.uploadFile({
         agentId: agentId.data,
         fileName,

@@ -5,6 +5,7 @@
  * - every `/api/*` request carries the bearer token (CLI, txcript) or both halves of a
  *   browser session, the cookie and the tab proof, plus the page's CSRF proofs (session.ts).
  */
+import type { HttpBindings } from '@hono/node-server';
 import type { MiddlewareHandler } from 'hono';
 import { errorResponse } from './errors.ts';
 import { SESSION_HEADER } from './session.ts';
@@ -91,6 +92,8 @@ const signInHint = (loginCommand: string): string =>
 /** What the auth guard tells the routes: the browser session of the request, null for the bearer token. */
 export interface GatewayEnv {
   Variables: { browserSession: string | null };
+  /** Node's request and response (@hono/node-server): bodies are read from the request stream (body.ts). */
+  Bindings: HttpBindings;
 }
 
 /**

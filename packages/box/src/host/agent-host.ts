@@ -76,6 +76,7 @@ import { HostError } from '../agent/errors.ts';
 import { answeredSecretRequestsNotHeld } from '../agent/secrets-held.ts';
 import { type EventRelay, type EventRelayFactory, type HostEvent } from '../agent/events.ts';
 import { type ModelStatus } from '../providers/types.ts';
+import { AcceptsFirst } from '../agent/accepts-first.ts';
 import { type PendingInput } from '../stores/inbox.ts';
 import { type SequencedEntry } from '../stores/ledger.ts';
 
@@ -108,6 +109,8 @@ export interface AgentHostOptions {
   writePoints?: WritePoints;
   /** How long a full disk holds an agent's pending inputs back before the next try (default 2 s). */
   inboxRetryMs?: number;
+  /** Accepts before turn starts (agent/accepts-first.ts); tests pass one to hold turns with it. */
+  acceptsFirst?: AcceptsFirst;
   /** The routines' clock (default: the system's); tests step a fake one. */
   routineClock?: RoutineClock;
   /** What capabilities add to each model call's view of an agent (context/model-call.ts); default none. */
@@ -336,6 +339,7 @@ export class LocalAgentHost implements AgentHost {
       turnsElsewhere: options.queuedTurns === true,
       writePoints,
       inboxRetryMs: options.inboxRetryMs ?? 2000,
+      acceptsFirst: options.acceptsFirst ?? new AcceptsFirst(),
       // The images of the model view come first: later layers (pruning) see them as the model will.
       contextLayers: (agent) => [imageLayer(agent, () => this.vision()), ...contextLayers(agent)],
       toolGates: [approvals, ...(options.toolGates ?? [])],

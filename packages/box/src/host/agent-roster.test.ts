@@ -10,6 +10,7 @@ import { hostFixture, type HostFixture } from '../testing/host-fixture.ts';
 import { agentPaths, rosterDb } from '../stores/files/layout.ts';
 import { scriptedProvider } from '../providers/scripted.ts';
 import { createAgentHost, type LocalAgentHost } from './agent-host.ts';
+import { AgentRoster } from './agent-roster.ts';
 
 let fx: HostFixture | undefined;
 let again: LocalAgentHost | undefined;
@@ -104,5 +105,34 @@ describe('the roster', () => {
     expect(names).toEqual(['Fourth', 'Second', 'Test agent']);
     expect(host.openAgents).toBe(0);
     expect(fourth.name).toBe('Fourth');
+  });
+});
+
+describe('the roster under a burst', () => {
+  it('reads and writes a row once for the changes reported together, not once per change', async () => {
+    fx = await hostFixture([]);
+    const { host } = fx;
+    const row = (await host.listAgents()).find((agent) => agent.id === fx!.agentId)!;
+    let reads = 0;
+    const roster = new AgentRoster(
+      fx.dataDir,
+      (id) => {
+        reads += 1;
+        return Promise.resolve(id === row.id ? row : undefined);
+      },
+      60_000,
+    );
+    try {
+      // A burst: every accepted input is a change, a few milliseconds apart; settled() writes them.
+      for (let i = 0; i < 20; i++) {
+        roster.changed(row.id);
+        await new Promise((resolve) => setTimeout(resolve, 2));
+      }
+      await roster.settled();
+      expect(reads).toBe(1);
+      expect(roster.cached(row.id)).toEqual(row);
+    } finally {
+      roster.close();
+    }
   });
 });

@@ -1,7 +1,10 @@
 /**
  * The host's side of the roster (stores/files/roster.ts): every change an agent reports (an
  * entry, its state, its pending inputs, read or renamed) marks its row, and the rows marked are
- * written together on the next turn of the event loop, from the live session. `listAgents`
+ * written together, in one transaction, from the live session, at most every `FLUSH_EVERY_MS`:
+ * a burst of inputs (each one a change) rewrote every agent's row between any two requests. A row
+ * written late costs nothing: a live agent's row is read from its session, and a row whose files
+ * changed since is never used. `listAgents`
  * takes a closed agent's row from here while its files still carry the row's stamp.
  */
 import { z } from 'zod';
@@ -27,10 +30,14 @@ const rosterRowSchema = z.object({
   readOnly: z.boolean(),
 }) satisfies z.ZodType<RosterRow>;
 
+/** How long marked rows wait to be written together. */
+const FLUSH_EVERY_MS = 100;
+
 export class AgentRoster {
   private readonly index: RosterIndex<RosterRow>;
   private readonly marked = new Set<string>();
   private flushing: Promise<void> | null = null;
+  private timer: NodeJS.Timeout | null = null;
   private closed = false;
 
   /**
@@ -40,6 +47,7 @@ export class AgentRoster {
   constructor(
     private readonly dataDir: string,
     private readonly rowOf: (id: string) => Promise<RosterRow | undefined>,
+    private readonly flushEveryMs = FLUSH_EVERY_MS,
   ) {
     this.index = new RosterIndex(rosterDb(dataDir), (value) => rosterRowSchema.safeParse(value).data);
   }
@@ -63,7 +71,9 @@ export class AgentRoster {
     // A turn stopped by the closing host still reports its end: close() records those rows itself.
     if (this.closed) return;
     this.marked.add(id);
-    this.flushing ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.flush());
+    if (this.flushing !== null || this.timer !== null) return;
+    this.timer = setTimeout(() => this.flushNow(), this.flushEveryMs);
+    this.timer.unref();
   }
 
   removed(id: string): void {
@@ -73,11 +83,20 @@ export class AgentRoster {
 
   /** Resolves once the rows marked so far are written. */
   async settled(): Promise<void> {
+    if (this.timer !== null) this.flushNow();
     await this.flushing;
+  }
+
+  private flushNow(): void {
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = null;
+    this.flushing ??= this.flush();
   }
 
   close(): void {
     this.closed = true;
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = null;
     this.index.close();
   }
 
@@ -85,10 +104,15 @@ export class AgentRoster {
     while (this.marked.size > 0 && !this.closed) {
       const ids = [...this.marked];
       this.marked.clear();
+      const rows: Array<[string, RosterRow]> = [];
       for (const id of ids) {
         const row = await this.rowOf(id).catch(() => undefined);
-        if (row) this.record(id, row);
+        if (row) rows.push([id, row]);
       }
+      if (this.closed) break;
+      this.index.together(() => {
+        for (const [id, row] of rows) this.record(id, row);
+      });
     }
     this.flushing = null;
   }

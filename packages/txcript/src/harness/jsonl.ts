@@ -138,6 +138,13 @@ function decodeLine(raw: string, line: number): { value: JsonObject } | { error:
   }
 }
 
+/**
+ * What a warning about a JSONL line that cannot be read says after what is wrong with it: what was
+ * done, and what the user can do (the warning names the file and the line).
+ */
+export const SKIPPED_LINE =
+  'the line is skipped and the rest read (the file is left as it is); to read the line, repair its JSON there, or delete it if a crash cut it short';
+
 function malformedLine(
   raw: string,
   end: LineEnd,
@@ -146,7 +153,7 @@ function malformedLine(
   source: string,
   warnings: Warning[],
 ): JsonlMalformedLine {
-  warnings.push({ source, line, message: `${error}; line skipped and kept verbatim` });
+  warnings.push({ source, line, message: `${error}; ${SKIPPED_LINE}` });
   return { kind: 'malformed', raw, end, line, error };
 }
 

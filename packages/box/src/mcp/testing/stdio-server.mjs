@@ -1,6 +1,7 @@
 // A real MCP server on stdio (the SDK's McpServer) for the box's tests: it runs confined, as an
 // agent's server would. Plain JavaScript, so node runs it inside the sandbox without a loader.
 import { readFile, writeFile } from 'node:fs/promises';
+import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
@@ -74,6 +75,31 @@ server.registerTool(
         resolve(text('connected'));
       });
       socket.on('error', (error) => resolve(text(`cannot connect: ${error.code ?? error.message}`)));
+    }),
+);
+server.registerTool(
+  'http_get',
+  {
+    description: 'GETs an http:// URL through the proxy HTTP_PROXY names, as proxy-aware clients do.',
+    inputSchema: { url: z.string() },
+  },
+  ({ url }) =>
+    new Promise((resolve) => {
+      if (!process.env.HTTP_PROXY) return resolve(text('no proxy: HTTP_PROXY is not set'));
+      const proxy = new URL(process.env.HTTP_PROXY);
+      const request = http.get(
+        { host: proxy.hostname, port: Number(proxy.port), path: url, headers: { host: new URL(url).host } },
+        (response) => {
+          let body = '';
+          response.on('data', (chunk) => (body += chunk));
+          response.on('end', () => resolve(text(`${response.statusCode} ${body.trim()}`)));
+        },
+      );
+      request.setTimeout(5000, () => {
+        request.destroy();
+        resolve(text('cannot get: timeout'));
+      });
+      request.on('error', (error) => resolve(text(`cannot get: ${error.code ?? error.message}`)));
     }),
 );
 server.registerTool('whoami', { description: 'Its uid, home and working folder.' }, async () =>

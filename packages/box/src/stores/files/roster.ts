@@ -36,6 +36,7 @@ export function agentStamp(paths: AgentPaths): string | null {
 
 export class RosterIndex<Row> {
   private db: Database.Database | null = null;
+  private putRow: Database.Statement | null = null;
   private readonly rows = new Map<string, { stamp: string; row: Row }>();
 
   /** `parse` checks a row read back from the file (undefined: not used). */
@@ -66,11 +67,20 @@ export class RosterIndex<Row> {
     const held = this.rows.get(id);
     if (held && held.stamp === stamp && JSON.stringify(held.row) === JSON.stringify(row)) return;
     this.rows.set(id, { stamp, row });
-    this.write((db) =>
-      db
-        .prepare('INSERT OR REPLACE INTO roster (id, stamp, row) VALUES (?, ?, ?)')
-        .run(id, stamp, JSON.stringify(row)),
-    );
+    this.write((db) => {
+      this.putRow ??= db.prepare('INSERT OR REPLACE INTO roster (id, stamp, row) VALUES (?, ?, ?)');
+      this.putRow.run(id, stamp, JSON.stringify(row));
+    });
+  }
+
+  /** Runs `puts` as one transaction (one commit for many rows). */
+  together(puts: () => void): void {
+    if (!this.db) return puts();
+    try {
+      this.db.transaction(puts)();
+    } catch {
+      // As `write`: the rows in memory still serve.
+    }
   }
 
   remove(id: string): void {
@@ -81,6 +91,7 @@ export class RosterIndex<Row> {
   close(): void {
     this.db?.close();
     this.db = null;
+    this.putRow = null;
   }
 
   private open(): Database.Database {

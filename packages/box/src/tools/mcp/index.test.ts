@@ -14,6 +14,7 @@ import type { SequencedEntry } from '../../stores/ledger.ts';
 import { hostFixture, lastToolOutputs, type HostFixture } from '../../testing/host-fixture.ts';
 import { createAgentHost } from '../../host/agent-host.ts';
 import { testServerMounts } from '../../mcp/testing/server-mounts.ts';
+import { addressKind } from '../../net/addresses.ts';
 import { scriptedProvider } from '../../providers/scripted.ts';
 
 const repoRoot = fileURLToPath(new URL('../../../../../', import.meta.url));
@@ -351,6 +352,64 @@ describe('confined stdio servers', () => {
       expect(outputs(fx, 6)[0]).toMatch(/^cannot connect: /);
     } finally {
       listener.close();
+    }
+  });
+
+  it('reaches a host in its allowDomains through its own egress proxy, and nothing else', async () => {
+    // outside.test plays a public host at 127.0.0.2 (sandboxes never reach this machine, so the
+    // box's name resolution is told so, as in the shell's allowlist test); every other name keeps
+    // the real rules. The request goes the way a confined server's does: HTTP_PROXY, the socat
+    // forwarder inside, the proxy's socket bound into the sandbox, the proxy's allowlist.
+    const { createServer } = await import('node:http');
+    const outside = createServer((_req, res) => res.end('outside says hi'));
+    await new Promise<void>((resolve) => outside.listen(0, '127.0.0.2', resolve));
+    const port = (outside.address() as { port: number }).port;
+    try {
+      fx = await hostFixture([], {
+        sandbox: {
+          egress: {
+            network: {
+              resolve: (host) =>
+                Promise.resolve([
+                  { address: host === 'outside.test' ? '127.0.0.2' : '127.0.0.1', family: 4 },
+                ]),
+              kindOf: (address) => (address === '127.0.0.2' ? 'public' : addressKind(address)),
+            },
+          },
+        },
+      });
+      fx.model.push(
+        call('mcp', { server: 'demo', toolName: 'http_get', args: { url: `http://outside.test:${port}/` } }),
+        call('mcp', {
+          server: 'demo',
+          toolName: 'http_get',
+          args: { url: `http://elsewhere.test:${port}/` },
+        }),
+        call('mcp', { server: 'demo', toolName: 'connect', args: { host: '127.0.0.2', port } }),
+        call('mcp', {
+          server: 'closed',
+          toolName: 'http_get',
+          args: { url: `http://outside.test:${port}/` },
+        }),
+        reply,
+        end,
+      );
+      await writeConfig(
+        fx.dataDir,
+        { allowDomains: ['outside.test'] },
+        { closed: { command: 'node', args: [serverScript], readOnly: testServerMounts(repoRoot) } },
+      );
+      await fx.prompt('fetch');
+      expect(lastToolOutputs(fx.model, 1)).toEqual(['200 outside says hi']);
+      expect(lastToolOutputs(fx.model, 2)[0]).toMatch(
+        /^403 sendbox: network access to elsewhere\.test is not allowed/,
+      );
+      // No way around the proxy.
+      expect(lastToolOutputs(fx.model, 3)[0]).toMatch(/^cannot connect: /);
+      // A server without allowDomains has no proxy at all.
+      expect(lastToolOutputs(fx.model, 4)).toEqual(['no proxy: HTTP_PROXY is not set']);
+    } finally {
+      outside.close();
     }
   });
 

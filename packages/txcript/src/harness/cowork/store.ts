@@ -17,6 +17,7 @@ import { createFileAtomic, FileExistsError } from '../../fs/atomic.ts';
 import { readDirSafe } from '../../fs/dir.ts';
 import { claudeProjectDirName } from '../claude-code/store.ts';
 import { electronAppData, envValue } from '../env.ts';
+import { SKIPPED_LINE } from '../jsonl.ts';
 import { loadResult } from '../load-result.ts';
 import { millisTime } from '../native-values.ts';
 import { assertSafeSessionId, isUuid, sessionUuid } from '../session-id.ts';
@@ -95,7 +96,7 @@ const readLines = async (file: string | undefined, warnings: Warning[]): Promise
     try {
       out.push(JSON.parse(line) as JsonValue);
     } catch {
-      warnings.push({ source: file, line: i + 1, message: 'not JSON; the line is skipped' });
+      warnings.push({ source: file, line: i + 1, message: `not JSON; ${SKIPPED_LINE}` });
     }
   });
   return out;
@@ -177,7 +178,7 @@ export function coworkStore(env: NodeJS.ProcessEnv = process.env): SavingStore {
         } catch (e) {
           warnings.push({
             source: file,
-            message: `not a Cowork session record (${(e as Error).message}); skipped, as the app skips it`,
+            message: `not a Cowork session record (${(e as Error).message}); skipped, as the app skips it. If it was a session, restore the file from a backup (the app writes a JSON object with a "sessionId"); if not, move it out of ${path.dirname(file)} to stop this warning`,
           });
         }
         options?.onProgress?.(++done, files.length);

@@ -44,7 +44,7 @@ function exportedMessage(m: JsonObject, file: string, warnings: Warning[]): Json
     } catch {
       warnings.push({
         source: file,
-        message: `message row ${typeof m.id === 'number' ? m.id : '?'}: its structured content is not JSON; read as text`,
+        message: `message row ${typeof m.id === 'number' ? m.id : '?'}: its structured content (after the "\\0json:" marker) is not JSON; the message is read with that text as it is stored. To read its parts, repair the JSON in the content column of that row of the messages table (sqlite3 "${file}")`,
       });
     }
   }

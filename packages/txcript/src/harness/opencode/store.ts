@@ -173,7 +173,10 @@ export function openCodeStore(env: NodeJS.ProcessEnv = process.env): SavingStore
           try {
             info.model = JSON.parse(session.model) as unknown;
           } catch {
-            warnings.push({ source: openCodeLocator(db, id), message: 'session.model is not JSON; ignored' });
+            warnings.push({
+              source: openCodeLocator(db, id),
+              message: `the session row's model column is not JSON (${JSON.stringify(session.model.slice(0, 60))}); the session is read without its model. To keep it, set the column to the JSON OpenCode writes, e.g. with sqlite3 "${db}": UPDATE session SET model = '{"providerID":"…","modelID":"…"}' WHERE id = '${id}'`,
+            });
           }
         }
         const decode = (table: string, rowId: string, data: string): Record<string, unknown> | undefined => {
