@@ -1,9 +1,10 @@
 /**
  * The cluster backend (issue 25), what of it exists so far: the accept path on PostgreSQL alone
- * (PgInbox.accept: the inbox row and its pg-boss turn job in one transaction, committed before it
- * resolves), from 3 "workers" (each its own pool and pg-boss) over 20 agents at once; the S3
- * attachment write; the send path (a send's ledger entry appended behind the agent's lease fence,
- * through the synchronous connection the turn engine writes with); and the next queued turn of one
+ * (PgInbox.accept: the inbox row and its pg-boss turn job in one transaction, with the inputs the
+ * worker accepts meanwhile (accept-batch.ts), committed before it resolves), from 3 "workers"
+ * (each its own pool and pg-boss) over 20 agents at once; the S3 attachment write; the send path
+ * (a send's ledger entry appended behind the agent's lease fence, through the synchronous connection
+ * the turn engine writes with); and the next queued turn of one
  * agent on a turn worker (its user entry's time minus the previous turn's end); and a prompt sent
  * through one worker's gateway (HTTP, 2xx) to its user entry on an SSE stream of that gateway, the
  * turn run by another worker (the entry comes back through LISTEN/NOTIFY and the rows), at an idle
@@ -234,7 +235,7 @@ for (const dir of [...ssePaths, webRoot]) await rm(dir, { recursive: true, force
 const load = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
 console.log(`load average before the summary: ${load} (${os.cpus().length} cores)`);
 console.log(
-  `accept on PostgreSQL (row + pg-boss send, one transaction), ${WORKERS} workers, ${AGENTS} agents, ${PROMPTS} prompts (10 % repeats):`,
+  `accept on PostgreSQL (row + pg-boss job, one transaction per batch of inputs that arrive together), ${WORKERS} workers, ${AGENTS} agents, ${PROMPTS} prompts (10 % repeats):`,
 );
 console.log(
   `  ${(PROMPTS / seconds).toFixed(0)} accepts/s; p50 ${ms(p(latencies, 0.5))}, p99 ${ms(p(latencies, 0.99))}`,

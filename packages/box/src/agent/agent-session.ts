@@ -43,7 +43,8 @@ export { BOX_STOPPED_NOTICE, TURN_TEXTS };
 import { turnDriver, type TurnHooks } from './turn-driver.ts';
 
 import { TurnStateMachine, type TurnState } from './turn-state.ts';
-import { repairOf } from './turn-closer.ts';
+import { repairOf, type TurnRepair } from './turn-closer.ts';
+import { MAX_TURN_RESUMES, resumePointOf, TURN_RESUMED_NOTE, type ResumePoint } from './turn-resume.ts';
 import { HostError } from './errors.ts';
 import { StoreWriteError } from '../stores/errors.ts';
 import { type HostEvent } from './events.ts';
@@ -95,9 +96,12 @@ export interface SessionConfig {
   isFocused(id: string): boolean;
   /**
    * Accepted inputs are run by a turn worker, not by this session (the cluster's turn queue,
-   * cluster/turn-worker.ts): this session accepts and shows, and never starts a turn itself.
+   * cluster/turn-worker.ts): this session accepts and shows, and never starts, resumes or closes a
+   * turn itself.
    */
   turnsElsewhere?: boolean;
+  /** A cut turn found on open is closed with a notice, not resumed (the turn job's last try). */
+  closeCutTurns?: boolean;
   /** Inputs being accepted go before turns start (agent/accepts-first.ts); one per host. */
   acceptsFirst?: AcceptsFirst;
 }
@@ -128,6 +132,8 @@ export class AgentSession implements ExtensionAgent {
   writer!: TranscriptWriter;
   private history: ModelMessage[] = [];
   private nextTurn = 0;
+  /** A turn a dead box cut, found on open: resumed (or closed) before the next input (turn-resume.ts). */
+  private cutTurn: number | null = null;
   private pendingUploads: Array<{ id: string; sandboxPath: string; fileName: string }> = [];
   /** Nonces of prompts the ledger holds (agents written before the inbox, or by another writer). */
   private readonly nonces = new Set<string>();
@@ -245,6 +251,7 @@ export class AgentSession implements ExtensionAgent {
   get busy(): boolean {
     return (
       this.draining ||
+      this.cutTurn !== null ||
       (this.config.provider !== null && !this.config.turnsElsewhere && this.inbox.pending().length > 0)
     );
   }
@@ -287,10 +294,11 @@ export class AgentSession implements ExtensionAgent {
     await this.inbox.reconcile((nonce) => this.startedTurns.get(nonce));
     const records = await this.readHistory();
     const open = this.openTurn();
-    if (open !== null) {
-      // The box stopped during this turn (killed, or its last write failed): close it now.
+    this.cutTurn = null;
+    if (open !== null && !this.config.turnsElsewhere) {
+      // The box stopped during this turn (killed, or its last write failed).
       try {
-        await this.closeTurn(open, records, BOX_STOPPED_NOTICE);
+        await this.foundCutTurn(open, records);
       } catch (error) {
         if (!(error instanceof StoreWriteError)) throw error;
         // Still no space: the turn is closed before the next one starts.
@@ -305,7 +313,7 @@ export class AgentSession implements ExtensionAgent {
 
   /** Starts answering the inputs that were pending when the files were read (the host calls it after opening). */
   resume(): void {
-    if (this.inbox.pending().length > 0) this.schedule();
+    if (this.inbox.pending().length > 0 || this.cutTurn !== null) this.schedule();
     else this.extensions.ready(this);
   }
 
@@ -700,6 +708,16 @@ export class AgentSession implements ExtensionAgent {
     if (!provider) return;
     for (;;) {
       await this.refreshing;
+      if (this.cutTurn !== null) {
+        try {
+          await this.resumeCutTurn(this.cutTurn, provider);
+        } catch (error) {
+          if (!(error instanceof StoreWriteError)) throw error;
+          this.retryLater();
+          return;
+        }
+        continue;
+      }
       if (this.inbox.pending().length === 0) return;
       const accepting = this.config.acceptsFirst?.quiet();
       if (accepting) await accepting;
@@ -750,7 +768,8 @@ export class AgentSession implements ExtensionAgent {
     if (row.input.kind === 'prompt') this.pendingUploads = [];
     this.emitPending();
     this.state.startTurn();
-    try {
+    const quiet = row.input.kind === 'routine' && row.input.silent;
+    await this.playTurn(turn, provider, quiet, async () => {
       const texts = userRecordTexts(turn, modelText, supersedes);
       this.writer.appendRecords([
         { role: 'user', blocks: texts.map((text) => ({ type: 'text' as const, text })) },
@@ -759,17 +778,70 @@ export class AgentSession implements ExtensionAgent {
       if (supersedes !== undefined) await this.readHistory();
       else
         this.history.push({ role: 'user', content: texts.map((text) => ({ type: 'text' as const, text })) });
+    });
+  }
+
+  /**
+   * A turn a dead box cut, found on open (turn-resume.ts): its open calls get their results at once,
+   * and the turn goes on before the next input (`resumeCutTurn`), its ids after the ledger's. Without
+   * a model, cut too often, or on the turn job's last try, it is closed with a notice instead.
+   */
+  private async foundCutTurn(turn: number, records: JsonObject[]): Promise<void> {
+    const point = resumePointOf(turn, records, this.view.all());
+    if (
+      this.config.provider === null ||
+      this.config.closeCutTurns === true ||
+      point.resumes >= MAX_TURN_RESUMES
+    ) {
+      await this.closeTurn(turn, records, BOX_STOPPED_NOTICE);
+      return;
+    }
+    // Its open calls get their results now, before any note is added after them.
+    const repair = this.repairOf(turn, records).records;
+    this.writer.appendRecords(repair);
+    if (repair.length > 0) await this.readHistory();
+    this.cutTurn = turn;
+  }
+
+  /** Goes on with the cut turn `foundCutTurn` left: the model's note, then the steps it has left. */
+  private async resumeCutTurn(turn: number, provider: ModelProvider): Promise<void> {
+    const point = resumePointOf(turn, await this.readHistory(), this.view.all());
+    if (this.state.state === 'awaiting-user') {
+      // A question was delivered before the cut: the turn ended with that step, as it would have.
+      this.writer.appendEntries([{ id: `t${turn}e`, kind: 'turn-ended', timestampMs: this.config.now() }]);
+      this.cutTurn = null;
+      return;
+    }
+    this.writer.appendRecords([{ role: 'user', blocks: [{ type: 'text', text: TURN_RESUMED_NOTE }] }]);
+    this.cutTurn = null;
+    this.history.push({ role: 'user', content: [{ type: 'text', text: TURN_RESUMED_NOTE }] });
+    const user = this.view.byId(`t${turn}u`) as { routine?: { silent?: unknown } } | undefined;
+    this.state.startTurn();
+    await this.playTurn(turn, provider, user?.routine?.silent === true, () => Promise.resolve(), point);
+  }
+
+  /** Runs turn `turn`'s steps after `prepare` (its user record); a failure closes it with a notice saying why. */
+  private async playTurn(
+    turn: number,
+    provider: ModelProvider,
+    quiet: boolean,
+    prepare: () => Promise<void>,
+    resumed?: ResumePoint,
+  ): Promise<void> {
+    try {
+      await prepare();
       // Hook (web Stop and streaming bubbles): one abort per turn; drafts go out as events.
       await this.currentProfile(); // its switches (web.fetch) apply from this turn on
       const abort = new AbortController();
       this.turnAbort = abort;
       const hooks: TurnHooks = { signal: abort.signal, emit: (event) => this.config.emit(event) };
-      await runTurn(this.history, turnDriver(this, turn, provider, hooks), this.state, {
+      await runTurn(this.history, turnDriver(this, turn, provider, hooks, resumed), this.state, {
         maxSteps: this.config.maxStepsPerTurn,
         texts: TURN_TEXTS,
         signal: abort.signal,
         budget: this.extensions.turnBudget(turn),
-        quiet: row.input.kind === 'routine' && row.input.silent,
+        quiet,
+        ...(resumed ? { resumed: { steps: resumed.steps, delivered: resumed.sent } } : {}),
       });
     } catch (error) {
       // A turn never takes the agent down: it is closed with a notice saying why.
@@ -791,8 +863,22 @@ export class AgentSession implements ExtensionAgent {
 
   /** Closes turn `turn` (see turn-closer.ts): the JSONL gets what it lacks, the ledger a notice and `turn-ended`. */
   private async closeTurn(turn: number, records: JsonObject[], notice: string): Promise<void> {
+    const repair = this.repairOf(turn, records);
+    this.writer.appendRecords(repair.records);
+    const now = this.config.now();
+    const notices = this.view.all().filter((row) => row.id.startsWith(`t${turn}n`)).length;
+    this.writer.appendEntries([
+      { id: `t${turn}n${notices}`, kind: 'notice', level: 'error', text: notice, timestampMs: now },
+      { id: `t${turn}e`, kind: 'turn-ended', timestampMs: now },
+    ]);
+    if (this.state.state === 'working') this.state.endTurn();
+    if (repair.records.length > 0) await this.readHistory();
+  }
+
+  /** What turn `turn`'s records lack (see turn-closer.ts): its user record, or its open calls' results. */
+  private repairOf(turn: number, records: JsonObject[]): TurnRepair {
     const user = this.view.byId(`t${turn}u`) as (Record<string, unknown> & UserEntryFields) | undefined;
-    const repair = repairOf(
+    return repairOf(
       turn,
       records,
       this.view.all(),
@@ -811,15 +897,6 @@ export class AgentSession implements ExtensionAgent {
         ),
       this.extensions.interruptedDetail(turn),
     );
-    this.writer.appendRecords(repair.records);
-    const now = this.config.now();
-    const notices = this.view.all().filter((row) => row.id.startsWith(`t${turn}n`)).length;
-    this.writer.appendEntries([
-      { id: `t${turn}n${notices}`, kind: 'notice', level: 'error', text: notice, timestampMs: now },
-      { id: `t${turn}e`, kind: 'turn-ended', timestampMs: now },
-    ]);
-    if (this.state.state === 'working') this.state.endTurn();
-    if (repair.records.length > 0) await this.readHistory();
   }
 
   private onEntries(entries: SequencedEntry[]): void {

@@ -5,6 +5,7 @@
  * closes the turn at once and the agent works again once space returns.
  * The crash harness (test/crash-harness.test.ts) does the same with SIGKILL.
  */
+import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -12,9 +13,10 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { grokBot } from '@sendbox/txcript';
 import type { ModelMessage, ModelProvider } from '../providers/types.ts';
 import { scriptedProvider, type ScriptedStep } from '../providers/scripted.ts';
-import { hostFixture, type HostFixture } from '../testing/host-fixture.ts';
+import { hostFixture, lastUserText, type HostFixture } from '../testing/host-fixture.ts';
 import { createAgentHost, type LocalAgentHost } from '../host/agent-host.ts';
 import { BOX_STOPPED_NOTICE } from './turn-texts.ts';
+import { MAX_TURN_RESUMES, TURN_RESUMED_NOTE } from './turn-resume.ts';
 import { agentPaths } from '../stores/files/layout.ts';
 import { INTERRUPTED_CALL_RESULT } from './turn-closer.ts';
 import { StoreWriteError } from '../stores/errors.ts';
@@ -77,7 +79,7 @@ async function reopen(steps: ScriptedStep[]) {
 }
 
 describe('the durable inbox', () => {
-  it('keeps accepted prompts across a crash and answers them in order on the next start; the cut turn is closed', async () => {
+  it('keeps accepted prompts across a crash and answers them in order on the next start; the cut turn goes on first', async () => {
     const box = mortal();
     let release = (): void => undefined;
     const gate = new Promise<void>((resolve) => (release = resolve));
@@ -104,16 +106,26 @@ describe('the durable inbox', () => {
     release();
     await fx.host.idle(agentId);
 
-    const next = await reopen([{ toolCalls: [send('re: two')] }, {}, { toolCalls: [send('re: three')] }, {}]);
+    const next = await reopen([
+      { toolCalls: [send('re: one')] },
+      {},
+      { toolCalls: [send('re: two')] },
+      {},
+      { toolCalls: [send('re: three')] },
+      {},
+    ]);
     const { entries } = next;
-    expect(ids(entries)).toEqual(['t0u', 't0n0', 't0e', 't1u', 't1s0', 't1e', 't2u', 't2s0', 't2e']);
-    expect(entries[1]).toMatchObject({ kind: 'notice', level: 'error', text: BOX_STOPPED_NOTICE });
+    // Turn 0 goes on where it was cut (the model had not answered yet): no notice, its reply, its end.
+    expect(ids(entries)).toEqual(['t0u', 't0s0', 't0e', 't1u', 't1s0', 't1e', 't2u', 't2s0', 't2e']);
+    expect(entries.filter((entry) => entry.kind === 'notice')).toEqual([]);
     const userTexts = next.model.requests.map((r) => {
       const last = r.messages.filter((m) => m.role === 'user').at(-1);
       return Array.isArray(last?.content) ? (last.content[0] as { text: string }).text : '';
     });
-    expect(userTexts[0]).toBe('[t1u]\ntwo');
-    expect(userTexts[2]).toBe('[t2u]\nthree');
+    expect(userTexts[0]).toBe(TURN_RESUMED_NOTE);
+    expect(JSON.stringify(next.model.requests[0]!.messages)).toContain('[t0u]\\none');
+    expect(userTexts[2]).toBe('[t1u]\ntwo');
+    expect(userTexts[4]).toBe('[t2u]\nthree');
     for (const request of next.model.requests) expect(callsWithoutResult(request.messages)).toEqual([]);
     expect(await second!.pendingInputs(agentId)).toEqual([]);
     // The nonces are kept: a repeat after the restart is a duplicate, not a fourth turn.
@@ -179,15 +191,104 @@ describe('one write order: the ledger commits a send before the model hears it w
     });
     fx = await hostFixture([{ toolCalls: [send('made it')] }], { writePoints: points });
     await fx.prompt('go');
+    // The turn goes on: the model reads the send's success, and a step without calls ends the turn
+    // (a send was delivered, so no reminder and no "no reply" notice).
     const { model, entries } = await reopen([{}]);
-    expect(ids(entries).slice(0, 3)).toEqual(['t0u', 't0s0', 't0n0']);
+    expect(ids(entries)).toEqual(['t0u', 't0s0', 't0e']);
     const records = await fx.records();
     expect(unansweredCalls(records)).toEqual([]);
     expect(await fx.jsonlText()).toContain('"messageId":"t0s0"');
-    await second!.sendPrompt({ agentId: fx.agentId, prompt: 'again', clientNonce: 'again' });
-    await second!.idle(fx.agentId);
+    expect(model.requests).toHaveLength(1);
     const tool = model.requests[0]!.messages.find((m) => m.role === 'tool');
     expect(JSON.stringify(tool)).toContain('Message sent to user. (id: t0s0)');
+  });
+});
+
+describe('a turn cut by a dead box goes on (turn-resume.ts)', () => {
+  const shell = (command: string) => ({ name: 'shell', input: { command } });
+  /** The shell call a box dies in: it leaves `started` in the sandbox, then runs for a second. */
+  const cutting = shell('touch started && sleep 1');
+
+  /** Starts turn 0 (or goes on with it) on `host`, and kills the box's writes once the cutting call runs. */
+  async function dieInShell(host: LocalAgentHost, die: () => void, prompt: boolean): Promise<void> {
+    const started = path.join(agentPaths(fx!.dataDir, fx!.agentId).sandbox, 'started');
+    await rm(started, { force: true });
+    if (prompt) await host.sendPrompt({ agentId: fx!.agentId, prompt: 'go', clientNonce: 'go' });
+    await vi.waitFor(() => expect(existsSync(started)).toBe(true), { timeout: 30_000, interval: 50 });
+    die();
+    await host.idle(fx!.agentId);
+  }
+
+  it('gives the cut call its "interrupted" result, tells the model, and goes on: ids after the ledger\'s, sends made before the cut never twice', async () => {
+    const box = mortal();
+    fx = await hostFixture(
+      [
+        { text: 'first look', toolCalls: [shell('echo one')] },
+        { toolCalls: [send('before the cut')] },
+        { toolCalls: [cutting] },
+      ],
+      { writePoints: box.points },
+    );
+    await dieInShell(fx.host, box.die, true);
+    // The cut call has no result and the turn no end.
+    expect(ids(await fx.entries())).toEqual(['t0u', 't0a0', 't0c0', 't0s0']);
+    expect(unansweredCalls(await fx.records())).toEqual(['shell']);
+
+    const { model, entries } = await reopen([
+      {
+        text: 'going on',
+        toolCalls: [send('before the cut'), shell('echo three'), send('after the cut')],
+      },
+      {},
+    ]);
+    // The same turn goes on: its ids continue after the ledger's, the resent message is refused.
+    expect(ids(entries)).toEqual(['t0u', 't0a0', 't0c0', 't0s0', 't0a1', 't0c1', 't0s1', 't0e']);
+    expect(entries.find((entry) => entry.id === 't0s1')).toMatchObject({
+      message: { type: 'text', content: 'after the cut' },
+    });
+    expect(entries.filter((entry) => entry.kind === 'notice')).toEqual([]);
+    // The model read the interrupted result and then the note, where the turn was cut.
+    const first = model.requests[0]!.messages;
+    expect(JSON.stringify(first.at(-2))).toContain(INTERRUPTED_CALL_RESULT);
+    expect(lastUserText(model, 0).startsWith(TURN_RESUMED_NOTE)).toBe(true);
+    expect(JSON.stringify(model.requests[1]!.messages.at(-1))).toContain(
+      'already delivered in this turn (id: t0s0)',
+    );
+    const records = await fx.records();
+    expect(unansweredCalls(records)).toEqual([]);
+    expect(records.filter((record) => JSON.stringify(record).includes('This turn was cut'))).toHaveLength(1);
+    expect(await second!.listAgents()).toMatchObject([{ state: 'idle' }]);
+  });
+
+  it(`closes a turn cut ${MAX_TURN_RESUMES + 1} times with a notice instead of going on`, async () => {
+    const box = mortal();
+    fx = await hostFixture([{ toolCalls: [cutting] }], { writePoints: box.points });
+    await dieInShell(fx.host, box.die, true);
+    await fx.host.close();
+    // Each next box goes on with the turn and dies in the same call again.
+    for (let resume = 1; resume <= MAX_TURN_RESUMES; resume++) {
+      const again = mortal();
+      const host = await createAgentHost({
+        dataDir: fx.dataDir,
+        provider: scriptedProvider([{ toolCalls: [cutting] }]),
+        env: {},
+        writePoints: again.points,
+      });
+      await dieInShell(host, again.die, false);
+      await host.close();
+    }
+    const model = scriptedProvider([]);
+    second = await createAgentHost({ dataDir: fx.dataDir, provider: model, env: {} });
+    await second.idle(fx.agentId);
+    const entries = await second.entriesAfter(fx.agentId, 0);
+    expect(model.requests).toHaveLength(0);
+    expect(ids(entries)).toEqual(['t0u', 't0n0', 't0e']);
+    expect(entries[1]).toMatchObject({ kind: 'notice', level: 'error', text: BOX_STOPPED_NOTICE });
+    const records = await fx.records();
+    expect(unansweredCalls(records)).toEqual([]);
+    expect(records.filter((record) => JSON.stringify(record).includes('This turn was cut'))).toHaveLength(
+      MAX_TURN_RESUMES,
+    );
   });
 });
 

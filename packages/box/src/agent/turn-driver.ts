@@ -25,6 +25,7 @@ import { callInput, dispatchToolCall, type DispatchContext } from './tool-dispat
 import { liveTool } from './live-tool.ts';
 import type { StoppedSend, ToolCallReport, TurnDriver } from './turn.ts';
 import type { TurnStateMachine } from './turn-state.ts';
+import type { ResumePoint } from './turn-resume.ts';
 import type { HostEvent } from './events.ts';
 
 /** What a turn needs from its agent. */
@@ -60,9 +61,11 @@ export function turnDriver(
   turn: number,
   provider: ModelProvider,
   hooks: TurnHooks,
+  /** A cut turn going on (turn-resume.ts): its ids continue after the ledger's, its sends stay delivered. */
+  resumed?: ResumePoint,
 ): TurnDriver {
-  const counters = { assistant: 0, send: 0, tool: 0, notice: 0 };
-  const deliveredInTurn = new Map<string, string>();
+  const counters = resumed ? { ...resumed.counters } : { assistant: 0, send: 0, tool: 0, notice: 0 };
+  const deliveredInTurn = new Map<string, string>(resumed?.delivered);
   /** The text of each send the current step is writing, as the user sees it (scrubbed). */
   const drafts = new Map<string, string>();
   const tools = new Map(ctx.tools.map((tool) => [tool.name, tool]));

@@ -103,6 +103,8 @@ export interface TurnOptions {
   texts: TurnTexts;
   /** Aborted by `cancelTurn`: the model call is aborted, tools are killed, the turn ends. */
   signal?: AbortSignal;
+  /** A cut turn going on (turn-resume.ts): the steps it took and the sends it delivered before the cut. */
+  resumed?: { steps: number; delivered: number };
 }
 
 /**
@@ -116,8 +118,8 @@ export async function runTurn(
   options: TurnOptions,
 ): Promise<void> {
   const textOnly = new TextOnlyGuard();
-  let delivered = 0;
-  let steps = 0;
+  let delivered = options.resumed?.delivered ?? 0;
+  let steps = options.resumed?.steps ?? 0;
   const stopped = (): boolean => options.signal?.aborted === true;
   const endStopped = (seen: readonly string[] = []): void => {
     driver.recordNotice(options.texts.stoppedNotice, 'stopped');

@@ -6,7 +6,7 @@
  * stopped (the signal aborts: their tools are killed) and every later write of theirs is refused by
  * the fence. pg-boss's heartbeat brings the job of a worker that died back to another one.
  */
-import type { PgBoss } from 'pg-boss';
+import type { JobWithMetadata, PgBoss } from 'pg-boss';
 import type { StoreBackend } from '../stores/agent-stores.ts';
 import type { ClusterStoreBackend } from '../stores/postgres/agent-stores.ts';
 import { SupersededError, type Leases } from '../stores/postgres/leases.ts';
@@ -18,9 +18,15 @@ export interface TurnWorkerOptions {
   stores: ClusterStoreBackend;
   /**
    * Runs the agent's pending inputs on `stores` (LocalAgentHost.runQueuedTurns) behind the lease
-   * `epoch`; stops when `signal` aborts. The lease is let go only after it returns.
+   * `job.epoch`; stops when `signal` aborts. The lease is let go only after it returns. `job.lastTry`:
+   * the job has no retry left, so a turn a dead worker cut is closed, not resumed.
    */
-  run(agentId: string, stores: StoreBackend, signal: AbortSignal, epoch: number): Promise<void>;
+  run(
+    agentId: string,
+    stores: StoreBackend,
+    signal: AbortSignal,
+    job: { epoch: number; lastTry: boolean },
+  ): Promise<void>;
   /** Told when a job ends in an error (pg-boss retries it). */
   onError?(agentId: string, error: unknown): void;
 }
@@ -34,16 +40,16 @@ export interface TurnWorker {
 export async function startTurnWorker(options: TurnWorkerOptions): Promise<TurnWorker> {
   const { boss } = options;
   let workerId = '';
-  workerId = await boss.work<TurnJob>(
+  workerId = await boss.work(
     TURN_QUEUE,
     // Polled every 0.5 s, and woken at once after each job (issue 25: LISTEN mode delayed a
     // same-agent successor by 27 s).
-    { pollingIntervalSeconds: 0.5, batchSize: 1 },
-    async ([job]) => {
+    { pollingIntervalSeconds: 0.5, batchSize: 1, includeMetadata: true },
+    async ([job]: JobWithMetadata<TurnJob>[]) => {
       if (!job) return;
       const { agentId } = job.data;
       try {
-        await runUnderLease(options, agentId);
+        await runUnderLease(options, agentId, job.retryCount >= job.retryLimit);
       } catch (error) {
         options.onError?.(agentId, error);
         throw error;
@@ -58,7 +64,7 @@ export async function startTurnWorker(options: TurnWorkerOptions): Promise<TurnW
   };
 }
 
-async function runUnderLease(options: TurnWorkerOptions, agentId: string): Promise<void> {
+async function runUnderLease(options: TurnWorkerOptions, agentId: string, lastTry: boolean): Promise<void> {
   const { leases } = options;
   const lease = await leases.claimWhenFree(agentId);
   const lost = new AbortController();
@@ -74,7 +80,10 @@ async function runUnderLease(options: TurnWorkerOptions, agentId: string): Promi
     Math.max(100, leases.ttlMs / 3),
   );
   try {
-    await options.run(agentId, options.stores.under(lease.epoch), lost.signal, lease.epoch);
+    await options.run(agentId, options.stores.under(lease.epoch), lost.signal, {
+      epoch: lease.epoch,
+      lastTry,
+    });
     if (lost.signal.aborted) throw lost.signal.reason;
   } finally {
     clearInterval(renewal);

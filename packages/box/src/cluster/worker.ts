@@ -89,13 +89,14 @@ export async function startClusterWorker(options: ClusterWorkerOptions): Promise
         boss,
         leases,
         stores,
-        run: (agentId, fenced, signal, epoch) =>
+        run: (agentId, fenced, signal, { epoch, lastTry }) =>
           runWithSandbox(
             {
               snapshots,
               fetchAttachments: (id) => bucketAttachments(storeOptions, id).fetchMissing(),
               subscribe: (listener) => running.subscribe(listener),
-              runQueuedTurns: (id, backend, stop) => running.runQueuedTurns(id, backend, stop),
+              runQueuedTurns: (id, backend, stop) =>
+                running.runQueuedTurns(id, backend, stop, { closeCutTurns: lastTry }),
               report: (id, error) => options.onTurnError?.(id, error),
             },
             agentId,

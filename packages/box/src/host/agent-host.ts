@@ -12,6 +12,7 @@ import type { LedgerEntry } from '@sendbox/protocol';
 import { openLedgerForWrite, titleFromUserText } from '@sendbox/txcript';
 import { AttachmentStore, DEFAULT_MAX_ATTACHMENT_BYTES } from '../attachments/store.ts';
 import { ensurePrivateDir, removeAtomicTemps } from '../fs/atomic.ts';
+import { searchCacheDir } from '../search/message-search.ts';
 import { providerFromEnv, statusOf, type ProviderFromEnv } from '../providers/index.ts';
 import { ModelSettings, type ModelSettingsInput } from './model-settings.ts';
 import { checkConnection, type ConnectionCheck } from '../providers/connection-check.ts';
@@ -511,12 +512,15 @@ export class LocalAgentHost implements AgentHost {
 
   /**
    * What start-up owes a data dir after a crash: temp files of interrupted writes are removed, and
-   * every agent with pending inputs or a turn the box never finished is opened, which closes that
-   * turn and resumes the inputs in order (AgentSession.load). Others stay closed until asked for.
+   * every agent with pending inputs or a turn the box never finished is opened, which goes on with
+   * that turn (or closes it) and resumes the inputs in order (AgentSession.load). Others stay closed
+   * until asked for.
    */
   async recover(): Promise<void> {
-    // gateway.json and the lock's owner file are written atomically while turns may already run.
+    // gateway.json and the lock's owner file are written atomically while turns may already run;
+    // so is the search's cache, which a box killed while it warmed leaves a temp file of.
     await removeAtomicTemps(this.dataDir);
+    await removeAtomicTemps(searchCacheDir(this.dataDir));
     let names: string[];
     try {
       names = await readdir(agentsRoot(this.dataDir));
@@ -531,8 +535,8 @@ export class LocalAgentHost implements AgentHost {
       await removeSandboxTemps(paths.sandbox, UPLOADS_FOLDER);
       if (needsRecovery(paths.storeDb)) recovering.push(id);
     });
-    // Every interrupted turn is closed before any agent takes new work, so start-up is not
-    // slowed by turns of the agents recovered first.
+    // Every agent is read before any takes work (an interrupted turn goes on first, or is closed
+    // without a model), so start-up is not slowed by turns of the agents recovered first.
     const opened: AgentSession[] = [];
     await inBatches(recovering, RECOVERY_CONCURRENCY, async (id) => {
       try {
@@ -836,13 +840,24 @@ export class LocalAgentHost implements AgentHost {
 
   /**
    * Runs the agent's accepted inputs in a session of its own on `stores` (the turn worker's, behind
-   * its lease), as the agent's session would without `queuedTurns`: a turn a dead worker cut is
-   * closed first, then each pending input gets its turn. Resolves when none is left, or once
-   * `signal` aborts (the lease was lost: the running turn is stopped, its tools killed).
+   * its lease), as the agent's session would without `queuedTurns`: a turn a dead worker cut goes
+   * on first (agent/turn-resume.ts; closed instead with `closeCutTurns`, the job's last try), then
+   * each pending input gets its turn. Resolves when none is left, or once `signal` aborts (the lease
+   * was lost: the running turn is stopped, its tools killed).
    */
-  async runQueuedTurns(agentId: string, stores: StoreBackend, signal?: AbortSignal): Promise<void> {
+  async runQueuedTurns(
+    agentId: string,
+    stores: StoreBackend,
+    signal?: AbortSignal,
+    { closeCutTurns = false }: { closeCutTurns?: boolean } = {},
+  ): Promise<void> {
     if (this.closed) throw new Error('the agent host is closed');
-    const session = await AgentSession.open(agentId, { ...this.config, stores, turnsElsewhere: false });
+    const session = await AgentSession.open(agentId, {
+      ...this.config,
+      stores,
+      turnsElsewhere: false,
+      closeCutTurns,
+    });
     const stop = () => session.cancelTurn();
     signal?.addEventListener('abort', stop);
     try {

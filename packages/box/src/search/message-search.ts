@@ -53,6 +53,11 @@ export interface MessageSearchOptions {
 
 export const MAX_HITS = 50;
 
+/** Where txcript keeps the search's cache (a killed box may leave its temp files there). */
+export function searchCacheDir(dataDir: string): string {
+  return path.join(dataDir, 'cache', 'txcript');
+}
+
 export class MessageSearch {
   private readonly ctx: CliContext;
   private readonly index: SessionIndex;
@@ -79,7 +84,7 @@ export class MessageSearch {
       // The box's own files, never the user's: its transcripts and agents, its cache folder.
       env: {
         HOME: dataDir,
-        XDG_CACHE_HOME: path.join(dataDir, 'cache'),
+        XDG_CACHE_HOME: path.dirname(searchCacheDir(dataDir)),
         TXCRIPT_GROK_BOT_ROOT: path.join(dataDir, 'agent-transcripts'),
         TXCRIPT_GROK_BOT_AGENTS: path.join(dataDir, 'agents'),
         NO_COLOR: '1',

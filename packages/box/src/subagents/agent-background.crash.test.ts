@@ -46,7 +46,7 @@ afterAll(async () => {
 });
 
 describe('a crash during a subagent', () => {
-  it('SIGKILL, then a restart: both turns closed, the link kept, the model told, txcript reads both', async () => {
+  it('SIGKILL, then a restart: the parent turn goes on, the child closed, the link kept, the model told, txcript reads both', async () => {
     dataDir = await mkdtemp(path.join(os.tmpdir(), 'sendbox-crash-child-'));
     const box = spawn(process.execPath, ['--import', 'tsx', CHILD, dataDir], {
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -78,8 +78,11 @@ describe('a crash during a subagent', () => {
     const model = scriptedProvider([
       { toolCalls: [{ name: 'send_message', input: { type: 'text', content: 'I see what was cut.' } }] },
       {},
+      { toolCalls: [{ name: 'send_message', input: { type: 'text', content: 'Nothing more.' } }] },
+      {},
     ]);
     host = await createAgentHost({ dataDir, provider: model, env: {} });
+    await host.idle(agentId);
     const tasks = await host.listTasks(agentId);
     expect(tasks.map((task) => [task.kind, task.state]).sort()).toEqual([
       ['command', 'interrupted'],
@@ -87,16 +90,20 @@ describe('a crash during a subagent', () => {
     ]);
     const childId = tasks.find((task) => task.kind === 'subagent')!.id;
 
-    // The parent's turn: closed, its task call's interrupted result naming the child.
+    // The parent's turn: its task call's interrupted result naming the child, then it went on.
     const parent = jsonl(await readFile(agentPaths(dataDir, agentId).jsonl, 'utf8'));
     const taskResult = blocks(parent).find((block) => block.type === 'tool_result' && block.name === 'task');
     expect(taskResult?.result).toEqual({
       error: { error: expect.stringMatching(/interrupted/) as unknown, agentId: childId },
     });
     const entries = await host.entriesAfter(agentId, 0);
-    expect(entries.filter((entry) => entry.kind === 'notice').map((entry) => entry.text)).toContain(
+    expect(entries.filter((entry) => entry.kind === 'notice').map((entry) => entry.text)).not.toContain(
       BOX_STOPPED_NOTICE,
     );
+    expect(entries.find((entry) => entry.kind === 'send-message')).toMatchObject({
+      id: expect.stringMatching(/^t0s/) as unknown,
+      message: { content: 'I see what was cut.' },
+    });
     expect(entries.some((entry) => entry.id === 't0e')).toBe(true);
 
     // The child's turn: every call has its result.
@@ -111,13 +118,15 @@ describe('a crash during a subagent', () => {
       },
     ]);
 
-    // The next turn: the model reads what the crash cut, once.
-    await host.sendPrompt({ agentId, prompt: 'what happened?', clientNonce: 'after-crash' });
-    await host.idle(agentId);
+    // The turn going on: the model reads what the crash cut, and that its turn goes on.
     const seen = JSON.stringify(model.requests[0]!.messages);
     expect(seen).toContain('sleep 309.51');
     expect(seen).toContain(childId);
     expect(seen).toMatch(/interrupted/);
+    expect(seen).toContain('This turn was cut');
+    // The next turn: the background note was written once.
+    await host.sendPrompt({ agentId, prompt: 'what happened?', clientNonce: 'after-crash' });
+    await host.idle(agentId);
     const notes = jsonl(await readFile(agentPaths(dataDir, agentId).jsonl, 'utf8')).filter((record) =>
       JSON.stringify(record).includes('The box stopped while this background work ran'),
     );

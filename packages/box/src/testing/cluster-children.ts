@@ -19,11 +19,17 @@ export interface WorkerProcessConfig {
   dataDir: string;
   /** The worker's name in the lease rows. */
   name: string;
+  /** Serve its own gateway on loopback (its url and token come back in the WorkerProcess). */
+  gateway?: boolean;
 }
 
 export interface WorkerProcess {
+  name: string;
   child: ChildProcess;
   dataDir: string;
+  /** Its gateway, when started with one. */
+  url?: string;
+  token?: string;
   /** What it printed so far (stdout and stderr). */
   output(): string;
 }
@@ -40,9 +46,16 @@ export class WorkerProcesses {
     let output = '';
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    await until(() => output.includes('ready') || child.exitCode !== null, `${config.name} to start`, 60_000);
-    if (!output.includes('ready')) throw new Error(`${config.name} did not start:\n${output}`);
-    return { child, dataDir: config.dataDir, output: () => output };
+    await until(() => /^ready/m.test(output) || child.exitCode !== null, `${config.name} to start`, 60_000);
+    const ready = /^ready(?: (\S+) (\S+))?$/m.exec(output);
+    if (!ready) throw new Error(`${config.name} did not start:\n${output}`);
+    return {
+      name: config.name,
+      child,
+      dataDir: config.dataDir,
+      ...(ready[1] ? { url: ready[1], token: ready[2]! } : {}),
+      output: () => output,
+    };
   }
 
   /** SIGKILLs every one still running. */

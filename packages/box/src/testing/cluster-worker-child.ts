@@ -1,16 +1,29 @@
 /**
  * A cluster worker in a process of its own (tests only), to be SIGKILLed mid-turn. Its scripted model
  * answers each turn from the conversation alone, so any worker continues any agent the same way:
- * the user's prompt gets one shell call (`echo <prompt> >> log.txt`, then `sleep <n>` when the prompt
- * is `slow <n>`), the shell's result one `send_message`, and that an empty step that ends the turn.
- * Run with `node --import tsx`; prints `ready` once it takes jobs.
+ *
+ * - a prompt `plan <label>` is a turn of four tool steps, chosen by how many calls of the turn have
+ *   a result so far (an "interrupted" one counts): a shell call (`echo <label> s1 >> log.txt`, with
+ *   `sleep 60` when the label ends in `slow`), `send_message` "part 1 of <label>", a second shell
+ *   call, "part 2 of <label>", then an empty step that ends the turn;
+ * - any other prompt gets one shell call (`echo <prompt> >> log.txt`, then `sleep <n>` when the
+ *   prompt is `slow <n>`), the shell's result one `send_message`, and that an empty step.
+ *
+ * With `"gateway": true` it serves its own gateway on loopback and prints `ready <url> <token>`,
+ * else `ready`, once it takes jobs. While the file `<dataDir>/die-in-send-window` exists, it kills
+ * itself (SIGKILL) inside the write window of its next send: after the send's ledger entry
+ * committed, before its result reaches the transcript. Run with `node --import tsx`:
  *
  *   cluster-worker-child.ts '{"databaseUrl": …, "objectStoreUrl": …, "credentials": …, "schema": …,
- *                             "keyHex": …, "dataDir": …, "name": …}'
+ *                             "keyHex": …, "dataDir": …, "name": …, "gateway": true}'
  */
+import { existsSync } from 'node:fs';
+import path from 'node:path';
 import type { ModelStepRequest } from '../providers/types.ts';
 import { scriptedProvider, type ScriptedStep } from '../providers/scripted.ts';
 import { startClusterWorker } from '../cluster/worker.ts';
+import { makeWebRoot, startGatewayOn } from '../gateway/test-support.ts';
+import { WritePoints } from '../stores/write-points.ts';
 
 const config = JSON.parse(process.argv[2] ?? '{}') as {
   databaseUrl: string;
@@ -20,6 +33,7 @@ const config = JSON.parse(process.argv[2] ?? '{}') as {
   keyHex: string;
   dataDir: string;
   name: string;
+  gateway?: boolean;
 };
 
 /** The text of a user message, without the address tag and hidden-prompt wrappers. */
@@ -32,7 +46,48 @@ function lastUserText(request: ModelStepRequest): string {
     : content.map((part) => (part.type === 'text' ? part.text : '')).join('\n');
 }
 
+/** The text of the turn's user prompt (`[t<N>u]` tag dropped), and how many of its calls have results. */
+function turnSoFar(request: ModelStepRequest): { prompt: string; results: number } {
+  const textOf = (content: unknown): string =>
+    typeof content === 'string'
+      ? content
+      : Array.isArray(content)
+        ? content
+            .map((part: { type?: string; text?: string }) => (part.type === 'text' ? part.text : ''))
+            .join('\n')
+        : '';
+  const start = request.messages.findLastIndex(
+    (message) => message.role === 'user' && /^\[t\d+u\]/.test(textOf(message.content)),
+  );
+  const prompt = start < 0 ? '' : textOf(request.messages[start]!.content).replace(/^\[t\d+u\]\n/, '');
+  let results = 0;
+  for (const message of request.messages.slice(start + 1))
+    if (message.role === 'tool')
+      results += message.content.filter((part) => part.type === 'tool-result').length;
+  return { prompt, results };
+}
+
+function planStep(label: string, results: number): ScriptedStep {
+  const shell = (n: number, sleep: string) => ({
+    name: 'shell',
+    input: { command: `echo '${label} s${n}' >> log.txt${sleep}` },
+  });
+  const send = (part: number) => ({
+    name: 'send_message',
+    input: { type: 'text', content: `part ${part} of ${label}` },
+  });
+  if (results === 0)
+    return { toolCalls: [shell(1, label.endsWith('slow') ? ` && sleep 60.${process.pid % 97}` : '')] };
+  if (results === 1) return { toolCalls: [send(1)] };
+  if (results === 2) return { toolCalls: [shell(2, '')] };
+  if (results === 3) return { toolCalls: [send(2)] };
+  return {};
+}
+
 function step(request: ModelStepRequest): ScriptedStep {
+  const turn = turnSoFar(request);
+  const plan = /^plan (.+)$/.exec(turn.prompt.split('\n')[0] ?? '');
+  if (plan) return planStep(plan[1]!, turn.results);
   const last = request.messages.at(-1);
   if (last?.role === 'tool') {
     const result = last.content.find((part) => part.type === 'tool-result');
@@ -57,9 +112,26 @@ const worker = await startClusterWorker({
   env: {},
   provider: scriptedProvider(step),
   workerName: config.name,
+  writePoints: new WritePoints({ fail: sendWindowTrap(path.join(config.dataDir, 'die-in-send-window')) }),
   onTurnError: (agentId, error) => process.stderr.write(`turn of ${agentId}: ${(error as Error).message}\n`),
 });
-process.stdout.write('ready\n');
+const gateway = config.gateway
+  ? await startGatewayOn(worker.host, config.dataDir, { webRoot: await makeWebRoot() })
+  : undefined;
+process.stdout.write(gateway ? `ready ${gateway.url} ${gateway.token}\n` : 'ready\n');
 process.on('SIGTERM', () => {
-  void worker.close().then(() => process.exit(0));
+  void (gateway?.close() ?? Promise.resolve()).then(() => worker.close()).then(() => process.exit(0));
 });
+
+/**
+ * While `trigger` exists: a send's ledger write passes (it commits next), and at the next write (its
+ * result in the transcript) the process dies, without a handler, as a crashed worker.
+ */
+function sendWindowTrap(trigger: string): (store: string, what: string) => null {
+  let sent = false;
+  return (store, what) => {
+    if (sent) process.kill(process.pid, 'SIGKILL');
+    if (store === 'ledger' && /^t\d+s\d+$/.test(what) && existsSync(trigger)) sent = true;
+    return null;
+  };
+}

@@ -17,6 +17,7 @@ import type { Harness } from '../harness/types.ts';
 import type { Transcript } from '../model/common.ts';
 import { writeAmpHome } from '../../test/fixtures/amp/generate.ts';
 import { writeAntigravityHome } from '../../test/fixtures/antigravity/generate.ts';
+import { writeCampfireHome } from '../../test/fixtures/campfire/generate.ts';
 import { writeCoworkHome } from '../../test/fixtures/cowork/generate.ts';
 import { writeCursorDesktopHome } from '../../test/fixtures/cursor-desktop/generate.ts';
 import { writeCursorHome } from '../../test/fixtures/cursor/generate.ts';
@@ -40,7 +41,7 @@ const HOMES: Record<string, (home: string) => Promise<NodeJS.ProcessEnv> | NodeJ
   codex: (home) => saved('codex', { HOME: home, TXCRIPT_CODEX_ROOT: join(home, 'codex') }),
   grok_bot: (home) => generateFixtureBox(home).env,
   pi: (home) => (writePiHome(join(home, '.pi', 'agent', 'sessions')), { HOME: home }),
-  campfire: (home) => (writePiHome(join(home, '.campfire', 'agent', 'sessions')), { HOME: home }),
+  campfire: (home) => (writeCampfireHome(join(home, '.campfire', 'agent', 'sessions')), { HOME: home }),
   grok: (home) => (writeGrokHome(join(home, '.grok', 'sessions')), { HOME: home }),
   amp: (home) => (writeAmpHome(join(home, '.local', 'share', 'amp', 'threads')), { HOME: home }),
   cowork: (home) => (writeCoworkHome(home), { HOME: home }),

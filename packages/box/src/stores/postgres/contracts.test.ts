@@ -12,6 +12,7 @@ import { clusterBackend, useServices } from './backend.ts';
 import { S3AttachmentStore } from './attachments.ts';
 import { PgSecretStore } from './secrets.ts';
 import { PgInbox } from './inbox.ts';
+import { acceptBatchOf } from './accept-batch.ts';
 import { inboxContract } from '../inbox.contract.ts';
 import { TURN_QUEUE } from './turn-queue.ts';
 import { StoreWriteError } from '../errors.ts';
@@ -56,6 +57,54 @@ describe('PgInbox accepting an input', () => {
     const jobs = await boss.findJobs<{ agentId: string; nonce: string }>(TURN_QUEUE, { key: home.agentId });
     expect(jobs.map((job) => job.data.nonce).sort()).toEqual(['n1', 'n2']);
     expect(new Set(jobs.map((job) => job.singletonKey))).toEqual(new Set([home.agentId]));
+  });
+
+  it('commits inputs that arrive together in a few transactions: each acknowledged after its commit, in order, repeats known', async () => {
+    const { home, boss } = await open();
+    const agents = [home.agentId, `${home.agentId}-b`, `${home.agentId}-c`];
+    const inboxes = await Promise.all(agents.map((agent) => PgInbox.open(home.db, boss, agent)));
+    const batch = acceptBatchOf(home.db, boss);
+    const before = batch.batches;
+    const reader = await home.db.pool.connect();
+    try {
+      const accepted = await Promise.all(
+        Array.from({ length: 60 }, async (_, i) => {
+          // i % 10 === 9: the nonce of the input before it again, in the same burst.
+          const nonce = `n${i % 10 === 9 ? i - 1 : i}`;
+          const fresh = await inboxes[i % 3]!.accept(nonce, { kind: 'prompt', prompt: `p${i}` }, i);
+          // Acknowledged: its row is there for another connection, with its turn job.
+          const row = await reader.query(
+            `SELECT 1 FROM ${home.db.table('inbox')} WHERE agent_id = $1 AND nonce = $2`,
+            [agents[i % 3], nonce],
+          );
+          expect(row.rowCount, nonce).toBe(1);
+          return fresh;
+        }),
+      );
+      // A repeat lands on another agent (i % 3 differs), so it is that agent's own first input.
+      expect(accepted.filter(Boolean)).toHaveLength(60);
+      expect(batch.batches - before).toBeLessThan(60);
+      const again = await inboxes[0]!.accept('n0', { kind: 'prompt', prompt: 'p0' }, 99);
+      expect(again).toBe(false);
+      const twice = await Promise.all([
+        inboxes[1]!.accept('same', { kind: 'prompt', prompt: 'x' }, 100),
+        inboxes[1]!.accept('same', { kind: 'prompt', prompt: 'x' }, 101),
+      ]);
+      expect(twice.sort()).toEqual([false, true]);
+      for (const [a, agent] of agents.entries()) {
+        const rows = await reader.query<{ nonce: string }>(
+          `SELECT nonce FROM ${home.db.table('inbox')} WHERE agent_id = $1 ORDER BY seq`,
+          [agent],
+        );
+        const sent = Array.from({ length: 60 }, (_, i) => i).filter((i) => i % 3 === a);
+        const expected = [...sent.map((i) => `n${i % 10 === 9 ? i - 1 : i}`), ...(a === 1 ? ['same'] : [])];
+        expect(rows.rows.map((row) => row.nonce)).toEqual(expected);
+        const jobs = await boss.findJobs<{ nonce: string }>(TURN_QUEUE, { key: agent });
+        expect(jobs.map((job) => job.data.nonce).sort()).toEqual([...expected].sort());
+      }
+    } finally {
+      reader.release();
+    }
   });
 
   it('keeps no row when the job cannot be sent (one transaction)', async () => {

@@ -5,6 +5,7 @@
  */
 import pg from 'pg';
 import { SyncSql } from './sync-sql.ts';
+import { FENCED_SQLSTATE } from './leases.ts';
 
 export const DEFAULT_SCHEMA = 'sendbox';
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
@@ -95,6 +96,54 @@ function migrations(s: string): string[] {
        at timestamptz NOT NULL DEFAULT now(),
        PRIMARY KEY (agent_id, key)
      )`,
+    // The fence of every write of an agent's ledger and transcript (leases.ts): the agent's writes are
+    // serialized (a transaction-scoped advisory lock, so each computes the next seq from committed
+    // rows; each statement of a volatile function takes a fresh snapshot), and a write under an
+    // epoch holds the lease row shared until it commits, and only while the row still has that
+    // epoch, else it raises FENCED_SQLSTATE and nothing of it stays. A claim waits for such a write
+    // to commit, or the write sees the claim's new epoch: it lands before the takeover, or not at all.
+    `CREATE OR REPLACE FUNCTION ${s}.fence_agent_write(p_lock text, p_agent text, p_epoch bigint)
+     RETURNS void LANGUAGE plpgsql AS $fn$
+     BEGIN
+       PERFORM pg_advisory_xact_lock(hashtext(p_lock));
+       IF p_epoch IS NOT NULL THEN
+         PERFORM 1 FROM ${s}.leases WHERE agent_id = p_agent AND epoch = p_epoch FOR SHARE;
+         IF NOT FOUND THEN
+           RAISE EXCEPTION 'agent %: epoch % is no longer its lease''s', p_agent, p_epoch USING ERRCODE = '${FENCED_SQLSTATE}';
+         END IF;
+       END IF;
+     END $fn$`,
+    // One fenced ledger append, one statement (one round trip, committed on its own): the entries
+    // with seq = the agent's last seq + their position.
+    `CREATE OR REPLACE FUNCTION ${s}.append_ledger(p_lock text, p_agent text, p_epoch bigint, p_ids text[], p_entries text[])
+     RETURNS SETOF bigint LANGUAGE plpgsql AS $fn$
+     BEGIN
+       PERFORM ${s}.fence_agent_write(p_lock, p_agent, p_epoch);
+       RETURN QUERY
+         INSERT INTO ${s}.ledger (agent_id, seq, id, entry, epoch)
+         SELECT p_agent, last.seq + e.ord, e.id, e.entry, p_epoch
+         FROM unnest(p_ids, p_entries) WITH ORDINALITY AS e(id, entry, ord),
+              (SELECT COALESCE(max(l.seq), 0) AS seq FROM ${s}.ledger l WHERE l.agent_id = p_agent) AS last
+         RETURNING seq;
+     END $fn$`,
+    // One fenced transcript append: a last row without its newline (a torn line written by hand) is
+    // ended first, as in a file. Returns the new row's seq.
+    `CREATE OR REPLACE FUNCTION ${s}.append_transcript(p_lock text, p_agent text, p_epoch bigint, p_text text)
+     RETURNS bigint LANGUAGE plpgsql AS $fn$
+     DECLARE
+       last_seq bigint;
+       last_tail text;
+       new_seq bigint;
+     BEGIN
+       PERFORM ${s}.fence_agent_write(p_lock, p_agent, p_epoch);
+       SELECT t.seq, right(t.text, 1) INTO last_seq, last_tail
+         FROM ${s}.transcript t WHERE t.agent_id = p_agent ORDER BY t.seq DESC LIMIT 1;
+       INSERT INTO ${s}.transcript (agent_id, seq, text, epoch)
+         VALUES (p_agent, COALESCE(last_seq, 0) + 1,
+                 CASE WHEN COALESCE(last_tail, E'\\n') = E'\\n' THEN '' ELSE E'\\n' END || p_text, p_epoch)
+         RETURNING seq INTO new_seq;
+       RETURN new_seq;
+     END $fn$`,
     // The agent's latest sandbox snapshot (cluster/sandbox/): its manifest's SHA-256 in the bucket,
     // written under the lease epoch of the worker that took it.
     `CREATE TABLE IF NOT EXISTS ${s}.sandbox_snapshots (

@@ -1,15 +1,16 @@
 /**
  * An agent's inbox in PostgreSQL (`inbox` table, one row per (agent, nonce)). Accepting an input is
  * one transaction (issue 25 §2): the row (`ON CONFLICT (agent_id, nonce) DO NOTHING`: a nonce
- * another gateway accepted is a repeat here too) and its turn job on pg-boss; `accept` resolves
- * after the commit, so the gateway's 2xx comes after it. What `has` and `pending` answer is the
+ * another gateway accepted is a repeat here too) and its turn job on pg-boss, committed together
+ * with the other inputs this worker accepts meanwhile (accept-batch.ts); `accept` resolves after
+ * the commit, so the gateway's 2xx comes after it. What `has` and `pending` answer is the
  * rows as read at open and changed through this handle; `load` reads them again.
  */
 import type { PgBoss } from 'pg-boss';
 import { StoreWriteError } from '../errors.ts';
 import type { InboxInput, InboxRow, InboxStore, InputState } from '../inbox.ts';
 import type { Database } from './database.ts';
-import { sendTurn } from './turn-queue.ts';
+import { acceptBatchOf } from './accept-batch.ts';
 
 interface RawRow {
   seq: string;
@@ -60,27 +61,17 @@ export class PgInbox implements InboxStore {
 
   async accept(nonce: string, input: InboxInput, acceptedAt: number): Promise<boolean> {
     if (this.nonces.has(nonce)) return false;
-    let seq: number | null = null;
-    const client = await this.db.pool.connect().catch((error: unknown) => {
-      throw new StoreWriteError('inbox', 'the input', error);
-    });
+    let seq: number | null;
     try {
-      await client.query('BEGIN');
-      const inserted = await client.query<{ seq: string }>(
-        `INSERT INTO ${this.db.table('inbox')} (agent_id, nonce, kind, input, accepted_at)
-         VALUES ($1, $2, $3, $4, $5) ON CONFLICT (agent_id, nonce) DO NOTHING RETURNING seq`,
-        [this.agentId, nonce, input.kind, JSON.stringify(input), acceptedAt],
-      );
-      if (inserted.rows.length === 1) {
-        seq = Number(inserted.rows[0]!.seq);
-        await sendTurn(this.boss, client, { agentId: this.agentId, nonce });
-      }
-      await client.query('COMMIT');
+      // Committed with the inputs the worker accepts meanwhile (accept-batch.ts), before this resolves.
+      seq = await acceptBatchOf(this.db, this.boss).accept({
+        agentId: this.agentId,
+        nonce,
+        input,
+        acceptedAt,
+      });
     } catch (error) {
-      await client.query('ROLLBACK').catch(() => undefined);
       throw new StoreWriteError('inbox', 'the input', error);
-    } finally {
-      client.release();
     }
     this.nonces.add(nonce);
     if (seq === null) return false;

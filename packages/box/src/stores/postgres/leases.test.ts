@@ -3,7 +3,7 @@ import type { LedgerEntry } from '@sendbox/protocol';
 import { describe, expect, it } from 'vitest';
 import { useBackend } from '../contract.ts';
 import { clusterBackend, useServices, type ClusterHome } from './backend.ts';
-import { fenceStatements, Leases, SupersededError, type AgentFence } from './leases.ts';
+import { Leases, SupersededError, writeLockKey, type AgentFence } from './leases.ts';
 import { PgLedger } from './ledger.ts';
 import { PgTranscript } from './transcript.ts';
 
@@ -99,10 +99,12 @@ describe('leases with fencing (postgres)', () => {
     const writer = await home.db.pool.connect();
     try {
       await writer.query('BEGIN');
-      for (const step of fenceStatements(home.db, fence)) {
-        const result = await writer.query(step.text, [...(step.values ?? [])]);
-        expect(result.rowCount).toBe(1); // still epoch 1: the fence passes
-      }
+      // A write's fence, passed (still epoch 1) in a transaction not yet committed.
+      await writer.query(`SELECT ${home.db.schema}.fence_agent_write($1, $2, $3)`, [
+        writeLockKey(home.db, home.agentId),
+        home.agentId,
+        fence.epoch,
+      ]);
       let claimed = false;
       const claim = b.claim(home.agentId).then((lease) => {
         claimed = true;

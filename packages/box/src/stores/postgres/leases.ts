@@ -5,14 +5,13 @@
  * Claiming takes the row when it is free (no lease, an expired one, or the claimer's own) and raises
  * the epoch by one, so every claim has an epoch no earlier claim had. The holder renews it while its
  * turn runs; a holder that stops renewing (dead, or paused past the expiry) loses it to the next
- * claimer. Every write of a turn's results starts with `fenceStatements`: it commits only while the
- * lease still has the writer's epoch, so a superseded worker writes nothing (its write is refused with
+ * claimer. Every write of a turn's results passes the fence first (`fence_agent_write`, database.ts):
+ * it commits only while the lease still has the writer's epoch, so a superseded worker writes nothing (its write is refused with
  * a SupersededError, and it stops its turn).
  *
  * Times are the server's (`now()`), so the workers' clocks need not agree.
  */
 import type { Database } from './database.ts';
-import { GuardError, type Statement } from './sync-sql.ts';
 
 /** How long a lease lasts unless renewed: the turn queue's heartbeat (turn-queue.ts). */
 export const LEASE_TTL_MS = 10_000;
@@ -36,7 +35,10 @@ export interface AgentFence {
 }
 
 /** A write made under an epoch that is no longer the lease's: refused whole, nothing of it stays. */
-export class SupersededError extends GuardError {
+export class SupersededError extends Error {
+  override readonly name = 'SupersededError';
+  readonly code = 'SENDBOX_FENCED';
+
   constructor(
     readonly agentId: string,
     readonly epoch: number,
@@ -130,31 +132,19 @@ export class Leases {
 }
 
 /**
- * The statements every write of an agent's ledger or transcript starts its transaction with: the
- * agent's writes are serialized (a transaction-scoped advisory lock, so each computes the next seq
- * from committed rows), and a write under an epoch holds the lease row shared until it commits, and
- * only while the row still has that epoch. A claim waits for such a write to commit, or the write
- * sees the claim's new epoch and is refused: it lands before the takeover, or not at all.
+ * The SQLSTATE a fenced write raises when the lease no longer has its epoch (`fence_agent_write` in
+ * database.ts, which every ledger and transcript append runs first, in the same statement).
  */
-export function fenceStatements(db: Database, fence: AgentFence): Statement[] {
-  const lock: Statement = {
-    text: `SELECT pg_advisory_xact_lock(hashtext($1))`,
-    values: [`sendbox-agent-writes:${db.schema}:${fence.agentId}`],
-  };
-  if (fence.epoch === null) return [lock];
-  return [
-    lock,
-    {
-      text: `SELECT 1 FROM ${db.table('leases')} WHERE agent_id = $1 AND epoch = $2 FOR SHARE`,
-      values: [fence.agentId, fence.epoch],
-      guard: `epoch ${fence.epoch}`,
-    },
-  ];
+export const FENCED_SQLSTATE = 'SB001';
+
+/** The advisory lock that serializes an agent's ledger and transcript writes in one schema. */
+export function writeLockKey(db: Database, agentId: string): string {
+  return `sendbox-agent-writes:${db.schema}:${agentId}`;
 }
 
-/** The write's error, as the caller should see it: a failed fence is a SupersededError. */
+/** The write's error, as the caller should see it: a refused fence is a SupersededError. */
 export function fencedError(fence: AgentFence, error: unknown): unknown {
-  if (error instanceof GuardError && !(error instanceof SupersededError) && fence.epoch !== null) {
+  if (fence.epoch !== null && (error as { code?: unknown } | null)?.code === FENCED_SQLSTATE) {
     return new SupersededError(fence.agentId, fence.epoch);
   }
   return error;

@@ -5,8 +5,8 @@
  * (`validateLedgerEntries`, `ledgerRowsOf`), as the files backend's are.
  *
  * The interface is synchronous, as SQLite's is: calls go through the worker's SyncSql. Each batch is
- * one transaction behind the agent's fence (leases.ts): a worker whose lease was taken over writes
- * nothing (SupersededError).
+ * one statement (`append_ledger`, database.ts), its own transaction, behind the agent's fence
+ * (leases.ts): a worker whose lease was taken over writes nothing (SupersededError).
  */
 import type { LedgerEntry } from '@sendbox/protocol';
 import {
@@ -19,7 +19,7 @@ import {
 } from '@sendbox/txcript';
 import type { LedgerStore } from '../ledger.ts';
 import type { Database } from './database.ts';
-import { fencedError, fenceStatements, type AgentFence } from './leases.ts';
+import { fencedError, writeLockKey, type AgentFence } from './leases.ts';
 
 const UNIQUE_VIOLATION = '23505';
 
@@ -41,25 +41,18 @@ export class PgLedger implements LedgerStore {
   appendEntries(entries: readonly LedgerEntry[]): number[] {
     if (entries.length === 0) return [];
     validateLedgerEntries(entries, this.source);
-    const ledger = this.db.table('ledger');
     let results;
     try {
-      results = this.db.sync().transaction([
-        ...fenceStatements(this.db, this.fence),
-        {
-          text: `INSERT INTO ${ledger} (agent_id, seq, id, entry, epoch)
-                 SELECT $1, last.seq + e.ord, e.id, e.entry, $4
-                 FROM unnest($2::text[], $3::text[]) WITH ORDINALITY AS e(id, entry, ord),
-                      (SELECT COALESCE(max(seq), 0) AS seq FROM ${ledger} WHERE agent_id = $1) AS last
-                 RETURNING seq`,
-          values: [
-            this.agentId,
-            entries.map((entry) => entry.id),
-            entries.map((entry) => JSON.stringify(entry)),
-            this.fence.epoch,
-          ],
-        },
-      ]);
+      // One statement, one round trip: the fence and the rows (database.ts, append_ledger).
+      results = this.db
+        .sync()
+        .query(`SELECT seq FROM ${this.db.schema}.append_ledger($1, $2, $3, $4, $5) AS seq`, [
+          writeLockKey(this.db, this.agentId),
+          this.agentId,
+          this.fence.epoch,
+          entries.map((entry) => entry.id),
+          entries.map((entry) => JSON.stringify(entry)),
+        ]);
     } catch (error) {
       if ((error as { code?: string }).code === UNIQUE_VIOLATION) {
         throw new LedgerError(
@@ -71,10 +64,7 @@ export class PgLedger implements LedgerStore {
       throw fencedError(this.fence, error);
     }
     // seq = the last seq + the entry's position: ascending in the batch's order.
-    return results
-      .at(-1)!
-      .rows.map((row) => Number(row.seq))
-      .sort((a, b) => a - b);
+    return results.rows.map((row) => Number(row.seq)).sort((a, b) => a - b);
   }
 
   readLedgerEntries(): LedgerRead {

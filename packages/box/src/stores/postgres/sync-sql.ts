@@ -7,8 +7,7 @@
  * answer is then taken off the port with `receiveMessageOnPort`. The event loop is held for one round
  * trip to the server, as a better-sqlite3 commit holds it for an fsync.
  *
- * A statement may be a guard: when it does not return exactly one row, the transaction is rolled
- * back and the call throws a GuardError carrying the guard's message (the fencing check of a write).
+ * A fenced write is one statement (database.ts, `append_ledger`): one round trip, committed alone.
  */
 import { createRequire } from 'node:module';
 import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from 'node:worker_threads';
@@ -16,19 +15,11 @@ import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from '
 export interface Statement {
   text: string;
   values?: readonly unknown[];
-  /** When set, the statement must return exactly one row, or the transaction is rolled back with this message. */
-  guard?: string;
 }
 
 export interface StatementResult {
   rows: Record<string, unknown>[];
   rowCount: number;
-}
-
-/** A guard statement found no row: the transaction was rolled back, nothing of it stays. */
-export class GuardError extends Error {
-  override readonly name = 'GuardError';
-  readonly code = 'SENDBOX_FENCED';
 }
 
 /** The worker gave no answer in time (it is stopped; the next call starts another). */
@@ -38,7 +29,7 @@ export class SyncSqlTimeout extends Error {
 
 type Reply =
   | { id: number; ok: true; results: StatementResult[] }
-  | { id: number; ok: false; guard: boolean; message: string; code?: string };
+  | { id: number; ok: false; message: string; code?: string };
 
 /** The worker: plain CommonJS run with `eval`, so it needs no file of its own next to a bundle. */
 const WORKER_SOURCE = `
@@ -58,25 +49,20 @@ function answer(reply) {
 port.on('message', (request) => {
   queue = queue.then(async () => {
     await ready;
-    if (broken) return answer({ id: request.id, ok: false, guard: false, message: broken.message, code: broken.code });
+    if (broken) return answer({ id: request.id, ok: false, message: broken.message, code: broken.code });
     const results = [];
     let open = false;
     try {
       if (request.transaction) { await client.query('BEGIN'); open = true; }
       for (const step of request.statements) {
         const result = await client.query(step.text, step.values || []);
-        if (step.guard !== undefined && result.rowCount !== 1) {
-          if (open) await client.query('ROLLBACK');
-          open = false;
-          return answer({ id: request.id, ok: false, guard: true, message: step.guard });
-        }
         results.push({ rows: result.rows || [], rowCount: result.rowCount || 0 });
       }
       if (open) await client.query('COMMIT');
       answer({ id: request.id, ok: true, results });
     } catch (error) {
       if (open) await client.query('ROLLBACK').catch(() => undefined);
-      answer({ id: request.id, ok: false, guard: false, message: error.message, code: error.code });
+      answer({ id: request.id, ok: false, message: error.message, code: error.code });
     }
   });
 });
@@ -96,7 +82,7 @@ export class SyncSql {
     private readonly statementTimeoutMs = 15_000,
   ) {}
 
-  /** Runs the statements in one transaction (a guard failing rolls it back): all or nothing. */
+  /** Runs the statements in one transaction: all or nothing. */
   transaction(statements: readonly Statement[]): StatementResult[] {
     return this.call(statements, true);
   }
@@ -128,7 +114,6 @@ export class SyncSql {
       );
     }
     if (message.ok) return message.results;
-    if (message.guard) throw new GuardError(message.message);
     const error = new Error(message.message) as Error & { code?: string };
     if (message.code) error.code = message.code;
     throw error;

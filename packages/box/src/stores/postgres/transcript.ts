@@ -6,7 +6,7 @@
  */
 import type { TranscriptLog } from '../transcript.ts';
 import type { Database } from './database.ts';
-import { fencedError, fenceStatements, type AgentFence } from './leases.ts';
+import { fencedError, writeLockKey, type AgentFence } from './leases.ts';
 
 export class PgTranscript implements TranscriptLog {
   readonly source: string;
@@ -21,26 +21,21 @@ export class PgTranscript implements TranscriptLog {
   }
 
   append(text: string): void {
-    const table = this.db.table('transcript');
     let results;
     try {
-      results = this.db.sync().transaction([
-        ...fenceStatements(this.db, this.fence),
-        {
-          // A last row without its newline (a torn line written by hand) is ended first, as in a file.
-          text: `WITH last AS (SELECT seq, right(text, 1) AS tail FROM ${table} WHERE agent_id = $1 ORDER BY seq DESC LIMIT 1)
-                 INSERT INTO ${table} (agent_id, seq, text, epoch)
-                 SELECT $1, COALESCE((SELECT seq FROM last), 0) + 1,
-                        CASE WHEN COALESCE((SELECT tail FROM last), E'\\n') = E'\\n' THEN '' ELSE E'\\n' END || $2,
-                        $3
-                 RETURNING seq`,
-          values: [this.fence.agentId, text, this.fence.epoch],
-        },
-      ]);
+      // One statement, one round trip: the fence and the row (database.ts, append_transcript).
+      results = this.db
+        .sync()
+        .query(`SELECT ${this.db.schema}.append_transcript($1, $2, $3, $4) AS seq`, [
+          writeLockKey(this.db, this.fence.agentId),
+          this.fence.agentId,
+          this.fence.epoch,
+          text,
+        ]);
     } catch (error) {
       throw fencedError(this.fence, error);
     }
-    const seq = Number(results.at(-1)!.rows[0]!.seq);
+    const seq = Number(results.rows[0]!.seq);
     this.known = this.known !== null && seq === this.known + 1 ? seq : null;
   }
 

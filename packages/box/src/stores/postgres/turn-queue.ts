@@ -1,12 +1,21 @@
 /**
  * The cluster's turn queue on pg-boss 12 (issue 25 §2): one job per accepted input, in a
  * `key_strict_fifo` queue keyed by agent id, so one worker at a time runs an agent's turns, in the
- * order they were accepted. The job is sent in the transaction that accepts the input.
+ * order they were accepted. The job is inserted in the transaction that accepts the input
+ * (accept-batch.ts).
  */
 import { PgBoss } from 'pg-boss';
-import type { PoolClient } from 'pg';
 
 export const TURN_QUEUE = 'sendbox-turns';
+
+/**
+ * Tries of a turn job after its first (pg-boss's `retryLimit`): a worker that dies fails its job,
+ * which another worker then retries. A cut turn is resumed at most MAX_TURN_RESUMES (2) times
+ * (agent/turn-resume.ts) and closed at the next try, so a job needs one retry more than that; the
+ * last try always closes a cut turn (cluster/turn-worker.ts), since a job that fails with no retry
+ * left would hold the agent's queue.
+ */
+export const TURN_RETRY_LIMIT = 3;
 
 export interface TurnJob {
   agentId: string;
@@ -24,19 +33,10 @@ export async function startTurnQueue(url: string, schema: string): Promise<PgBos
   });
   boss.on('error', () => undefined);
   await boss.start();
-  await boss.createQueue(TURN_QUEUE, { policy: 'key_strict_fifo', heartbeatSeconds: 10 });
+  await boss.createQueue(TURN_QUEUE, {
+    policy: 'key_strict_fifo',
+    heartbeatSeconds: 10,
+    retryLimit: TURN_RETRY_LIMIT,
+  });
   return boss;
-}
-
-/** Sends an input's turn job through `client`, inside the caller's transaction. */
-export async function sendTurn(boss: PgBoss, client: PoolClient, job: TurnJob): Promise<void> {
-  const id = await boss.send(
-    TURN_QUEUE,
-    { ...job },
-    {
-      singletonKey: job.agentId,
-      db: { executeSql: (text, values) => client.query(text, values) },
-    },
-  );
-  if (id === null) throw new Error(`the turn queue refused the job of input ${job.nonce}`);
 }

@@ -31,7 +31,11 @@ export interface SendGateContext {
   sendsBlocked(): boolean;
   /** The id the next delivered send gets (`t<N>s<k>`); called only on delivery. */
   nextSendId(): string;
-  /** Stored forms already delivered in this turn, for the never-twice rule. */
+  /**
+   * What was delivered in this turn, for the never-twice rule: each send under two keys, the stored
+   * form as the model asked for it and `deliveredKey` of what was delivered (which a resumed turn
+   * rebuilds from the ledger: agent/turn-resume.ts).
+   */
   deliveredInTurn: Map<string, string>;
   now(): number;
 }
@@ -66,22 +70,20 @@ export async function handleSendMessage(input: unknown, ctx: SendGateContext): P
 
   const key = JSON.stringify(stored);
   const earlier = ctx.deliveredInTurn.get(key);
-  if (earlier !== undefined) {
-    return refused(
-      jsonlInput,
-      `Not delivered: this exact message was already delivered in this turn (id: ${earlier}). ` +
-        'The user has it; do not send it again.',
-    );
-  }
+  if (earlier !== undefined) return refused(jsonlInput, alreadyDelivered(earlier));
 
   try {
     stored = await ingestFiles(stored, ctx);
   } catch (error) {
     return refused(jsonlInput, `Not delivered: ${(error as Error).message}`);
   }
+  const deliveredAs = deliveredKey(stored);
+  const same = ctx.deliveredInTurn.get(deliveredAs);
+  if (same !== undefined) return refused(jsonlInput, alreadyDelivered(same));
 
   const messageId = ctx.nextSendId();
   ctx.deliveredInTurn.set(key, messageId);
+  ctx.deliveredInTurn.set(deliveredAs, messageId);
   return {
     delivered: true,
     messageId,
@@ -91,6 +93,26 @@ export async function handleSendMessage(input: unknown, ctx: SendGateContext): P
     awaitsUser: stored.type === 'widget' || stored.type === 'secret-request',
     request,
   };
+}
+
+function alreadyDelivered(id: string): string {
+  return (
+    `Not delivered: this exact message was already delivered in this turn (id: ${id}). ` +
+    'The user has it; do not send it again.'
+  );
+}
+
+/**
+ * The never-twice key of a delivered message (as the ledger holds it): its JSON with each ingested
+ * file named by its content-addressed file name instead of its path, which is this box's (another
+ * worker's copy of the same file has another path).
+ */
+export function deliveredKey(message: StoredMessage): string {
+  return JSON.stringify(message, (name, value: unknown) =>
+    name === 'url' && typeof value === 'string' && isFileUrl(value)
+      ? `file:${value.slice(value.lastIndexOf('/') + 1)}`
+      : value,
+  );
 }
 
 function refused(jsonlInput: JsonObject, text: string): SendOutcome {

@@ -26,5 +26,11 @@ export function resumeCommand(id: string, env: NodeJS.ProcessEnv = process.env):
 
 export { isPlaceholderTitle, openCodeCodec, openCodeId, openCodeSessionId } from './codec.ts';
 export { openCodeText, type OpenCodeExport } from './records.ts';
-export { OPENCODE_EXPORT_DIR_ENV, openCodeDbPath, openCodeLocator, openCodeStore } from './store.ts';
+export {
+  OPENCODE_EXPORT_DIR_ENV,
+  openCodeDbPath,
+  openCodeLocator,
+  openCodeStore,
+  readOpenCodeExport,
+} from './store.ts';
 export { commonToolToOpenCode, openCodeToolToCommon } from './tools.ts';

@@ -74,6 +74,84 @@ function runImport(file: string, cwd: string, env: NodeJS.ProcessEnv): Promise<s
   });
 }
 
+/**
+ * The export document (what `opencode export` prints) of session `id`, read
+ * from its rows: the session row as `info`; each message row as a message's
+ * `info`, its `data` spread under its id and session; each part row, its
+ * `data` spread under its ids. undefined when there is no such session. A row
+ * whose `data` is not a JSON object is skipped with a warning.
+ */
+export function readOpenCodeExport(
+  conn: SqliteDb,
+  db: string,
+  id: string,
+  warnings: Warning[],
+): JsonObject | undefined {
+  const session = conn.prepare('SELECT * FROM session WHERE id = ?').get(id) as
+    Record<string, unknown> | undefined;
+  if (session === undefined) return undefined;
+  const info: Record<string, unknown> = {
+    id,
+    slug: session.slug ?? '',
+    directory: session.directory ?? '',
+    title: session.title ?? '',
+    version: session.version ?? '',
+    time: {
+      created: session.time_created ?? 0,
+      updated: session.time_updated ?? session.time_created ?? 0,
+    },
+  };
+  if (typeof session.model === 'string') {
+    try {
+      info.model = JSON.parse(session.model) as unknown;
+    } catch {
+      warnings.push({
+        source: openCodeLocator(db, id),
+        message: `the session row's model column is not JSON (${JSON.stringify(session.model.slice(0, 60))}); the session is read without its model. To keep it, set the column to the JSON OpenCode writes, e.g. with sqlite3 "${db}": UPDATE session SET model = '{"providerID":"…","modelID":"…"}' WHERE id = '${id}'`,
+      });
+    }
+  }
+  const decode = (table: string, rowId: string, data: string): Record<string, unknown> | undefined => {
+    try {
+      const v: unknown = JSON.parse(data);
+      if (typeof v === 'object' && v !== null && !Array.isArray(v)) return v as Record<string, unknown>;
+    } catch {
+      // reported below
+    }
+    warnings.push({
+      source: db,
+      message: `${table} row ${rowId} of session ${id} holds no JSON object; skipped (OpenCode wrote it partly, or another program changed it)`,
+    });
+    return undefined;
+  };
+  const parts = new Map<string, Record<string, unknown>[]>();
+  for (const p of conn
+    .prepare('SELECT id, message_id, data FROM part WHERE session_id = ? ORDER BY message_id, id')
+    .all(id) as {
+    id: string;
+    message_id: string;
+    data: string;
+  }[]) {
+    const data = decode('part', p.id, p.data);
+    if (data === undefined) continue;
+    const list = parts.get(p.message_id) ?? [];
+    list.push({ id: p.id, sessionID: id, messageID: p.message_id, ...data });
+    parts.set(p.message_id, list);
+  }
+  const messages: Record<string, unknown>[] = [];
+  for (const m of conn
+    .prepare('SELECT id, time_created, data FROM message WHERE session_id = ? ORDER BY time_created, id')
+    .all(id) as { id: string; time_created: number; data: string }[]) {
+    const data = decode('message', m.id, m.data);
+    if (data === undefined) continue;
+    messages.push({
+      info: { id: m.id, sessionID: id, ...data, time: data.time ?? { created: m.time_created } },
+      parts: parts.get(m.id) ?? [],
+    });
+  }
+  return JSON.parse(JSON.stringify({ info, messages })) as JsonObject;
+}
+
 export function openCodeStore(env: NodeJS.ProcessEnv = process.env): SavingStore {
   const db = openCodeDbPath(env);
   return {
@@ -154,76 +232,14 @@ export function openCodeStore(env: NodeJS.ProcessEnv = process.env): SavingStore
       const conn = await openReadOnly(db);
       const warnings: Warning[] = [];
       try {
-        const session = conn.prepare('SELECT * FROM session WHERE id = ?').get(id) as
-          Record<string, unknown> | undefined;
-        if (session === undefined)
+        const exported = readOpenCodeExport(conn, db, id, warnings);
+        if (exported === undefined)
           throw new Error(`opencode: no session ${id} in ${db}; run \`txcript list\` to see the ids`);
-        const info: Record<string, unknown> = {
-          id,
-          slug: session.slug ?? '',
-          directory: session.directory ?? '',
-          title: session.title ?? '',
-          version: session.version ?? '',
-          time: {
-            created: session.time_created ?? 0,
-            updated: session.time_updated ?? session.time_created ?? 0,
-          },
-        };
-        if (typeof session.model === 'string') {
-          try {
-            info.model = JSON.parse(session.model) as unknown;
-          } catch {
-            warnings.push({
-              source: openCodeLocator(db, id),
-              message: `the session row's model column is not JSON (${JSON.stringify(session.model.slice(0, 60))}); the session is read without its model. To keep it, set the column to the JSON OpenCode writes, e.g. with sqlite3 "${db}": UPDATE session SET model = '{"providerID":"…","modelID":"…"}' WHERE id = '${id}'`,
-            });
-          }
-        }
-        const decode = (table: string, rowId: string, data: string): Record<string, unknown> | undefined => {
-          try {
-            const v: unknown = JSON.parse(data);
-            if (typeof v === 'object' && v !== null && !Array.isArray(v)) return v as Record<string, unknown>;
-          } catch {
-            // reported below
-          }
-          warnings.push({
-            source: db,
-            message: `${table} row ${rowId} of session ${id} holds no JSON object; skipped (OpenCode wrote it partly, or another program changed it)`,
-          });
-          return undefined;
-        };
-        const parts = new Map<string, Record<string, unknown>[]>();
-        for (const p of conn
-          .prepare('SELECT id, message_id, data FROM part WHERE session_id = ? ORDER BY message_id, id')
-          .all(id) as {
-          id: string;
-          message_id: string;
-          data: string;
-        }[]) {
-          const data = decode('part', p.id, p.data);
-          if (data === undefined) continue;
-          const list = parts.get(p.message_id) ?? [];
-          list.push({ id: p.id, sessionID: id, messageID: p.message_id, ...data });
-          parts.set(p.message_id, list);
-        }
-        const messages: Record<string, unknown>[] = [];
-        for (const m of conn
-          .prepare(
-            'SELECT id, time_created, data FROM message WHERE session_id = ? ORDER BY time_created, id',
-          )
-          .all(id) as { id: string; time_created: number; data: string }[]) {
-          const data = decode('message', m.id, m.data);
-          if (data === undefined) continue;
-          messages.push({
-            info: { id: m.id, sessionID: id, ...data, time: data.time ?? { created: m.time_created } },
-            parts: parts.get(m.id) ?? [],
-          });
-        }
         const [{ openCodeCodec }, { builtDocument }] = await Promise.all([
           import('./codec.ts'),
           import('../json-document.ts'),
         ]);
-        const doc = builtDocument(JSON.parse(JSON.stringify({ info, messages })) as JsonObject);
+        const doc = builtDocument(exported);
         const transcript = openCodeCodec.toCommon(doc, {
           sessionId: id,
           source: db,
