@@ -129,7 +129,7 @@ const worker = await startClusterWorker({
   objectStoreUrl: services.objectStoreUrl,
   credentials: services.credentials,
   schema,
-  secretKey: randomBytes(32),
+  masterKey: randomBytes(32),
   dataDir: workerDir,
   env: {},
   provider: scriptedProvider((request) =>
@@ -171,7 +171,7 @@ const clusterOptions = {
   objectStoreUrl: services.objectStoreUrl,
   credentials: services.credentials,
   schema,
-  secretKey: randomBytes(32),
+  masterKey: randomBytes(32),
   env: {},
 };
 const sseGateway = await startClusterWorker({

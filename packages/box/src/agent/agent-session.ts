@@ -61,7 +61,7 @@ import {
   type UserEntryFields,
 } from './inputs.ts';
 import { REMOVED_DETAIL, removablePrompt, revisionInput, type PromptRevision } from './revisions.ts';
-import { takenApprovalAnswers } from '../approvals/inbox-answer.ts';
+import { openCardAfter, takenApprovalAnswers } from '../approvals/inbox-answer.ts';
 import type { WritePoints } from '../stores/write-points.ts';
 import type { AcceptsFirst } from './accepts-first.ts';
 
@@ -373,7 +373,8 @@ export class AgentSession implements ExtensionAgent {
     // Approval answers the waiting call's turn took: settled by its recorded result, not a user message.
     for (const [nonce, turn] of takenApprovalAnswers(rows)) this.startedTurns.set(nonce, turn);
     this.nextTurn = maxTurn + 1;
-    if (this.questions.awaitsAnswerAfter(lastUserSeq)) this.state.restore('awaiting-user');
+    if (this.questions.awaitsAnswerAfter(lastUserSeq) || openCardAfter(rows, lastUserSeq))
+      this.state.restore('awaiting-user');
     // Answers already accepted count as answered (their turn may not have started).
     for (const row of this.inbox.pending()) {
       if ('messageId' in row.input) this.questions.markAnswered(row.input.messageId);

@@ -3,6 +3,7 @@
  * A widget or secret-request send moves a working turn to awaiting-user; from
  * then on the send gate refuses every further send of that turn (seed 000,
  * "the state gate"). The user's answer, or a new prompt, starts the next turn.
+ * An approval card's wait is awaiting-user too, inside its call (approvals/gate.ts).
  */
 export type TurnState = 'idle' | 'working' | 'awaiting-user';
 

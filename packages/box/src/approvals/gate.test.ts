@@ -13,6 +13,7 @@ import { scriptedProvider } from '../providers/scripted.ts';
 import { createAgentHost, type LocalAgentHost } from '../host/agent-host.ts';
 import { diskFullError, WritePoints } from '../stores/write-points.ts';
 import { approvalNonce, takenApprovalAnswers } from './inbox-answer.ts';
+import { TURN_RESUMED_NOTE } from '../agent/turn-resume.ts';
 import { approvalSubject, ruleFor } from './policy.ts';
 
 let fx: HostFixture | undefined;
@@ -226,6 +227,8 @@ describe('approval cards in a real box', () => {
     const model = scriptedProvider([write('w1-again', 'a.txt'), reply, end]);
     const host = await createAgentHost({ dataDir: fx.dataDir, provider: model, env: {} });
     fx = { ...fx, host, model, dispose: () => host.close() };
+    // The card's turn is gone, the card is not: the agent waits on the user, as after a widget.
+    expect((await host.sessionOf(fx.agentId)).turnState).toBe('awaiting-user');
     expect(
       await host.answerToolApproval({ agentId: fx.agentId, entryId: 'approval-w1', decision: 'allow' }),
     ).toEqual({ accepted: true, resumed: false });
@@ -252,6 +255,7 @@ describe('approval cards in a real box', () => {
     await expect(
       host.answerToolApproval({ agentId: fx.agentId, entryId: 'approval-w1', decision: 'allow' }),
     ).rejects.toMatchObject({ status: 409 });
+    expect((await host.sessionOf(fx.agentId)).turnState).toBe('idle');
   });
 
   it('a profile\'s approvals ask before non-MCP tools too: {"web_fetch": "ask", "mcp:github/*": "ask"}', async () => {
@@ -353,16 +357,18 @@ describe('an approval card and the rest of the conversation', () => {
     await fx.host.idle(fx.agentId);
     await fx.host.close();
 
-    const model = scriptedProvider([write('w1-again', 'a.txt'), reply, end]);
+    // The cut turn goes on first (agent/turn-resume.ts; its call reads "interrupted"), then the answer's own.
+    const model = scriptedProvider([reply, end, write('w1-again', 'a.txt'), reply, end]);
     reopened = await createAgentHost({ dataDir: fx.dataDir, provider: model, env: {} });
     await reopened.idle(fx.agentId);
+    expect(lastUserText(model, 0)).toContain(TURN_RESUMED_NOTE);
     // The answer was not lost: a turn of its own told the model, and the call made again ran once.
-    expect(lastUserText(model, 0)).toContain('The user allowed the write call you asked approval for');
+    expect(lastUserText(model, 2)).toContain('The user allowed the write call you asked approval for');
     expect(await readFile(path.join(fx.sandbox, 'a.txt'), 'utf8')).toBe('hello');
     const entries = (await reopened.entriesAfter(fx.agentId, 0)) as Entry[];
     expect(entries.some((e) => e.id === 'approval-w1-again')).toBe(false);
     expect(entries.filter((e) => e.id === 'approval-w1-answer')).toHaveLength(1);
-    expect(model.requests).toHaveLength(3);
+    expect(model.requests).toHaveLength(5);
     await expect(
       reopened.answerToolApproval({ agentId: fx.agentId, entryId: 'approval-w1', decision: 'deny' }),
     ).rejects.toMatchObject({ status: 409 });

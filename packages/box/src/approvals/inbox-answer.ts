@@ -39,6 +39,25 @@ export function takenApprovalAnswers(rows: ReadonlyArray<{ id: string }>): Map<s
   return taken;
 }
 
+/**
+ * Whether a card after the last user message (seq `lastUserSeq`) is still open: its turn ended
+ * (the box stopped meanwhile) and the agent waits on the user, as after an unanswered widget.
+ */
+export function openCardAfter(
+  rows: ReadonlyArray<{ id: string; seq: number }>,
+  lastUserSeq: number,
+): boolean {
+  const open = new Set<string>();
+  for (const row of rows) {
+    const entry = row as Record<string, unknown>;
+    if (entry.kind !== 'tool-call' || row.seq <= lastUserSeq) continue;
+    if (entry.status === 'awaiting-approval') open.add(row.id);
+    const answers = (entry.approval as { answers?: unknown } | undefined)?.answers;
+    if (typeof answers === 'string') open.delete(answers);
+  }
+  return open.size > 0;
+}
+
 /** What the model reads when an answer starts a turn of its own (the call's turn did not take it). */
 export function approvalAnswerText(input: Extract<InboxInput, { kind: 'tool-approval' }>): string {
   const { subject, entryId, decision } = input;

@@ -5,7 +5,7 @@
  */
 import { createAgentHost } from '../host/agent-host.ts';
 import type { AgentHost } from '../host/types.ts';
-import type { OpenHostOptions } from './serve.ts';
+import type { OpenedHost, OpenHostOptions } from './serve.ts';
 import { providerFromEnv } from '../providers/index.ts';
 import { ensureDemoAgent } from './demo-agent.ts';
 
@@ -13,7 +13,7 @@ export async function openBoxHost(
   dataDir: string,
   options: OpenHostOptions = { unsafeHostTools: false },
   env: NodeJS.ProcessEnv = process.env,
-): Promise<AgentHost> {
+): Promise<AgentHost | OpenedHost> {
   const sandbox = {
     unsafeHostTools: options.unsafeHostTools,
     // Which bubblewrap to run (default: `bwrap` on PATH).
@@ -23,9 +23,16 @@ export async function openBoxHost(
     // Loaded only for a cluster: PostgreSQL, pg-boss and the S3 client are no cost of a box on files.
     const { readMasterKey } = await import('../cluster/master-key.ts');
     const { startClusterWorker } = await import('../cluster/worker.ts');
-    const secretKey = await readMasterKey(env.SENDBOX_MASTER_KEY_FILE);
-    const worker = await startClusterWorker({ ...options.cluster, secretKey, dataDir, env, sandbox });
-    return worker.host;
+    const masterKey = await readMasterKey(env.SENDBOX_MASTER_KEY_FILE);
+    const worker = await startClusterWorker({
+      ...options.cluster,
+      masterKey,
+      masterKeySource: `the master key ${env.SENDBOX_MASTER_KEY_FILE}`,
+      dataDir,
+      env,
+      sandbox,
+    });
+    return { host: worker.host, shared: worker.shared };
   }
   if (!providerFromEnv(env).status.configured) await ensureDemoAgent(dataDir);
   return createAgentHost({ dataDir, env, sandbox });

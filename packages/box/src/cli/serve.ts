@@ -10,7 +10,7 @@ import path from 'node:path';
 import pc from 'picocolors';
 import { agentFiles, bindAddress, boxAgentFolders, parsePublicUrl, startGateway } from '../gateway/index.ts';
 import { pageLinks } from '../gateway/links.ts';
-import type { RunningGateway } from '../gateway/index.ts';
+import type { RunningGateway, SharedGatewayKeys } from '../gateway/index.ts';
 import type { AgentHost } from '../host/types.ts';
 import { lockDataDir } from './data-dir-lock.ts';
 import { ensureWebBuild, WEB_DIST_DIR } from './web-build.ts';
@@ -35,6 +35,8 @@ export interface ServeOptions {
 export interface ClusterLocation {
   databaseUrl: string;
   objectStoreUrl: string;
+  /** The schema (default `sendbox`; tests give each run its own). */
+  schema?: string;
 }
 
 export interface Terminal {
@@ -48,8 +50,14 @@ export interface OpenHostOptions {
   cluster?: ClusterLocation;
 }
 
+/** A host whose gateway shares its token, session key and sessions with other gateways (a cluster worker's). */
+export interface OpenedHost {
+  host: AgentHost;
+  shared: SharedGatewayKeys;
+}
+
 /** Opens the runtime on a data dir; the CLI's one seam to the host runtime. */
-export type OpenHost = (dataDir: string, options: OpenHostOptions) => Promise<AgentHost>;
+export type OpenHost = (dataDir: string, options: OpenHostOptions) => Promise<AgentHost | OpenedHost>;
 
 export interface RunningBox {
   gateway: RunningGateway;
@@ -90,12 +98,15 @@ export async function serve(
     },
   });
   let host: AgentHost;
+  let shared: SharedGatewayKeys | undefined;
   try {
     if (options.build) await ensureWebBuild((line) => terminal.err(pc.dim(line)));
-    host = await openHost(dataDir, {
+    const opened = await openHost(dataDir, {
       unsafeHostTools: options.unsafeHostTools ?? false,
       ...(options.cluster ? { cluster: options.cluster } : {}),
     });
+    if ('shared' in opened) ({ host, shared } = opened);
+    else host = opened;
   } catch (error) {
     lock.release();
     throw error;
@@ -114,6 +125,7 @@ export async function serve(
       version: boxVersion(),
       bindHost: options.host,
       ...(publicUrl ? { publicUrl } : {}),
+      ...(shared ? { shared } : {}),
       port: options.port,
       loginCommand,
       ...(options.verbose ? { logRequest: (line: string) => terminal.err(pc.dim(line)) } : {}),

@@ -83,7 +83,7 @@ describe('events across workers', () => {
       objectStoreUrl,
       credentials,
       schema,
-      secretKey: key,
+      masterKey: key,
       dataDir: await tempDir('gateway'),
       env: {},
       provider: scriptedProvider(() => {

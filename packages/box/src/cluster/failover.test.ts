@@ -50,7 +50,7 @@ describe('failover between worker processes', () => {
       objectStoreUrl,
       credentials,
       schema,
-      secretKey: key,
+      masterKey: key,
       dataDir: await newDir('gateway'),
       env: {},
       // A model is configured (the gateway accepts prompts), but it runs no turn: any call fails the test.

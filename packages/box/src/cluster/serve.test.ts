@@ -1,7 +1,11 @@
 /**
  * `sendbox serve --database-url … --object-store-url …` against a real PostgreSQL and Ceph RGW: two
  * boxes on two data dirs are workers of one cluster, each with its own gateway.json, and an agent
- * made through one is served by the other. Bad cluster options fail with what to do.
+ * made through one is served by the other. The cluster's keys live in PostgreSQL, sealed with the
+ * master key: both gateways take the same token, a browser session signed in through one is
+ * accepted by the other, a box secret saved through one is the other's, an agent secret saved
+ * through one is in the environment of its turn on another worker process. A wrong master key stops
+ * the start and changes nothing. Bad cluster options fail with what to do.
  */
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
@@ -11,7 +15,17 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { openBoxHost } from '../cli/open-host.ts';
 import { sendboxProgram } from '../cli/program.ts';
 import { serve, type RunningBox } from '../cli/serve.ts';
+import { openLoginLink, pageHeaders } from '../gateway/test-support.ts';
+import type { LocalAgentHost } from '../host/agent-host.ts';
+import { scriptedProvider } from '../providers/scripted.ts';
+import { agentPaths } from '../stores/files/layout.ts';
 import { useServices } from '../stores/postgres/backend.ts';
+import { openDatabase, type Database } from '../stores/postgres/database.ts';
+import { WorkerProcesses } from '../testing/cluster-children.ts';
+import { until } from '../testing/processes.ts';
+import { readMasterKey } from './master-key.ts';
+import { CACHE_MS } from './session-book.ts';
+import { startClusterWorker } from './worker.ts';
 
 const services = useServices();
 const quiet = { out: () => undefined, err: () => undefined };
@@ -28,18 +42,29 @@ describe('sendbox serve as a cluster worker', () => {
     return dir;
   }
 
-  it('runs two boxes over one PostgreSQL and bucket, each announcing its own gateway', async () => {
-    const { databaseUrl, objectStoreUrl, credentials } = services();
-    const keyDir = await tempDir('key');
-    const keyFile = path.join(keyDir, 'master.key');
-    fs.writeFileSync(keyFile, randomBytes(32), { mode: 0o600 });
-    const env: NodeJS.ProcessEnv = {
-      SENDBOX_MASTER_KEY_FILE: keyFile,
-      AWS_ACCESS_KEY_ID: credentials.accessKeyId,
-      AWS_SECRET_ACCESS_KEY: credentials.secretAccessKey,
-    };
+  /** A master key file (32 random bytes, 0600). */
+  async function keyFile(): Promise<string> {
+    const file = path.join(await tempDir('key'), 'master.key');
+    fs.writeFileSync(file, randomBytes(32), { mode: 0o600 });
+    return file;
+  }
+
+  /** A schema of this test's own, dropped after it. */
+  async function freshSchema(): Promise<{ schema: string; db: Database }> {
+    const schema = `test_${randomBytes(6).toString('hex')}`;
+    const db = await openDatabase(services().databaseUrl, { schema, max: 2 });
+    cleanups.push(async () => {
+      await db.pool.query(`DROP SCHEMA IF EXISTS "${schema}_jobs" CASCADE`);
+      await db.pool.query(`DROP SCHEMA IF EXISTS ${db.schema} CASCADE`);
+      await db.close();
+    });
+    return { schema, db };
+  }
+
+  /** The AWS SDK reads the bucket's credentials from the process environment, as in production. */
+  function bucketCredentialsInEnvironment(): void {
+    const { credentials } = services();
     const saved = { id: process.env.AWS_ACCESS_KEY_ID, secret: process.env.AWS_SECRET_ACCESS_KEY };
-    // The AWS SDK reads its credentials from the process environment, as it would in production.
     process.env.AWS_ACCESS_KEY_ID = credentials.accessKeyId;
     process.env.AWS_SECRET_ACCESS_KEY = credentials.secretAccessKey;
     cleanups.push(() => {
@@ -49,36 +74,162 @@ describe('sendbox serve as a cluster worker', () => {
       if (saved.secret === undefined) delete process.env.AWS_SECRET_ACCESS_KEY;
       return Promise.resolve();
     });
-    const boxes: RunningBox[] = [];
-    for (const name of ['one', 'two']) {
-      const dataDir = await tempDir(name);
-      const box = await serve(
+  }
+
+  /** `sendbox serve` on a new data dir, a worker of the cluster in `schema`. */
+  async function serveWorker(name: string, schema: string, masterKeyFile: string): Promise<RunningBox> {
+    const { databaseUrl, objectStoreUrl } = services();
+    const dataDir = await tempDir(name);
+    const env: NodeJS.ProcessEnv = { SENDBOX_MASTER_KEY_FILE: masterKeyFile };
+    const box = await serve(
+      {
+        host: '127.0.0.1',
+        port: 0,
+        dataDir,
+        build: false,
+        verbose: false,
+        cluster: { databaseUrl, objectStoreUrl, schema },
+      },
+      (dir, options) => openBoxHost(dir, options, env),
+      quiet,
+    );
+    cleanups.push(() => box.stop());
+    return box;
+  }
+
+  const descriptorOf = (box: RunningBox) =>
+    JSON.parse(fs.readFileSync(box.gateway.descriptorPath, 'utf8')) as { port: number; token: string };
+
+  const call = (box: RunningBox, method: string, body: unknown, headers: Record<string, string>) =>
+    fetch(new URL(`api/${method}`, box.gateway.url), {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', ...headers },
+      body: JSON.stringify(body),
+    });
+
+  it('runs two boxes over one PostgreSQL and bucket, sharing the token, the sessions and the box secrets', async () => {
+    bucketCredentialsInEnvironment();
+    const { schema } = await freshSchema();
+    const masterKey = await keyFile();
+    const one = await serveWorker('one', schema, masterKey);
+    const two = await serveWorker('two', schema, masterKey);
+
+    // Each announces its own gateway in its own gateway.json, with the cluster's token.
+    expect(one.gateway.port).not.toBe(two.gateway.port);
+    expect(descriptorOf(one).port).toBe(one.gateway.port);
+    expect(descriptorOf(two).port).toBe(two.gateway.port);
+    expect(descriptorOf(one).token).toBe(descriptorOf(two).token);
+    const bearer = { Authorization: `Bearer ${descriptorOf(one).token}` };
+    expect((await call(two, 'listAgents', {}, bearer)).status).toBe(200);
+
+    const agent = await one.host.createAgent({ name: 'Shared agent' });
+    // The other box knows it from the database, though its data dir never held it.
+    const entries = await two.host.openAgent(agent.id);
+    expect(Array.isArray(entries)).toBe(true);
+    expect((await two.host.agentSettings(agent.id)).name).toBe('Shared agent');
+
+    // A browser signed in through one is signed in on the other; the login link works once, on any.
+    const link = one.gateway.loginUrl();
+    const signIn = await openLoginLink(link);
+    expect(signIn.status).toBe(303);
+    expect((await call(two, 'listAgents', {}, pageHeaders(two.gateway, signIn))).status).toBe(200);
+    const again = await openLoginLink(link.replace(one.gateway.url, two.gateway.url));
+    expect(again.status).toBe(403);
+    expect(again.setCookie).toBe('');
+
+    // A box secret saved through one is the other's.
+    const saved = await call(one, 'setBoxSecret', { name: 'SEARCH_KEY', value: 'sk-cluster-1' }, bearer);
+    expect(saved.status).toBe(200);
+    const listed = (await (await call(two, 'listBoxSecrets', {}, bearer)).json()) as { names: string[] };
+    expect(listed.names).toContain('SEARCH_KEY');
+    expect((await (two.host as LocalAgentHost).mcp.boxSecrets.all()).get('SEARCH_KEY')).toBe('sk-cluster-1');
+
+    // Signed out through one: the other refuses the session once its record is read again.
+    expect((await call(one, 'revokeSessions', { all: true }, bearer)).status).toBe(200);
+    expect((await call(one, 'listAgents', {}, pageHeaders(one.gateway, signIn))).status).toBe(401);
+    await until(
+      async () => (await call(two, 'listAgents', {}, pageHeaders(two.gateway, signIn))).status === 401,
+      'the other gateway to refuse the revoked session',
+      CACHE_MS + 5_000,
+    );
+  }, 120_000);
+
+  it('refuses a master key that does not open the cluster’s keys, changing nothing', async () => {
+    bucketCredentialsInEnvironment();
+    const { schema, db } = await freshSchema();
+    await serveWorker('first', schema, await keyFile());
+    const keysBefore = await db.pool.query(
+      `SELECT name, iv, tag, data FROM ${db.table('cluster_keys')} ORDER BY name`,
+    );
+    expect(keysBefore.rows).toHaveLength(3);
+
+    const { databaseUrl, objectStoreUrl } = services();
+    const dataDir = await tempDir('wrong-key');
+    const wrongKey = await keyFile();
+    await expect(
+      serve(
         {
           host: '127.0.0.1',
           port: 0,
           dataDir,
           build: false,
           verbose: false,
-          cluster: { databaseUrl, objectStoreUrl },
+          cluster: { databaseUrl, objectStoreUrl, schema },
         },
-        (dir, options) => openBoxHost(dir, options, env),
+        (dir, options) => openBoxHost(dir, options, { SENDBOX_MASTER_KEY_FILE: wrongKey }),
         quiet,
-      );
-      boxes.push(box);
-      cleanups.push(() => box.stop());
-      const descriptor = JSON.parse(fs.readFileSync(path.join(dataDir, 'gateway.json'), 'utf8')) as {
-        port: number;
-      };
-      expect(descriptor.port).toBe(box.gateway.port);
-    }
-    const [one, two] = boxes as [RunningBox, RunningBox];
-    expect(one.gateway.port).not.toBe(two.gateway.port);
-    const agent = await one.host.createAgent({ name: 'Shared agent' });
-    // The other box knows it from the database, though its data dir never held it.
-    const entries = await two.host.openAgent(agent.id);
-    expect(Array.isArray(entries)).toBe(true);
-    expect((await two.host.agentSettings(agent.id)).name).toBe('Shared agent');
-  });
+      ),
+    ).rejects.toThrow(
+      new RegExp(`the master key ${wrongKey} does not open this cluster's keys.*nothing was changed`),
+    );
+    const keysAfter = await db.pool.query(
+      `SELECT name, iv, tag, data FROM ${db.table('cluster_keys')} ORDER BY name`,
+    );
+    expect(keysAfter.rows).toEqual(keysBefore.rows);
+    expect(fs.existsSync(path.join(dataDir, 'gateway.json'))).toBe(false);
+  }, 120_000);
+
+  it('puts an agent secret saved through one worker in the environment of its turn on another worker process', async () => {
+    const { databaseUrl, objectStoreUrl, credentials } = services();
+    const { schema } = await freshSchema();
+    const masterKey = randomBytes(32);
+    const gateway = await startClusterWorker({
+      databaseUrl,
+      objectStoreUrl,
+      credentials,
+      schema,
+      masterKey,
+      dataDir: await tempDir('gateway'),
+      env: {},
+      provider: scriptedProvider(() => {
+        throw new Error('the gateway ran a turn');
+      }),
+      takeTurns: false,
+    });
+    cleanups.push(() => gateway.close());
+    const processes = new WorkerProcesses();
+    cleanups.push(() => Promise.resolve(processes.stopAll()));
+    const worker = await processes.start({
+      databaseUrl,
+      objectStoreUrl,
+      credentials,
+      schema,
+      keyHex: masterKey.toString('hex'),
+      dataDir: await tempDir('worker'),
+      name: 'worker',
+    });
+
+    const agent = await gateway.host.createAgent({ name: 'Secret keeper' });
+    await (await gateway.host.sessionOf(agent.id)).secrets.set('API_TOKEN', 'tok-4e1f');
+    await gateway.host.sendPrompt({ agentId: agent.id, prompt: 'env API_TOKEN', clientNonce: 'n1' });
+    const log = path.join(agentPaths(worker.dataDir, agent.id).sandbox, 'log.txt');
+    await until(() => fs.existsSync(log), 'the turn on the worker process', 30_000).catch(
+      (error: unknown) => {
+        throw new Error(`${(error as Error).message}; the worker said:\n${worker.output()}`);
+      },
+    );
+    expect(fs.readFileSync(log, 'utf8')).toBe('tok-4e1f\n');
+  }, 120_000);
 
   it('refuses cluster options that cannot work, saying what to give', async () => {
     const dataDir = await tempDir('bad');
@@ -93,5 +244,19 @@ describe('sendbox serve as a cluster worker', () => {
     await expect(run('--database-url', databaseUrl, '--object-store-url', objectStoreUrl)).rejects.toThrow(
       /SENDBOX_MASTER_KEY_FILE is not set/,
     );
+  });
+
+  it('refuses a master key file of the wrong size or readable by others, saying how to make one', async () => {
+    const dir = await tempDir('keys');
+    const short = path.join(dir, 'short.key');
+    fs.writeFileSync(short, randomBytes(16), { mode: 0o600 });
+    await expect(readMasterKey(short)).rejects.toThrow(/holds 16 bytes, not 32.*head -c 32 \/dev\/urandom/);
+    const loose = path.join(dir, 'loose.key');
+    fs.writeFileSync(loose, randomBytes(32), { mode: 0o644 });
+    fs.chmodSync(loose, 0o644);
+    await expect(readMasterKey(loose)).rejects.toThrow(/readable by others \(mode 644\).*chmod 600/);
+    const good = path.join(dir, 'good.key');
+    fs.writeFileSync(good, randomBytes(32), { mode: 0o600 });
+    expect(await readMasterKey(good)).toHaveLength(32);
   });
 });

@@ -19,7 +19,7 @@ import { until } from '../testing/processes.ts';
 import { startClusterWorker, type ClusterWorker } from './worker.ts';
 
 const services = useServices();
-const secretKey = randomBytes(32);
+const masterKey = randomBytes(32);
 
 describe('cluster turn worker', () => {
   const cleanups: Array<() => Promise<void>> = [];
@@ -39,7 +39,7 @@ describe('cluster turn worker', () => {
         objectStoreUrl,
         credentials,
         schema,
-        secretKey,
+        masterKey,
         dataDir,
         env: {},
         provider: scriptedProvider(script()),

@@ -20,16 +20,28 @@ import { parseObjectStoreUrl } from '../stores/postgres/object-store-url.ts';
 import { startTurnQueue } from '../stores/postgres/turn-queue.ts';
 import { startTurnWorker, type TurnWorker } from './turn-worker.ts';
 import { ClusterEvents } from './events.ts';
+import { openClusterKeys, type ClusterKeys } from './cluster-keys.ts';
+import { ClusterSessionBook } from './session-book.ts';
+import { PgSecretStore } from '../stores/postgres/secrets.ts';
+import type { SharedGatewayKeys } from '../gateway/server.ts';
 
-export interface ClusterWorkerOptions extends Omit<AgentHostOptions, 'stores' | 'queuedTurns'> {
+/** The `secrets` rows of the box secrets (not an agent id: those never hold a colon). */
+const BOX_SECRETS_OWNER = 'box:secrets';
+
+export interface ClusterWorkerOptions extends Omit<
+  AgentHostOptions,
+  'stores' | 'queuedTurns' | 'relay' | 'secretKey' | 'boxSecrets'
+> {
   databaseUrl: string;
   objectStoreUrl: string;
   /** The bucket's credentials (default: the AWS SDK's usual places). */
   credentials?: S3Credentials;
   /** The schema (default `sendbox`; pg-boss's is `<schema>_jobs`). */
   schema?: string;
-  /** The cluster's secrets key, 32 bytes. */
-  secretKey: Buffer;
+  /** The master key (32 bytes, SENDBOX_MASTER_KEY_FILE): it opens the cluster's keys (cluster-keys.ts). */
+  masterKey: Buffer;
+  /** Where the master key came from, for the error a wrong one gets (default "the master key"). */
+  masterKeySource?: string;
   /** This worker's name in the lease rows (default: host name and a random suffix). */
   workerName?: string;
   /** Lease TTL (default LEASE_TTL_MS). */
@@ -44,6 +56,8 @@ export interface ClusterWorker {
   host: LocalAgentHost;
   db: Database;
   leases: Leases;
+  /** What this worker's gateway shares with the others': the cluster's token, session key and sessions. */
+  shared: SharedGatewayKeys;
   /** Closes the host; with it the turn worker stops taking jobs, and the queue and the database close. */
   close(): Promise<void>;
 }
@@ -53,6 +67,13 @@ export async function startClusterWorker(options: ClusterWorkerOptions): Promise
   const intervalMs = snapshotIntervalMs(options.env ?? process.env);
   const location = parseObjectStoreUrl(options.objectStoreUrl);
   const db = await openDatabase(options.databaseUrl, { schema });
+  let keys: ClusterKeys;
+  try {
+    keys = await openClusterKeys(db, options.masterKey, options.masterKeySource);
+  } catch (error) {
+    await db.close();
+    throw error;
+  }
   const s3 = s3ClientFor(location, options.credentials);
   const boss = await startTurnQueue(options.databaseUrl, schema);
   const storeOptions = {
@@ -60,7 +81,7 @@ export async function startClusterWorker(options: ClusterWorkerOptions): Promise
     boss,
     s3,
     bucket: location.bucket,
-    secretKey: options.secretKey,
+    secretKey: keys.secretsKey,
     dataDir: options.dataDir,
     maxAttachmentBytes: options.maxAttachmentBytes ?? DEFAULT_MAX_ATTACHMENT_BYTES,
   };
@@ -82,6 +103,8 @@ export async function startClusterWorker(options: ClusterWorkerOptions): Promise
       stores: () => stores,
       queuedTurns: true,
       relay: events.relay,
+      secretKey: keys.secretsKey,
+      boxSecrets: new PgSecretStore(db, keys.secretsKey, BOX_SECRETS_OWNER),
     });
     const running = host;
     if (options.takeTurns !== false) {
@@ -129,5 +152,6 @@ export async function startClusterWorker(options: ClusterWorkerOptions): Promise
       await db.close();
     },
   });
-  return { host: started.host, db, leases, close: () => started.host.close() };
+  const shared = { token: keys.token, sessionKey: keys.sessionKey, sessions: new ClusterSessionBook(db) };
+  return { host: started.host, db, leases, shared, close: () => started.host.close() };
 }

@@ -17,6 +17,7 @@ export {
   startGateway,
   type GatewayOptions,
   type RunningGateway,
+  type SharedGatewayKeys,
 } from './server.ts';
 export { bindAddress, parsePublicUrl, PublicUrlError, type PublicUrl } from './public-url.ts';
 export { mintToken, tokenMatches } from './token.ts';

@@ -15,7 +15,7 @@ import { gatewayAddress, type GatewayAddress } from './guards.ts';
 import { ImageHosts } from './image-hosts.ts';
 import type { ImageFetchLimits, ImageFetchPolicy } from './image-proxy.ts';
 import { authorityHost, bindAddress, loopbackHost, PublicUrlError, type PublicUrl } from './public-url.ts';
-import { SessionBook } from './session-book.ts';
+import { SessionBook, type SessionRecords } from './session-book.ts';
 import { BrowserSessions, loadSessionKey, loginUrl, mintLoginCode } from './session.ts';
 import { mintToken } from './token.ts';
 import { preloadTokenCounter } from '../context/tokens.ts';
@@ -53,6 +53,19 @@ export interface GatewayOptions {
   /** Where remote images may be fetched from (default: public addresses, resolved by the system). */
   imagePolicy?: ImageFetchPolicy;
   imageLimits?: ImageFetchLimits;
+  /**
+   * The gateways of a cluster share these (cluster/cluster-keys.ts): a token and a session key kept
+   * in the cluster, and one book of browser sessions. Default: a token minted at start, the data
+   * dir's session.key and sessions.json.
+   */
+  shared?: SharedGatewayKeys;
+}
+
+/** What every gateway of a cluster has in common: a login or a session made on one holds on all. */
+export interface SharedGatewayKeys {
+  token: string;
+  sessionKey: Buffer;
+  sessions: SessionRecords;
 }
 
 export interface RunningGateway {
@@ -137,13 +150,13 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     if (error instanceof PublicUrlError) throw new GatewayStartError(error.message);
     throw error;
   }
-  const token = mintToken();
+  const token = options.shared?.token ?? mintToken();
   let sessionKey: Buffer;
-  let sessionBook: SessionBook;
+  let sessionBook: SessionRecords;
   let imageHosts: ImageHosts;
   try {
-    sessionKey = await loadSessionKey(options.dataDir);
-    sessionBook = await SessionBook.open(options.dataDir);
+    sessionKey = options.shared?.sessionKey ?? (await loadSessionKey(options.dataDir));
+    sessionBook = options.shared?.sessions ?? (await SessionBook.open(options.dataDir));
     imageHosts = await ImageHosts.open(options.dataDir);
   } catch (error) {
     throw new GatewayStartError(

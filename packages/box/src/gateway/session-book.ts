@@ -34,8 +34,29 @@ export function sessionBookPath(dataDir: string): string {
   return path.join(dataDir, 'sessions.json');
 }
 
-export class SessionBook {
+/**
+ * Where a gateway keeps its signed-in browsers: this file (SessionBook), or, for the gateways of a
+ * cluster, a table they share (cluster/session-book.ts).
+ */
+export interface SessionRecords {
+  /** The live session with this id, or null (unknown, revoked or idle too long). */
+  live(id: string): SessionRecord | null;
+  /** The live sessions, most recently used first. */
+  list(): SessionRecord[];
+  /** Records a new session; resolves once it is stored. */
+  add(record: SessionRecord): Promise<void>;
+  /** Moves a session's last use to now. */
+  touch(id: string): Promise<void>;
+  /** Removes the sessions named (all when 'all'); resolves to the ids removed, once stored. */
+  revoke(ids: readonly string[] | 'all'): Promise<string[]>;
+  /** True the first time a login code's nonce is redeemed; false for it again until `expires` (ms). */
+  claimLoginNonce(nonce: string, expires: number): boolean;
+}
+
+export class SessionBook implements SessionRecords {
   readonly #records = new Map<string, SessionRecord>();
+  /** Redeemed login nonces until their code expires; later they are refused as expired anyway. */
+  readonly #redeemed = new Map<string, number>();
   #writing: Promise<unknown> = Promise.resolve();
 
   private constructor(
@@ -71,6 +92,14 @@ export class SessionBook {
       .filter((record) => now < record.lastSeen + SESSION_IDLE_MS)
       .sort((a, b) => b.lastSeen - a.lastSeen)
       .map((record) => ({ ...record }));
+  }
+
+  claimLoginNonce(nonce: string, expires: number): boolean {
+    const now = this.now();
+    for (const [used, until] of this.#redeemed) if (until < now) this.#redeemed.delete(used);
+    if (this.#redeemed.has(nonce)) return false;
+    this.#redeemed.set(nonce, expires);
+    return true;
   }
 
   /** Records a new session; resolves once it is on disk. */

@@ -24,7 +24,7 @@ import crypto from 'node:crypto';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { ensurePrivateDir, syncDir } from '../fs/atomic.ts';
-import { SESSION_IDLE_MS, type SessionBook, type SessionRecord } from './session-book.ts';
+import { SESSION_IDLE_MS, type SessionRecord, type SessionRecords } from './session-book.ts';
 
 export const LOGIN_CODE_TTL_MS = 5 * 60_000;
 /** The header that carries the tab proof; a cross-site form, link or image cannot set it. */
@@ -140,8 +140,6 @@ export interface SignIn {
  * request's cookie and tab proof against the session book.
  */
 export class BrowserSessions {
-  /** Redeemed nonces until their code expires; later they are refused as expired anyway. */
-  readonly #redeemed = new Map<string, number>();
   readonly #loginKey: Buffer;
   readonly #revokedListeners = new Set<(ids: readonly string[]) => void>();
   readonly #touching = new Set<string>();
@@ -151,7 +149,7 @@ export class BrowserSessions {
   constructor(
     private readonly key: Buffer,
     gatewayToken: string,
-    private readonly book: SessionBook,
+    private readonly book: SessionRecords,
     private readonly now: () => number = () => Date.now(),
   ) {
     this.#loginKey = loginKey(key, gatewayToken);
@@ -164,11 +162,8 @@ export class BrowserSessions {
     if (!macMatches(mac(this.#loginKey, `login\n${expiresText}\n${nonce}`), presented)) return 'invalid';
     const expires = parseInt(expiresText, 36);
     const now = this.now();
-    for (const [used, until] of this.#redeemed) if (until < now) this.#redeemed.delete(used);
     if (expires < now || expires > now + LOGIN_CODE_TTL_MS + ALLOWED_CLOCK_SKEW_MS) return 'expired';
-    if (this.#redeemed.has(nonce)) return 'used';
-    this.#redeemed.set(nonce, expires);
-    return 'ok';
+    return this.book.claimLoginNonce(nonce, expires) ? 'ok' : 'used';
   }
 
   /**

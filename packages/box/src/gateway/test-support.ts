@@ -143,7 +143,7 @@ export function startGatewayOn(
   dataDir: string,
   options: { webRoot: string; port?: number } & Pick<
     GatewayOptions,
-    'bindHost' | 'publicUrl' | 'loginCommand'
+    'bindHost' | 'publicUrl' | 'loginCommand' | 'shared'
   >,
 ): Promise<RunningGateway> {
   const unused = (): Promise<never> => Promise.reject(new Error('this test gateway serves no files'));

@@ -129,6 +129,10 @@ export interface AgentHostOptions {
    * agent's session: `runQueuedTurns` runs them. Default false: the session runs them.
    */
   queuedTurns?: boolean;
+  /** The box-wide secrets key (default: `keys/secrets.key` in the data dir, made on first use). */
+  secretKey?: Buffer;
+  /** The box secrets (default: `box-secrets.enc` in the data dir, mcp/hub.ts). */
+  boxSecrets?: McpHubOptions['boxSecrets'];
   /** Between this host's events and its subscribers (default: none; a cluster worker's: cluster/events.ts). */
   relay?: EventRelayFactory;
 }
@@ -138,7 +142,7 @@ export async function createAgentHost(options: AgentHostOptions): Promise<LocalA
   await ensurePrivateDir(agentsRoot(dataDir));
   await ensurePrivateDir(path.join(dataDir, 'agent-transcripts'));
   await ensurePrivateDir(path.join(dataDir, 'sandboxes'));
-  const key = await loadOrCreateSecretKey(dataDir);
+  const key = options.secretKey ?? (await loadOrCreateSecretKey(dataDir));
   const confinement = options.sandbox?.confinement ?? (await detectConfinement(options.sandbox));
   // What an earlier box left running in the sandboxes goes before any file work there.
   await confinement.sweep(path.join(dataDir, 'sandboxes'));
@@ -251,6 +255,7 @@ export class LocalAgentHost implements AgentHost {
       egress,
       baseEnv: toolEnvironment(env),
       ...(env.HOME ? { hostHome: env.HOME } : {}),
+      ...(options.boxSecrets ? { boxSecrets: options.boxSecrets } : {}),
       ...options.mcp,
     });
     this.mcp = mcp;

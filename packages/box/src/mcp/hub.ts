@@ -13,6 +13,7 @@ import type { AgentLifecycleListener } from '../agent/lifecycle.ts';
 import type { Confinement } from '../sandbox/confinement.ts';
 import type { EgressProxies } from '../sandbox/egress-proxy.ts';
 import { SecretStore } from '../secrets/store.ts';
+import type { BoxSecretsStore } from '../stores/secrets.ts';
 import { agentPaths } from '../stores/files/layout.ts';
 import { readProfile } from '../stores/files/profile.ts';
 import type { McpAccess, McpServerView } from './access.ts';
@@ -63,6 +64,8 @@ export interface McpHubOptions {
   idleMs?: number;
   /** The home whose transcripts the `sessions` builtin reads (default: the box user's). */
   hostHome?: string;
+  /** The box secrets (default: `box-secrets.enc` in the data dir; a cluster's: its table). */
+  boxSecrets?: BoxSecretsStore;
 }
 
 interface Held {
@@ -76,7 +79,7 @@ interface Held {
 export class McpHub implements AgentLifecycleListener {
   readonly config: McpConfigFile;
   /** Box-wide secrets (`${secret:NAME}` in mcp.json), encrypted with the box's key. */
-  readonly boxSecrets: SecretStore;
+  readonly boxSecrets: BoxSecretsStore;
   /** OAuth clients and tokens of the HTTP servers, sealed with the box's key (oauth.ts). */
   readonly oauth: McpOAuthStore;
   private readonly held = new Map<string, Held>();
@@ -94,11 +97,9 @@ export class McpHub implements AgentLifecycleListener {
     this.config = new McpConfigFile(options.dataDir, (problems) => {
       for (const problem of problems) this.log(`sendbox: mcp.json: ${problem}`);
     });
-    this.boxSecrets = new SecretStore(
-      path.join(options.dataDir, 'box-secrets.enc'),
-      options.secretKey,
-      'box:secrets',
-    );
+    this.boxSecrets =
+      options.boxSecrets ??
+      new SecretStore(path.join(options.dataDir, 'box-secrets.enc'), options.secretKey, 'box:secrets');
     this.oauth = new McpOAuthStore(options.dataDir, options.secretKey);
   }
 

@@ -117,4 +117,44 @@ describe('MCP OAuth', () => {
       for (const token of tokens) expect(seen).not.toContain(token);
     },
   );
+
+  it(
+    'the panel: Test meets the 401 and the row asks for a sign-in; a connect without an agent signs it in, telling no conversation',
+    { timeout: 120_000 },
+    async () => {
+      server = await startHttpServer('oauth');
+      const entry = { url: server.url, allowPrivateHost: true };
+      const made = await remoteBox(scriptedProvider([]), { secure: entry });
+      box = made.box;
+      const signIn = async () => {
+        const view = (await box!.call('getMcpSettings', {})).body as {
+          servers: Array<{ name: string; signIn: string | null }>;
+        };
+        return view.servers.find((row) => row.name === 'secure')?.signIn;
+      };
+      expect(await signIn()).toBeNull();
+
+      const tested = await box.call('testMcpServer', { name: 'secure', server: entry });
+      expect(tested.body).toMatchObject({ ok: false });
+      expect(await signIn()).toBe('sign-in-needed');
+
+      const started = await box.call('startMcpConnect', { server: 'secure' });
+      expect(started.status).toBe(200);
+      const landed = await fetch((started.body as { authorizationUrl: string }).authorizationUrl);
+      expect(landed.url).toMatch(/\/oauth\/mcp\/callback\?code=/);
+      expect(await landed.text()).toContain('Connected secure');
+      expect(await signIn()).toBe('signed-in');
+      // No conversation started it, so none is told.
+      const entries = await box.host.entriesAfter(made.agentId, 0);
+      expect(
+        entries.some(
+          (e) => (e as { text?: unknown }).text === 'Connected secure: your agent can use it now.',
+        ),
+      ).toBe(false);
+      // And a Test now lists the tools.
+      expect((await box.call('testMcpServer', { name: 'secure', server: entry })).body).toMatchObject({
+        ok: true,
+      });
+    },
+  );
 });

@@ -5,3 +5,9 @@ export interface SecretsStore {
   /** Saves one secret (a name that is not an environment variable name is refused), durably before it returns. */
   set(name: string, value: string): Promise<void>;
 }
+
+/** The box-wide secrets (`${secret:NAME}` in mcp.json): the same, and a name can be removed. */
+export interface BoxSecretsStore extends SecretsStore {
+  /** Removes one secret; false when there was none by that name. */
+  delete(name: string): Promise<boolean>;
+}

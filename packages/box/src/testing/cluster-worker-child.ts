@@ -6,6 +6,8 @@
  *   a result so far (an "interrupted" one counts): a shell call (`echo <label> s1 >> log.txt`, with
  *   `sleep 60` when the label ends in `slow`), `send_message` "part 1 of <label>", a second shell
  *   call, "part 2 of <label>", then an empty step that ends the turn;
+ * - a prompt `env NAME` gets one shell call `printenv NAME >> log.txt` (the tools' environment holds
+ *   the agent's secrets), the shell's result one `send_message`, and that an empty step;
  * - any other prompt gets one shell call (`echo <prompt> >> log.txt`, then `sleep <n>` when the
  *   prompt is `slow <n>`), the shell's result one `send_message`, and that an empty step.
  *
@@ -96,7 +98,11 @@ function step(request: ModelStepRequest): ScriptedStep {
       toolCalls: [{ name: 'send_message', input: { type: 'text', content: `done by ${config.name}` } }],
     };
   }
-  const prompt = /slow \d+/.exec(lastUserText(request))?.[0] ?? 'fast';
+  const text = lastUserText(request);
+  // `env NAME`: the tools' environment holds the agent's secrets; the value goes to log.txt.
+  const secret = /env ([A-Za-z_][A-Za-z0-9_]*)/.exec(text)?.[1];
+  if (secret) return { toolCalls: [{ name: 'shell', input: { command: `printenv ${secret} >> log.txt` } }] };
+  const prompt = /slow \d+/.exec(text)?.[0] ?? 'fast';
   const seconds = /^slow (\d+)$/.exec(prompt)?.[1];
   const command = `echo '${prompt}' >> log.txt${seconds ? ` && sleep ${seconds}.${process.pid % 97}` : ''}`;
   return { toolCalls: [{ name: 'shell', input: { command } }] };
@@ -107,7 +113,7 @@ const worker = await startClusterWorker({
   objectStoreUrl: config.objectStoreUrl,
   credentials: config.credentials,
   schema: config.schema,
-  secretKey: Buffer.from(config.keyHex, 'hex'),
+  masterKey: Buffer.from(config.keyHex, 'hex'),
   dataDir: config.dataDir,
   env: {},
   provider: scriptedProvider(step),
@@ -116,7 +122,7 @@ const worker = await startClusterWorker({
   onTurnError: (agentId, error) => process.stderr.write(`turn of ${agentId}: ${(error as Error).message}\n`),
 });
 const gateway = config.gateway
-  ? await startGatewayOn(worker.host, config.dataDir, { webRoot: await makeWebRoot() })
+  ? await startGatewayOn(worker.host, config.dataDir, { webRoot: await makeWebRoot(), shared: worker.shared })
   : undefined;
 process.stdout.write(gateway ? `ready ${gateway.url} ${gateway.token}\n` : 'ready\n');
 process.on('SIGTERM', () => {

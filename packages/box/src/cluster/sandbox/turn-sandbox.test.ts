@@ -27,7 +27,7 @@ import { parseManifest } from './manifest.ts';
 import { SnapshotStore } from './snapshot-store.ts';
 
 const services = useServices();
-const secretKey = randomBytes(32);
+const masterKey = randomBytes(32);
 
 describe('an agent’s files across cluster workers', () => {
   const cleanups: Array<() => Promise<void>> = [];
@@ -54,7 +54,7 @@ describe('an agent’s files across cluster workers', () => {
         objectStoreUrl,
         credentials,
         schema,
-        secretKey,
+        masterKey,
         dataDir,
         env,
         provider: provider ?? scriptedProvider(() => ({ error: new Error('this worker runs no turn') })),

@@ -96,6 +96,24 @@ function migrations(s: string): string[] {
        at timestamptz NOT NULL DEFAULT now(),
        PRIMARY KEY (agent_id, key)
      )`,
+    // The cluster's own keys and token (cluster/cluster-keys.ts), each sealed with the master key.
+    `CREATE TABLE IF NOT EXISTS ${s}.cluster_keys (
+       name text PRIMARY KEY,
+       iv bytea NOT NULL,
+       tag bytea NOT NULL,
+       data bytea NOT NULL
+     )`,
+    // The signed-in browsers of every gateway (cluster/session-book.ts), and the login codes redeemed.
+    `CREATE TABLE IF NOT EXISTS ${s}.browser_sessions (
+       id text PRIMARY KEY,
+       created bigint NOT NULL,
+       last_seen bigint NOT NULL,
+       browser text NOT NULL
+     )`,
+    `CREATE TABLE IF NOT EXISTS ${s}.login_codes (
+       nonce text PRIMARY KEY,
+       expires bigint NOT NULL
+     )`,
     // The fence of every write of an agent's ledger and transcript (leases.ts): the agent's writes are
     // serialized (a transaction-scoped advisory lock, so each computes the next seq from committed
     // rows; each statement of a volatile function takes a fresh snapshot), and a write under an

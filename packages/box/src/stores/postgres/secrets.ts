@@ -6,7 +6,7 @@
  */
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { SECRET_NAME_PATTERN } from '../../secrets/store.ts';
-import type { SecretsStore } from '../secrets.ts';
+import type { BoxSecretsStore } from '../secrets.ts';
 import type { Database } from './database.ts';
 
 interface Row {
@@ -16,7 +16,7 @@ interface Row {
   data: Buffer;
 }
 
-export class PgSecretStore implements SecretsStore {
+export class PgSecretStore implements BoxSecretsStore {
   constructor(
     private readonly db: Database,
     private readonly key: Buffer,
@@ -59,6 +59,14 @@ export class PgSecretStore implements SecretsStore {
        ON CONFLICT (agent_id, name) DO UPDATE SET iv = EXCLUDED.iv, tag = EXCLUDED.tag, data = EXCLUDED.data`,
       [this.agentId, name, iv, cipher.getAuthTag(), data],
     );
+  }
+
+  async delete(name: string): Promise<boolean> {
+    const { rowCount } = await this.db.pool.query(
+      `DELETE FROM ${this.db.table('secrets')} WHERE agent_id = $1 AND name = $2`,
+      [this.agentId, name],
+    );
+    return rowCount === 1;
   }
 
   private aad(name: string): Buffer {

@@ -107,6 +107,25 @@ const safeCallId = (id: string): string => id.replace(/[^A-Za-z0-9_-]/g, '_');
 
 // -- to Common -----------------------------------------------------------
 
+/**
+ * The files of the images a user bubble attached: each entry of its `images`
+ * and of its `context.selectedImages` names one by `path` (docs/formats/cursor-desktop.md,
+ * Records). The database holds no image data, so an image is read as a note
+ * naming its file.
+ */
+function imagePaths(b: JsonObject): string[] {
+  const entries = [
+    ...(Array.isArray(b.images) ? b.images : []),
+    ...(Array.isArray(obj(b.context).selectedImages) ? (obj(b.context).selectedImages as JsonValue[]) : []),
+  ];
+  const paths = new Set<string>();
+  for (const e of entries) {
+    const path = isJsonObject(e) && typeof e.path === 'string' ? e.path.trim() : '';
+    if (path !== '') paths.add(path);
+  }
+  return [...paths];
+}
+
 function orderedBubbles(s: DesktopSession, source: string, ctx: WarningContext): JsonObject[] {
   const byId = new Map<string, JsonObject>();
   const natural: string[] = [];
@@ -185,9 +204,11 @@ function toCommon(records: DesktopRecords, ctx: WarningContext): Transcript {
     const call = isJsonObject(b.toolFormerData) ? b.toolFormerData : undefined;
     if (b.type === 1) {
       flush();
-      const text = str(b, 'text') ?? '';
-      if (text.trim() !== '')
-        messages.push({ role: 'user', content: [{ type: 'text', text }], timestamp: ts });
+      // A bubble is one text (the writer joins a message's texts with a blank line): its images' notes join it.
+      const own = str(b, 'text') ?? '';
+      const parts = [...(own.trim() !== '' ? [own] : []), ...imagePaths(b).map((path) => `[image: ${path}]`)];
+      if (parts.length > 0)
+        messages.push({ role: 'user', content: [{ type: 'text', text: parts.join('\n\n') }], timestamp: ts });
       continue;
     }
     if (b.type !== 2) continue;

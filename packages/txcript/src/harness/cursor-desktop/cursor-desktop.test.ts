@@ -12,6 +12,7 @@ import {
   CD_OLD_TITLE,
   CD_OLD_WORD,
   CD_TITLE,
+  CD_IMAGE,
   CD_WORD,
   writeCursorDesktopHome,
 } from '../../../test/fixtures/cursor-desktop/generate.ts';
@@ -79,7 +80,8 @@ describe('cursor_desktop', () => {
     expect(t.meta).toMatchObject({ id: CD_MAIN_ID, title: CD_TITLE, cwd: CD_CWD });
     expect(t.meta.model).toBeUndefined(); // "default" is the picker's placeholder
     expect(blockSignature(t)).toEqual([
-      `user:text:Le ${CD_WORD} ne change pas de couleur.`,
+      // The image, named once though both fields name it: the database holds its file, not its data.
+      `user:text:Le ${CD_WORD} ne change pas de couleur.\n\n[image: ${CD_IMAGE}]`,
       'assistant:thinking:Le CSS du sélecteur, sans doute.',
       'assistant:tool_use:tool_1_fc_1:Bash',
       'assistant:tool_use:tool_2:Read',
