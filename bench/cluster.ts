@@ -44,6 +44,8 @@ const ms = (n: number) => `${n.toFixed(1)} ms`;
 
 const services = await testServices();
 const schema = `bench_${randomBytes(4).toString('hex')}`;
+// Every worker of the bench's cluster opens its keys with this one.
+const masterKey = randomBytes(32);
 const workers = await Promise.all(
   Array.from({ length: WORKERS }, async () => {
     const db = await openDatabase(services.databaseUrl, { schema, max: 20 });
@@ -129,7 +131,7 @@ const worker = await startClusterWorker({
   objectStoreUrl: services.objectStoreUrl,
   credentials: services.credentials,
   schema,
-  masterKey: randomBytes(32),
+  masterKey,
   dataDir: workerDir,
   env: {},
   provider: scriptedProvider((request) =>
@@ -171,7 +173,7 @@ const clusterOptions = {
   objectStoreUrl: services.objectStoreUrl,
   credentials: services.credentials,
   schema,
-  masterKey: randomBytes(32),
+  masterKey,
   env: {},
 };
 const sseGateway = await startClusterWorker({

@@ -44,6 +44,8 @@ export function App({
   const [selectedId, setSelectedId] = useState<string | null>(rememberedAgentId);
   /** A message search hit picked in the sidebar: its agent opens scrolled to it. */
   const [focusHit, setFocusHit] = useState<MessageHit | null>(null);
+  /** A routine run picked in the agent dialog: its agent opens scrolled to the turn it opened. */
+  const [focusEntry, setFocusEntry] = useState<{ agentId: string; entryId: string } | null>(null);
   const theme = useTheme();
   const [bubbleStyle, setBubbleStyle] = useBubbleStyle();
   const [notificationChoice, setNotificationChoice] = useNotificationChoice();
@@ -189,6 +191,11 @@ export function App({
           agentName={dialogAgent.name}
           onClose={closeAgentDialog}
           onSaved={() => void refreshRoster()}
+          onOpenEntry={(entryId) => {
+            setDialogAgentId(null);
+            setFocusEntry({ agentId: dialogAgent.id, entryId });
+            select(dialogAgent.id);
+          }}
         />
       )}
       {connectorsOpen && (
@@ -340,6 +347,7 @@ export function App({
               onRosterChange={scheduleRosterRefresh}
               prefetched={prefetch}
               {...(focusHit?.agentId === selected.id ? { focusHit } : {})}
+              {...(focusEntry?.agentId === selected.id ? { focusEntry } : {})}
             />
           ) : agents !== null && agents.length === 0 && model?.configured === true ? (
             <NewConversation

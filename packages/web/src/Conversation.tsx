@@ -71,6 +71,8 @@ export interface ConversationProps {
   prefetched?: LedgerPrefetch;
   /** A message search hit in this agent: scrolled to once its entries are in. */
   focusHit?: MessageHit;
+  /** An entry to scroll to (a routine run's turn) once it is in; a new object asks again. */
+  focusEntry?: { entryId: string };
 }
 
 export function Conversation({
@@ -84,6 +86,7 @@ export function Conversation({
   onRosterChange,
   prefetched = noPrefetch,
   focusHit,
+  focusEntry,
 }: ConversationProps) {
   const [entries, setEntries] = useState<readonly TranscriptEntry[]>([]);
   /** Inputs the box accepted whose turn has not started: shown after the conversation, as pending. */
@@ -452,6 +455,15 @@ export function Conversation({
     const id = hitEntryId(entries, focusHit);
     if (id !== null) navigation.scrollToEntry(id);
   }, [focusHit, loading, olderPending, entries, navigation]);
+
+  // An entry asked for (a routine run's link): scrolled to once it is among the shown entries.
+  const focusedEntry = useRef<{ entryId: string } | null>(null);
+  useEffect(() => {
+    if (!focusEntry || focusedEntry.current === focusEntry || loading || olderPending) return;
+    if (!visible.some((entry) => entry.id === focusEntry.entryId)) return;
+    focusedEntry.current = focusEntry;
+    navigation.scrollToEntry(focusEntry.entryId);
+  }, [focusEntry, loading, olderPending, visible, navigation]);
 
   const context = useMemo<ConversationContextValue>(
     () => ({

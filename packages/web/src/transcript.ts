@@ -116,6 +116,22 @@ export function answerLabels(
     );
 }
 
+/** The `routine` mark the box puts on a run's user message: `{id, name, instant, silent}`. */
+export interface RoutineMark {
+  id: string;
+  name: string;
+  instant: number;
+}
+
+export function routineMarkOf(entry: TranscriptEntry): RoutineMark | null {
+  if (entry.kind !== 'message') return null;
+  const mark = (entry as { routine?: unknown }).routine;
+  if (typeof mark !== 'object' || mark === null) return null;
+  const { id, name, instant } = mark as Record<string, unknown>;
+  if (typeof id !== 'string' || typeof name !== 'string' || typeof instant !== 'number') return null;
+  return { id, name, instant };
+}
+
 /** Every bubble the renderer draws; `BubbleKind` keys the component map in Bubble.tsx. */
 export type BubbleKind =
   | 'user-message'
@@ -130,6 +146,7 @@ export type BubbleKind =
   | 'approval'
   | 'notice'
   | 'event'
+  | 'routine-run'
   | 'thinking'
   | 'unrecognized';
 
@@ -140,7 +157,8 @@ export type BubbleKind =
 export function bubbleKindFor(entry: TranscriptEntry): BubbleKind | null {
   switch (entry.kind) {
     case 'message':
-      if (entry.hidden) return null;
+      // A routine's run: a thin line where it woke the agent (its prompt stays hidden).
+      if (entry.hidden) return routineMarkOf(entry) ? 'routine-run' : null;
       return entry.role === 'user' ? 'user-message' : 'assistant-message';
     case 'send-message': {
       const message = entry.message;

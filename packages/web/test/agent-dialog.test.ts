@@ -4,7 +4,9 @@
  * Settings tab renames the agent and changes its instructions (and shows the box's refusal of a
  * bad domain, saving nothing); the Routines tab creates (a bad schedule first: the box's error),
  * pauses, resumes, runs now, edits and deletes, with the next run in the reader's zone; the list
- * follows the gateway's `routines` events (a change made elsewhere, a fire) without a reload; the
+ * follows the gateway's `routines` events (a change made elsewhere, a fire) without a reload, and a
+ * read of the list answered after a newer one (held back with page.route) does not replace it; a
+ * run is a link that closes the dialog and shows its turn's marker in the conversation; the
  * Memory tab shows both scopes and deletes an entry (one already gone: the box's error).
  */
 import type { Browser, BrowserContext, Page } from 'playwright-core';
@@ -226,6 +228,100 @@ describe('the agent dialog', { timeout: 120_000 }, () => {
       await expect
         .poll(() => card.getByTestId('routine-runs-summary').textContent(), { timeout: 30_000 })
         .toMatch(/Last run: Done/);
+      expect(problems).toEqual([]);
+    });
+
+    it(`Routines: a read answered late never replaces a newer one, and a run links to the turn it opened (${label})`, async ({
+      task,
+    }) => {
+      const id = await createAgent(`Linked ${label}`);
+      const { routine } = await callGateway<{ routine: Routine }>(gateway, 'updateRoutine', {
+        agentId: id,
+        action: 'create',
+        name: 'Digest',
+        schedule: '@daily',
+        prompt: 'Write the digest.',
+      });
+      const { page, problems } = await openDialog(viewport, id, 'routines');
+      const card = page.locator(`[data-routine-id="${routine.id}"]`);
+      await card.waitFor();
+      // A read of the list taken while the run is running is answered only after the run ended
+      // (as a slow connection may): the list must keep showing the newer "Done".
+      let releaseStale!: () => void;
+      const stale = new Promise<void>((resolve) => (releaseStale = resolve));
+      let held = 0;
+      let staleAnswered = false;
+      await page.route('**/api/listRoutines', async (route) => {
+        const response = await route.fetch();
+        const body = await response.text();
+        if (/"status":"running"/.test(body) && held++ === 0) {
+          await stale;
+          await route.fulfill({ response, body });
+          staleAnswered = true;
+          return;
+        }
+        await route.fulfill({ response, body });
+      });
+      let releaseModel!: () => void;
+      model.reply({
+        toolCall: { name: 'send_message', arguments: { type: 'text', content: 'Here is the digest.' } },
+        after: new Promise<void>((resolve) => (releaseModel = resolve)),
+      });
+      await card.getByTestId('routine-run-now').click();
+      await expect.poll(() => held > 0, { timeout: 30_000 }).toBe(true);
+      releaseModel();
+      await expect
+        .poll(() => card.getByTestId('routine-runs-summary').textContent(), { timeout: 30_000 })
+        .toMatch(/Last run: Done/);
+      releaseStale();
+      await expect.poll(() => staleAnswered, { timeout: 10_000 }).toBe(true);
+      // Two frames for React to commit whatever the late answer would set.
+      await page.evaluate('new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))');
+      expect(await card.getByTestId('routine-runs-summary').textContent()).toMatch(/Last run: Done/);
+
+      // Later turns push the run's turn out of view.
+      const long = Array.from({ length: 40 }, (_, i) => `Line ${i} of a long answer.`).join('\n\n');
+      for (let i = 0; i < 2; i++) {
+        model.reply(
+          { toolCall: { name: 'send_message', arguments: { type: 'text', content: long } } },
+          { text: 'done' },
+        );
+        await callGateway(gateway, 'sendPrompt', {
+          agentId: id,
+          prompt: `Later question ${i}`,
+          clientNonce: `later-${label}-${i}`,
+        });
+        await expect.poll(() => model.pending(), { timeout: 30_000 }).toBe(0);
+      }
+      await expect
+        .poll(
+          async () =>
+            (await callGateway<Array<{ id: string; state: string }>>(gateway, 'listAgents', {})).find(
+              (row) => row.id === id,
+            )?.state,
+          { timeout: 30_000 },
+        )
+        .toBe('idle');
+
+      // The run is a link to its turn: the dialog closes and the conversation shows it.
+      const [listed] = await routines(id);
+      const run = (listed as unknown as { runs: Array<{ entryId: string | null }> }).runs[0]!;
+      expect(run.entryId).toMatch(/^t\d+u$/);
+      await card.getByTestId('routine-runs-summary').click();
+      const link = card.getByTestId('routine-run-link');
+      expect(await link.getAttribute('data-entry-id')).toBe(run.entryId);
+      await link.focus();
+      await page.keyboard.press('Enter');
+      await page.getByRole('dialog').waitFor({ state: 'detached' });
+      const marker = page.locator(`[data-entry-id="${run.entryId}"]`);
+      await marker.getByTestId('routine-run-marker').waitFor();
+      expect(await marker.textContent()).toContain('Routine “Digest” ran');
+      await expect.poll(() => marker.evaluate((node) => node === document.activeElement)).toBe(true);
+      const box = (await marker.boundingBox())!;
+      expect(box.y).toBeGreaterThanOrEqual(0);
+      expect(box.y + box.height).toBeLessThanOrEqual(viewport.height);
+      expect(await axeViolations(page)).toEqual([]);
+      await saveScreenshot(page, task.name);
       expect(problems).toEqual([]);
     });
 

@@ -1,19 +1,16 @@
 /**
- * Approval cards in the web UI (issue 20), in headless Chromium against the real gateway, a
+ * Approval cards in the web UI (issue 20), in headless Chromium against the real suite.gateway, a
  * scripted model and a real MCP server (the SDK's, on stdio, confined) whose tools ask first
  * (`approval: "ask"`): allow and deny from the card, by keyboard and by touch, at 1280×800 and
  * 390×844; "Always allow this tool"; a card that survives a reload; and a box SIGKILLed while a
  * card waits, restarted, the card still waiting and answered after the restart.
  */
-import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Locator, Page } from 'playwright-core';
+import { beforeAll, describe, expect, it } from 'vitest';
 import {
   axeViolations,
   callGateway,
-  ensureBuilt,
-  launchBrowser,
   modelEnv,
-  openSignedInPage,
   saveScreenshot,
   send,
   startGateway,
@@ -24,42 +21,16 @@ import {
   type RunningGateway,
   type ScriptedReply,
 } from './support.ts';
+import { browserSuite, DESKTOP, PHONE } from './suite.ts';
 
-const DESKTOP = { width: 1280, height: 800 };
-const PHONE = { width: 390, height: 844 };
-
-let browser: Browser;
-let gateway: RunningGateway;
-let model: ModelServer;
-const contexts: BrowserContext[] = [];
-
+const suite = browserSuite({ keepRequests: true });
 beforeAll(async () => {
-  ensureBuilt();
-  model = await startModelServer({ keepRequests: true });
-  [browser, gateway] = await Promise.all([
-    launchBrowser(),
-    startGateway({ ...modelEnv(model), SENDBOX_MODEL_MAX_RETRIES: '0' }),
-  ]);
-  await writeMcpConfig(gateway.dataDir, { demo: testMcpServer({ approval: 'ask' }) });
-});
-afterAll(async () => {
-  for (const context of contexts) await context.close();
-  await browser?.close();
-  await Promise.all([gateway?.stop(), model?.close()]);
+  await writeMcpConfig(suite.gateway.dataDir, { demo: testMcpServer({ approval: 'ask' }) });
 });
 
 const mcpCall = (toolName: string, args: Record<string, unknown>): ScriptedReply => ({
   toolCall: { name: 'mcp', arguments: { server: 'demo', toolName, args } },
 });
-
-async function createAgent(target: RunningGateway, name: string): Promise<string> {
-  const { agent } = await callGateway<{ agent: { id: string } }>(target, 'createAgent', { name });
-  return agent.id;
-}
-
-async function prompt(target: RunningGateway, agentId: string, text: string): Promise<void> {
-  await callGateway(target, 'sendPrompt', { agentId, prompt: text, clientNonce: `${agentId}-${text}` });
-}
 
 interface Entry {
   id: string;
@@ -71,19 +42,6 @@ interface Entry {
 
 async function entries(target: RunningGateway, agentId: string): Promise<Entry[]> {
   return (await callGateway<{ entries: Entry[] }>(target, 'openAgent', { id: agentId })).entries;
-}
-
-async function settled(target: RunningGateway, server: ModelServer, agentId: string): Promise<void> {
-  await expect
-    .poll(
-      async () => {
-        const rows = await callGateway<Array<{ id: string; state: string }>>(target, 'listAgents', {});
-        if (server.pending() > 0 || rows.find((row) => row.id === agentId)?.state !== 'idle') return false;
-        return (await entries(target, agentId)).at(-1)?.kind === 'turn-ended';
-      },
-      { timeout: 30_000 },
-    )
-    .toBe(true);
 }
 
 /** The `n`th approval card of the page (0-based), once it is drawn. */
@@ -103,15 +61,15 @@ describe('approval cards in Chromium', () => {
     task,
   }) => {
     for (const viewport of [DESKTOP, PHONE]) {
-      const id = await createAgent(gateway, `Approvals ${viewport.width}`);
+      const id = await suite.createAgent(`Approvals ${viewport.width}`);
       const marker = `line one ${viewport.width}`;
-      model.reply(
+      suite.model.reply(
         mcpCall('echo', { text: `${marker}\nline two` }),
         mcpCall('add', { a: 2, b: viewport.width }),
         send({ type: 'text', content: 'All done.' }),
       );
-      const { page, problems } = await openSignedInPage(browser, contexts, gateway, viewport, `#agent=${id}`);
-      await prompt(gateway, id, 'echo and add');
+      const { page, problems } = await suite.open(viewport, `#agent=${id}`);
+      await suite.prompt(id, 'echo and add');
 
       const first = await card(page, 0);
       expect(await first.getAttribute('data-outcome')).toBe('waiting');
@@ -141,7 +99,7 @@ describe('approval cards in Chromium', () => {
       }
       expect(await page.getByTestId('working-indicator').count()).toBe(0);
       // Not run before the answer.
-      expect(modelRead(model, `echo: ${marker}`)).toBe(false);
+      expect(modelRead(suite.model, `echo: ${marker}`)).toBe(false);
       await saveScreenshot(page, `${task.name} waiting (${viewport.width})`);
       if (viewport === DESKTOP) expect(await axeViolations(page)).toEqual([]);
 
@@ -158,7 +116,7 @@ describe('approval cards in Chromium', () => {
       await expect.poll(() => first.getAttribute('data-outcome'), { timeout: 20_000 }).toBe('allow');
       expect(await first.getByTestId('approval-status').textContent()).toBe('Allowed once.');
       expect(await first.getByRole('button').count()).toBe(0);
-      await expect.poll(() => modelRead(model, `echo: ${marker}`), { timeout: 20_000 }).toBe(true);
+      await expect.poll(() => modelRead(suite.model, `echo: ${marker}`), { timeout: 20_000 }).toBe(true);
 
       const second = await card(page, 1);
       expect(await second.getByTestId('approval-tool').textContent()).toBe('add');
@@ -167,12 +125,12 @@ describe('approval cards in Chromium', () => {
         .toEqual(['2', String(viewport.width)]);
       await second.getByTestId('approval-deny').click();
       await expect.poll(() => second.getAttribute('data-outcome'), { timeout: 20_000 }).toBe('deny');
-      await settled(gateway, model, id);
-      expect(modelRead(model, 'The user declined this mcp:demo/add call')).toBe(true);
-      expect(modelRead(model, String(2 + viewport.width))).toBe(false);
+      await suite.settled(id, { turnEnded: true });
+      expect(modelRead(suite.model, 'The user declined this mcp:demo/add call')).toBe(true);
+      expect(modelRead(suite.model, String(2 + viewport.width))).toBe(false);
 
       // The answers are ledger entries the cards show; they take no row of their own.
-      const ledger = await entries(gateway, id);
+      const ledger = await entries(suite.gateway, id);
       expect(ledger.filter((e) => e.approval?.answers).map((e) => [e.approval?.answers, e.status])).toEqual([
         [expect.stringMatching(/^approval-/) as string, 'approved'],
         [expect.stringMatching(/^approval-/) as string, 'denied'],
@@ -195,24 +153,26 @@ describe('approval cards in Chromium', () => {
   it('a waiting card survives a reload; "Always allow this tool" lets the next call run without one', async ({
     task,
   }) => {
-    const id = await createAgent(gateway, 'Always');
-    model.reply(
+    const id = await suite.createAgent('Always');
+    suite.model.reply(
       mcpCall('echo', { text: 'first always' }),
       mcpCall('echo', { text: 'second always' }),
       send({ type: 'text', content: 'Echoed twice.' }),
     );
-    const { page, problems } = await openSignedInPage(browser, contexts, gateway, PHONE, `#agent=${id}`);
-    await prompt(gateway, id, 'echo twice');
+    const { page, problems } = await suite.open(PHONE, `#agent=${id}`);
+    await suite.prompt(id, 'echo twice');
     await card(page, 0);
     await page.reload();
     const first = await card(page, 0);
     expect(await first.getAttribute('data-outcome')).toBe('waiting');
     await first.getByTestId('approval-allow-always').click();
     await expect.poll(() => first.getAttribute('data-outcome'), { timeout: 20_000 }).toBe('allow-always');
-    await settled(gateway, model, id);
-    expect(modelRead(model, 'echo: second always')).toBe(true);
+    await suite.settled(id, { turnEnded: true });
+    expect(modelRead(suite.model, 'echo: second always')).toBe(true);
     expect(await page.getByTestId('approval-card').count()).toBe(1);
-    expect((await entries(gateway, id)).filter((e) => e.status === 'awaiting-approval')).toHaveLength(1);
+    expect((await entries(suite.gateway, id)).filter((e) => e.status === 'awaiting-approval')).toHaveLength(
+      1,
+    );
     await saveScreenshot(page, task.name);
     expect(problems).toEqual([]);
   }, 120_000);
@@ -222,16 +182,16 @@ describe('a message sent while a card waits', () => {
   it('is sent, not queued: the agent answers it, and the card stays answerable afterwards', async ({
     task,
   }) => {
-    const id = await createAgent(gateway, 'Meanwhile');
-    model.reply(mcpCall('echo', { text: 'asked first' }));
-    const { page, problems } = await openSignedInPage(browser, contexts, gateway, PHONE, `#agent=${id}`);
-    await prompt(gateway, id, 'echo something');
+    const id = await suite.createAgent('Meanwhile');
+    suite.model.reply(mcpCall('echo', { text: 'asked first' }));
+    const { page, problems } = await suite.open(PHONE, `#agent=${id}`);
+    await suite.prompt(id, 'echo something');
     const first = await card(page, 0);
     // The turn waits on the user, as after a widget: the composer sends, there is nothing to stop.
     await expect.poll(() => page.getByTestId('composer-send').textContent()).toBe('Send');
     expect(await page.getByTestId('composer-stop').count()).toBe(0);
 
-    model.reply(send({ type: 'text', content: 'Hello meanwhile!' }));
+    suite.model.reply(send({ type: 'text', content: 'Hello meanwhile!' }));
     await page.getByTestId('composer-input').fill('never mind, say hello');
     await page.keyboard.press('Enter');
     await expect
@@ -239,18 +199,25 @@ describe('a message sent while a card waits', () => {
         timeout: 20_000,
       })
       .toBe(1);
-    await settled(gateway, model, id);
-    expect(modelRead(model, 'the user sent a new message before answering the approval card')).toBe(true);
+    await suite.settled(id, { turnEnded: true });
+    expect(modelRead(suite.model, 'the user sent a new message before answering the approval card')).toBe(
+      true,
+    );
     expect(await first.getAttribute('data-outcome')).toBe('waiting');
     await saveScreenshot(page, `${task.name} answered meanwhile`);
 
     // Answered later, the card's answer starts a turn of its own; the call made again runs once.
-    model.reply(mcpCall('echo', { text: 'asked again' }), send({ type: 'text', content: 'Echoed now.' }));
+    suite.model.reply(
+      mcpCall('echo', { text: 'asked again' }),
+      send({ type: 'text', content: 'Echoed now.' }),
+    );
     await first.getByTestId('approval-allow').click();
     await expect.poll(() => first.getAttribute('data-outcome'), { timeout: 20_000 }).toBe('allow');
-    await settled(gateway, model, id);
-    expect(modelRead(model, 'The user allowed the mcp:demo/echo call you asked approval for')).toBe(true);
-    expect(modelRead(model, 'echo: asked again')).toBe(true);
+    await suite.settled(id, { turnEnded: true });
+    expect(modelRead(suite.model, 'The user allowed the mcp:demo/echo call you asked approval for')).toBe(
+      true,
+    );
+    expect(modelRead(suite.model, 'echo: asked again')).toBe(true);
     expect(await page.getByTestId('approval-card').count()).toBe(1);
     expect(problems).toEqual([]);
   }, 120_000);
@@ -265,10 +232,10 @@ describe('a box killed while a card waits', () => {
     let box = await startGateway(env);
     try {
       await writeMcpConfig(box.dataDir, { demo: testMcpServer({ approval: 'ask' }) });
-      const id = await createAgent(box, 'Crash');
+      const id = await suite.createAgent('Crash', box);
       crashModel.reply(mcpCall('echo', { text: 'before the crash' }));
-      const { page, problems } = await openSignedInPage(browser, contexts, box, DESKTOP, `#agent=${id}`);
-      await prompt(box, id, 'echo through a crash');
+      const { page, problems } = await suite.open(DESKTOP, `#agent=${id}`, box);
+      await suite.prompt(id, 'echo through a crash', box);
       await card(page, 0);
       const before = await entries(box, id);
       const cardId = before.find((e) => e.status === 'awaiting-approval')!.id;
@@ -295,7 +262,7 @@ describe('a box killed while a card waits', () => {
       );
       await again.getByTestId('approval-allow').click();
       await expect.poll(() => again.getAttribute('data-outcome'), { timeout: 20_000 }).toBe('allow');
-      await settled(box, crashModel, id);
+      await suite.settled(id, { target: box, model: crashModel, turnEnded: true });
       expect(modelRead(crashModel, 'The user allowed the mcp:demo/echo call you asked approval for')).toBe(
         true,
       );

@@ -1,5 +1,5 @@
 /**
- * Connectors in the web UI (issue 20), in headless Chromium against the real gateway, a scripted
+ * Connectors in the web UI (issue 20), in headless Chromium against the real suite.gateway, a scripted
  * model and real MCP servers of the SDK (the box's stdio test server, confined; an HTTP server
  * behind OAuth on loopback): the panel at 1280×800 and 390×844 (status, tools, the file's
  * problems, add/test/edit/remove, which servers an agent may use, the sessions switch), the box
@@ -7,73 +7,25 @@
  */
 import fsp from 'node:fs/promises';
 import path from 'node:path';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
 import { startHttpServer } from '../../box/src/mcp/testing/http-servers.ts';
 import {
   axeViolations,
   callGateway,
-  ensureBuilt,
-  launchBrowser,
-  modelEnv,
-  openSignedInPage,
   saveScreenshot,
   send,
-  startGateway,
-  startModelServer,
   testMcpServer,
   writeMcpConfig,
-  type ModelServer,
-  type RunningGateway,
   type ScriptedReply,
 } from './support.ts';
+import { browserSuite, DESKTOP, PHONE } from './suite.ts';
 
-const DESKTOP = { width: 1280, height: 800 };
-const PHONE = { width: 390, height: 844 };
-
-let browser: Browser;
-let gateway: RunningGateway;
-let model: ModelServer;
-const contexts: BrowserContext[] = [];
-
-beforeAll(async () => {
-  ensureBuilt();
-  model = await startModelServer({ keepRequests: true });
-  [browser, gateway] = await Promise.all([
-    launchBrowser(),
-    startGateway({ ...modelEnv(model), SENDBOX_MODEL_MAX_RETRIES: '0' }),
-  ]);
-});
-afterAll(async () => {
-  for (const context of contexts) await context.close();
-  await browser?.close();
-  await Promise.all([gateway?.stop(), model?.close()]);
-});
+const suite = browserSuite({ keepRequests: true });
 
 const mcpCall = (server: string, toolName: string, args: Record<string, unknown>): ScriptedReply => ({
   toolCall: { name: 'mcp', arguments: { server, toolName, args } },
 });
-
-async function createAgent(target: RunningGateway, name: string): Promise<string> {
-  const { agent } = await callGateway<{ agent: { id: string } }>(target, 'createAgent', { name });
-  return agent.id;
-}
-
-async function settled(target: RunningGateway, server: ModelServer, agentId: string): Promise<void> {
-  await expect
-    .poll(
-      async () => {
-        const rows = await callGateway<Array<{ id: string; state: string }>>(target, 'listAgents', {});
-        if (server.pending() > 0 || rows.find((row) => row.id === agentId)?.state !== 'idle') return false;
-        const { entries } = await callGateway<{ entries: Array<{ kind: string }> }>(target, 'openAgent', {
-          id: agentId,
-        });
-        return entries.at(-1)?.kind === 'turn-ended';
-      },
-      { timeout: 30_000 },
-    )
-    .toBe(true);
-}
 
 async function mcpJson(dataDir: string): Promise<{ mcpServers: Record<string, Record<string, unknown>> }> {
   return JSON.parse(await fsp.readFile(path.join(dataDir, 'mcp.json'), 'utf8')) as {
@@ -96,17 +48,21 @@ describe('the connectors panel', () => {
   }) => {
     for (const viewport of [DESKTOP, PHONE]) {
       const added = `echo-${viewport.width}`;
-      await writeMcpConfig(gateway.dataDir, {
+      await writeMcpConfig(suite.gateway.dataDir, {
         demo: testMcpServer(),
         broken: { command: 'node', timeoutMS: 5 },
       });
-      const id = await createAgent(gateway, `Connectors ${viewport.width}`);
+      const id = await suite.createAgent(`Connectors ${viewport.width}`);
       // The agent uses demo once, so the panel has a running server with its tools.
-      model.reply(mcpCall('demo', 'echo', { text: 'warm' }), send({ type: 'text', content: 'Warm.' }));
-      await callGateway(gateway, 'sendPrompt', { agentId: id, prompt: 'warm up', clientNonce: `warm-${id}` });
-      await settled(gateway, model, id);
+      suite.model.reply(mcpCall('demo', 'echo', { text: 'warm' }), send({ type: 'text', content: 'Warm.' }));
+      await callGateway(suite.gateway, 'sendPrompt', {
+        agentId: id,
+        prompt: 'warm up',
+        clientNonce: `warm-${id}`,
+      });
+      await suite.settled(id, { turnEnded: true });
 
-      const { page, problems } = await openSignedInPage(browser, contexts, gateway, viewport, `#agent=${id}`);
+      const { page, problems } = await suite.open(viewport, `#agent=${id}`);
       // Every toolbar button, Connectors included, is on the screen (on a phone they wrap).
       await page.getByTestId('connectors-open').waitFor();
       const offScreen = await page.evaluate<string[]>(
@@ -151,13 +107,13 @@ describe('the connectors panel', () => {
       await expect
         .poll(() => page.getByTestId('mcp-check').textContent(), { timeout: 30_000 })
         .toMatch(/echo Echoes text back/);
-      expect(await mcpJson(gateway.dataDir).then((file) => Object.keys(file.mcpServers))).not.toContain(
+      expect(await mcpJson(suite.gateway.dataDir).then((file) => Object.keys(file.mcpServers))).not.toContain(
         added,
       );
       await saveScreenshot(page, `${task.name} form (${viewport.width})`);
       await page.getByTestId('mcp-save').click();
       await expect.poll(() => row(page, added).count()).toBe(1);
-      expect((await mcpJson(gateway.dataDir)).mcpServers[added]).toEqual({
+      expect((await mcpJson(suite.gateway.dataDir)).mcpServers[added]).toEqual({
         command: 'node',
         args: demo.args,
         readOnly: demo.readOnly,
@@ -170,7 +126,7 @@ describe('the connectors panel', () => {
       await page.getByTestId('mcp-description').fill('Echoes, after asking');
       await page.getByTestId('mcp-save').click();
       await expect.poll(() => row(page, added).count()).toBe(1);
-      expect((await mcpJson(gateway.dataDir)).mcpServers[added]).toMatchObject({
+      expect((await mcpJson(suite.gateway.dataDir)).mcpServers[added]).toMatchObject({
         approval: 'ask',
         description: 'Echoes, after asking',
         readOnly: demo.readOnly,
@@ -189,7 +145,7 @@ describe('the connectors panel', () => {
           { timeout: 10_000 },
         )
         .toMatch(/url/);
-      expect((await mcpJson(gateway.dataDir)).mcpServers[added]).toHaveProperty('command', 'node');
+      expect((await mcpJson(suite.gateway.dataDir)).mcpServers[added]).toHaveProperty('command', 'node');
       await page.getByRole('button', { name: 'Cancel' }).click();
 
       // Which servers this agent may use.
@@ -199,28 +155,32 @@ describe('the connectors panel', () => {
       await agentServers.locator(`[data-testid="mcp-agent-server"][data-name="demo"]`).uncheck();
       await expect
         .poll(
-          async () => (await callGateway<{ mcpServers: unknown }>(gateway, 'getAgent', { id })).mcpServers,
+          async () =>
+            (await callGateway<{ mcpServers: unknown }>(suite.gateway, 'getAgent', { id })).mcpServers,
         )
         .toEqual([added]);
       await agentServers.getByTestId('mcp-agent-all').check();
       await expect
         .poll(
-          async () => (await callGateway<{ mcpServers: unknown }>(gateway, 'getAgent', { id })).mcpServers,
+          async () =>
+            (await callGateway<{ mcpServers: unknown }>(suite.gateway, 'getAgent', { id })).mcpServers,
         )
         .toBeNull();
 
       // The sessions switch, then remove (asked first).
       await page.getByTestId('mcp-sessions').check();
       await expect
-        .poll(async () => (await mcpJson(gateway.dataDir)).mcpServers.sessions)
+        .poll(async () => (await mcpJson(suite.gateway.dataDir)).mcpServers.sessions)
         .toEqual({ builtin: 'sessions' });
       await page.getByTestId('mcp-sessions').uncheck();
-      await expect.poll(async () => (await mcpJson(gateway.dataDir)).mcpServers.sessions).toBeUndefined();
+      await expect
+        .poll(async () => (await mcpJson(suite.gateway.dataDir)).mcpServers.sessions)
+        .toBeUndefined();
       await row(page, added).getByTestId('mcp-remove').click();
-      expect(Object.keys((await mcpJson(gateway.dataDir)).mcpServers)).toContain(added);
+      expect(Object.keys((await mcpJson(suite.gateway.dataDir)).mcpServers)).toContain(added);
       await row(page, added).getByTestId('mcp-remove-confirm').click();
       await expect.poll(() => row(page, added).count()).toBe(0);
-      expect(Object.keys((await mcpJson(gateway.dataDir)).mcpServers)).toEqual(['demo', 'broken']);
+      expect(Object.keys((await mcpJson(suite.gateway.dataDir)).mcpServers)).toEqual(['demo', 'broken']);
 
       // On a phone the panel takes the screen without a sideways scroll.
       expect(await page.evaluate('document.documentElement.scrollWidth <= window.innerWidth')).toBe(true);
@@ -240,11 +200,11 @@ describe('box secrets', () => {
     task,
   }) => {
     const values = ['sk-first-9f8e7d6c5b4a', 'sk-second-1a2b3c4d5e6f'];
-    await writeMcpConfig(gateway.dataDir, {
+    await writeMcpConfig(suite.gateway.dataDir, {
       tokened: testMcpServer({ env: { API_TOKEN: '${secret:API_TOKEN}' } }),
     });
-    const id = await createAgent(gateway, 'Secrets');
-    const { page, problems } = await openSignedInPage(browser, contexts, gateway, DESKTOP, `#agent=${id}`);
+    const id = await suite.createAgent('Secrets');
+    const { page, problems } = await suite.open(DESKTOP, `#agent=${id}`);
     const answers: string[] = [];
     page.on('response', (response) => {
       if (response.url().includes('/api/'))
@@ -271,14 +231,14 @@ describe('box secrets', () => {
     expect(await page.getByTestId('box-secret-value').inputValue()).toBe('');
 
     // The server gets it (and the box log never shows what the server printed of it).
-    model.reply(mcpCall('tokened', 'secret_env', {}), send({ type: 'text', content: 'Checked.' }));
-    await callGateway(gateway, 'sendPrompt', {
+    suite.model.reply(mcpCall('tokened', 'secret_env', {}), send({ type: 'text', content: 'Checked.' }));
+    await callGateway(suite.gateway, 'sendPrompt', {
       agentId: id,
       prompt: 'check the token',
       clientNonce: `tok-${id}`,
     });
-    await settled(gateway, model, id);
-    expect(model.requests().some((body) => body.includes(`length ${values[0]!.length}`))).toBe(true);
+    await suite.settled(id, { turnEnded: true });
+    expect(suite.model.requests().some((body) => body.includes(`length ${values[0]!.length}`))).toBe(true);
 
     await set.getByRole('button', { name: 'Replace API_TOKEN' }).click();
     await page.getByTestId('box-secret-value').fill(values[1]!);
@@ -296,21 +256,21 @@ describe('box secrets', () => {
       'document.documentElement.outerHTML + JSON.stringify({...localStorage}) + JSON.stringify({...sessionStorage}) + location.href',
     );
     const files: string[] = [];
-    for (const entry of await fsp.readdir(gateway.dataDir, { recursive: true, withFileTypes: true })) {
+    for (const entry of await fsp.readdir(suite.gateway.dataDir, { recursive: true, withFileTypes: true })) {
       if (entry.isFile()) files.push(await fsp.readFile(path.join(entry.parentPath, entry.name), 'latin1'));
     }
     for (const value of values) {
       expect(shown).not.toContain(value);
       expect(answers.join('\n')).not.toContain(value);
-      expect(gateway.output()).not.toContain(value);
-      expect(model.requests().join('\n')).not.toContain(value);
+      expect(suite.gateway.output()).not.toContain(value);
+      expect(suite.model.requests().join('\n')).not.toContain(value);
       for (const text of files) expect(text.includes(value)).toBe(false);
     }
 
     await set.getByTestId('box-secret-delete').click();
     await set.getByTestId('box-secret-delete-confirm').click();
     await expect.poll(() => missing.count()).toBe(1);
-    expect((await callGateway<{ names: string[] }>(gateway, 'listBoxSecrets', {})).names).toEqual([]);
+    expect((await callGateway<{ names: string[] }>(suite.gateway, 'listBoxSecrets', {})).names).toEqual([]);
     expect(problems).toEqual([]);
   }, 120_000);
 });
@@ -321,13 +281,13 @@ describe('the Connect card', () => {
   }) => {
     const server = await startHttpServer('oauth');
     try {
-      await writeMcpConfig(gateway.dataDir, {});
-      const id = await createAgent(gateway, 'Connect');
-      model.reply(
+      await writeMcpConfig(suite.gateway.dataDir, {});
+      const id = await suite.createAgent('Connect');
+      suite.model.reply(
         mcpCall('secure', 'echo', { text: 'one' }),
         send({ type: 'text', content: 'Please connect.' }),
       );
-      const { page, problems } = await openSignedInPage(browser, contexts, gateway, PHONE, `#agent=${id}`);
+      const { page, problems } = await suite.open(PHONE, `#agent=${id}`);
       // The remote server is added in the panel: its URL, on this machine (loopback) by the user's leave.
       await openConnectors(page);
       await page.getByTestId('mcp-add').click();
@@ -337,17 +297,17 @@ describe('the Connect card', () => {
       await page.getByTestId('mcp-allow-private-host').check();
       await page.getByTestId('mcp-save').click();
       await expect.poll(() => row(page, 'secure').count()).toBe(1);
-      expect((await mcpJson(gateway.dataDir)).mcpServers.secure).toEqual({
+      expect((await mcpJson(suite.gateway.dataDir)).mcpServers.secure).toEqual({
         url: server.url,
         allowPrivateHost: true,
       });
       await page.keyboard.press('Escape');
-      await callGateway(gateway, 'sendPrompt', {
+      await callGateway(suite.gateway, 'sendPrompt', {
         agentId: id,
         prompt: 'use secure',
         clientNonce: `sec-${id}`,
       });
-      await settled(gateway, model, id);
+      await suite.settled(id, { turnEnded: true });
       const card = page.getByTestId('connect-card');
       await expect.poll(() => card.count(), { timeout: 20_000 }).toBe(1);
       expect(await card.textContent()).toMatch(/Connect secure: the MCP server secure needs you to sign in/);
@@ -375,10 +335,17 @@ describe('the Connect card', () => {
         )
         .toBe(1);
 
-      model.reply(mcpCall('secure', 'echo', { text: 'two' }), send({ type: 'text', content: 'Worked.' }));
-      await callGateway(gateway, 'sendPrompt', { agentId: id, prompt: 'again', clientNonce: `sec2-${id}` });
-      await settled(gateway, model, id);
-      expect(model.requests().some((body) => body.includes('oauth echo: two'))).toBe(true);
+      suite.model.reply(
+        mcpCall('secure', 'echo', { text: 'two' }),
+        send({ type: 'text', content: 'Worked.' }),
+      );
+      await callGateway(suite.gateway, 'sendPrompt', {
+        agentId: id,
+        prompt: 'again',
+        clientNonce: `sec2-${id}`,
+      });
+      await suite.settled(id, { turnEnded: true });
+      expect(suite.model.requests().some((body) => body.includes('oauth echo: two'))).toBe(true);
       await saveScreenshot(page, `${task.name} connected`);
       expect(problems).toEqual([]);
     } finally {
@@ -393,15 +360,9 @@ describe('Connect in the Connectors panel', () => {
       const name = `remote-${viewport.width}`;
       const server = await startHttpServer('oauth');
       try {
-        await writeMcpConfig(gateway.dataDir, { [name]: { url: server.url, allowPrivateHost: true } });
-        const id = await createAgent(gateway, `Panel connect ${viewport.width}`);
-        const { page, problems } = await openSignedInPage(
-          browser,
-          contexts,
-          gateway,
-          viewport,
-          `#agent=${id}`,
-        );
+        await writeMcpConfig(suite.gateway.dataDir, { [name]: { url: server.url, allowPrivateHost: true } });
+        const id = await suite.createAgent(`Panel connect ${viewport.width}`);
+        const { page, problems } = await suite.open(viewport, `#agent=${id}`);
         // Before any call the box does not know the server wants a sign-in: no Connect yet.
         const panel = await openConnectors(page);
         await expect.poll(() => row(page, name).count()).toBe(1);
@@ -409,12 +370,16 @@ describe('Connect in the Connectors panel', () => {
         await page.keyboard.press('Escape');
 
         // The agent's call meets the server's 401.
-        model.reply(
+        suite.model.reply(
           mcpCall(name, 'echo', { text: 'one' }),
           send({ type: 'text', content: 'Please connect.' }),
         );
-        await callGateway(gateway, 'sendPrompt', { agentId: id, prompt: 'use it', clientNonce: `pc1-${id}` });
-        await settled(gateway, model, id);
+        await callGateway(suite.gateway, 'sendPrompt', {
+          agentId: id,
+          prompt: 'use it',
+          clientNonce: `pc1-${id}`,
+        });
+        await suite.settled(id, { turnEnded: true });
 
         await openConnectors(page);
         const signIn = row(page, name).getByTestId('mcp-sign-in');
@@ -451,16 +416,20 @@ describe('Connect in the Connectors panel', () => {
 
         // A connect from the panel names no agent: no conversation gets a notice.
         const { entries } = await callGateway<{ entries: Array<{ kind: string; text?: string }> }>(
-          gateway,
+          suite.gateway,
           'openAgent',
           { id },
         );
         expect(entries.some((e) => e.text?.startsWith(`Connected ${name}`))).toBe(false);
 
-        model.reply(mcpCall(name, 'echo', { text: 'two' }), send({ type: 'text', content: 'Worked.' }));
-        await callGateway(gateway, 'sendPrompt', { agentId: id, prompt: 'again', clientNonce: `pc2-${id}` });
-        await settled(gateway, model, id);
-        expect(model.requests().some((body) => body.includes('oauth echo: two'))).toBe(true);
+        suite.model.reply(mcpCall(name, 'echo', { text: 'two' }), send({ type: 'text', content: 'Worked.' }));
+        await callGateway(suite.gateway, 'sendPrompt', {
+          agentId: id,
+          prompt: 'again',
+          clientNonce: `pc2-${id}`,
+        });
+        await suite.settled(id, { turnEnded: true });
+        expect(suite.model.requests().some((body) => body.includes('oauth echo: two'))).toBe(true);
         expect(problems).toEqual([]);
       } finally {
         await server.stop();

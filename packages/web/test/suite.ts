@@ -45,7 +45,13 @@ export interface BrowserSuite {
    */
   settled(
     agentId: string,
-    options?: { target?: RunningGateway; state?: 'idle' | 'not-working'; turnEnded?: boolean },
+    options?: {
+      target?: RunningGateway;
+      /** The model server whose replies must all be taken (the suite's by default). */
+      model?: ModelServer;
+      state?: 'idle' | 'not-working';
+      turnEnded?: boolean;
+    },
   ): Promise<void>;
   /**
    * Another box, stopped after the file: on the suite's model (`env` adds to the suite's), or with
@@ -104,7 +110,7 @@ export function browserSuite(
         clientNonce: `${agentId}-${text}`,
       });
     },
-    async settled(agentId, { target, state = 'idle', turnEnded = false } = {}) {
+    async settled(agentId, { target, model: server, state = 'idle', turnEnded = false } = {}) {
       await expect
         .poll(
           async () => {
@@ -114,7 +120,10 @@ export function browserSuite(
               {},
             );
             const now = rows.find((row) => row.id === agentId)?.state;
-            if (suite.model.pending() > 0 || (state === 'idle' ? now !== 'idle' : now === 'working'))
+            if (
+              (server ?? suite.model).pending() > 0 ||
+              (state === 'idle' ? now !== 'idle' : now === 'working')
+            )
               return false;
             if (!turnEnded) return true;
             const { entries } = await callGateway<{ entries: Array<{ kind: string }> }>(

@@ -30,7 +30,7 @@ import { TranscriptWriter } from '../stores/transcript-writer.ts';
 import type { AgentStores, FocusLock, StoreBackend } from '../stores/agent-stores.ts';
 import type { AgentPaths } from '../stores/files/layout.ts';
 import { LedgerView } from '../stores/ledger-view.ts';
-import type { InboxInput, InboxRow, InboxStore, PendingInput } from '../stores/inbox.ts';
+import type { AcceptOptions, InboxInput, InboxRow, InboxStore, PendingInput } from '../stores/inbox.ts';
 import type { LedgerStore, SequencedEntry } from '../stores/ledger.ts';
 import type { TranscriptLog } from '../stores/transcript.ts';
 import { SendReminderCounter } from '../context/send-reminder.ts';
@@ -478,14 +478,17 @@ export class AgentSession implements ExtensionAgent {
 
   /**
    * Accepts an input the host makes for the agent (a routine's fire), once per nonce: false when
-   * the nonce was accepted before (a fire repeated after a crash), once that one is durable.
+   * the nonce was accepted before (a fire repeated after a crash), once that one is durable. Its
+   * turn may start as soon as it commits; this resolves once it is durable (the host repeats the
+   * input until then, so a power cut loses nothing).
    */
   async deliver(nonce: string, input: InboxInput): Promise<boolean> {
     if (this.nonces.has(nonce) || this.inbox.has(nonce)) {
       await this.inbox.durable(nonce);
       return false;
     }
-    await this.accept(nonce, input);
+    await this.accept(nonce, input, { pending: 'committed' });
+    await this.inbox.durable(nonce);
     return true;
   }
 
@@ -668,8 +671,8 @@ export class AgentSession implements ExtensionAgent {
   }
 
   /** Commits an input (a full disk: StoreWriteError, nothing accepted) and lets the queue take it. */
-  private async accept(nonce: string, input: InboxInput): Promise<void> {
-    const commit = () => this.inbox.accept(nonce, input, this.config.now());
+  private async accept(nonce: string, input: InboxInput, options?: AcceptOptions): Promise<void> {
+    const commit = () => this.inbox.accept(nonce, input, this.config.now(), options);
     await (this.config.acceptsFirst ? this.config.acceptsFirst.accepting(commit) : commit());
     this.emitPending();
     this.schedule();

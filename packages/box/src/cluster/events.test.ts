@@ -11,16 +11,14 @@ import path from 'node:path';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { HostEvent } from '../agent/events.ts';
-import { scriptedProvider } from '../providers/scripted.ts';
 import { makeWebRoot, SseReader, startGatewayOn, type SseEvent } from '../gateway/test-support.ts';
 import type { SequencedEntry } from '../stores/ledger.ts';
-import { useServices } from '../stores/postgres/backend.ts';
-import { openDatabase, type Database } from '../stores/postgres/database.ts';
+import { openTestSchema, useServices } from '../stores/postgres/backend.ts';
+import type { Database } from '../stores/postgres/database.ts';
 import { PgLedger } from '../stores/postgres/ledger.ts';
-import { WorkerProcesses } from '../testing/cluster-children.ts';
+import { startAcceptingWorker, WorkerProcesses } from '../testing/cluster-children.ts';
 import { until } from '../testing/processes.ts';
 import { ClusterEvents, LIVE_UPDATES_PER_SECOND } from './events.ts';
-import { startClusterWorker } from './worker.ts';
 
 const services = useServices();
 
@@ -38,14 +36,9 @@ describe('events across workers', () => {
 
   /** A fresh schema, dropped after the test. */
   async function schemaDb(): Promise<Database> {
-    const schema = `test_${randomBytes(6).toString('hex')}`;
-    const db = await openDatabase(services().databaseUrl, { schema, max: 4 });
-    cleanups.push(async () => {
-      await db.pool.query(`DROP SCHEMA IF EXISTS "${schema}_jobs" CASCADE`);
-      await db.pool.query(`DROP SCHEMA IF EXISTS ${db.schema} CASCADE`);
-      await db.close();
-    });
-    return db;
+    const fresh = await openTestSchema(services().databaseUrl);
+    cleanups.push(() => fresh.drop());
+    return fresh.db;
   }
 
   /** A worker's relay alone, handing what it hears to `events`. */
@@ -78,18 +71,13 @@ describe('events across workers', () => {
     const schema = db.schema.slice(1, -1);
     const key = randomBytes(32);
     // The gateway the client talks to: it accepts inputs and runs no turn.
-    const gateway = await startClusterWorker({
+    const gateway = await startAcceptingWorker({
       databaseUrl,
       objectStoreUrl,
       credentials,
       schema,
       masterKey: key,
       dataDir: await tempDir('gateway'),
-      env: {},
-      provider: scriptedProvider(() => {
-        throw new Error('the gateway ran a turn');
-      }),
-      takeTurns: false,
     });
     cleanups.push(() => gateway.close());
     const webRoot = await makeWebRoot();

@@ -14,13 +14,12 @@ import { grokBot } from '@sendbox/txcript';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BOX_STOPPED_NOTICE } from '../agent/turn-texts.ts';
 import { INTERRUPTED_CALL_RESULT } from '../agent/turn-closer.ts';
-import { scriptedProvider } from '../providers/scripted.ts';
 import { useServices } from '../stores/postgres/backend.ts';
 import { agentPaths } from '../stores/files/layout.ts';
-import { WorkerProcesses, type WorkerProcess } from '../testing/cluster-children.ts';
+import { startAcceptingWorker, WorkerProcesses, type WorkerProcess } from '../testing/cluster-children.ts';
 import { processesRunning, until } from '../testing/processes.ts';
 import { ledgerRows, transcriptRows } from '../testing/cluster-rows.ts';
-import { startClusterWorker, type ClusterWorker } from './worker.ts';
+import type { ClusterWorker } from './worker.ts';
 
 const services = useServices();
 
@@ -45,19 +44,13 @@ describe('failover between worker processes', () => {
     });
 
     // The gateway the user talks to: it accepts inputs and runs no turn.
-    const gateway: ClusterWorker = await startClusterWorker({
+    const gateway: ClusterWorker = await startAcceptingWorker({
       databaseUrl,
       objectStoreUrl,
       credentials,
       schema,
       masterKey: key,
       dataDir: await newDir('gateway'),
-      env: {},
-      // A model is configured (the gateway accepts prompts), but it runs no turn: any call fails the test.
-      provider: scriptedProvider(() => {
-        throw new Error('the gateway ran a turn');
-      }),
-      takeTurns: false,
     });
     cleanups.push(async () => {
       await gateway.db.pool.query(`DROP SCHEMA IF EXISTS "${schema}_jobs" CASCADE`).catch(() => undefined);

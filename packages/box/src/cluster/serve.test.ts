@@ -17,15 +17,13 @@ import { sendboxProgram } from '../cli/program.ts';
 import { serve, type RunningBox } from '../cli/serve.ts';
 import { openLoginLink, pageHeaders } from '../gateway/test-support.ts';
 import type { LocalAgentHost } from '../host/agent-host.ts';
-import { scriptedProvider } from '../providers/scripted.ts';
 import { agentPaths } from '../stores/files/layout.ts';
-import { useServices } from '../stores/postgres/backend.ts';
-import { openDatabase, type Database } from '../stores/postgres/database.ts';
-import { WorkerProcesses } from '../testing/cluster-children.ts';
+import { openTestSchema, useServices } from '../stores/postgres/backend.ts';
+import type { Database } from '../stores/postgres/database.ts';
+import { startAcceptingWorker, WorkerProcesses } from '../testing/cluster-children.ts';
 import { until } from '../testing/processes.ts';
 import { readMasterKey } from './master-key.ts';
 import { CACHE_MS } from './session-book.ts';
-import { startClusterWorker } from './worker.ts';
 
 const services = useServices();
 const quiet = { out: () => undefined, err: () => undefined };
@@ -51,14 +49,9 @@ describe('sendbox serve as a cluster worker', () => {
 
   /** A schema of this test's own, dropped after it. */
   async function freshSchema(): Promise<{ schema: string; db: Database }> {
-    const schema = `test_${randomBytes(6).toString('hex')}`;
-    const db = await openDatabase(services().databaseUrl, { schema, max: 2 });
-    cleanups.push(async () => {
-      await db.pool.query(`DROP SCHEMA IF EXISTS "${schema}_jobs" CASCADE`);
-      await db.pool.query(`DROP SCHEMA IF EXISTS ${db.schema} CASCADE`);
-      await db.close();
-    });
-    return { schema, db };
+    const fresh = await openTestSchema(services().databaseUrl);
+    cleanups.push(() => fresh.drop());
+    return fresh;
   }
 
   /** The AWS SDK reads the bucket's credentials from the process environment, as in production. */
@@ -76,16 +69,20 @@ describe('sendbox serve as a cluster worker', () => {
     });
   }
 
-  /** `sendbox serve` on a new data dir, a worker of the cluster in `schema`. */
-  async function serveWorker(name: string, schema: string, masterKeyFile: string): Promise<RunningBox> {
+  /** `sendbox serve` on `dataDir` (a new one by default), a worker of the cluster in `schema`. */
+  async function serveWorker(
+    name: string,
+    schema: string,
+    masterKeyFile: string,
+    dataDir?: string,
+  ): Promise<RunningBox> {
     const { databaseUrl, objectStoreUrl } = services();
-    const dataDir = await tempDir(name);
     const env: NodeJS.ProcessEnv = { SENDBOX_MASTER_KEY_FILE: masterKeyFile };
     const box = await serve(
       {
         host: '127.0.0.1',
         port: 0,
-        dataDir,
+        dataDir: dataDir ?? (await tempDir(name)),
         build: false,
         verbose: false,
         cluster: { databaseUrl, objectStoreUrl, schema },
@@ -163,23 +160,9 @@ describe('sendbox serve as a cluster worker', () => {
     );
     expect(keysBefore.rows).toHaveLength(3);
 
-    const { databaseUrl, objectStoreUrl } = services();
     const dataDir = await tempDir('wrong-key');
     const wrongKey = await keyFile();
-    await expect(
-      serve(
-        {
-          host: '127.0.0.1',
-          port: 0,
-          dataDir,
-          build: false,
-          verbose: false,
-          cluster: { databaseUrl, objectStoreUrl, schema },
-        },
-        (dir, options) => openBoxHost(dir, options, { SENDBOX_MASTER_KEY_FILE: wrongKey }),
-        quiet,
-      ),
-    ).rejects.toThrow(
+    await expect(serveWorker('wrong-key', schema, wrongKey, dataDir)).rejects.toThrow(
       new RegExp(`the master key ${wrongKey} does not open this cluster's keys.*nothing was changed`),
     );
     const keysAfter = await db.pool.query(
@@ -193,18 +176,13 @@ describe('sendbox serve as a cluster worker', () => {
     const { databaseUrl, objectStoreUrl, credentials } = services();
     const { schema } = await freshSchema();
     const masterKey = randomBytes(32);
-    const gateway = await startClusterWorker({
+    const gateway = await startAcceptingWorker({
       databaseUrl,
       objectStoreUrl,
       credentials,
       schema,
       masterKey,
       dataDir: await tempDir('gateway'),
-      env: {},
-      provider: scriptedProvider(() => {
-        throw new Error('the gateway ran a turn');
-      }),
-      takeTurns: false,
     });
     cleanups.push(() => gateway.close());
     const processes = new WorkerProcesses();

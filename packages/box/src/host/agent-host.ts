@@ -45,7 +45,6 @@ import { WritePoints } from '../stores/write-points.ts';
 import { AgentRoster } from './agent-roster.ts';
 import {
   Routines,
-  ROUTINE_STARTS_AT_ONCE,
   systemClock,
   type RoutineClock,
   type RoutineUpdate,
@@ -308,7 +307,6 @@ export class LocalAgentHost implements AgentHost {
           { id: `ev-${randomUUID()}`, kind: 'event', event, timestampMs: Date.now() },
         ]);
       },
-      startsAtOnce: ROUTINE_STARTS_AT_ONCE,
       writePoints,
     });
     this.routines = routines;

@@ -11,6 +11,7 @@
 import { chmodSync, existsSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { z } from 'zod';
+import { WalSync } from '../stores/files/wal-sync.ts';
 
 const DDL = `
 CREATE TABLE IF NOT EXISTS routines (
@@ -142,14 +143,23 @@ function runOf(raw: unknown): RunRecord {
 
 export class RoutineBook {
   private readonly db: Database.Database;
+  private readonly sync: WalSync;
+  /** Prepared once per book: preparing costs more than running them, and a fire runs several. */
+  private readonly sql: ReturnType<typeof statements>;
 
   constructor(readonly file: string) {
     const fresh = !existsSync(file);
     this.db = new Database(file, { timeout: 5000 });
     if (fresh) chmodSync(file, 0o600);
     this.db.pragma('journal_mode = WAL');
-    this.db.pragma('synchronous = FULL');
+    // No fsync on the event loop (a burst of fires would wait on hundreds): a change of a routine
+    // is made durable by `durable()` (wal-sync.ts); a fire's and a run's rows need no fsync of
+    // their own, as the inbox is what keeps a fire once (its nonce) and a lost `last_instant`
+    // only repeats a fire the inbox refuses.
+    this.db.pragma('synchronous = NORMAL');
     this.db.exec(DDL);
+    this.sync = new WalSync(`${file}-wal`);
+    this.sql = statements(this.db);
   }
 
   /** True when `file` holds a book (start-up opens only those). */
@@ -157,101 +167,114 @@ export class RoutineBook {
     return existsSync(file);
   }
 
+  /** Resolves once every change made before this call is on disk. */
+  durable(): Promise<void> {
+    return this.sync.durable();
+  }
+
+  /** fdatasyncs of the WAL so far (tests count them). */
+  get syncs(): number {
+    return this.sync.syncs;
+  }
+
   all(): RoutineRecord[] {
-    return this.db
-      .prepare('SELECT * FROM routines ORDER BY created_at, id')
-      .all()
-      .map((row) => routineOf(row, this.file));
+    return this.sql.all.all().map((row) => routineOf(row, this.file));
   }
 
   get(id: string): RoutineRecord | undefined {
-    const row = this.db.prepare('SELECT * FROM routines WHERE id = ?').get(id);
+    const row = this.sql.get.get(id);
     return row === undefined ? undefined : routineOf(row, this.file);
   }
 
   put(routine: RoutineRecord): void {
-    this.db
-      .prepare(
-        `INSERT INTO routines (id, name, schedule, timezone, prompt, silent, paused, anchor, last_instant, created_at, updated_at)
-         VALUES (@id, @name, @schedule, @timezone, @prompt, @silent, @paused, @anchor, @lastInstant, @createdAt, @updatedAt)
-         ON CONFLICT(id) DO UPDATE SET name = @name, schedule = @schedule, timezone = @timezone, prompt = @prompt,
-           silent = @silent, paused = @paused, anchor = @anchor, last_instant = @lastInstant, updated_at = @updatedAt`,
-      )
-      .run({ ...routine, silent: routine.silent ? 1 : 0, paused: routine.paused ? 1 : 0 });
+    this.sql.put.run({ ...routine, silent: routine.silent ? 1 : 0, paused: routine.paused ? 1 : 0 });
   }
 
   delete(id: string): boolean {
     return this.db.transaction(() => {
-      this.db.prepare('DELETE FROM routine_runs WHERE routine_id = ?').run(id);
-      return this.db.prepare('DELETE FROM routines WHERE id = ?').run(id).changes > 0;
+      this.sql.deleteRuns.run(id);
+      return this.sql.delete.run(id).changes > 0;
     })();
   }
 
   /** A fire the inbox took: the routine's last instant, and its run queued (once per instant). */
   fired(run: Pick<RunRecord, 'routineId' | 'instant' | 'firedAt' | 'missed' | 'missedSince'>): void {
     this.db.transaction(() => {
-      this.db
-        .prepare('UPDATE routines SET last_instant = MAX(COALESCE(last_instant, 0), ?) WHERE id = ?')
-        .run(run.instant, run.routineId);
-      this.db
-        .prepare(
-          `INSERT INTO routine_runs (routine_id, instant, fired_at, missed, missed_since, status)
-           VALUES (?, ?, ?, ?, ?, 'queued')
-           ON CONFLICT (routine_id, instant) DO UPDATE SET fired_at = excluded.fired_at,
-             missed = excluded.missed, missed_since = excluded.missed_since`,
-        )
-        .run(run.routineId, run.instant, run.firedAt, run.missed, run.missedSince);
-      this.db
-        .prepare(
-          `DELETE FROM routine_runs WHERE routine_id = ? AND instant NOT IN
-             (SELECT instant FROM routine_runs WHERE routine_id = ? ORDER BY instant DESC LIMIT ?)`,
-        )
-        .run(run.routineId, run.routineId, RUNS_KEPT);
+      this.sql.lastInstant.run(run.instant, run.routineId);
+      this.sql.queued.run(run.routineId, run.instant, run.firedAt, run.missed, run.missedSince);
+      this.sql.trimRuns.run(run.routineId, run.routineId, RUNS_KEPT);
     })();
   }
 
   /** The run's turn started (its session may start it before `fired` is recorded: the row is made here then). */
   started(routineId: string, instant: number, turn: number, at: number): void {
-    this.db
-      .prepare(
-        `INSERT INTO routine_runs (routine_id, instant, fired_at, status, turn, started_at)
-         VALUES (?, ?, ?, 'running', ?, ?)
-         ON CONFLICT (routine_id, instant) DO UPDATE SET status = 'running', turn = excluded.turn,
-           started_at = excluded.started_at`,
-      )
-      .run(routineId, instant, at, turn, at);
+    this.sql.started.run(routineId, instant, at, turn, at);
   }
 
   /** The run of turn `turn` failed (an error notice); it ends with its turn. */
   failed(turn: number): void {
-    this.db
-      .prepare(`UPDATE routine_runs SET status = 'failed' WHERE turn = ? AND ended_at IS NULL`)
-      .run(turn);
+    this.sql.failed.run(turn);
   }
 
   /** Turn `turn` ended: its run (if it was one) is over. Returns the run, or undefined. */
   ended(turn: number, at: number, delivered: boolean): RunRecord | undefined {
-    const row = this.db.prepare('SELECT * FROM routine_runs WHERE turn = ? AND ended_at IS NULL').get(turn);
+    const row = this.sql.openRun.get(turn);
     if (row === undefined) return undefined;
     const run = runOf(row);
     const routine = this.get(run.routineId);
     const status: RunStatus =
       run.status === 'failed' ? 'failed' : !delivered && routine?.silent ? 'silent' : 'ok';
-    this.db
-      .prepare('UPDATE routine_runs SET status = ?, ended_at = ? WHERE routine_id = ? AND instant = ?')
-      .run(status, at, run.routineId, run.instant);
+    this.sql.ended.run(status, at, run.routineId, run.instant);
     return { ...run, status, endedAt: at };
   }
 
   /** A routine's runs, newest first. */
   runs(routineId: string, limit = RUNS_KEPT): RunRecord[] {
-    return this.db
-      .prepare('SELECT * FROM routine_runs WHERE routine_id = ? ORDER BY instant DESC LIMIT ?')
-      .all(routineId, limit)
-      .map(runOf);
+    return this.sql.runs.all(routineId, limit).map(runOf);
   }
 
   close(): void {
     this.db.close();
+    void this.sync.close();
   }
+}
+
+function statements(db: Database.Database) {
+  return {
+    all: db.prepare('SELECT * FROM routines ORDER BY created_at, id'),
+    get: db.prepare('SELECT * FROM routines WHERE id = ?'),
+    put: db.prepare(
+      `INSERT INTO routines (id, name, schedule, timezone, prompt, silent, paused, anchor, last_instant, created_at, updated_at)
+       VALUES (@id, @name, @schedule, @timezone, @prompt, @silent, @paused, @anchor, @lastInstant, @createdAt, @updatedAt)
+       ON CONFLICT(id) DO UPDATE SET name = @name, schedule = @schedule, timezone = @timezone, prompt = @prompt,
+         silent = @silent, paused = @paused, anchor = @anchor, last_instant = @lastInstant, updated_at = @updatedAt`,
+    ),
+    deleteRuns: db.prepare('DELETE FROM routine_runs WHERE routine_id = ?'),
+    delete: db.prepare('DELETE FROM routines WHERE id = ?'),
+    lastInstant: db.prepare(
+      'UPDATE routines SET last_instant = MAX(COALESCE(last_instant, 0), ?) WHERE id = ?',
+    ),
+    queued: db.prepare(
+      `INSERT INTO routine_runs (routine_id, instant, fired_at, missed, missed_since, status)
+       VALUES (?, ?, ?, ?, ?, 'queued')
+       ON CONFLICT (routine_id, instant) DO UPDATE SET fired_at = excluded.fired_at,
+         missed = excluded.missed, missed_since = excluded.missed_since`,
+    ),
+    trimRuns: db.prepare(
+      `DELETE FROM routine_runs WHERE routine_id = ? AND instant NOT IN
+         (SELECT instant FROM routine_runs WHERE routine_id = ? ORDER BY instant DESC LIMIT ?)`,
+    ),
+    started: db.prepare(
+      `INSERT INTO routine_runs (routine_id, instant, fired_at, status, turn, started_at)
+       VALUES (?, ?, ?, 'running', ?, ?)
+       ON CONFLICT (routine_id, instant) DO UPDATE SET status = 'running', turn = excluded.turn,
+         started_at = excluded.started_at`,
+    ),
+    failed: db.prepare(`UPDATE routine_runs SET status = 'failed' WHERE turn = ? AND ended_at IS NULL`),
+    openRun: db.prepare('SELECT * FROM routine_runs WHERE turn = ? AND ended_at IS NULL'),
+    ended: db.prepare(
+      'UPDATE routine_runs SET status = ?, ended_at = ? WHERE routine_id = ? AND instant = ?',
+    ),
+    runs: db.prepare('SELECT * FROM routine_runs WHERE routine_id = ? ORDER BY instant DESC LIMIT ?'),
+  };
 }

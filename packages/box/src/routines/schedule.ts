@@ -15,6 +15,8 @@ export interface Schedule {
   readonly timezone: string;
   /** The next instant strictly after `after` (epoch ms), or null when the schedule has no more. */
   next(after: number): number | null;
+  /** Two instants are never closer than this (ms): a fire this soon after its instant missed none. */
+  readonly minGapMs: number;
 }
 
 export class ScheduleError extends Error {}
@@ -111,6 +113,7 @@ export function parseSchedule(raw: string, timezone: string | undefined, options
       text,
       timezone: zone,
       next: (after) => anchor + (Math.floor((after - anchor) / ms) + 1) * ms,
+      minGapMs: ms,
     };
   }
   const pattern = NICKNAMES[text.toLowerCase()] ?? text;
@@ -136,7 +139,8 @@ export function parseSchedule(raw: string, timezone: string | undefined, options
   if (first === null) throw new ScheduleError(`"${text}" never fires`);
   if (second !== null && second - first < minMs)
     throw new ScheduleError(`"${text}" is too often: the shortest interval is ${options.minIntervalS} s`);
-  return { text, timezone: zone, next };
+  // Five fields: whole minutes, so two instants are a minute apart at least.
+  return { text, timezone: zone, next, minGapMs: 60_000 };
 }
 
 /**

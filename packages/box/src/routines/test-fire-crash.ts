@@ -5,7 +5,8 @@
  *
  * - `inbox`: as the fire's input is about to be committed in the inbox;
  * - `inbox:2`: the run's user entry is in the ledger, its inbox row not yet marked started;
- * - `routine`: the inbox took it, the routine book has not recorded it;
+ * - `routine`: the inbox took it (on disk; its turn started at the commit), the routine book has
+ *   not recorded it;
  * - `ledger` / `jsonl`: the run's turn starts (its first ledger entry / its first JSONL record);
  * - `model`: the run's turn is in its first model call.
  *
@@ -35,8 +36,10 @@ const writePoints = new WritePoints({
     return null;
   },
 });
-const model = scriptedProvider(() => {
+const model = scriptedProvider((request) => {
   if (armed && phase === 'model') die();
+  // One send, then the turn ends (a run that ends before the kill ends as any run does).
+  if (request.messages.at(-1)?.role === 'tool') return {};
   return { toolCalls: [{ name: 'send_message', input: { type: 'text', content: 'never' } }] };
 });
 const clock = new SteppedClock(FIRE_CRASH_START);

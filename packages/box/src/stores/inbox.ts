@@ -56,6 +56,16 @@ export interface PendingInput {
   acceptedAt: number;
 }
 
+export interface AcceptOptions {
+  /**
+   * `committed`: the input is pending (its turn may start) once its row commits, before it is
+   * durable; `durable(nonce)` says when it is. Only for an input its sender repeats with the same
+   * nonce until it is durable (a routine's fire: its book moves on after `durable`), so a power
+   * cut loses nothing the sender does not give again. Default `durable`.
+   */
+  pending?: 'committed' | 'durable';
+}
+
 /** What an agent does with its inbox. */
 export interface InboxStore {
   /** True when an input with this nonce was ever accepted (across restarts). */
@@ -66,7 +76,7 @@ export interface InboxStore {
    * Commits an input, resolving once it is durable (inputs that arrive together may share one
    * sync); false when its nonce was accepted before.
    */
-  accept(nonce: string, input: InboxInput, acceptedAt: number): Promise<boolean>;
+  accept(nonce: string, input: InboxInput, acceptedAt: number, options?: AcceptOptions): Promise<boolean>;
   /** Resolves once the input with this nonce is durable (a repeat is answered no sooner). */
   durable(nonce: string): Promise<void>;
   /**

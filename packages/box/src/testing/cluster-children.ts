@@ -5,6 +5,8 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { startClusterWorker, type ClusterWorker, type ClusterWorkerOptions } from '../cluster/worker.ts';
+import { scriptedProvider } from '../providers/scripted.ts';
 import { until } from './processes.ts';
 
 const CHILD = fileURLToPath(new URL('./cluster-worker-child.ts', import.meta.url));
@@ -14,7 +16,7 @@ export interface WorkerProcessConfig {
   objectStoreUrl: string;
   credentials: { accessKeyId: string; secretAccessKey: string };
   schema: string;
-  /** The cluster's secrets key, hex. */
+  /** The cluster's master key, hex. */
   keyHex: string;
   dataDir: string;
   /** The worker's name in the lease rows. */
@@ -62,4 +64,21 @@ export class WorkerProcesses {
   stopAll(): void {
     for (const child of this.#children) if (child.exitCode === null) child.kill('SIGKILL');
   }
+}
+
+/**
+ * A worker in this process that accepts inputs and serves, and runs no turn: a model is configured
+ * (so prompts are accepted), and any call of it fails the test.
+ */
+export function startAcceptingWorker(
+  options: Omit<ClusterWorkerOptions, 'provider' | 'takeTurns' | 'env'>,
+): Promise<ClusterWorker> {
+  return startClusterWorker({
+    ...options,
+    env: {},
+    provider: scriptedProvider(() => {
+      throw new Error('a worker that runs no turn was asked to run one');
+    }),
+    takeTurns: false,
+  });
 }

@@ -26,17 +26,9 @@ import { scriptedProvider, type ScriptedStep } from '../providers/scripted.ts';
 import { startClusterWorker } from '../cluster/worker.ts';
 import { makeWebRoot, startGatewayOn } from '../gateway/test-support.ts';
 import { WritePoints } from '../stores/write-points.ts';
+import type { WorkerProcessConfig } from './cluster-children.ts';
 
-const config = JSON.parse(process.argv[2] ?? '{}') as {
-  databaseUrl: string;
-  objectStoreUrl: string;
-  credentials: { accessKeyId: string; secretAccessKey: string };
-  schema: string;
-  keyHex: string;
-  dataDir: string;
-  name: string;
-  gateway?: boolean;
-};
+const config = JSON.parse(process.argv[2] ?? '{}') as WorkerProcessConfig;
 
 /** The text of a user message, without the address tag and hidden-prompt wrappers. */
 function lastUserText(request: ModelStepRequest): string {

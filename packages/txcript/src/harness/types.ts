@@ -121,7 +121,13 @@ export interface DiscoverOptions {
 
 export interface Store {
   discover(options?: DiscoverOptions): Promise<DiscoverResult>;
-  load(id: string): Promise<LoadResult>;
+  /**
+   * `listedAt`: the locator a listing gave this session, which a store may
+   * read directly rather than look the id up (a file store searching its
+   * folders for every load is most of a scan's time); a locator that no
+   * longer fits the id is ignored.
+   */
+  load(id: string, listedAt?: string): Promise<LoadResult>;
   /**
    * The sources (files) that hold a session listed under exactly this id,
    * found without reading any: every one `discover` would list it from, and

@@ -192,7 +192,8 @@ export async function readSession(
   };
   let loaded;
   try {
-    loaded = await harness.store!(ctx.io.env).load(summary.id);
+    // Where it was listed: each listed source is read, and no store looks the id up again.
+    loaded = await harness.store!(ctx.io.env).load(summary.id, summary.locator);
   } catch (err) {
     // Said once: the facts are kept with the signature, so an unchanged source is not read again.
     ctx.warn({

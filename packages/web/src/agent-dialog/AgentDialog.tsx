@@ -26,6 +26,7 @@ export function AgentDialog({
   initialTab = 'settings',
   onClose,
   onSaved,
+  onOpenEntry,
 }: {
   client: ApiClient;
   agentId: string;
@@ -34,6 +35,8 @@ export function AgentDialog({
   onClose: () => void;
   /** The agent's settings were saved (the roster shows the new name). */
   onSaved: () => void;
+  /** A routine run's link: open the agent's conversation at that entry. */
+  onOpenEntry: (entryId: string) => void;
 }) {
   const [tab, setTab] = useState<AgentDialogTab>(initialTab);
   const base = useId();
@@ -96,7 +99,7 @@ export function AgentDialog({
         data-testid={`agent-panel-${tab}`}
       >
         {tab === 'settings' && <SettingsTab client={client} agentId={agentId} onSaved={onSaved} />}
-        {tab === 'routines' && <RoutinesTab client={client} agentId={agentId} />}
+        {tab === 'routines' && <RoutinesTab client={client} agentId={agentId} onOpenEntry={onOpenEntry} />}
         {tab === 'memory' && <MemoryTab client={client} agentId={agentId} />}
       </div>
     </Dialog>

@@ -5,7 +5,7 @@
  * under the form as it says what is wrong. The list follows the gateway's `routines` events
  * (a change made elsewhere, a fire, a run that ends) while the tab is open.
  */
-import { useCallback, useEffect, useState, type FormEvent } from 'react';
+import { useCallback, useEffect, useRef, useState, type FormEvent } from 'react';
 import type { ApiClient } from '../api/client.ts';
 import { followAgentEvents } from '../api/events.ts';
 import type { RoutineChange, RoutineView } from '../api/types.ts';
@@ -58,7 +58,16 @@ function useRoutineEvents(client: ApiClient, agentId: string, onChange: () => vo
   }, [client, agentId, onChange]);
 }
 
-export function RoutinesTab({ client, agentId }: { client: ApiClient; agentId: string }) {
+export function RoutinesTab({
+  client,
+  agentId,
+  onOpenEntry,
+}: {
+  client: ApiClient;
+  agentId: string;
+  /** Opens the conversation at the run's turn (its `t<turn>u` message). */
+  onOpenEntry: (entryId: string) => void;
+}) {
   const [routines, setRoutines] = useState<RoutineView[] | null>(null);
   const [error, setError] = useState<string | null>(null);
   /** The form: a new routine, or the one being edited. */
@@ -66,12 +75,21 @@ export function RoutinesTab({ client, agentId }: { client: ApiClient; agentId: s
   const [busy, setBusy] = useState<string | null>(null);
   const [confirming, setConfirming] = useState<string | null>(null);
 
+  /**
+   * The latest `listRoutines` asked. Events come in bursts (a run's fire, start and end within
+   * milliseconds), so reads overlap and may be answered out of order: only the answer to the
+   * last one asked is shown, or an earlier "Running" would stay after its run's "Done".
+   */
+  const asked = useRef(0);
   const load = useCallback(() => {
+    const ask = ++asked.current;
     client.listRoutines(agentId).then(
       (list) => {
-        setRoutines(list);
+        if (ask === asked.current) setRoutines(list);
       },
-      (cause: unknown) => setError(errorText(cause)),
+      (cause: unknown) => {
+        if (ask === asked.current) setError(errorText(cause));
+      },
     );
   }, [client, agentId]);
   useEffect(load, [load]);
@@ -152,7 +170,23 @@ export function RoutinesTab({ client, agentId }: { client: ApiClient; agentId: s
                   <ol>
                     {routine.runs.map((run) => (
                       <li key={run.instant} data-testid="routine-run" data-status={run.status}>
-                        {localTime.format(run.instant)}: {STATUS_LABEL[run.status] ?? run.status}
+                        {run.entryId === null ? (
+                          localTime.format(run.instant)
+                        ) : (
+                          <a
+                            href={`#agent=${encodeURIComponent(agentId)}`}
+                            onClick={(event) => {
+                              event.preventDefault();
+                              onOpenEntry(run.entryId!);
+                            }}
+                            aria-label={`Open the run of ${localTime.format(run.instant)} in the conversation`}
+                            data-testid="routine-run-link"
+                            data-entry-id={run.entryId}
+                          >
+                            {localTime.format(run.instant)}
+                          </a>
+                        )}
+                        : {STATUS_LABEL[run.status] ?? run.status}
                       </li>
                     ))}
                   </ol>

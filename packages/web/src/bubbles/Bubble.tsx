@@ -8,13 +8,20 @@ import { assertNever } from '@sendbox/protocol';
 import { memo, type ReactNode } from 'react';
 import type { TranscriptEntry } from '../api/types.ts';
 import { CopyButton } from '../CodeBlock.tsx';
-import { approvalOf, bubbleKindFor, type ApprovalOutcome, type BubbleKind } from '../transcript.ts';
+import {
+  approvalOf,
+  bubbleKindFor,
+  routineMarkOf,
+  type ApprovalOutcome,
+  type BubbleKind,
+} from '../transcript.ts';
 import { ApprovalBubble } from './ApprovalBubble.tsx';
 import { AttachmentBubble } from './AttachmentBubble.tsx';
 import { CursorAgentBubble } from './CursorAgentBubble.tsx';
 import { EventBubble } from './EventBubble.tsx';
 import { MessageBubble } from './MessageBubble.tsx';
 import { NoticeBubble } from './NoticeBubble.tsx';
+import { RoutineRunBubble } from './RoutineRunBubble.tsx';
 import { SecretRequestBubble } from './SecretRequestBubble.tsx';
 import { TextBubble } from './TextBubble.tsx';
 import { ThinkingBubble } from './ThinkingBubble.tsx';
@@ -37,6 +44,7 @@ const SIDE: Record<BubbleKind, 'user' | 'agent' | 'meta'> = {
   approval: 'agent',
   notice: 'meta',
   event: 'meta',
+  'routine-run': 'meta',
   thinking: 'meta',
   unrecognized: 'meta',
 };
@@ -64,8 +72,11 @@ function body(
   outcome: ApprovalOutcome | undefined,
 ): ReactNode {
   switch (entry.kind) {
-    case 'message':
+    case 'message': {
+      const mark = entry.hidden ? routineMarkOf(entry) : null;
+      if (mark) return <RoutineRunBubble mark={mark} />;
       return <MessageBubble entry={entry} shown={answer} />;
+    }
     case 'send-message': {
       const message = entry.message;
       switch (message.type) {
@@ -161,7 +172,7 @@ export const Bubble = memo(function Bubble({
 function copyableText(entry: TranscriptEntry): string | null {
   if (entry.kind === 'send-message')
     return entry.message.type === 'text' && entry.message.content !== '' ? entry.message.content : null;
-  if (entry.kind === 'message') return entry.content === '' ? null : entry.content;
+  if (entry.kind === 'message') return entry.content === '' || entry.hidden ? null : entry.content;
   return null;
 }
 

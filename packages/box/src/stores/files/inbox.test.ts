@@ -117,6 +117,29 @@ describe('the inbox', () => {
     inbox.close();
   });
 
+  it("pending once committed (a routine's fire): its turn may start before the fdatasync, and durable(nonce) waits for one that began after its row", async () => {
+    const file = await storeDb();
+    const inbox = open(file);
+    await inbox.accept('first', { kind: 'prompt', prompt: 'alone' }, 1);
+    const before = inbox.syncs;
+    expect(await inbox.accept('fire', { kind: 'prompt', prompt: 'tick' }, 2, { pending: 'committed' })).toBe(
+      true,
+    );
+    // Pending at once, with no fdatasync yet.
+    expect(inbox.syncs).toBe(before);
+    expect(inbox.pending().map((row) => row.nonce)).toEqual(['first', 'fire']);
+    await inbox.durable('fire');
+    expect(inbox.syncs).toBe(before + 1);
+    // On disk: a repeat is refused and resolves at once.
+    expect(await inbox.accept('fire', { kind: 'prompt', prompt: 'tick' }, 3, { pending: 'committed' })).toBe(
+      false,
+    );
+    inbox.close();
+    const reopened = open(file);
+    expect(reopened.pending().map((row) => row.nonce)).toEqual(['first', 'fire']);
+    reopened.close();
+  });
+
   it('tells start-up which agents need it: pending inputs, or a started turn without turn-ended', async () => {
     const file = await storeDb();
     expect(needsRecovery(file)).toBe(false);

@@ -21,7 +21,7 @@ import Database from 'better-sqlite3';
 import type { StoreLock } from './store-lock.ts';
 import { StoreWriteError } from '../errors.ts';
 import { WalSync } from './wal-sync.ts';
-import type { InboxInput, InboxRow, InboxStore, InputState } from '../inbox.ts';
+import type { AcceptOptions, InboxInput, InboxRow, InboxStore, InputState } from '../inbox.ts';
 import type { WritePoints } from '../write-points.ts';
 
 const INBOX_DDL = `
@@ -56,6 +56,8 @@ export class Inbox implements InboxStore {
   private readonly sync: WalSync;
   /** Inputs committed but not yet on disk, by nonce. */
   private readonly syncing = new Map<string, Promise<void>>();
+  /** Inputs pending since their commit whose fdatasync has not yet succeeded. */
+  private readonly unsynced = new Set<string>();
   /** Prepared once: preparing cost more than running them, per input. */
   private readonly insertRow: Database.Statement;
   private readonly settleRow: Database.Statement;
@@ -108,9 +110,16 @@ export class Inbox implements InboxStore {
 
   /**
    * Commits an input and resolves once it is on disk (see the group commit above); false when
-   * its nonce was accepted before (then once that input is on disk).
+   * its nonce was accepted before (then once that input is on disk). With `pending: 'committed'`
+   * it resolves, and its turn may start, once the row commits; `durable(nonce)` then says when it
+   * is on disk, and a failed fdatasync leaves the row to the next one (its turn may be running).
    */
-  async accept(nonce: string, input: InboxInput, acceptedAt: number): Promise<boolean> {
+  async accept(
+    nonce: string,
+    input: InboxInput,
+    acceptedAt: number,
+    options?: AcceptOptions,
+  ): Promise<boolean> {
     if (this.nonces.has(nonce)) {
       await this.durable(nonce);
       return false;
@@ -119,6 +128,11 @@ export class Inbox implements InboxStore {
       Number(this.insertRow.run(nonce, input.kind, JSON.stringify(input), acceptedAt).lastInsertRowid),
     );
     this.nonces.add(nonce);
+    if (options?.pending === 'committed') {
+      this.syncAfterStart(nonce);
+      this.addPending({ seq, nonce, input, state: 'pending', turn: null, acceptedAt, detail: null });
+      return true;
+    }
     const onDisk = this.sync.durable().catch((error: unknown) => {
       this.nonces.delete(nonce);
       try {
@@ -134,16 +148,37 @@ export class Inbox implements InboxStore {
     } finally {
       this.syncing.delete(nonce);
     }
-    const row: InboxRow = { seq, nonce, input, state: 'pending', turn: null, acceptedAt, detail: null };
-    // In seq order, whichever of the inputs synced together resumes first.
-    const at = this.pendingRows.findIndex((other) => other.seq > seq);
-    this.pendingRows.splice(at === -1 ? this.pendingRows.length : at, 0, row);
+    this.addPending({ seq, nonce, input, state: 'pending', turn: null, acceptedAt, detail: null });
     return true;
   }
 
   /** Resolves once the input with this nonce is on disk (at once when it is, or is unknown). */
   durable(nonce: string): Promise<void> {
+    const syncing = this.syncing.get(nonce);
+    if (syncing) return syncing;
+    if (this.unsynced.has(nonce)) this.syncAfterStart(nonce);
     return this.syncing.get(nonce) ?? Promise.resolve();
+  }
+
+  /** The fdatasync of an input pending since its commit; a failed one is tried again by `durable`. */
+  private syncAfterStart(nonce: string): void {
+    this.unsynced.add(nonce);
+    const onDisk = this.sync.durable().then(
+      () => {
+        this.unsynced.delete(nonce);
+      },
+      (error: unknown) => {
+        throw new StoreWriteError('inbox', 'the input', error);
+      },
+    );
+    this.syncing.set(nonce, onDisk);
+    void onDisk.finally(() => this.syncing.delete(nonce)).catch(() => undefined);
+  }
+
+  /** In seq order, whichever of the inputs synced together resumes first. */
+  private addPending(row: InboxRow): void {
+    const at = this.pendingRows.findIndex((other) => other.seq > row.seq);
+    this.pendingRows.splice(at === -1 ? this.pendingRows.length : at, 0, row);
   }
 
   /** Marks an input started in turn `turn` (after its user message committed in the ledger). */

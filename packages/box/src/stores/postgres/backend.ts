@@ -44,6 +44,23 @@ export function useServices(): () => TestServices {
   };
 }
 
+/** A schema of a test's own (created by opening it): its database, its name, and how to drop it with pg-boss's beside it. */
+export async function openTestSchema(
+  databaseUrl: string,
+): Promise<{ db: Database; schema: string; drop(): Promise<void> }> {
+  const schema = `test_${randomBytes(6).toString('hex')}`;
+  const db = await openDatabase(databaseUrl, { schema, max: 4 });
+  return {
+    db,
+    schema,
+    async drop() {
+      await db.pool.query(`DROP SCHEMA IF EXISTS "${schema}_jobs" CASCADE`);
+      await db.pool.query(`DROP SCHEMA IF EXISTS ${db.schema} CASCADE`);
+      await db.close();
+    },
+  };
+}
+
 export function clusterBackend<S>(
   services: () => TestServices,
   open: (home: ClusterHome) => BackendHarness<S>,

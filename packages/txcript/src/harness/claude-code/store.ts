@@ -395,6 +395,15 @@ async function applyLeafSummaries(scans: ScannedFiles['scans']): Promise<void> {
   }
 }
 
+/** Whether `file` is a session file of `id` under `root` that is there (a listing's locator, checked). */
+function isSessionFileOf(root: string, file: string, id: string): boolean {
+  const inside = path.relative(root, file);
+  if (inside === '' || inside.startsWith('..') || path.isAbsolute(inside)) return false;
+  return (
+    path.basename(file) === `${id}.jsonl` && statSync(file, { throwIfNoEntry: false })?.isFile() === true
+  );
+}
+
 async function findSessionFile(root: string, id: string): Promise<{ file?: string; warnings: Warning[] }> {
   const hits: { file: string; mtime: number }[] = [];
   const consider = async (file: string): Promise<void> => {
@@ -451,12 +460,15 @@ export function claudeCodeStore(
       return (await listSessionFiles(root)).filter((sf) => sf.id === id).map((sf) => sf.file);
     },
 
-    async load(id: string): Promise<LoadResult> {
+    async load(id: string, listedAt?: string): Promise<LoadResult> {
       assertSafeSessionId(id, HARNESS);
       const { claudeCodeCodec, claudeCodeText, sidechainToCommon, readClaudeCommon } = await codecModules();
       const sidechain = parseSidechainSessionId(id);
       const fileId = sidechain?.fileId ?? id;
-      const { file, warnings } = await findSessionFile(root, fileId);
+      const { file, warnings } =
+        listedAt !== undefined && isSessionFileOf(root, listedAt, fileId)
+          ? { file: listedAt, warnings: [] }
+          : await findSessionFile(root, fileId);
       if (file === undefined) {
         throw new Error(
           `claude_code: no session ${id} under ${root} (looked for <project>/${fileId}.jsonl and subagent files); run \`txcript list\` to see the ids`,
