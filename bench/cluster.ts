@@ -8,7 +8,7 @@
  * agent on a turn worker (its user entry's time minus the previous turn's end); and a prompt sent
  * through one worker's gateway (HTTP, 2xx) to its user entry on an SSE stream of that gateway, the
  * turn run by another worker (the entry comes back through LISTEN/NOTIFY and the rows), at an idle
- * agent. Not measured here: failover (cluster/failover.test.ts prints its kill-to-first-row time).
+ * agent. Failover (kill → first record by the new worker) is bench/cluster-failover.ts.
  *
  * Uses SENDBOX_TEST_DATABASE_URL / SENDBOX_TEST_OBJECT_STORE_URL when set (.ci/run's services),
  * else starts PostgreSQL and Ceph RGW itself (packages/box/src/testing/services.ts).
