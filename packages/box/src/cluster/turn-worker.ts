@@ -17,10 +17,16 @@ export interface TurnWorkerOptions {
   leases: Leases;
   stores: ClusterStoreBackend;
   /**
-   * Runs the agent's pending inputs on `stores` (LocalAgentHost.runQueuedTurns); stops when `signal`
-   * aborts. `lastTry`: the job has no retry left, so a turn a dead worker cut is closed, not resumed.
+   * Runs the agent's pending inputs on `stores` (LocalAgentHost.runQueuedTurns) behind the lease
+   * `job.epoch`; stops when `signal` aborts. The lease is let go only after it returns. `job.lastTry`:
+   * the job has no retry left, so a turn a dead worker cut is closed, not resumed.
    */
-  run(agentId: string, stores: StoreBackend, signal: AbortSignal, lastTry: boolean): Promise<void>;
+  run(
+    agentId: string,
+    stores: StoreBackend,
+    signal: AbortSignal,
+    job: { epoch: number; lastTry: boolean },
+  ): Promise<void>;
   /** Told when a job ends in an error (pg-boss retries it). */
   onError?(agentId: string, error: unknown): void;
 }
@@ -74,7 +80,10 @@ async function runUnderLease(options: TurnWorkerOptions, agentId: string, lastTr
     Math.max(100, leases.ttlMs / 3),
   );
   try {
-    await options.run(agentId, options.stores.under(lease.epoch), lost.signal, lastTry);
+    await options.run(agentId, options.stores.under(lease.epoch), lost.signal, {
+      epoch: lease.epoch,
+      lastTry,
+    });
     if (lost.signal.aborted) throw lost.signal.reason;
   } finally {
     clearInterval(renewal);

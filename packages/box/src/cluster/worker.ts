@@ -9,7 +9,11 @@ import os from 'node:os';
 import { createAgentHost, type AgentHostOptions, type LocalAgentHost } from '../host/agent-host.ts';
 import { DEFAULT_MAX_ATTACHMENT_BYTES } from '../attachments/store.ts';
 import { s3ClientFor, type S3Credentials } from '../stores/postgres/attachments.ts';
-import { clusterStoreBackend } from '../stores/postgres/agent-stores.ts';
+import { bucketAttachments, clusterStoreBackend } from '../stores/postgres/agent-stores.ts';
+import { agentPaths } from '../stores/files/layout.ts';
+import { SandboxSnapshots, snapshotIntervalMs } from './sandbox/sandbox-snapshots.ts';
+import { SnapshotStore } from './sandbox/snapshot-store.ts';
+import { runWithSandbox } from './sandbox/turn-sandbox.ts';
 import { openDatabase, type Database } from '../stores/postgres/database.ts';
 import { Leases } from '../stores/postgres/leases.ts';
 import { parseObjectStoreUrl } from '../stores/postgres/object-store-url.ts';
@@ -42,7 +46,7 @@ export interface ClusterWorkerOptions extends Omit<
   workerName?: string;
   /** Lease TTL (default LEASE_TTL_MS). */
   leaseTtlMs?: number;
-  /** Told when a turn job ends in an error. */
+  /** Told when a turn job ends in an error, and when a sandbox snapshot during a turn fails. */
   onTurnError?(agentId: string, error: unknown): void;
   /** False: accept and serve only, leave every turn to other workers (default true). */
   takeTurns?: boolean;
@@ -60,6 +64,7 @@ export interface ClusterWorker {
 
 export async function startClusterWorker(options: ClusterWorkerOptions): Promise<ClusterWorker> {
   const schema = options.schema ?? 'sendbox';
+  const intervalMs = snapshotIntervalMs(options.env ?? process.env);
   const location = parseObjectStoreUrl(options.objectStoreUrl);
   const db = await openDatabase(options.databaseUrl, { schema });
   let keys: ClusterKeys;
@@ -71,7 +76,7 @@ export async function startClusterWorker(options: ClusterWorkerOptions): Promise
   }
   const s3 = s3ClientFor(location, options.credentials);
   const boss = await startTurnQueue(options.databaseUrl, schema);
-  const stores = clusterStoreBackend({
+  const storeOptions = {
     db,
     boss,
     s3,
@@ -79,7 +84,13 @@ export async function startClusterWorker(options: ClusterWorkerOptions): Promise
     secretKey: keys.secretsKey,
     dataDir: options.dataDir,
     maxAttachmentBytes: options.maxAttachmentBytes ?? DEFAULT_MAX_ATTACHMENT_BYTES,
-  });
+  };
+  const stores = clusterStoreBackend(storeOptions);
+  const snapshots = new SandboxSnapshots(
+    new SnapshotStore(s3, location.bucket, db),
+    (agentId) => agentPaths(options.dataDir, agentId).sandbox,
+    intervalMs,
+  );
   const workerName = options.workerName ?? `${os.hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   const leases = new Leases(db, workerName, options.leaseTtlMs);
   let host: LocalAgentHost | undefined;
@@ -101,8 +112,21 @@ export async function startClusterWorker(options: ClusterWorkerOptions): Promise
         boss,
         leases,
         stores,
-        run: (agentId, fenced, signal, lastTry) =>
-          running.runQueuedTurns(agentId, fenced, signal, { closeCutTurns: lastTry }),
+        run: (agentId, fenced, signal, { epoch, lastTry }) =>
+          runWithSandbox(
+            {
+              snapshots,
+              fetchAttachments: (id) => bucketAttachments(storeOptions, id).fetchMissing(),
+              subscribe: (listener) => running.subscribe(listener),
+              runQueuedTurns: (id, backend, stop) =>
+                running.runQueuedTurns(id, backend, stop, { closeCutTurns: lastTry }),
+              report: (id, error) => options.onTurnError?.(id, error),
+            },
+            agentId,
+            fenced,
+            signal,
+            epoch,
+          ),
         onError: (agentId, error) => options.onTurnError?.(agentId, error),
       });
       turns = worker;

@@ -83,7 +83,11 @@ function notFound(what: string): HostError {
 export function agentFiles(host: AgentHost, folders: AgentFolders): AgentFiles {
   return {
     async attachment(agentId, sha256) {
-      const stored = await new AttachmentStore(folders.attachmentsDir(agentId)).find(sha256);
+      const copies = new AttachmentStore(folders.attachmentsDir(agentId));
+      let stored = await copies.find(sha256);
+      // A cluster worker that never held the file brings it from the bucket (checked by its hash).
+      if (stored === null && (await host.fetchAttachment?.(agentId, sha256)))
+        stored = await copies.find(sha256);
       const file = stored === null ? null : await openInside(folders.roots(agentId), stored);
       if (file === null) throw notFound(`agent ${agentId} has no attachment ${sha256}`);
       return served(file, mediaTypeOf(file.path), path.basename(file.path));

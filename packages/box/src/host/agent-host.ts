@@ -556,6 +556,10 @@ export class LocalAgentHost implements AgentHost {
     return (await this.current(id)).entries(afterSeq);
   }
 
+  async fetchAttachment(agentId: string, sha256: string): Promise<boolean> {
+    return (await this.config.stores.fetchAttachment?.(agentId, sha256)) ?? false;
+  }
+
   async entryById(agentId: string, entryId: string): Promise<SequencedEntry | undefined> {
     return (await this.current(agentId)).entryById(entryId);
   }

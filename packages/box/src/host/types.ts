@@ -103,6 +103,11 @@ export interface AgentHost {
   entriesAfter(id: string, afterSeq: number): Promise<SequencedEntry[]>;
   /** The ledger entry with this id (undefined when the agent has none); 404 for an unknown agent. */
   entryById(agentId: string, entryId: string): Promise<SequencedEntry | undefined>;
+  /**
+   * Brings a stored attachment this machine has no copy of (a cluster worker: from the bucket);
+   * false when there is none. Absent: the data dir's copies are all there is.
+   */
+  fetchAttachment?(agentId: string, sha256: string): Promise<boolean>;
   deleteAgent(id: string): Promise<void>;
   /** The agent's name, description, instructions, network allowlist and model (the settings dialog). */
   agentSettings(id: string): Promise<AgentSettings>;

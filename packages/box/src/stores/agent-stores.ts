@@ -54,4 +54,9 @@ export interface StoreBackend {
   open(agentId: string): Promise<AgentStores>;
   /** Whether the agent exists (absent: its profile.json in the data dir says). */
   exists?(agentId: string): Promise<boolean>;
+  /**
+   * Brings a stored attachment this machine has no copy of into the agent's local copies (the
+   * cluster's bucket); false when the backend has none either. Absent: the local copies are all.
+   */
+  fetchAttachment?(agentId: string, sha256: string): Promise<boolean>;
 }

@@ -9,7 +9,7 @@ import type { PgBoss } from 'pg-boss';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { AttachmentStore } from '../../attachments/store.ts';
 import type { AgentStores, ProfileSource, StoreBackend } from '../agent-stores.ts';
-import { agentPaths } from '../files/layout.ts';
+import { agentPaths, isSafeAgentId } from '../files/layout.ts';
 import { profileSchema, readProfile, type Profile } from '../files/profile.ts';
 import { isNotFound } from '../../sandbox/paths.ts';
 import { S3AttachmentStore } from './attachments.ts';
@@ -50,7 +50,19 @@ export function clusterStoreBackend(options: ClusterStoreOptions): ClusterStoreB
       return rowCount === 1;
     },
     under: (epoch) => ({ open: (agentId) => openClusterStores(options, { agentId, epoch }) }),
+    fetchAttachment: async (agentId, sha256) =>
+      isSafeAgentId(agentId) && (await bucketAttachments(options, agentId).fetchBySha256(sha256)) !== null,
   };
+}
+
+/** The agent's attachments in the bucket, with this worker's local copies. */
+export function bucketAttachments(options: ClusterStoreOptions, agentId: string): S3AttachmentStore {
+  return new S3AttachmentStore(
+    options.s3,
+    options.bucket,
+    agentId,
+    new AttachmentStore(agentPaths(options.dataDir, agentId).attachments, options.maxAttachmentBytes),
+  );
 }
 
 async function openClusterStores(options: ClusterStoreOptions, fence: AgentFence): Promise<AgentStores> {
@@ -63,12 +75,7 @@ async function openClusterStores(options: ClusterStoreOptions, fence: AgentFence
     ledger: new PgLedger(db, fence),
     transcript: new PgTranscript(db, fence),
     inbox: await PgInbox.open(db, options.boss, fence.agentId),
-    attachments: new S3AttachmentStore(
-      options.s3,
-      options.bucket,
-      fence.agentId,
-      new AttachmentStore(paths.attachments, options.maxAttachmentBytes),
-    ),
+    attachments: bucketAttachments(options, fence.agentId),
     secrets: new PgSecretStore(db, options.secretKey, fence.agentId),
     profile,
     // One writer per agent is the lease's business here, not a file lock's.

@@ -8,13 +8,13 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream, type Stats } from 'node:fs';
-import { mkdir, rename, rm } from 'node:fs/promises';
+import { mkdir, readdir, rename, rm } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Readable } from 'node:stream';
-import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import type { AttachmentStore } from '../../attachments/store.ts';
 import type { AttachmentsStore, IngestOptions, StoredFile } from '../attachments.ts';
 import type { ObjectStoreLocation } from './object-store-url.ts';
@@ -37,6 +37,11 @@ export function s3ClientFor(location: ObjectStoreLocation, credentials?: S3Crede
     ...(location.endpoint ? { endpoint: location.endpoint } : {}),
     ...(credentials ? { credentials } : {}),
   });
+}
+
+/** The server refused a put with `If-None-Match: *` (412): the key is there already. */
+export function refusedAsPresent(error: unknown): boolean {
+  return (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 412;
 }
 
 export class S3AttachmentStore implements AttachmentsStore {
@@ -108,6 +113,50 @@ export class S3AttachmentStore implements AttachmentsStore {
     return target;
   }
 
+  /**
+   * Brings the attachment whose SHA-256 is `sha256` into the local copy, when the bucket has it (its
+   * extension is found by listing `<agentId>/<sha256>`); its local path, or null when there is none.
+   */
+  async fetchBySha256(sha256: string): Promise<string | null> {
+    if (!/^[0-9a-f]{64}$/.test(sha256)) return null;
+    const listed = await this.s3.send(
+      new ListObjectsV2Command({ Bucket: this.bucket, Prefix: `${this.agentId}/${sha256}`, MaxKeys: 10 }),
+    );
+    const name = (listed.Contents ?? [])
+      .map((object) => object.Key?.slice(this.agentId.length + 1) ?? '')
+      .find((stored) => STORED_NAME.exec(stored)?.[1] === sha256);
+    return name === undefined ? null : this.fetch(name);
+  }
+
+  /**
+   * Brings every attachment of the agent that this worker has no copy of (a worker taking the agent
+   * over: its tools and the model view read the local copies); how many it fetched.
+   */
+  async fetchMissing(): Promise<number> {
+    const local = new Set(await readdir(this.local.dir).catch(() => [] as string[]));
+    let fetched = 0;
+    let token: string | undefined;
+    do {
+      // The delimiter keeps the agent's sandbox snapshots (`<agentId>/sandbox/…`) out of the listing.
+      const page = await this.s3.send(
+        new ListObjectsV2Command({
+          Bucket: this.bucket,
+          Prefix: `${this.agentId}/`,
+          Delimiter: '/',
+          ...(token ? { ContinuationToken: token } : {}),
+        }),
+      );
+      for (const object of page.Contents ?? []) {
+        const name = object.Key?.slice(this.agentId.length + 1) ?? '';
+        if (!STORED_NAME.test(name) || local.has(name)) continue;
+        await this.fetch(name);
+        fetched += 1;
+      }
+      token = page.IsTruncated ? page.NextContinuationToken : undefined;
+    } while (token);
+    return fetched;
+  }
+
   private async upload(stored: StoredFile): Promise<StoredFile> {
     const key = this.keyOf(path.basename(stored.path));
     try {
@@ -124,7 +173,7 @@ export class S3AttachmentStore implements AttachmentsStore {
       return { ...stored, created: true };
     } catch (error) {
       // 412: the key is there already, and content-addressed: the same bytes.
-      if ((error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 412) {
+      if (refusedAsPresent(error)) {
         return { ...stored, created: false };
       }
       throw new Error(

@@ -1,7 +1,7 @@
 /**
  * For the cluster backend's contract runs: the real services (testing/services.ts), and per test a
  * new schema, a new agent id (its own key prefix in the bucket) and a temp folder for the worker's
- * local copies, all removed after it.
+ * local copies, all removed after it (the objects under the prefix too).
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -9,6 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
 import type { S3Client } from '@aws-sdk/client-s3';
+import { removeObjects } from '../../testing/bucket.ts';
 import { testServices, type TestServices } from '../../testing/services.ts';
 import type { Backend, BackendHarness } from '../contract.ts';
 import { openDatabase, type Database } from './database.ts';
@@ -92,6 +93,7 @@ export function clusterBackend<S>(
       await home.db.pool.query(`DROP SCHEMA IF EXISTS ${home.db.schema.slice(0, -1)}_jobs" CASCADE`);
       await home.db.pool.query(`DROP SCHEMA ${home.db.schema} CASCADE`);
       await home.db.close();
+      await removeObjects(home.s3, home.bucket, `${home.agentId}/`).catch(() => undefined);
       home.s3.destroy();
       await rm(home.dir, { recursive: true, force: true });
       home = undefined;

@@ -162,6 +162,16 @@ function migrations(s: string): string[] {
          RETURNING seq INTO new_seq;
        RETURN new_seq;
      END $fn$`,
+    // The agent's latest sandbox snapshot (cluster/sandbox/): its manifest's SHA-256 in the bucket,
+    // written under the lease epoch of the worker that took it.
+    `CREATE TABLE IF NOT EXISTS ${s}.sandbox_snapshots (
+       agent_id text PRIMARY KEY,
+       manifest text NOT NULL,
+       epoch bigint NOT NULL,
+       taken_at bigint NOT NULL,
+       files integer NOT NULL,
+       bytes bigint NOT NULL
+     )`,
   ];
 }
 

@@ -1,0 +1,226 @@
+/**
+ * Sandbox snapshots against a real PostgreSQL and Ceph RGW: two workers (two sandbox folders, one
+ * bucket), the agent's lease moving from one to the other. What one snapshots the other restores
+ * whole (bytes, modes, links, empty folders); a second snapshot sends only what changed; a manifest
+ * that would write outside the sandbox is refused before anything is written; a superseded worker's
+ * snapshot is refused.
+ */
+import { randomBytes } from 'node:crypto';
+import { chmod, lstat, mkdir, readFile, readlink, stat, symlink, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { PutObjectCommand } from '@aws-sdk/client-s3';
+import { describe, expect, it } from 'vitest';
+import { useBackend } from '../../stores/contract.ts';
+import { clusterBackend, useServices, type ClusterHome } from '../../stores/postgres/backend.ts';
+import { Leases, SupersededError } from '../../stores/postgres/leases.ts';
+import { MANIFEST_FORMAT, ManifestError, sha256Hex } from './manifest.ts';
+import { readSandboxTree, FileHashes } from './sandbox-tree.ts';
+import { SandboxSnapshots } from './sandbox-snapshots.ts';
+import { SnapshotStore } from './snapshot-store.ts';
+
+const services = useServices();
+
+interface Worker {
+  name: string;
+  sandbox: string;
+  snapshots: SandboxSnapshots;
+  leases: Leases;
+}
+
+/** The PutObject keys the S3 client sent, in order. */
+function countPuts(home: ClusterHome): string[] {
+  const keys: string[] = [];
+  home.s3.middlewareStack.add(
+    (next, context) => (args) => {
+      if (context.commandName === 'PutObjectCommand') keys.push((args.input as { Key: string }).Key);
+      return next(args);
+    },
+    { step: 'initialize', name: `count-puts-${randomBytes(4).toString('hex')}` },
+  );
+  return keys;
+}
+
+describe('sandbox snapshots across workers', () => {
+  const open = useBackend(
+    clusterBackend(services, (home) => {
+      let workers = 0;
+      return {
+        open: () => {
+          const name = `worker-${++workers}`;
+          const sandbox = path.join(home.dir, name, 'sandbox');
+          const store = new SnapshotStore(home.s3, home.bucket, home.db);
+          const worker: Worker = {
+            name,
+            sandbox,
+            snapshots: new SandboxSnapshots(store, () => sandbox),
+            leases: new Leases(home.db, name),
+          };
+          return { home, worker, store };
+        },
+        close: () => undefined,
+      };
+    }),
+  );
+
+  /** What a folder holds, as a snapshot would name it (no link followed). */
+  async function treeOf(dir: string) {
+    return (await readSandboxTree(dir, new FileHashes())).entries;
+  }
+
+  it('restores on another worker exactly what one snapshotted: bytes, modes, mtimes, links and empty folders', async () => {
+    const { home, worker: a } = await open();
+    const { worker: b } = await open();
+    const agentId = home.agentId;
+    await mkdir(path.join(a.sandbox, 'src', 'lib'), { recursive: true });
+    await mkdir(path.join(a.sandbox, 'empty', 'deeper'), { recursive: true });
+    await writeFile(path.join(a.sandbox, 'notes.txt'), 'written in turn 1\n');
+    await writeFile(path.join(a.sandbox, 'src', 'run.sh'), '#!/bin/sh\necho hi\n', { mode: 0o755 });
+    await writeFile(path.join(a.sandbox, 'src', 'lib', 'big.bin'), randomBytes(9 << 20)); // streamed, not buffered
+    await chmod(path.join(a.sandbox, 'empty'), 0o750);
+    await symlink('src/run.sh', path.join(a.sandbox, 'run'));
+    await symlink('/etc/hostname', path.join(a.sandbox, 'outside-link'));
+    const lease = (await a.leases.claim(agentId))!;
+    const taken = await a.snapshots.take(agentId, lease.epoch);
+    expect(taken).toMatchObject({ files: 3, uploaded: 3, unchanged: false });
+    await a.leases.release(lease);
+
+    // B has stale files of its own: what the snapshot lacks goes, what it holds comes.
+    await mkdir(path.join(b.sandbox, 'src'), { recursive: true });
+    await writeFile(path.join(b.sandbox, 'stale.txt'), 'from an older stint');
+    await writeFile(path.join(b.sandbox, 'src', 'run.sh'), 'old contents');
+    await symlink('elsewhere', path.join(b.sandbox, 'notes.txt'));
+    const bLease = (await b.leases.claim(agentId))!;
+    const restored = await b.snapshots.restore(agentId);
+    expect(restored).toMatchObject({ manifest: taken.manifest, fetched: 3, current: false });
+    expect(await treeOf(b.sandbox)).toEqual(await treeOf(a.sandbox));
+    expect((await stat(path.join(b.sandbox, 'src', 'run.sh'))).mode & 0o777).toBe(0o755);
+    expect((await stat(path.join(b.sandbox, 'empty'))).mode & 0o777).toBe(0o750);
+    expect(await readlink(path.join(b.sandbox, 'outside-link'))).toBe('/etc/hostname');
+    expect(await readFile(path.join(b.sandbox, 'notes.txt'), 'utf8')).toBe('written in turn 1\n');
+    await expect(lstat(path.join(b.sandbox, 'stale.txt'))).rejects.toThrow(/ENOENT/);
+    // Restoring again finds the folder current and touches nothing; a snapshot now reads and sends nothing.
+    expect(await b.snapshots.restore(agentId)).toMatchObject({ current: true, fetched: 0 });
+    expect(await b.snapshots.take(agentId, bLease.epoch)).toMatchObject({
+      unchanged: true,
+      hashed: 0,
+      uploaded: 0,
+    });
+  }, 60_000);
+
+  it('sends a file once: an unchanged sandbox sends nothing, one changed file sends one blob', async () => {
+    const { home, worker: a } = await open();
+    const { worker: b } = await open();
+    const { worker: c } = await open();
+    const agentId = home.agentId;
+    const puts = countPuts(home);
+    await mkdir(a.sandbox, { recursive: true });
+    for (let i = 0; i < 20; i++) await writeFile(path.join(a.sandbox, `f${i}.txt`), `file ${i}\n`);
+    let lease = (await a.leases.claim(agentId))!;
+    expect(await a.snapshots.take(agentId, lease.epoch)).toMatchObject({ uploaded: 20, hashed: 20 });
+    const blobPuts = () => puts.filter((key) => key.includes('/sandbox/blobs/')).length;
+    expect(blobPuts()).toBe(20);
+
+    const again = await a.snapshots.take(agentId, lease.epoch);
+    expect(again).toMatchObject({ unchanged: true, uploaded: 0, hashed: 0 });
+    expect(blobPuts()).toBe(20);
+
+    await writeFile(path.join(a.sandbox, 'f7.txt'), 'changed in turn 2\n');
+    const changed = await a.snapshots.take(agentId, lease.epoch);
+    expect(changed).toMatchObject({ unchanged: false, uploaded: 1, hashed: 1, files: 20 });
+    expect(blobPuts()).toBe(21);
+    await a.leases.release(lease);
+
+    // A worker that restored it sends nothing for the same files.
+    lease = (await b.leases.claim(agentId))!;
+    expect(await b.snapshots.restore(agentId)).toMatchObject({ fetched: 20 });
+    await writeFile(path.join(b.sandbox, 'new.txt'), 'one more');
+    expect(await b.snapshots.take(agentId, lease.epoch)).toMatchObject({ uploaded: 1, hashed: 1, files: 21 });
+    expect(blobPuts()).toBe(22);
+    await b.leases.release(lease);
+
+    // Nor does a worker new to the agent holding the same bytes (it learns the last manifest's blobs).
+    lease = (await c.leases.claim(agentId))!;
+    await c.snapshots.restore(agentId);
+    const fresh = new SandboxSnapshots(new SnapshotStore(home.s3, home.bucket, home.db), () => c.sandbox);
+    await writeFile(path.join(c.sandbox, 'f7.txt'), 'changed in turn 3\n');
+    expect(await fresh.take(agentId, lease.epoch)).toMatchObject({ uploaded: 1, hashed: 21 });
+    expect(blobPuts()).toBe(23);
+  }, 60_000);
+
+  it('refuses a hostile manifest before writing anything: .., an absolute path, a file behind a link', async () => {
+    const { home, worker: b, store } = await open();
+    const agentId = home.agentId;
+    const lease = (await b.leases.claim(agentId))!;
+    await mkdir(b.sandbox, { recursive: true });
+    await writeFile(path.join(b.sandbox, 'mine.txt'), 'the local copy');
+    const payload = Buffer.from('planted by a hostile manifest');
+    const sha256 = sha256Hex(payload);
+    await home.s3.send(
+      new PutObjectCommand({ Bucket: home.bucket, Key: store.blobKey(agentId, sha256), Body: payload }),
+    );
+    const file = (at: string) => ({
+      path: at,
+      type: 'file',
+      mode: 0o644,
+      size: payload.length,
+      mtimeMs: 0,
+      sha256,
+    });
+    const escapeTarget = path.join(path.dirname(b.sandbox), 'escaped.txt');
+    const hostile: Array<[unknown[], RegExp]> = [
+      [[file('../escaped.txt')], /"\.\." component/],
+      [[{ path: 'sub', type: 'dir', mode: 0o755 }, file('sub/../../escaped.txt')], /"\.\." component/],
+      [[file(escapeTarget)], /is absolute/],
+      [
+        [{ path: 'link', type: 'symlink', target: path.dirname(b.sandbox) }, file('link/escaped.txt')],
+        /does not give as a folder/,
+      ],
+      [[file('twice.txt'), file('twice.txt')], /given twice/],
+    ];
+    for (const [entries, refusal] of hostile) {
+      const text = JSON.stringify({ format: MANIFEST_FORMAT, version: 1, agentId, entries });
+      const manifest = await store.putManifest(agentId, text);
+      await store.publish(agentId, { manifest, epoch: lease.epoch, takenAt: Date.now(), files: 1, bytes: 1 });
+      const attempt = b.snapshots.restore(agentId);
+      await expect(attempt).rejects.toBeInstanceOf(ManifestError);
+      await expect(attempt).rejects.toThrow(refusal);
+      await expect(lstat(escapeTarget)).rejects.toThrow(/ENOENT/);
+      expect(await readFile(path.join(b.sandbox, 'mine.txt'), 'utf8')).toBe('the local copy');
+      expect((await treeOf(b.sandbox)).map((entry) => entry.path)).toEqual(['mine.txt']);
+    }
+    // A manifest whose bytes are not the ones its name says is refused too.
+    const name = sha256Hex('a manifest never stored');
+    await home.s3.send(
+      new PutObjectCommand({ Bucket: home.bucket, Key: store.manifestKey(agentId, name), Body: '{}' }),
+    );
+    await store.publish(agentId, {
+      manifest: name,
+      epoch: lease.epoch,
+      takenAt: Date.now(),
+      files: 0,
+      bytes: 0,
+    });
+    await expect(b.snapshots.restore(agentId)).rejects.toThrow(/changed outside the box/);
+  }, 60_000);
+
+  it("refuses a superseded worker's snapshot: the latest stays the new holder's", async () => {
+    const { home, worker: a } = await open();
+    const { worker: b } = await open();
+    const agentId = home.agentId;
+    await mkdir(a.sandbox, { recursive: true });
+    await writeFile(path.join(a.sandbox, 'a.txt'), 'from a');
+    const old = (await a.leases.claim(agentId))!;
+    await a.snapshots.take(agentId, old.epoch);
+    await home.db.pool.query(`UPDATE ${home.db.table('leases')} SET expires_at = now() WHERE agent_id = $1`, [
+      agentId,
+    ]);
+    const taken = (await b.leases.claim(agentId))!;
+    await b.snapshots.restore(agentId);
+    await writeFile(path.join(b.sandbox, 'b.txt'), 'from b');
+    const mine = await b.snapshots.take(agentId, taken.epoch);
+    await writeFile(path.join(a.sandbox, 'late.txt'), 'written by the paused worker');
+    await expect(a.snapshots.take(agentId, old.epoch)).rejects.toBeInstanceOf(SupersededError);
+    const store = new SnapshotStore(home.s3, home.bucket, home.db);
+    expect(await store.latest(agentId)).toMatchObject({ manifest: mine.manifest, epoch: taken.epoch });
+  }, 60_000);
+});

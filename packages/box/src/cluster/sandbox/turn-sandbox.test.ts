@@ -1,0 +1,249 @@
+/**
+ * An agent's files moving between cluster workers, over a real PostgreSQL and Ceph RGW: a file its
+ * turn wrote on one worker is in its sandbox on the worker that runs its next turn (snapshotted at
+ * the turn end and during the turn, restored before the next worker's first tool call), and an
+ * attachment uploaded through one worker's gateway is served whole by another's.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { HeadObjectCommand } from '@aws-sdk/client-s3';
+import { afterEach, describe, expect, it } from 'vitest';
+import { agentFiles, boxAgentFolders } from '../../gateway/files.ts';
+import { startGateway, type RunningGateway } from '../../gateway/server.ts';
+import { makeWebRoot } from '../../gateway/test-support.ts';
+import type { ModelProvider } from '../../providers/types.ts';
+import { scriptedProvider, type ScriptedStep } from '../../providers/scripted.ts';
+import { agentPaths } from '../../stores/files/layout.ts';
+import { useServices } from '../../stores/postgres/backend.ts';
+import { s3ClientFor } from '../../stores/postgres/attachments.ts';
+import { parseObjectStoreUrl } from '../../stores/postgres/object-store-url.ts';
+import { lastToolOutputs, sendText } from '../../testing/host-fixture.ts';
+import { until } from '../../testing/processes.ts';
+import { removeObjects } from '../../testing/bucket.ts';
+import { startClusterWorker, type ClusterWorker } from '../worker.ts';
+import { parseManifest } from './manifest.ts';
+import { SnapshotStore } from './snapshot-store.ts';
+
+const services = useServices();
+const masterKey = randomBytes(32);
+
+describe('an agent’s files across cluster workers', () => {
+  const cleanups: Array<() => Promise<void>> = [];
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
+  });
+
+  function newCluster() {
+    const { databaseUrl, objectStoreUrl, credentials } = services();
+    const schema = `test_${randomBytes(6).toString('hex')}`;
+    cleanups.push(async () => {
+      const { default: pg } = await import('pg');
+      const client = new pg.Client({ connectionString: databaseUrl });
+      await client.connect();
+      await client.query(`DROP SCHEMA IF EXISTS "${schema}_jobs" CASCADE`);
+      await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+      await client.end();
+    });
+    let count = 0;
+    return async (provider: ModelProvider | null, takeTurns: boolean, env: NodeJS.ProcessEnv = {}) => {
+      const dataDir = await mkdtemp(path.join(os.tmpdir(), `sendbox-worker-${count}-`));
+      const worker = await startClusterWorker({
+        databaseUrl,
+        objectStoreUrl,
+        credentials,
+        schema,
+        masterKey,
+        dataDir,
+        env,
+        provider: provider ?? scriptedProvider(() => ({ error: new Error('this worker runs no turn') })),
+        workerName: `worker-${count++}`,
+        takeTurns,
+        onTurnError: (agentId, error) => errors.push(`${agentId}: ${(error as Error).message}`),
+      });
+      let closed = false;
+      const close = async () => {
+        if (closed) return;
+        closed = true;
+        await worker.close();
+        await rm(dataDir, { recursive: true, force: true });
+      };
+      cleanups.push(close);
+      return { worker, dataDir, close };
+    };
+  }
+  const errors: string[] = [];
+
+  /** The agent's objects (attachments, snapshots) leave the shared bucket after the test. */
+  function removeAgentObjects(agentId: string): void {
+    const location = parseObjectStoreUrl(services().objectStoreUrl);
+    cleanups.unshift(async () => {
+      const s3 = s3ClientFor(location, services().credentials);
+      await removeObjects(s3, location.bucket, `${agentId}/`);
+      s3.destroy();
+    });
+  }
+
+  async function ledgerIds(worker: ClusterWorker, agentId: string): Promise<string[]> {
+    const { rows } = await worker.db.pool.query<{ id: string }>(
+      `SELECT id FROM ${worker.db.table('ledger')} WHERE agent_id = $1 ORDER BY seq`,
+      [agentId],
+    );
+    return rows.map((row) => row.id);
+  }
+
+  it('finds a file written in turn k in turn k+1 after the agent moved to another worker', async () => {
+    errors.length = 0;
+    const start = newCluster();
+    const { worker: gateway } = await start(null, false);
+    // Worker B: turn 0 writes a file, then its model thinks for 2 s (snapshots every 200 ms meanwhile).
+    const first = scriptedProvider([
+      {
+        toolCalls: [{ name: 'write', input: { path: 'notes/plan.txt', content: 'written in turn 0 on B' } }],
+      },
+      sendText('wrote the plan'),
+    ]);
+    const slow: ModelProvider = {
+      ...first,
+      step: async (request) => {
+        if (first.requests.length === 1) await new Promise((resolve) => setTimeout(resolve, 2000));
+        return first.step(request);
+      },
+    };
+    const b = await start(slow, true, { SENDBOX_SNAPSHOT_INTERVAL_MS: '200' });
+    const agent = await gateway.host.createAgent({ name: 'Moving agent' });
+    removeAgentObjects(agent.id);
+    await gateway.host.sendPrompt({ agentId: agent.id, prompt: 'write the plan', clientNonce: 'k0' });
+
+    // During the turn (before its end), a snapshot holds the file already.
+    const store = new SnapshotStore(
+      s3ClientFor(parseObjectStoreUrl(services().objectStoreUrl), services().credentials),
+      parseObjectStoreUrl(services().objectStoreUrl).bucket,
+      gateway.db,
+    );
+    const snapshotPaths = async (): Promise<string[]> => {
+      const latest = await store.latest(agent.id);
+      if (!latest) return [];
+      const text = await store.getManifest(agent.id, latest.manifest);
+      return parseManifest(text, agent.id, 'test').entries.map((entry) => entry.path);
+    };
+    await until(async () => (await snapshotPaths()).includes('notes/plan.txt'), 'a snapshot during the turn');
+    expect(await ledgerIds(gateway, agent.id)).not.toContain('t0e');
+    await until(async () => (await ledgerIds(gateway, agent.id)).includes('t0e'), 'turn 0 to end');
+    await until(async () => {
+      const holder = await gateway.leases.holder(agent.id);
+      return holder !== undefined && holder.expiresAt <= Date.now() + 1000;
+    }, 'B to let the lease go');
+    await b.close();
+
+    // Worker C never held the agent: turn 1 reads the file there.
+    const second = scriptedProvider([
+      { toolCalls: [{ name: 'read', input: { path: 'notes/plan.txt' } }] },
+      sendText('read the plan'),
+    ] satisfies ScriptedStep[]);
+    const c = await start(second, true);
+    await gateway.host.sendPrompt({ agentId: agent.id, prompt: 'read the plan', clientNonce: 'k1' });
+    await until(async () => (await ledgerIds(gateway, agent.id)).includes('t1e'), 'turn 1 to end');
+    expect(lastToolOutputs(second, 1).join('\n')).toContain('written in turn 0 on B');
+    expect(await readFile(path.join(agentPaths(c.dataDir, agent.id).sandbox, 'notes/plan.txt'), 'utf8')).toBe(
+      'written in turn 0 on B',
+    );
+    expect(errors).toEqual([]);
+  }, 90_000);
+
+  it('snapshots at each turn end, not only when the job lets the lease go', async () => {
+    errors.length = 0;
+    const start = newCluster();
+    const { worker: gateway } = await start(null, false);
+    const agent = await gateway.host.createAgent({ name: 'Two turns in one job' });
+    removeAgentObjects(agent.id);
+    // Both inputs are pending when the worker starts: one job runs both turns.
+    await gateway.host.sendPrompt({ agentId: agent.id, prompt: 'write', clientNonce: 'j0' });
+    await gateway.host.sendPrompt({ agentId: agent.id, prompt: 'think', clientNonce: 'j1' });
+    const model = scriptedProvider([
+      { toolCalls: [{ name: 'write', input: { path: 'turn0.txt', content: 'turn 0' } }] },
+      sendText('turn 0 done'),
+      sendText('turn 1 done'),
+    ]);
+    const slow: ModelProvider = {
+      ...model,
+      step: async (request) => {
+        // Turn 1's only step comes after 2 s; the interval (60 s default) never fires in this test.
+        if (JSON.stringify(request.messages.at(-1)).includes('think'))
+          await new Promise((resolve) => setTimeout(resolve, 2000));
+        return model.step(request);
+      },
+    };
+    await start(slow, true);
+    const location = parseObjectStoreUrl(services().objectStoreUrl);
+    const s3 = s3ClientFor(location, services().credentials);
+    cleanups.push(() => Promise.resolve(s3.destroy()));
+    const store = new SnapshotStore(s3, location.bucket, gateway.db);
+    await until(async () => (await store.latest(agent.id)) !== undefined, 'the first snapshot');
+    const ids = await ledgerIds(gateway, agent.id);
+    expect(ids).toContain('t0e');
+    expect(ids).not.toContain('t1e');
+    const latest = (await store.latest(agent.id))!;
+    const manifest = parseManifest(await store.getManifest(agent.id, latest.manifest), agent.id, 'test');
+    expect(manifest.entries.map((entry) => entry.path)).toContain('turn0.txt');
+    await until(async () => (await ledgerIds(gateway, agent.id)).includes('t1e'), 'turn 1 to end');
+    expect(errors).toEqual([]);
+  }, 60_000);
+
+  it("serves an attachment uploaded through one worker's gateway from another's, whole", async () => {
+    const start = newCluster();
+    const one = await start(null, false);
+    const two = await start(null, false);
+    const webRoot = await makeWebRoot();
+    cleanups.push(() => rm(webRoot, { recursive: true, force: true }));
+    const gateways: RunningGateway[] = [];
+    for (const { worker, dataDir } of [one, two]) {
+      const gateway = await startGateway({
+        host: worker.host,
+        files: agentFiles(worker.host, boxAgentFolders(dataDir)),
+        dataDir,
+        webRoot,
+        version: '0.0.0-test',
+        port: 0,
+      });
+      cleanups.push(() => gateway.close());
+      gateways.push(gateway);
+    }
+    const call = (gateway: RunningGateway, method: string, init: RequestInit = {}) =>
+      fetch(new URL(`api/${method}`, gateway.url), {
+        ...init,
+        headers: { Authorization: `Bearer ${gateway.token}`, ...(init.headers as Record<string, string>) },
+      });
+    const agent = await one.worker.host.createAgent({ name: 'Attachment agent' });
+    removeAgentObjects(agent.id);
+    const bytes = randomBytes(700_000);
+    const sha256 = createHash('sha256').update(bytes).digest('hex');
+    const upload = (gateway: RunningGateway, nonce: string) =>
+      call(gateway, 'uploadFile', {
+        method: 'POST',
+        headers: { 'X-Agent-Id': agent.id, 'X-File-Name': 'photo.png', 'X-Client-Nonce': nonce },
+        body: bytes,
+      });
+    expect((await upload(gateways[0]!, 'u1')).status).toBe(200);
+
+    const fetched = await call(gateways[1]!, `attachment?agentId=${agent.id}&sha256=${sha256}`);
+    expect(fetched.status).toBe(200);
+    const body = Buffer.from(await fetched.arrayBuffer());
+    expect(createHash('sha256').update(body).digest('hex')).toBe(sha256);
+
+    // The same bytes again through the second gateway: the bucket refuses the second put, nothing changes.
+    const location = parseObjectStoreUrl(services().objectStoreUrl);
+    const s3 = s3ClientFor(location, services().credentials);
+    cleanups.push(() => Promise.resolve(s3.destroy()));
+    const key = { Bucket: location.bucket, Key: `${agent.id}/${sha256}.png` };
+    const before = await s3.send(new HeadObjectCommand(key));
+    expect((await upload(gateways[1]!, 'u2')).status).toBe(200);
+    const after = await s3.send(new HeadObjectCommand(key));
+    expect(after.ETag).toBe(before.ETag);
+    expect(after.LastModified).toEqual(before.LastModified);
+    // A hash the agent has no attachment for is a 404, on either gateway.
+    const unknown = createHash('sha256').update('never stored').digest('hex');
+    expect((await call(gateways[1]!, `attachment?agentId=${agent.id}&sha256=${unknown}`)).status).toBe(404);
+  }, 60_000);
+});
