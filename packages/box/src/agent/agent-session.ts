@@ -262,8 +262,8 @@ export class AgentSession implements ExtensionAgent {
   }
 
   /** WakeDoor: an input of the host's (background work ended) is accepted like a prompt. */
-  wake(nonce: string, input: InboxInput): Promise<void> {
-    return this.accept(nonce, input);
+  async wake(nonce: string, input: InboxInput): Promise<void> {
+    await this.accept(nonce, input);
   }
 
   get turnState(): TurnState {
@@ -472,8 +472,7 @@ export class AgentSession implements ExtensionAgent {
     }
     this.requireModel();
     if (prompt.trim() === '') throw new HostError('prompt is empty: type a message first', 400);
-    await this.accept(clientNonce, { kind: 'prompt', prompt });
-    return { accepted: true, duplicate: false };
+    return { accepted: true, duplicate: !(await this.accept(clientNonce, { kind: 'prompt', prompt })) };
   }
 
   /**
@@ -487,9 +486,9 @@ export class AgentSession implements ExtensionAgent {
       await this.inbox.durable(nonce);
       return false;
     }
-    await this.accept(nonce, input, { pending: 'committed' });
+    const fresh = await this.accept(nonce, input, { pending: 'committed' });
     await this.inbox.durable(nonce);
-    return true;
+    return fresh;
   }
 
   /** Regenerates the last reply, or resends the last prompt edited (agent/revisions.ts). */
@@ -671,11 +670,13 @@ export class AgentSession implements ExtensionAgent {
   }
 
   /** Commits an input (a full disk: StoreWriteError, nothing accepted) and lets the queue take it. */
-  private async accept(nonce: string, input: InboxInput, options?: AcceptOptions): Promise<void> {
+  private async accept(nonce: string, input: InboxInput, options?: AcceptOptions): Promise<boolean> {
     const commit = () => this.inbox.accept(nonce, input, this.config.now(), options);
-    await (this.config.acceptsFirst ? this.config.acceptsFirst.accepting(commit) : commit());
+    // False: another gateway of the cluster accepted this nonce first (the row was there).
+    const fresh = await (this.config.acceptsFirst ? this.config.acceptsFirst.accepting(commit) : commit());
     this.emitPending();
     this.schedule();
+    return fresh;
   }
 
   /** An answer is taken at once (a second one meanwhile is 409) and given back if it cannot be saved. */
