@@ -7,7 +7,8 @@
  */
 import { z } from 'zod';
 import { openInSandbox, withDeadline, writeInSandbox } from '../../sandbox/paths.ts';
-import { defineTool, errorOutcome, successFields, type ToolOutcome } from '../types.ts';
+import { defineTool, errorOutcome, successFields, type ToolContext, type ToolOutcome } from '../types.ts';
+import { readFileBytes, type FileBytes } from './file-bytes.ts';
 import { replacementDiff } from './diff.ts';
 
 /** Larger files are not edited in memory here: the model is told to use shell. */
@@ -34,13 +35,14 @@ export const editTool = defineTool({
     if (input.old_string === input.new_string)
       return fail('old_string and new_string are the same, so there is nothing to change.');
     // The file stays bytes from read to write (a 1 MB file decoded, replaced and encoded again made
-    // three 1 MB copies in the JavaScript heap per edit, and their collection the slowest edits).
+    // three 1 MB copies in the JavaScript heap per edit, and their collection the slowest edits),
+    // read into a reused buffer (file-bytes.ts) and written back as chunks around the replacements.
     // UTF-8 is self-synchronising, so a byte match is a text match; bytes that are not UTF-8 are
     // kept as they were.
-    let before: Buffer;
+    let file: FileBytes;
     let mode: number;
     try {
-      ({ before, mode } = await withDeadline(`Reading ${input.path}`, async () => {
+      ({ file, mode } = await withDeadline(`Reading ${input.path}`, async () => {
         const { handle, info } = await openInSandbox(ctx.sandboxDir, input.path);
         try {
           if (info.size > EDIT_CAP_BYTES) {
@@ -48,10 +50,12 @@ export const editTool = defineTool({
               `${input.path} is ${info.size} bytes, more than edit's ${EDIT_CAP_BYTES}-byte limit; change it with shell (sed, a script) instead.`,
             );
           }
-          const bytes = await handle.readFile();
-          if (bytes.includes(0))
+          const read = await readFileBytes(handle, info.size);
+          if (read.bytes.includes(0)) {
+            read.release();
             throw new Error(`${input.path} is a binary file; edit changes text files only.`);
-          return { before: bytes, mode: info.mode };
+          }
+          return { file: read, mode: info.mode };
         } finally {
           await handle.close();
         }
@@ -59,6 +63,30 @@ export const editTool = defineTool({
     } catch (error) {
       return fail((error as Error).message);
     }
+    return replaceInFile(input, file, mode, ctx);
+  },
+  /** The diff, for the UI's tool row. */
+  entryFields(result) {
+    const diff = successFields(result)?.diffString;
+    return typeof diff === 'string' ? { diff } : undefined;
+  },
+});
+
+/**
+ * The replacement itself, once the file's bytes are read: count, write, diff. The read buffer goes
+ * back for the next edit when this is done, except after a write that was given up (its bytes may
+ * still be on their way to the file).
+ */
+async function replaceInFile(
+  input: z.infer<typeof editInput>,
+  file: FileBytes,
+  mode: number,
+  ctx: ToolContext,
+): Promise<ToolOutcome> {
+  const fail = (message: string) => errorOutcome(ctx.scrub.text(message));
+  const before = file.bytes;
+  let reusable = true;
+  try {
     const oldBytes = Buffer.from(input.old_string);
     const at = occurrences(before, oldBytes);
     if (at.length === 0) {
@@ -75,12 +103,13 @@ export const editTool = defineTool({
           `to true to replace all ${at.length}.`,
       );
     }
-    const after = replaceAt(before, at, oldBytes.length, Buffer.from(input.new_string));
+    const after = chunksAround(before, at, oldBytes.length, Buffer.from(input.new_string));
     try {
       await withDeadline(`Writing ${input.path}`, () =>
         writeInSandbox(ctx.sandboxDir, input.path, after, { mode }),
       );
     } catch (error) {
+      reusable = false;
       return fail((error as Error).message);
     }
     const diff = replacementDiff(before, at, input.old_string, input.new_string);
@@ -97,13 +126,10 @@ export const editTool = defineTool({
       },
       summary: `${input.path}: ${n} replacement${n === 1 ? '' : 's'} (+${diff.linesAdded} -${diff.linesRemoved})`,
     };
-  },
-  /** The diff, for the UI's tool row. */
-  entryFields(result) {
-    const diff = successFields(result)?.diffString;
-    return typeof diff === 'string' ? { diff } : undefined;
-  },
-});
+  } finally {
+    if (reusable) file.release();
+  }
+}
 
 /** Start offsets of the non-overlapping occurrences of `needle`, left to right. */
 export function occurrences(text: Buffer, needle: Buffer): number[] {
@@ -112,7 +138,8 @@ export function occurrences(text: Buffer, needle: Buffer): number[] {
   return out;
 }
 
-function replaceAt(text: Buffer, at: readonly number[], length: number, replacement: Buffer): Buffer {
+/** The file after the replacements, as views of `text` around `replacement` (nothing is copied). */
+function chunksAround(text: Buffer, at: readonly number[], length: number, replacement: Buffer): Buffer[] {
   const parts: Buffer[] = [];
   let from = 0;
   for (const start of at) {
@@ -120,7 +147,7 @@ function replaceAt(text: Buffer, at: readonly number[], length: number, replacem
     from = start + length;
   }
   parts.push(text.subarray(from));
-  return Buffer.concat(parts);
+  return parts;
 }
 
 /** 1-based line numbers of sorted offsets, in one pass. */
