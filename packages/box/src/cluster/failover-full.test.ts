@@ -121,9 +121,12 @@ describe('failover at full size', () => {
     });
 
     // Round-robin through the gateways; a request a dead gateway cannot answer goes to the next one.
+    // `cut`: an earlier try died with its gateway, which may have committed the input before it died
+    // (then the next gateway rightly answers that it is a duplicate).
     const accepted = new Map<string, string[]>(agents.map((id) => [id, []]));
     let turn = 0;
     const send = async (agentId: string, nonce: string, prompt: string, from: number) => {
+      let cut = false;
       for (let i = 0; i < workers.length * 2; i++) {
         const worker = workers[(from + i) % workers.length]!;
         if (!alive(worker)) continue;
@@ -133,10 +136,15 @@ describe('failover at full size', () => {
             headers: { Authorization: `Bearer ${worker.token!}` },
             body: JSON.stringify({ agentId, prompt, clientNonce: nonce }),
           });
-          if (response.status !== 200) continue;
-          return (await response.json()) as { accepted: true; duplicate: boolean };
+          if (response.status !== 200) {
+            // A gateway dying after its commit may answer 5xx for an input it took.
+            if (response.status >= 500) cut = true;
+            continue;
+          }
+          return { ...((await response.json()) as { accepted: true; duplicate: boolean }), cut };
         } catch {
           // The gateway died meanwhile.
+          cut = true;
         }
       }
       throw new Error(`no gateway accepted ${nonce}`);
@@ -148,7 +156,7 @@ describe('failover at full size', () => {
           const slow = a === SLOW.agent && p === SLOW.prompt ? ' slow' : '';
           const from = turn++;
           const first = await send(agentId, nonce, `plan ${nonce}${slow}`, from);
-          expect(first.duplicate, nonce).toBe(false);
+          if (!first.cut) expect(first.duplicate, nonce).toBe(false);
           accepted.get(agentId)!.push(nonce);
           if (from % 10 === 3) {
             // Sent again with the same nonce through another gateway: accepted, once.
