@@ -7,14 +7,13 @@
  * lease epoch of the worker that took it: a superseded worker's snapshot is refused, as its ledger
  * writes are.
  */
-import { constants, createWriteStream } from 'node:fs';
-import { open, rm } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { open } from 'node:fs/promises';
 import { Transform, type Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import { createHash } from 'node:crypto';
 import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { Database } from '../../stores/postgres/database.ts';
-import { refusedAsPresent } from '../../stores/postgres/attachments.ts';
+import { downloadVerified, refusedAsPresent } from '../../stores/postgres/attachments.ts';
 import { SupersededError } from '../../stores/postgres/leases.ts';
 import { sha256Hex } from './manifest.ts';
 
@@ -90,33 +89,14 @@ export class SnapshotStore {
   /** Streams the blob into `target` (created, 0600) and checks its hash; nothing is left there when it fails. */
   async getBlob(agentId: string, sha256: string, target: string): Promise<void> {
     const key = this.blobKey(agentId, sha256);
-    const hash = createHash('sha256');
-    try {
-      const response = await this.s3.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
-      await pipeline(
-        response.Body as Readable,
-        new Transform({
-          transform(chunk: Buffer, _encoding, done) {
-            hash.update(chunk);
-            done(null, chunk);
-          },
-        }),
-        createWriteStream(target, { flags: 'wx', mode: 0o600 }),
-      );
-    } catch (error) {
-      await rm(target, { force: true });
-      throw new Error(
-        `could not read s3://${this.bucket}/${key} (a file of the agent's sandbox snapshot): ${(error as Error).message}; check the object store and try again`,
-        { cause: error },
-      );
-    }
-    const actual = hash.digest('hex');
-    if (actual !== sha256) {
-      await rm(target, { force: true });
-      throw new Error(
-        `s3://${this.bucket}/${key} holds bytes whose SHA-256 is ${actual}, not the one its name says: it was changed outside the box; restore it from a backup`,
-      );
-    }
+    await downloadVerified(
+      this.s3,
+      this.bucket,
+      key,
+      sha256,
+      target,
+      "a file of the agent's sandbox snapshot",
+    );
   }
 
   /** Stores a manifest's text under its hash (a no-op when it is there already). */

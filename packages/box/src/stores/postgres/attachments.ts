@@ -44,6 +44,48 @@ export function refusedAsPresent(error: unknown): boolean {
   return (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 412;
 }
 
+/**
+ * Streams s3://`bucket`/`key` into `target` (created new, 0600), hashing it on the way, and keeps it
+ * only when its SHA-256 is `sha256`; `what` names the object in the errors. Nothing is left at
+ * `target` when it fails.
+ */
+export async function downloadVerified(
+  s3: S3Client,
+  bucket: string,
+  key: string,
+  sha256: string,
+  target: string,
+  what: string,
+): Promise<void> {
+  const hash = createHash('sha256');
+  try {
+    const response = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
+    await pipeline(
+      response.Body as Readable,
+      new Transform({
+        transform(chunk: Buffer, _encoding, done) {
+          hash.update(chunk);
+          done(null, chunk);
+        },
+      }),
+      createWriteStream(target, { flags: 'wx', mode: 0o600 }),
+    );
+  } catch (error) {
+    await rm(target, { force: true });
+    throw new Error(
+      `could not read s3://${bucket}/${key} (${what}): ${(error as Error).message}; check the object store and try again`,
+      { cause: error },
+    );
+  }
+  const actual = hash.digest('hex');
+  if (actual !== sha256) {
+    await rm(target, { force: true });
+    throw new Error(
+      `s3://${bucket}/${key} holds bytes whose SHA-256 is ${actual}, not the one its name says: it was changed outside the box; restore it from a backup`,
+    );
+  }
+}
+
 export class S3AttachmentStore implements AttachmentsStore {
   constructor(
     private readonly s3: S3Client,
@@ -82,30 +124,12 @@ export class S3AttachmentStore implements AttachmentsStore {
    * temp file and are renamed into place only when their SHA-256 is the one the name says.
    */
   async fetch(storedName: string): Promise<string> {
-    const key = this.keyOf(storedName);
     const expected = STORED_NAME.exec(storedName)![1]!;
     const target = path.join(this.local.dir, storedName);
     await mkdir(this.local.dir, { recursive: true, mode: 0o700 });
     const temp = path.join(this.local.dir, `.fetch-${randomBytes(8).toString('hex')}.tmp`);
-    const response = await this.s3.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
-    const hash = createHash('sha256');
     try {
-      await pipeline(
-        response.Body as Readable,
-        new Transform({
-          transform(chunk: Buffer, _encoding, done) {
-            hash.update(chunk);
-            done(null, chunk);
-          },
-        }),
-        createWriteStream(temp, { mode: 0o600 }),
-      );
-      const actual = hash.digest('hex');
-      if (actual !== expected) {
-        throw new Error(
-          `s3://${this.bucket}/${key} holds bytes whose SHA-256 is ${actual}, not the one its name says: it was changed outside the box; restore it from a backup`,
-        );
-      }
+      await downloadVerified(this.s3, this.bucket, this.keyOf(storedName), expected, temp, 'an attachment');
       await rename(temp, target);
     } finally {
       await rm(temp, { force: true });
