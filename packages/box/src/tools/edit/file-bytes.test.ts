@@ -79,4 +79,10 @@ describe('writing a sandbox file from chunks', () => {
       `${'a'.repeat(300_000)}DONE${'b'.repeat(300_000)}`,
     );
   });
+
+  it('writes a replace_all of 5,000 places (10,001 chunks, more than one writev takes) whole', async () => {
+    await writeFile(path.join(box.sandbox, 'many.txt'), 'x = 1;\n'.repeat(5000));
+    await editTool.run({ path: 'many.txt', old_string: '1', new_string: '22', replace_all: true }, box.ctx);
+    expect(await readFile(path.join(box.sandbox, 'many.txt'), 'utf8')).toBe('x = 22;\n'.repeat(5000));
+  });
 });
