@@ -9,7 +9,11 @@ import os from 'node:os';
 import { createAgentHost, type AgentHostOptions, type LocalAgentHost } from '../host/agent-host.ts';
 import { DEFAULT_MAX_ATTACHMENT_BYTES } from '../attachments/store.ts';
 import { s3ClientFor, type S3Credentials } from '../stores/postgres/attachments.ts';
-import { bucketAttachments, clusterStoreBackend } from '../stores/postgres/agent-stores.ts';
+import {
+  bucketAttachments,
+  clusterStoreBackend,
+  type ClusterStoreBackend,
+} from '../stores/postgres/agent-stores.ts';
 import { agentPaths } from '../stores/files/layout.ts';
 import { SandboxSnapshots, snapshotIntervalMs } from './sandbox/sandbox-snapshots.ts';
 import { SnapshotStore } from './sandbox/snapshot-store.ts';
@@ -56,6 +60,8 @@ export interface ClusterWorker {
   host: LocalAgentHost;
   db: Database;
   leases: Leases;
+  /** The agents' stores in PostgreSQL and the bucket (a turn's behind its lease's fence). */
+  stores: ClusterStoreBackend;
   /** What this worker's gateway shares with the others': the cluster's token, session key and sessions. */
   shared: SharedGatewayKeys;
   /** Closes the host; with it the turn worker stops taking jobs, and the queue and the database close. */
@@ -111,19 +117,22 @@ export async function startClusterWorker(options: ClusterWorkerOptions): Promise
       const worker = await startTurnWorker({
         boss,
         leases,
-        stores,
-        run: (agentId, fenced, signal, { epoch, lastTry }) =>
+        run: (agentId, signal, { epoch, lastTry }) =>
           runWithSandbox(
             {
               snapshots,
               fetchAttachments: (id) => bucketAttachments(storeOptions, id).fetchMissing(),
               subscribe: (listener) => running.subscribe(listener),
-              runQueuedTurns: (id, backend, stop) =>
-                running.runQueuedTurns(id, backend, stop, { closeCutTurns: lastTry }),
+              runQueuedTurns: (id, stop) =>
+                running.runQueuedTurns(id, {
+                  epoch,
+                  behind: (fence) => stores.behind(fence),
+                  signal: stop,
+                  closeCutTurns: lastTry,
+                }),
               report: (id, error) => options.onTurnError?.(id, error),
             },
             agentId,
-            fenced,
             signal,
             epoch,
           ),
@@ -153,5 +162,5 @@ export async function startClusterWorker(options: ClusterWorkerOptions): Promise
     },
   });
   const shared = { token: keys.token, sessionKey: keys.sessionKey, sessions: new ClusterSessionBook(db) };
-  return { host: started.host, db, leases, shared, close: () => started.host.close() };
+  return { host: started.host, db, leases, stores, shared, close: () => started.host.close() };
 }

@@ -6,7 +6,6 @@
  * is let go, so whoever takes the agent next restores what this worker left.
  */
 import type { HostEvent } from '../../agent/events.ts';
-import type { StoreBackend } from '../../stores/agent-stores.ts';
 import type { SandboxSnapshots } from './sandbox-snapshots.ts';
 
 export interface TurnSandboxOptions {
@@ -14,7 +13,7 @@ export interface TurnSandboxOptions {
   /** Fetches the agent's attachments this worker has no copy of. */
   fetchAttachments(agentId: string): Promise<unknown>;
   subscribe(listener: (event: HostEvent) => void): () => void;
-  runQueuedTurns(agentId: string, stores: StoreBackend, signal: AbortSignal): Promise<void>;
+  runQueuedTurns(agentId: string, signal: AbortSignal): Promise<void>;
   /** A snapshot during the turns failed (the next one tries again). */
   report(agentId: string, error: unknown): void;
 }
@@ -22,7 +21,6 @@ export interface TurnSandboxOptions {
 export async function runWithSandbox(
   options: TurnSandboxOptions,
   agentId: string,
-  stores: StoreBackend,
   signal: AbortSignal,
   epoch: number,
 ): Promise<void> {
@@ -36,7 +34,7 @@ export async function runWithSandbox(
   });
   let failed = false;
   try {
-    await options.runQueuedTurns(agentId, stores, signal);
+    await options.runQueuedTurns(agentId, signal);
   } catch (error) {
     failed = true;
     throw error;

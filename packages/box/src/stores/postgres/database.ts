@@ -172,6 +172,8 @@ function migrations(s: string): string[] {
        files integer NOT NULL,
        bytes bigint NOT NULL
      )`,
+    // An agent's inbox rows after a seq (PgInbox.load when a turn worker catches up).
+    `CREATE INDEX IF NOT EXISTS inbox_agent_seq ON ${s}.inbox (agent_id, seq)`,
   ];
 }
 
