@@ -95,6 +95,8 @@ describe('turn sessions kept between jobs', () => {
     const a = answering('A');
     const b = answering('B');
     const [gateway, workerA, workerB] = await workers([scriptedProvider([]), a, b]);
+    // Each worker's ledger and transcript connection is opened at start, not by its first turn.
+    for (const worker of [gateway!, workerA!, workerB!]) expect(worker.db.sync().started).toBe(true);
     const agent = await gateway!.host.createAgent({ name: 'Moving agent' });
 
     await gateway!.host.sendPrompt({ agentId: agent.id, prompt: 'prompt zero', clientNonce: 'n0' });

@@ -73,6 +73,8 @@ export async function startClusterWorker(options: ClusterWorkerOptions): Promise
   const intervalMs = snapshotIntervalMs(options.env ?? process.env);
   const location = parseObjectStoreUrl(options.objectStoreUrl);
   const db = await openDatabase(options.databaseUrl, { schema });
+  // The ledger and transcript connection, open before the first turn needs it.
+  db.sync().connect();
   let keys: ClusterKeys;
   try {
     keys = await openClusterKeys(db, options.masterKey, options.masterKeySource);
