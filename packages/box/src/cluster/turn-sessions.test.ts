@@ -5,7 +5,7 @@
  * must see everything B wrote meanwhile.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -14,6 +14,9 @@ import { scriptedProvider, type ScriptedProvider } from '../providers/scripted.t
 import { useServices } from '../stores/postgres/backend.ts';
 import { SupersededError } from '../stores/postgres/leases.ts';
 import { sendText } from '../testing/host-fixture.ts';
+import { until } from '../testing/processes.ts';
+import { agentPaths } from '../stores/files/layout.ts';
+import { TurnSessions } from '../host/turn-sessions.ts';
 import { startClusterWorker, type ClusterWorker } from './worker.ts';
 
 const services = useServices();
@@ -26,8 +29,8 @@ describe('turn sessions kept between jobs', () => {
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
   });
 
-  /** Workers that take no job from the queue: the test runs each job on the worker it names. */
-  async function workers(providers: ScriptedProvider[]): Promise<ClusterWorker[]> {
+  /** Workers that take no job from the queue (unless told): the test runs each job on the worker it names. */
+  async function workers(providers: ScriptedProvider[], takeTurns = false): Promise<ClusterWorker[]> {
     const { databaseUrl, objectStoreUrl, credentials } = services();
     const schema = `test_${randomBytes(6).toString('hex')}`;
     const started: ClusterWorker[] = [];
@@ -43,7 +46,7 @@ describe('turn sessions kept between jobs', () => {
         env: {},
         provider,
         workerName: `worker-${i}`,
-        takeTurns: false,
+        takeTurns: takeTurns && i > 0,
       });
       started.push(worker);
       cleanups.push(async () => {
@@ -153,5 +156,46 @@ describe('turn sessions kept between jobs', () => {
       [agent.id],
     );
     expect(rows.map((row) => Number(row.epoch))).toEqual([epoch]);
+  });
+
+  it('runs an input accepted during a job’s turn in the same job, right after that turn', async () => {
+    // 'hold' waits in a shell call until the test lets it go; any other prompt is answered.
+    const a = scriptedProvider((request) => {
+      const last = request.messages.at(-1);
+      if (last?.role === 'tool') return {};
+      if (JSON.stringify(last).includes('hold'))
+        return { toolCalls: [{ name: 'shell', input: { command: 'until [ -f go ]; do sleep 0.05; done' } }] };
+      return sendText('answered');
+    });
+    const [gateway, workerA] = await workers([scriptedProvider([]), a]);
+    const agent = await gateway!.host.createAgent({ name: 'Busy agent' });
+    await gateway!.host.sendPrompt({ agentId: agent.id, prompt: 'hold', clientNonce: 'h1' });
+    const job = runJob(workerA!, agent.id);
+    await until(async () => (await ledgerIds(gateway!, agent.id)).includes('t0u'), 'turn 0 to start');
+    await gateway!.host.sendPrompt({ agentId: agent.id, prompt: 'next', clientNonce: 'h2' });
+    await writeFile(path.join(agentPaths(workerA!.host.dataDir, agent.id).sandbox, 'go'), '');
+    await job;
+    const ids = await ledgerIds(gateway!, agent.id);
+    expect(ids.filter((id) => /^t\d+[ue]$/.test(id))).toEqual(['t0u', 't0e', 't1u', 't1e']);
+  });
+
+  it('ends at once a job whose input an earlier job of the agent already ran', async () => {
+    const [gateway, workerA] = await workers([scriptedProvider([]), answering('A')], true);
+    const agent = await gateway!.host.createAgent({ name: 'Queued agent' });
+    const runs = vi.spyOn(TurnSessions.prototype, 'run');
+    // Both accepted before the first job starts: it runs both, and the second input's job has nothing left.
+    const lease = await workerA!.leases.claimWhenFree(agent.id);
+    await gateway!.host.sendPrompt({ agentId: agent.id, prompt: 'one', clientNonce: 'q1' });
+    await gateway!.host.sendPrompt({ agentId: agent.id, prompt: 'two', clientNonce: 'q2' });
+    await workerA!.leases.release(lease);
+    await until(async () => (await ledgerIds(gateway!, agent.id)).includes('t1e'), 'both turns to end');
+    await until(async () => {
+      const { rows } = await workerA!.db.pool.query<{ n: string }>(
+        `SELECT count(*) AS n FROM ${workerA!.db.schema.replace(/"$/, '_jobs"')}.job WHERE singleton_key = $1 AND state = 'completed'`,
+        [agent.id],
+      );
+      return Number(rows[0]!.n) === 2;
+    }, 'both jobs to complete');
+    expect(runs).toHaveBeenCalledTimes(1);
   });
 });

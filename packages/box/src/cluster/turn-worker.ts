@@ -13,6 +13,8 @@ import { TURN_QUEUE, type TurnJob } from '../stores/postgres/turn-queue.ts';
 export interface TurnWorkerOptions {
   boss: PgBoss;
   leases: Leases;
+  /** False when the agent has nothing to run (agentHasWork): the job ends at once, its lease let go. */
+  hasWork(agentId: string): Promise<boolean>;
   /**
    * Runs the agent's pending inputs (LocalAgentHost.runQueuedTurns) behind the lease `job.epoch`;
    * stops when `signal` aborts. The lease is let go only after it returns. `job.lastTry`: the job
@@ -72,6 +74,8 @@ async function runUnderLease(options: TurnWorkerOptions, agentId: string, lastTr
     Math.max(100, leases.ttlMs / 3),
   );
   try {
+    // Asked under the lease: an input accepted after this has a job of its own, after this one.
+    if (!(await options.hasWork(agentId))) return;
     await options.run(agentId, lost.signal, { epoch: lease.epoch, lastTry });
     if (lost.signal.aborted) throw lost.signal.reason;
   } finally {

@@ -20,6 +20,7 @@ import { SnapshotStore } from './sandbox/snapshot-store.ts';
 import { runWithSandbox } from './sandbox/turn-sandbox.ts';
 import { openDatabase, type Database } from '../stores/postgres/database.ts';
 import { Leases } from '../stores/postgres/leases.ts';
+import { agentHasWork } from '../stores/postgres/inbox.ts';
 import { parseObjectStoreUrl } from '../stores/postgres/object-store-url.ts';
 import { startTurnQueue } from '../stores/postgres/turn-queue.ts';
 import { startTurnWorker, type TurnWorker } from './turn-worker.ts';
@@ -119,6 +120,7 @@ export async function startClusterWorker(options: ClusterWorkerOptions): Promise
       const worker = await startTurnWorker({
         boss,
         leases,
+        hasWork: (agentId) => agentHasWork(db, agentId),
         run: (agentId, signal, { epoch, lastTry }) =>
           runWithSandbox(
             {

@@ -67,8 +67,15 @@ export class TurnSessions {
     job.signal?.addEventListener('abort', stop);
     let clean = false;
     try {
-      session.resume();
-      await session.idle();
+      for (;;) {
+        session.resume();
+        await session.idle();
+        if (job.signal?.aborted || session.busy) break;
+        // Inputs accepted meanwhile (through any gateway) run in this job, now: their own jobs come
+        // only after this one ends (the queue keeps an agent's jobs in order), and find them done.
+        await session.catchUp();
+        if (!session.busy) break;
+      }
       clean = !job.signal?.aborted && !session.busy;
     } finally {
       job.signal?.removeEventListener('abort', stop);

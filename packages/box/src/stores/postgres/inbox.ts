@@ -150,6 +150,22 @@ export class PgInbox implements InboxStore {
   }
 }
 
+/**
+ * Whether a turn job of the agent has anything to do: a pending input, or a turn the ledger leaves
+ * open (a worker died in it). An agent's job runs every input pending when it starts, so the jobs
+ * of the inputs it took find none.
+ */
+export async function agentHasWork(db: Database, agentId: string): Promise<boolean> {
+  const { rows } = await db.pool.query<{ pending: boolean; last_turn: string | null }>(
+    `SELECT EXISTS (SELECT 1 FROM ${db.table('inbox')} WHERE agent_id = $1 AND state = 'pending') AS pending,
+            (SELECT id FROM ${db.table('ledger')} WHERE agent_id = $1 AND id ~ '^t[0-9]+[ue]$'
+             ORDER BY seq DESC LIMIT 1) AS last_turn`,
+    [agentId],
+  );
+  const row = rows[0]!;
+  return row.pending || (row.last_turn?.endsWith('u') ?? false);
+}
+
 /** An agent's pending inputs as the rows hold them now, in accept order (another worker's view of its inbox). */
 export async function readPendingRows(db: Database, agentId: string): Promise<InboxRow[]> {
   const { rows } = await db.pool.query<RawRow>(
