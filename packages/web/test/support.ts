@@ -436,6 +436,32 @@ export async function artifactPath(name: string): Promise<string> {
 }
 
 /**
+ * Names the steps of a long browser test, so that one which fails (a timeout above all) or is slow
+ * says which step it was in and how long each took: `const step = stepTrail(context);
+ * step('answer the widget');` with the test's context (`onTestFailed`, `onTestFinished`).
+ */
+export function stepTrail(
+  test: { onTestFailed: (handler: () => void) => void; onTestFinished: (handler: () => void) => void },
+  slowMs = 15_000,
+): (name: string) => void {
+  const started = Date.now();
+  const trail: string[] = [];
+  let reported = false;
+  const report = (why: string): void => {
+    if (reported) return;
+    reported = true;
+    console.log(`${why}; steps (ms since start): ${trail.join(' → ')} → ${Date.now() - started} end`);
+  };
+  test.onTestFailed(() => report('failed'));
+  test.onTestFinished(() => {
+    if (Date.now() - started > slowMs) report(`slow (over ${slowMs} ms)`);
+  });
+  return (name) => {
+    trail.push(`${Date.now() - started} ${name}`);
+  };
+}
+
+/**
  * Saves a full-page PNG as `test-artifacts/web/<name>.png` and returns its path. Pass the
  * test's own name (vitest's `task.name`) so each test's picture is findable.
  */
@@ -447,7 +473,7 @@ export async function saveScreenshot(page: Page, name: string): Promise<string> 
 
 /**
  * A fresh signed-in page of `target` at `viewport` (its context kept in `contexts` for the file's
- * cleanup), recording console errors, page errors and 5xx answers in `problems`.
+ * cleanup), recording console errors, CSP violations, page errors and 5xx answers in `problems`.
  */
 export async function openSignedInPage(
   browser: Browser,
@@ -466,6 +492,11 @@ export async function openSignedInPage(
   await target.signIn(context);
   const page = await context.newPage();
   const problems: string[] = [];
+  // A CSP violation is not a console error by itself: the page reports each one as an error (string
+  // code: the scripts run this under tsx, whose esbuild would add helpers a page does not have).
+  await page.addInitScript(
+    "document.addEventListener('securitypolicyviolation', (event) => console.error(`CSP violation: ${event.violatedDirective} ${event.blockedURI}`));",
+  );
   page.on('console', (message) => {
     if (message.type() === 'error') problems.push(message.text());
   });

@@ -92,7 +92,9 @@ describe('turn sessions kept between jobs', () => {
 
   /** What the model was given in the call that answered `prompt`. */
   const callFor = (provider: ScriptedProvider, prompt: string) =>
-    JSON.stringify(provider.requests.find((request) => JSON.stringify(request.messages.at(-1)).includes(prompt)));
+    JSON.stringify(
+      provider.requests.find((request) => JSON.stringify(request.messages.at(-1)).includes(prompt)),
+    );
 
   it('runs the next job in the kept session, caught up with what another worker wrote meanwhile', async () => {
     const a = answering('A');

@@ -27,12 +27,15 @@ export interface QueuedTurnsJob {
   signal?: AbortSignal;
   /** A cut turn is closed with a notice, not resumed (the job's last try). */
   closeCutTurns?: boolean;
+  /** Runs before each of the job's turns (SessionConfig.beforeTurn: the uploads other gateways took in). */
+  beforeTurn?: SessionConfig['beforeTurn'];
 }
 
 /** What a kept session's config says about the job it is in (read at each use). */
 interface JobFlags {
   active: boolean;
   closeCutTurns: boolean;
+  beforeTurn: SessionConfig['beforeTurn'];
 }
 
 interface Kept {
@@ -81,6 +84,7 @@ export class TurnSessions {
       job.signal?.removeEventListener('abort', stop);
       kept.fence.epoch = PARKED_EPOCH;
       kept.flags.active = false;
+      kept.flags.beforeTurn = undefined;
     }
     if (!clean) {
       await session.close();
@@ -108,6 +112,7 @@ export class TurnSessions {
     kept.fence.epoch = job.epoch;
     kept.flags.active = true;
     kept.flags.closeCutTurns = job.closeCutTurns ?? false;
+    kept.flags.beforeTurn = job.beforeTurn;
     try {
       await kept.session.catchUp();
     } catch (error) {
@@ -121,12 +126,17 @@ export class TurnSessions {
 
   private async open(agentId: string, job: QueuedTurnsJob): Promise<Kept> {
     const fence: AgentFence = { agentId, epoch: job.epoch };
-    const flags: JobFlags = { active: true, closeCutTurns: job.closeCutTurns ?? false };
+    const flags: JobFlags = {
+      active: true,
+      closeCutTurns: job.closeCutTurns ?? false,
+      beforeTurn: job.beforeTurn,
+    };
     // The host's config underneath (a model swapped later reaches a kept session), the job's flags on top.
     const config = Object.create(this.config(), {
       stores: { value: job.behind(fence) },
       turnsElsewhere: { get: () => !flags.active },
       closeCutTurns: { get: () => flags.closeCutTurns },
+      beforeTurn: { get: () => (flags.active ? flags.beforeTurn : undefined) },
     }) as SessionConfig;
     return { session: await AgentSession.open(agentId, config), fence, flags };
   }

@@ -51,10 +51,13 @@ export function clusterStoreBackend(options: ClusterStoreOptions): ClusterStoreB
     },
     behind: (fence) => ({
       open: (agentId) => {
-        if (agentId !== fence.agentId) throw new Error(`the fence of agent ${fence.agentId} opened for ${agentId}`);
+        if (agentId !== fence.agentId)
+          throw new Error(`the fence of agent ${fence.agentId} opened for ${agentId}`);
         return openClusterStores(options, fence);
       },
     }),
+    readProfile: (agentId) =>
+      profileRow(options.db, agentId, agentPaths(options.dataDir, agentId).profile).read(),
     fetchAttachment: async (agentId, sha256) =>
       isSafeAgentId(agentId) && (await bucketAttachments(options, agentId).fetchBySha256(sha256)) !== null,
   };
