@@ -13,7 +13,7 @@ import { PgMcpConfig } from '../stores/postgres/mcp-config.ts';
 import { pgRoutineBooks } from '../stores/postgres/routine-books.ts';
 import { PgSealedDocument } from '../stores/postgres/sealed-documents.ts';
 import { createAgentHost, type AgentHostOptions, type LocalAgentHost } from '../host/agent-host.ts';
-import { DEFAULT_MAX_ATTACHMENT_BYTES } from '../attachments/store.ts';
+import { AttachmentStore, DEFAULT_MAX_ATTACHMENT_BYTES } from '../attachments/store.ts';
 import { s3ClientFor, type S3Credentials } from '../stores/postgres/attachments.ts';
 import { bucketAttachments, clusterStoreBackend } from '../stores/postgres/agent-stores.ts';
 import { agentPaths } from '../stores/files/layout.ts';
@@ -156,9 +156,12 @@ export async function startClusterWorker(options: ClusterWorkerOptions): Promise
             {
               snapshots,
               fetchAttachments: (id) => bucketAttachments(storeOptions, id).fetchMissing(),
+              attachmentCopy: async (id, sha256) =>
+                (await new AttachmentStore(agentPaths(options.dataDir, id).attachments).find(sha256)) ??
+                (await bucketAttachments(storeOptions, id).fetchBySha256(sha256)),
               subscribe: (listener) => running.subscribe(listener),
-              runQueuedTurns: (id, backend, stop) =>
-                running.runQueuedTurns(id, backend, stop, { closeCutTurns: lastTry }),
+              runQueuedTurns: (id, backend, stop, beforeTurn) =>
+                running.runQueuedTurns(id, backend, stop, { closeCutTurns: lastTry, beforeTurn }),
               report: (id, error) => options.onTurnError?.(id, error),
             },
             agentId,

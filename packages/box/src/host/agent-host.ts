@@ -870,7 +870,7 @@ export class LocalAgentHost implements AgentHost {
     agentId: string,
     stores: StoreBackend,
     signal?: AbortSignal,
-    { closeCutTurns = false }: { closeCutTurns?: boolean } = {},
+    { closeCutTurns = false, beforeTurn }: Pick<SessionConfig, 'closeCutTurns' | 'beforeTurn'> = {},
   ): Promise<void> {
     if (this.closed) throw new Error('the agent host is closed');
     const session = await AgentSession.open(agentId, {
@@ -878,6 +878,7 @@ export class LocalAgentHost implements AgentHost {
       stores,
       turnsElsewhere: false,
       closeCutTurns,
+      beforeTurn,
     });
     const stop = () => session.cancelTurn();
     signal?.addEventListener('abort', stop);

@@ -172,6 +172,8 @@ function migrations(s: string): string[] {
        files integer NOT NULL,
        bytes bigint NOT NULL
      )`,
+    // The last ledger seq whose uploads the snapshot's sandbox took in (agent/upload-placement.ts).
+    `ALTER TABLE ${s}.sandbox_snapshots ADD COLUMN IF NOT EXISTS uploads_seq bigint NOT NULL DEFAULT 0`,
     // The box's MCP servers (mcp.json's document, mcp/config.ts), one row for every worker, and a
     // version raised by each write.
     `CREATE TABLE IF NOT EXISTS ${s}.mcp_config (
