@@ -4,7 +4,7 @@
  * hold every needle, and whenever its rows could spell a needle otherwise.
  */
 import Database from 'better-sqlite3';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -59,6 +59,30 @@ describe('the byte check in a database', () => {
 
   it("counts the session's titles as part of it", async () => {
     expect(await passing(['banner', 'nothing'], [at('none', ['dark banner fix'])])).toEqual(['none']);
+  });
+
+  it('reads a database that holds one session whole (no session column)', async () => {
+    const chat = join(dir, 'chat');
+    mkdirSync(chat);
+    const db = new Database(join(chat, 'store.db'));
+    db.exec('CREATE TABLE blobs (id TEXT, data BLOB); CREATE TABLE meta (key TEXT, value TEXT)');
+    db.prepare('INSERT INTO blobs VALUES (?, ?)').run(
+      'a',
+      Buffer.from('{"role":"user","content":"Tide tables"}'),
+    );
+    db.prepare('INSERT INTO meta VALUES (?, ?)').run('0', 'harbour');
+    db.close();
+    const check = (needles: string[]) =>
+      sessionsHolding(
+        [{ locator: chat, titles: [] }],
+        [{ table: 'blobs' }, { table: 'meta' }],
+        needles,
+        (d) => ({
+          file: join(d, 'store.db'),
+        }),
+      );
+    expect([...(await check(['tide', 'harbour']))]).toEqual([chat]);
+    expect([...(await check(['tide', 'anchor']))]).toEqual([]);
   });
 
   it('lets through what it cannot check: no database row named, a database it cannot read', async () => {

@@ -12,11 +12,20 @@
  */
 import { type SqliteDb, readSqlite, tableColumns } from './sqlite-file.ts';
 
-/** A table whose rows hold session text: rows of session `sessionColumn`. */
+/** A table whose rows hold session text: rows of session `sessionColumn` (none: every row is the database's one session). */
 export interface TextTable {
   table: string;
-  sessionColumn: string;
+  sessionColumn?: string;
 }
+
+/** Where a listed session's rows are: its database, and its id there (none: the database holds it alone). */
+export type SessionRows = (locator: string) => { file: string; id?: string } | undefined;
+
+/** `<db>#<id>`: the id after the last `#`. */
+export const rowsByHash: SessionRows = (locator) => {
+  const at = locator.lastIndexOf('#');
+  return at < 0 ? undefined : { file: locator.slice(0, at), id: locator.slice(at + 1) };
+};
 
 /** A listed session: its locator (`<db>#<id>`) and its titles (folded), which count as part of it. */
 export interface HeldSession {
@@ -24,16 +33,18 @@ export interface HeldSession {
   titles: readonly string[];
 }
 
-/** `<db>#<id>` locators by database (the id after the last `#`). */
-function byDatabase(sessions: readonly HeldSession[]): Map<string, Array<{ id: string; s: HeldSession }>> {
+/** The sessions by database, each with its id there ('' for a database's one session). */
+function byDatabase(
+  sessions: readonly HeldSession[],
+  where: SessionRows,
+): Map<string, Array<{ id: string; s: HeldSession }>> {
   const out = new Map<string, Array<{ id: string; s: HeldSession }>>();
   for (const s of sessions) {
-    const at = s.locator.lastIndexOf('#');
-    if (at < 0) continue;
-    const db = s.locator.slice(0, at);
-    const list = out.get(db) ?? [];
-    list.push({ id: s.locator.slice(at + 1), s });
-    out.set(db, list);
+    const rows = where(s.locator);
+    if (rows === undefined) continue;
+    const list = out.get(rows.file) ?? [];
+    list.push({ id: rows.id ?? '', s });
+    out.set(rows.file, list);
   }
   return out;
 }
@@ -53,18 +64,17 @@ function heldNeedles(
   };
   for (const { table, sessionColumn } of tables) {
     const columns = [...tableColumns(db, table)];
-    if (!columns.includes(sessionColumn)) continue;
+    if (columns.length === 0 || (sessionColumn !== undefined && !columns.includes(sessionColumn))) continue;
     const quoted = (c: string) => `"${c.replaceAll('"', '""')}"`;
+    const session = sessionColumn === undefined ? "''" : quoted(sessionColumn);
     const text = `lower(${columns.map((c) => `coalesce(CAST(${quoted(c)} AS TEXT), '')`).join(' || char(10) || ')})`;
     const from = `FROM ${quoted(table)} WHERE instr(${text}, ?) > 0`;
-    const ids = db.prepare(`SELECT DISTINCT ${quoted(sessionColumn)} ${from}`).pluck();
+    const ids = db.prepare(`SELECT DISTINCT ${session} ${from}`).pluck();
     for (const needle of needles) for (const id of ids.all(needle)) mark(id, needle);
     // A `\u00XX` escape may spell any ASCII letter; a KELVIN SIGN, a `k`.
     for (const id of ids.all('\\u00')) mark(id, '*');
     const kelvin = db
-      .prepare(
-        `SELECT DISTINCT ${quoted(sessionColumn)} FROM ${quoted(table)} WHERE instr(${text}, char(8490)) > 0`,
-      )
+      .prepare(`SELECT DISTINCT ${session} FROM ${quoted(table)} WHERE instr(${text}, char(8490)) > 0`)
       .pluck();
     for (const id of kelvin.all()) mark(id, 'k*');
   }
@@ -80,10 +90,11 @@ export async function sessionsHolding(
   sessions: readonly HeldSession[],
   tables: readonly TextTable[],
   needles: readonly string[],
+  where: SessionRows = rowsByHash,
 ): Promise<Set<string>> {
-  // A locator that names no database row is left to the full read.
-  const pass = new Set(sessions.filter((s) => !s.locator.includes('#')).map((s) => s.locator));
-  for (const [file, list] of byDatabase(sessions)) {
+  // A locator that names no database rows is left to the full read.
+  const pass = new Set(sessions.filter((s) => where(s.locator) === undefined).map((s) => s.locator));
+  for (const [file, list] of byDatabase(sessions, where)) {
     let held: Map<string, Set<string>>;
     try {
       held = await readSqlite(file, (db) => heldNeedles(db, tables, needles));
