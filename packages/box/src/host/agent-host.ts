@@ -588,6 +588,7 @@ export class LocalAgentHost implements AgentHost {
   async deleteAgent(id: string): Promise<void> {
     const session = await this.existing(id);
     if (session.busy) throw new HostError(`agent ${id} is working; delete it when its turn has ended`, 409);
+    await this.config.stores.remove?.(id);
     await session.close();
     this.sessions.delete(id);
     if (this.focused === id) this.focused = null;
