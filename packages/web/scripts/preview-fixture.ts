@@ -49,6 +49,7 @@ function agent(name: string, description: string, readOnly = false): Agent {
       unreadCount: 0,
       hasUnread: false,
       awaitingUserResponse: false,
+      awaitingApproval: false,
       state: 'idle',
       readOnly,
     },

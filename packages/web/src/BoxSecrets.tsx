@@ -8,6 +8,7 @@
 import { useEffect, useId, useRef, useState, type FormEvent } from 'react';
 import type { ApiClient } from './api/client.ts';
 import type { BoxSecretsView } from './api/types.ts';
+import { ErrorAlert } from './ErrorAlert.tsx';
 
 const NAME = '[A-Za-z_][A-Za-z0-9_]{0,127}';
 
@@ -167,11 +168,7 @@ export function BoxSecrets({ client }: { client: ApiClient }) {
           {done}
         </p>
       )}
-      {error && (
-        <p className="error" role="alert">
-          {error}
-        </p>
-      )}
+      <ErrorAlert message={error} />
     </section>
   );
 }

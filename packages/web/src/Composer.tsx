@@ -23,6 +23,7 @@ import type { ApiClient } from './api/client.ts';
 import type { TranscriptEntry } from './api/types.ts';
 import { readDraft, writeDraft } from './drafts.ts';
 import { formatBytes } from './files.ts';
+import { ErrorAlert } from './ErrorAlert.tsx';
 
 export interface ComposerProps {
   client: ApiClient;
@@ -226,11 +227,7 @@ export const Composer = forwardRef<HTMLTextAreaElement, ComposerProps>(function 
           </span>
         )}
       </div>
-      {error && (
-        <p className="error" role="alert">
-          {error}
-        </p>
-      )}
+      <ErrorAlert message={error} />
       {files.length > 0 && (
         <ul className="composer-files" aria-label="Files to send">
           {files.map((file, index) => (

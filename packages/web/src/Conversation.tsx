@@ -50,6 +50,7 @@ import {
   mergeEntries,
   retryableNoticeId,
 } from './transcript.ts';
+import { ErrorAlert } from './ErrorAlert.tsx';
 
 export const WINDOW_STEP = 200;
 /** Rows in the first frame: more than fit a tall screen, a quarter of the window's render cost. */
@@ -586,11 +587,7 @@ export function Conversation({
                 </button>
               )}
               {loading && <p className="placeholder">Loading the conversation…</p>}
-              {loadError && (
-                <p className="error" role="alert">
-                  {loadError}
-                </p>
-              )}
+              <ErrorAlert message={loadError} />
               {!loading && !loadError && visible.length === 0 && (
                 <p className="placeholder">No messages yet. Say hello below.</p>
               )}
@@ -660,11 +657,7 @@ export function Conversation({
                     )}
                   </article>
                 ))}
-                {removeError && (
-                  <p className="error" role="alert" data-testid="remove-queued-error">
-                    {removeError}
-                  </p>
-                )}
+                <ErrorAlert message={removeError} testId="remove-queued-error" />
               </div>
               {awayFromBottom && (
                 <button

@@ -6,6 +6,7 @@
 import { useEffect, useRef, useState, type FormEvent } from 'react';
 import type { ApiClient } from './api/client.ts';
 import { newNonce } from './Composer.tsx';
+import { ErrorAlert } from './ErrorAlert.tsx';
 
 export interface LastPrompt {
   id: string;
@@ -122,11 +123,7 @@ export function LastPromptActions({
           </button>
         </>
       )}
-      {error && (
-        <p className="error" role="alert">
-          {error}
-        </p>
-      )}
+      <ErrorAlert message={error} />
     </div>
   );
 }

@@ -11,7 +11,8 @@ import type { McpServerRow, McpSettingsView } from './api/types.ts';
 import { BoxSecrets } from './BoxSecrets.tsx';
 import { Dialog } from './Dialog.tsx';
 import { McpServerForm } from './McpServerForm.tsx';
-import { ConnectOpened, connectLabel, useMcpConnect } from './mcp-connect.tsx';
+import { ConnectStatus, connectLabel, useMcpConnect } from './mcp-connect.tsx';
+import { ErrorAlert } from './ErrorAlert.tsx';
 
 const REFRESH_MS = 5000;
 const SESSIONS = 'sessions';
@@ -63,17 +64,13 @@ function SignIn({ client, row }: { client: ApiClient; row: McpServerRow }) {
           {connectLabel(state, row.name)}
         </button>
       )}
-      {state === 'opened' && <ConnectOpened link={link} after="this panel says when it is signed in." />}
-      {state === 'connected' && (
-        <p className="connect-status" role="status" data-testid="connect-status">
-          {row.name} is connected.
-        </p>
-      )}
-      {error && (
-        <p className="error" role="alert">
-          {error}
-        </p>
-      )}
+      <ConnectStatus
+        state={state}
+        link={link}
+        after="this panel says when it is signed in."
+        connected={`${row.name} is connected.`}
+      />
+      <ErrorAlert message={error} />
     </div>
   );
 }
@@ -248,11 +245,7 @@ function AgentServers({
           </label>
         ))}
       </div>
-      {error && (
-        <p className="error" role="alert">
-          {error}
-        </p>
-      )}
+      <ErrorAlert message={error} />
     </fieldset>
   );
 }
@@ -310,11 +303,7 @@ export function McpPanel({
           </ul>
         </div>
       )}
-      {error && (
-        <p className="error" role="alert" data-testid="mcp-error">
-          {error}
-        </p>
-      )}
+      <ErrorAlert message={error} testId="mcp-error" />
       {view === null && !error && <p className="dialog-note">Loading…</p>}
       {editing ? (
         <McpServerForm

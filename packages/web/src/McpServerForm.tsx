@@ -10,6 +10,7 @@ import { useId, useState, type FormEvent } from 'react';
 import type { ApiClient } from './api/client.ts';
 import type { McpServerCheck, McpSettingsView } from './api/types.ts';
 import { entryOf, FormProblem, formOf, type ServerForm, type ServerKind } from './mcp-entry.ts';
+import { ErrorAlert } from './ErrorAlert.tsx';
 
 export function McpServerForm({
   client,
@@ -279,11 +280,7 @@ export function McpServerForm({
           Starting the server…
         </p>
       )}
-      {error && (
-        <p className="error" role="alert" data-testid="mcp-form-error">
-          {error}
-        </p>
-      )}
+      <ErrorAlert message={error} testId="mcp-form-error" />
       <div className="dialog-actions">
         <button type="button" onClick={onCancel}>
           Cancel

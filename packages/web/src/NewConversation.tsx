@@ -7,6 +7,7 @@ import { useRef, useState, type KeyboardEvent } from 'react';
 import type { ApiClient } from './api/client.ts';
 import type { RosterRow } from './api/types.ts';
 import { newNonce, sendsOnEnter } from './Composer.tsx';
+import { ErrorAlert } from './ErrorAlert.tsx';
 
 export function NewConversation({
   client,
@@ -58,11 +59,7 @@ export function NewConversation({
           void send();
         }}
       >
-        {error && (
-          <p className="error" role="alert">
-            {error}
-          </p>
-        )}
+        <ErrorAlert message={error} />
         <div className="composer-row">
           <textarea
             name="prompt"

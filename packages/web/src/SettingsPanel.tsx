@@ -14,6 +14,7 @@ import { useEffect, useRef, useState, type FormEvent } from 'react';
 import type { ApiClient, ModelSettingsInput } from './api/client.ts';
 import type { ModelSettings } from './api/types.ts';
 import { Dialog } from './Dialog.tsx';
+import { ErrorAlert } from './ErrorAlert.tsx';
 
 type Provider = 'xai' | 'openai-compatible';
 
@@ -253,11 +254,7 @@ export function SettingsPanel({
                 : settings.webSearch.howToEnable}
             </p>
           )}
-          {error && (
-            <p className="error" role="alert">
-              {error}
-            </p>
-          )}
+          <ErrorAlert message={error} />
           {saved && (
             <p className="dialog-saved" role="status" data-testid="settings-saved">
               Saved: agents use this model from their next turn.

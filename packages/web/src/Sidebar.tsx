@@ -10,6 +10,7 @@ import { MessageHits, useMessageSearch } from './MessageHits.tsx';
 import { fullTime, relativeTime } from './relative-time.ts';
 import { agentTitle } from './agent-title.ts';
 import { previewLine } from './preview-line.ts';
+import { ErrorAlert } from './ErrorAlert.tsx';
 
 export interface SidebarProps {
   agents: readonly RosterRow[];
@@ -164,11 +165,7 @@ export function Sidebar({
           />
         </div>
       )}
-      {error && (
-        <p className="error" role="alert">
-          {error}
-        </p>
-      )}
+      <ErrorAlert message={error} />
       <ul className="agent-list">
         {sorted.map((agent) => (
           <AgentRow

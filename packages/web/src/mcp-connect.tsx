@@ -52,11 +52,27 @@ export function connectLabel(state: ConnectState, server: string): string {
   return state === 'opened' ? `Connect ${server} again` : `Connect ${server}`;
 }
 
-/** What a Connect says after the click: sign in in the new tab, or the link the browser blocked. */
-export function ConnectOpened({ link, after }: { link: string | null; after: string }) {
+/**
+ * What a Connect says after the click: sign in in the new tab (`after` says where success shows),
+ * or the link the browser blocked; then `connected` once the server needed no sign-in.
+ */
+export function ConnectStatus({
+  state,
+  link,
+  after,
+  connected,
+}: {
+  state: ConnectState;
+  link: string | null;
+  after: string;
+  connected: string;
+}) {
+  if (state !== 'opened' && state !== 'connected') return null;
   return (
     <p className="connect-status" role="status" data-testid="connect-status">
-      {link ? (
+      {state === 'connected' ? (
+        connected
+      ) : link ? (
         <>
           Your browser blocked the new tab:{' '}
           <a href={link} target="_blank" rel="noopener noreferrer">

@@ -436,6 +436,32 @@ export async function artifactPath(name: string): Promise<string> {
 }
 
 /**
+ * Names the steps of a long browser test, so that one which fails (a timeout above all) or is slow
+ * says which step it was in and how long each took: `const step = stepTrail(context);
+ * step('answer the widget');` with the test's context (`onTestFailed`, `onTestFinished`).
+ */
+export function stepTrail(
+  test: { onTestFailed: (handler: () => void) => void; onTestFinished: (handler: () => void) => void },
+  slowMs = 15_000,
+): (name: string) => void {
+  const started = Date.now();
+  const trail: string[] = [];
+  let reported = false;
+  const report = (why: string): void => {
+    if (reported) return;
+    reported = true;
+    console.log(`${why}; steps (ms since start): ${trail.join(' → ')} → ${Date.now() - started} end`);
+  };
+  test.onTestFailed(() => report('failed'));
+  test.onTestFinished(() => {
+    if (Date.now() - started > slowMs) report(`slow (over ${slowMs} ms)`);
+  });
+  return (name) => {
+    trail.push(`${Date.now() - started} ${name}`);
+  };
+}
+
+/**
  * Saves a full-page PNG as `test-artifacts/web/<name>.png` and returns its path. Pass the
  * test's own name (vitest's `task.name`) so each test's picture is findable.
  */

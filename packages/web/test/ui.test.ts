@@ -19,6 +19,7 @@ import {
   artifactPath,
   saveScreenshot,
   send,
+  stepTrail,
   sendCall,
   startGateway,
   startModelServer,
@@ -324,134 +325,150 @@ describe('web UI with a model', () => {
       .toBe('idle turn-ended');
   }
 
-  it('sends with Enter, streams the reply live, answers a widget once and saves a secret without keeping it', async ({
-    task,
-  }) => {
-    const { page, problems } = await openPage(context, gateway.url);
-    const answerRequests: string[] = [];
-    const secretBodies: string[] = [];
-    page.on('request', (request) => {
-      if (request.url().endsWith('/api/answerWidget')) answerRequests.push(request.postData() ?? '');
-      if (request.url().endsWith('/api/submitSecret')) secretBodies.push(request.postData() ?? '');
-    });
-    await page.getByTestId('new-agent').click();
-    await page.getByTestId('new-agent-name').fill('Live');
-    await page.keyboard.press('Enter');
-    const input = page.getByTestId('composer-input');
-    await expect.poll(() => input.isEnabled()).toBe(true);
-    await expect
-      .poll(() => page.evaluate(() => document.activeElement?.getAttribute('data-testid')))
-      .toBe('composer-input');
+  // Three pages, two turns, a duplicate and a read of every file of the data dir: 2–3 s alone, and
+  // once over 30 s in a full run (where it stalled was not recorded: the step trail says it now).
+  it(
+    'sends with Enter, streams the reply live, answers a widget once and saves a secret without keeping it',
+    { timeout: 60_000 },
+    async ({ task, onTestFailed, onTestFinished }) => {
+      const step = stepTrail({ onTestFailed, onTestFinished });
+      step('open');
+      const { page, problems } = await openPage(context, gateway.url);
+      const answerRequests: string[] = [];
+      const secretBodies: string[] = [];
+      page.on('request', (request) => {
+        if (request.url().endsWith('/api/answerWidget')) answerRequests.push(request.postData() ?? '');
+        if (request.url().endsWith('/api/submitSecret')) secretBodies.push(request.postData() ?? '');
+      });
+      await page.getByTestId('new-agent').click();
+      await page.getByTestId('new-agent-name').fill('Live');
+      await page.keyboard.press('Enter');
+      const input = page.getByTestId('composer-input');
+      await expect.poll(() => input.isEnabled()).toBe(true);
+      await expect
+        .poll(() => page.evaluate(() => document.activeElement?.getAttribute('data-testid')))
+        .toBe('composer-input');
 
-    // Shift+Enter is a new line, not a send.
-    await input.type('first line');
-    await page.keyboard.press('Shift+Enter');
-    await input.type('second line');
-    expect(await input.inputValue()).toBe('first line\nsecond line');
+      // Shift+Enter is a new line, not a send.
+      step('type');
+      await input.type('first line');
+      await page.keyboard.press('Shift+Enter');
+      await input.type('second line');
+      expect(await input.inputValue()).toBe('first line\nsecond line');
 
-    model.reply(
-      send({ type: 'text', content: 'Hello **there**' }),
-      send({
-        type: 'widget',
-        widget: { prompt: 'Pick one', options: [{ label: 'Red', value: 'red' }, { label: 'Blue' }] },
-      }),
-    );
-    await page.keyboard.press('Enter');
-    await expect.poll(() => input.inputValue()).toBe('');
-    const userBubble = page.locator('[data-kind="message"][data-role="user"]').first();
-    await expect.poll(() => userBubble.textContent()).toContain('first line\nsecond line');
-    const textBubble = page.locator('[data-type="text"]').first();
-    await expect.poll(() => textBubble.innerHTML()).toContain('<strong>there</strong>');
+      model.reply(
+        send({ type: 'text', content: 'Hello **there**' }),
+        send({
+          type: 'widget',
+          widget: { prompt: 'Pick one', options: [{ label: 'Red', value: 'red' }, { label: 'Blue' }] },
+        }),
+      );
+      step('send');
+      await page.keyboard.press('Enter');
+      await expect.poll(() => input.inputValue()).toBe('');
+      const userBubble = page.locator('[data-kind="message"][data-role="user"]').first();
+      await expect.poll(() => userBubble.textContent()).toContain('first line\nsecond line');
+      const textBubble = page.locator('[data-type="text"]').first();
+      await expect.poll(() => textBubble.innerHTML()).toContain('<strong>there</strong>');
 
-    const red = page.locator('[data-testid="widget-option"][data-value="red"]');
-    await red.waitFor();
-    model.reply(send({ type: 'secret-request', secret: { label: 'Deploy key', name: 'DEPLOY_KEY' } }));
-    await red.dblclick();
-    await expect.poll(() => red.getAttribute('aria-pressed')).toBe('true');
-    expect(await red.isDisabled()).toBe(true);
-    const answer = page.locator('[data-kind="message"][data-role="user"]', { hasText: 'red' });
-    await answer.waitFor();
-    expect(answerRequests).toHaveLength(1);
-    expect(JSON.parse(answerRequests[0]!)).toMatchObject({ answer: 'red' });
+      step('widget shown');
+      const red = page.locator('[data-testid="widget-option"][data-value="red"]');
+      await red.waitFor();
+      model.reply(send({ type: 'secret-request', secret: { label: 'Deploy key', name: 'DEPLOY_KEY' } }));
+      step('answer the widget');
+      await red.dblclick();
+      await expect.poll(() => red.getAttribute('aria-pressed')).toBe('true');
+      expect(await red.isDisabled()).toBe(true);
+      const answer = page.locator('[data-kind="message"][data-role="user"]', { hasText: 'red' });
+      await answer.waitFor();
+      expect(answerRequests).toHaveLength(1);
+      expect(JSON.parse(answerRequests[0]!)).toMatchObject({ answer: 'red' });
 
-    const secretInput = page.getByTestId('secret-input');
-    await secretInput.waitFor();
-    expect(await secretInput.getAttribute('type')).toBe('password');
-    expect(await secretInput.getAttribute('autocomplete')).toBe('off');
-    const value = 'sk-test-3f9a7c1e5b';
-    await secretInput.fill(value);
-    await secretInput.press('Enter');
-    await page.getByTestId('secret-saved').waitFor();
-    expect(await page.getByTestId('secret-saved').textContent()).toContain('Deploy key');
-    // The form is gone: the keyboard goes on in the composer.
-    await expect
-      .poll(() => page.evaluate(() => document.activeElement?.getAttribute('data-testid')))
-      .toBe('composer-input');
-    // The padlock is drawn, not an emoji: no tofu where no colour-emoji font is installed.
-    expect(await page.getByTestId('secret-saved').textContent()).not.toMatch(/\p{Extended_Pictographic}/u);
-    const lock = await page.getByTestId('secret-lock').boundingBox();
-    expect(lock?.width).toBeGreaterThan(10);
-    expect(secretBodies).toHaveLength(1);
-    expect(JSON.parse(secretBodies[0]!)).toMatchObject({ value });
-    // The value is nowhere in the page afterwards: not in the DOM, not in storage.
-    expect(await page.content()).not.toContain(value);
-    expect(await page.evaluate(() => JSON.stringify({ ...localStorage, ...sessionStorage }))).not.toContain(
-      value,
-    );
-    await saveScreenshot(page, task.name);
+      step('secret form');
+      const secretInput = page.getByTestId('secret-input');
+      await secretInput.waitFor();
+      expect(await secretInput.getAttribute('type')).toBe('password');
+      expect(await secretInput.getAttribute('autocomplete')).toBe('off');
+      const value = 'sk-test-3f9a7c1e5b';
+      await secretInput.fill(value);
+      step('save the secret');
+      await secretInput.press('Enter');
+      await page.getByTestId('secret-saved').waitFor();
+      expect(await page.getByTestId('secret-saved').textContent()).toContain('Deploy key');
+      // The form is gone: the keyboard goes on in the composer.
+      await expect
+        .poll(() => page.evaluate(() => document.activeElement?.getAttribute('data-testid')))
+        .toBe('composer-input');
+      // The padlock is drawn, not an emoji: no tofu where no colour-emoji font is installed.
+      expect(await page.getByTestId('secret-saved').textContent()).not.toMatch(/\p{Extended_Pictographic}/u);
+      const lock = await page.getByTestId('secret-lock').boundingBox();
+      expect(lock?.width).toBeGreaterThan(10);
+      expect(secretBodies).toHaveLength(1);
+      expect(JSON.parse(secretBodies[0]!)).toMatchObject({ value });
+      // The value is nowhere in the page afterwards: not in the DOM, not in storage.
+      expect(await page.content()).not.toContain(value);
+      expect(await page.evaluate(() => JSON.stringify({ ...localStorage, ...sessionStorage }))).not.toContain(
+        value,
+      );
+      await saveScreenshot(page, task.name);
 
-    // Nor on disk or in any log once the turn the secret resumed has ended: not in the JSONL,
-    // the ledger (store.db and its WAL), any other file of the data dir (secrets.enc holds it
-    // encrypted), the gateway's output, or what the model was sent.
-    const agentId = await page
-      .locator('[data-testid="agent-row"]', { hasText: 'Live' })
-      .getAttribute('data-agent-id');
-    expect(agentId).toBeTruthy();
-    await waitForTurnEnd(agentId!);
-    const jsonl = path.join(gateway.dataDir, 'agent-transcripts', agentId!, `${agentId!}.jsonl`);
-    const storeDb = path.join(gateway.dataDir, 'agents', agentId!, 'store.db');
-    const [jsonlBytes, dbBytes, walBytes] = await Promise.all([
-      fs.readFile(jsonl),
-      fs.readFile(storeDb),
-      fs.readFile(`${storeDb}-wal`),
-    ]);
-    // The right files: they hold this conversation (the request is recorded by its label).
-    expect(jsonlBytes.includes('Deploy key')).toBe(true);
-    expect(Buffer.concat([dbBytes, walBytes]).includes('DEPLOY_KEY')).toBe(true);
-    for (const [name, bytes] of [
-      ['JSONL', jsonlBytes],
-      ['store.db', dbBytes],
-      ['store.db-wal', walBytes],
-    ] as const) {
-      expect(bytes.includes(value), `${name} holds the secret`).toBe(false);
-    }
-    expect(await fs.stat(path.join(gateway.dataDir, 'agents', agentId!, 'secrets.enc'))).toBeTruthy();
-    for (const file of await filesUnder(gateway.dataDir)) {
-      expect((await fs.readFile(file)).includes(value), `${file} holds the secret`).toBe(false);
-    }
-    expect(gateway.output()).not.toContain(value);
-    expect(model.requests().length).toBeGreaterThan(3);
-    expect(model.requests().some((body) => body.includes(value))).toBe(false);
+      // Nor on disk or in any log once the turn the secret resumed has ended: not in the JSONL,
+      // the ledger (store.db and its WAL), any other file of the data dir (secrets.enc holds it
+      // encrypted), the gateway's output, or what the model was sent.
+      const agentId = await page
+        .locator('[data-testid="agent-row"]', { hasText: 'Live' })
+        .getAttribute('data-agent-id');
+      expect(agentId).toBeTruthy();
+      step('turn end');
+      await waitForTurnEnd(agentId!);
+      step('read the data dir');
+      const jsonl = path.join(gateway.dataDir, 'agent-transcripts', agentId!, `${agentId!}.jsonl`);
+      const storeDb = path.join(gateway.dataDir, 'agents', agentId!, 'store.db');
+      const [jsonlBytes, dbBytes, walBytes] = await Promise.all([
+        fs.readFile(jsonl),
+        fs.readFile(storeDb),
+        fs.readFile(`${storeDb}-wal`),
+      ]);
+      // The right files: they hold this conversation (the request is recorded by its label).
+      expect(jsonlBytes.includes('Deploy key')).toBe(true);
+      expect(Buffer.concat([dbBytes, walBytes]).includes('DEPLOY_KEY')).toBe(true);
+      for (const [name, bytes] of [
+        ['JSONL', jsonlBytes],
+        ['store.db', dbBytes],
+        ['store.db-wal', walBytes],
+      ] as const) {
+        expect(bytes.includes(value), `${name} holds the secret`).toBe(false);
+      }
+      expect(await fs.stat(path.join(gateway.dataDir, 'agents', agentId!, 'secrets.enc'))).toBeTruthy();
+      for (const file of await filesUnder(gateway.dataDir)) {
+        expect((await fs.readFile(file)).includes(value), `${file} holds the secret`).toBe(false);
+      }
+      expect(gateway.output()).not.toContain(value);
+      expect(model.requests().length).toBeGreaterThan(3);
+      expect(model.requests().some((body) => body.includes(value))).toBe(false);
 
-    // A duplicate has the history but not the secret: its request does not claim "Saved".
-    const { agent: copy } = await callGateway<{ agent: { id: string } }>(gateway, 'duplicateAgent', {
-      id: agentId!,
-    });
-    const duplicate = await openPage(context, `${gateway.url}#agent=${copy.id}`);
-    const notHere = duplicate.page.getByTestId('secret-not-here');
-    await notHere.waitFor({ timeout: 20_000 });
-    expect(await duplicate.page.getByTestId('secret-saved').count()).toBe(0);
-    expect(await notHere.textContent()).toMatch(
-      /Not saved in this agent: Deploy key was saved in the agent this one was copied from/,
-    );
-    await saveScreenshot(duplicate.page, `${task.name} (duplicate)`);
-    await duplicate.page.close();
-    const original = await openPage(context, `${gateway.url}#agent=${agentId!}`);
-    await original.page.getByTestId('secret-saved').waitFor({ timeout: 20_000 });
-    expect(await original.page.getByTestId('secret-not-here').count()).toBe(0);
-    await original.page.close();
-    expect([...problems, ...duplicate.problems, ...original.problems]).toEqual([]);
-  });
+      // A duplicate has the history but not the secret: its request does not claim "Saved".
+      step('duplicate');
+      const { agent: copy } = await callGateway<{ agent: { id: string } }>(gateway, 'duplicateAgent', {
+        id: agentId!,
+      });
+      const duplicate = await openPage(context, `${gateway.url}#agent=${copy.id}`);
+      const notHere = duplicate.page.getByTestId('secret-not-here');
+      await notHere.waitFor({ timeout: 20_000 });
+      expect(await duplicate.page.getByTestId('secret-saved').count()).toBe(0);
+      expect(await notHere.textContent()).toMatch(
+        /Not saved in this agent: Deploy key was saved in the agent this one was copied from/,
+      );
+      await saveScreenshot(duplicate.page, `${task.name} (duplicate)`);
+      await duplicate.page.close();
+      step('reopen the original');
+      const original = await openPage(context, `${gateway.url}#agent=${agentId!}`);
+      await original.page.getByTestId('secret-saved').waitFor({ timeout: 20_000 });
+      expect(await original.page.getByTestId('secret-not-here').count()).toBe(0);
+      await original.page.close();
+      expect([...problems, ...duplicate.problems, ...original.problems]).toEqual([]);
+    },
+  );
 
   it('previews a PDF, a Word document and a workbook the agent attaches from its sandbox', async ({
     task,

@@ -48,6 +48,7 @@ import { MAX_TURN_RESUMES, resumePointOf, TURN_RESUMED_NOTE, type ResumePoint } 
 import { HostError } from './errors.ts';
 import { StoreWriteError } from '../stores/errors.ts';
 import { type HostEvent } from './events.ts';
+import { uploadPathHere } from './upload-placement.ts';
 import { stageUpload } from './upload-staging.ts';
 import {
   answerNonce,
@@ -102,6 +103,8 @@ export interface SessionConfig {
   turnsElsewhere?: boolean;
   /** A cut turn found on open is closed with a notice, not resumed (the turn job's last try). */
   closeCutTurns?: boolean;
+  /** Before each turn (a cluster worker places uploads other gateways took: upload-placement.ts). */
+  beforeTurn?(entries: readonly SequencedEntry[]): Promise<void>;
   /** Inputs being accepted go before turns start (agent/accepts-first.ts); one per host. */
   acceptsFirst?: AcceptsFirst;
 }
@@ -382,17 +385,14 @@ export class AgentSession implements ExtensionAgent {
     // Uploads staged for the next prompt before a restart: those after the last prompt (see uploadsBefore).
     for (const row of rows) {
       const entry = row as Record<string, unknown>;
-      if (
-        row.seq > lastPromptSeq &&
-        entry.kind === 'user-attachment' &&
-        typeof entry.file_name === 'string'
-      ) {
-        this.pendingUploads.push({
-          id: row.id,
-          fileName: entry.file_name,
-          sandboxPath: typeof entry.sandbox_path === 'string' ? entry.sandbox_path : entry.file_name,
-        });
-      }
+      if (row.seq <= lastPromptSeq || entry.kind !== 'user-attachment' || typeof entry.file_name !== 'string')
+        continue;
+      // Where this machine's sandbox has it (another cluster worker's gateway may have taken it in).
+      const sandboxPath =
+        typeof entry.sandbox_path === 'string'
+          ? uploadPathHere(this.paths.sandbox, entry.sandbox_path)
+          : entry.file_name;
+      this.pendingUploads.push({ id: row.id, fileName: entry.file_name, sandboxPath });
     }
   }
 
@@ -713,6 +713,7 @@ export class AgentSession implements ExtensionAgent {
     if (!provider) return;
     for (;;) {
       await this.refreshing;
+      await this.config.beforeTurn?.(this.view.all());
       if (this.cutTurn !== null) {
         try {
           await this.resumeCutTurn(this.cutTurn, provider);

@@ -9,23 +9,24 @@
  * `approval` object: the subject (`web_fetch`, `mcp:github/create_issue`), the server and tool, the
  * arguments (scrubbed) and the choices. The answer is a second entry, `<card id>-answer`, with
  * `status: "approved" | "denied"`: the ledger's unique ids make a card answerable once, across
- * restarts too. "Always allow" is remembered per agent in `agents/<id>/approvals.json`.
+ * restarts too. "Always allow" is remembered per agent in `agents/<id>/approvals.json` (in a cluster, a sealed row
+ * every worker reads: stores/postgres/sealed-documents.ts).
  *
  * Every answer is an input of the durable inbox first (inbox-answer.ts): the waiting call takes it
  * and goes on, and it counts as taken once the call's result is recorded; an answer no turn took
  * (the box stopped, the user sent a prompt while the card waited) starts a turn of its own.
  */
-import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { LedgerEntry } from '@sendbox/protocol';
 import type { JsonObject, JsonValue } from '@sendbox/txcript';
 import { z } from 'zod';
 import { HostError } from '../agent/errors.ts';
 import type { GatedCall, ToolGate } from '../agent/tool-dispatch.ts';
-import { writeFileAtomic } from '../fs/atomic.ts';
 import type { McpHub } from '../mcp/hub.ts';
 import { agentPaths } from '../stores/files/layout.ts';
-import { readProfile } from '../stores/files/profile.ts';
+import type { Profile } from '../stores/files/profile.ts';
+import type { StoredDocument } from '../stores/documents.ts';
+import { JsonFileDocument } from '../stores/files/documents.ts';
 import { errorOutcome, type ToolOutcome } from '../tools/types.ts';
 import type { InboxInput } from '../stores/inbox.ts';
 import { approvalCardId, approvalNonce } from './inbox-answer.ts';
@@ -42,6 +43,21 @@ export interface ApprovalLedger {
   deliver(nonce: string, input: InboxInput): Promise<boolean>;
   /** Marks a delivered input taken by running turn `turn` (no turn of its own will answer it). */
   take(nonce: string, turn: number): Promise<void>;
+}
+
+/**
+ * Where the gate reads an agent's rules and keeps its grants: the data dir (`agents/<id>/profile.json`
+ * and `agents/<id>/approvals.json`), or a cluster's rows, which every worker shares.
+ */
+export interface ApprovalStores {
+  profileOf(agentId: string): Promise<Profile>;
+  /** The agent's grants document (the `approvals.json` shape below). */
+  grants(agentId: string): StoredDocument;
+}
+
+/** The grants document of an agent in the data dir: `agents/<id>/approvals.json`. */
+export function approvalsFile(dataDir: string, agentId: string): StoredDocument {
+  return new JsonFileDocument(path.join(agentPaths(dataDir, agentId).agentDir, 'approvals.json'));
 }
 
 /**
@@ -84,7 +100,7 @@ export class ToolApprovals implements ToolGate {
 
   /** `onWaits` hears when an agent starts or stops waiting on a card (the roster shows it). */
   constructor(
-    private readonly dataDir: string,
+    private readonly stored: ApprovalStores,
     private readonly mcp: McpHub,
     private readonly onWaits: (agentId: string) => void = () => undefined,
   ) {}
@@ -193,7 +209,7 @@ export class ToolApprovals implements ToolGate {
   }
 
   private async modeOf(call: GatedCall, subject: string): Promise<ApprovalMode> {
-    const profile = await readProfile(agentPaths(this.dataDir, call.agentId).profile).catch(() => null);
+    const profile = await this.stored.profileOf(call.agentId).catch(() => null);
     const rule = ruleFor(profile?.approvals, subject);
     if (rule) return rule;
     const { server, toolName } = describe(call);
@@ -300,15 +316,11 @@ export class ToolApprovals implements ToolGate {
     return { accepted: true, resumed: true };
   }
 
-  private file(agentId: string): string {
-    return path.join(agentPaths(this.dataDir, agentId).agentDir, 'approvals.json');
-  }
-
   private async remembered(agentId: string): Promise<Remembered> {
     try {
-      return rememberedSchema.parse(JSON.parse(await readFile(this.file(agentId), 'utf8')));
+      return rememberedSchema.parse(await this.stored.grants(agentId).read());
     } catch {
-      // Missing, or damaged: a damaged file allows nothing by itself, every call asks again.
+      // Missing, or damaged: a damaged document allows nothing by itself, every call asks again.
       return { alwaysAllow: [], allowOnce: [] };
     }
   }
@@ -333,27 +345,29 @@ export class ToolApprovals implements ToolGate {
     };
   }
 
-  /** Always allowed, or allowed once (the grant is used up). */
+  /** Always allowed, or allowed once (the grant is used up, once across every worker). */
   private async granted(agentId: string, subject: string): Promise<boolean> {
     const now = await this.remembered(agentId);
     if (now.alwaysAllow.includes(subject)) return true;
     if (!now.allowOnce.includes(subject)) return false;
-    await this.useOnce(agentId, subject);
-    return true;
+    return this.useOnce(agentId, subject);
   }
 
-  /** Uses up one "allowed once" grant of the subject. */
-  private async useOnce(agentId: string, subject: string): Promise<void> {
-    await this.remember(agentId, (now) => {
+  /** Uses up one "allowed once" grant of the subject; false when there was none left. */
+  private useOnce(agentId: string, subject: string): Promise<boolean> {
+    return this.remember(agentId, (now) => {
       const at = now.allowOnce.indexOf(subject);
       if (at >= 0) now.allowOnce.splice(at, 1);
+      return at >= 0;
     });
   }
 
-  private async remember(agentId: string, change: (now: Remembered) => void): Promise<void> {
-    const now = await this.remembered(agentId);
-    change(now);
-    await writeFileAtomic(this.file(agentId), `${JSON.stringify(now, null, 2)}\n`, { mode: 0o600 });
+  private remember<T>(agentId: string, change: (now: Remembered) => T): Promise<T> {
+    return this.stored.grants(agentId).update((current) => {
+      const parsed = rememberedSchema.safeParse(current);
+      const now = parsed.success ? parsed.data : { alwaysAllow: [], allowOnce: [] };
+      return { result: change(now), value: now };
+    });
   }
 }
 

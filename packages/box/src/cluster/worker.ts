@@ -6,8 +6,13 @@
  */
 import { randomUUID } from 'node:crypto';
 import os from 'node:os';
+import path from 'node:path';
+import { MCP_CONFIG_FILE } from '../mcp/config.ts';
+import { MCP_OAUTH_DOCUMENT } from '../mcp/oauth-store.ts';
+import { PgMcpConfig } from '../stores/postgres/mcp-config.ts';
+import { PgSealedDocument } from '../stores/postgres/sealed-documents.ts';
 import { createAgentHost, type AgentHostOptions, type LocalAgentHost } from '../host/agent-host.ts';
-import { DEFAULT_MAX_ATTACHMENT_BYTES } from '../attachments/store.ts';
+import { AttachmentStore, DEFAULT_MAX_ATTACHMENT_BYTES } from '../attachments/store.ts';
 import { s3ClientFor, type S3Credentials } from '../stores/postgres/attachments.ts';
 import { bucketAttachments, clusterStoreBackend } from '../stores/postgres/agent-stores.ts';
 import { agentPaths } from '../stores/files/layout.ts';
@@ -25,12 +30,41 @@ import { ClusterSessionBook } from './session-book.ts';
 import { PgSecretStore } from '../stores/postgres/secrets.ts';
 import type { SharedGatewayKeys } from '../gateway/server.ts';
 
+/**
+ * The MCP servers and their OAuth state, shared by every worker (a connector added through one
+ * gateway is there for a turn on any worker). A data dir's own mcp.json seeds a cluster that has
+ * none yet, and is otherwise not read, which the box log says.
+ */
+async function clusterMcp(
+  db: Database,
+  secretsKey: Buffer,
+  options: ClusterWorkerOptions,
+): Promise<NonNullable<ClusterWorkerOptions['mcp']>> {
+  const log = options.mcp?.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const config = new PgMcpConfig(db, (problems) => {
+    for (const problem of problems) log(`sendbox: MCP servers: ${problem}`);
+  });
+  const local = path.join(options.dataDir, MCP_CONFIG_FILE);
+  const adopted = await config.adopt(local);
+  if (adopted === 'adopted') log(`sendbox: ${local} is now this cluster's MCP servers (${config.file})`);
+  if (adopted === 'ignored')
+    log(
+      `sendbox: ${local} is not read: this cluster's MCP servers are in ${config.file} ` +
+        '(the settings panel edits them); remove the file to silence this line',
+    );
+  return {
+    ...options.mcp,
+    config,
+    oauth: new PgSealedDocument(db, secretsKey, MCP_OAUTH_DOCUMENT),
+  };
+}
+
 /** The `secrets` rows of the box secrets (not an agent id: those never hold a colon). */
 const BOX_SECRETS_OWNER = 'box:secrets';
 
 export interface ClusterWorkerOptions extends Omit<
   AgentHostOptions,
-  'stores' | 'queuedTurns' | 'relay' | 'secretKey' | 'boxSecrets'
+  'stores' | 'queuedTurns' | 'relay' | 'secretKey' | 'boxSecrets' | 'approvalGrants'
 > {
   databaseUrl: string;
   objectStoreUrl: string;
@@ -98,8 +132,11 @@ export async function startClusterWorker(options: ClusterWorkerOptions): Promise
   let turns: TurnWorker = { wake: () => undefined, stop: () => Promise.resolve() };
   try {
     events = await ClusterEvents.start({ db, databaseUrl: options.databaseUrl, worker: workerName });
+    const mcp = await clusterMcp(db, keys.secretsKey, options);
     host = await createAgentHost({
       ...options,
+      mcp,
+      approvalGrants: (agentId) => new PgSealedDocument(db, keys.secretsKey, `approvals:${agentId}`),
       stores: () => stores,
       queuedTurns: true,
       relay: events.relay,
@@ -117,9 +154,12 @@ export async function startClusterWorker(options: ClusterWorkerOptions): Promise
             {
               snapshots,
               fetchAttachments: (id) => bucketAttachments(storeOptions, id).fetchMissing(),
+              attachmentCopy: async (id, sha256) =>
+                (await new AttachmentStore(agentPaths(options.dataDir, id).attachments).find(sha256)) ??
+                (await bucketAttachments(storeOptions, id).fetchBySha256(sha256)),
               subscribe: (listener) => running.subscribe(listener),
-              runQueuedTurns: (id, backend, stop) =>
-                running.runQueuedTurns(id, backend, stop, { closeCutTurns: lastTry }),
+              runQueuedTurns: (id, backend, stop, beforeTurn) =>
+                running.runQueuedTurns(id, backend, stop, { closeCutTurns: lastTry, beforeTurn }),
               report: (id, error) => options.onTurnError?.(id, error),
             },
             agentId,

@@ -8,6 +8,7 @@ import path from 'node:path';
 import type { SequencedEntry } from '../stores/ledger.ts';
 import { imageForModel, imageTypeOf } from '../tools/read/image.ts';
 import type { ModelImageData } from './images.ts';
+import { uploadInSandbox } from '../agent/upload-placement.ts';
 
 export interface StoredUpload {
   /** The stored copy's path in the attachment store. */
@@ -52,6 +53,14 @@ async function load(storedPath: string): Promise<ModelImageData | null> {
   }
 }
 
+/** The same upload place: the same path, or `uploads/<name>` in two boxes' sandboxes (upload-placement.ts). */
+function samePlace(recorded: unknown, told: string): boolean {
+  if (recorded === told) return true;
+  if (typeof recorded !== 'string') return false;
+  const here = uploadInSandbox(told);
+  return here !== null && uploadInSandbox(recorded) === here;
+}
+
 /**
  * The stored copy of the upload last placed at `sandboxPath`, from the agent's `user-attachment`
  * entries: only a file directly in the agent's own attachment folder (an entry another writer
@@ -69,10 +78,12 @@ export function uploadFinder(
         file_path?: unknown;
         sha256?: unknown;
       };
-      if (entry.kind !== 'user-attachment' || entry.sandbox_path !== sandboxPath) continue;
+      if (entry.kind !== 'user-attachment' || !samePlace(entry.sandbox_path, sandboxPath)) continue;
       if (typeof entry.file_path !== 'string' || typeof entry.sha256 !== 'string') return undefined;
-      if (path.dirname(entry.file_path) !== attachmentsDir) return undefined;
-      return { storedPath: entry.file_path, sha256: entry.sha256 };
+      // The copy in this machine's attachment folder (a cluster worker other than the one that took the upload in has its own).
+      const stored = path.basename(entry.file_path);
+      if (stored !== entry.sha256 && !stored.startsWith(`${entry.sha256}.`)) return undefined;
+      return { storedPath: path.join(attachmentsDir, stored), sha256: entry.sha256 };
     }
     return undefined;
   };

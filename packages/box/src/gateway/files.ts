@@ -81,14 +81,17 @@ function notFound(what: string): HostError {
 }
 
 export function agentFiles(host: AgentHost, folders: AgentFolders): AgentFiles {
+  /** The agent's stored copy of `sha256`, opened; a cluster worker that never held it brings it from the bucket (checked by its hash). */
+  const storedCopy = async (agentId: string, sha256: string): Promise<OpenedFile | null> => {
+    const copies = new AttachmentStore(folders.attachmentsDir(agentId));
+    let stored = await copies.find(sha256);
+    if (stored === null && (await host.fetchAttachment?.(agentId, sha256)))
+      stored = await copies.find(sha256);
+    return stored === null ? null : await openInside(folders.roots(agentId), stored);
+  };
   return {
     async attachment(agentId, sha256) {
-      const copies = new AttachmentStore(folders.attachmentsDir(agentId));
-      let stored = await copies.find(sha256);
-      // A cluster worker that never held the file brings it from the bucket (checked by its hash).
-      if (stored === null && (await host.fetchAttachment?.(agentId, sha256)))
-        stored = await copies.find(sha256);
-      const file = stored === null ? null : await openInside(folders.roots(agentId), stored);
+      const file = await storedCopy(agentId, sha256);
       if (file === null) throw notFound(`agent ${agentId} has no attachment ${sha256}`);
       return served(file, mediaTypeOf(file.path), path.basename(file.path));
     },
@@ -97,10 +100,15 @@ export function agentFiles(host: AgentHost, folders: AgentFolders): AgentFiles {
       if (entry === undefined || entry.kind !== 'user-attachment') {
         throw notFound(`agent ${agentId} has no upload entry ${entryId}`);
       }
-      const file = await openInside(
-        folders.roots(agentId),
-        recordedPath(entry.file_path, folders.sandboxDir(agentId)),
-      );
+      // The recorded path is the accepting box's; another cluster worker has the copy under its hash.
+      const file =
+        (await openInside(
+          folders.roots(agentId),
+          recordedPath(entry.file_path, folders.sandboxDir(agentId)),
+        )) ??
+        (typeof entry.sha256 === 'string' && /^[0-9a-f]{64}$/.test(entry.sha256)
+          ? await storedCopy(agentId, entry.sha256)
+          : null);
       if (file === null) {
         throw notFound(`the file of upload ${entryId} is gone or outside agent ${agentId}'s folders`);
       }

@@ -36,7 +36,12 @@ import type { PromptRevision } from '../agent/revisions.ts';
 import { McpHub, type BoxSecretsView, type McpHubOptions } from '../mcp/hub.ts';
 import type { ConnectStart } from '../mcp/oauth.ts';
 import { McpSettings } from '../mcp/settings.ts';
-import { ToolApprovals, type ApprovalDecision } from '../approvals/gate.ts';
+import {
+  approvalsFile,
+  ToolApprovals,
+  type ApprovalDecision,
+  type ApprovalStores,
+} from '../approvals/gate.ts';
 import { filesStoreBackend } from '../stores/files/agent-stores.ts';
 import type { StoreBackend } from '../stores/agent-stores.ts';
 import { needsRecovery } from '../stores/files/inbox.ts';
@@ -120,7 +125,9 @@ export interface AgentHostOptions {
   /** What capabilities add at a session's own points (agent/extension.ts), after background work's; default none. */
   extensions?: SessionConfig['extensions'];
   /** MCP servers: how long an unused one stays up, and where their log lines go (mcp/hub.ts). */
-  mcp?: Pick<McpHubOptions, 'idleMs' | 'log' | 'hostHome'>;
+  mcp?: Pick<McpHubOptions, 'idleMs' | 'log' | 'hostHome' | 'config' | 'oauth'>;
+  /** An agent's approval grants (default: `agents/<id>/approvals.json`, approvals/gate.ts). */
+  approvalGrants?: ApprovalStores['grants'];
   /** The agents' stores: given the files backend of the data dir, the backend to use (default: that one). */
   stores?: (files: StoreBackend) => StoreBackend;
   /**
@@ -247,6 +254,18 @@ export class LocalAgentHost implements AgentHost {
       });
     };
     const tools = this.catalogFor(options.provider === undefined ? this.settings.xaiModel() : undefined);
+    const writePoints = options.writePoints ?? WritePoints.fromEnv(env);
+    const stores = (options.stores ?? ((files) => files))(
+      filesStoreBackend({
+        dataDir,
+        secretKey,
+        maxAttachmentBytes: options.maxAttachmentBytes ?? DEFAULT_MAX_ATTACHMENT_BYTES,
+        writePoints,
+      }),
+    );
+    // The profile capabilities read between a session's turns (its approval rules, its MCP servers).
+    const profileOf = (agentId: string) =>
+      stores.readProfile?.(agentId) ?? readProfile(agentPaths(dataDir, agentId).profile);
     const mcp = new McpHub({
       dataDir,
       secretKey,
@@ -255,13 +274,16 @@ export class LocalAgentHost implements AgentHost {
       baseEnv: toolEnvironment(env),
       ...(env.HOME ? { hostHome: env.HOME } : {}),
       ...(options.boxSecrets ? { boxSecrets: options.boxSecrets } : {}),
+      profileOf,
       ...options.mcp,
     });
     this.mcp = mcp;
     this.mcpSettings = new McpSettings(mcp);
     this.lifecycle.add(mcp);
-    const approvals = new ToolApprovals(dataDir, mcp, (agentId) =>
-      this.emit({ type: 'roster', agentId, change: 'updated' }),
+    const approvals = new ToolApprovals(
+      { profileOf, grants: options.approvalGrants ?? ((agentId) => approvalsFile(dataDir, agentId)) },
+      mcp,
+      (agentId) => this.emit({ type: 'roster', agentId, change: 'updated' }),
     );
     this.approvals = approvals;
     const contextLayers = options.contextLayers ?? (() => []);
@@ -276,7 +298,6 @@ export class LocalAgentHost implements AgentHost {
       calibrations,
     );
     // Background commands and subagents, per agent (subagents/agent-background.ts).
-    const writePoints = options.writePoints ?? WritePoints.fromEnv(env);
     const backgrounds = new AgentBackgrounds({
       dataDir,
       provider: () => this.provider,
@@ -320,14 +341,7 @@ export class LocalAgentHost implements AgentHost {
     });
     this.profiles = profiles;
     this.config = {
-      stores: (options.stores ?? ((files) => files))(
-        filesStoreBackend({
-          dataDir,
-          secretKey,
-          maxAttachmentBytes: options.maxAttachmentBytes ?? DEFAULT_MAX_ATTACHMENT_BYTES,
-          writePoints,
-        }),
-      ),
+      stores,
       provider: this.provider,
       tools,
       sendReminderEvery:
@@ -852,7 +866,7 @@ export class LocalAgentHost implements AgentHost {
     agentId: string,
     stores: StoreBackend,
     signal?: AbortSignal,
-    { closeCutTurns = false }: { closeCutTurns?: boolean } = {},
+    { closeCutTurns = false, beforeTurn }: Pick<SessionConfig, 'closeCutTurns' | 'beforeTurn'> = {},
   ): Promise<void> {
     if (this.closed) throw new Error('the agent host is closed');
     const session = await AgentSession.open(agentId, {
@@ -860,6 +874,7 @@ export class LocalAgentHost implements AgentHost {
       stores,
       turnsElsewhere: false,
       closeCutTurns,
+      beforeTurn,
     });
     const stop = () => session.cancelTurn();
     signal?.addEventListener('abort', stop);

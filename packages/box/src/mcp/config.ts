@@ -185,23 +185,102 @@ export function resolveSecrets(
 }
 
 /**
+ * Where the box's MCP servers are kept: `mcp.json` in the data dir (McpConfigFile), or a cluster's
+ * row (stores/postgres/mcp-config.ts). Both hold the same document and check it the same way.
+ */
+export interface McpConfigSource {
+  /** What the problems and the settings panel name it by (the file's path). */
+  readonly file: string;
+  /** The servers as they are now (an edit elsewhere applies to the next call without a restart). */
+  current(): Promise<McpConfig>;
+  /** The raw `mcpServers` (unknown keys kept), for an edit; `{}` when there is none. */
+  rawServers(): Promise<Record<string, unknown>>;
+  /**
+   * Sets (or with `undefined` removes) one server, checked first, keeping the rest of the document
+   * as it is (other servers, unknown keys, the order); `previousName` renames it in the same write.
+   */
+  setServer(name: string, raw: unknown, previousName?: string): Promise<void>;
+}
+
+/**
+ * The whole document (`{..., mcpServers}`) with one server set, removed or renamed, after the
+ * same checks for every source; throws with what to do. `label` names the document in errors.
+ */
+export function withServer(
+  whole: Record<string, unknown>,
+  label: string,
+  name: string,
+  raw: unknown,
+  previousName?: string,
+): Record<string, unknown> {
+  if (!SERVER_NAME.test(name)) {
+    throw new Error(`server name ${JSON.stringify(name)}: use letters, digits, '_', '.' or '-'`);
+  }
+  if (raw !== undefined) {
+    const parsed = parseServer(raw);
+    if ('problem' in parsed) throw new Error(`server "${name}": ${parsed.problem}`);
+  }
+  const before = serversOf(whole, label);
+  const renamed = previousName !== undefined && previousName !== name;
+  if (renamed && name in before) {
+    throw new Error(`a server named "${name}" exists already; choose another name or remove it first`);
+  }
+  const servers: Record<string, unknown> = {};
+  // A renamed server keeps its place in the document.
+  for (const [key, value] of Object.entries(before))
+    servers[renamed && key === previousName ? name : key] = value;
+  if (raw === undefined) delete servers[name];
+  else servers[name] = raw;
+  return { ...whole, mcpServers: servers };
+}
+
+/** The raw `mcpServers` of a parsed document (`{}` when it has none); throws when it is not an object. */
+export function serversOf(whole: unknown, label: string): Record<string, unknown> {
+  if (isObject(whole) && whole.mcpServers === undefined) return {};
+  if (isObject(whole) && isObject(whole.mcpServers)) return { ...whole.mcpServers };
+  throw new Error(`${label}: expected {"mcpServers": {...}}; fix it by hand first`);
+}
+
+/** A parsed config kept while its text is the same, its problems told once per new text. */
+export class ParsedMcpConfig {
+  private cached: { stamp: string; config: McpConfig } | null = null;
+
+  constructor(
+    private readonly label: string,
+    private readonly onProblems: (problems: readonly string[]) => void,
+  ) {}
+
+  /** `stamp` identifies the text (null: no document); `text` reads it when the stamp is new. */
+  async of(stamp: string | null, text: () => Promise<string>): Promise<McpConfig> {
+    const key = stamp ?? 'absent';
+    if (this.cached?.stamp === key) return this.cached.config;
+    const config =
+      stamp === null ? { servers: new Map(), problems: [] } : parseMcpConfig(await text(), this.label);
+    this.cached = { stamp: key, config };
+    if (config.problems.length) this.onProblems(config.problems);
+    return config;
+  }
+}
+
+/**
  * The mcp.json of a data dir, read again when it changes on disk (its size or time), so an edit
  * by hand or by the settings panel applies to the next call without a restart.
  */
-export class McpConfigFile {
+export class McpConfigFile implements McpConfigSource {
   readonly file: string;
-  private cached: { stamp: string; config: McpConfig } | null = null;
+  private readonly parsed: ParsedMcpConfig;
 
   constructor(
     dataDir: string,
     /** Told each new set of problems once (the terminal). */
-    private readonly onProblems: (problems: readonly string[]) => void = () => {},
+    onProblems: (problems: readonly string[]) => void = () => {},
   ) {
     this.file = path.join(dataDir, MCP_CONFIG_FILE);
+    this.parsed = new ParsedMcpConfig(this.file, onProblems);
   }
 
   async current(): Promise<McpConfig> {
-    let stamp: string;
+    let stamp: string | null;
     try {
       const info = await stat(this.file);
       stamp = `${info.size}:${info.mtimeMs}:${info.ino}`;
@@ -209,64 +288,37 @@ export class McpConfigFile {
       if (!isNotFound(error)) {
         return { servers: new Map(), problems: [`${this.file}: ${(error as Error).message}`] };
       }
-      stamp = 'absent';
+      stamp = null;
     }
-    if (this.cached?.stamp === stamp) return this.cached.config;
-    const config =
-      stamp === 'absent'
-        ? { servers: new Map(), problems: [] }
-        : parseMcpConfig(await readFile(this.file, 'utf8').catch(() => '{}'), this.file);
-    this.cached = { stamp, config };
-    if (config.problems.length) this.onProblems(config.problems);
-    return config;
+    return this.parsed.of(stamp, () => readFile(this.file, 'utf8').catch(() => '{}'));
   }
 
-  /** The file's raw `mcpServers` (unknown keys kept), for an edit; `{}` when absent. */
   async rawServers(): Promise<Record<string, unknown>> {
+    const whole = await this.whole();
+    return whole === null ? {} : serversOf(whole, this.file);
+  }
+
+  async setServer(name: string, raw: unknown, previousName?: string): Promise<void> {
+    const whole = withServer((await this.whole()) ?? {}, this.file, name, raw, previousName);
+    await writeFileAtomic(this.file, `${JSON.stringify(whole, null, 2)}\n`, { mode: 0o600 });
+  }
+
+  /** The file's JSON (null when absent); throws naming the file when it is not JSON. */
+  private async whole(): Promise<Record<string, unknown> | null> {
+    let text: string;
     try {
-      const json: unknown = JSON.parse(await readFile(this.file, 'utf8'));
-      if (isObject(json) && isObject(json.mcpServers)) return { ...json.mcpServers };
-      throw new Error(`${this.file}: expected {"mcpServers": {...}}; fix it by hand first`);
+      text = await readFile(this.file, 'utf8');
     } catch (error) {
-      if (isNotFound(error)) return {};
+      if (isNotFound(error)) return null;
       throw error;
     }
-  }
-
-  /**
-   * Sets (or with `undefined` removes) one server, checked first, keeping the rest of the file as it
-   * is (other servers, unknown keys, the order); `previousName` renames it in the same write.
-   */
-  async setServer(name: string, raw: unknown, previousName?: string): Promise<void> {
-    if (!SERVER_NAME.test(name)) {
-      throw new Error(`server name ${JSON.stringify(name)}: use letters, digits, '_', '.' or '-'`);
-    }
-    if (raw !== undefined) {
-      const parsed = parseServer(raw);
-      if ('problem' in parsed) throw new Error(`server "${name}": ${parsed.problem}`);
-    }
-    let whole: Record<string, unknown> = {};
     try {
-      const json: unknown = JSON.parse(await readFile(this.file, 'utf8'));
-      if (isObject(json)) whole = json;
+      const json: unknown = JSON.parse(text);
+      if (isObject(json)) return json;
     } catch (error) {
-      if (!isNotFound(error))
-        throw new Error(`${this.file}: ${(error as Error).message}; fix it by hand first`);
+      throw new Error(`${this.file}: ${(error as Error).message}; fix it by hand first`);
     }
-    const before = await this.rawServers();
-    const renamed = previousName !== undefined && previousName !== name;
-    if (renamed && name in before) {
-      throw new Error(`a server named "${name}" exists already; choose another name or remove it first`);
-    }
-    const servers: Record<string, unknown> = {};
-    // A renamed server keeps its place in the file.
-    for (const [key, value] of Object.entries(before))
-      servers[renamed && key === previousName ? name : key] = value;
-    if (raw === undefined) delete servers[name];
-    else servers[name] = raw;
-    await writeFileAtomic(this.file, `${JSON.stringify({ ...whole, mcpServers: servers }, null, 2)}\n`, {
-      mode: 0o600,
-    });
+    throw new Error(`${this.file}: expected {"mcpServers": {...}}; fix it by hand first`);
   }
 }
 

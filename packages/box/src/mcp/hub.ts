@@ -15,12 +15,14 @@ import type { EgressProxies } from '../sandbox/egress-proxy.ts';
 import { SecretStore } from '../secrets/store.ts';
 import type { BoxSecretsStore } from '../stores/secrets.ts';
 import { agentPaths } from '../stores/files/layout.ts';
-import { readProfile } from '../stores/files/profile.ts';
+import type { Profile } from '../stores/files/profile.ts';
+import type { StoredDocument } from '../stores/documents.ts';
 import type { McpAccess, McpServerView } from './access.ts';
 import {
   configuredApproval,
   McpConfigFile,
   secretNames,
+  type McpConfigSource,
   DEFAULT_MCP_TIMEOUT_MS,
   type HttpServerConfig,
   type McpServerConfig,
@@ -36,7 +38,7 @@ import {
   type ConnectStart,
 } from './oauth.ts';
 import { scrubberFor } from '../secrets/scrub.ts';
-import { McpOAuthStore } from './oauth-store.ts';
+import { McpOAuthStore, mcpOAuthFile } from './oauth-store.ts';
 import { serverHome, stdioTransport } from './stdio-launch.ts';
 import { sessionsServerConfig } from './sessions-server.ts';
 import { OutboundClient } from '../net/fetch.ts';
@@ -66,6 +68,12 @@ export interface McpHubOptions {
   hostHome?: string;
   /** The box secrets (default: `box-secrets.enc` in the data dir; a cluster's: its table). */
   boxSecrets?: BoxSecretsStore;
+  /** The servers (default: `mcp.json` in the data dir; a cluster's: its row). */
+  config?: McpConfigSource;
+  /** The OAuth state (default: `mcp-oauth.enc` in the data dir; a cluster's: its sealed row). */
+  oauth?: StoredDocument;
+  /** An agent's profile (its `mcp.servers`), from the agents' store. */
+  profileOf: (agentId: string) => Promise<Profile>;
 }
 
 interface Held {
@@ -77,7 +85,7 @@ interface Held {
 }
 
 export class McpHub implements AgentLifecycleListener {
-  readonly config: McpConfigFile;
+  readonly config: McpConfigSource;
   /** Box-wide secrets (`${secret:NAME}` in mcp.json), encrypted with the box's key. */
   readonly boxSecrets: BoxSecretsStore;
   /** OAuth clients and tokens of the HTTP servers, sealed with the box's key (oauth.ts). */
@@ -94,13 +102,15 @@ export class McpHub implements AgentLifecycleListener {
 
   constructor(private readonly options: McpHubOptions) {
     this.log = options.log ?? ((line) => process.stderr.write(`${line}\n`));
-    this.config = new McpConfigFile(options.dataDir, (problems) => {
-      for (const problem of problems) this.log(`sendbox: mcp.json: ${problem}`);
-    });
+    this.config =
+      options.config ??
+      new McpConfigFile(options.dataDir, (problems) => {
+        for (const problem of problems) this.log(`sendbox: mcp.json: ${problem}`);
+      });
     this.boxSecrets =
       options.boxSecrets ??
       new SecretStore(path.join(options.dataDir, 'box-secrets.enc'), options.secretKey, 'box:secrets');
-    this.oauth = new McpOAuthStore(options.dataDir, options.secretKey);
+    this.oauth = new McpOAuthStore(options.oauth ?? mcpOAuthFile(options.dataDir, options.secretKey));
   }
 
   /** The extension that gives one agent's tool calls its `mcp`. */
@@ -112,7 +122,7 @@ export class McpHub implements AgentLifecycleListener {
   /** The servers one agent may use: enabled, and in its profile's `mcp.servers` when it has one. */
   private async allowed(agentId: string): Promise<Map<string, McpServerConfig>> {
     const { servers } = await this.config.current();
-    const profile = await readProfile(agentPaths(this.options.dataDir, agentId).profile).catch(() => null);
+    const profile = await this.options.profileOf(agentId).catch(() => null);
     const only = profile?.mcp?.servers;
     const out = new Map<string, McpServerConfig>();
     for (const [name, config] of servers) {

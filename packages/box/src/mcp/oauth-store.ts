@@ -1,17 +1,25 @@
 /**
  * What the box keeps of its MCP servers' OAuth (mcp/oauth.ts), box-wide, in
- * `<data-dir>/mcp-oauth.enc`: sealed with the box's key (secrets/sealed-file.ts), so tokens are
- * never readable on disk. Per server: the URL they are for (a changed `url` starts over), the
+ * `<data-dir>/mcp-oauth.enc` sealed with the box's key (secrets/sealed-file.ts), or in a cluster
+ * in one row every worker shares, sealed with the cluster's secrets key
+ * (stores/postgres/sealed-documents.ts): tokens are never readable at rest. Per server: the URL they are for (a changed `url` starts over), the
  * client the authorization server registered, the tokens, the discovery state and the redirect URL
  * the client was registered with; and the connects in progress, by their `state`, for ten minutes.
  */
 import path from 'node:path';
 import type { OAuthDiscoveryState } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { OAuthClientInformationMixed, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
-import { readSealed, writeSealed } from '../secrets/sealed-file.ts';
+import { SealedFileDocument } from '../secrets/sealed-file.ts';
+import type { StoredDocument } from '../stores/documents.ts';
 
 export const MCP_OAUTH_FILE = 'mcp-oauth.enc';
-const AAD = 'box:mcp-oauth';
+/** The associated data of the sealed file, and the name of a cluster's sealed document. */
+export const MCP_OAUTH_DOCUMENT = 'box:mcp-oauth';
+
+/** `<data-dir>/mcp-oauth.enc`, sealed with the box's key. */
+export function mcpOAuthFile(dataDir: string, key: Buffer): StoredDocument {
+  return new SealedFileDocument(path.join(dataDir, MCP_OAUTH_FILE), key, MCP_OAUTH_DOCUMENT);
+}
 
 export interface ServerAuth {
   /** The server URL these are for. */
@@ -39,29 +47,18 @@ interface Sealed {
 }
 
 export class McpOAuthStore {
-  readonly file: string;
-  private cache: Sealed | null = null;
-  /** Read-modify-writes one at a time. */
-  private queue: Promise<unknown> = Promise.resolve();
-
   constructor(
-    dataDir: string,
-    private readonly key: Buffer,
+    /** The sealed document (mcpOAuthFile, or a cluster's row). */
+    private readonly document: StoredDocument,
     private readonly now: () => number = Date.now,
-  ) {
-    this.file = path.join(dataDir, MCP_OAUTH_FILE);
-  }
+  ) {}
 
   private async load(): Promise<Sealed> {
-    if (this.cache) return this.cache;
-    const raw = (await readSealed(this.file, this.key, AAD)) as Partial<Sealed> | undefined;
-    this.cache = { servers: raw?.servers ?? {}, pending: raw?.pending ?? {} };
-    return this.cache;
+    return normalized(await this.document.read());
   }
 
   /** What is kept for `server` at `url` (nothing when it was kept for another URL). */
   async server(server: string, url: string): Promise<ServerAuth | undefined> {
-    await this.queue;
     const kept = (await this.load()).servers[server];
     return kept?.url === url ? kept : undefined;
   }
@@ -96,7 +93,6 @@ export class McpOAuthStore {
   }
 
   async pending(state: string): Promise<PendingConnect | undefined> {
-    await this.queue;
     const found = (await this.load()).pending[state];
     return found && found.expiresAt > this.now() ? found : undefined;
   }
@@ -125,15 +121,15 @@ export class McpOAuthStore {
   }
 
   private update<T>(change: (sealed: Sealed) => T): Promise<T> {
-    const run = this.queue.then(async () => {
-      const current = await this.load();
-      const next = structuredClone(current);
+    return this.document.update((current) => {
+      const next = normalized(current);
       const result = change(next);
-      await writeSealed(this.file, this.key, AAD, next);
-      this.cache = next;
-      return result;
+      return { value: next, result };
     });
-    this.queue = run.catch(() => undefined);
-    return run;
   }
+}
+
+function normalized(raw: unknown): Sealed {
+  const kept = (raw ?? {}) as Partial<Sealed>;
+  return { servers: kept.servers ?? {}, pending: kept.pending ?? {} };
 }

@@ -370,8 +370,11 @@ export async function removeSandboxTemps(sandboxDir: string, folder: string): Pr
   await removeAtomicTemps(dir);
 }
 
-/** What a sandbox file is written from: text, bytes, or byte chunks written in order with no copy. */
-export type FileData = string | Uint8Array | readonly Uint8Array[];
+/**
+ * What a sandbox file is written from: text, bytes, byte chunks written in order with no copy, or a
+ * stream of bytes (a failing stream leaves nothing).
+ */
+export type FileData = string | Uint8Array | readonly Uint8Array[] | AsyncIterable<Uint8Array>;
 
 /** Writes `chunks` in order from the file's start, as one `writev` unless the kernel takes less. */
 async function writeChunks(handle: FileHandle, chunks: readonly Uint8Array[]): Promise<void> {
@@ -403,7 +406,7 @@ async function createFile(
     // An explicit mode (an edit keeps the file's own) after the owner change, which clears set-id bits.
     if (mode !== undefined) await handle.chmod(mode & 0o777);
     if (Array.isArray(data)) await writeChunks(handle, data);
-    else await handle.writeFile(data as string | Uint8Array);
+    else await handle.writeFile(data as string | Uint8Array | AsyncIterable<Uint8Array>);
     await handle.sync();
   } catch (error) {
     await handle.close();

@@ -9,6 +9,7 @@ import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { writeFileAtomic } from '../fs/atomic.ts';
 import { isNotFound } from '../sandbox/paths.ts';
+import type { StoredDocument } from '../stores/documents.ts';
 
 const fileSchema = z.object({
   v: z.literal(1),
@@ -64,4 +65,38 @@ export async function writeSealed(file: string, key: Buffer, aad: string, value:
     data: data.toString('base64'),
   });
   await writeFileAtomic(file, body, { mode: 0o600 });
+}
+
+/** A sealed file as a StoredDocument: cached after the first read, changed one at a time. */
+export class SealedFileDocument implements StoredDocument {
+  private cache: { value: unknown } | null = null;
+  /** Read-modify-writes one at a time. */
+  private queue: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    readonly file: string,
+    private readonly key: Buffer,
+    private readonly aad: string,
+  ) {}
+
+  async read(): Promise<unknown> {
+    await this.queue;
+    return this.load();
+  }
+
+  update<T>(change: (current: unknown) => { value: unknown; result: T }): Promise<T> {
+    const run = this.queue.then(async () => {
+      const next = change(structuredClone(await this.load()));
+      await writeSealed(this.file, this.key, this.aad, next.value);
+      this.cache = { value: next.value };
+      return next.result;
+    });
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  private async load(): Promise<unknown> {
+    this.cache ??= { value: await readSealed(this.file, this.key, this.aad) };
+    return this.cache.value;
+  }
 }

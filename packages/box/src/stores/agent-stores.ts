@@ -59,4 +59,9 @@ export interface StoreBackend {
    * cluster's bucket); false when the backend has none either. Absent: the local copies are all.
    */
   fetchAttachment?(agentId: string, sha256: string): Promise<boolean>;
+  /**
+   * The agent's profile as stored now, without opening its stores (approval rules, MCP servers).
+   * Absent: its profile.json in the data dir.
+   */
+  readProfile?(agentId: string): Promise<Profile>;
 }

@@ -8,6 +8,8 @@
  *   call, "part 2 of <label>", then an empty step that ends the turn;
  * - a prompt `env NAME` gets one shell call `printenv NAME >> log.txt` (the tools' environment holds
  *   the agent's secrets), the shell's result one `send_message`, and that an empty step;
+ * - a prompt `mcp <server> <tool> <text>` gets one `mcp` call of that tool with `{text}`, its result
+ *   one `send_message` "mcp said: <the result's text>", and that an empty step;
  * - any other prompt gets one shell call (`echo <prompt> >> log.txt`, then `sleep <n>` when the
  *   prompt is `slow <n>`), the shell's result one `send_message`, and that an empty step.
  *
@@ -87,11 +89,21 @@ function step(request: ModelStepRequest): ScriptedStep {
   if (last?.role === 'tool') {
     const result = last.content.find((part) => part.type === 'tool-result');
     if (result?.toolName === 'send_message') return {};
+    if (result?.toolName === 'mcp') {
+      const said =
+        result.output.type === 'text' || result.output.type === 'error-text' ? result.output.value : '';
+      return { toolCalls: [{ name: 'send_message', input: { type: 'text', content: `mcp said: ${said}` } }] };
+    }
     return {
       toolCalls: [{ name: 'send_message', input: { type: 'text', content: `done by ${config.name}` } }],
     };
   }
   const text = lastUserText(request);
+  const mcp = /^mcp (\S+) (\S+) (.+)$/m.exec(text);
+  if (mcp) {
+    const [, server, toolName, said] = mcp;
+    return { toolCalls: [{ name: 'mcp', input: { server, toolName, args: { text: said } } }] };
+  }
   // `env NAME`: the tools' environment holds the agent's secrets; the value goes to log.txt.
   const secret = /env ([A-Za-z_][A-Za-z0-9_]*)/.exec(text)?.[1];
   if (secret) return { toolCalls: [{ name: 'shell', input: { command: `printenv ${secret} >> log.txt` } }] };

@@ -153,7 +153,8 @@ export interface Harness<R = unknown> {
   text: TextCodec<R>;
   codec: Codec<R>;
   /**
-   * Every searchable text of a listed session is in its locator file as JSON
+   * Every searchable text of a listed session is in its locator file (or its
+   * `textFiles`) as JSON
    * string text (UTF-8 or JSON escapes) or as JavaScript prints a number,
    * its title and typed tool names aside, so search's scan may skip a file whose bytes lack a wanted word
    * (search/byte-filter.ts). Set only for formats checked to be so.
@@ -177,6 +178,13 @@ export interface Harness<R = unknown> {
    * pass may ask one line to hold every wanted word (byte-filter.ts).
    */
   messageInOneLine?: boolean;
+  /**
+   * With `textInSource`: the files that hold the searchable text of a
+   * session listed at `locator`, when they are not the locator alone (a
+   * folder of logs, a record beside its transcript). Files that are not
+   * there are left out; the locator itself counts only when listed.
+   */
+  textFiles?: (locator: string) => Promise<string[]>;
   /** Harnesses with a managed location (not `simple`) have a store. */
   store?: (env?: NodeJS.ProcessEnv) => Store;
   /**

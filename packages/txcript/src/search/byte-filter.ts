@@ -19,6 +19,8 @@
  * from the TypeScript sources too, with Node's type stripping.
  */
 
+import { readFileSync } from 'node:fs';
+
 /** U+212A in UTF-8, read as Latin-1. */
 const KELVIN = '\u00e2\u0084\u00aa';
 const ASCII_ESCAPE = /\\u00[2-7][0-9a-f]/;
@@ -62,3 +64,13 @@ function someLineHoldsAll(text: string, needles: readonly string[]): boolean {
   }
   return false;
 }
+
+/** The bytes of one or more files, as one text: a line break between two (no needle spans it). */
+export function readParts(paths: readonly string[]): Buffer {
+  if (paths.length === 1) return readFileSync(paths[0]!);
+  const parts: Buffer[] = [];
+  for (const p of paths) parts.push(readFileSync(p), NEWLINE);
+  return Buffer.concat(parts);
+}
+
+const NEWLINE = Buffer.from('\n');

@@ -9,10 +9,9 @@
  * WORKER_FILE); from the TypeScript sources, scan-worker.ts itself, which
  * Node 22.18+ runs with its type stripping.
  */
-import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
-import { mayHoldAll } from './byte-filter.ts';
+import { mayHoldAll, readParts } from './byte-filter.ts';
 
 /** The worker script's name next to the bundle; bin/run-entry.mjs builds it under this name. */
 export const WORKER_FILE = 'txcript-scan-worker.mjs';
@@ -26,6 +25,8 @@ const MAX_WORKERS = 4;
 
 export interface FileCheck {
   path: string;
+  /** The files read for it, checked as one (default: `path` alone; see Harness `textFiles`). */
+  parts?: readonly string[];
   bytes: number;
   /** The titles (folded) of the file's sessions, which count as part of it. */
   titles: readonly string[];
@@ -68,7 +69,7 @@ export async function checkFiles(
   const check = (i: number): boolean | Error => {
     const f = files[i]!;
     try {
-      return mayHoldAll(readFileSync(f.path), needles, f.titles, f.perLine === true);
+      return mayHoldAll(readParts(f.parts ?? [f.path]), needles, f.titles, f.perLine === true);
     } catch (err) {
       return err instanceof Error ? err : new Error(String(err));
     }
@@ -111,7 +112,7 @@ function runWorker(
     worker.on('error', () => resolve());
     worker.on('exit', () => resolve());
     worker.postMessage({
-      paths: files.map((f) => f.path),
+      paths: files.map((f) => f.parts ?? [f.path]),
       titles: files.map((f) => f.titles),
       perLine: files.map((f) => f.perLine === true),
       needles: [...needles],

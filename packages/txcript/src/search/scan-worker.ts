@@ -4,12 +4,12 @@
  * needles, then ends. bin/run-entry.mjs bundles it next to the CLI bundle as
  * `txcript-scan-worker.mjs`; from the sources Node runs it as TypeScript.
  */
-import { readFileSync } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
-import { mayHoldAll } from './byte-filter.ts';
+import { mayHoldAll, readParts } from './byte-filter.ts';
 
 interface Job {
-  paths: string[];
+  /** Per file: the files read for it, checked as one. */
+  paths: string[][];
   /** Per path: the titles (folded) of its sessions, which count as part of it. */
   titles: string[][];
   /** Per path: whether one line must hold every needle. */
@@ -30,7 +30,7 @@ port.once('message', (job: Job) => {
     if (i >= job.paths.length) break;
     let verdict: number;
     try {
-      verdict = mayHoldAll(readFileSync(job.paths[i]!), job.needles, job.titles[i], job.perLine[i]) ? 1 : 0;
+      verdict = mayHoldAll(readParts(job.paths[i]!), job.needles, job.titles[i], job.perLine[i]) ? 1 : 0;
     } catch {
       verdict = -1;
     }

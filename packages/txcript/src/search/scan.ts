@@ -215,8 +215,10 @@ export async function byteSkipped(
     if (needles.length === 0) continue;
     const checks: FileCheck[] = [];
     for (const [path, titles] of files) {
-      const bytes = statSync(path, { throwIfNoEntry: false })?.size ?? 0;
-      checks.push({ path, bytes, titles, perLine: harness.messageInOneLine === true });
+      const parts = harness.textFiles === undefined ? [path] : await harness.textFiles(path);
+      let bytes = 0;
+      for (const p of parts) bytes += statSync(p, { throwIfNoEntry: false })?.size ?? 0;
+      checks.push({ path, parts, bytes, titles, perLine: harness.messageInOneLine === true });
     }
     const verdicts = await checkFiles(checks, needles, options);
     // An unreadable file is left to the full read, which says why.

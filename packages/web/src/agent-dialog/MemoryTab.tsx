@@ -8,6 +8,7 @@ import type { ApiClient } from '../api/client.ts';
 import type { MemoryView } from '../api/types.ts';
 import { fullTime } from '../relative-time.ts';
 import { errorText } from './AgentDialog.tsx';
+import { ErrorAlert } from '../ErrorAlert.tsx';
 
 const SCOPE_TITLE = { agent: 'This agent remembers', user: 'Every agent remembers (yours)' } as const;
 
@@ -40,11 +41,7 @@ export function MemoryTab({ client, agentId }: { client: ApiClient; agentId: str
 
   return (
     <div data-testid="memory-tab">
-      {error && (
-        <p className="error" role="alert" data-testid="memory-error">
-          {error}
-        </p>
-      )}
+      <ErrorAlert message={error} testId="memory-error" />
       {!view && !error && <p className="dialog-note">Loading…</p>}
       {view?.scopes.map((scope) => (
         <section key={scope.scope} className="memory-scope" data-testid={`memory-${scope.scope}`}>

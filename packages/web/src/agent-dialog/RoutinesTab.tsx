@@ -10,6 +10,7 @@ import type { ApiClient } from '../api/client.ts';
 import { followAgentEvents } from '../api/events.ts';
 import type { RoutineChange, RoutineView } from '../api/types.ts';
 import { errorText } from './AgentDialog.tsx';
+import { ErrorAlert } from '../ErrorAlert.tsx';
 
 /** The reader's time zone (the browser's). */
 const LOCAL_ZONE = Intl.DateTimeFormat().resolvedOptions().timeZone;
@@ -113,11 +114,7 @@ export function RoutinesTab({
         Times are in your time zone, {LOCAL_ZONE}. A routine wakes the agent with its prompt on schedule, even
         when no page is open.
       </p>
-      {error && (
-        <p className="error" role="alert" data-testid="routines-error">
-          {error}
-        </p>
-      )}
+      <ErrorAlert message={error} testId="routines-error" />
       {routines === null && !error && <p className="dialog-note">Loading…</p>}
       {routines?.length === 0 && editing === null && (
         <p className="dialog-note" data-testid="routines-empty">

@@ -8,6 +8,7 @@ import { useEffect, useState, type FormEvent } from 'react';
 import type { ApiClient } from '../api/client.ts';
 import type { AgentSettings, AgentUpdate } from '../api/types.ts';
 import { errorText } from './AgentDialog.tsx';
+import { ErrorAlert } from '../ErrorAlert.tsx';
 
 export function SettingsTab({
   client,
@@ -145,11 +146,7 @@ export function SettingsTab({
           network.
         </p>
       </fieldset>
-      {error && (
-        <p className="error" role="alert" data-testid="agent-settings-error">
-          {error}
-        </p>
-      )}
+      <ErrorAlert message={error} testId="agent-settings-error" />
       {saved && (
         <p className="dialog-saved" role="status" data-testid="agent-settings-saved">
           Saved: the agent uses these from its next turn.

@@ -11,6 +11,7 @@ import { ApiError } from '../api/client.ts';
 import { ConversationContext } from '../conversation-context.ts';
 import { createSingleFlight } from '../single-flight.ts';
 import type { ApprovalOutcome, ApprovalRequest } from '../transcript.ts';
+import { ErrorAlert } from '../ErrorAlert.tsx';
 
 type Decision = Exclude<ApprovalOutcome, 'stopped'>;
 
@@ -142,11 +143,7 @@ export function ApprovalBubble({
           {settled ? OUTCOME_TEXT[settled] : 'Answered.'}
         </p>
       )}
-      {error && (
-        <p className="error" role="alert">
-          {error}
-        </p>
-      )}
+      <ErrorAlert message={error} />
     </div>
   );
 }

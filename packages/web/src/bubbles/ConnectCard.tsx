@@ -6,7 +6,8 @@
 import type { NoticeEntry } from '@sendbox/protocol';
 import { useContext } from 'react';
 import { ConversationContext } from '../conversation-context.ts';
-import { ConnectOpened, connectLabel, useMcpConnect } from '../mcp-connect.tsx';
+import { ConnectStatus, connectLabel, useMcpConnect } from '../mcp-connect.tsx';
+import { ErrorAlert } from '../ErrorAlert.tsx';
 
 /** The server a notice asks the user to connect (`connect: {server}`), if it is such a card. */
 export function connectServerOf(entry: NoticeEntry): string | null {
@@ -38,19 +39,13 @@ export function ConnectCard({ entry, server }: { entry: NoticeEntry; server: str
           {connectLabel(state, server)}
         </button>
       )}
-      {state === 'opened' && (
-        <ConnectOpened link={link} after="this conversation says when it is connected." />
-      )}
-      {state === 'connected' && (
-        <p className="connect-status" role="status" data-testid="connect-status">
-          {server} is connected. Ask the agent to try again.
-        </p>
-      )}
-      {error && (
-        <p className="error" role="alert">
-          {error}
-        </p>
-      )}
+      <ConnectStatus
+        state={state}
+        link={link}
+        after="this conversation says when it is connected."
+        connected={`${server} is connected. Ask the agent to try again.`}
+      />
+      <ErrorAlert message={error} />
     </div>
   );
 }

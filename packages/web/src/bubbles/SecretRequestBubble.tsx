@@ -9,6 +9,7 @@ import { useContext, useId, useRef, useState, type FormEvent } from 'react';
 import { ApiError } from '../api/client.ts';
 import { ConversationContext } from '../conversation-context.ts';
 import { createSingleFlight } from '../single-flight.ts';
+import { ErrorAlert } from '../ErrorAlert.tsx';
 
 export function describeTarget(target: SecretTarget): string {
   switch (target.kind) {
@@ -106,11 +107,7 @@ export function SecretRequestBubble({
           </p>
         </form>
       )}
-      {error && (
-        <p className="error" role="alert">
-          {error}
-        </p>
-      )}
+      <ErrorAlert message={error} />
     </div>
   );
 }

@@ -13,6 +13,7 @@ import { ApiError } from '../api/client.ts';
 import { ConversationContext } from '../conversation-context.ts';
 import { createSingleFlight } from '../single-flight.ts';
 import { answerLabels } from '../transcript.ts';
+import { ErrorAlert } from '../ErrorAlert.tsx';
 
 export function optionValue(option: WidgetOption): string {
   return option.value ?? option.label;
@@ -196,11 +197,7 @@ export function WidgetBubble({
       {readOnly && answered === null && !isSkipped && (
         <p className="widget-status">This agent is read-only.</p>
       )}
-      {error && (
-        <p className="error" role="alert">
-          {error}
-        </p>
-      )}
+      <ErrorAlert message={error} />
     </div>
   );
 }

@@ -211,7 +211,14 @@ describe('sandbox snapshots across workers', () => {
     for (const [entries, refusal] of hostile) {
       const text = JSON.stringify({ format: MANIFEST_FORMAT, version: 1, agentId, entries });
       const manifest = await store.putManifest(agentId, text);
-      await store.publish(agentId, { manifest, epoch: lease.epoch, takenAt: Date.now(), files: 1, bytes: 1 });
+      await store.publish(agentId, {
+        manifest,
+        epoch: lease.epoch,
+        takenAt: Date.now(),
+        files: 1,
+        bytes: 1,
+        uploadsSeq: 0,
+      });
       const attempt = b.snapshots.restore(agentId);
       await expect(attempt).rejects.toBeInstanceOf(ManifestError);
       await expect(attempt).rejects.toThrow(refusal);
@@ -228,6 +235,7 @@ describe('sandbox snapshots across workers', () => {
       manifest: name,
       epoch: lease.epoch,
       takenAt: Date.now(),
+      uploadsSeq: 0,
       files: 0,
       bytes: 0,
     });

@@ -29,6 +29,8 @@ import {
   utimes,
 } from 'node:fs/promises';
 import path from 'node:path';
+import type { SequencedEntry } from '../../stores/ledger.ts';
+import { placeUploads, uploadsAfter, type Placement } from '../../agent/upload-placement.ts';
 import { manifestText, parseManifest, sha256Hex, type ManifestEntry } from './manifest.ts';
 import { FileHashes, hashFile, readSandboxTree, RESTORE_TEMP_PREFIX } from './sandbox-tree.ts';
 import { ChangedWhileSentError, type SnapshotStore } from './snapshot-store.ts';
@@ -96,6 +98,10 @@ interface AgentState {
   blobsLoaded: boolean;
   /** The snapshot the local folder was last taken as or restored from. */
   manifest: string | null;
+  /** The last ledger seq whose uploads the local folder took in (placed, or restored from a snapshot that had). */
+  uploadsSeq: number;
+  /** The `uploadsSeq` of the snapshot this worker last published or restored. */
+  publishedUploadsSeq: number;
   /** Snapshots and restores of the agent run one at a time. */
   queue: Promise<unknown>;
 }
@@ -118,6 +124,30 @@ export class SandboxSnapshots {
   /** Makes the agent's sandbox here its latest snapshot (nothing when it has none, or is it already). */
   restore(agentId: string): Promise<RestoreFigures> {
     return this.serially(agentId, (state) => this.restoreNow(agentId, state));
+  }
+
+  /**
+   * Before a turn: places into the agent's sandbox here the uploads `entries` (its ledger) records
+   * after the ones its folder took in already (agent/upload-placement.ts), from `copyOf` (the local
+   * attachment copy, fetched when missing). An upload placed once is never placed again, so one a
+   * later turn deleted or replaced stays so. A failed upload is tried again before the next turn.
+   */
+  placeUploads(
+    agentId: string,
+    entries: readonly SequencedEntry[],
+    copyOf: (sha256: string) => Promise<string | null>,
+  ): Promise<Placement> {
+    return this.serially(agentId, async (state) => {
+      const placement = await placeUploads(
+        this.sandboxOf(agentId),
+        uploadsAfter(entries, state.uploadsSeq),
+        copyOf,
+      );
+      const firstFailed = placement.failed[0]?.upload.seq;
+      const last = entries.at(-1)?.seq ?? 0;
+      state.uploadsSeq = Math.max(state.uploadsSeq, firstFailed === undefined ? last : firstFailed - 1);
+      return placement;
+    });
   }
 
   /**
@@ -166,6 +196,8 @@ export class SandboxSnapshots {
         blobs: new Set(),
         blobsLoaded: false,
         manifest: null,
+        uploadsSeq: 0,
+        publishedUploadsSeq: 0,
         queue: Promise.resolve(),
       };
       this.agents.set(agentId, state);
@@ -184,6 +216,8 @@ export class SandboxSnapshots {
     const root = this.sandboxOf(agentId);
     await mkdir(root, { recursive: true, mode: 0o700 });
     if (!state.blobsLoaded) await this.learnBlobs(agentId, state);
+    // The uploads the folder holds before it is read: what this snapshot covers.
+    const uploadsSeq = state.uploadsSeq;
     const tree = await readSandboxTree(root, state.hashes);
     const figures: SnapshotFigures = {
       manifest: '',
@@ -235,7 +269,7 @@ export class SandboxSnapshots {
     }
     const text = manifestText({ agentId, entries });
     figures.manifest = sha256Hex(text);
-    if (figures.manifest === state.manifest) {
+    if (figures.manifest === state.manifest && uploadsSeq === state.publishedUploadsSeq) {
       figures.unchanged = true;
       return figures;
     }
@@ -246,8 +280,10 @@ export class SandboxSnapshots {
       takenAt: Date.now(),
       files: figures.files,
       bytes: figures.bytes,
+      uploadsSeq,
     });
     state.manifest = manifest;
+    state.publishedUploadsSeq = uploadsSeq;
     return figures;
   }
 
@@ -282,6 +318,8 @@ export class SandboxSnapshots {
     if (!latest) return figures;
     figures.manifest = latest.manifest;
     if (state.manifest === latest.manifest) {
+      // This worker took it last: its folder may have taken in more uploads since.
+      state.uploadsSeq = Math.max(state.uploadsSeq, latest.uploadsSeq);
       figures.current = true;
       return figures;
     }
@@ -374,6 +412,8 @@ export class SandboxSnapshots {
       await chmod(path.join(root, entry.path), entry.mode);
     }
     state.manifest = latest.manifest;
+    state.uploadsSeq = latest.uploadsSeq;
+    state.publishedUploadsSeq = latest.uploadsSeq;
     state.blobs = new Set(files.map((entry) => entry.sha256));
     state.blobsLoaded = true;
     return figures;

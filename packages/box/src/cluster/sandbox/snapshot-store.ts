@@ -27,6 +27,8 @@ export interface SnapshotRow {
   takenAt: number;
   files: number;
   bytes: number;
+  /** The last ledger seq whose user uploads this sandbox took in (agent/upload-placement.ts). */
+  uploadsSeq: number;
 }
 
 /** A file changed while it was being sent: what was sent is not what was hashed (the object is removed). */
@@ -128,8 +130,9 @@ export class SnapshotStore {
       taken_at: string;
       files: number;
       bytes: string;
+      uploads_seq: string;
     }>(
-      `SELECT manifest, epoch, taken_at, files, bytes FROM ${this.db.table('sandbox_snapshots')} WHERE agent_id = $1`,
+      `SELECT manifest, epoch, taken_at, files, bytes, uploads_seq FROM ${this.db.table('sandbox_snapshots')} WHERE agent_id = $1`,
       [agentId],
     );
     const row = rows[0];
@@ -140,6 +143,7 @@ export class SnapshotStore {
         takenAt: Number(row.taken_at),
         files: row.files,
         bytes: Number(row.bytes),
+        uploadsSeq: Number(row.uploads_seq),
       }
     );
   }
@@ -158,11 +162,12 @@ export class SnapshotStore {
       );
       if (held.rowCount !== 1) throw new SupersededError(agentId, row.epoch);
       await client.query(
-        `INSERT INTO ${this.db.table('sandbox_snapshots')} (agent_id, manifest, epoch, taken_at, files, bytes)
-         VALUES ($1, $2, $3, $4, $5, $6)
+        `INSERT INTO ${this.db.table('sandbox_snapshots')} (agent_id, manifest, epoch, taken_at, files, bytes, uploads_seq)
+         VALUES ($1, $2, $3, $4, $5, $6, $7)
          ON CONFLICT (agent_id) DO UPDATE SET manifest = EXCLUDED.manifest, epoch = EXCLUDED.epoch,
-           taken_at = EXCLUDED.taken_at, files = EXCLUDED.files, bytes = EXCLUDED.bytes`,
-        [agentId, row.manifest, row.epoch, row.takenAt, row.files, row.bytes],
+           taken_at = EXCLUDED.taken_at, files = EXCLUDED.files, bytes = EXCLUDED.bytes,
+           uploads_seq = EXCLUDED.uploads_seq`,
+        [agentId, row.manifest, row.epoch, row.takenAt, row.files, row.bytes, row.uploadsSeq],
       );
       await client.query('COMMIT');
     } catch (error) {

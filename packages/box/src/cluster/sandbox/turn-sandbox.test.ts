@@ -5,13 +5,13 @@
  * attachment uploaded through one worker's gateway is served whole by another's.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { HeadObjectCommand } from '@aws-sdk/client-s3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { agentFiles, boxAgentFolders } from '../../gateway/files.ts';
-import { startGateway, type RunningGateway } from '../../gateway/server.ts';
+import { startGateway } from '../../gateway/server.ts';
 import { makeWebRoot } from '../../gateway/test-support.ts';
 import type { ModelProvider } from '../../providers/types.ts';
 import { scriptedProvider, type ScriptedStep } from '../../providers/scripted.ts';
@@ -83,6 +83,27 @@ describe('an agent’s files across cluster workers', () => {
       await removeObjects(s3, location.bucket, `${agentId}/`);
       s3.destroy();
     });
+  }
+
+  /** A gateway over `worker`'s host, and a call to its API with the cluster's token. */
+  async function httpGateway({ worker, dataDir }: { worker: ClusterWorker; dataDir: string }) {
+    const webRoot = await makeWebRoot();
+    cleanups.push(() => rm(webRoot, { recursive: true, force: true }));
+    const gateway = await startGateway({
+      host: worker.host,
+      files: agentFiles(worker.host, boxAgentFolders(dataDir)),
+      dataDir,
+      webRoot,
+      version: '0.0.0-test',
+      port: 0,
+    });
+    cleanups.push(() => gateway.close());
+    const call = (method: string, init: RequestInit = {}) =>
+      fetch(new URL(`api/${method}`, gateway.url), {
+        ...init,
+        headers: { Authorization: `Bearer ${gateway.token}`, ...(init.headers as Record<string, string>) },
+      });
+    return { gateway, call };
   }
 
   async function ledgerIds(worker: ClusterWorker, agentId: string): Promise<string[]> {
@@ -191,35 +212,103 @@ describe('an agent’s files across cluster workers', () => {
     expect(errors).toEqual([]);
   }, 60_000);
 
+  it('places an upload taken in by a gateway that runs no turn into the turn worker’s sandbox, once', async () => {
+    errors.length = 0;
+    const start = newCluster();
+    const a = await start(null, false);
+    const toldPaths: string[] = [];
+    /** The path the turn's prompt told the model for its upload. */
+    const told = (request: { messages: readonly unknown[] }): string => {
+      const found = /attached a file: ([^\]"\\]+)/.exec(JSON.stringify(request.messages.at(-1)));
+      if (!found) throw new Error('the prompt names no upload');
+      toldPaths.push(found[1]!);
+      return found[1]!;
+    };
+    // Worker B: turn 0 reads the upload it was told of; turn 1 deletes that one and replaces the
+    // second upload with its own text.
+    const onB = scriptedProvider((request, index) => {
+      if (index === 0) return { toolCalls: [{ name: 'read', input: { path: told(request) } }] };
+      if (index === 2) {
+        const second = told(request);
+        return {
+          toolCalls: [
+            { name: 'delete', input: { path: toldPaths[0]! } },
+            { name: 'write', input: { path: second, content: 'the model’s own version' } },
+          ],
+        };
+      }
+      return sendText(`step ${index} done`);
+    });
+    const b = await start(onB, true);
+    const [viaA, viaB] = [await httpGateway(a), await httpGateway(b)];
+    const agent = await a.worker.host.createAgent({ name: 'Upload agent' });
+    removeAgentObjects(agent.id);
+    const upload = async (name: string, bytes: Uint8Array<ArrayBuffer>, nonce: string) => {
+      const response = await viaA.call('uploadFile', {
+        method: 'POST',
+        headers: { 'X-Agent-Id': agent.id, 'X-File-Name': name, 'X-Client-Nonce': nonce },
+        body: bytes,
+      });
+      expect(response.status).toBe(200);
+      return ((await response.json()) as { entry: { id: string } }).entry.id;
+    };
+    const notes = new TextEncoder().encode(`uploaded through A ${randomBytes(8).toString('hex')}`);
+    const notesEntry = await upload('notes.txt', notes, 'up0');
+    await a.worker.host.sendPrompt({ agentId: agent.id, prompt: 'read my notes', clientNonce: 'p0' });
+    await until(async () => (await ledgerIds(a.worker, agent.id)).includes('t0e'), 'turn 0 to end');
+    // B read it at the path it was told, in its own sandbox.
+    expect(toldPaths[0]).toBe(path.join(agentPaths(b.dataDir, agent.id).sandbox, 'uploads', 'notes.txt'));
+    expect(lastToolOutputs(onB, 1).join('\n')).toContain(new TextDecoder().decode(notes));
+
+    // The upload route serves it whole from either gateway (B holds it only under its hash).
+    const sha256 = createHash('sha256').update(notes).digest('hex');
+    for (const gateway of [viaA, viaB]) {
+      const served = await gateway.call(
+        `upload?agentId=${agent.id}&entryId=${encodeURIComponent(notesEntry)}`,
+      );
+      expect(served.status).toBe(200);
+      expect(
+        createHash('sha256')
+          .update(Buffer.from(await served.arrayBuffer()))
+          .digest('hex'),
+      ).toBe(sha256);
+    }
+
+    // Turn 1 deletes the first upload and replaces the second; the agent then moves to worker C.
+    await upload('keep.txt', new TextEncoder().encode('the user’s version'), 'up1');
+    await a.worker.host.sendPrompt({ agentId: agent.id, prompt: 'tidy up', clientNonce: 'p1' });
+    await until(async () => (await ledgerIds(a.worker, agent.id)).includes('t1e'), 'turn 1 to end');
+    await until(async () => {
+      const holder = await a.worker.leases.holder(agent.id);
+      return holder !== undefined && holder.expiresAt <= Date.now() + 1000;
+    }, 'B to let the lease go');
+    await b.close();
+    const onC = scriptedProvider([
+      { toolCalls: [{ name: 'ls', input: { path: 'uploads' } }] },
+      sendText('looked'),
+    ]);
+    const c = await start(onC, true);
+    await a.worker.host.sendPrompt({ agentId: agent.id, prompt: 'look', clientNonce: 'p2' });
+    await until(async () => (await ledgerIds(a.worker, agent.id)).includes('t2e'), 'turn 2 to end');
+    // What turn 1 did stays done: the deleted upload is not put back, the replaced one keeps the model's text.
+    const uploadsOnC = path.join(agentPaths(c.dataDir, agent.id).sandbox, 'uploads');
+    expect(await readdir(uploadsOnC)).toEqual(['keep.txt']);
+    expect(await readFile(path.join(uploadsOnC, 'keep.txt'), 'utf8')).toBe('the model’s own version');
+    expect(errors).toEqual([]);
+  }, 90_000);
+
   it("serves an attachment uploaded through one worker's gateway from another's, whole", async () => {
     const start = newCluster();
     const one = await start(null, false);
     const two = await start(null, false);
-    const webRoot = await makeWebRoot();
-    cleanups.push(() => rm(webRoot, { recursive: true, force: true }));
-    const gateways: RunningGateway[] = [];
-    for (const { worker, dataDir } of [one, two]) {
-      const gateway = await startGateway({
-        host: worker.host,
-        files: agentFiles(worker.host, boxAgentFolders(dataDir)),
-        dataDir,
-        webRoot,
-        version: '0.0.0-test',
-        port: 0,
-      });
-      cleanups.push(() => gateway.close());
-      gateways.push(gateway);
-    }
-    const call = (gateway: RunningGateway, method: string, init: RequestInit = {}) =>
-      fetch(new URL(`api/${method}`, gateway.url), {
-        ...init,
-        headers: { Authorization: `Bearer ${gateway.token}`, ...(init.headers as Record<string, string>) },
-      });
+    const gateways = [await httpGateway(one), await httpGateway(two)];
+    type Gateway = (typeof gateways)[number];
+    const call = (gateway: Gateway, method: string, init: RequestInit = {}) => gateway.call(method, init);
     const agent = await one.worker.host.createAgent({ name: 'Attachment agent' });
     removeAgentObjects(agent.id);
     const bytes = randomBytes(700_000);
     const sha256 = createHash('sha256').update(bytes).digest('hex');
-    const upload = (gateway: RunningGateway, nonce: string) =>
+    const upload = (gateway: Gateway, nonce: string) =>
       call(gateway, 'uploadFile', {
         method: 'POST',
         headers: { 'X-Agent-Id': agent.id, 'X-File-Name': 'photo.png', 'X-Client-Nonce': nonce },

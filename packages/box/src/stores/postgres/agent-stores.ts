@@ -50,6 +50,8 @@ export function clusterStoreBackend(options: ClusterStoreOptions): ClusterStoreB
       return rowCount === 1;
     },
     under: (epoch) => ({ open: (agentId) => openClusterStores(options, { agentId, epoch }) }),
+    readProfile: (agentId) =>
+      profileRow(options.db, agentId, agentPaths(options.dataDir, agentId).profile).read(),
     fetchAttachment: async (agentId, sha256) =>
       isSafeAgentId(agentId) && (await bucketAttachments(options, agentId).fetchBySha256(sha256)) !== null,
   };

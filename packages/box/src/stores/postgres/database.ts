@@ -172,6 +172,24 @@ function migrations(s: string): string[] {
        files integer NOT NULL,
        bytes bigint NOT NULL
      )`,
+    // The last ledger seq whose uploads the snapshot's sandbox took in (agent/upload-placement.ts).
+    `ALTER TABLE ${s}.sandbox_snapshots ADD COLUMN IF NOT EXISTS uploads_seq bigint NOT NULL DEFAULT 0`,
+    // The box's MCP servers (mcp.json's document, mcp/config.ts), one row for every worker, and a
+    // version raised by each write.
+    `CREATE TABLE IF NOT EXISTS ${s}.mcp_config (
+       id boolean PRIMARY KEY DEFAULT true CHECK (id),
+       doc text NOT NULL,
+       version bigint NOT NULL
+     )`,
+    // Box-wide documents sealed with the cluster's secrets key (AES-256-GCM, the name as associated
+    // data): the MCP servers' OAuth clients and tokens (`mcp-oauth`), each agent's approval grants
+    // (`approvals:<agent id>`). stores/postgres/sealed-documents.ts.
+    `CREATE TABLE IF NOT EXISTS ${s}.sealed_documents (
+       name text PRIMARY KEY,
+       iv bytea NOT NULL,
+       tag bytea NOT NULL,
+       data bytea NOT NULL
+     )`,
   ];
 }
 

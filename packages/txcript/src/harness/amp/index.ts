@@ -14,6 +14,7 @@ export const amp: Harness<AmpThread> = {
   aliases: HARNESS_NAMES.amp,
   text: ampText,
   codec: ampCodec,
+  textInSource: true,
   store: ampStore,
 };
 

@@ -5,13 +5,15 @@ import { assertSafeSessionId } from '../session-id.ts';
 import type { Harness } from '../types.ts';
 import { coworkCodec } from './codec.ts';
 import { coworkText, type CoworkRecords } from './records.ts';
-import { coworkStore } from './store.ts';
+import { coworkTextFiles, coworkStore } from './store.ts';
 
 export const cowork: Harness<CoworkRecords> = {
   id: 'cowork',
   aliases: HARNESS_NAMES.cowork,
   text: coworkText,
   codec: coworkCodec,
+  textInSource: true,
+  textFiles: coworkTextFiles,
   store: coworkStore,
 };
 

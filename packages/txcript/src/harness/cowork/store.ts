@@ -102,6 +102,21 @@ const readLines = async (file: string | undefined, warnings: Warning[]): Promise
   return out;
 };
 
+/**
+ * The files that hold a session's text (Harness `textFiles`): its record, its transcript and its
+ * audit log, those there (readSession's files). A record that cannot be read is given alone: its
+ * full read says why.
+ */
+export async function coworkTextFiles(record: string): Promise<string[]> {
+  const dir = storageDir(record);
+  const header = await readRecord(record).catch(() => undefined);
+  const cli = typeof header?.cliSessionId === 'string' ? header.cliSessionId : undefined;
+  const transcript = cli !== undefined ? await transcriptFile(dir, cli) : undefined;
+  const audit = path.join(dir, 'audit.jsonl');
+  const hasAudit = (await fs.stat(audit).catch(() => undefined))?.isFile() === true;
+  return [record, ...(transcript !== undefined ? [transcript] : []), ...(hasAudit ? [audit] : [])];
+}
+
 /** A session's document parts, read from its record. */
 async function readSession(record: string, warnings: Warning[]) {
   const header = await readRecord(record);

@@ -10,13 +10,15 @@ import { resumeArgv } from '../resume-command.ts';
 import type { Harness } from '../types.ts';
 import { grokCodec } from './codec.ts';
 import { grokText, type GrokSession } from './records.ts';
-import { grokStore } from './store.ts';
+import { grokTextFiles, grokStore } from './store.ts';
 
 export const grok: Harness<GrokSession> = {
   id: 'grok',
   aliases: HARNESS_NAMES.grok,
   text: grokText,
   codec: grokCodec,
+  textInSource: true,
+  textFiles: grokTextFiles,
   store: grokStore,
 };
 

@@ -6,7 +6,7 @@
  * folder is the working folder percent-encoded byte by byte, RFC 3986
  * unreserved characters kept. A folder with neither log is not a session.
  */
-import { mkdir, readFile, rm } from 'node:fs/promises';
+import { mkdir, readFile, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Transcript } from '../../model/common.ts';
 import { createFileAtomic, FileExistsError } from '../../fs/atomic.ts';
@@ -36,6 +36,20 @@ const HARNESS = 'grok';
 export const CHAT_HISTORY = 'chat_history.jsonl';
 export const UPDATES = 'updates.jsonl';
 export const SUMMARY = 'summary.json';
+
+/** The files of a session folder that hold its text (Harness `textFiles`): its three logs, those there. */
+export async function grokTextFiles(folder: string): Promise<string[]> {
+  const files = [CHAT_HISTORY, UPDATES, SUMMARY].map((name) => path.join(folder, name));
+  const there = await Promise.all(
+    files.map((f) =>
+      stat(f).then(
+        (st) => st.isFile(),
+        () => false,
+      ),
+    ),
+  );
+  return files.filter((_, i) => there[i]);
+}
 
 export function grokSessionsDir(env: NodeJS.ProcessEnv = process.env): string {
   return path.join(envValue(env, 'GROK_HOME') ?? path.join(homeDir(env), '.grok'), 'sessions');

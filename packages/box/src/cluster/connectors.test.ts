@@ -1,0 +1,169 @@
+/**
+ * MCP connectors in a cluster (issue 25): the servers (mcp.json's document), their OAuth tokens and
+ * each agent's profile rules are the cluster's, not a worker's. A connector added and signed in
+ * through one gateway (a worker that runs no turn) is used by a turn on another worker process;
+ * the tokens are sealed in PostgreSQL and in no file, row text or output; an approval rule saved
+ * in the cluster puts a card before that call on the other worker.
+ */
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { makeWebRoot, startGatewayOn } from '../gateway/test-support.ts';
+import { startHttpServer } from '../mcp/testing/http-servers.ts';
+import { everyFile } from '../mcp/testing/remote-box.ts';
+import { openTestSchema, useServices } from '../stores/postgres/backend.ts';
+import type { SequencedEntry } from '../stores/ledger.ts';
+import { startAcceptingWorker, WorkerProcesses } from '../testing/cluster-children.ts';
+import { until } from '../testing/processes.ts';
+
+const services = useServices();
+
+type Entry = SequencedEntry & Record<string, unknown>;
+
+describe('MCP connectors across workers', () => {
+  const cleanups: Array<() => Promise<void>> = [];
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
+  });
+
+  async function tempDir(name: string): Promise<string> {
+    const dir = await fs.promises.mkdtemp(path.join(os.tmpdir(), `sendbox-${name}-`));
+    cleanups.push(() => fs.promises.rm(dir, { recursive: true, force: true }));
+    return dir;
+  }
+
+  it('uses a server added and signed in through one gateway in a turn on another worker process, its tokens sealed in PostgreSQL', async () => {
+    const { databaseUrl, objectStoreUrl, credentials } = services();
+    const fresh = await openTestSchema(databaseUrl);
+    cleanups.push(() => fresh.drop());
+    const { schema, db } = fresh;
+    const masterKey = randomBytes(32);
+    const server = await startHttpServer('oauth');
+    cleanups.push(() => server.stop());
+
+    const gatewayDir = await tempDir('gateway');
+    const logged: string[] = [];
+    const front = await startAcceptingWorker({
+      databaseUrl,
+      objectStoreUrl,
+      credentials,
+      schema,
+      masterKey,
+      dataDir: gatewayDir,
+      mcp: { log: (line) => logged.push(line) },
+    });
+    cleanups.push(() => front.close());
+    const gateway = await startGatewayOn(front.host, gatewayDir, {
+      webRoot: await makeWebRoot(),
+      shared: front.shared,
+    });
+    cleanups.push(() => gateway.close());
+    const processes = new WorkerProcesses();
+    cleanups.push(() => Promise.resolve(processes.stopAll()));
+    const workerDir = await tempDir('worker');
+    const worker = await processes.start({
+      databaseUrl,
+      objectStoreUrl,
+      credentials,
+      schema,
+      keyHex: masterKey.toString('hex'),
+      dataDir: workerDir,
+      name: 'worker',
+    });
+
+    // Added through the gateway's settings panel, and signed in there (the callback lands on it).
+    const entry = { url: server.url, allowPrivateHost: true };
+    await front.host.mcpSettings.set('secure', entry);
+    const started = await front.host.mcp.beginConnect(
+      undefined,
+      'secure',
+      new URL('/oauth/mcp/callback', gateway.url).href,
+    );
+    expect('authorizationUrl' in started).toBe(true);
+    const landed = await fetch((started as { authorizationUrl: string }).authorizationUrl);
+    expect(await landed.text()).toContain('Connected secure');
+
+    // A turn on the worker process calls it with the tokens the gateway got.
+    const agent = await front.host.createAgent({ name: 'Connector user' });
+    const sends = async () =>
+      (await front.host.entriesAfter(agent.id, 0)).flatMap((e) =>
+        e.kind === 'send-message' ? [String(((e as Entry).message as { content?: unknown }).content)] : [],
+      );
+    const sent = async (n: number) => {
+      await until(async () => (await sends()).length >= n, `send ${n} from the worker process`, 60_000).catch(
+        async (error: unknown) => {
+          const seen = JSON.stringify(await front.host.entriesAfter(agent.id, 0));
+          throw new Error(
+            `${(error as Error).message}; entries ${seen}; the worker said:\n${worker.output()}`,
+          );
+        },
+      );
+      return (await sends())[n - 1];
+    };
+    await front.host.sendPrompt({ agentId: agent.id, prompt: 'mcp secure echo one', clientNonce: 'n1' });
+    expect(await sent(1)).toBe('mcp said: oauth echo: one');
+
+    // The worker's data dir holds no mcp.json and no token file: both are the cluster's.
+    expect(fs.existsSync(path.join(workerDir, 'mcp.json'))).toBe(false);
+    expect(fs.existsSync(path.join(workerDir, 'mcp-oauth.enc'))).toBe(false);
+    expect(fs.existsSync(path.join(gatewayDir, 'mcp.json'))).toBe(false);
+    const view = await front.host.mcpSettings.view();
+    expect(view.file).toBe(`PostgreSQL ${db.table('mcp_config')}`);
+    expect(view.servers.map((row) => [row.name, row.signIn])).toEqual([['secure', 'signed-in']]);
+
+    // A rule saved in the cluster's profile row asks before the call on the worker process.
+    const { rows } = await db.pool.query<{ profile: string }>(
+      `SELECT profile FROM ${db.table('profiles')} WHERE agent_id = $1`,
+      [agent.id],
+    );
+    const stored = JSON.parse(rows[0]!.profile) as Record<string, unknown>;
+    const profile = { ...stored, approvals: { 'mcp:secure/echo': 'ask' } };
+    await db.pool.query(
+      `UPDATE ${db.table('profiles')} SET profile = $2, version = version + 1 WHERE agent_id = $1`,
+      [agent.id, JSON.stringify(profile)],
+    );
+    await front.host.sendPrompt({ agentId: agent.id, prompt: 'mcp secure echo two', clientNonce: 'n2' });
+    await until(
+      async () =>
+        (await front.host.entriesAfter(agent.id, 0)).some(
+          (e) => e.kind === 'tool-call' && (e as Entry).status === 'awaiting-approval',
+        ),
+      'the approval card from the worker process',
+      60_000,
+    ).catch((error: unknown) => {
+      throw new Error(`${(error as Error).message}; the worker said:\n${worker.output()}`);
+    });
+
+    // No token anywhere but sealed: not in a file of either data dir, a row's text, a log or output.
+    const issued = (await (await fetch(new URL('/test/issued', server.control))).json()) as {
+      access: string[];
+      refresh: string[];
+    };
+    const tokens = [...issued.access, ...issued.refresh];
+    expect(tokens.length).toBeGreaterThan(0);
+    const tables = ['sealed_documents', 'mcp_config', 'ledger', 'transcript', 'live_events', 'inbox'];
+    const rowText = [];
+    for (const table of tables) {
+      const all = await db.pool.query(`SELECT * FROM ${db.table(table)}`);
+      rowText.push(
+        JSON.stringify(all.rows),
+        Buffer.concat(
+          all.rows.flatMap((row: Record<string, unknown>) =>
+            Object.values(row).filter((value): value is Buffer => Buffer.isBuffer(value)),
+          ),
+        ).toString('latin1'),
+      );
+    }
+    const sealed = await db.pool.query(`SELECT name FROM ${db.table('sealed_documents')}`);
+    expect(sealed.rows.map((row: { name: string }) => row.name)).toContain('box:mcp-oauth');
+    const files = [...(await everyFile(gatewayDir)), ...(await everyFile(workerDir))];
+    for (const token of tokens) {
+      for (const { file, text } of files) expect(text.includes(token), `${file} holds a token`).toBe(false);
+      for (const text of rowText) expect(text.includes(token), 'a row holds a token').toBe(false);
+      expect(worker.output()).not.toContain(token);
+      expect(logged.join('\n')).not.toContain(token);
+    }
+  }, 180_000);
+});
