@@ -21,11 +21,17 @@
  * The command is split at white space, without a shell. Whether both printed
  * the same output is said for each case.
  *
- * The public Rust txcript cannot be built on this machine (docs/cli.md): its
- * figures on the same kind of corpus are printed beside ours for context.
+ * `--rust <path>`: the public Rust txcript 0.10's binary (docs/cli.md says how to build it; it
+ * cannot be built on this machine). Each case is run with it too, on the same corpus, interleaved
+ * (`query <pattern>` without a cache, `--cache FILE query` first and warm, `list` twice), and issue
+ * 23's five ratios are printed, ours / Rust, CPU time, with their targets. Without it, the Rust
+ * figures issue 23 gives are printed for context.
+ *
+ * A fourth query reads every session and matches few messages (each file holds the words on one
+ * line, the phrase only in long sessions): the case where a scan decodes the most.
  *
  *   npx tsx bench/txcript-first-search.ts [--sessions N] [--result-lines N] [--runs N] [--gb N]
- *     [--against '<command>']
+ *     [--against '<command>'] [--rust <path>]
  */
 import { spawnSync } from 'node:child_process';
 import { appendFileSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
@@ -52,6 +58,12 @@ const againstAt = process.argv.indexOf('--against');
 const against = againstAt < 0 ? undefined : (process.argv[againstAt + 1] ?? '').trim().split(/\s+/);
 if (against !== undefined && against[0] === '')
   throw new Error('--against needs a command, e.g. --against txcript');
+const rustAt = process.argv.indexOf('--rust');
+const rust = rustAt < 0 ? undefined : process.argv[rustAt + 1];
+if (rust !== undefined && !existsSync(rust))
+  throw new Error(
+    `--rust needs the Rust txcript binary's path (docs/cli.md, Rust anchor): ${rust} is not there`,
+  );
 
 interface Run {
   cpuMs: number;
@@ -203,7 +215,7 @@ async function corpus(
 }
 
 /** A rare word (3 sessions), a word in every session, and two words in every session never in one message. */
-const QUERIES = ['zanzibarite', 'module', 'lorem refactor'];
+const QUERIES = ['zanzibarite', 'module', 'lorem refactor', '"plan for step 17"'];
 
 /** No index, and no build under way (a first search's background build is waited for, then its index removed). */
 async function noIndex(home: string): Promise<void> {
@@ -251,9 +263,26 @@ async function small(): Promise<void> {
     once(home, ['list', '--no-cache'], against);
     console.log(`against: ${against.join(' ')}`);
   }
-  await measure('list --from claude_code --no-cache', home, ['list', '--from', 'claude_code', '--no-cache']);
+  const listCold = await measure('list --from claude_code --no-cache', home, [
+    'list',
+    '--from',
+    'claude_code',
+    '--no-cache',
+  ]);
   once(home, ['list']);
-  await measure('list --from claude_code (warm)', home, ['list', '--from', 'claude_code']);
+  const listWarm = await measure('list --from claude_code (warm)', home, ['list', '--from', 'claude_code']);
+  const ratios: string[] = [];
+  if (rust !== undefined) {
+    const rustList = await measureRust('  Rust list (warm page cache)', home, [
+      'list',
+      '--from',
+      'claude_code',
+    ]);
+    ratios.push(
+      ratio('list, no cache', listCold, rustList, 1.5),
+      ratio('list, warm', listWarm, rustList, 1.0),
+    );
+  }
   for (const query of QUERIES) {
     const first = await measure(`search ${query} (first: no index)`, home, ['search', query], () =>
       noIndex(home),
@@ -264,10 +293,56 @@ async function small(): Promise<void> {
     const scan = await measure(`search ${query} --no-index`, home, ['search', query, '--no-index']);
     const same = first.stdout === warm.stdout && warm.stdout === scan.stdout;
     console.log(`  same hits first / warm / --no-index: ${same ? 'yes' : 'NO'}`);
+    if (rust !== undefined) {
+      const cache = join(home, 'rust-query-cache');
+      const pattern = query.replaceAll('"', '');
+      const none = await measureRust(`  Rust query ${pattern} (no cache)`, home, ['query', pattern]);
+      await measureRust(`  Rust query --cache (first)`, home, ['--cache', cache, 'query', pattern], () =>
+        rmSync(cache, { recursive: true, force: true }),
+      );
+      const cached = await measureRust(`  Rust query --cache (warm)`, home, [
+        '--cache',
+        cache,
+        'query',
+        pattern,
+      ]);
+      ratios.push(
+        ratio(`search ${query}, first`, first, none, 1.5),
+        ratio(`search ${query}, warm`, warm, cached, 0.6),
+        ratio(`search ${query}, --no-index`, scan, none, 1.5),
+      );
+    }
   }
-  console.log(
-    'Rust txcript 0.10 on 2,000 Claude Code sessions (70 MB), issue 23, not re-measured here: query no cache 0.86 s, first --cache 1.3 s, warm 0.72 s (CPU)',
-  );
+  if (rust !== undefined) {
+    console.log('Issue 23 ratios, ours / Rust txcript 0.10, CPU time (target):');
+    for (const r of ratios) console.log(`  ${r}`);
+  } else
+    console.log(
+      'Rust txcript 0.10 on 2,000 Claude Code sessions (70 MB), issue 23, not re-measured here: query no cache 0.86 s, first --cache 1.3 s, warm 0.72 s (CPU)',
+    );
+}
+
+/** `runs` runs of the Rust binary (`--rust`), `before` before each; prints the medians. */
+async function measureRust(
+  label: string,
+  dir: string,
+  args: string[],
+  before: () => void | Promise<void> = () => {},
+): Promise<Run> {
+  const all: Run[] = [];
+  for (let i = 0; i < runs; i++) {
+    await before();
+    all.push(once(dir, args, [rust!]));
+  }
+  const row = summary(all);
+  console.log(`${label.padEnd(46)} ${figures(row)}  [load ${loadavg()[0]!.toFixed(1)}]`);
+  return row;
+}
+
+/** One of issue 23's ratios: ours / Rust in CPU time, against its target. */
+function ratio(label: string, ours: Run, theirs: Run, target: number): string {
+  const r = ours.cpuMs / theirs.cpuMs;
+  return `${label.padEnd(40)} ${r.toFixed(2)} (target <= ${target}: ${r <= target ? 'met' : 'missed'})`;
 }
 
 /** A tree of `--gb` GB: the first search and `--no-index`. */

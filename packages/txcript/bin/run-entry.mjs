@@ -23,6 +23,7 @@ const WORKERS = {
     new URL('../src/harness/grok-bot/ledger-worker.ts', import.meta.url),
   ),
   'txcript-scan-worker.mjs': fileURLToPath(new URL('../src/search/scan-worker.ts', import.meta.url)),
+  'txcript-read-worker.mjs': fileURLToPath(new URL('../src/search/read-worker.ts', import.meta.url)),
 };
 
 /**

@@ -14,7 +14,7 @@ export interface Outcome {
 export function runProcess(
   command: string,
   args: readonly string[],
-  options: { env: NodeJS.ProcessEnv; cwd?: string; stdin?: string },
+  options: { env: NodeJS.ProcessEnv; cwd?: string; stdin?: string; onStderr?: (chunk: string) => void },
 ): Promise<Outcome> {
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, {
@@ -25,7 +25,10 @@ export function runProcess(
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => {
+      stderr += d;
+      options.onStderr?.(d);
+    });
     child.on('error', reject);
     child.on('close', (code) => resolve({ code, stdout, stderr }));
     child.stdin.end(options.stdin ?? '');

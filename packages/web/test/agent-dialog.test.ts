@@ -9,23 +9,12 @@
  * run is a link that closes the dialog and shows its turn's marker in the conversation; the
  * Memory tab shows both scopes and deletes an entry (one already gone: the box's error).
  */
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
 import { MemoryFile } from '../../box/src/memory/memory-file.ts';
 import { agentPaths, userMemoryFile } from '../../box/src/stores/files/layout.ts';
-import {
-  axeViolations,
-  callGateway,
-  ensureBuilt,
-  launchBrowser,
-  modelEnv,
-  openSignedInPage,
-  saveScreenshot,
-  startGateway,
-  startModelServer,
-  type ModelServer,
-  type RunningGateway,
-} from './support.ts';
+import { axeViolations, callGateway, saveScreenshot } from './support.ts';
+import { browserSuite } from './suite.ts';
 
 const DESKTOP = { width: 1280, height: 800, timezoneId: 'Asia/Tokyo' };
 const PHONE = { width: 390, height: 844, timezoneId: 'Asia/Tokyo' };
@@ -34,24 +23,7 @@ const VIEWPORTS = [
   ['phone', PHONE],
 ] as const;
 
-let browser: Browser;
-let gateway: RunningGateway;
-let model: ModelServer;
-const contexts: BrowserContext[] = [];
-
-beforeAll(async () => {
-  ensureBuilt();
-  model = await startModelServer();
-  [browser, gateway] = await Promise.all([
-    launchBrowser(),
-    startGateway({ ...modelEnv(model), SENDBOX_ROUTINE_MIN_INTERVAL_S: '1', SENDBOX_MODEL_MAX_RETRIES: '0' }),
-  ]);
-});
-afterAll(async () => {
-  for (const context of contexts) await context.close();
-  await browser?.close();
-  await Promise.all([gateway?.stop(), model?.close()]);
-});
+const suite = browserSuite({ env: { SENDBOX_ROUTINE_MIN_INTERVAL_S: '1' } });
 
 interface Routine {
   id: string;
@@ -62,13 +34,8 @@ interface Routine {
   runs: Array<{ status: string }>;
 }
 
-async function createAgent(name: string): Promise<string> {
-  const { agent } = await callGateway<{ agent: { id: string } }>(gateway, 'createAgent', { name });
-  return agent.id;
-}
-
 const routines = async (agentId: string) =>
-  (await callGateway<{ routines: Routine[] }>(gateway, 'listRoutines', { agentId })).routines;
+  (await callGateway<{ routines: Routine[] }>(suite.gateway, 'listRoutines', { agentId })).routines;
 
 /** Opens the agent's dialog from its menu (on a phone, through the agents drawer) on `tab`. */
 async function openDialog(
@@ -76,7 +43,7 @@ async function openDialog(
   agentId: string,
   tab: 'settings' | 'routines' | 'memory',
 ): Promise<{ page: Page; problems: string[] }> {
-  const opened = await openSignedInPage(browser, contexts, gateway, viewport, `#agent=${agentId}`);
+  const opened = await suite.open(viewport, `#agent=${agentId}`);
   const { page } = opened;
   if (viewport.width < 720) await page.getByTestId('agents-drawer-button').click();
   const row = page.locator(`[data-testid="agent-row"][data-agent-id="${agentId}"]`);
@@ -93,7 +60,7 @@ describe('the agent dialog', { timeout: 120_000 }, () => {
     it(`Settings: renames the agent and sets its instructions; a bad domain is refused and nothing saved (${label})`, async ({
       task,
     }) => {
-      const id = await createAgent(`Scout ${label}`);
+      const id = await suite.createAgent(`Scout ${label}`);
       const { page, problems } = await openDialog(viewport, id, 'settings');
       const dialog = page.getByRole('dialog', { name: `Scout ${label}` });
       await dialog.waitFor();
@@ -111,7 +78,7 @@ describe('the agent dialog', { timeout: 120_000 }, () => {
       const refusal = page.getByTestId('agent-settings-error');
       await refusal.waitFor();
       expect(await refusal.textContent()).toMatch(/allowDomains.*not a host name/);
-      expect(await callGateway<{ name: string }>(gateway, 'getAgent', { id })).toMatchObject({
+      expect(await callGateway<{ name: string }>(suite.gateway, 'getAgent', { id })).toMatchObject({
         name: `Scout ${label}`,
       });
 
@@ -123,7 +90,7 @@ describe('the agent dialog', { timeout: 120_000 }, () => {
       await saveScreenshot(page, `${task.name} (form)`);
       await page.getByTestId('agent-settings-save').click();
       await page.getByTestId('agent-settings-saved').waitFor();
-      expect(await callGateway(gateway, 'getAgent', { id })).toMatchObject({
+      expect(await callGateway(suite.gateway, 'getAgent', { id })).toMatchObject({
         name: `Ranger ${label}`,
         instructions: 'Answer in haiku.',
         allowDomains: ['example.com'],
@@ -141,7 +108,7 @@ describe('the agent dialog', { timeout: 120_000 }, () => {
     it(`Routines: a bad schedule is refused; create, pause, resume, run now, edit and delete, next run in the reader's zone (${label})`, async ({
       task,
     }) => {
-      const id = await createAgent(`Routines ${label}`);
+      const id = await suite.createAgent(`Routines ${label}`);
       const { page, problems } = await openDialog(viewport, id, 'routines');
       await page.getByTestId('routines-empty').waitFor();
       await page.getByTestId('routine-new').click();
@@ -208,11 +175,11 @@ describe('the agent dialog', { timeout: 120_000 }, () => {
     });
 
     it(`Routines: the open list follows changes made elsewhere and the routine's fires, without a reload (${label})`, async () => {
-      const id = await createAgent(`Live ${label}`);
+      const id = await suite.createAgent(`Live ${label}`);
       const { page, problems } = await openDialog(viewport, id, 'routines');
       await page.getByTestId('routines-empty').waitFor();
       // Made elsewhere (another tab, the CLI): it shows up.
-      const { routine } = await callGateway<{ routine: Routine }>(gateway, 'updateRoutine', {
+      const { routine } = await callGateway<{ routine: Routine }>(suite.gateway, 'updateRoutine', {
         agentId: id,
         action: 'create',
         name: 'Pulse',
@@ -223,7 +190,7 @@ describe('the agent dialog', { timeout: 120_000 }, () => {
       await card.waitFor({ timeout: 10_000 });
       // It fires on its own: the run shows up in the open list, and it ends.
       await card.getByTestId('routine-runs-summary').waitFor({ timeout: 20_000 });
-      await callGateway(gateway, 'updateRoutine', { agentId: id, id: routine.id, action: 'pause' });
+      await callGateway(suite.gateway, 'updateRoutine', { agentId: id, id: routine.id, action: 'pause' });
       await card.getByTestId('routine-paused').waitFor({ timeout: 10_000 });
       await expect
         .poll(() => card.getByTestId('routine-runs-summary').textContent(), { timeout: 30_000 })
@@ -234,8 +201,8 @@ describe('the agent dialog', { timeout: 120_000 }, () => {
     it(`Routines: a read answered late never replaces a newer one, and a run links to the turn it opened (${label})`, async ({
       task,
     }) => {
-      const id = await createAgent(`Linked ${label}`);
-      const { routine } = await callGateway<{ routine: Routine }>(gateway, 'updateRoutine', {
+      const id = await suite.createAgent(`Linked ${label}`);
+      const { routine } = await callGateway<{ routine: Routine }>(suite.gateway, 'updateRoutine', {
         agentId: id,
         action: 'create',
         name: 'Digest',
@@ -263,7 +230,7 @@ describe('the agent dialog', { timeout: 120_000 }, () => {
         await route.fulfill({ response, body });
       });
       let releaseModel!: () => void;
-      model.reply({
+      suite.model.reply({
         toolCall: { name: 'send_message', arguments: { type: 'text', content: 'Here is the digest.' } },
         after: new Promise<void>((resolve) => (releaseModel = resolve)),
       });
@@ -282,26 +249,14 @@ describe('the agent dialog', { timeout: 120_000 }, () => {
       // Later turns push the run's turn out of view.
       const long = Array.from({ length: 40 }, (_, i) => `Line ${i} of a long answer.`).join('\n\n');
       for (let i = 0; i < 2; i++) {
-        model.reply(
+        suite.model.reply(
           { toolCall: { name: 'send_message', arguments: { type: 'text', content: long } } },
           { text: 'done' },
         );
-        await callGateway(gateway, 'sendPrompt', {
-          agentId: id,
-          prompt: `Later question ${i}`,
-          clientNonce: `later-${label}-${i}`,
-        });
-        await expect.poll(() => model.pending(), { timeout: 30_000 }).toBe(0);
+        await suite.prompt(id, `Later question ${i} (${label})`);
+        await expect.poll(() => suite.model.pending(), { timeout: 30_000 }).toBe(0);
       }
-      await expect
-        .poll(
-          async () =>
-            (await callGateway<Array<{ id: string; state: string }>>(gateway, 'listAgents', {})).find(
-              (row) => row.id === id,
-            )?.state,
-          { timeout: 30_000 },
-        )
-        .toBe('idle');
+      await suite.settled(id);
 
       // The run is a link to its turn: the dialog closes and the conversation shows it.
       const [listed] = await routines(id);
@@ -328,12 +283,15 @@ describe('the agent dialog', { timeout: 120_000 }, () => {
     it(`Memory: shows the agent's and the user's entries, deletes one; one deleted elsewhere gives the box's error (${label})`, async ({
       task,
     }) => {
-      const id = await createAgent(`Memory ${label}`);
+      const id = await suite.createAgent(`Memory ${label}`);
       const now = Date.now();
-      const own = new MemoryFile(agentPaths(gateway.dataDir, id).memory, 'agent');
+      const own = new MemoryFile(agentPaths(suite.gateway.dataDir, id).memory, 'agent');
       await own.write(`The user is called Ada (${label})`, now);
       await own.write(`Ada prefers tea (${label})`, now);
-      await new MemoryFile(userMemoryFile(gateway.dataDir), 'user').write(`Shared note (${label})`, now);
+      await new MemoryFile(userMemoryFile(suite.gateway.dataDir), 'user').write(
+        `Shared note (${label})`,
+        now,
+      );
       const { page, problems } = await openDialog(viewport, id, 'memory');
       const agentScope = page.getByTestId('memory-agent');
       await agentScope.getByText(`The user is called Ada (${label})`).waitFor();

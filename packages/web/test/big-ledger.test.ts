@@ -5,20 +5,10 @@
  * Behaviour only: the paint time is a figure of scripts/measure-paint.ts, never asserted here.
  * Its own file so it runs beside ui.test.ts.
  */
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  callGateway,
-  ensureBuilt,
-  launchBrowser,
-  modelEnv,
-  saveScreenshot,
-  seedLedger,
-  startGateway,
-  startModelServer,
-  type ModelServer,
-  type RunningGateway,
-} from './support.ts';
+import type { Page } from 'playwright-core';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { callGateway, saveScreenshot, seedLedger } from './support.ts';
+import { browserSuite } from './suite.ts';
 
 /** The renderer's window (Conversation.tsx `WINDOW_STEP`). */
 const WINDOW = 200;
@@ -31,17 +21,14 @@ interface Entry {
   hidden?: boolean;
 }
 
+const suite = browserSuite();
+
 describe('web UI with a 10,000-entry ledger', () => {
-  let browser: Browser;
-  let gateway: RunningGateway;
-  let model: ModelServer;
   let bigId: string;
   let ledger: Entry[];
 
   beforeAll(async () => {
-    ensureBuilt();
-    model = await startModelServer();
-    [browser, gateway] = await Promise.all([launchBrowser(), startGateway(modelEnv(model))]);
+    const { gateway, model } = suite;
     const { agent } = await callGateway<{ agent: { id: string } }>(gateway, 'createAgent', {
       name: 'Big ledger',
     });
@@ -50,11 +37,6 @@ describe('web UI with a 10,000-entry ledger', () => {
     expect(await seedLedger(gateway, model, bigId, ENTRIES, ENTRIES)).toBeGreaterThanOrEqual(ENTRIES);
     ledger = (await callGateway<{ entries: Entry[] }>(gateway, 'openAgent', { id: bigId })).entries;
   }, 180_000);
-  afterAll(async () => {
-    await browser?.close();
-    await gateway?.stop();
-    await model?.close();
-  });
 
   /** The entries that take a row with thinking hidden (transcript.ts `isShown`). */
   const shown = () =>
@@ -63,15 +45,15 @@ describe('web UI with a 10,000-entry ledger', () => {
     page.$$eval('[data-testid="bubble"]', (els) => els.map((el) => el.getAttribute('data-entry-id')));
 
   it('mounts only the newest window, and more when scrolled to the top', async ({ task }) => {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    await gateway.signIn(context);
+    const context = await suite.browser.newContext({ viewport: { width: 1280, height: 900 } });
+    await suite.gateway.signIn(context);
     try {
       const page = await context.newPage();
       const opens: string[] = [];
       page.on('request', (request) => {
         if (request.url().endsWith('/api/openAgent')) opens.push(request.postData() ?? '');
       });
-      await page.goto(`${gateway.url}#agent=${bigId}`);
+      await page.goto(`${suite.gateway.url}#agent=${bigId}`);
       const newest = shown().slice(-WINDOW);
       await page.locator(`[data-entry-id="${newest.at(-1)!.id}"]`).waitFor();
       // The window fills to WINDOW bubbles in the frames after the first paint.
@@ -115,20 +97,20 @@ describe('web UI with a 10,000-entry ledger', () => {
 
   it('reopens the agent of the last visit without a hash, fetching its ledger once', async ({ task }) => {
     const { agent: newer } = await callGateway<{ agent: { id: string; lastActivityAt: number } }>(
-      gateway,
+      suite.gateway,
       'createAgent',
       { name: 'Newer' },
     );
-    const rows = await callGateway<{ id: string; lastActivityAt: number }[]>(gateway, 'listAgents', {});
+    const rows = await callGateway<{ id: string; lastActivityAt: number }[]>(suite.gateway, 'listAgents', {});
     // Without the remembered agent, the page would open "Newer" (the most recent activity).
     const latest = [...rows].sort((a, b) => b.lastActivityAt - a.lastActivityAt)[0];
     expect(latest?.id).toBe(newer.id);
 
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    await gateway.signIn(context);
+    const context = await suite.browser.newContext({ viewport: { width: 1280, height: 900 } });
+    await suite.gateway.signIn(context);
     try {
       const first = await context.newPage();
-      await first.goto(`${gateway.url}#agent=${bigId}`);
+      await first.goto(`${suite.gateway.url}#agent=${bigId}`);
       await first.locator('[data-testid="bubble"]').first().waitFor();
       await first.close();
 
@@ -137,7 +119,7 @@ describe('web UI with a 10,000-entry ledger', () => {
       page.on('request', (request) => {
         if (request.url().endsWith('/api/openAgent')) opens.push(request.postData() ?? '');
       });
-      await page.goto(gateway.url);
+      await page.goto(suite.gateway.url);
       await page.locator(`[data-entry-id="${shown().at(-1)!.id}"]`).waitFor();
       expect(await page.locator('.conversation-head h2').textContent()).toBe('Big ledger');
       expect(await page.evaluate(() => window.location.hash)).toBe(`#agent=${bigId}`);

@@ -473,7 +473,7 @@ export async function saveScreenshot(page: Page, name: string): Promise<string> 
 
 /**
  * A fresh signed-in page of `target` at `viewport` (its context kept in `contexts` for the file's
- * cleanup), recording console errors, page errors and 5xx answers in `problems`.
+ * cleanup), recording console errors, CSP violations, page errors and 5xx answers in `problems`.
  */
 export async function openSignedInPage(
   browser: Browser,
@@ -492,6 +492,11 @@ export async function openSignedInPage(
   await target.signIn(context);
   const page = await context.newPage();
   const problems: string[] = [];
+  // A CSP violation is not a console error by itself: the page reports each one as an error (string
+  // code: the scripts run this under tsx, whose esbuild would add helpers a page does not have).
+  await page.addInitScript(
+    "document.addEventListener('securitypolicyviolation', (event) => console.error(`CSP violation: ${event.violatedDirective} ${event.blockedURI}`));",
+  );
   page.on('console', (message) => {
     if (message.type() === 'error') problems.push(message.text());
   });

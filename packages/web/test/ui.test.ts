@@ -7,27 +7,13 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { SAMPLE_DOCX_TEXT, SAMPLE_XLSX, sampleDocx, samplePdf, sampleXlsx } from './sample-files.ts';
 import { sendboxCommand } from '../../box/src/cli/command-name.ts';
-import {
-  callGateway,
-  ensureBuilt,
-  launchBrowser,
-  modelEnv,
-  artifactPath,
-  saveScreenshot,
-  send,
-  stepTrail,
-  sendCall,
-  startGateway,
-  startModelServer,
-  type ModelServer,
-  type RunningGateway,
-} from './support.ts';
+import { callGateway, artifactPath, saveScreenshot, send, stepTrail, sendCall } from './support.ts';
+import { browserSuite } from './suite.ts';
 
-let browser: Browser;
+const VIEW = { width: 1280, height: 900 };
 
 async function filesUnder(dir: string): Promise<string[]> {
   const found: string[] = [];
@@ -39,47 +25,14 @@ async function filesUnder(dir: string): Promise<string[]> {
   return found;
 }
 
-/** A fresh page that records console errors and CSP violations. */
-async function openPage(context: BrowserContext, url: string): Promise<{ page: Page; problems: string[] }> {
-  const page = await context.newPage();
-  const problems: string[] = [];
-  await page.addInitScript(() => {
-    document.addEventListener('securitypolicyviolation', (event) =>
-      console.error(`CSP violation: ${event.violatedDirective} ${event.blockedURI}`),
-    );
-  });
-  page.on('console', (message) => {
-    if (message.type() === 'error') problems.push(message.text());
-  });
-  page.on('pageerror', (error) => problems.push(error.message));
-  page.on('response', (response) => {
-    if (response.status() >= 500) problems.push(`HTTP ${response.status()} ${response.url()}`);
-  });
-  await page.goto(url);
-  return { page, problems };
-}
-
 describe('web UI without a model (the demo agent)', () => {
-  let gateway: RunningGateway;
-  let context: BrowserContext;
-
-  beforeAll(async () => {
-    ensureBuilt();
-    [browser, gateway] = await Promise.all([launchBrowser(), startGateway()]);
-    context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    await gateway.signIn(context);
-  });
-  afterAll(async () => {
-    await context?.close();
-    await browser?.close();
-    if (gateway && /\b500\b|Error/.test(gateway.output())) console.log(gateway.output());
-    await gateway?.stop();
-  });
+  const suite = browserSuite({ model: false });
+  const open = (hash?: string) => suite.open(VIEW, hash);
 
   it('renders every bubble type of the demo under the CSP, with the model banner and a disabled composer', async ({
     task,
   }) => {
-    const { page, problems } = await openPage(context, gateway.url);
+    const { page, problems } = await open();
     await page.waitForSelector('[data-testid="bubble"][data-type="secret-request"]');
     const banner = page.getByTestId('model-banner');
     await expect.poll(() => banner.textContent()).toContain('XAI_API_KEY');
@@ -115,7 +68,7 @@ describe('web UI without a model (the demo agent)', () => {
   });
 
   it('stays at the bottom while bubbles grow after layout, unless the reader scrolled up', async () => {
-    const { page, problems } = await openPage(context, gateway.url);
+    const { page, problems } = await open();
     await page.waitForSelector('[data-testid="bubble"][data-type="secret-request"]');
     const transcript = page.getByTestId('transcript');
     const gap = (): Promise<number> =>
@@ -150,7 +103,7 @@ describe('web UI without a model (the demo agent)', () => {
   it('hides thinking until toggled; the bubble style switch changes classes only, and persists', async ({
     task,
   }) => {
-    const { page, problems } = await openPage(context, gateway.url);
+    const { page, problems } = await open();
     await page.waitForSelector('[data-testid="bubble"][data-type="text"]');
     expect(await page.locator('[data-kind="thinking"]').count()).toBe(0);
     await page.getByTestId('thinking-toggle').click();
@@ -182,10 +135,8 @@ describe('web UI without a model (the demo agent)', () => {
   });
 
   it('follows prefers-color-scheme until the theme toggle picks one, and remembers it', async ({ task }) => {
-    const dark = await browser.newContext({ colorScheme: 'dark' });
-    await gateway.signIn(dark);
-    try {
-      const { page } = await openPage(dark, gateway.url);
+    {
+      const { page } = await suite.open({ ...VIEW, colorScheme: 'dark' });
       await page.waitForSelector('[data-testid="agent-row"]');
       expect(await page.evaluate(() => document.documentElement.dataset.theme)).toBe('dark');
       await saveScreenshot(page, `${task.name} (dark)`);
@@ -195,16 +146,12 @@ describe('web UI without a model (the demo agent)', () => {
       await page.waitForSelector('[data-testid="agent-row"]');
       expect(await page.evaluate(() => document.documentElement.dataset.theme)).toBe('light');
       await saveScreenshot(page, task.name);
-    } finally {
-      await dark.close();
     }
   });
 
   it("changes the look on the theme toggle's first click whatever the system's theme", async () => {
-    const light = await browser.newContext({ colorScheme: 'light' });
-    await gateway.signIn(light);
-    try {
-      const { page, problems } = await openPage(light, gateway.url);
+    {
+      const { page, problems } = await suite.open({ ...VIEW, colorScheme: 'light' });
       await page.waitForSelector('[data-testid="agent-row"]');
       const theme = () => page.evaluate(() => document.documentElement.dataset.theme);
       const toggle = page.getByTestId('theme-toggle');
@@ -221,15 +168,13 @@ describe('web UI without a model (the demo agent)', () => {
         ['system', 'light'],
       ]);
       expect(problems).toEqual([]);
-    } finally {
-      await light.close();
     }
   });
 
   it('opens an image full screen with its alt as caption, closes on Esc, and previews the PDF', async ({
     task,
   }) => {
-    const { page, problems } = await openPage(context, gateway.url);
+    const { page, problems } = await open();
     const image = page.locator('[data-testid="image-grid"] img').first();
     await image.waitFor();
     expect(await image.getAttribute('title')).toBe('A bar chart');
@@ -251,12 +196,12 @@ describe('web UI without a model (the demo agent)', () => {
   it('names the login command as this shell runs it on the sign-in page (sendbox may not be on PATH)', async ({
     task,
   }) => {
-    const signedOut = await browser.newContext();
+    const signedOut = await suite.browser.newContext();
     try {
       const page = await signedOut.newPage();
-      expect((await page.goto(gateway.url))?.status()).toBe(401);
+      expect((await page.goto(suite.gateway.url))?.status()).toBe(401);
       // `sendbox login` only when this very box is the sendbox on PATH; else `node <its bin> login`.
-      const login = sendboxCommand(`login --data-dir ${gateway.dataDir}`);
+      const login = sendboxCommand(`login --data-dir ${suite.gateway.dataDir}`);
       expect(await page.locator('code').allTextContents()).toContain(login);
       await saveScreenshot(page, task.name);
     } finally {
@@ -265,7 +210,7 @@ describe('web UI without a model (the demo agent)', () => {
   });
 
   it('creates, duplicates and deletes agents from the sidebar', async ({ task }) => {
-    const { page, problems } = await openPage(context, gateway.url);
+    const { page, problems } = await open();
     await page.waitForSelector('[data-testid="agent-row"]');
     await page.getByTestId('new-agent').click();
     await page.getByTestId('new-agent-name').fill('Research');
@@ -291,31 +236,16 @@ describe('web UI without a model (the demo agent)', () => {
 });
 
 describe('web UI with a model', () => {
-  let gateway: RunningGateway;
-  let model: ModelServer;
-  let context: BrowserContext;
-
-  beforeAll(async () => {
-    ensureBuilt();
-    model = await startModelServer({ keepRequests: true });
-    [browser, gateway] = await Promise.all([launchBrowser(), startGateway(modelEnv(model))]);
-    context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    await gateway.signIn(context);
-  });
-  afterAll(async () => {
-    await context?.close();
-    await browser?.close();
-    await gateway?.stop();
-    await model?.close();
-  });
+  const suite = browserSuite({ keepRequests: true });
+  const open = (hash?: string) => suite.open(VIEW, hash);
 
   /** Waits until the agent's last turn has ended: idle, with `turn-ended` as its last entry. */
   async function waitForTurnEnd(agentId: string): Promise<void> {
     await expect
       .poll(
         async () => {
-          const rows = await callGateway<{ id: string; state: string }[]>(gateway, 'listAgents', {});
-          const { entries } = await callGateway<{ entries: { kind: string }[] }>(gateway, 'openAgent', {
+          const rows = await callGateway<{ id: string; state: string }[]>(suite.gateway, 'listAgents', {});
+          const { entries } = await callGateway<{ entries: { kind: string }[] }>(suite.gateway, 'openAgent', {
             id: agentId,
           });
           return `${rows.find((row) => row.id === agentId)?.state} ${entries.at(-1)?.kind}`;
@@ -333,7 +263,7 @@ describe('web UI with a model', () => {
     async ({ task, onTestFailed, onTestFinished }) => {
       const step = stepTrail({ onTestFailed, onTestFinished });
       step('open');
-      const { page, problems } = await openPage(context, gateway.url);
+      const { page, problems } = await open();
       const answerRequests: string[] = [];
       const secretBodies: string[] = [];
       page.on('request', (request) => {
@@ -356,7 +286,7 @@ describe('web UI with a model', () => {
       await input.type('second line');
       expect(await input.inputValue()).toBe('first line\nsecond line');
 
-      model.reply(
+      suite.model.reply(
         send({ type: 'text', content: 'Hello **there**' }),
         send({
           type: 'widget',
@@ -374,7 +304,9 @@ describe('web UI with a model', () => {
       step('widget shown');
       const red = page.locator('[data-testid="widget-option"][data-value="red"]');
       await red.waitFor();
-      model.reply(send({ type: 'secret-request', secret: { label: 'Deploy key', name: 'DEPLOY_KEY' } }));
+      suite.model.reply(
+        send({ type: 'secret-request', secret: { label: 'Deploy key', name: 'DEPLOY_KEY' } }),
+      );
       step('answer the widget');
       await red.dblclick();
       await expect.poll(() => red.getAttribute('aria-pressed')).toBe('true');
@@ -414,7 +346,7 @@ describe('web UI with a model', () => {
 
       // Nor on disk or in any log once the turn the secret resumed has ended: not in the JSONL,
       // the ledger (store.db and its WAL), any other file of the data dir (secrets.enc holds it
-      // encrypted), the gateway's output, or what the model was sent.
+      // encrypted), the suite.gateway's output, or what the model was sent.
       const agentId = await page
         .locator('[data-testid="agent-row"]', { hasText: 'Live' })
         .getAttribute('data-agent-id');
@@ -422,8 +354,8 @@ describe('web UI with a model', () => {
       step('turn end');
       await waitForTurnEnd(agentId!);
       step('read the data dir');
-      const jsonl = path.join(gateway.dataDir, 'agent-transcripts', agentId!, `${agentId!}.jsonl`);
-      const storeDb = path.join(gateway.dataDir, 'agents', agentId!, 'store.db');
+      const jsonl = path.join(suite.gateway.dataDir, 'agent-transcripts', agentId!, `${agentId!}.jsonl`);
+      const storeDb = path.join(suite.gateway.dataDir, 'agents', agentId!, 'store.db');
       const [jsonlBytes, dbBytes, walBytes] = await Promise.all([
         fs.readFile(jsonl),
         fs.readFile(storeDb),
@@ -439,20 +371,20 @@ describe('web UI with a model', () => {
       ] as const) {
         expect(bytes.includes(value), `${name} holds the secret`).toBe(false);
       }
-      expect(await fs.stat(path.join(gateway.dataDir, 'agents', agentId!, 'secrets.enc'))).toBeTruthy();
-      for (const file of await filesUnder(gateway.dataDir)) {
+      expect(await fs.stat(path.join(suite.gateway.dataDir, 'agents', agentId!, 'secrets.enc'))).toBeTruthy();
+      for (const file of await filesUnder(suite.gateway.dataDir)) {
         expect((await fs.readFile(file)).includes(value), `${file} holds the secret`).toBe(false);
       }
-      expect(gateway.output()).not.toContain(value);
-      expect(model.requests().length).toBeGreaterThan(3);
-      expect(model.requests().some((body) => body.includes(value))).toBe(false);
+      expect(suite.gateway.output()).not.toContain(value);
+      expect(suite.model.requests().length).toBeGreaterThan(3);
+      expect(suite.model.requests().some((body) => body.includes(value))).toBe(false);
 
       // A duplicate has the history but not the secret: its request does not claim "Saved".
       step('duplicate');
-      const { agent: copy } = await callGateway<{ agent: { id: string } }>(gateway, 'duplicateAgent', {
+      const { agent: copy } = await callGateway<{ agent: { id: string } }>(suite.gateway, 'duplicateAgent', {
         id: agentId!,
       });
-      const duplicate = await openPage(context, `${gateway.url}#agent=${copy.id}`);
+      const duplicate = await open(`#agent=${copy.id}`);
       const notHere = duplicate.page.getByTestId('secret-not-here');
       await notHere.waitFor({ timeout: 20_000 });
       expect(await duplicate.page.getByTestId('secret-saved').count()).toBe(0);
@@ -462,7 +394,7 @@ describe('web UI with a model', () => {
       await saveScreenshot(duplicate.page, `${task.name} (duplicate)`);
       await duplicate.page.close();
       step('reopen the original');
-      const original = await openPage(context, `${gateway.url}#agent=${agentId!}`);
+      const original = await open(`#agent=${agentId!}`);
       await original.page.getByTestId('secret-saved').waitFor({ timeout: 20_000 });
       expect(await original.page.getByTestId('secret-not-here').count()).toBe(0);
       await original.page.close();
@@ -473,7 +405,7 @@ describe('web UI with a model', () => {
   it('previews a PDF, a Word document and a workbook the agent attaches from its sandbox', async ({
     task,
   }) => {
-    const { page, problems } = await openPage(context, gateway.url);
+    const { page, problems } = await open();
     await page.getByTestId('new-agent').click();
     await page.getByTestId('new-agent-name').fill('Files');
     await page.keyboard.press('Enter');
@@ -483,7 +415,7 @@ describe('web UI with a model', () => {
     expect(agentId).toBeTruthy();
 
     // The files the agent "made": written into its sandbox (layout.ts), attached by file:// URL.
-    const sandbox = path.join(gateway.dataDir, 'sandboxes', agentId!);
+    const sandbox = path.join(suite.gateway.dataDir, 'sandboxes', agentId!);
     await fs.mkdir(path.join(sandbox, 'out'), { recursive: true });
     const files = {
       'report.pdf': samplePdf(),
@@ -492,7 +424,7 @@ describe('web UI with a model', () => {
     };
     for (const [name, bytes] of Object.entries(files))
       await fs.writeFile(path.join(sandbox, 'out', name), bytes);
-    model.reply({
+    suite.model.reply({
       toolCalls: Object.keys(files).map((name) =>
         sendCall({ type: 'attachment', url: pathToFileURL(path.join(sandbox, 'out', name)).href }),
       ),
@@ -583,7 +515,7 @@ describe('web UI with a model', () => {
   it('shows a prompt queued behind a running turn at once as pending, until its turn starts', async ({
     task,
   }) => {
-    const { page, problems } = await openPage(context, gateway.url);
+    const { page, problems } = await open();
     await page.getByTestId('new-agent').click();
     await page.getByTestId('new-agent-name').fill('Queue');
     await page.keyboard.press('Enter');
@@ -593,7 +525,7 @@ describe('web UI with a model', () => {
     await expect.poll(() => input.isEnabled()).toBe(true);
     let answerFirst = (): void => undefined;
     const firstAnswered = new Promise<void>((resolve) => (answerFirst = resolve));
-    model.reply(
+    suite.model.reply(
       { ...send({ type: 'text', content: 'first answer' }), after: firstAnswered },
       { text: 'done' },
       send({ type: 'text', content: 'second answer' }),
@@ -617,7 +549,7 @@ describe('web UI with a model', () => {
   });
 
   it('uploads a file from the composer and shows it as a file card', async ({ task }) => {
-    const { page, problems } = await openPage(context, gateway.url);
+    const { page, problems } = await open();
     const uploads: string[] = [];
     page.on('request', (request) => {
       if (request.url().endsWith('/api/uploadFile')) uploads.push(request.url());
@@ -625,7 +557,7 @@ describe('web UI with a model', () => {
     await page.waitForSelector('[data-testid="agent-row"]');
     await expect.poll(() => page.getByTestId('composer-input').isEnabled()).toBe(true);
     // A file over the box's limit is refused at once, before a byte is sent, saying the limit.
-    const huge = path.join(gateway.dataDir, 'huge.bin');
+    const huge = path.join(suite.gateway.dataDir, 'huge.bin');
     await fs.writeFile(huge, '');
     await fs.truncate(huge, 60 * 1024 * 1024);
     await page.getByTestId('composer-file').setInputFiles(huge);

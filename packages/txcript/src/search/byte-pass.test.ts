@@ -29,7 +29,7 @@ import { writePiHome } from '../../test/fixtures/pi/generate.ts';
 import { foldCase, type Hit } from './hits.ts';
 import { KINDS, type SearchRow } from './kinds.ts';
 import { type Query, matchesTexts, parseQuery } from './query.ts';
-import { readSession } from './refresh.ts';
+import { readSession } from './session-read.ts';
 import { byteSkipped, scanHits } from './scan.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'txcript-byte-pass-'));

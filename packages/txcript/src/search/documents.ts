@@ -9,7 +9,7 @@
  * are indexed as they are), and the user's answer to a Grok Bot
  * secret-request is never read into a row.
  */
-import { isHiddenOrWake, splitHiddenText } from '../harness/grok-bot/index.ts';
+import { isHiddenOrWake, splitHiddenText } from '../harness/grok-bot/injected-text.ts';
 import type { Block, JsonValue, Message, Tool, Transcript } from '../model/common.ts';
 import { isJsonObject } from '../model/json.ts';
 import { sendMessageReply } from '../cli/grok-view.ts';

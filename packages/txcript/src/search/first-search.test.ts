@@ -101,12 +101,18 @@ describe('the scan', () => {
     });
     const { sessions } = await discoverSessions(ctx, undefined);
     expect(sessions).toHaveLength(90);
-    const stats: ScanStats = { sessions: 0, files: 0, passed: 0, read: 0 };
+    const stats: ScanStats = { sessions: 0, files: 0, passed: 0, read: 0, readWorkers: 0 };
     const hits = await scanHits(ctx, parseQuery('zanzibarite banner'), { limit: 20 }, sessions, {}, stats);
-    expect(stats).toEqual({ sessions: 90, files: 90, passed: planted.length, read: planted.length });
+    expect(stats).toEqual({
+      sessions: 90,
+      files: 90,
+      passed: planted.length,
+      read: planted.length,
+      readWorkers: 0,
+    });
     expect(new Set(hits.map((h) => h.session.id))).toEqual(new Set(planted));
     // A word in every file: each is read, until a broad query's newest matches are in hand.
-    const broad: ScanStats = { sessions: 0, files: 0, passed: 0, read: 0 };
+    const broad: ScanStats = { sessions: 0, files: 0, passed: 0, read: 0, readWorkers: 0 };
     await scanHits(ctx, parseQuery('module'), { limit: 20 }, sessions, { broadMatches: 50 }, broad);
     expect(broad.passed).toBe(90);
     expect(broad.read).toBeLessThan(90);
@@ -212,9 +218,9 @@ describe('the scan of Codex rollouts (their text is in their files)', () => {
     });
     const { sessions } = await discoverSessions(ctx, undefined);
     expect(sessions).toHaveLength(3);
-    const stats: ScanStats = { sessions: 0, files: 0, passed: 0, read: 0 };
+    const stats: ScanStats = { sessions: 0, files: 0, passed: 0, read: 0, readWorkers: 0 };
     const hits = await scanHits(ctx, parseQuery('quokkaline'), { limit: 20 }, sessions, {}, stats);
-    expect(stats).toEqual({ sessions: 3, files: 3, passed: 2, read: 2 });
+    expect(stats).toEqual({ sessions: 3, files: 3, passed: 2, read: 2, readWorkers: 0 });
     expect(new Set(hits.map((h) => h.session.id))).toEqual(new Set(ids));
   });
 });

@@ -10,6 +10,7 @@ import { KINDS, type Kind } from './kinds.ts';
 import { type IndexedSession, type SearchIndex, sessionFromRow, splitRowId } from './index-db.ts';
 import { Bm25, indexTotals, scoredPhrases } from './ranking.ts';
 import {
+  foldCase,
   type Query,
   type Term,
   TRIGRAM,
@@ -51,20 +52,7 @@ export interface Hit {
   score: number;
 }
 
-/**
- * Lower-case without changing the length, so offsets found in the folded text
- * are offsets in the original (a character whose lower case is longer stays).
- */
-export function foldCase(text: string): string {
-  const lower = text.toLowerCase();
-  if (lower.length === text.length) return lower;
-  let out = '';
-  for (const ch of text) {
-    const l = ch.toLowerCase();
-    out += l.length === ch.length ? l : ch;
-  }
-  return out;
-}
+export { foldCase };
 
 const VERIFY = 'txcript_matches';
 /** Rows a query with a `~` or a short term checks in JavaScript, best first by the index. */

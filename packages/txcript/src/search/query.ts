@@ -24,6 +24,21 @@ export interface Query {
   terms: Term[];
 }
 
+/**
+ * Lower-case without changing the length, so offsets found in the folded text
+ * are offsets in the original (a character whose lower case is longer stays).
+ */
+export function foldCase(text: string): string {
+  const lower = text.toLowerCase();
+  if (lower.length === text.length) return lower;
+  let out = '';
+  for (const ch of text) {
+    const l = ch.toLowerCase();
+    out += l.length === ch.length ? l : ch;
+  }
+  return out;
+}
+
 const QUERY_TODO = 'write words (all must match), "an exact phrase", -exclude, or typo~';
 
 /** Parse what the user typed. An empty query, or one that only excludes, is a usage error. */

@@ -19,8 +19,8 @@ import {
   listSessions,
   withHarnesses,
 } from '../cli/sessions.ts';
-import type { SearchRow } from './kinds.ts';
-import type { SearchIndex, SessionFacts } from './index-db.ts';
+import type { SearchIndex } from './index-db.ts';
+import { readSession } from './session-read.ts';
 
 /** A folder locator (a Grok Bot agent without a transcript) changes through its ledger, which the folder's times miss. */
 const FOLDER_SOURCES = ['store.db', 'store.db-wal'];
@@ -124,7 +124,8 @@ export async function planRefresh(
   return { sessions, stale, gone: [...known.values()].map((s) => s.key), staleBytes };
 }
 
-function sourceBytes(locator: string): number {
+/** Bytes of a session source: a file's size; a folder's ledger (FOLDER_SOURCES). */
+export function sourceBytes(locator: string): number {
   try {
     const st = statSync(locator, { throwIfNoEntry: false });
     if (st === undefined) return 0;
@@ -171,48 +172,6 @@ export async function refreshIndex(
   }
   signal?.throwIfAborted();
   return { sessions: sessions.length, read: stale.length, removed: gone.length };
-}
-
-/** What the index keeps of one listed session: its facts, and its rows (none when it cannot be read: warned). */
-export async function readSession(
-  ctx: CliContext,
-  found: FoundSession,
-  sig: string | null,
-): Promise<{ facts: SessionFacts; rows: SearchRow[] }> {
-  const { summary, harness } = found;
-  const facts: SessionFacts = {
-    harness: harness.id,
-    id: summary.id,
-    locator: summary.locator,
-    sig,
-    ...(summary.title !== undefined ? { title: summary.title } : {}),
-    ...(summary.lastActivity !== undefined ? { lastActivity: summary.lastActivity } : {}),
-    ...(summary.messageCount !== undefined ? { messageCount: summary.messageCount } : {}),
-    ...(summary.parentId !== undefined ? { parentId: summary.parentId } : {}),
-  };
-  let loaded;
-  try {
-    // Where it was listed: each listed source is read, and no store looks the id up again.
-    loaded = await harness.store!(ctx.io.env).load(summary.id, summary.locator);
-  } catch (err) {
-    // Said once: the facts are kept with the signature, so an unchanged source is not read again.
-    ctx.warn({
-      source: summary.locator,
-      message: `not indexed: ${err instanceof Error ? err.message : String(err)}`,
-    });
-    return { facts, rows: [] };
-  }
-  const { meta } = loaded.transcript;
-  const title = summary.title ?? meta.title;
-  return {
-    facts: {
-      ...facts,
-      ...(title !== undefined ? { title } : {}),
-      ...(meta.cwd !== undefined ? { cwd: meta.cwd } : {}),
-    },
-    // The row maker reads sessions as `view` does (codecs and all): loaded with the first session read.
-    rows: (await import('./documents.ts')).searchRows(loaded.transcript, harness.id, title),
-  };
 }
 
 async function indexSession(

@@ -7,7 +7,8 @@
  *   line must hold them all where each message is one line (Claude Code, Codex, pi),
  *   the whole file elsewhere;
  * - the sessions left are read as `view` reads them, newest first, and only
- *   their messages that match the whole query are kept;
+ *   their messages that match the whole query are kept; from 16 MiB of
+ *   sources the reads are spread over worker threads (scan-reads.ts);
  * - those go into an index in memory, which answers as the file would
  *   (hits.ts): the same matches, kinds, snippets and references.
  *
@@ -21,12 +22,12 @@ import { statSync } from 'node:fs';
 import type { CliContext } from '../cli/context.ts';
 import { type FoundSession, type ListedSession, withHarnesses } from '../cli/sessions.ts';
 import { createProgress, progressDelay } from '../cli/progress.ts';
-import { KINDS, type SearchRow } from './kinds.ts';
+import type { SearchRow } from './kinds.ts';
 import { BROAD_MATCHES, type Hit, type HitFilters, findHits, foldCase } from './hits.ts';
 import { SearchIndex, type SessionFacts } from './index-db.ts';
-import { type Query, matchesTexts } from './query.ts';
-import { type IndexTotals, rowTrigrams, scoredPhrases } from './ranking.ts';
-import { readSession } from './refresh.ts';
+import type { Query } from './query.ts';
+import { type IndexTotals, scoredPhrases } from './ranking.ts';
+import { readInOrder, type ScanReadOptions } from './scan-reads.ts';
 import { type FileCheck, checkFiles, type ScanFileOptions } from './scan-files.ts';
 
 /**
@@ -76,7 +77,7 @@ export function byteNeedles(
   return [...needles];
 }
 
-export interface ScanOptions extends ScanFileOptions {
+export interface ScanOptions extends ScanFileOptions, ScanReadOptions {
   /** Matching messages past which older sessions are not read (default: a broad query's bound). */
   broadMatches?: number;
   /** false: no byte pass, every session is read (to check that the byte pass changes no hit). */
@@ -88,8 +89,9 @@ export interface ScanStats {
   /** Session files the byte pass looked at, and how many of them could match. */
   files: number;
   passed: number;
-  /** Sessions read as `view` reads them. */
+  /** Sessions read as `view` reads them, and the worker threads started to read them. */
   read: number;
+  readWorkers: number;
 }
 
 /** The hits of `query` among `sessions`, read now. `stats` (when given) is filled in. */
@@ -124,27 +126,29 @@ export async function scanHits(
   let read = 0;
   try {
     const left = wanted.filter((s) => !skipped.has(s.summary.locator));
-    for (const found of left) {
-      // The working-folder filter is known only once a session is read: past the bound, stop only without it.
-      if (matches > bound && filters.cwd === undefined) break;
-      const { facts, rows } = await readSession(ctx, found, null);
-      readIds.add(found);
-      read++;
-      progress.update('scan', read, left.length);
-      const matching: SearchRow[] = [];
-      for (const r of rows) {
-        const folded = KINDS.map((k) => foldCase(r.texts[k]));
-        collection.rows++;
-        collection.tokens += rowTrigrams(r.texts);
-        phrases.forEach((p, i) => {
-          if (folded.some((t) => t.includes(p))) frequencies[i]!++;
-        });
-        if (matchesTexts(query, folded)) matching.push(r);
-      }
-      if (matching.length === 0) continue;
-      kept.push({ facts, rows: matching });
-      matches += matching.length;
-    }
+    const workers = await readInOrder(
+      ctx.io.env,
+      left,
+      query,
+      phrases,
+      (r) => {
+        for (const w of r.warnings) ctx.warn(w);
+        readIds.add(left[read]!);
+        read++;
+        progress.update('scan', read, left.length);
+        collection.rows += r.rows;
+        collection.tokens += r.tokens;
+        r.frequencies.forEach((n, i) => (frequencies[i]! += n));
+        if (r.matching.length > 0) {
+          kept.push({ facts: r.facts, rows: r.matching });
+          matches += r.matching.length;
+        }
+        // The working-folder filter is known only once a session is read: past the bound, stop only without it.
+        return !(matches > bound && filters.cwd === undefined);
+      },
+      options,
+    );
+    if (stats !== undefined) stats.readWorkers = workers;
   } finally {
     progress.finish();
   }
