@@ -348,6 +348,8 @@ export class ClusterEvents {
 function liveKey(event: HostEvent): string | null {
   if (event.type === 'draft') return `draft:${event.toolCallId}`;
   if (event.type === 'tool') return `tool:${event.toolCallId}`;
+  // "Read listRoutines again" (every worker re-arms the agent's routines from the rows): the latest is enough.
+  if (event.type === 'routines') return 'routines';
   return null;
 }
 
@@ -418,7 +420,7 @@ class NotePublisher {
       case 'task':
       case 'subagent-entry':
       case 'routines':
-        // Live updates went above; background tasks, retries and routines stay this worker's (not relayed yet).
+        // Live updates went above; background tasks and retries stay this worker's (not relayed yet).
         return;
     }
     // Live updates that ended went before this event here: they go out before its note.

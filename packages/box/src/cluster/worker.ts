@@ -10,6 +10,7 @@ import path from 'node:path';
 import { MCP_CONFIG_FILE } from '../mcp/config.ts';
 import { MCP_OAUTH_DOCUMENT } from '../mcp/oauth-store.ts';
 import { PgMcpConfig } from '../stores/postgres/mcp-config.ts';
+import { pgRoutineBooks } from '../stores/postgres/routine-books.ts';
 import { PgSealedDocument } from '../stores/postgres/sealed-documents.ts';
 import { createAgentHost, type AgentHostOptions, type LocalAgentHost } from '../host/agent-host.ts';
 import { AttachmentStore, DEFAULT_MAX_ATTACHMENT_BYTES } from '../attachments/store.ts';
@@ -64,7 +65,7 @@ const BOX_SECRETS_OWNER = 'box:secrets';
 
 export interface ClusterWorkerOptions extends Omit<
   AgentHostOptions,
-  'stores' | 'queuedTurns' | 'relay' | 'secretKey' | 'boxSecrets' | 'approvalGrants'
+  'stores' | 'queuedTurns' | 'relay' | 'secretKey' | 'boxSecrets' | 'approvalGrants' | 'routineBooks'
 > {
   databaseUrl: string;
   objectStoreUrl: string;
@@ -137,6 +138,7 @@ export async function startClusterWorker(options: ClusterWorkerOptions): Promise
       ...options,
       mcp,
       approvalGrants: (agentId) => new PgSealedDocument(db, keys.secretsKey, `approvals:${agentId}`),
+      routineBooks: pgRoutineBooks(db),
       stores: () => stores,
       queuedTurns: true,
       relay: events.relay,

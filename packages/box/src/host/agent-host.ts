@@ -56,6 +56,7 @@ import {
   type RoutineView,
 } from '../routines/routines.ts';
 import { boxTimeZone, minIntervalFromEnv } from '../routines/schedule.ts';
+import type { RoutineBooks } from '../routines/routine-book.ts';
 import { StateError } from '../tools/update-state/schema.ts';
 import { MemoryBook } from '../memory/agent-memory.ts';
 import { forgetEntry, memoryView, type MemoryView } from '../memory/memory-view.ts';
@@ -118,6 +119,8 @@ export interface AgentHostOptions {
   acceptsFirst?: AcceptsFirst;
   /** The routines' clock (default: the system's); tests step a fake one. */
   routineClock?: RoutineClock;
+  /** Where the routines are kept (default: `agents/<id>/routines.db`; a cluster's: its rows). */
+  routineBooks?: RoutineBooks;
   /** What capabilities add to each model call's view of an agent (context/model-call.ts); default none. */
   contextLayers?: SessionConfig['contextLayers'];
   /** What runs before every checked tool call (agent/tool-dispatch.ts); default none. */
@@ -314,6 +317,7 @@ export class LocalAgentHost implements AgentHost {
     const routines = new Routines({
       dataDir,
       clock: options.routineClock ?? systemClock,
+      ...(options.routineBooks ? { books: options.routineBooks } : {}),
       minIntervalS: minIntervalFromEnv(env),
       defaultTimeZone: boxTimeZone(env),
       deliver: async (id, nonce, input) => (await this.existing(id)).deliver(nonce, input),
@@ -929,6 +933,7 @@ export class LocalAgentHost implements AgentHost {
 
   /** Hands an event (this host's, or another worker's through the relay) to every subscriber. */
   private deliver(event: HostEvent): void {
+    if (event.type === 'routines') this.routines.changedElsewhere(event.agentId);
     for (const listener of this.listeners) {
       try {
         listener(event);

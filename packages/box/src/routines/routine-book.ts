@@ -104,7 +104,53 @@ export interface RunRecord {
   endedAt: number | null;
 }
 
-function routineOf(raw: unknown, file: string): RoutineRecord {
+/** One agent's routines and runs, wherever they are kept (a routines.db, or a cluster's rows). */
+export interface RoutineBookStore {
+  /** Resolves once every change made before this call is durable. */
+  durable(): Promise<void>;
+  all(): RoutineRecord[];
+  get(id: string): RoutineRecord | undefined;
+  put(routine: RoutineRecord): void;
+  delete(id: string): boolean;
+  /** A fire the inbox took: the routine's last instant, and its run queued (once per instant). */
+  fired(run: Pick<RunRecord, 'routineId' | 'instant' | 'firedAt' | 'missed' | 'missedSince'>): void;
+  /** The run's turn started (its session may start it before `fired` is recorded: the row is made here then). */
+  started(routineId: string, instant: number, turn: number, at: number): void;
+  /** The run of turn `turn` failed (an error notice); it ends with its turn. */
+  failed(turn: number): void;
+  /** Turn `turn` ended: its run (if it was one) is over. Returns the run, or undefined. */
+  ended(turn: number, at: number, delivered: boolean): RunRecord | undefined;
+  /** A routine's runs, newest first. */
+  runs(routineId: string, limit?: number): RunRecord[];
+  close(): void;
+}
+
+/** Where every agent's book is: the data dir's files (fileRoutineBooks), or a cluster's rows. */
+export interface RoutineBooks {
+  /**
+   * True when every worker of a cluster shares the books: each arms every routine (the inbox's
+   * nonce keeps a fire once), and a change told by another worker is read again.
+   */
+  readonly shared: boolean;
+  /** The agents whose routines start-up arms (of `known`, the agents in the data dir). */
+  agents(known: readonly string[]): string[];
+  /** True when the agent has a book (without making one). */
+  has(agentId: string): boolean;
+  /** The agent's book, made on first use. */
+  open(agentId: string): RoutineBookStore;
+}
+
+/** `agents/<id>/routines.db` in the data dir. */
+export function fileRoutineBooks(fileOf: (agentId: string) => string): RoutineBooks {
+  return {
+    shared: false,
+    agents: (known) => known.filter((id) => existsSync(fileOf(id))),
+    has: (id) => existsSync(fileOf(id)),
+    open: (id) => new RoutineBook(fileOf(id)),
+  };
+}
+
+export function routineOf(raw: unknown, file: string): RoutineRecord {
   const parsed = routineRow.safeParse(raw);
   if (!parsed.success)
     throw new Error(
@@ -126,7 +172,7 @@ function routineOf(raw: unknown, file: string): RoutineRecord {
   };
 }
 
-function runOf(raw: unknown): RunRecord {
+export function runOf(raw: unknown): RunRecord {
   const row = runRow.parse(raw);
   return {
     routineId: row.routine_id,
@@ -141,7 +187,7 @@ function runOf(raw: unknown): RunRecord {
   };
 }
 
-export class RoutineBook {
+export class RoutineBook implements RoutineBookStore {
   private readonly db: Database.Database;
   private readonly sync: WalSync;
   /** Prepared once per book: preparing costs more than running them, and a fire runs several. */
@@ -160,11 +206,6 @@ export class RoutineBook {
     this.db.exec(DDL);
     this.sync = new WalSync(`${file}-wal`);
     this.sql = statements(this.db);
-  }
-
-  /** True when `file` holds a book (start-up opens only those). */
-  static exists(file: string): boolean {
-    return existsSync(file);
   }
 
   /** Resolves once every change made before this call is on disk. */

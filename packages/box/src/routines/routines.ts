@@ -18,7 +18,13 @@ import { agentPaths } from '../stores/files/layout.ts';
 import type { InboxInput } from '../stores/inbox.ts';
 import type { WritePoints } from '../stores/write-points.ts';
 import { StateError, type RoutineCommand, type StateHandler } from '../tools/update-state/schema.ts';
-import { RoutineBook, type RoutineRecord, type RunRecord } from './routine-book.ts';
+import {
+  fileRoutineBooks,
+  type RoutineBooks,
+  type RoutineBookStore,
+  type RoutineRecord,
+  type RunRecord,
+} from './routine-book.ts';
 import { routineNonce } from './run-text.ts';
 import { instantsBetween, parseSchedule, ScheduleError, type Schedule } from './schedule.ts';
 
@@ -95,6 +101,8 @@ export interface RoutinesHost {
    */
   record?(agentId: string, event: AutomationChanged): Promise<void>;
   writePoints: WritePoints;
+  /** Where the books are (default: `agents/<id>/routines.db` in the data dir). */
+  books?: RoutineBooks;
 }
 
 /** Grok Bot's routine lifecycle event (grok-bot-format.md §7; docs/formats/grok-bot.md). */
@@ -122,7 +130,8 @@ interface Armed {
 }
 
 export class Routines {
-  private readonly books = new Map<string, RoutineBook>();
+  private readonly books = new Map<string, RoutineBookStore>();
+  private readonly stored: RoutineBooks;
   /** Each active routine's next fire, by `<agentId>/<routineId>`. */
   private readonly armed = new Map<string, Armed>();
   private readonly firing = new Set<string>();
@@ -135,13 +144,15 @@ export class Routines {
   private started = false;
   private stopped = false;
 
-  constructor(private readonly host: RoutinesHost) {}
+  constructor(private readonly host: RoutinesHost) {
+    this.stored =
+      host.books ?? fileRoutineBooks((id) => path.join(agentPaths(host.dataDir, id).agentDir, 'routines.db'));
+  }
 
   /** Opens the books of every agent that has one, catches up on missed fires, and arms the timer. */
   async start(agentIds: readonly string[]): Promise<void> {
     this.started = true;
-    for (const agentId of agentIds) {
-      if (!RoutineBook.exists(this.file(agentId))) continue;
+    for (const agentId of this.stored.agents(agentIds)) {
       const book = this.book(agentId);
       for (const routine of book.all()) this.arm(agentId, routine);
     }
@@ -156,7 +167,8 @@ export class Routines {
 
   /** The agent's routines with their next fire and latest runs (the gateway's `listRoutines`). */
   list(agentId: string): RoutineView[] {
-    if (!this.books.has(agentId) && !RoutineBook.exists(this.file(agentId))) return [];
+    // A shared book is read whatever this worker heard: the routines may have been made on another.
+    if (!this.books.has(agentId) && !this.stored.shared && !this.stored.has(agentId)) return [];
     const book = this.book(agentId);
     return book.all().map((routine) => this.view(agentId, routine, book));
   }
@@ -219,8 +231,7 @@ export class Routines {
     }
     if (entry.kind !== 'send-message' && entry.kind !== 'notice' && entry.kind !== 'turn-ended') return;
     // A book not open yet is opened from its file: a restart closes a run's cut turn before start().
-    const book =
-      this.books.get(agentId) ?? (RoutineBook.exists(this.file(agentId)) ? this.book(agentId) : null);
+    const book = this.books.get(agentId) ?? (this.stored.has(agentId) ? this.book(agentId) : null);
     if (!book) return;
     if (entry.kind === 'send-message') {
       let sent = this.sentIn.get(agentId);
@@ -234,6 +245,27 @@ export class Routines {
       sent?.delete(number);
       if (run) this.changed(agentId);
     }
+  }
+
+  /**
+   * The agent's routines changed (a `routines` event, this worker's or another's): with books
+   * every worker shares, they are read again and armed as they are now (made, changed or deleted
+   * through another gateway, or fired by another worker).
+   */
+  changedElsewhere(agentId: string): void {
+    if (!this.stored.shared || this.stopped) return;
+    const book = this.book(agentId);
+    const present = new Set<string>();
+    for (const routine of book.all()) {
+      present.add(routine.id);
+      if (!this.firing.has(`${agentId}/${routine.id}`)) this.arm(agentId, routine);
+    }
+    for (const [key, armed] of this.armed) {
+      if (armed.agentId !== agentId || present.has(armed.routineId)) continue;
+      this.armed.delete(key);
+      this.schedules.delete(key);
+    }
+    this.rearm();
   }
 
   /** How many routines are armed (diagnostics, the bench). */
@@ -257,14 +289,10 @@ export class Routines {
 
   // -------------------------------------------------------------------------
 
-  private file(agentId: string): string {
-    return path.join(agentPaths(this.host.dataDir, agentId).agentDir, 'routines.db');
-  }
-
-  private book(agentId: string): RoutineBook {
+  private book(agentId: string): RoutineBookStore {
     let book = this.books.get(agentId);
     if (!book) {
-      book = new RoutineBook(this.file(agentId));
+      book = this.stored.open(agentId);
       this.books.set(agentId, book);
     }
     return book;
@@ -413,7 +441,7 @@ export class Routines {
     this.changed(agentId);
   }
 
-  private view(agentId: string, routine: RoutineRecord, book: RoutineBook): RoutineView {
+  private view(agentId: string, routine: RoutineRecord, book: RoutineBookStore): RoutineView {
     const armed = this.armed.get(`${agentId}/${routine.id}`);
     return {
       id: routine.id,
@@ -459,7 +487,7 @@ export class Routines {
   }
 
   /** The routine with `id`, or a 404 StateError naming the agent's routines. */
-  private existing(agentId: string, book: RoutineBook, id: string | undefined): RoutineRecord {
+  private existing(agentId: string, book: RoutineBookStore, id: string | undefined): RoutineRecord {
     const routine = id === undefined ? undefined : book.get(id);
     if (routine) return routine;
     const ids = book.all().map((r) => `${r.id} ("${r.name}")`);

@@ -23,6 +23,8 @@ export interface WorkerProcessConfig {
   name: string;
   /** Serve its own gateway on loopback (its url and token come back in the WorkerProcess). */
   gateway?: boolean;
+  /** The worker's environment (default: none of this process's). */
+  env?: Record<string, string>;
 }
 
 export interface WorkerProcess {

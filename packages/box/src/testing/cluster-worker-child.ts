@@ -120,7 +120,7 @@ const worker = await startClusterWorker({
   schema: config.schema,
   masterKey: Buffer.from(config.keyHex, 'hex'),
   dataDir: config.dataDir,
-  env: {},
+  env: config.env ?? {},
   provider: scriptedProvider(step),
   workerName: config.name,
   writePoints: new WritePoints({ fail: sendWindowTrap(path.join(config.dataDir, 'die-in-send-window')) }),

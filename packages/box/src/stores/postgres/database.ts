@@ -181,6 +181,37 @@ function migrations(s: string): string[] {
        doc text NOT NULL,
        version bigint NOT NULL
      )`,
+    // Every agent's routines and their runs (routines/routine-book.ts's shape, an agent id beside),
+    // which every worker arms (stores/postgres/routine-books.ts).
+    `CREATE TABLE IF NOT EXISTS ${s}.routines (
+       agent_id text NOT NULL,
+       id text NOT NULL,
+       name text NOT NULL,
+       schedule text NOT NULL,
+       timezone text NOT NULL,
+       prompt text NOT NULL,
+       silent boolean NOT NULL,
+       paused boolean NOT NULL,
+       anchor bigint NOT NULL,
+       last_instant bigint,
+       created_at bigint NOT NULL,
+       updated_at bigint NOT NULL,
+       PRIMARY KEY (agent_id, id)
+     )`,
+    `CREATE TABLE IF NOT EXISTS ${s}.routine_runs (
+       agent_id text NOT NULL,
+       routine_id text NOT NULL,
+       instant bigint NOT NULL,
+       fired_at bigint NOT NULL,
+       missed integer NOT NULL DEFAULT 1,
+       missed_since bigint,
+       status text NOT NULL,
+       turn integer,
+       started_at bigint,
+       ended_at bigint,
+       PRIMARY KEY (agent_id, routine_id, instant)
+     )`,
+    `CREATE INDEX IF NOT EXISTS routine_runs_turn ON ${s}.routine_runs (agent_id, turn) WHERE turn IS NOT NULL`,
     // Box-wide documents sealed with the cluster's secrets key (AES-256-GCM, the name as associated
     // data): the MCP servers' OAuth clients and tokens (`mcp-oauth`), each agent's approval grants
     // (`approvals:<agent id>`). stores/postgres/sealed-documents.ts.
