@@ -3,7 +3,7 @@
  * folders, 50 MB of random bytes (50,000 each). Measured: the first snapshot (every file hashed and
  * sent), a snapshot with nothing changed, an incremental one (one file changed), the restore on a
  * worker that never held the agent (every file fetched), and an incremental restore (one file
- * changed since that worker's copy). Everything the run put in the bucket is removed at the end.
+ * changed since that worker's copy), and the prune of the older snapshots. Everything the run put in the bucket is removed at the end.
  *
  * Uses SENDBOX_TEST_DATABASE_URL / SENDBOX_TEST_OBJECT_STORE_URL when set (.ci/run's services),
  * else starts PostgreSQL and Ceph RGW itself (packages/box/src/testing/services.ts).
@@ -78,6 +78,11 @@ try {
   );
   console.log(
     `incremental snapshot (1 file changed, 1 hashed, 1 sent): median ${ms(median(incremental))} of ${ROUNDS} (${incremental.map(ms).join(', ')})`,
+  );
+  // 1 + ROUNDS snapshots published: all but the latest 3, and the blobs only those used, go.
+  const [pruning, pruned] = await time(() => a.snapshots.prune(agentId, lease.epoch));
+  console.log(
+    `prune: ${ms(pruning)} (deleted ${pruned.deletedManifests} manifests and ${pruned.deletedBlobs} blobs of ${FILES + ROUNDS} blobs)`,
   );
   await a.leases.release(lease);
 

@@ -190,6 +190,8 @@ export async function startClusterWorker(options: ClusterWorkerOptions): Promise
       await started.turns.stop().catch(() => undefined);
       await started.events.close().catch(() => undefined);
       await boss.stop({ graceful: false, close: true }).catch(() => undefined);
+      // A prune queued behind the last snapshot ends before its connections do.
+      await snapshots.settled();
       s3.destroy();
       await db.close();
     },

@@ -185,6 +185,17 @@ export interface Harness<R = unknown> {
    * there are left out; the locator itself counts only when listed.
    */
   textFiles?: (locator: string) => Promise<string[]>;
+  /**
+   * For a harness whose sessions are rows of a database: of the listed
+   * sessions, the locators whose stored rows may hold every needle (search's
+   * byte check asked of the database, harness/sqlite-text-check.ts). Set
+   * only for formats checked to keep every searchable text in the rows it
+   * checks; `derivedWords` and `derivedNumbers` apply as with `textInSource`.
+   */
+  mayHold?: (
+    sessions: ReadonlyArray<{ locator: string; titles: readonly string[] }>,
+    needles: readonly string[],
+  ) => Promise<Set<string>>;
   /** Harnesses with a managed location (not `simple`) have a store. */
   store?: (env?: NodeJS.ProcessEnv) => Store;
   /**

@@ -193,7 +193,7 @@ function within(s: FoundSession, filters: HitFilters): boolean {
   );
 }
 
-/** The session files whose bytes cannot hold the query's needles (only of harnesses whose text is in their files). */
+/** The session sources whose bytes cannot hold the query's needles (harnesses whose text is in their files, or that check their database rows: `mayHold`). */
 export async function byteSkipped(
   sessions: readonly FoundSession[],
   query: Query,
@@ -205,7 +205,7 @@ export async function byteSkipped(
   // Files are checked per harness: each may add words its codec makes up.
   const byHarness = new Map<FoundSession['harness'], Map<string, string[]>>();
   for (const s of sessions) {
-    if (s.harness.textInSource !== true) continue;
+    if (s.harness.textInSource !== true && s.harness.mayHold === undefined) continue;
     const files = byHarness.get(s.harness) ?? new Map<string, string[]>();
     byHarness.set(s.harness, files);
     const titles = files.get(s.summary.locator) ?? [];
@@ -217,6 +217,15 @@ export async function byteSkipped(
     const needles = byteNeedles(query, harness.derivedWords, { derivedNumbers: harness.derivedNumbers });
     count += files.size;
     if (needles.length === 0) continue;
+    if (harness.textInSource !== true && harness.mayHold !== undefined) {
+      // Rows of a database: asked of the database.
+      const held = await harness.mayHold(
+        [...files].map(([locator, titles]) => ({ locator, titles })),
+        needles,
+      );
+      for (const locator of files.keys()) if (!held.has(locator)) skipped.add(locator);
+      continue;
+    }
     const checks: FileCheck[] = [];
     for (const [path, titles] of files) {
       const parts = harness.textFiles === undefined ? [path] : await harness.textFiles(path);

@@ -8,7 +8,7 @@
 import { randomBytes } from 'node:crypto';
 import { chmod, chown, lstat, mkdir, readFile, readlink, stat, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { PutObjectCommand } from '@aws-sdk/client-s3';
+import { ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
 import { describe, expect, it } from 'vitest';
 import { useBackend } from '../../stores/contract.ts';
 import { clusterBackend, useServices, type ClusterHome } from '../../stores/postgres/backend.ts';
@@ -261,5 +261,108 @@ describe('sandbox snapshots across workers', () => {
     await expect(a.snapshots.take(agentId, old.epoch)).rejects.toBeInstanceOf(SupersededError);
     const store = new SnapshotStore(home.s3, home.bucket, home.db);
     expect(await store.latest(agentId)).toMatchObject({ manifest: mine.manifest, epoch: taken.epoch });
+  }, 60_000);
+  /** The agent's snapshot keys in the bucket: manifests and blobs by hash. */
+  async function bucketKeys(home: ClusterHome) {
+    const keys: string[] = [];
+    let token: string | undefined;
+    do {
+      const page = await home.s3.send(
+        new ListObjectsV2Command({
+          Bucket: home.bucket,
+          Prefix: `${home.agentId}/sandbox/`,
+          ...(token ? { ContinuationToken: token } : {}),
+        }),
+      );
+      keys.push(...(page.Contents ?? []).map((object) => object.Key!));
+      token = page.IsTruncated ? page.NextContinuationToken : undefined;
+    } while (token);
+    const under = (folder: string) =>
+      keys.filter((key) => key.includes(`/sandbox/${folder}/`)).map((key) => path.basename(key, '.json'));
+    return { manifests: under('manifests').sort(), blobs: under('blobs').sort() };
+  }
+
+  it('prunes to the latest three snapshots and their blobs; a file back at old bytes is sent again', async () => {
+    const { home, worker: a } = await open();
+    const { worker: b } = await open();
+    const agentId = home.agentId;
+    await mkdir(a.sandbox, { recursive: true });
+    await writeFile(path.join(a.sandbox, 'same.txt'), 'in every snapshot');
+    const lease = (await a.leases.claim(agentId))!;
+    const manifests: string[] = [];
+    for (const version of ['v1', 'v2', 'v3', 'v4']) {
+      await writeFile(path.join(a.sandbox, 'notes.txt'), version);
+      manifests.push((await a.snapshots.take(agentId, lease.epoch)).manifest);
+    }
+    const pruned = await a.snapshots.prune(agentId, lease.epoch);
+    expect(pruned).toMatchObject({
+      kept: manifests.slice(1).reverse(),
+      deletedManifests: 1,
+      deletedBlobs: 1,
+    });
+    const left = await bucketKeys(home);
+    expect(left.manifests).toEqual(manifests.slice(1).sort());
+    expect(left.blobs).toEqual(['in every snapshot', 'v2', 'v3', 'v4'].map((text) => sha256Hex(text)).sort());
+    // Nothing more to prune until a fourth snapshot is published again.
+    expect(await a.snapshots.prune(agentId, lease.epoch)).toMatchObject({
+      deletedManifests: 0,
+      deletedBlobs: 0,
+    });
+
+    // v1's blob is gone: going back to v1 sends it again, and another worker restores it.
+    await writeFile(path.join(a.sandbox, 'notes.txt'), 'v1');
+    expect(await a.snapshots.take(agentId, lease.epoch)).toMatchObject({ uploaded: 1 });
+    await a.leases.release(lease);
+    await b.leases.claim(agentId);
+    await b.snapshots.restore(agentId);
+    expect(await readFile(path.join(b.sandbox, 'notes.txt'), 'utf8')).toBe('v1');
+  }, 60_000);
+
+  it('prunes only under the lease: a superseded worker deletes nothing, a takeover waits for a prune', async () => {
+    const { home, worker: a, store } = await open();
+    const { worker: b } = await open();
+    const agentId = home.agentId;
+    await mkdir(a.sandbox, { recursive: true });
+    const shortLeases = new Leases(home.db, a.name, 300);
+    const lease = (await shortLeases.claim(agentId))!;
+    for (const version of ['v1', 'v2', 'v3', 'v4', 'v5']) {
+      await writeFile(path.join(a.sandbox, 'notes.txt'), version);
+      await a.snapshots.take(agentId, lease.epoch);
+    }
+    // A prune in progress holds the lease row: B's takeover of the lapsed lease waits for its end.
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    let pruneEnded = 0;
+    const slowPrune = store
+      .prune(agentId, lease.epoch, 4, async () => {
+        await new Promise((resolve) => setTimeout(resolve, 1500));
+        return new Set(['v2', 'v3', 'v4', 'v5'].map((text) => sha256Hex(text)));
+      })
+      .then((figures) => {
+        pruneEnded = Date.now();
+        return figures;
+      });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const bLease = (await b.leases.claim(agentId))!;
+    expect(bLease.epoch).toBe(lease.epoch + 1);
+    expect(pruneEnded).toBeGreaterThan(0);
+    expect((await slowPrune).deletedBlobs).toBe(1);
+
+    // Superseded, A prunes nothing (four snapshots are left, one more than a prune keeps); a snapshot it takes sends its blob but is refused.
+    await writeFile(path.join(a.sandbox, 'notes.txt'), 'a superseded write');
+    await expect(a.snapshots.take(agentId, lease.epoch)).rejects.toBeInstanceOf(SupersededError);
+    expect((await bucketKeys(home)).blobs).toContain(sha256Hex('a superseded write'));
+    const before = await bucketKeys(home);
+    await expect(a.snapshots.prune(agentId, lease.epoch)).rejects.toBeInstanceOf(SupersededError);
+    expect(await bucketKeys(home)).toEqual(before);
+
+    // The holder's next prune sweeps the blob no published snapshot uses.
+    await b.snapshots.restore(agentId);
+    await writeFile(path.join(b.sandbox, 'notes.txt'), 'v6');
+    await b.snapshots.take(agentId, bLease.epoch);
+    await b.snapshots.prune(agentId, bLease.epoch);
+    const after = await bucketKeys(home);
+    expect(after.blobs).not.toContain(sha256Hex('a superseded write'));
+    expect(after.blobs).toEqual(['v4', 'v5', 'v6'].map((text) => sha256Hex(text)).sort());
+    expect(after.manifests).toHaveLength(3);
   }, 60_000);
 });

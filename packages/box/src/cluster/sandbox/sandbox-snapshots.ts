@@ -13,6 +13,11 @@
  * and renamed into a folder whose real path is the one the manifest names: nothing lands outside the
  * sandbox.
  *
+ * Old snapshots are pruned after each new one is published (snapshot-store.ts `prune`, off the
+ * turn's path: queued behind the snapshot, not awaited by it): the latest KEPT_SNAPSHOTS stay with
+ * their blobs. Blobs this worker knew to be in the bucket are then only those the kept manifests
+ * use, so a file going back to old bytes is sent again rather than named after a deleted blob.
+ *
  * What a dead worker loses: files written since its last snapshot, and its background processes.
  */
 import { randomBytes } from 'node:crypto';
@@ -33,12 +38,14 @@ import type { SequencedEntry } from '../../stores/ledger.ts';
 import { placeUploads, uploadsAfter, type Placement } from '../../agent/upload-placement.ts';
 import { manifestText, parseManifest, sha256Hex, type ManifestEntry } from './manifest.ts';
 import { FileHashes, hashFile, readSandboxTree, RESTORE_TEMP_PREFIX } from './sandbox-tree.ts';
-import { ChangedWhileSentError, type SnapshotStore } from './snapshot-store.ts';
+import { ChangedWhileSentError, type PruneFigures, type SnapshotStore } from './snapshot-store.ts';
 
 /** A turn's snapshots come this often (ms) unless `SENDBOX_SNAPSHOT_INTERVAL_MS` says otherwise. */
 export const DEFAULT_SNAPSHOT_INTERVAL_MS = 60_000;
 const PARALLEL_TRANSFERS = 8;
 const SEND_ATTEMPTS = 3;
+/** The latest snapshots kept (a restore needs the latest; two more cost little and cover a reader of the one before). */
+export const KEPT_SNAPSHOTS = 3;
 
 /** `SENDBOX_SNAPSHOT_INTERVAL_MS` (tests lower it), or the default. */
 export function snapshotIntervalMs(env: NodeJS.ProcessEnv): number {
@@ -95,6 +102,8 @@ interface AgentState {
   hashes: FileHashes;
   /** Blobs known to be in the bucket. */
   blobs: Set<string>;
+  /** The blobs of manifests this worker took or read (those a prune keeps stay). */
+  manifestBlobs: Map<string, Set<string>>;
   blobsLoaded: boolean;
   /** The snapshot the local folder was last taken as or restored from. */
   manifest: string | null;
@@ -166,7 +175,7 @@ export class SandboxSnapshots {
         return;
       }
       running = this.take(agentId, epoch)
-        .then(() => undefined, report)
+        .then((figures) => this.pruneAfter(figures, agentId, epoch, report), report)
         .finally(() => {
           running = null;
           if (again) {
@@ -183,9 +192,57 @@ export class SandboxSnapshots {
         stopped = true;
         clearInterval(timer);
         while (running) await running;
-        if (!superseded) await this.take(agentId, epoch);
+        if (!superseded) this.pruneAfter(await this.take(agentId, epoch), agentId, epoch, report);
       },
     };
+  }
+
+  /**
+   * Deletes the agent's snapshots older than the latest KEPT_SNAPSHOTS and the blobs only they used
+   * (snapshot-store.ts `prune`), under the lease `epoch`.
+   */
+  prune(agentId: string, epoch: number): Promise<PruneFigures> {
+    return this.serially(agentId, async (state) => {
+      const figures = await this.store.prune(agentId, epoch, KEPT_SNAPSHOTS, async (manifests) => {
+        const blobs = new Set<string>();
+        for (const manifest of manifests) {
+          for (const blob of await this.blobsOfManifest(agentId, manifest, state)) blobs.add(blob);
+        }
+        return blobs;
+      });
+      if (figures.kept.length > 0) {
+        // Only what the kept manifests use is still known to be there.
+        state.blobs = new Set(figures.referenced);
+        for (const manifest of state.manifestBlobs.keys())
+          if (!figures.kept.includes(manifest)) state.manifestBlobs.delete(manifest);
+      }
+      return figures;
+    });
+  }
+
+  /** Resolves once every snapshot, restore and prune queued here has ended (before the worker closes). */
+  async settled(): Promise<void> {
+    await Promise.all([...this.agents.values()].map((state) => state.queue));
+  }
+
+  /** A new snapshot was published: prune behind it (not awaited; its failure goes to `report`). */
+  private pruneAfter(
+    figures: SnapshotFigures,
+    agentId: string,
+    epoch: number,
+    report: (error: unknown) => void,
+  ): void {
+    if (!figures.unchanged) void this.prune(agentId, epoch).catch(report);
+  }
+
+  private async blobsOfManifest(agentId: string, manifest: string, state: AgentState): Promise<Set<string>> {
+    let blobs = state.manifestBlobs.get(manifest);
+    if (!blobs) {
+      const key = this.store.manifestKey(agentId, manifest);
+      blobs = fileBlobs(parseManifest(await this.store.getManifest(agentId, manifest), agentId, key).entries);
+      state.manifestBlobs.set(manifest, blobs);
+    }
+    return blobs;
   }
 
   private stateOf(agentId: string): AgentState {
@@ -194,6 +251,7 @@ export class SandboxSnapshots {
       state = {
         hashes: new FileHashes(),
         blobs: new Set(),
+        manifestBlobs: new Map(),
         blobsLoaded: false,
         manifest: null,
         uploadsSeq: 0,
@@ -284,6 +342,7 @@ export class SandboxSnapshots {
     });
     state.manifest = manifest;
     state.publishedUploadsSeq = uploadsSeq;
+    state.manifestBlobs.set(manifest, fileBlobs(entries));
     return figures;
   }
 
@@ -320,6 +379,10 @@ export class SandboxSnapshots {
     if (state.manifest === latest.manifest) {
       // This worker took it last: its folder may have taken in more uploads since.
       state.uploadsSeq = Math.max(state.uploadsSeq, latest.uploadsSeq);
+      // Another worker may have pruned meanwhile: only this manifest's blobs are sure to be there.
+      const blobs = state.manifestBlobs.get(latest.manifest);
+      state.blobs = new Set(blobs);
+      state.blobsLoaded = blobs !== undefined;
       figures.current = true;
       return figures;
     }
@@ -414,7 +477,8 @@ export class SandboxSnapshots {
     state.manifest = latest.manifest;
     state.uploadsSeq = latest.uploadsSeq;
     state.publishedUploadsSeq = latest.uploadsSeq;
-    state.blobs = new Set(files.map((entry) => entry.sha256));
+    state.blobs = fileBlobs(files);
+    state.manifestBlobs.set(latest.manifest, new Set(state.blobs));
     state.blobsLoaded = true;
     return figures;
   }
@@ -432,6 +496,11 @@ async function ownerOf(root: string): Promise<(file: string) => Promise<void>> {
   const { uid, gid } = await lstat(root);
   if (uid === 0 && gid === 0) return () => Promise.resolve();
   return (file) => lchown(file, uid, gid);
+}
+
+/** The blobs a manifest's files use. */
+function fileBlobs(entries: readonly ManifestEntry[]): Set<string> {
+  return new Set(entries.flatMap((entry) => (entry.type === 'file' ? [entry.sha256] : [])));
 }
 
 /** Runs `work` on every item, at most PARALLEL_TRANSFERS at a time; the first failure is raised once all settled. */

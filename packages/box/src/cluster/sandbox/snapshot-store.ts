@@ -6,12 +6,27 @@
  * manifest is the agent's latest is a row of `sandbox_snapshots` in PostgreSQL, written under the
  * lease epoch of the worker that took it: a superseded worker's snapshot is refused, as its ledger
  * writes are.
+ *
+ * Old snapshots are pruned by the lease holder after it publishes one (`prune`): the latest few
+ * manifests of `sandbox_snapshot_history` are kept, and every other manifest and every blob none of
+ * the kept manifests uses is deleted. It runs holding the agent's lease row shared, at its own epoch,
+ * for the whole sweep: a takeover waits until it is done, and a superseded worker prunes nothing.
+ * So no snapshot can be in the making while blobs are deleted, except a superseded worker's, which
+ * can never be published (its blobs are garbage, swept by a later prune).
  */
 import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { Transform, type Readable } from 'node:stream';
 import { createHash } from 'node:crypto';
-import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import {
+  DeleteObjectCommand,
+  DeleteObjectsCommand,
+  GetObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  type S3Client,
+} from '@aws-sdk/client-s3';
+import type { PoolClient } from 'pg';
 import type { Database } from '../../stores/postgres/database.ts';
 import { downloadVerified, refusedAsPresent } from '../../stores/postgres/attachments.ts';
 import { SupersededError } from '../../stores/postgres/leases.ts';
@@ -30,6 +45,19 @@ export interface SnapshotRow {
   /** The last ledger seq whose user uploads this sandbox took in (agent/upload-placement.ts). */
   uploadsSeq: number;
 }
+
+/** What a prune did. */
+export interface PruneFigures {
+  /** Manifests kept (newest first); empty when there was nothing to prune. */
+  kept: string[];
+  /** Blobs the kept manifests use (known to be in the bucket). */
+  referenced: Set<string>;
+  deletedManifests: number;
+  deletedBlobs: number;
+}
+
+/** At most this many objects are deleted by one prune (one DeleteObjects request); the rest go next time. */
+export const MAX_PRUNED_OBJECTS = 1000;
 
 /** A file changed while it was being sent: what was sent is not what was hashed (the object is removed). */
 export class ChangedWhileSentError extends Error {}
@@ -153,14 +181,11 @@ export class SnapshotStore {
    * lease row is held shared until the commit, so a takeover waits for it or refuses it).
    */
   async publish(agentId: string, row: SnapshotRow): Promise<void> {
-    const client = await this.db.pool.connect();
-    try {
-      await client.query('BEGIN');
-      const held = await client.query(
-        `SELECT 1 FROM ${this.db.table('leases')} WHERE agent_id = $1 AND epoch = $2 FOR SHARE`,
-        [agentId, row.epoch],
+    await this.underLease(agentId, row.epoch, async (client) => {
+      await client.query(
+        `INSERT INTO ${this.db.table('sandbox_snapshot_history')} (agent_id, manifest) VALUES ($1, $2)`,
+        [agentId, row.manifest],
       );
-      if (held.rowCount !== 1) throw new SupersededError(agentId, row.epoch);
       await client.query(
         `INSERT INTO ${this.db.table('sandbox_snapshots')} (agent_id, manifest, epoch, taken_at, files, bytes, uploads_seq)
          VALUES ($1, $2, $3, $4, $5, $6, $7)
@@ -169,12 +194,110 @@ export class SnapshotStore {
            uploads_seq = EXCLUDED.uploads_seq`,
         [agentId, row.manifest, row.epoch, row.takenAt, row.files, row.bytes, row.uploadsSeq],
       );
+    });
+  }
+
+  /**
+   * Deletes the agent's snapshots older than its `keep` latest, and every blob those do not use, at
+   * most MAX_PRUNED_OBJECTS objects; only while its lease has `epoch` (else SupersededError), holding
+   * the lease row shared throughout. `blobsOf(manifests)` gives the blobs the kept manifests use.
+   * Does nothing when no more than `keep` snapshots were published since the last prune.
+   */
+  async prune(
+    agentId: string,
+    epoch: number,
+    keep: number,
+    blobsOf: (manifests: string[]) => Promise<Set<string>>,
+  ): Promise<PruneFigures> {
+    const figures: PruneFigures = { kept: [], referenced: new Set(), deletedManifests: 0, deletedBlobs: 0 };
+    return this.underLease(agentId, epoch, async (client) => {
+      const { rows } = await client.query<{ seq: string; manifest: string }>(
+        `SELECT seq, manifest FROM ${this.db.table('sandbox_snapshot_history')} WHERE agent_id = $1 ORDER BY seq DESC`,
+        [agentId],
+      );
+      if (rows.length <= keep) return figures;
+      figures.kept = [...new Set(rows.slice(0, keep).map((row) => row.manifest))];
+      figures.referenced = await blobsOf(figures.kept);
+      const kept = new Set(figures.kept.map((manifest) => this.manifestKey(agentId, manifest)));
+      const doomed: string[] = [];
+      for (const key of await this.keysUnder(`${agentId}/sandbox/manifests/`)) {
+        if (!kept.has(key) && doomed.length < MAX_PRUNED_OBJECTS) {
+          doomed.push(key);
+          figures.deletedManifests += 1;
+        }
+      }
+      const blobs = `${agentId}/sandbox/blobs/`;
+      for (const key of await this.keysUnder(blobs)) {
+        if (!figures.referenced.has(key.slice(blobs.length)) && doomed.length < MAX_PRUNED_OBJECTS) {
+          doomed.push(key);
+          figures.deletedBlobs += 1;
+        }
+      }
+      await this.deleteKeys(doomed);
+      await client.query(
+        `DELETE FROM ${this.db.table('sandbox_snapshot_history')} WHERE agent_id = $1 AND seq <= $2`,
+        [agentId, rows[keep]!.seq],
+      );
+      return figures;
+    });
+  }
+
+  /** Runs `work` in a transaction holding the agent's lease row shared while it still has `epoch`. */
+  private async underLease<T>(
+    agentId: string,
+    epoch: number,
+    work: (client: PoolClient) => Promise<T>,
+  ): Promise<T> {
+    const client = await this.db.pool.connect();
+    try {
+      await client.query('BEGIN');
+      const held = await client.query(
+        `SELECT 1 FROM ${this.db.table('leases')} WHERE agent_id = $1 AND epoch = $2 FOR SHARE`,
+        [agentId, epoch],
+      );
+      if (held.rowCount !== 1) throw new SupersededError(agentId, epoch);
+      const result = await work(client);
       await client.query('COMMIT');
+      return result;
     } catch (error) {
       await client.query('ROLLBACK').catch(() => undefined);
       throw error;
     } finally {
       client.release();
+    }
+  }
+
+  /** Every key under `prefix`. */
+  private async keysUnder(prefix: string): Promise<string[]> {
+    const keys: string[] = [];
+    let token: string | undefined;
+    do {
+      const page = await this.s3.send(
+        new ListObjectsV2Command({
+          Bucket: this.bucket,
+          Prefix: prefix,
+          ...(token ? { ContinuationToken: token } : {}),
+        }),
+      );
+      for (const object of page.Contents ?? []) if (object.Key) keys.push(object.Key);
+      token = page.IsTruncated ? page.NextContinuationToken : undefined;
+    } while (token);
+    return keys;
+  }
+
+  private async deleteKeys(keys: string[]): Promise<void> {
+    if (keys.length === 0) return;
+    const answer = await this.s3.send(
+      new DeleteObjectsCommand({
+        Bucket: this.bucket,
+        Delete: { Objects: keys.map((Key) => ({ Key })), Quiet: true },
+      }),
+    );
+    const failed = answer.Errors?.[0];
+    if (failed) {
+      throw new Error(
+        `could not delete s3://${this.bucket}/${failed.Key} (an old sandbox snapshot): ${failed.Message}; the next prune tries again`,
+      );
     }
   }
 

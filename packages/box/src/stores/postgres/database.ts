@@ -174,6 +174,14 @@ function migrations(s: string): string[] {
      )`,
     // The last ledger seq whose uploads the snapshot's sandbox took in (agent/upload-placement.ts).
     `ALTER TABLE ${s}.sandbox_snapshots ADD COLUMN IF NOT EXISTS uploads_seq bigint NOT NULL DEFAULT 0`,
+    // Every snapshot published, newest last: the latest few are kept, older manifests and the blobs
+    // only they use are deleted (cluster/sandbox/snapshot-store.ts, prune).
+    `CREATE TABLE IF NOT EXISTS ${s}.sandbox_snapshot_history (
+       seq bigserial PRIMARY KEY,
+       agent_id text NOT NULL,
+       manifest text NOT NULL
+     )`,
+    `CREATE INDEX IF NOT EXISTS sandbox_snapshot_history_agent ON ${s}.sandbox_snapshot_history (agent_id, seq)`,
     // The box's MCP servers (mcp.json's document, mcp/config.ts), one row for every worker, and a
     // version raised by each write.
     `CREATE TABLE IF NOT EXISTS ${s}.mcp_config (

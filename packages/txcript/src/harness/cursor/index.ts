@@ -1,7 +1,9 @@
 /** The Cursor CLI harness (`cursor`): `~/.cursor/chats/<md5 of the workspace>/<session>/store.db`. */
+import { join } from 'node:path';
 import { HARNESS_NAMES } from '../listing.ts';
 import { resumeArgv } from '../resume-command.ts';
 import { assertSafeSessionId } from '../session-id.ts';
+import { sessionsHolding } from '../sqlite-text-check.ts';
 import type { Harness } from '../types.ts';
 import { cursorCodec } from './codec.ts';
 import { cursorText, type CursorRecords } from './records.ts';
@@ -13,6 +15,11 @@ export const cursor: Harness<CursorRecords> = {
   text: cursorText,
   codec: cursorCodec,
   store: cursorStore,
+  // A chat folder's store.db holds that chat alone: its JSON blobs are the conversation.
+  mayHold: (sessions, needles) =>
+    sessionsHolding(sessions, [{ table: 'blobs' }, { table: 'meta' }], needles, (dir) => ({
+      file: join(dir, 'store.db'),
+    })),
 };
 
 /** Env var holding a resume command template, e.g. `mytool --open {id}`. */

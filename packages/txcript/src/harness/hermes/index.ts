@@ -4,6 +4,7 @@
  * database belongs to the running agent (store.ts).
  */
 import { HARNESS_NAMES } from '../listing.ts';
+import { sessionsHolding } from '../sqlite-text-check.ts';
 import type { Harness } from '../types.ts';
 import { hermesCodec } from './codec.ts';
 import { hermesText, type HermesExport } from './records.ts';
@@ -15,6 +16,17 @@ export const hermes: Harness<HermesExport> = {
   text: hermesText,
   codec: hermesCodec,
   store: hermesStore,
+  // A terminal call's timeout is seconds in the database, milliseconds in Common (tools.ts).
+  derivedNumbers: true,
+  mayHold: (sessions, needles) =>
+    sessionsHolding(
+      sessions,
+      [
+        { table: 'sessions', sessionColumn: 'id' },
+        { table: 'messages', sessionColumn: 'session_id' },
+      ],
+      needles,
+    ),
 };
 
 export { hermesCodec } from './codec.ts';

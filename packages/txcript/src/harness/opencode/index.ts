@@ -4,6 +4,7 @@
  */
 import { HARNESS_NAMES } from '../listing.ts';
 import { resumeArgv } from '../resume-command.ts';
+import { sessionsHolding } from '../sqlite-text-check.ts';
 import type { Harness } from '../types.ts';
 import { openCodeCodec } from './codec.ts';
 import { openCodeText, type OpenCodeExport } from './records.ts';
@@ -15,6 +16,16 @@ export const openCode: Harness<OpenCodeExport> = {
   text: openCodeText,
   codec: openCodeCodec,
   store: openCodeStore,
+  mayHold: (sessions, needles) =>
+    sessionsHolding(
+      sessions,
+      [
+        { table: 'session', sessionColumn: 'id' },
+        { table: 'message', sessionColumn: 'session_id' },
+        { table: 'part', sessionColumn: 'session_id' },
+      ],
+      needles,
+    ),
 };
 
 export const OPENCODE_RESUME_ENV = 'TXCRIPT_OPENCODE_RESUME';
