@@ -109,10 +109,6 @@ export async function readInOrder(
   options: ScanReadOptions = {},
 ): Promise<number> {
   const forced = options.readWorkers ?? workersFromEnv(env);
-  const bytes = sessions.map((s) => sourceBytes(s.summary.locator));
-  let left = bytes.reduce((a, b) => a + b, 0);
-  // A worker loads each harness from the catalog: sessions of another harness object (a test's) are read here.
-  const workersCan = (forced ?? readWorkersFor(left)) > 0 && (await catalogHarnesses(sessions));
   const next = new Int32Array(new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT));
   const results = new Map<number, SessionRead>();
   const failed = new Set<number>();
@@ -152,15 +148,17 @@ export async function readInOrder(
       worker.postMessage(job);
     }
   };
-  let started = !workersCan;
+  // A worker loads each harness from the catalog: sessions of another harness object (a test's) are read here.
+  const startIfCan = async (count: number) => {
+    if (count > 0 && sessions.length > 1 && (await catalogHarnesses(sessions))) start(count);
+  };
+  let started = forced !== undefined;
+  if (forced !== undefined) await startIfCan(forced);
+  // The sources read here (each one's size taken once read: a broad query that stops early stats no more).
   let readHere = 0;
-  if (!started && forced !== undefined) {
-    start(forced);
-    started = true;
-  }
   const here = async (i: number) => {
     results.set(i, await readForScan(env, sessions[i]!, query, phrases));
-    readHere += bytes[i]!;
+    if (!started) readHere += sourceBytes(sessions[i]!.summary.locator);
   };
   try {
     for (let at = 0; at < sessions.length; at++) {
@@ -177,12 +175,13 @@ export async function readInOrder(
       }
       const read = results.get(at)!;
       results.delete(at);
-      left -= bytes[at]!;
       if (!take(read)) break;
       if (!started && readHere >= READ_WORKER_WARMUP) {
         started = true;
-        const count = readWorkersFor(left);
-        if (count > 0) start(count);
+        let left = 0;
+        for (let i = at + 1; i < sessions.length && left < READ_WORKER_BYTES; i++)
+          left += sourceBytes(sessions[i]!.summary.locator);
+        await startIfCan(readWorkersFor(left));
       }
     }
   } finally {
