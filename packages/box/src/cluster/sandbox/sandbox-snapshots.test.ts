@@ -17,6 +17,7 @@ import { MANIFEST_FORMAT, ManifestError, sha256Hex } from './manifest.ts';
 import { readSandboxTree, FileHashes } from './sandbox-tree.ts';
 import { SandboxSnapshots } from './sandbox-snapshots.ts';
 import { SnapshotStore } from './snapshot-store.ts';
+import { until } from '../../testing/processes.ts';
 
 const services = useServices();
 
@@ -333,5 +334,25 @@ describe('sandbox snapshots across workers', () => {
     expect(after.blobs).not.toContain(sha256Hex('a superseded write'));
     expect(after.blobs).toEqual(['v4', 'v5', 'v6'].map((text) => sha256Hex(text)).sort());
     expect(after.manifests).toHaveLength(3);
+  }, 60_000);
+  it('prunes by itself behind the snapshots a turn job takes', async () => {
+    const { home, worker: a } = await open();
+    const agentId = home.agentId;
+    await mkdir(a.sandbox, { recursive: true });
+    const lease = (await a.leases.claim(agentId))!;
+    const failures: unknown[] = [];
+    const held = a.snapshots.hold(agentId, lease.epoch, (error) => failures.push(error));
+    for (const version of ['v1', 'v2', 'v3', 'v4']) {
+      await writeFile(path.join(a.sandbox, 'notes.txt'), version);
+      held.turnEnded();
+      await until(async () => (await bucketKeys(home)).blobs.includes(sha256Hex(version)), `${version} sent`);
+    }
+    await writeFile(path.join(a.sandbox, 'notes.txt'), 'v5');
+    await held.finish(false);
+    await a.snapshots.settled();
+    const left = await bucketKeys(home);
+    expect(left.blobs).toEqual(['v3', 'v4', 'v5'].map((text) => sha256Hex(text)).sort());
+    expect(left.manifests).toHaveLength(3);
+    expect(failures).toEqual([]);
   }, 60_000);
 });
