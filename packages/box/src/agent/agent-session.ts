@@ -48,7 +48,7 @@ import { MAX_TURN_RESUMES, resumePointOf, TURN_RESUMED_NOTE, type ResumePoint } 
 import { HostError } from './errors.ts';
 import { StoreWriteError } from '../stores/errors.ts';
 import { type HostEvent } from './events.ts';
-import { uploadPathHere } from './upload-placement.ts';
+import { uploadNames, uploadPathHere } from './upload-placement.ts';
 import { stageUpload } from './upload-staging.ts';
 import {
   answerNonce,
@@ -411,11 +411,7 @@ export class AgentSession implements ExtensionAgent {
       const entry = row as Record<string, unknown>;
       if (row.seq <= lastPromptSeq || entry.kind !== 'user-attachment' || typeof entry.file_name !== 'string')
         continue;
-      // Where this machine's sandbox has it (another cluster worker's gateway may have taken it in).
-      const sandboxPath =
-        typeof entry.sandbox_path === 'string'
-          ? uploadPathHere(this.paths.sandbox, entry.sandbox_path)
-          : entry.file_name;
+      const sandboxPath = uploadPathHere(this.paths.sandbox, entry.sandbox_path, entry.file_name);
       this.pendingUploads.push({ id: row.id, fileName: entry.file_name, sandboxPath });
     }
   }
@@ -611,6 +607,7 @@ export class AgentSession implements ExtensionAgent {
       this.scrubber(),
       this.config.writePoints,
       this.disk,
+      uploadNames(this.view.all()),
     );
     const id = userAttachmentId(this.nextTurn, this.pendingUploads.length);
     const [entry] = this.writer.appendEntries([
