@@ -48,7 +48,7 @@ import { MAX_TURN_RESUMES, resumePointOf, TURN_RESUMED_NOTE, type ResumePoint } 
 import { HostError } from './errors.ts';
 import { StoreWriteError } from '../stores/errors.ts';
 import { type HostEvent } from './events.ts';
-import { uploadPathHere } from './upload-placement.ts';
+import { uploadNames, uploadPathHere } from './upload-placement.ts';
 import { stageUpload } from './upload-staging.ts';
 import {
   answerNonce,
@@ -296,22 +296,46 @@ export class AgentSession implements ExtensionAgent {
     this.deriveFromLedger();
     await this.inbox.reconcile((nonce) => this.startedTurns.get(nonce));
     const records = await this.readHistory();
-    const open = this.openTurn();
     this.cutTurn = null;
-    if (open !== null && !this.config.turnsElsewhere) {
-      // The box stopped during this turn (killed, or its last write failed).
-      try {
-        await this.foundCutTurn(open, records);
-      } catch (error) {
-        if (!(error instanceof StoreWriteError)) throw error;
-        // Still no space: the turn is closed before the next one starts.
-      }
-    }
+    await this.takeOpenTurn(() => Promise.resolve(records));
     const notes = await this.extensions.opened();
     if (notes.length > 0) {
       this.writer.appendRecords(notes.map((text) => ({ role: 'user', blocks: [{ type: 'text', text }] })));
       await this.readHistory();
     }
+  }
+
+  /** A turn the ledger leaves open, found when the files are read: resumed or closed (foundCutTurn). */
+  private async takeOpenTurn(records: () => Promise<JsonObject[]>): Promise<void> {
+    const open = this.openTurn();
+    if (open === null || this.config.turnsElsewhere) return;
+    // The box stopped during this turn (killed, or its last write failed).
+    try {
+      await this.foundCutTurn(open, await records());
+    } catch (error) {
+      if (!(error instanceof StoreWriteError)) throw error;
+      // Still no space: the turn is closed before the next one starts.
+    }
+  }
+
+  /**
+   * Catches up with what others wrote since this session last ran turns, for a turn worker that
+   * kept it between an agent's jobs (host/turn-sessions.ts): the inbox rows after the last one read
+   * and the pending ones, the ledger rows after the last seq held, the transcript again only when
+   * its last row is not the one this session knows (another worker wrote), the profile when its
+   * version moved; the secrets (the scrubber) and the unread state always. A turn another worker
+   * left open is found as on open. What nobody changed is not read again.
+   */
+  async catchUp(): Promise<void> {
+    await this.inbox.load();
+    this.currentScrubber = scrubberFor(await this.secrets.all());
+    this.unread = unreadStateSchema.parse(this.ledger.getKv('unreadState') ?? {});
+    if (this.stores.profile.changed()) this.profile = await this.stores.profile.read();
+    if (this.catchUpLedger() === 'shrunk') this.readLedger();
+    this.deriveFromLedger();
+    await this.inbox.reconcile((nonce) => this.startedTurns.get(nonce));
+    const records = this.transcript.unchanged() ? null : await this.readHistory();
+    await this.takeOpenTurn(async () => records ?? (await this.readHistory()));
   }
 
   /** Starts answering the inputs that were pending when the files were read (the host calls it after opening). */
@@ -387,11 +411,7 @@ export class AgentSession implements ExtensionAgent {
       const entry = row as Record<string, unknown>;
       if (row.seq <= lastPromptSeq || entry.kind !== 'user-attachment' || typeof entry.file_name !== 'string')
         continue;
-      // Where this machine's sandbox has it (another cluster worker's gateway may have taken it in).
-      const sandboxPath =
-        typeof entry.sandbox_path === 'string'
-          ? uploadPathHere(this.paths.sandbox, entry.sandbox_path)
-          : entry.file_name;
+      const sandboxPath = uploadPathHere(this.paths.sandbox, entry.sandbox_path, entry.file_name);
       this.pendingUploads.push({ id: row.id, fileName: entry.file_name, sandboxPath });
     }
   }
@@ -428,19 +448,10 @@ export class AgentSession implements ExtensionAgent {
   async refresh(): Promise<void> {
     if (this.busy) return;
     if (this.stores.replaced()) return this.reload();
-    const count = this.ledger.countEntries();
-    if (count < this.view.rowCount) return this.reload();
-    let ledgerChanged = false;
-    if (count > this.view.rowCount) {
-      const added = this.ledger.readEntriesAfter(this.view.lastSeq);
-      if (this.view.rowCount + added.rows.length + added.warnings.length < count) {
-        // Rows landed before the last seq held (another writer interleaved with ours): read all.
-        this.readLedger();
-      } else {
-        this.view.addRows(added.rows);
-        this.view.rowCount = Math.max(count, this.view.rowCount);
-      }
-      ledgerChanged = true;
+    const ledger = this.catchUpLedger();
+    if (ledger === 'shrunk') return this.reload();
+    const ledgerChanged = ledger === 'added';
+    if (ledgerChanged) {
       // The writer that added rows may have set the unread state with them (the mint does).
       this.unread = unreadStateSchema.parse(this.ledger.getKv('unreadState') ?? {});
     }
@@ -452,6 +463,24 @@ export class AgentSession implements ExtensionAgent {
       if (profileChanged) this.profile = await this.stores.profile.read();
       if (jsonlChanged) await this.readHistory();
     });
+  }
+
+  /**
+   * The ledger rows after the last seq held into the view ('added'); all of them again when rows
+   * landed before it (another writer interleaved with ours). 'shrunk': fewer rows than held (a
+   * store.db replaced): the caller reads it whole.
+   */
+  private catchUpLedger(): 'same' | 'added' | 'shrunk' {
+    const count = this.ledger.countEntries();
+    if (count < this.view.rowCount) return 'shrunk';
+    if (count === this.view.rowCount) return 'same';
+    const added = this.ledger.readEntriesAfter(this.view.lastSeq);
+    if (this.view.rowCount + added.rows.length + added.warnings.length < count) this.readLedger();
+    else {
+      this.view.addRows(added.rows);
+      this.view.rowCount = Math.max(count, this.view.rowCount);
+    }
+    return 'added';
   }
 
   /** Runs `work` with turns held back until it ends (a turn started meanwhile would write into files being re-read). */
@@ -578,6 +607,7 @@ export class AgentSession implements ExtensionAgent {
       this.scrubber(),
       this.config.writePoints,
       this.disk,
+      uploadNames(this.view.all()),
     );
     const id = userAttachmentId(this.nextTurn, this.pendingUploads.length);
     const [entry] = this.writer.appendEntries([

@@ -87,21 +87,24 @@ describe('cluster turn worker', () => {
     const ids = await ledgerIds(a!, agent.id);
     expect(ids.filter((id) => /^t\du$/.test(id))).toEqual(['t0u', 't1u']);
     expect(ids.filter((id) => id.endsWith('e'))).toEqual(['t0e', 't1e']);
-    // Every row of a turn was written under a lease epoch; each turn's job had its own.
+    // Every row of a turn was written under a lease epoch; turn 1 under turn 0's job's, or a later
+    // job's (a prompt accepted before a job ends is run by it: host/turn-sessions.ts).
     const { rows } = await a!.db.pool.query<{ id: string; epoch: string | null }>(
       `SELECT id, epoch FROM ${a!.db.table('ledger')} WHERE agent_id = $1 ORDER BY seq`,
       [agent.id],
     );
     const epochOf = (id: string) => rows.find((row) => row.id === id)?.epoch;
     expect(epochOf('t0u')).not.toBeNull();
-    expect(Number(epochOf('t1u'))).toBeGreaterThan(Number(epochOf('t0u')));
+    expect(Number(epochOf('t1u'))).toBeGreaterThanOrEqual(Number(epochOf('t0u')));
+    expect(epochOf('t1e')).toBe(epochOf('t1u'));
     expect(epochOf('t0e')).toBe(epochOf('t0u'));
-    // Released after the turns (not left to lapse), with the epoch of the last one.
+    // Released after the turns (not left to lapse).
     await until(async () => {
       const holder = await a!.leases.holder(agent.id);
       return holder !== undefined && holder.expiresAt <= Date.now() + 1000;
     }, 'the lease to be released');
-    expect((await a!.leases.holder(agent.id))?.epoch).toBe(Number(epochOf('t1u')));
+    // (The last job may be the second input's, which found it run and ended at once under its own.)
+    expect((await a!.leases.holder(agent.id))?.epoch).toBeGreaterThanOrEqual(Number(epochOf('t1u')));
 
     // Both workers answer for the agent from the database, whichever ran its turns.
     for (const worker of [a!, b!]) {

@@ -7,26 +7,20 @@
  * the fence. pg-boss's heartbeat brings the job of a worker that died back to another one.
  */
 import type { JobWithMetadata, PgBoss } from 'pg-boss';
-import type { StoreBackend } from '../stores/agent-stores.ts';
-import type { ClusterStoreBackend } from '../stores/postgres/agent-stores.ts';
 import { SupersededError, type Leases } from '../stores/postgres/leases.ts';
 import { TURN_QUEUE, type TurnJob } from '../stores/postgres/turn-queue.ts';
 
 export interface TurnWorkerOptions {
   boss: PgBoss;
   leases: Leases;
-  stores: ClusterStoreBackend;
+  /** False when the agent has nothing to run (agentHasWork): the job ends at once, its lease let go. */
+  hasWork(agentId: string): Promise<boolean>;
   /**
-   * Runs the agent's pending inputs on `stores` (LocalAgentHost.runQueuedTurns) behind the lease
-   * `job.epoch`; stops when `signal` aborts. The lease is let go only after it returns. `job.lastTry`:
-   * the job has no retry left, so a turn a dead worker cut is closed, not resumed.
+   * Runs the agent's pending inputs (LocalAgentHost.runQueuedTurns) behind the lease `job.epoch`;
+   * stops when `signal` aborts. The lease is let go only after it returns. `job.lastTry`: the job
+   * has no retry left, so a turn a dead worker cut is closed, not resumed.
    */
-  run(
-    agentId: string,
-    stores: StoreBackend,
-    signal: AbortSignal,
-    job: { epoch: number; lastTry: boolean },
-  ): Promise<void>;
+  run(agentId: string, signal: AbortSignal, job: { epoch: number; lastTry: boolean }): Promise<void>;
   /** Told when a job ends in an error (pg-boss retries it). */
   onError?(agentId: string, error: unknown): void;
 }
@@ -80,10 +74,9 @@ async function runUnderLease(options: TurnWorkerOptions, agentId: string, lastTr
     Math.max(100, leases.ttlMs / 3),
   );
   try {
-    await options.run(agentId, options.stores.under(lease.epoch), lost.signal, {
-      epoch: lease.epoch,
-      lastTry,
-    });
+    // Asked under the lease: an input accepted after this has a job of its own, after this one.
+    if (!(await options.hasWork(agentId))) return;
+    await options.run(agentId, lost.signal, { epoch: lease.epoch, lastTry });
     if (lost.signal.aborted) throw lost.signal.reason;
   } finally {
     clearInterval(renewal);

@@ -15,13 +15,18 @@ import { PgSealedDocument } from '../stores/postgres/sealed-documents.ts';
 import { createAgentHost, type AgentHostOptions, type LocalAgentHost } from '../host/agent-host.ts';
 import { AttachmentStore, DEFAULT_MAX_ATTACHMENT_BYTES } from '../attachments/store.ts';
 import { s3ClientFor, type S3Credentials } from '../stores/postgres/attachments.ts';
-import { bucketAttachments, clusterStoreBackend } from '../stores/postgres/agent-stores.ts';
+import {
+  bucketAttachments,
+  clusterStoreBackend,
+  type ClusterStoreBackend,
+} from '../stores/postgres/agent-stores.ts';
 import { agentPaths } from '../stores/files/layout.ts';
 import { SandboxSnapshots, snapshotIntervalMs } from './sandbox/sandbox-snapshots.ts';
 import { SnapshotStore } from './sandbox/snapshot-store.ts';
 import { runWithSandbox } from './sandbox/turn-sandbox.ts';
 import { openDatabase, type Database } from '../stores/postgres/database.ts';
 import { Leases } from '../stores/postgres/leases.ts';
+import { agentHasWork } from '../stores/postgres/inbox.ts';
 import { parseObjectStoreUrl } from '../stores/postgres/object-store-url.ts';
 import { startTurnQueue } from '../stores/postgres/turn-queue.ts';
 import { startTurnWorker, type TurnWorker } from './turn-worker.ts';
@@ -91,6 +96,8 @@ export interface ClusterWorker {
   host: LocalAgentHost;
   db: Database;
   leases: Leases;
+  /** The agents' stores in PostgreSQL and the bucket (a turn's behind its lease's fence). */
+  stores: ClusterStoreBackend;
   /** What this worker's gateway shares with the others': the cluster's token, session key and sessions. */
   shared: SharedGatewayKeys;
   /** Closes the host; with it the turn worker stops taking jobs, and the queue and the database close. */
@@ -102,6 +109,8 @@ export async function startClusterWorker(options: ClusterWorkerOptions): Promise
   const intervalMs = snapshotIntervalMs(options.env ?? process.env);
   const location = parseObjectStoreUrl(options.objectStoreUrl);
   const db = await openDatabase(options.databaseUrl, { schema });
+  // The ledger and transcript connection, open before the first turn needs it.
+  db.sync().connect();
   let keys: ClusterKeys;
   try {
     keys = await openClusterKeys(db, options.masterKey, options.masterKeySource);
@@ -150,8 +159,8 @@ export async function startClusterWorker(options: ClusterWorkerOptions): Promise
       const worker = await startTurnWorker({
         boss,
         leases,
-        stores,
-        run: (agentId, fenced, signal, { epoch, lastTry }) =>
+        hasWork: (agentId) => agentHasWork(db, agentId),
+        run: (agentId, signal, { epoch, lastTry }) =>
           runWithSandbox(
             {
               snapshots,
@@ -160,12 +169,17 @@ export async function startClusterWorker(options: ClusterWorkerOptions): Promise
                 (await new AttachmentStore(agentPaths(options.dataDir, id).attachments).find(sha256)) ??
                 (await bucketAttachments(storeOptions, id).fetchBySha256(sha256)),
               subscribe: (listener) => running.subscribe(listener),
-              runQueuedTurns: (id, backend, stop, beforeTurn) =>
-                running.runQueuedTurns(id, backend, stop, { closeCutTurns: lastTry, beforeTurn }),
+              runQueuedTurns: (id, stop, beforeTurn) =>
+                running.runQueuedTurns(id, {
+                  epoch,
+                  behind: (fence) => stores.behind(fence),
+                  signal: stop,
+                  closeCutTurns: lastTry,
+                  beforeTurn,
+                }),
               report: (id, error) => options.onTurnError?.(id, error),
             },
             agentId,
-            fenced,
             signal,
             epoch,
           ),
@@ -197,5 +211,5 @@ export async function startClusterWorker(options: ClusterWorkerOptions): Promise
     },
   });
   const shared = { token: keys.token, sessionKey: keys.sessionKey, sessions: new ClusterSessionBook(db) };
-  return { host: started.host, db, leases, shared, close: () => started.host.close() };
+  return { host: started.host, db, leases, stores, shared, close: () => started.host.close() };
 }

@@ -83,6 +83,7 @@ import { answeredSecretRequestsNotHeld } from '../agent/secrets-held.ts';
 import { type EventRelay, type EventRelayFactory, type HostEvent } from '../agent/events.ts';
 import { type ModelStatus } from '../providers/types.ts';
 import { AcceptsFirst } from '../agent/accepts-first.ts';
+import { TurnSessions, type QueuedTurnsJob } from './turn-sessions.ts';
 import { type PendingInput } from '../stores/inbox.ts';
 import { type SequencedEntry } from '../stores/ledger.ts';
 
@@ -173,6 +174,8 @@ export async function createAgentHost(options: AgentHostOptions): Promise<LocalA
 
 export class LocalAgentHost implements AgentHost {
   private readonly sessions = new Map<string, Promise<AgentSession>>();
+  /** The sessions turn jobs ran in, kept for the agents' next jobs (queuedTurns). */
+  private readonly turnSessions = new TurnSessions(() => this.config);
   private readonly listeners = new Set<(event: HostEvent) => void>();
   private readonly relay: EventRelay;
   private provider: ModelProvider | null;
@@ -589,6 +592,7 @@ export class LocalAgentHost implements AgentHost {
   async deleteAgent(id: string): Promise<void> {
     const session = await this.existing(id);
     if (session.busy) throw new HostError(`agent ${id} is working; delete it when its turn has ended`, 409);
+    await this.config.stores.remove?.(id);
     await session.close();
     this.sessions.delete(id);
     if (this.focused === id) this.focused = null;
@@ -864,36 +868,23 @@ export class LocalAgentHost implements AgentHost {
   }
 
   /**
-   * Runs the agent's accepted inputs in a session of its own on `stores` (the turn worker's, behind
-   * its lease), as the agent's session would without `queuedTurns`: a turn a dead worker cut goes
-   * on first (agent/turn-resume.ts; closed instead with `closeCutTurns`, the job's last try), then
-   * each pending input gets its turn. Resolves when none is left, or once `signal` aborts (the lease
+   * Runs the agent's accepted inputs behind the turn job's lease (`job.epoch`), as the agent's
+   * session would without `queuedTurns`: a turn a dead worker cut goes on first
+   * (agent/turn-resume.ts; closed instead with `closeCutTurns`, the job's last try), then each
+   * pending input gets its turn. The session is kept for the agent's next job here
+   * (host/turn-sessions.ts). Resolves when none is left, or once `job.signal` aborts (the lease
    * was lost: the running turn is stopped, its tools killed).
    */
-  async runQueuedTurns(
-    agentId: string,
-    stores: StoreBackend,
-    signal?: AbortSignal,
-    { closeCutTurns = false, beforeTurn }: Pick<SessionConfig, 'closeCutTurns' | 'beforeTurn'> = {},
-  ): Promise<void> {
+  async runQueuedTurns(agentId: string, job: QueuedTurnsJob): Promise<void> {
     if (this.closed) throw new Error('the agent host is closed');
-    const session = await AgentSession.open(agentId, {
-      ...this.config,
-      stores,
-      turnsElsewhere: false,
-      closeCutTurns,
-      beforeTurn,
-    });
-    const stop = () => session.cancelTurn();
-    signal?.addEventListener('abort', stop);
-    try {
-      session.resume();
-      await session.close();
-    } finally {
-      signal?.removeEventListener('abort', stop);
-    }
+    await this.turnSessions.run(agentId, job);
     // The agent's own session here (the gateway's) reads what the turns wrote.
     await (await this.sessions.get(agentId)?.catch(() => undefined))?.reload();
+  }
+
+  /** The session a turn job left here for the agent's next job (tests and diagnostics). */
+  keptTurnSession(id: string): AgentSession | undefined {
+    return this.turnSessions.kept(id);
   }
 
   /** How many agents are open (their store and JSONL read): diagnostics and tests. */
@@ -920,6 +911,7 @@ export class LocalAgentHost implements AgentHost {
       // Closing folds the WAL into store.db: the row is stamped with the files as closed.
       this.roster.record(result.value.id, row);
     }
+    await this.turnSessions.close();
     this.roster.close();
     this.sessions.clear();
     this.listeners.clear();

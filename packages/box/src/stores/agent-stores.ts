@@ -65,6 +65,12 @@ export interface StoreBackend {
    */
   fetchAttachment?(agentId: string, sha256: string): Promise<boolean>;
   /**
+   * Deletes what the agent has beyond this machine's folders (the cluster's rows and bucket
+   * objects), before its folders go; a refusal (the agent is working elsewhere) leaves everything.
+   * Absent: its folders are all there is.
+   */
+  remove?(agentId: string): Promise<void>;
+  /**
    * The agent's profile as stored now, without opening its stores (approval rules, MCP servers).
    * Absent: its profile.json in the data dir.
    */

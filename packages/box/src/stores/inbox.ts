@@ -92,6 +92,8 @@ export interface InboxStore {
    * input stays pending. False when it is not pending (started, settled, or never accepted).
    */
   withdraw(nonce: string, detail: string): Promise<boolean>;
+  /** Reads the rows again (other writers: another connection, another worker of the cluster). */
+  load(): void | Promise<void>;
   /** Settles pending inputs whose user message the ledger holds: `startedTurn` gives a nonce's turn, or undefined. */
   reconcile(startedTurn: (nonce: string) => number | undefined): Promise<void>;
   close(): void;

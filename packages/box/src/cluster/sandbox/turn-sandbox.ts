@@ -7,7 +7,6 @@
  * is let go, so whoever takes the agent next restores what this worker left.
  */
 import type { HostEvent } from '../../agent/events.ts';
-import type { StoreBackend } from '../../stores/agent-stores.ts';
 import type { SequencedEntry } from '../../stores/ledger.ts';
 import type { SandboxSnapshots } from './sandbox-snapshots.ts';
 
@@ -20,7 +19,6 @@ export interface TurnSandboxOptions {
   subscribe(listener: (event: HostEvent) => void): () => void;
   runQueuedTurns(
     agentId: string,
-    stores: StoreBackend,
     signal: AbortSignal,
     beforeTurn: (entries: readonly SequencedEntry[]) => Promise<void>,
   ): Promise<void>;
@@ -31,7 +29,6 @@ export interface TurnSandboxOptions {
 export async function runWithSandbox(
   options: TurnSandboxOptions,
   agentId: string,
-  stores: StoreBackend,
   signal: AbortSignal,
   epoch: number,
 ): Promise<void> {
@@ -45,7 +42,7 @@ export async function runWithSandbox(
   });
   let failed = false;
   try {
-    await options.runQueuedTurns(agentId, stores, signal, async (entries) => {
+    await options.runQueuedTurns(agentId, signal, async (entries) => {
       const placed = await options.snapshots.placeUploads(agentId, entries, (sha256) =>
         options.attachmentCopy(agentId, sha256),
       );

@@ -1,8 +1,8 @@
 /**
  * The cluster backend (issue 25): an agent's ledger, transcript, inbox and secrets in PostgreSQL, its
  * attachments in the bucket, its profile in `profiles`; on this worker's disk only its sandbox and
- * the local copies of its attachments (`--data-dir`). Stores opened `under(epoch)` write behind that
- * lease epoch (leases.ts): the turn worker's, refused once another worker takes the agent over.
+ * the local copies of its attachments (`--data-dir`). Stores opened `behind(fence)` write behind the
+ * fence's lease epoch (leases.ts): the turn worker's, refused once another worker takes the agent over.
  */
 import { mkdir } from 'node:fs/promises';
 import type { PgBoss } from 'pg-boss';
@@ -15,6 +15,7 @@ import { isNotFound } from '../../sandbox/paths.ts';
 import { S3AttachmentStore } from './attachments.ts';
 import type { Database } from './database.ts';
 import { PgInbox } from './inbox.ts';
+import { removeClusterAgent } from './agent-removal.ts';
 import type { AgentFence } from './leases.ts';
 import { PgLedger } from './ledger.ts';
 import { PgSecretStore } from './secrets.ts';
@@ -35,8 +36,8 @@ export interface ClusterStoreOptions {
 export interface ClusterStoreBackend extends StoreBackend {
   /** True when the cluster knows the agent (its profile row). */
   exists(agentId: string): Promise<boolean>;
-  /** The same stores, writing behind the lease epoch `epoch`. */
-  under(epoch: number): StoreBackend;
+  /** The same stores, writing behind `fence` (its epoch read at each write: the turn worker moves it). */
+  behind(fence: AgentFence): StoreBackend;
 }
 
 export function clusterStoreBackend(options: ClusterStoreOptions): ClusterStoreBackend {
@@ -55,11 +56,20 @@ export function clusterStoreBackend(options: ClusterStoreOptions): ClusterStoreB
       );
       return rows.map((row) => row.agent_id);
     },
-    under: (epoch) => ({ open: (agentId) => openClusterStores(options, { agentId, epoch }) }),
+    behind: (fence) => ({
+      open: (agentId) => {
+        if (agentId !== fence.agentId)
+          throw new Error(`the fence of agent ${fence.agentId} opened for ${agentId}`);
+        return openClusterStores(options, fence);
+      },
+    }),
     readProfile: (agentId) =>
       profileRow(options.db, agentId, agentPaths(options.dataDir, agentId).profile).read(),
     fetchAttachment: async (agentId, sha256) =>
       isSafeAgentId(agentId) && (await bucketAttachments(options, agentId).fetchBySha256(sha256)) !== null,
+    remove: async (agentId) => {
+      if (isSafeAgentId(agentId)) await removeClusterAgent(options.db, options.s3, options.bucket, agentId);
+    },
   };
 }
 

@@ -59,6 +59,26 @@ describe('PgInbox accepting an input', () => {
     expect(new Set(jobs.map((job) => job.singletonKey))).toEqual(new Set([home.agentId]));
   });
 
+  it('reads again what other handles changed: new rows, and pending rows settled or still pending', async () => {
+    const { home, boss } = await open();
+    const turns = await PgInbox.open(home.db, boss, home.agentId);
+    const gateway = await PgInbox.open(home.db, boss, home.agentId);
+    await gateway.accept('a', { kind: 'prompt', prompt: 'a' }, 1);
+    await gateway.accept('b', { kind: 'prompt', prompt: 'b' }, 2);
+    await turns.load();
+    expect(turns.pending().map((row) => row.nonce)).toEqual(['a', 'b']);
+    // Another handle starts 'a' and accepts 'c'; 'b', read before, is still pending.
+    await gateway.markStarted('a', 0);
+    await gateway.accept('c', { kind: 'prompt', prompt: 'c' }, 3);
+    await turns.load();
+    expect(turns.pending().map((row) => row.nonce)).toEqual(['b', 'c']);
+    expect(['a', 'b', 'c'].map((nonce) => turns.has(nonce))).toEqual([true, true, true]);
+    await gateway.withdraw('b', 'removed');
+    await turns.load();
+    expect(turns.pending().map((row) => row.nonce)).toEqual(['c']);
+    expect(turns.has('b')).toBe(true);
+  });
+
   it('commits inputs that arrive together in a few transactions: each acknowledged after its commit, in order, repeats known', async () => {
     const { home, boss } = await open();
     const agents = [home.agentId, `${home.agentId}-b`, `${home.agentId}-c`];

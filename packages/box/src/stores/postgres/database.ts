@@ -229,6 +229,8 @@ function migrations(s: string): string[] {
        tag bytea NOT NULL,
        data bytea NOT NULL
      )`,
+    // An agent's inbox rows after a seq (PgInbox.load when a turn worker catches up).
+    `CREATE INDEX IF NOT EXISTS inbox_agent_seq ON ${s}.inbox (agent_id, seq)`,
   ];
 }
 

@@ -24,6 +24,8 @@ interface RawRow {
 
 export class PgInbox implements InboxStore {
   private readonly nonces = new Set<string>();
+  /** The last row `load` read (its seq). */
+  private lastRead = 0;
   private pendingRows: InboxRow[] = [];
   /** Row updates, in the order they were asked for. */
   private settling: Promise<void> = Promise.resolve();
@@ -40,14 +42,21 @@ export class PgInbox implements InboxStore {
     return inbox;
   }
 
+  /**
+   * Reads the rows again: the first time all of them, then only the rows after the last one read and
+   * the pending ones (a row's nonce never changes, only its state), so a turn worker that keeps the
+   * agent between jobs (host/turn-sessions.ts) reads what changed, not the agent's whole inbox.
+   */
   async load(): Promise<void> {
     const { rows } = await this.db.pool.query<RawRow>(
       `SELECT seq, nonce, input, state, turn, accepted_at, detail FROM ${this.db.table('inbox')}
-       WHERE agent_id = $1 ORDER BY seq`,
-      [this.agentId],
+       WHERE agent_id = $1 AND (seq > $2 OR state = 'pending') ORDER BY seq`,
+      [this.agentId, this.lastRead],
     );
-    this.nonces.clear();
-    for (const row of rows) this.nonces.add(row.nonce);
+    for (const row of rows) {
+      this.nonces.add(row.nonce);
+      this.lastRead = Math.max(this.lastRead, Number(row.seq));
+    }
     this.pendingRows = rows.filter((row) => row.state === 'pending').map(rowOf);
   }
 
@@ -139,6 +148,22 @@ export class PgInbox implements InboxStore {
     });
     return this.settling;
   }
+}
+
+/**
+ * Whether a turn job of the agent has anything to do: a pending input, or a turn the ledger leaves
+ * open (a worker died in it). An agent's job runs every input pending when it starts, so the jobs
+ * of the inputs it took find none.
+ */
+export async function agentHasWork(db: Database, agentId: string): Promise<boolean> {
+  const { rows } = await db.pool.query<{ pending: boolean; last_turn: string | null }>(
+    `SELECT EXISTS (SELECT 1 FROM ${db.table('inbox')} WHERE agent_id = $1 AND state = 'pending') AS pending,
+            (SELECT id FROM ${db.table('ledger')} WHERE agent_id = $1 AND id ~ '^t[0-9]+[ue]$'
+             ORDER BY seq DESC LIMIT 1) AS last_turn`,
+    [agentId],
+  );
+  const row = rows[0]!;
+  return row.pending || (row.last_turn?.endsWith('u') ?? false);
 }
 
 /** An agent's pending inputs as the rows hold them now, in accept order (another worker's view of its inbox). */
