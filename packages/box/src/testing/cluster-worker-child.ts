@@ -17,7 +17,7 @@
  * - any other prompt gets one shell call (`echo <prompt> >> log.txt`, then `sleep <n>` when the
  *   prompt is `slow <n>`), the shell's result one `send_message`, and that an empty step.
  *
- * With `"gateway": true` it serves its own gateway on loopback and prints `ready <url> <token>`,
+ * With `"gateway": true` it serves its own gateway on loopback (files too, as `sendbox serve` does) and prints `ready <url> <token>`,
  * else `ready`, once it takes jobs. While the file `<dataDir>/die-in-send-window` exists, it kills
  * itself (SIGKILL) inside the write window of its next send: after the send's ledger entry
  * committed, before its result reaches the transcript. Run with `node --import tsx`:
@@ -30,6 +30,7 @@ import path from 'node:path';
 import type { ModelProvider, ModelStepRequest } from '../providers/types.ts';
 import { scriptedProvider, type ScriptedStep } from '../providers/scripted.ts';
 import { startClusterWorker } from '../cluster/worker.ts';
+import { agentFiles, boxAgentFolders } from '../gateway/files.ts';
 import { makeWebRoot, startGatewayOn } from '../gateway/test-support.ts';
 import { WritePoints } from '../stores/write-points.ts';
 import type { WorkerProcessConfig } from './cluster-children.ts';
@@ -133,7 +134,11 @@ const worker = await startClusterWorker({
   onTurnError: (agentId, error) => process.stderr.write(`turn of ${agentId}: ${(error as Error).message}\n`),
 });
 const gateway = config.gateway
-  ? await startGatewayOn(worker.host, config.dataDir, { webRoot: await makeWebRoot(), shared: worker.shared })
+  ? await startGatewayOn(worker.host, config.dataDir, {
+      webRoot: await makeWebRoot(),
+      shared: worker.shared,
+      files: agentFiles(worker.host, boxAgentFolders(config.dataDir)),
+    })
   : undefined;
 process.stdout.write(gateway ? `ready ${gateway.url} ${gateway.token}\n` : 'ready\n');
 process.on('SIGTERM', () => {

@@ -45,6 +45,10 @@ export interface ScanReadOptions {
   readWorkers?: number;
   /** The worker script (default: the bundle's, else read-worker.ts). */
   readWorkerUrl?: URL;
+  /** Unless `readWorkers` is given: sources read on this thread before workers may start (default READ_WORKER_WARMUP). */
+  readWorkerWarmup?: number;
+  /** Unless `readWorkers` is given: how many workers for the bytes left then (default readWorkersFor). */
+  readWorkersFor?: (bytes: number) => number;
 }
 
 /** Whether every session's harness is the catalog's own, which a worker loads. */
@@ -176,12 +180,12 @@ export async function readInOrder(
       const read = results.get(at)!;
       results.delete(at);
       if (!take(read)) break;
-      if (!started && readHere >= READ_WORKER_WARMUP) {
+      if (!started && readHere >= (options.readWorkerWarmup ?? READ_WORKER_WARMUP)) {
         started = true;
         let left = 0;
         for (let i = at + 1; i < sessions.length && left < READ_WORKER_BYTES; i++)
           left += sourceBytes(sessions[i]!.summary.locator);
-        await startIfCan(readWorkersFor(left));
+        await startIfCan((options.readWorkersFor ?? readWorkersFor)(left));
       }
     }
   } finally {

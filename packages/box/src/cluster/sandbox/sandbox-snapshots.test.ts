@@ -6,7 +6,7 @@
  * snapshot is refused.
  */
 import { randomBytes } from 'node:crypto';
-import { chmod, lstat, mkdir, readFile, readlink, stat, symlink, writeFile } from 'node:fs/promises';
+import { chmod, chown, lstat, mkdir, readFile, readlink, stat, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
 import { describe, expect, it } from 'vitest';
@@ -107,6 +107,37 @@ describe('sandbox snapshots across workers', () => {
       uploaded: 0,
     });
   }, 60_000);
+
+  // Owning files by another uid takes root; not as root, everything is the box's own uid anyway.
+  it.runIf(process.getuid?.() === 0)(
+    "gives what it restores to the sandbox folder's owner (the agent's uid, once the box prepared it)",
+    async () => {
+      const { home, worker: a } = await open();
+      const { worker: b } = await open();
+      const agentId = home.agentId;
+      await mkdir(path.join(a.sandbox, 'notes'), { recursive: true });
+      await writeFile(path.join(a.sandbox, 'notes', 'log.txt'), 'turn 0\n');
+      await writeFile(path.join(a.sandbox, 'kept.txt'), 'same on both\n');
+      await symlink('notes/log.txt', path.join(a.sandbox, 'log'));
+      const lease = (await a.leases.claim(agentId))!;
+      await a.snapshots.take(agentId, lease.epoch);
+      await a.leases.release(lease);
+
+      // B's host opened the agent before: its sandbox belongs to the agent's uid already.
+      const agentUid = 41_234;
+      await mkdir(b.sandbox, { recursive: true });
+      await writeFile(path.join(b.sandbox, 'kept.txt'), 'same on both\n');
+      await chown(b.sandbox, agentUid, agentUid);
+      await chown(path.join(b.sandbox, 'kept.txt'), agentUid, agentUid);
+      await b.leases.claim(agentId);
+      expect(await b.snapshots.restore(agentId)).toMatchObject({ fetched: 1, kept: 1 });
+      for (const rel of ['notes', 'notes/log.txt', 'log', 'kept.txt']) {
+        const { uid, gid } = await lstat(path.join(b.sandbox, rel));
+        expect([rel, uid, gid]).toEqual([rel, agentUid, agentUid]);
+      }
+    },
+    60_000,
+  );
 
   it('sends a file once: an unchanged sandbox sends nothing, one changed file sends one blob', async () => {
     const { home, worker: a } = await open();
