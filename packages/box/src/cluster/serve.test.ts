@@ -120,10 +120,25 @@ describe('sendbox serve as a cluster worker', () => {
     expect((await call(two, 'listAgents', {}, bearer)).status).toBe(200);
 
     const agent = await one.host.createAgent({ name: 'Shared agent' });
+    // Each gateway lists every agent of the cluster: the other one before it ever opened it, and a
+    // rename through either is what both list next.
+    const nameListed = async (box: RunningBox) => {
+      const rows = (await (await call(box, 'listAgents', {}, bearer)).json()) as Array<{
+        id: string;
+        name: string;
+      }>;
+      return rows.find((row) => row.id === agent.id)?.name;
+    };
+    expect(await nameListed(two)).toBe('Shared agent');
+    expect((await call(two, 'updateAgent', { id: agent.id, name: 'Renamed on two' }, bearer)).status).toBe(
+      200,
+    );
+    expect(await nameListed(one)).toBe('Renamed on two');
+    expect(await nameListed(two)).toBe('Renamed on two');
     // The other box knows it from the database, though its data dir never held it.
     const entries = await two.host.openAgent(agent.id);
     expect(Array.isArray(entries)).toBe(true);
-    expect((await two.host.agentSettings(agent.id)).name).toBe('Shared agent');
+    expect((await two.host.agentSettings(agent.id)).name).toBe('Renamed on two');
 
     // A browser signed in through one is signed in on the other; the login link works once, on any.
     const link = one.gateway.loginUrl();

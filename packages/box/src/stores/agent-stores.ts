@@ -55,6 +55,11 @@ export interface StoreBackend {
   /** Whether the agent exists (absent: its profile.json in the data dir says). */
   exists?(agentId: string): Promise<boolean>;
   /**
+   * Every agent the backend holds, wherever it was made (a cluster's other workers). Absent: the
+   * agents of the data dir.
+   */
+  agentIds?(): Promise<string[]>;
+  /**
    * Brings a stored attachment this machine has no copy of into the agent's local copies (the
    * cluster's bucket); false when the backend has none either. Absent: the local copies are all.
    */

@@ -50,6 +50,12 @@ export function clusterStoreBackend(options: ClusterStoreOptions): ClusterStoreB
       );
       return rowCount === 1;
     },
+    agentIds: async () => {
+      const { rows } = await options.db.pool.query<{ agent_id: string }>(
+        `SELECT agent_id FROM ${options.db.table('profiles')}`,
+      );
+      return rows.map((row) => row.agent_id);
+    },
     behind: (fence) => ({
       open: (agentId) => {
         if (agentId !== fence.agentId)
