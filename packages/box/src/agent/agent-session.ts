@@ -792,10 +792,8 @@ export class AgentSession implements ExtensionAgent {
     const turn = this.nextTurn;
     const entry = userEntryFor(turn, row.nonce, row.input, this.config.now());
     const supersedes = row.input.kind === 'prompt' ? row.input.supersedes : undefined;
-    const uploads =
-      row.input.kind === 'prompt'
-        ? [...revisedUploads(this.view.all(), supersedes), ...this.pendingUploads.map((u) => u.sandboxPath)]
-        : [];
+    const listed = row.input.kind === 'prompt' ? this.pendingUploads.map((u) => u.sandboxPath) : [];
+    const uploads = [...revisedUploads(this.paths.sandbox, this.view.all(), supersedes), ...listed];
     const modelText = modelTextOf(entry as UserEntryFields, uploads, this.questions);
     this.writer.appendEntries([entry]);
     this.nextTurn += 1;
@@ -924,8 +922,8 @@ export class AgentSession implements ExtensionAgent {
           modelTextOf(
             user ?? { content: '' },
             [
-              ...revisedUploads(this.view.all(), user?.supersedes),
-              ...uploadsBefore(this.view.all(), user?.seq as number | undefined),
+              ...revisedUploads(this.paths.sandbox, this.view.all(), user?.supersedes),
+              ...uploadsBefore(this.paths.sandbox, this.view.all(), user?.seq as number | undefined),
             ],
             this.questions,
           ),
