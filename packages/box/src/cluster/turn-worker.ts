@@ -57,7 +57,7 @@ export async function startTurnWorker(options: TurnWorkerOptions): Promise<TurnW
   const deadId = await workDeadTurnJobs({
     boss,
     closingTry: (agentId) => runUnderLease(options, agentId, true),
-    ...(options.onError ? { onError: options.onError } : {}),
+    onError: (agentId, error) => options.onError?.(agentId, error),
     freed: () => boss.notifyWorker(workerId),
   });
   return {
