@@ -48,7 +48,7 @@ import { MAX_TURN_RESUMES, resumePointOf, TURN_RESUMED_NOTE, type ResumePoint } 
 import { HostError } from './errors.ts';
 import { StoreWriteError } from '../stores/errors.ts';
 import { type HostEvent } from './events.ts';
-import { uploadPathHere } from './upload-placement.ts';
+import { uploadNames, uploadPathHere } from './upload-placement.ts';
 import { stageUpload } from './upload-staging.ts';
 import {
   answerNonce,
@@ -411,11 +411,7 @@ export class AgentSession implements ExtensionAgent {
       const entry = row as Record<string, unknown>;
       if (row.seq <= lastPromptSeq || entry.kind !== 'user-attachment' || typeof entry.file_name !== 'string')
         continue;
-      // Where this machine's sandbox has it (another cluster worker's gateway may have taken it in).
-      const sandboxPath =
-        typeof entry.sandbox_path === 'string'
-          ? uploadPathHere(this.paths.sandbox, entry.sandbox_path)
-          : entry.file_name;
+      const sandboxPath = uploadPathHere(this.paths.sandbox, entry.sandbox_path, entry.file_name);
       this.pendingUploads.push({ id: row.id, fileName: entry.file_name, sandboxPath });
     }
   }
@@ -611,6 +607,7 @@ export class AgentSession implements ExtensionAgent {
       this.scrubber(),
       this.config.writePoints,
       this.disk,
+      uploadNames(this.view.all()),
     );
     const id = userAttachmentId(this.nextTurn, this.pendingUploads.length);
     const [entry] = this.writer.appendEntries([
@@ -795,10 +792,8 @@ export class AgentSession implements ExtensionAgent {
     const turn = this.nextTurn;
     const entry = userEntryFor(turn, row.nonce, row.input, this.config.now());
     const supersedes = row.input.kind === 'prompt' ? row.input.supersedes : undefined;
-    const uploads =
-      row.input.kind === 'prompt'
-        ? [...revisedUploads(this.view.all(), supersedes), ...this.pendingUploads.map((u) => u.sandboxPath)]
-        : [];
+    const listed = row.input.kind === 'prompt' ? this.pendingUploads.map((u) => u.sandboxPath) : [];
+    const uploads = [...revisedUploads(this.paths.sandbox, this.view.all(), supersedes), ...listed];
     const modelText = modelTextOf(entry as UserEntryFields, uploads, this.questions);
     this.writer.appendEntries([entry]);
     this.nextTurn += 1;
@@ -927,8 +922,8 @@ export class AgentSession implements ExtensionAgent {
           modelTextOf(
             user ?? { content: '' },
             [
-              ...revisedUploads(this.view.all(), user?.supersedes),
-              ...uploadsBefore(this.view.all(), user?.seq as number | undefined),
+              ...revisedUploads(this.paths.sandbox, this.view.all(), user?.supersedes),
+              ...uploadsBefore(this.paths.sandbox, this.view.all(), user?.seq as number | undefined),
             ],
             this.questions,
           ),

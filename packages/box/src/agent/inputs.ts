@@ -8,6 +8,7 @@
  * (`[SAND_HIDDEN_PROMPT]`), never the user's words; guidance is added per
  * model call and never written (context/injections.ts).
  */
+import { uploadPathHere } from './upload-placement.ts';
 import {
   answerMessage,
   attachedFilesPrompt,
@@ -180,8 +181,15 @@ export function modelTextOf(
   return uploads.length ? `${entry.content}\n\n${attachedFilesPrompt(uploads)}` : entry.content;
 }
 
-/** The sandbox paths of the uploads a prompt at `seq` listed: those after the prompt before it. */
-export function uploadsBefore(rows: readonly SequencedEntry[], seq: number | undefined): string[] {
+/**
+ * The sandbox paths of the uploads a prompt at `seq` listed: those after the prompt before it, each
+ * where `sandbox` (this machine's) has it (upload-placement.ts `uploadPathHere`).
+ */
+export function uploadsBefore(
+  sandbox: string,
+  rows: readonly SequencedEntry[],
+  seq: number | undefined,
+): string[] {
   if (seq === undefined) return [];
   let from = -1;
   for (const row of rows) {
@@ -191,7 +199,7 @@ export function uploadsBefore(rows: readonly SequencedEntry[], seq: number | und
   return rows.flatMap((row) => {
     const entry = row as Record<string, unknown>;
     if (row.seq <= from || row.seq >= seq || entry.kind !== 'user-attachment') return [];
-    return [typeof entry.sandbox_path === 'string' ? entry.sandbox_path : String(entry.file_name)];
+    return [uploadPathHere(sandbox, entry.sandbox_path, String(entry.file_name))];
   });
 }
 
@@ -199,13 +207,17 @@ export function uploadsBefore(rows: readonly SequencedEntry[], seq: number | und
  * The sandbox paths of the uploads listed with the prompt `userId` replaced, and with the one that
  * one replaced (regenerate twice): a prompt sent again keeps its files.
  */
-export function revisedUploads(rows: readonly SequencedEntry[], userId: string | undefined): string[] {
+export function revisedUploads(
+  sandbox: string,
+  rows: readonly SequencedEntry[],
+  userId: string | undefined,
+): string[] {
   if (userId === undefined) return [];
   const entry = rows.find((row) => row.id === userId);
   if (entry === undefined) return [];
   const supersedes = (entry as { supersedes?: unknown }).supersedes;
   const earlier = typeof supersedes === 'string' ? supersedes : undefined;
-  return [...revisedUploads(rows, earlier), ...uploadsBefore(rows, entry.seq)];
+  return [...revisedUploads(sandbox, rows, earlier), ...uploadsBefore(sandbox, rows, entry.seq)];
 }
 
 /**

@@ -11,6 +11,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { placeUploads, uploadInSandbox, uploadsAfter, type RecordedUpload } from './upload-placement.ts';
 import type { SequencedEntry } from '../stores/ledger.ts';
 import { uploadFinder } from '../context/upload-images.ts';
+import { revisedUploads, uploadsBefore } from './inputs.ts';
 
 const sha = (text: string) => createHash('sha256').update(text).digest('hex');
 
@@ -143,5 +144,23 @@ describe('the model view’s upload lookup on another worker', () => {
     // A stored name that is not the entry's hash points nowhere, on any box.
     expect(find('/box-b/sandboxes/id/uploads/other.png')).toBeUndefined();
     expect(find('/box-b/sandboxes/id/uploads/missing.png')).toBeUndefined();
+  });
+});
+
+describe('the uploads a prompt listed, on another worker', () => {
+  it('names each where this machine’s sandbox has it (a regenerated or repaired prompt)', () => {
+    const entries = [
+      {
+        seq: 1,
+        id: 't0ua0',
+        kind: 'user-attachment',
+        file_name: 'a.txt',
+        sandbox_path: '/box-a/sb/uploads/a.txt',
+      },
+      { seq: 2, id: 't0u', kind: 'message', role: 'user', clientNonce: 'n0' },
+      { seq: 3, id: 't1u', kind: 'message', role: 'user', clientNonce: 'n1', supersedes: 't0u' },
+    ] as unknown as SequencedEntry[];
+    expect(uploadsBefore('/box-b/sb', entries, 2)).toEqual(['/box-b/sb/uploads/a.txt']);
+    expect(revisedUploads('/box-b/sb', entries, 't1u')).toEqual(['/box-b/sb/uploads/a.txt']);
   });
 });

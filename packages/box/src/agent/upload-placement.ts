@@ -48,10 +48,27 @@ export function uploadInSandbox(recorded: string): string | null {
   return path.posix.join(UPLOADS_FOLDER, name);
 }
 
-/** Where an upload recorded at `recorded` is in the sandbox `sandbox` of this machine. */
-export function uploadPathHere(sandbox: string, recorded: string): string {
+/**
+ * Where an upload recorded at `recorded` (its entry's `sandbox_path`) is in the sandbox `sandbox` of
+ * this machine (another cluster worker's gateway may have taken it in); an entry with no sandbox path
+ * is named by `fileName`.
+ */
+export function uploadPathHere(sandbox: string, recorded: unknown, fileName: string): string {
+  if (typeof recorded !== 'string') return fileName;
   const relative = uploadInSandbox(recorded);
   return relative === null ? recorded : path.join(sandbox, relative);
+}
+
+/** The names in `uploads/` of every upload `entries` records. */
+export function uploadNames(entries: readonly SequencedEntry[]): Set<string> {
+  const names = new Set<string>();
+  for (const row of entries) {
+    const entry = row as Record<string, unknown>;
+    if (entry.kind !== 'user-attachment' || typeof entry.sandbox_path !== 'string') continue;
+    const relative = uploadInSandbox(entry.sandbox_path);
+    if (relative !== null) names.add(path.posix.basename(relative));
+  }
+  return names;
 }
 
 /** The uploads of `entries` with a sandbox copy, a hash and a seq above `afterSeq`, in ledger order. */
@@ -69,8 +86,9 @@ export function uploadsAfter(entries: readonly SequencedEntry[], afterSeq: numbe
 /**
  * Places `uploads` into `sandbox`, in order: a path that holds the upload's bytes already is left;
  * otherwise the upload is written there, replacing a regular file of other bytes (the user and the
- * model were told this path is this upload; another file there came from a name the accepting box
- * chose without this sandbox in view). A folder or link at the path is left and reported.
+ * model were told this path is this upload; the accepting box chose the name without this sandbox in
+ * view, though never an earlier upload's, `uploadNames`). A folder or link at the path is left and
+ * reported.
  * `copyOf(sha256)` is the agent's local attachment copy (fetched from the bucket when missing), or
  * null when the agent has none.
  */

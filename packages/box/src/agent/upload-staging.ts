@@ -47,6 +47,11 @@ export async function stageUpload(
   secrets: Scrubber,
   points: WritePoints = new WritePoints(),
   disk?: DiskRoom,
+  /**
+   * The names of the agent's earlier uploads (`uploadNames`): never given again, though this box's
+   * folder may lack them (a cluster gateway's folder is not the turn worker's).
+   */
+  taken: ReadonlySet<string> = new Set(),
 ): Promise<StagedUpload> {
   const safeName = safeUploadName(fileName);
   await reserveRoom(disk, safeName, bytes.length);
@@ -64,7 +69,7 @@ export async function stageUpload(
     points.pass('upload', safeName);
     // The first free name: `notes.txt`, `notes (1).txt`...
     sandboxPath = await withDeadline(`Saving ${safeName} in the sandbox`, () =>
-      createNewInSandbox(sandbox, UPLOADS_FOLDER, safeName, bytes),
+      createNewInSandbox(sandbox, UPLOADS_FOLDER, safeName, bytes, taken),
     );
   } catch (error) {
     const written = new StoreWriteError('upload', `the upload ${safeName}`, error);

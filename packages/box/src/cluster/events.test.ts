@@ -281,4 +281,96 @@ describe('events across workers', () => {
     }
     expect(texts.at(-1)).toBeNull();
   });
+  it('gives an SSE client on a gateway that runs no turn the background task rows, retry notices and routine changes of another worker', async () => {
+    const { databaseUrl, objectStoreUrl, credentials } = services();
+    const db = await schemaDb();
+    const schema = db.schema.slice(1, -1);
+    const key = randomBytes(32);
+    const gateway = await startAcceptingWorker({
+      databaseUrl,
+      objectStoreUrl,
+      credentials,
+      schema,
+      masterKey: key,
+      dataDir: await tempDir('gateway'),
+    });
+    cleanups.push(() => gateway.close());
+    const webRoot = await makeWebRoot();
+    cleanups.push(() => rm(webRoot, { recursive: true, force: true }));
+    const http = await startGatewayOn(gateway.host, await tempDir('gateway-http'), { webRoot });
+    cleanups.push(() => http.close());
+    const processes = new WorkerProcesses();
+    cleanups.push(() => Promise.resolve(processes.stopAll()));
+    const worker = await processes.start({
+      databaseUrl,
+      objectStoreUrl,
+      credentials,
+      schema,
+      keyHex: key.toString('hex'),
+      dataDir: await tempDir('worker'),
+      name: 'worker',
+      gateway: true,
+      env: { SENDBOX_ROUTINE_MIN_INTERVAL_S: '1' },
+    });
+
+    const agent = await gateway.host.createAgent({ name: 'Busy agent' });
+    const response = await fetch(new URL(`api/events?agentId=${agent.id}`, http.url), {
+      headers: { Authorization: `Bearer ${http.token}` },
+    });
+    expect(response.status).toBe(200);
+    const stream = new SseReader(response);
+    cleanups.push(() => stream.cancel());
+    const seen: SseEvent[] = [];
+    const waitFor = async (what: string, match: (event: SseEvent) => boolean): Promise<SseEvent> => {
+      const found = seen.find(match);
+      if (found) return found;
+      const quiet = new Promise<never>((_, reject) =>
+        setTimeout(
+          () => reject(new Error(`no ${what} on the stream; had ${seen.map((e) => e.event).join(' ')}`)),
+          30_000,
+        ).unref(),
+      );
+      const events = await Promise.race([
+        stream.collect((event) => {
+          seen.push(event);
+          return match(event);
+        }),
+        quiet,
+      ]);
+      return events.at(-1)!;
+    };
+    const data = (event: SseEvent) => (event as SseEvent & { data: Record<string, unknown> }).data;
+
+    // A background command on the worker: its task row, running and then ended.
+    await gateway.host.sendPrompt({ agentId: agent.id, prompt: 'bg sleep 1', clientNonce: 'bg' });
+    const running = await waitFor('running task', (e) => e.event === 'task');
+    expect(data(running).task).toMatchObject({ kind: 'command', state: 'running' });
+    const taskId = (data(running).task as { id: string }).id;
+    const ended = await waitFor(
+      'ended task',
+      (e) => e.event === 'task' && (data(e).task as { id: string; state: string }).state === 'ended',
+    );
+    expect((data(ended).task as { id: string }).id).toBe(taskId);
+
+    // A model call retried on the worker: the notice, then its end.
+    await gateway.host.sendPrompt({ agentId: agent.id, prompt: 'retry once', clientNonce: 'retry' });
+    const retry = await waitFor('retry notice', (e) => e.event === 'retry' && data(e).retry !== null);
+    expect(data(retry).retry).toMatchObject({ attempt: 2, attempts: 3, reason: 'HTTP 503' });
+    await waitFor('retry end', (e) => e.event === 'retry' && data(e).retry === null);
+
+    // A routine made through the worker's own gateway: the change reaches this stream.
+    const made = await fetch(new URL('api/updateRoutine', worker.url), {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${worker.token}` },
+      body: JSON.stringify({
+        agentId: agent.id,
+        action: 'create',
+        name: 'Later',
+        schedule: '@daily',
+        prompt: 'later',
+      }),
+    });
+    expect(made.status).toBe(200);
+    await waitFor('routines change', (e) => e.event === 'routines');
+  }, 120_000);
 });

@@ -350,12 +350,20 @@ function liveKey(event: HostEvent): string | null {
   if (event.type === 'tool') return `tool:${event.toolCallId}`;
   // "Read listRoutines again" (every worker re-arms the agent's routines from the rows): the latest is enough.
   if (event.type === 'routines') return 'routines';
+  // A model call being retried (the latest notice, or null once it answered), a background task's row.
+  if (event.type === 'retry') return 'retry';
+  if (event.type === 'task') return `task:${event.task.id}`;
   return null;
 }
 
-/** A live update that ends its row (a draft delivered or refused, a tool call over). */
+/** A live update that ends its row (a draft delivered or refused, a tool call over, a retry answered, a task ended). */
 function isFinal(event: HostEvent): boolean {
-  return (event.type === 'draft' && event.text === null) || (event.type === 'tool' && !event.running);
+  return (
+    (event.type === 'draft' && event.text === null) ||
+    (event.type === 'tool' && !event.running) ||
+    (event.type === 'retry' && event.retry === null) ||
+    (event.type === 'task' && event.task.state !== 'running')
+  );
 }
 
 type Outgoing = { note: Note } | { live: { agentId: string; events: Map<string, HostEvent> } };
@@ -420,7 +428,7 @@ class NotePublisher {
       case 'task':
       case 'subagent-entry':
       case 'routines':
-        // Live updates went above; background tasks and retries stay this worker's (not relayed yet).
+        // Live updates went above; a subagent's steps stay this worker's (not relayed yet).
         return;
     }
     // Live updates that ended went before this event here: they go out before its note.

@@ -5,10 +5,7 @@
  * "interrupted", the model told, its steps after the cut); the agent's next turn runs there. Nothing is lost or doubled in the ledger and the transcript, and no row is written
  * under the dead worker's epoch after the takeover.
  */
-import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
 import { grokBot } from '@sendbox/txcript';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -16,10 +13,9 @@ import { BOX_STOPPED_NOTICE } from '../agent/turn-texts.ts';
 import { INTERRUPTED_CALL_RESULT } from '../agent/turn-closer.ts';
 import { useServices } from '../stores/postgres/backend.ts';
 import { agentPaths } from '../stores/files/layout.ts';
-import { startAcceptingWorker, WorkerProcesses, type WorkerProcess } from '../testing/cluster-children.ts';
-import { processesRunning, until } from '../testing/processes.ts';
+import { processesRunning } from '../testing/processes.ts';
 import { ledgerRows, transcriptRows } from '../testing/cluster-rows.ts';
-import type { ClusterWorker } from './worker.ts';
+import { startFailoverCluster } from './failover-harness.ts';
 
 const services = useServices();
 
@@ -30,72 +26,45 @@ describe('failover between worker processes', () => {
   });
 
   it('goes on with a turn cut by a SIGKILLed worker on the other one, losing and doubling nothing', async () => {
-    const { databaseUrl, objectStoreUrl, credentials } = services();
-    const schema = `test_${randomBytes(6).toString('hex')}`;
-    const key = randomBytes(32);
-    const dirs: string[] = [];
-    const newDir = async (name: string) => {
-      const dir = await mkdtemp(path.join(os.tmpdir(), `sendbox-${name}-`));
-      dirs.push(dir);
-      return dir;
-    };
-    cleanups.push(async () => {
-      for (const dir of dirs) await rm(dir, { recursive: true, force: true });
-    });
-
-    // The gateway the user talks to: it accepts inputs and runs no turn.
-    const gateway: ClusterWorker = await startAcceptingWorker({
-      databaseUrl,
-      objectStoreUrl,
-      credentials,
-      schema,
-      masterKey: key,
-      dataDir: await newDir('gateway'),
-    });
-    cleanups.push(async () => {
-      await gateway.db.pool.query(`DROP SCHEMA IF EXISTS "${schema}_jobs" CASCADE`).catch(() => undefined);
-      await gateway.db.pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).catch(() => undefined);
-      await gateway.close();
-    });
-
-    const processes = new WorkerProcesses();
-    cleanups.push(() => Promise.resolve(processes.stopAll()));
-    const startWorker = async (name: string): Promise<WorkerProcess> =>
-      processes.start({
-        databaseUrl,
-        objectStoreUrl,
-        credentials,
-        schema,
-        keyHex: key.toString('hex'),
-        dataDir: await newDir(name),
-        name,
-      });
+    // The gateway the user talks to (the cluster's observer): it accepts inputs and runs no turn.
+    const cluster = await startFailoverCluster(services(), 'failover');
+    cleanups.push(() => cluster.close());
+    const gateway = cluster.observer;
     const rows = (agentId: string) => ledgerRows(gateway.db, agentId);
 
-    const a = await startWorker('worker-a');
+    const a = await cluster.startWorker('worker-a');
     const agent = await gateway.host.createAgent({ name: 'Failover agent' });
     await gateway.host.sendPrompt({ agentId: agent.id, prompt: 'slow 120', clientNonce: 'n1' });
     // Worker A runs the turn: its shell call is open (the `sleep` in A's sandbox).
     const logA = path.join(agentPaths(a.dataDir, agent.id).sandbox, 'log.txt');
-    await until(() => existsSync(logA), 'worker A to start the shell call', 30_000);
+    await cluster.until(() => existsSync(logA), 'worker A to start the shell call', 30_000, agent.id);
     const epochA = (await gateway.leases.holder(agent.id))!.epoch;
 
-    const b = await startWorker('worker-b');
+    const b = await cluster.startWorker('worker-b');
     a.child.kill('SIGKILL');
     const killedAt = Date.now();
-    await until(
+    await cluster.until(
       async () => (await rows(agent.id)).some((row) => row.epoch !== null && row.epoch > epochA),
       'worker B to write its first row',
       45_000,
-    ).catch((error: unknown) => {
-      throw new Error(`${(error as Error).message}; worker B said:\n${b.output()}`);
-    });
+      agent.id,
+    );
     const failoverMs = Date.now() - killedAt;
-    await until(async () => (await rows(agent.id)).some((row) => row.id === 't0e'), 'turn 0 to end', 30_000);
+    await cluster.until(
+      async () => (await rows(agent.id)).some((row) => row.id === 't0e'),
+      'turn 0 to end',
+      30_000,
+      agent.id,
+    );
 
     // The agent's next turn runs on B.
     await gateway.host.sendPrompt({ agentId: agent.id, prompt: 'fast', clientNonce: 'n2' });
-    await until(async () => (await rows(agent.id)).some((row) => row.id === 't1e'), 'turn 1 to end', 30_000);
+    await cluster.until(
+      async () => (await rows(agent.id)).some((row) => row.id === 't1e'),
+      'turn 1 to end',
+      30_000,
+      agent.id,
+    );
     // A repeat of an accepted nonce adds nothing.
     expect(await gateway.host.sendPrompt({ agentId: agent.id, prompt: 'fast', clientNonce: 'n2' })).toEqual({
       accepted: true,

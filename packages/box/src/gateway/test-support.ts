@@ -137,14 +137,15 @@ export function pageHeaders(
   return { Cookie: signIn.cookie, 'X-Sendbox-Session': signIn.tabProof, Origin: new URL(gateway.url).origin };
 }
 
-/** Another gateway for the same host, on `dataDir` (a restart, a second box); files are not served. */
+/** Another gateway for the same host, on `dataDir` (a restart, a second box); files are served only when given. */
 export function startGatewayOn(
   host: AgentHost,
   dataDir: string,
   options: { webRoot: string; port?: number } & Pick<
     GatewayOptions,
     'bindHost' | 'publicUrl' | 'loginCommand' | 'shared'
-  >,
+  > &
+    Partial<Pick<GatewayOptions, 'files'>>,
 ): Promise<RunningGateway> {
   const unused = (): Promise<never> => Promise.reject(new Error('this test gateway serves no files'));
   return startGateway({

@@ -1,4 +1,4 @@
-import { mkdir, readdir, readFile, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { AWAITING_USER_REFUSAL, textOnlyTurnReminder } from '@sendbox/protocol';
@@ -366,6 +366,17 @@ describe('attachments', () => {
     expect(lastUserText(fx.model, 0)).toContain(
       `[The user attached a file: ${fx.sandbox}/uploads/notes.txt]`,
     );
+  });
+
+  it('never gives a later upload the name of an earlier one, though the folder lacks it', async () => {
+    // A cluster gateway's folder is not the turn worker's: the name must not depend on it alone.
+    const box = await hostFixture([]);
+    fx = box;
+    const upload = () =>
+      box.host.uploadFile({ agentId: box.agentId, fileName: 'notes.txt', bytes: Buffer.from('x') });
+    expect((await upload()).sandbox_path).toBe(path.join(box.sandbox, 'uploads', 'notes.txt'));
+    await rm(path.join(box.sandbox, 'uploads', 'notes.txt'));
+    expect((await upload()).sandbox_path).toBe(path.join(box.sandbox, 'uploads', 'notes (1).txt'));
   });
 });
 

@@ -481,16 +481,19 @@ export class LocalAgentHost implements AgentHost {
 
   async listAgents(): Promise<RosterRow[]> {
     if (this.closed) throw new Error('the agent host is closed');
+    const { stores, turnsElsewhere } = this.config;
     let names: string[];
     try {
-      names = await readdir(agentsRoot(this.dataDir));
-    } catch {
+      names = stores.agentIds ? await stores.agentIds() : await readdir(agentsRoot(this.dataDir));
+    } catch (error) {
+      if (stores.agentIds) throw error;
       return [];
     }
     const rows: RosterRow[] = [];
     for (const id of names) {
       if (!isSafeAgentId(id)) continue;
-      if (!this.sessions.has(id)) {
+      // In a cluster other workers write every agent: no row is kept, each is read now.
+      if (!this.sessions.has(id) && !turnsElsewhere) {
         // A closed agent: its row from the roster while its files are as they were, no agent without a profile.
         const cached = this.roster.cached(id);
         if (cached === null) continue;
@@ -501,8 +504,9 @@ export class LocalAgentHost implements AgentHost {
       }
       try {
         const session = await this.session(id);
-        if (this.focused !== id) await session.refresh(); // its last entry may come from another writer
-        this.roster.record(id, this.storedRow(session));
+        // Its last entry may come from another writer.
+        if (this.focused !== id || turnsElsewhere) await session.refresh();
+        if (!turnsElsewhere) this.roster.record(id, this.storedRow(session));
         rows.push(this.rowOf(session));
       } catch {
         // An agent whose files cannot be read is left out of the roster rather than failing it.
@@ -588,6 +592,7 @@ export class LocalAgentHost implements AgentHost {
   async deleteAgent(id: string): Promise<void> {
     const session = await this.existing(id);
     if (session.busy) throw new HostError(`agent ${id} is working; delete it when its turn has ended`, 409);
+    await this.config.stores.remove?.(id);
     await session.close();
     this.sessions.delete(id);
     if (this.focused === id) this.focused = null;

@@ -257,6 +257,8 @@ export async function createNewInSandbox(
   folder: string,
   name: string,
   data: Uint8Array,
+  /** Names never given, though the folder may lack them here (the names of earlier uploads). */
+  taken: ReadonlySet<string> = new Set(),
 ): Promise<string> {
   const at = await beneath(sandboxDir, path.join(folder, name));
   const owner = await lstat(at.root);
@@ -268,7 +270,9 @@ export async function createNewInSandbox(
   await createFile(temp, data, at, owner, path.join(folder, name), sandboxDir);
   try {
     for (let i = 0; i < 1000; i++) {
-      const file = path.join(dir, i === 0 ? name : `${stem} (${i})${ext}`);
+      const candidate = i === 0 ? name : `${stem} (${i})${ext}`;
+      if (taken.has(candidate)) continue;
+      const file = path.join(dir, candidate);
       try {
         await link(temp, file);
         return file;

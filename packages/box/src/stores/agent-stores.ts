@@ -55,10 +55,21 @@ export interface StoreBackend {
   /** Whether the agent exists (absent: its profile.json in the data dir says). */
   exists?(agentId: string): Promise<boolean>;
   /**
+   * Every agent the backend holds, wherever it was made (a cluster's other workers). Absent: the
+   * agents of the data dir.
+   */
+  agentIds?(): Promise<string[]>;
+  /**
    * Brings a stored attachment this machine has no copy of into the agent's local copies (the
    * cluster's bucket); false when the backend has none either. Absent: the local copies are all.
    */
   fetchAttachment?(agentId: string, sha256: string): Promise<boolean>;
+  /**
+   * Deletes what the agent has beyond this machine's folders (the cluster's rows and bucket
+   * objects), before its folders go; a refusal (the agent is working elsewhere) leaves everything.
+   * Absent: its folders are all there is.
+   */
+  remove?(agentId: string): Promise<void>;
   /**
    * The agent's profile as stored now, without opening its stores (approval rules, MCP servers).
    * Absent: its profile.json in the data dir.

@@ -13,7 +13,8 @@
  *
  * Opened on first use: an agent that never started a task has no file.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
+import path from 'node:path';
 import Database from 'better-sqlite3';
 import { z } from 'zod';
 
@@ -246,6 +247,8 @@ export class TaskBook {
 
   private open(): Database.Database {
     if (this.db) return this.db;
+    // A cluster worker that never held the agent has no folder of it beside the sandbox yet.
+    mkdirSync(path.dirname(this.file), { recursive: true, mode: 0o700 });
     const db = new Database(this.file, { timeout: 5000 });
     try {
       db.pragma('journal_mode = WAL');

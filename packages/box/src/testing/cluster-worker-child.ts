@@ -8,12 +8,16 @@
  *   call, "part 2 of <label>", then an empty step that ends the turn;
  * - a prompt `env NAME` gets one shell call `printenv NAME >> log.txt` (the tools' environment holds
  *   the agent's secrets), the shell's result one `send_message`, and that an empty step;
+ * - a prompt `bg <command>` gets one background shell call (`isBackground`), its result one
+ *   `send_message`, and that an empty step;
+ * - a prompt `retry once` has its first model call told as retried (`onRetry`, then 600 ms later
+ *   answered: null) before it answers as any other prompt;
  * - a prompt `mcp <server> <tool> <text>` gets one `mcp` call of that tool with `{text}`, its result
  *   one `send_message` "mcp said: <the result's text>", and that an empty step;
  * - any other prompt gets one shell call (`echo <prompt> >> log.txt`, then `sleep <n>` when the
  *   prompt is `slow <n>`), the shell's result one `send_message`, and that an empty step.
  *
- * With `"gateway": true` it serves its own gateway on loopback and prints `ready <url> <token>`,
+ * With `"gateway": true` it serves its own gateway on loopback (files too, as `sendbox serve` does) and prints `ready <url> <token>`,
  * else `ready`, once it takes jobs. While the file `<dataDir>/die-in-send-window` exists, it kills
  * itself (SIGKILL) inside the write window of its next send: after the send's ledger entry
  * committed, before its result reaches the transcript. Run with `node --import tsx`:
@@ -23,9 +27,10 @@
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import type { ModelStepRequest } from '../providers/types.ts';
+import type { ModelProvider, ModelStepRequest } from '../providers/types.ts';
 import { scriptedProvider, type ScriptedStep } from '../providers/scripted.ts';
 import { startClusterWorker } from '../cluster/worker.ts';
+import { agentFiles, boxAgentFolders } from '../gateway/files.ts';
 import { makeWebRoot, startGatewayOn } from '../gateway/test-support.ts';
 import { WritePoints } from '../stores/write-points.ts';
 import type { WorkerProcessConfig } from './cluster-children.ts';
@@ -98,6 +103,9 @@ function step(request: ModelStepRequest): ScriptedStep {
     };
   }
   const text = lastUserText(request);
+  const background = /^bg (.+)$/m.exec(text);
+  if (background)
+    return { toolCalls: [{ name: 'shell', input: { command: background[1], isBackground: true } }] };
   const mcp = /^mcp (\S+) (\S+) (.+)$/m.exec(text);
   if (mcp) {
     const [, server, toolName, said] = mcp;
@@ -120,18 +128,38 @@ const worker = await startClusterWorker({
   masterKey: Buffer.from(config.keyHex, 'hex'),
   dataDir: config.dataDir,
   env: config.env ?? {},
-  provider: scriptedProvider(step),
+  provider: retryingOnce(scriptedProvider(step)),
   workerName: config.name,
   writePoints: new WritePoints({ fail: sendWindowTrap(path.join(config.dataDir, 'die-in-send-window')) }),
   onTurnError: (agentId, error) => process.stderr.write(`turn of ${agentId}: ${(error as Error).message}\n`),
 });
 const gateway = config.gateway
-  ? await startGatewayOn(worker.host, config.dataDir, { webRoot: await makeWebRoot(), shared: worker.shared })
+  ? await startGatewayOn(worker.host, config.dataDir, {
+      webRoot: await makeWebRoot(),
+      shared: worker.shared,
+      files: agentFiles(worker.host, boxAgentFolders(config.dataDir)),
+    })
   : undefined;
 process.stdout.write(gateway ? `ready ${gateway.url} ${gateway.token}\n` : 'ready\n');
 process.on('SIGTERM', () => {
   void (gateway?.close() ?? Promise.resolve()).then(() => worker.close()).then(() => process.exit(0));
 });
+
+/** The scripted model, whose first call of a turn `retry once` is told as retried before it answers. */
+function retryingOnce(scripted: ModelProvider): ModelProvider {
+  return {
+    ...scripted,
+    async step(request) {
+      const turn = turnSoFar(request);
+      if (/^retry once$/m.test(turn.prompt) && turn.results === 0) {
+        request.onRetry?.({ attempt: 2, attempts: 3, delayMs: 600, reason: 'HTTP 503' });
+        await new Promise((resolve) => setTimeout(resolve, 600));
+        request.onRetry?.(null);
+      }
+      return scripted.step(request);
+    },
+  };
+}
 
 /**
  * While `trigger` exists: a send's ledger write passes (it commits next), and at the next write (its

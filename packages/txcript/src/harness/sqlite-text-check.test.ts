@@ -85,6 +85,39 @@ describe('the byte check in a database', () => {
     expect([...(await check(['tide', 'anchor']))]).toEqual([]);
   });
 
+  it('tells the sessions of a key-value row by its key (keyedBy)', async () => {
+    const kv = join(dir, 'state.vscdb');
+    const db = new Database(kv);
+    db.exec('CREATE TABLE cursorDiskKV (key TEXT, value BLOB)');
+    const put = db.prepare('INSERT INTO cursorDiskKV VALUES (?, ?)');
+    put.run('composerData:c1', '{"name":"Lighthouse"}');
+    put.run('bubbleId:c2:b1', '{"text":"beacon check"}');
+    put.run('agentKv:c1', '{"text":"beacon"}');
+    db.close();
+    const tables: TextTable[] = [
+      {
+        table: 'cursorDiskKV',
+        keyedBy: {
+          column: 'key',
+          sessions: (key, ids) => (key.startsWith('agentKv:') ? [] : ids.filter((id) => key.includes(id))),
+        },
+      },
+    ];
+    const check = async (needles: string[]) =>
+      [
+        ...(await sessionsHolding(
+          [`${kv}#c1`, `${kv}#c2`].map((locator) => ({ locator, titles: [] })),
+          tables,
+          needles,
+        )),
+      ]
+        .map((l) => l.slice(l.lastIndexOf('#') + 1))
+        .sort();
+    expect(await check(['lighthouse'])).toEqual(['c1']);
+    // The agentKv row names c1 but is not its text here.
+    expect(await check(['beacon'])).toEqual(['c2']);
+  });
+
   it('lets through what it cannot check: no database row named, a database it cannot read', async () => {
     const bad = join(dir, 'bad.db');
     writeFileSync(bad, 'not a database'.repeat(100));

@@ -16,6 +16,11 @@ import { type SqliteDb, readSqlite, tableColumns } from './sqlite-file.ts';
 export interface TextTable {
   table: string;
   sessionColumn?: string;
+  /**
+   * Instead of `sessionColumn`: the sessions a row belongs to, told by its
+   * `column` (a key naming them), among the listed ids of its database.
+   */
+  keyedBy?: { column: string; sessions: (key: string, ids: readonly string[]) => readonly string[] };
 }
 
 /** Where a listed session's rows are: its database, and its id there (none: the database holds it alone). */
@@ -54,19 +59,25 @@ function heldNeedles(
   db: SqliteDb,
   tables: readonly TextTable[],
   needles: readonly string[],
+  listed: readonly string[],
 ): Map<string, Set<string>> {
   const held = new Map<string, Set<string>>();
-  const mark = (id: unknown, needle: string) => {
+  const markOne = (id: unknown, needle: string) => {
     const key = String(id);
     const set = held.get(key) ?? new Set<string>();
     set.add(needle);
     held.set(key, set);
   };
-  for (const { table, sessionColumn } of tables) {
+  for (const { table, sessionColumn, keyedBy } of tables) {
     const columns = [...tableColumns(db, table)];
-    if (columns.length === 0 || (sessionColumn !== undefined && !columns.includes(sessionColumn))) continue;
+    const by = keyedBy?.column ?? sessionColumn;
+    if (columns.length === 0 || (by !== undefined && !columns.includes(by))) continue;
     const quoted = (c: string) => `"${c.replaceAll('"', '""')}"`;
-    const session = sessionColumn === undefined ? "''" : quoted(sessionColumn);
+    const session = by === undefined ? "''" : quoted(by);
+    const mark = (id: unknown, needle: string) => {
+      if (keyedBy === undefined) markOne(id, needle);
+      else for (const one of keyedBy.sessions(String(id), listed)) markOne(one, needle);
+    };
     const text = `lower(${columns.map((c) => `coalesce(CAST(${quoted(c)} AS TEXT), '')`).join(' || char(10) || ')})`;
     const from = `FROM ${quoted(table)} WHERE instr(${text}, ?) > 0`;
     const ids = db.prepare(`SELECT DISTINCT ${session} ${from}`).pluck();
@@ -97,7 +108,14 @@ export async function sessionsHolding(
   for (const [file, list] of byDatabase(sessions, where)) {
     let held: Map<string, Set<string>>;
     try {
-      held = await readSqlite(file, (db) => heldNeedles(db, tables, needles));
+      held = await readSqlite(file, (db) =>
+        heldNeedles(
+          db,
+          tables,
+          needles,
+          list.map((l) => l.id),
+        ),
+      );
     } catch {
       for (const { s } of list) pass.add(s.locator);
       continue;

@@ -116,6 +116,18 @@ describe('when workers read', () => {
     expect(small.workers).toBe(0);
   });
 
+  it('once this thread has read its warm-up: a broad query met by its newest sessions starts none', async () => {
+    // Any bytes left are worth one worker here, and the warm-up is one session's read.
+    const gate = { bytePass: false, readWorkerWarmup: 1, readWorkersFor: () => 1 };
+    const narrow = await scan('"plan for step 3"', gate);
+    expect(narrow.workers).toBe(1);
+    expect(narrow.hits).toEqual((await scan('"plan for step 3"', { bytePass: false, readWorkers: 0 })).hits);
+    // The first (newest) session holds more matches than the bound: nothing is left to spread.
+    const broad = await scan('module tests', gate, 5);
+    expect(broad.read).toBe(1);
+    expect(broad.workers).toBe(0);
+  });
+
   it('as TXCRIPT_SCAN_READ_WORKERS says, whatever the size', () => {
     expect(workersFromEnv({ TXCRIPT_SCAN_READ_WORKERS: '0' })).toBe(0);
     expect(workersFromEnv({ TXCRIPT_SCAN_READ_WORKERS: '2' })).toBe(2);

@@ -45,6 +45,10 @@ export interface ScanReadOptions {
   readWorkers?: number;
   /** The worker script (default: the bundle's, else read-worker.ts). */
   readWorkerUrl?: URL;
+  /** Unless `readWorkers` is given: sources read on this thread before workers may start (default READ_WORKER_WARMUP). */
+  readWorkerWarmup?: number;
+  /** Unless `readWorkers` is given: how many workers for the bytes left then (default readWorkersFor). */
+  readWorkersFor?: (bytes: number) => number;
 }
 
 /** Whether every session's harness is the catalog's own, which a worker loads. */
@@ -109,10 +113,6 @@ export async function readInOrder(
   options: ScanReadOptions = {},
 ): Promise<number> {
   const forced = options.readWorkers ?? workersFromEnv(env);
-  const bytes = sessions.map((s) => sourceBytes(s.summary.locator));
-  let left = bytes.reduce((a, b) => a + b, 0);
-  // A worker loads each harness from the catalog: sessions of another harness object (a test's) are read here.
-  const workersCan = (forced ?? readWorkersFor(left)) > 0 && (await catalogHarnesses(sessions));
   const next = new Int32Array(new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT));
   const results = new Map<number, SessionRead>();
   const failed = new Set<number>();
@@ -152,15 +152,17 @@ export async function readInOrder(
       worker.postMessage(job);
     }
   };
-  let started = !workersCan;
+  // A worker loads each harness from the catalog: sessions of another harness object (a test's) are read here.
+  const startIfCan = async (count: number) => {
+    if (count > 0 && sessions.length > 1 && (await catalogHarnesses(sessions))) start(count);
+  };
+  let started = forced !== undefined;
+  if (forced !== undefined) await startIfCan(forced);
+  // The sources read here (each one's size taken once read: a broad query that stops early stats no more).
   let readHere = 0;
-  if (!started && forced !== undefined) {
-    start(forced);
-    started = true;
-  }
   const here = async (i: number) => {
     results.set(i, await readForScan(env, sessions[i]!, query, phrases));
-    readHere += bytes[i]!;
+    if (!started) readHere += sourceBytes(sessions[i]!.summary.locator);
   };
   try {
     for (let at = 0; at < sessions.length; at++) {
@@ -177,12 +179,13 @@ export async function readInOrder(
       }
       const read = results.get(at)!;
       results.delete(at);
-      left -= bytes[at]!;
       if (!take(read)) break;
-      if (!started && readHere >= READ_WORKER_WARMUP) {
+      if (!started && readHere >= (options.readWorkerWarmup ?? READ_WORKER_WARMUP)) {
         started = true;
-        const count = readWorkersFor(left);
-        if (count > 0) start(count);
+        let left = 0;
+        for (let i = at + 1; i < sessions.length && left < READ_WORKER_BYTES; i++)
+          left += sourceBytes(sessions[i]!.summary.locator);
+        await startIfCan((options.readWorkersFor ?? readWorkersFor)(left));
       }
     }
   } finally {

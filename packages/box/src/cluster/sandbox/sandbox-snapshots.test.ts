@@ -6,7 +6,7 @@
  * snapshot is refused.
  */
 import { randomBytes } from 'node:crypto';
-import { chmod, lstat, mkdir, readFile, readlink, stat, symlink, writeFile } from 'node:fs/promises';
+import { chmod, chown, lstat, mkdir, readFile, readlink, stat, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
 import type { SequencedEntry } from '../../stores/ledger.ts';
@@ -141,6 +141,37 @@ describe('sandbox snapshots across workers', () => {
     await until(() => heldResult !== undefined, 'the held placement to end');
     expect(heldResult!.failed).toHaveLength(1);
   });
+
+  // Owning files by another uid takes root; not as root, everything is the box's own uid anyway.
+  it.runIf(process.getuid?.() === 0)(
+    "gives what it restores to the sandbox folder's owner (the agent's uid, once the box prepared it)",
+    async () => {
+      const { home, worker: a } = await open();
+      const { worker: b } = await open();
+      const agentId = home.agentId;
+      await mkdir(path.join(a.sandbox, 'notes'), { recursive: true });
+      await writeFile(path.join(a.sandbox, 'notes', 'log.txt'), 'turn 0\n');
+      await writeFile(path.join(a.sandbox, 'kept.txt'), 'same on both\n');
+      await symlink('notes/log.txt', path.join(a.sandbox, 'log'));
+      const lease = (await a.leases.claim(agentId))!;
+      await a.snapshots.take(agentId, lease.epoch);
+      await a.leases.release(lease);
+
+      // B's host opened the agent before: its sandbox belongs to the agent's uid already.
+      const agentUid = 41_234;
+      await mkdir(b.sandbox, { recursive: true });
+      await writeFile(path.join(b.sandbox, 'kept.txt'), 'same on both\n');
+      await chown(b.sandbox, agentUid, agentUid);
+      await chown(path.join(b.sandbox, 'kept.txt'), agentUid, agentUid);
+      await b.leases.claim(agentId);
+      expect(await b.snapshots.restore(agentId)).toMatchObject({ fetched: 1, kept: 1 });
+      for (const rel of ['notes', 'notes/log.txt', 'log', 'kept.txt']) {
+        const { uid, gid } = await lstat(path.join(b.sandbox, rel));
+        expect([rel, uid, gid]).toEqual([rel, agentUid, agentUid]);
+      }
+    },
+    60_000,
+  );
 
   it('sends a file once: an unchanged sandbox sends nothing, one changed file sends one blob', async () => {
     const { home, worker: a } = await open();
@@ -368,5 +399,25 @@ describe('sandbox snapshots across workers', () => {
     expect(after.blobs).not.toContain(sha256Hex('a superseded write'));
     expect(after.blobs).toEqual(['v4', 'v5', 'v6'].map((text) => sha256Hex(text)).sort());
     expect(after.manifests).toHaveLength(3);
+  }, 60_000);
+  it('prunes by itself behind the snapshots a turn job takes', async () => {
+    const { home, worker: a } = await open();
+    const agentId = home.agentId;
+    await mkdir(a.sandbox, { recursive: true });
+    const lease = (await a.leases.claim(agentId))!;
+    const failures: unknown[] = [];
+    const held = a.snapshots.hold(agentId, lease.epoch, (error) => failures.push(error));
+    for (const version of ['v1', 'v2', 'v3', 'v4']) {
+      await writeFile(path.join(a.sandbox, 'notes.txt'), version);
+      held.turnEnded();
+      await until(async () => (await bucketKeys(home)).blobs.includes(sha256Hex(version)), `${version} sent`);
+    }
+    await writeFile(path.join(a.sandbox, 'notes.txt'), 'v5');
+    await held.finish(false);
+    await a.snapshots.settled();
+    const left = await bucketKeys(home);
+    expect(left.blobs).toEqual(['v3', 'v4', 'v5'].map((text) => sha256Hex(text)).sort());
+    expect(left.manifests).toHaveLength(3);
+    expect(failures).toEqual([]);
   }, 60_000);
 });

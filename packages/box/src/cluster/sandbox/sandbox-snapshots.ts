@@ -21,7 +21,18 @@
  * What a dead worker loses: files written since its last snapshot, and its background processes.
  */
 import { randomBytes } from 'node:crypto';
-import { chmod, lstat, mkdir, readdir, realpath, rename, rm, symlink, utimes } from 'node:fs/promises';
+import {
+  chmod,
+  lchown,
+  lstat,
+  mkdir,
+  readdir,
+  realpath,
+  rename,
+  rm,
+  symlink,
+  utimes,
+} from 'node:fs/promises';
 import path from 'node:path';
 import type { SequencedEntry } from '../../stores/ledger.ts';
 import { placeUploads, uploadsAfter, type Placement } from '../../agent/upload-placement.ts';
@@ -388,6 +399,7 @@ export class SandboxSnapshots {
       if (name.startsWith(RESTORE_TEMP_PREFIX)) await rm(path.join(root, name), { force: true });
     }
     const realRoot = await realpath(root);
+    const own = await ownerOf(root);
     const local = await readSandboxTree(root, state.hashes);
     const wanted = new Map(manifest.entries.map((entry) => [entry.path, entry]));
     const have = new Map<string, ManifestEntry>();
@@ -425,7 +437,9 @@ export class SandboxSnapshots {
     };
     for (const entry of manifest.entries) {
       if (entry.type !== 'dir' || have.has(entry.path)) continue;
-      await mkdir(await intoFolder(entry.path), { mode: 0o700 });
+      const dir = await intoFolder(entry.path);
+      await mkdir(dir, { mode: 0o700 });
+      await own(dir);
     }
     const files = manifest.entries.filter(
       (entry): entry is Extract<ManifestEntry, { type: 'file' }> => entry.type === 'file',
@@ -442,6 +456,7 @@ export class SandboxSnapshots {
       } else {
         const temp = path.join(root, `${RESTORE_TEMP_PREFIX}${randomBytes(8).toString('hex')}`);
         await this.store.getBlob(agentId, entry.sha256, temp);
+        await own(temp);
         await chmod(temp, entry.mode);
         await utimes(temp, mtime, mtime);
         await rename(temp, target);
@@ -452,7 +467,9 @@ export class SandboxSnapshots {
     });
     for (const entry of manifest.entries) {
       if (entry.type !== 'symlink' || have.has(entry.path)) continue;
-      await symlink(entry.target, await intoFolder(entry.path));
+      const link = await intoFolder(entry.path);
+      await symlink(entry.target, link);
+      await own(link);
     }
     // Folder modes last, deepest first: a read-only folder is filled before it is closed.
     for (const entry of [...manifest.entries].reverse()) {
@@ -469,6 +486,20 @@ export class SandboxSnapshots {
     state.blobsLoaded = true;
     return figures;
   }
+}
+
+/**
+ * What a restore writes is given the sandbox folder's owner. As root, a sandbox the box prepared
+ * already belongs to the agent's uid (sandbox/sandbox-uids.ts hands a folder over only when its
+ * owner is not that uid yet), and the agent's tools run as that uid: a file restored as root would
+ * be one they cannot write (an `echo >> log.txt` after the agent moved: "Permission denied").
+ * Not as root, everything is the box's own uid already.
+ */
+async function ownerOf(root: string): Promise<(file: string) => Promise<void>> {
+  if (process.getuid?.() !== 0) return () => Promise.resolve();
+  const { uid, gid } = await lstat(root);
+  if (uid === 0 && gid === 0) return () => Promise.resolve();
+  return (file) => lchown(file, uid, gid);
 }
 
 /** The blobs a manifest's files use. */

@@ -8,7 +8,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { HeadObjectCommand } from '@aws-sdk/client-s3';
+import { HeadObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { agentFiles, boxAgentFolders } from '../../gateway/files.ts';
 import { startGateway } from '../../gateway/server.ts';
@@ -294,6 +294,78 @@ describe('an agent’s files across cluster workers', () => {
     const uploadsOnC = path.join(agentPaths(c.dataDir, agent.id).sandbox, 'uploads');
     expect(await readdir(uploadsOnC)).toEqual(['keep.txt']);
     expect(await readFile(path.join(uploadsOnC, 'keep.txt'), 'utf8')).toBe('the model’s own version');
+    expect(errors).toEqual([]);
+  }, 90_000);
+
+  it('deletes an agent’s rows and bucket objects, and refuses while a worker runs its turn', async () => {
+    errors.length = 0;
+    const start = newCluster();
+    const a = await start(null, false);
+    let release = () => undefined as void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const model = scriptedProvider([
+      { toolCalls: [{ name: 'write', input: { path: 'made.txt', content: 'by the turn' } }] },
+      sendText('done'),
+    ]);
+    let calls = 0;
+    const slow: ModelProvider = {
+      ...model,
+      step: async (request) => {
+        if (++calls === 2) await held;
+        return model.step(request);
+      },
+    };
+    await start(slow, true);
+    const agent = await a.worker.host.createAgent({ name: 'Doomed agent' });
+    removeAgentObjects(agent.id);
+    await a.worker.host.uploadFile({
+      agentId: agent.id,
+      fileName: 'notes.txt',
+      bytes: new TextEncoder().encode('x'),
+    });
+    await a.worker.host.sendPrompt({ agentId: agent.id, prompt: 'make a file', clientNonce: 'd0' });
+    await until(() => calls === 2, 'the turn to be on its second step');
+    await expect(a.worker.host.deleteAgent(agent.id)).rejects.toThrow(/is working on cluster worker/);
+
+    const db = a.worker.db;
+    const counts = async () => {
+      const { rows: tables } = await db.pool.query<{ table_name: string }>(
+        `SELECT table_name FROM information_schema.columns WHERE table_schema = $1 AND column_name = 'agent_id'`,
+        [db.schema.slice(1, -1)],
+      );
+      const found: Record<string, number> = {};
+      for (const { table_name: table } of tables) {
+        const { rows } = await db.pool.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM ${db.table(table)} WHERE agent_id = $1`,
+          [agent.id],
+        );
+        if (rows[0]!.n > 0) found[table] = rows[0]!.n;
+      }
+      return found;
+    };
+    const location = parseObjectStoreUrl(services().objectStoreUrl);
+    const s3 = s3ClientFor(location, services().credentials);
+    cleanups.push(() => Promise.resolve(s3.destroy()));
+    const objects = async () =>
+      (await s3.send(new ListObjectsV2Command({ Bucket: location.bucket, Prefix: `${agent.id}/` })))
+        .Contents ?? [];
+    release();
+    await until(async () => (await ledgerIds(a.worker, agent.id)).includes('t0e'), 'the turn to end');
+    await until(async () => {
+      const holder = await a.worker.leases.holder(agent.id);
+      return holder !== undefined && holder.expiresAt <= Date.now();
+    }, 'the worker to let the lease go');
+    // Refused, nothing went; the agent has rows in several tables and objects of both kinds.
+    expect(Object.keys(await counts())).toEqual(
+      expect.arrayContaining(['ledger', 'transcript', 'inbox', 'profiles', 'sandbox_snapshots', 'leases']),
+    );
+    const keys = (await objects()).map((object) => object.Key!);
+    expect(keys.some((key) => key.includes('/sandbox/blobs/'))).toBe(true);
+    expect(keys.some((key) => /^[^/]+\/[0-9a-f]{64}\.txt$/.test(key))).toBe(true);
+
+    await a.worker.host.deleteAgent(agent.id);
+    expect(await counts()).toEqual({});
+    expect(await objects()).toEqual([]);
     expect(errors).toEqual([]);
   }, 90_000);
 

@@ -15,6 +15,7 @@ import { isNotFound } from '../../sandbox/paths.ts';
 import { S3AttachmentStore } from './attachments.ts';
 import type { Database } from './database.ts';
 import { PgInbox } from './inbox.ts';
+import { removeClusterAgent } from './agent-removal.ts';
 import type { AgentFence } from './leases.ts';
 import { PgLedger } from './ledger.ts';
 import { PgSecretStore } from './secrets.ts';
@@ -49,6 +50,12 @@ export function clusterStoreBackend(options: ClusterStoreOptions): ClusterStoreB
       );
       return rowCount === 1;
     },
+    agentIds: async () => {
+      const { rows } = await options.db.pool.query<{ agent_id: string }>(
+        `SELECT agent_id FROM ${options.db.table('profiles')}`,
+      );
+      return rows.map((row) => row.agent_id);
+    },
     behind: (fence) => ({
       open: (agentId) => {
         if (agentId !== fence.agentId)
@@ -60,6 +67,9 @@ export function clusterStoreBackend(options: ClusterStoreOptions): ClusterStoreB
       profileRow(options.db, agentId, agentPaths(options.dataDir, agentId).profile).read(),
     fetchAttachment: async (agentId, sha256) =>
       isSafeAgentId(agentId) && (await bucketAttachments(options, agentId).fetchBySha256(sha256)) !== null,
+    remove: async (agentId) => {
+      if (isSafeAgentId(agentId)) await removeClusterAgent(options.db, options.s3, options.bucket, agentId);
+    },
   };
 }
 

@@ -2,6 +2,7 @@
 import { HARNESS_NAMES } from '../listing.ts';
 import { splitCommandTemplate } from '../resume-command.ts';
 import { assertSafeSessionId } from '../session-id.ts';
+import { sessionsHolding } from '../sqlite-text-check.ts';
 import type { Harness } from '../types.ts';
 import { desktopCodec } from './codec.ts';
 import { desktopText, type DesktopRecords } from './records.ts';
@@ -13,6 +14,22 @@ export const cursorDesktop: Harness<DesktopRecords> = {
   text: desktopText,
   codec: desktopCodec,
   store: cursorDesktopStore,
+  // A session's rows: its header, and every key-value row whose key names it (store.ts readDesktopSession).
+  mayHold: (sessions, needles) =>
+    sessionsHolding(
+      sessions,
+      [
+        { table: 'composerHeaders', sessionColumn: 'composerId' },
+        {
+          table: 'cursorDiskKV',
+          keyedBy: {
+            column: 'key',
+            sessions: (key, ids) => (key.startsWith('agentKv:') ? [] : ids.filter((id) => key.includes(id))),
+          },
+        },
+      ],
+      needles,
+    ),
 };
 
 /** Env var holding a resume command template, e.g. `cursor --new-window {id}`. */
