@@ -14,7 +14,11 @@ export class LoginError extends Error {
   }
 }
 
-export async function freshLoginUrl(dataDir: string): Promise<string> {
+/**
+ * `sessionKey`: the key to sign with (a cluster's, cluster/cli-access.ts); default: the data dir's
+ * session.key, a single box's.
+ */
+export async function freshLoginUrl(dataDir: string, sessionKey?: Buffer): Promise<string> {
   const dir = path.resolve(dataDir);
   const descriptor = await readGatewayDescriptor(dir);
   if (descriptor === null) {
@@ -22,9 +26,12 @@ export async function freshLoginUrl(dataDir: string): Promise<string> {
       `no sendbox is running on ${dir} (no readable gateway.json there); start it with \`sendbox serve --data-dir ${dir}\`, which prints a login link`,
     );
   }
-  const key = await readSessionKey(dir);
+  const key = sessionKey ?? (await readSessionKey(dir));
   if (key === null) {
-    throw new LoginError(`${dir} has no session.key; restart \`sendbox serve\` on it, which creates one`);
+    throw new LoginError(
+      `${dir} has no session.key; restart \`sendbox serve\` on it, which creates one (a cluster worker's data dir has none: ` +
+        'pass --database-url, or set SENDBOX_DATABASE_URL)',
+    );
   }
   const host = descriptor.host.includes(':') ? `[${descriptor.host}]` : descriptor.host;
   return loginUrl(`http://${host}:${descriptor.port}/`, mintLoginCode(key, descriptor.token));

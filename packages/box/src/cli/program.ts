@@ -16,6 +16,14 @@ function parsePort(value: string): number {
   return port;
 }
 
+/** `--database-url`: the command acts on that cluster (cluster/cli-access.ts), not on the data dir's files. */
+function clusterUrlOption() {
+  return new Option(
+    '--database-url <url>',
+    "a cluster's PostgreSQL: act on the cluster (every gateway), not on the data dir's files",
+  ).env('SENDBOX_DATABASE_URL');
+}
+
 function dataDirOption(description: string) {
   return new Option('--data-dir <dir>', description).default(defaultDataDir(), '$HOME/agent-data');
 }
@@ -185,17 +193,39 @@ export function sendboxProgram(openHost: OpenHost, terminal: Terminal = processT
   program
     .command('login')
     .description('print a fresh one-time link that signs a browser in to the running box')
-    .addOption(dataDirOption('the data dir of the running box'))
+    .addOption(dataDirOption('the data dir of the running box (a cluster worker: its gateway)'))
+    .addOption(clusterUrlOption())
+    .option('--schema <name>', "the cluster's schema", 'sendbox')
+    .addOption(
+      new Option('--master-key-file <file>', "the cluster's master key (with --database-url)").env(
+        'SENDBOX_MASTER_KEY_FILE',
+      ),
+    )
     .action(async (options) => {
-      terminal.out(await freshLoginUrl(options.dataDir));
+      const key = options.databaseUrl
+        ? await (
+            await import('../cluster/cli-access.ts')
+          ).clusterSessionKey(
+            { databaseUrl: options.databaseUrl, schema: options.schema },
+            options.masterKeyFile,
+          )
+        : undefined;
+      terminal.out(await freshLoginUrl(options.dataDir, key));
     });
 
   program
     .command('sessions')
     .description('list the browsers signed in to the box (id, last use, end, browser)')
     .addOption(dataDirOption('the data dir of the box'))
+    .addOption(clusterUrlOption())
+    .option('--schema <name>', "the cluster's schema", 'sendbox')
     .action(async (options) => {
-      for (const line of describeSessions(await listBrowserSessions(options.dataDir))) terminal.out(line);
+      const rows = options.databaseUrl
+        ? await (
+            await import('../cluster/cli-access.ts')
+          ).listClusterSessions({ databaseUrl: options.databaseUrl, schema: options.schema })
+        : await listBrowserSessions(options.dataDir);
+      for (const line of describeSessions(rows)) terminal.out(line);
     });
 
   program
@@ -204,6 +234,8 @@ export function sendboxProgram(openHost: OpenHost, terminal: Terminal = processT
     .argument('[ids...]', 'sessions to end')
     .option('--all', 'sign every browser out', false)
     .addOption(dataDirOption('the data dir of the box'))
+    .addOption(clusterUrlOption())
+    .option('--schema <name>', "the cluster's schema", 'sendbox')
     .action(async (ids, options) => {
       if (options.all === ids.length > 0) {
         throw new InvalidArgumentError(
@@ -212,7 +244,12 @@ export function sendboxProgram(openHost: OpenHost, terminal: Terminal = processT
             : 'name the sessions to end (`sendbox sessions` lists them), or pass --all',
         );
       }
-      const ended = await endBrowserSessions(options.dataDir, options.all ? 'all' : ids);
+      const which = options.all ? 'all' : ids;
+      const ended = options.databaseUrl
+        ? await (
+            await import('../cluster/cli-access.ts')
+          ).endClusterSessions({ databaseUrl: options.databaseUrl, schema: options.schema }, which)
+        : await endBrowserSessions(options.dataDir, which);
       const missed = options.all ? [] : ids.filter((id) => !ended.includes(id));
       terminal.out(`signed out ${ended.length} browser session${ended.length === 1 ? '' : 's'}`);
       if (missed.length > 0) terminal.err(`no such session: ${missed.join(', ')} (already ended?)`);

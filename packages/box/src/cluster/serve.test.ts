@@ -166,6 +166,64 @@ describe('sendbox serve as a cluster worker', () => {
     );
   }, 120_000);
 
+  it('`sendbox login`, `sessions` and `logout --database-url` act on the cluster: a link for every gateway, a logout on all', async () => {
+    bucketCredentialsInEnvironment();
+    const { schema } = await freshSchema();
+    const masterKey = await keyFile();
+    const oneDir = await tempDir('one');
+    const one = await serveWorker('one', schema, masterKey, oneDir);
+    const two = await serveWorker('two', schema, masterKey);
+    const { databaseUrl } = services();
+    const said: string[] = [];
+    const cli = (...args: string[]) =>
+      sendboxProgram((dir, options) => openBoxHost(dir, options, {}), {
+        out: (line) => said.push(line),
+        err: (line) => said.push(line),
+      }).parseAsync(
+        // The command, the worker's data dir (a later --data-dir wins), the rest.
+        [args[0]!, '--data-dir', oneDir, ...args.slice(1), '--database-url', databaseUrl, '--schema', schema],
+        { from: 'user' },
+      );
+    // sessions and logout from a machine that runs no worker: its data dir holds nothing of the cluster.
+    const elsewhere = await tempDir('elsewhere');
+
+    // The worker's data dir has no session.key: without the cluster, login cannot sign a link.
+    await expect(
+      sendboxProgram((dir, options) => openBoxHost(dir, options, {}), quiet).parseAsync(
+        ['login', '--data-dir', oneDir],
+        { from: 'user' },
+      ),
+    ).rejects.toThrow(/has no session.key.*pass --database-url/);
+
+    await cli('login', '--master-key-file', masterKey);
+    const link = said.pop()!;
+    expect(link.startsWith(one.gateway.url)).toBe(true);
+    const signIn = await openLoginLink(link);
+    expect(signIn.status).toBe(303);
+    expect((await call(two, 'listAgents', {}, pageHeaders(two.gateway, signIn))).status).toBe(200);
+    // A second link, redeemed through the other gateway; each works once across the cluster.
+    await cli('login', '--master-key-file', masterKey);
+    const second = said.pop()!;
+    expect((await openLoginLink(second.replace(one.gateway.url, two.gateway.url))).status).toBe(303);
+    expect((await openLoginLink(second)).status).toBe(403);
+    // A wrong master key signs nothing.
+    await expect(cli('login', '--master-key-file', await keyFile())).rejects.toThrow(
+      /does not open this cluster's keys/,
+    );
+
+    await cli('sessions', '--data-dir', elsewhere);
+    expect(said.splice(0).filter((line) => / last used /.test(line))).toHaveLength(2);
+    await cli('logout', '--all', '--data-dir', elsewhere);
+    expect(said.pop()).toBe('signed out 2 browser sessions');
+    for (const box of [one, two]) {
+      await until(
+        async () => (await call(box, 'listAgents', {}, pageHeaders(box.gateway, signIn))).status === 401,
+        'every gateway to refuse the session ended by logout',
+        CACHE_MS + 5_000,
+      );
+    }
+  }, 120_000);
+
   it('refuses a master key that does not open the cluster’s keys, changing nothing', async () => {
     bucketCredentialsInEnvironment();
     const { schema, db } = await freshSchema();

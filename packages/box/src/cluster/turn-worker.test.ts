@@ -16,6 +16,8 @@ import { scriptedProvider, type ScriptedStep } from '../providers/scripted.ts';
 import { useServices } from '../stores/postgres/backend.ts';
 import { sendText } from '../testing/host-fixture.ts';
 import { until } from '../testing/processes.ts';
+import { Leases } from '../stores/postgres/leases.ts';
+import { TURN_QUEUE } from '../stores/postgres/turn-queue.ts';
 import { startClusterWorker, type ClusterWorker } from './worker.ts';
 
 const services = useServices();
@@ -28,7 +30,7 @@ describe('cluster turn worker', () => {
   });
 
   /** Workers over one schema; the first takes no turns (a gateway), so every turn runs elsewhere. */
-  async function cluster(count: number, script: () => ScriptedStep[]) {
+  async function cluster(count: number, script: () => ScriptedStep[], leaseTtlMs?: number) {
     const { databaseUrl, objectStoreUrl, credentials } = services();
     const schema = `test_${randomBytes(6).toString('hex')}`;
     const workers: ClusterWorker[] = [];
@@ -45,6 +47,7 @@ describe('cluster turn worker', () => {
         provider: scriptedProvider(script()),
         workerName: `worker-${i}`,
         takeTurns: i > 0,
+        ...(leaseTtlMs ? { leaseTtlMs } : {}),
       });
       workers.push(worker);
       cleanups.push(async () => {
@@ -123,6 +126,50 @@ describe('cluster turn worker', () => {
     expect(jsonl).toContain('hello');
     expect(jsonl.endsWith('\n')).toBe(true);
   });
+
+  it('gives a turn job out of tries one more try: the agent answers again, and its later prompts run', async () => {
+    const { workers, schema } = await cluster(
+      2,
+      () => [sendText('first answer'), sendText('second answer')],
+      300,
+    );
+    const [gateway] = workers as [ClusterWorker, ClusterWorker];
+    const agent = await gateway.host.createAgent({ name: 'Stuck agent' });
+    const jobStates = async () =>
+      (
+        await gateway.db.pool.query<{ state: string }>(
+          `SELECT state FROM "${schema}_jobs".job WHERE name = $1 AND singleton_key = $2 ORDER BY created_on`,
+          [TURN_QUEUE, agent.id],
+        )
+      ).rows.map((row) => row.state);
+    // A worker that lives on holds the agent's lease: every try of the turn job waits for it and fails.
+    const stuck = new Leases(gateway.db, 'stuck-worker', 300);
+    const held = (await stuck.claim(agent.id))!;
+    const renewal = setInterval(() => void stuck.renew(held), 100);
+    cleanups.push(() => Promise.resolve(clearInterval(renewal)));
+    await gateway.host.sendPrompt({ agentId: agent.id, prompt: 'hello', clientNonce: 'n1' });
+    await until(
+      async () => (await jobStates()).includes('failed'),
+      'the turn job to run out of tries',
+      30_000,
+    );
+    // Behind the failed job (pg-boss's key_strict_fifo holds the agent's key for it).
+    await gateway.host.sendPrompt({ agentId: agent.id, prompt: 'again', clientNonce: 'n2' });
+    clearInterval(renewal);
+    await stuck.release(held);
+
+    await until(
+      async () => (await ledgerIds(gateway, agent.id)).includes('t1e'),
+      'both turns to end',
+      60_000,
+    );
+    const ids = await ledgerIds(gateway, agent.id);
+    expect(ids.filter((id) => /^t\du$|^t\de$/.test(id))).toEqual(['t0u', 't0e', 't1u', 't1e']);
+    // The failed job is gone, so the agent's key holds nothing: its next prompt runs at once.
+    await until(async () => !(await jobStates()).includes('failed'), 'the failed job to go', 30_000);
+    await gateway.host.sendPrompt({ agentId: agent.id, prompt: 'third', clientNonce: 'n3' });
+    await until(async () => (await ledgerIds(gateway, agent.id)).includes('t2e'), 'turn 2 to end', 30_000);
+  }, 120_000);
 
   it('exports the agents in Grok Bot’s layout, the same rows and lines, read back by txcript', async () => {
     const { workers, schema } = await cluster(2, () => [sendText('exported answer')]);

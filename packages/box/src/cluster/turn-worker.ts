@@ -4,11 +4,13 @@
  * agent's lease (waiting out a dead holder's), and runs the agent's pending inputs behind that lease
  * epoch. The lease is renewed while the turns run; when a renewal finds it taken over, the turns are
  * stopped (the signal aborts: their tools are killed) and every later write of theirs is refused by
- * the fence. pg-boss's heartbeat brings the job of a worker that died back to another one.
+ * the fence. pg-boss's heartbeat brings the job of a worker that died back to another one; a job out
+ * of tries gets one more, closing try (dead-turn-jobs.ts), so it never holds the agent's queue.
  */
 import type { JobWithMetadata, PgBoss } from 'pg-boss';
 import { SupersededError, type Leases } from '../stores/postgres/leases.ts';
-import { TURN_QUEUE, type TurnJob } from '../stores/postgres/turn-queue.ts';
+import { DEAD_TURN_QUEUE, TURN_QUEUE, type TurnJob } from '../stores/postgres/turn-queue.ts';
+import { workDeadTurnJobs } from './dead-turn-jobs.ts';
 
 export interface TurnWorkerOptions {
   boss: PgBoss;
@@ -52,9 +54,18 @@ export async function startTurnWorker(options: TurnWorkerOptions): Promise<TurnW
       }
     },
   );
+  const deadId = await workDeadTurnJobs({
+    boss,
+    closingTry: (agentId) => runUnderLease(options, agentId, true),
+    onError: (agentId, error) => options.onError?.(agentId, error),
+    freed: () => boss.notifyWorker(workerId),
+  });
   return {
     wake: () => boss.notifyWorker(workerId),
-    stop: () => boss.offWork(TURN_QUEUE, { id: workerId }),
+    stop: async () => {
+      await boss.offWork(TURN_QUEUE, { id: workerId });
+      await boss.offWork(DEAD_TURN_QUEUE, { id: deadId });
+    },
   };
 }
 

@@ -17,6 +17,13 @@ export const TURN_QUEUE = 'sendbox-turns';
  */
 export const TURN_RETRY_LIMIT = 3;
 
+/**
+ * Where a turn job goes once it is out of tries (pg-boss's dead letter queue). A failed job holds
+ * its agent's key in a `key_strict_fifo` queue, so none of the agent's later jobs would ever run:
+ * cluster/dead-turn-jobs.ts gives the agent one more, closing try and then deletes the failed job.
+ */
+export const DEAD_TURN_QUEUE = 'sendbox-turns-dead';
+
 export interface TurnJob {
   agentId: string;
   nonce: string;
@@ -33,10 +40,20 @@ export async function startTurnQueue(url: string, schema: string): Promise<PgBos
   });
   boss.on('error', () => undefined);
   await boss.start();
+  // Tried again every few seconds while it cannot run (the agent's lease held, the bucket away).
+  await boss.createQueue(DEAD_TURN_QUEUE, {
+    retryLimit: 20,
+    retryDelay: 2,
+    retryBackoff: true,
+    retryDelayMax: 30,
+  });
   await boss.createQueue(TURN_QUEUE, {
     policy: 'key_strict_fifo',
     heartbeatSeconds: 10,
     retryLimit: TURN_RETRY_LIMIT,
+    deadLetter: DEAD_TURN_QUEUE,
   });
+  // A queue made before the dead letter queue existed gets it too.
+  await boss.updateQueue(TURN_QUEUE, { deadLetter: DEAD_TURN_QUEUE });
   return boss;
 }
