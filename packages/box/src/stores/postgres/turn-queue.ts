@@ -24,6 +24,14 @@ export const TURN_RETRY_LIMIT = 3;
  */
 export const DEAD_TURN_QUEUE = 'sendbox-turns-dead';
 
+/**
+ * How long a turn job may run (pg-boss's `expireInSeconds`, at most 24 h): a turn is as long as its
+ * work, and a dead worker is found by its missed heartbeats (`heartbeatSeconds`), not by this. With
+ * pg-boss's default (15 minutes) a longer turn had its job failed under it and retried elsewhere,
+ * which took the lease from the worker still running it.
+ */
+export const TURN_JOB_MAX_SECONDS = 24 * 60 * 60;
+
 export interface TurnJob {
   agentId: string;
   nonce: string;
@@ -41,19 +49,24 @@ export async function startTurnQueue(url: string, schema: string): Promise<PgBos
   boss.on('error', () => undefined);
   await boss.start();
   // Tried again every few seconds while it cannot run (the agent's lease held, the bucket away).
+  // Its try runs the agent's pending turns: bounded like a turn job, a dead worker found the same way.
+  const deadTurnJobs = { heartbeatSeconds: 10, expireInSeconds: TURN_JOB_MAX_SECONDS };
   await boss.createQueue(DEAD_TURN_QUEUE, {
     retryLimit: 20,
     retryDelay: 2,
     retryBackoff: true,
     retryDelayMax: 30,
+    ...deadTurnJobs,
   });
+  await boss.updateQueue(DEAD_TURN_QUEUE, deadTurnJobs);
   await boss.createQueue(TURN_QUEUE, {
     policy: 'key_strict_fifo',
     heartbeatSeconds: 10,
+    expireInSeconds: TURN_JOB_MAX_SECONDS,
     retryLimit: TURN_RETRY_LIMIT,
     deadLetter: DEAD_TURN_QUEUE,
   });
-  // A queue made before the dead letter queue existed gets it too.
-  await boss.updateQueue(TURN_QUEUE, { deadLetter: DEAD_TURN_QUEUE });
+  // A queue made before the dead letter queue or the turn's bound existed gets them too.
+  await boss.updateQueue(TURN_QUEUE, { deadLetter: DEAD_TURN_QUEUE, expireInSeconds: TURN_JOB_MAX_SECONDS });
   return boss;
 }
