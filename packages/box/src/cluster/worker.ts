@@ -5,6 +5,7 @@
  * input, and whichever is free runs its turn.
  */
 import { randomUUID } from 'node:crypto';
+import { rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { MCP_CONFIG_FILE } from '../mcp/config.ts';
@@ -20,7 +21,7 @@ import {
   clusterStoreBackend,
   type ClusterStoreBackend,
 } from '../stores/postgres/agent-stores.ts';
-import { agentPaths } from '../stores/files/layout.ts';
+import { agentPaths, isSafeAgentId } from '../stores/files/layout.ts';
 import { SandboxSnapshots, snapshotIntervalMs } from './sandbox/sandbox-snapshots.ts';
 import { SnapshotStore } from './sandbox/snapshot-store.ts';
 import { runWithSandbox } from './sandbox/turn-sandbox.ts';
@@ -161,6 +162,13 @@ export async function startClusterWorker(options: ClusterWorkerOptions): Promise
       boxSecrets: new PgSecretStore(db, keys.secretsKey, BOX_SECRETS_OWNER),
     });
     const running = host;
+    // An agent deleted through any gateway: this worker's local copies of it go too.
+    host.subscribe((event) => {
+      if (event.type !== 'roster' || event.change !== 'deleted' || !isSafeAgentId(event.agentId)) return;
+      const paths = agentPaths(options.dataDir, event.agentId);
+      for (const dir of [paths.agentDir, paths.transcriptDir, paths.sandbox])
+        void rm(dir, { recursive: true, force: true }).catch(() => undefined);
+    });
     if (options.takeTurns !== false) {
       const worker = await startTurnWorker({
         boss,

@@ -315,7 +315,7 @@ describe('an agent’s files across cluster workers', () => {
         return model.step(request);
       },
     };
-    await start(slow, true);
+    const b = await start(slow, true);
     const agent = await a.worker.host.createAgent({ name: 'Doomed agent' });
     removeAgentObjects(agent.id);
     await a.worker.host.uploadFile({
@@ -363,9 +363,23 @@ describe('an agent’s files across cluster workers', () => {
     expect(keys.some((key) => key.includes('/sandbox/blobs/'))).toBe(true);
     expect(keys.some((key) => /^[^/]+\/[0-9a-f]{64}\.txt$/.test(key))).toBe(true);
 
+    const onB = agentPaths(b.dataDir, agent.id);
+    expect(await readdir(onB.sandbox)).toContain('made.txt');
     await a.worker.host.deleteAgent(agent.id);
     expect(await counts()).toEqual({});
     expect(await objects()).toEqual([]);
+    // The worker that ran its turn drops its local copies (told through the cluster's events).
+    await until(async () => {
+      const left = await Promise.all(
+        [onB.sandbox, onB.agentDir].map((dir) =>
+          readdir(dir).then(
+            () => true,
+            () => false,
+          ),
+        ),
+      );
+      return !left.includes(true);
+    }, "B's local copies to go");
     expect(errors).toEqual([]);
   }, 90_000);
 

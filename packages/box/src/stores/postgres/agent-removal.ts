@@ -8,9 +8,9 @@
  * is made when there is none), so no worker claims the agent meanwhile; an agent whose lease is held
  * by a worker running its turn is refused (409), as file mode refuses a working agent. The objects go
  * before the rows commit: when the bucket fails, nothing is committed, and the delete can be asked
- * again. What stays: the pg-boss jobs of the agent's inputs (one that runs later finds no agent and
- * fails), and other workers' local copies (their sandbox folder and attachment copies of the agent),
- * until those workers delete the agent themselves or their data dirs are cleared.
+ * again. Other workers remove their local copies when the roster event reaches them (worker.ts).
+ * What stays: the pg-boss jobs of the agent's inputs (one that runs later finds no agent and fails),
+ * and the local copies of a worker that was down when the event went out.
  */
 import { DeleteObjectsCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
 import { HostError } from '../../agent/errors.ts';
