@@ -48,6 +48,10 @@ const schema = `bench_${randomBytes(4).toString('hex')}`;
 // that do not exist, and a turn worker in its schema would first work through them (their jobs are
 // older than the measured agent's), which the first turn then measured (1.4–2.3 s).
 const turnSchema = `${schema}_turns`;
+// And the SSE phase in one of its own: the turn phase's worker may stop with jobs of its agent left
+// (each finds its input run and ends at once) and a lease not yet lapsed, which the SSE phase's
+// first turn then waited for.
+const sseSchema = `${schema}_sse`;
 // Every worker of the bench's cluster opens its keys with this one.
 const masterKey = randomBytes(32);
 const workers = await Promise.all(
@@ -145,9 +149,11 @@ const worker = await startClusterWorker({
   ),
 });
 const turnAgent = await worker.host.createAgent({ name: 'bench' });
-for (let i = 0; i < TURNS; i++) {
-  await worker.host.sendPrompt({ agentId: turnAgent.id, prompt: `turn ${i}`, clientNonce: `turn-${i}` });
-}
+await Promise.all(
+  Array.from({ length: TURNS }, (_, i) =>
+    worker.host.sendPrompt({ agentId: turnAgent.id, prompt: `turn ${i}`, clientNonce: `turn-${i}` }),
+  ),
+);
 const ledgerTimes = async () => {
   const { rows } = await worker.db.pool.query<{ id: string; entry: string }>(
     `SELECT id, entry FROM ${worker.db.table('ledger')} WHERE agent_id = $1`,
@@ -176,7 +182,7 @@ const clusterOptions = {
   databaseUrl: services.databaseUrl,
   objectStoreUrl: services.objectStoreUrl,
   credentials: services.credentials,
-  schema: turnSchema,
+  schema: sseSchema,
   masterKey,
   env: {},
 };
@@ -271,6 +277,8 @@ await workers[0]!.db.pool.query(`DROP SCHEMA "${schema}" CASCADE`);
 await workers[0]!.db.pool.query(`DROP SCHEMA "${schema}_jobs" CASCADE`);
 await workers[0]!.db.pool.query(`DROP SCHEMA "${turnSchema}" CASCADE`);
 await workers[0]!.db.pool.query(`DROP SCHEMA "${turnSchema}_jobs" CASCADE`);
+await workers[0]!.db.pool.query(`DROP SCHEMA "${sseSchema}" CASCADE`);
+await workers[0]!.db.pool.query(`DROP SCHEMA "${sseSchema}_jobs" CASCADE`);
 for (const worker of workers) await worker.db.close();
 s3.destroy();
 await rm(dir, { recursive: true, force: true });

@@ -9,6 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { chmod, chown, lstat, mkdir, readFile, readlink, stat, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
+import type { SequencedEntry } from '../../stores/ledger.ts';
 import { describe, expect, it } from 'vitest';
 import { useBackend } from '../../stores/contract.ts';
 import { clusterBackend, useServices, type ClusterHome } from '../../stores/postgres/backend.ts';
@@ -107,6 +108,39 @@ describe('sandbox snapshots across workers', () => {
       uploaded: 0,
     });
   }, 60_000);
+
+  it('places no upload without waiting for the snapshot or placement in progress when none is new', async () => {
+    const { worker } = await open();
+    await mkdir(worker.sandbox, { recursive: true });
+    const upload = {
+      seq: 1,
+      id: 'u1',
+      kind: 'user-attachment',
+      file_name: 'a.txt',
+      sandbox_path: 'uploads/a.txt',
+      sha256: 'a'.repeat(64),
+    } as unknown as SequencedEntry;
+    const message = { seq: 2, id: 't0u', kind: 'message', role: 'user' } as unknown as SequencedEntry;
+    // A placement that cannot finish until told (its copy does not come) holds the agent's queue.
+    let release: (copy: string | null) => void = () => undefined;
+    let heldResult: { failed: unknown[] } | undefined;
+    const asked = new Promise<void>((asking) => {
+      void worker.snapshots
+        .placeUploads('agent', [upload], () => {
+          asking();
+          return new Promise<string | null>((resolve) => (release = resolve));
+        })
+        .then((placement) => (heldResult = placement));
+    });
+    await asked;
+    // A turn whose entries hold no upload after the last placed one is not held behind it.
+    const none = await worker.snapshots.placeUploads('agent', [message], () => Promise.resolve(null));
+    expect(none).toEqual({ placed: [], present: [], failed: [] });
+    expect(heldResult).toBeUndefined();
+    release(null);
+    await until(() => heldResult !== undefined, 'the held placement to end');
+    expect(heldResult!.failed).toHaveLength(1);
+  });
 
   // Owning files by another uid takes root; not as root, everything is the box's own uid anyway.
   it.runIf(process.getuid?.() === 0)(

@@ -146,6 +146,10 @@ export class SandboxSnapshots {
     entries: readonly SequencedEntry[],
     copyOf: (sha256: string) => Promise<string | null>,
   ): Promise<Placement> {
+    // No upload after the last placed one (restore sets it before the turns): nothing to place, and
+    // the turn need not wait for the last turn's snapshot to be sent (each turn's handoff did).
+    if (uploadsAfter(entries, this.stateOf(agentId).uploadsSeq).length === 0)
+      return Promise.resolve({ placed: [], present: [], failed: [] });
     return this.serially(agentId, async (state) => {
       const placement = await placeUploads(
         this.sandboxOf(agentId),
