@@ -33,6 +33,7 @@ import { startTurnQueue } from '../stores/postgres/turn-queue.ts';
 import { startTurnWorker, type TurnWorker } from './turn-worker.ts';
 import { ClusterEvents } from './events.ts';
 import { openClusterKeys, type ClusterKeys } from './cluster-keys.ts';
+import { resealLegacySecrets } from './legacy-secrets.ts';
 import { ClusterSessionBook } from './session-book.ts';
 import { PgSecretStore } from '../stores/postgres/secrets.ts';
 import type { SharedGatewayKeys } from '../gateway/server.ts';
@@ -115,6 +116,11 @@ export async function startClusterWorker(options: ClusterWorkerOptions): Promise
   let keys: ClusterKeys;
   try {
     keys = await openClusterKeys(db, options.masterKey, options.masterKeySource);
+    const resealed = await resealLegacySecrets(db, options.masterKey, keys.secretsKey);
+    if (resealed > 0)
+      process.stderr.write(
+        `sendbox: sealed ${resealed} agent secret(s) saved before the cluster's secrets key again under that key\n`,
+      );
   } catch (error) {
     await db.close();
     throw error;

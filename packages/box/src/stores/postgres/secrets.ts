@@ -16,6 +16,32 @@ interface Row {
   data: Buffer;
 }
 
+/** One secret's row sealed under `key`, the owner and the name as associated data. */
+export function sealSecret(
+  key: Buffer,
+  owner: string,
+  name: string,
+  value: string,
+): { iv: Buffer; tag: Buffer; data: Buffer } {
+  const iv = randomBytes(12);
+  const cipher = createCipheriv('aes-256-gcm', key, iv);
+  cipher.setAAD(Buffer.from(`${owner}\0${name}`));
+  const data = Buffer.concat([cipher.update(value, 'utf8'), cipher.final()]);
+  return { iv, tag: cipher.getAuthTag(), data };
+}
+
+/** The value of a row sealed by sealSecret; throws when `key` (or the owner, the name) is not the one. */
+export function openSecret(
+  key: Buffer,
+  owner: string,
+  row: { name: string; iv: Buffer; tag: Buffer; data: Buffer },
+): string {
+  const decipher = createDecipheriv('aes-256-gcm', key, row.iv);
+  decipher.setAAD(Buffer.from(`${owner}\0${row.name}`));
+  decipher.setAuthTag(row.tag);
+  return Buffer.concat([decipher.update(row.data), decipher.final()]).toString('utf8');
+}
+
 export class PgSecretStore implements BoxSecretsStore {
   constructor(
     private readonly db: Database,
@@ -32,11 +58,8 @@ export class PgSecretStore implements BoxSecretsStore {
     );
     const out = new Map<string, string>();
     for (const row of rows) {
-      const decipher = createDecipheriv('aes-256-gcm', this.key, row.iv);
-      decipher.setAAD(this.aad(row.name));
-      decipher.setAuthTag(row.tag);
       try {
-        out.set(row.name, Buffer.concat([decipher.update(row.data), decipher.final()]).toString('utf8'));
+        out.set(row.name, openSecret(this.key, this.agentId, row));
       } catch (error) {
         throw new Error(
           `secret ${row.name} of agent ${this.agentId} does not decrypt: the workers' master key differs from the one that saved it`,
@@ -50,14 +73,11 @@ export class PgSecretStore implements BoxSecretsStore {
   async set(name: string, value: string): Promise<void> {
     if (!SECRET_NAME_PATTERN.test(name))
       throw new Error(`secret name ${JSON.stringify(name)} is not a valid environment variable name`);
-    const iv = randomBytes(12);
-    const cipher = createCipheriv('aes-256-gcm', this.key, iv);
-    cipher.setAAD(this.aad(name));
-    const data = Buffer.concat([cipher.update(value, 'utf8'), cipher.final()]);
+    const { iv, tag, data } = sealSecret(this.key, this.agentId, name, value);
     await this.db.pool.query(
       `INSERT INTO ${this.db.table('secrets')} (agent_id, name, iv, tag, data) VALUES ($1, $2, $3, $4, $5)
        ON CONFLICT (agent_id, name) DO UPDATE SET iv = EXCLUDED.iv, tag = EXCLUDED.tag, data = EXCLUDED.data`,
-      [this.agentId, name, iv, cipher.getAuthTag(), data],
+      [this.agentId, name, iv, tag, data],
     );
   }
 
@@ -67,9 +87,5 @@ export class PgSecretStore implements BoxSecretsStore {
       [this.agentId, name],
     );
     return rowCount === 1;
-  }
-
-  private aad(name: string): Buffer {
-    return Buffer.from(`${this.agentId}\0${name}`);
   }
 }
