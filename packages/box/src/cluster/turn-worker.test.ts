@@ -7,17 +7,18 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { grokBot, ledgerToCommon, readLedgerFile } from '@sendbox/txcript';
 import { afterEach, describe, expect, it } from 'vitest';
 import { sendboxProgram } from '../cli/program.ts';
 import { agentPaths } from '../stores/files/layout.ts';
-import { scriptedProvider, type ScriptedStep } from '../providers/scripted.ts';
+import { scriptedProvider, type ScriptSource } from '../providers/scripted.ts';
 import { useServices } from '../stores/postgres/backend.ts';
 import { sendText } from '../testing/host-fixture.ts';
 import { until } from '../testing/processes.ts';
 import { Leases } from '../stores/postgres/leases.ts';
 import { TURN_QUEUE } from '../stores/postgres/turn-queue.ts';
+import { DEFAULT_TURN_CONCURRENCY, turnConcurrency } from './turn-worker.ts';
 import { startClusterWorker, type ClusterWorker } from './worker.ts';
 
 const services = useServices();
@@ -30,7 +31,7 @@ describe('cluster turn worker', () => {
   });
 
   /** Workers over one schema; the first takes no turns (a gateway), so every turn runs elsewhere. */
-  async function cluster(count: number, script: () => ScriptedStep[], leaseTtlMs?: number) {
+  async function cluster(count: number, script: () => ScriptSource, leaseTtlMs?: number) {
     const { databaseUrl, objectStoreUrl, credentials } = services();
     const schema = `test_${randomBytes(6).toString('hex')}`;
     const workers: ClusterWorker[] = [];
@@ -73,6 +74,40 @@ describe('cluster turn worker', () => {
     );
     return rows.map((row) => row.id);
   }
+
+  it('runs other agents’ turns on a worker while one agent’s turn is long', async () => {
+    // 'hold' waits in a shell call until the test lets it go; any other prompt is answered.
+    const script = (): ScriptSource => (request) => {
+      const last = request.messages.at(-1);
+      if (last?.role === 'tool') return {};
+      if (JSON.stringify(last).includes('hold'))
+        return { toolCalls: [{ name: 'shell', input: { command: 'until [ -f go ]; do sleep 0.05; done' } }] };
+      return sendText('answered');
+    };
+    const [gateway, worker] = (await cluster(2, script)).workers;
+    const slow = await gateway!.host.createAgent({ name: 'Slow agent' });
+    const quick = await gateway!.host.createAgent({ name: 'Quick agent' });
+    await gateway!.host.sendPrompt({ agentId: slow.id, prompt: 'hold', clientNonce: 's1' });
+    await until(async () => (await ledgerIds(gateway!, slow.id)).includes('t0u'), 'the long turn to start');
+    await gateway!.host.sendPrompt({ agentId: quick.id, prompt: 'quick', clientNonce: 'q1' });
+    // The only turn worker answers the other agent while the long turn still runs.
+    await until(
+      async () => (await ledgerIds(gateway!, quick.id)).includes('t0e'),
+      'the other agent’s turn to end',
+    );
+    expect(await ledgerIds(gateway!, slow.id)).not.toContain('t0e');
+    await writeFile(path.join(agentPaths(worker!.host.dataDir, slow.id).sandbox, 'go'), '');
+    await until(async () => (await ledgerIds(gateway!, slow.id)).includes('t0e'), 'the long turn to end');
+  });
+
+  it('refuses a turn concurrency that is not a whole number from 1 to 256, saying what to give', () => {
+    expect(turnConcurrency({})).toBe(DEFAULT_TURN_CONCURRENCY);
+    expect(turnConcurrency({ SENDBOX_TURN_CONCURRENCY: '3' })).toBe(3);
+    for (const bad of ['0', '-1', '2.5', 'many', '257'])
+      expect(() => turnConcurrency({ SENDBOX_TURN_CONCURRENCY: bad })).toThrow(
+        `SENDBOX_TURN_CONCURRENCY=${bad}: give a whole number of turns at once, 1 to 256`,
+      );
+  });
 
   it('runs a prompt accepted by one worker as a turn on another, behind a lease, seen by both', async () => {
     const [a, b] = (await cluster(2, () => [sendText('first answer'), sendText('second answer')])).workers;

@@ -33,37 +33,61 @@ export interface TurnWorker {
   stop(): Promise<void>;
 }
 
-export async function startTurnWorker(options: TurnWorkerOptions): Promise<TurnWorker> {
+/**
+ * How many agents' turns one worker runs at once (`SENDBOX_TURN_CONCURRENCY`): each is a pg-boss
+ * worker of its own on the queue, so an agent's long turn does not hold every other agent's turns
+ * on this machine (the queue's key keeps one job per agent at a time).
+ */
+export const DEFAULT_TURN_CONCURRENCY = 8;
+
+export function turnConcurrency(env: NodeJS.ProcessEnv): number {
+  const raw = env.SENDBOX_TURN_CONCURRENCY;
+  if (raw === undefined || raw === '') return DEFAULT_TURN_CONCURRENCY;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 1 || value > 256)
+    throw new Error(`SENDBOX_TURN_CONCURRENCY=${raw}: give a whole number of turns at once, 1 to 256`);
+  return value;
+}
+
+export async function startTurnWorker(
+  options: TurnWorkerOptions & { concurrency?: number },
+): Promise<TurnWorker> {
   const { boss } = options;
-  let workerId = '';
-  workerId = await boss.work(
-    TURN_QUEUE,
-    // Polled every 0.5 s, and woken at once after each job (issue 25: LISTEN mode delayed a
-    // same-agent successor by 27 s).
-    { pollingIntervalSeconds: 0.5, batchSize: 1, includeMetadata: true },
-    async ([job]: JobWithMetadata<TurnJob>[]) => {
-      if (!job) return;
-      const { agentId } = job.data;
-      try {
-        await runUnderLease(options, agentId, job.retryCount >= job.retryLimit);
-      } catch (error) {
-        options.onError?.(agentId, error);
-        throw error;
-      } finally {
-        if (workerId) boss.notifyWorker(workerId);
-      }
-    },
-  );
+  const ids: string[] = [];
+  // Each woken at once after a job ends (issue 25: LISTEN mode delayed a same-agent successor by 27 s).
+  const wakeAll = () => {
+    for (const id of ids) boss.notifyWorker(id);
+  };
+  for (let i = 0; i < (options.concurrency ?? DEFAULT_TURN_CONCURRENCY); i++) {
+    ids.push(
+      await boss.work(
+        TURN_QUEUE,
+        { pollingIntervalSeconds: 0.5, batchSize: 1, includeMetadata: true },
+        async ([job]: JobWithMetadata<TurnJob>[]) => {
+          if (!job) return;
+          const { agentId } = job.data;
+          try {
+            await runUnderLease(options, agentId, job.retryCount >= job.retryLimit);
+          } catch (error) {
+            options.onError?.(agentId, error);
+            throw error;
+          } finally {
+            wakeAll();
+          }
+        },
+      ),
+    );
+  }
   const deadId = await workDeadTurnJobs({
     boss,
     closingTry: (agentId) => runUnderLease(options, agentId, true),
     onError: (agentId, error) => options.onError?.(agentId, error),
-    freed: () => boss.notifyWorker(workerId),
+    freed: wakeAll,
   });
   return {
-    wake: () => boss.notifyWorker(workerId),
+    wake: wakeAll,
     stop: async () => {
-      await boss.offWork(TURN_QUEUE, { id: workerId });
+      for (const id of ids) await boss.offWork(TURN_QUEUE, { id });
       await boss.offWork(DEAD_TURN_QUEUE, { id: deadId });
     },
   };

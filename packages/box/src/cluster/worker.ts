@@ -30,7 +30,7 @@ import { Leases } from '../stores/postgres/leases.ts';
 import { agentHasWork } from '../stores/postgres/inbox.ts';
 import { parseObjectStoreUrl } from '../stores/postgres/object-store-url.ts';
 import { startTurnQueue } from '../stores/postgres/turn-queue.ts';
-import { startTurnWorker, type TurnWorker } from './turn-worker.ts';
+import { startTurnWorker, turnConcurrency, type TurnWorker } from './turn-worker.ts';
 import { ClusterEvents } from './events.ts';
 import { openClusterKeys, type ClusterKeys } from './cluster-keys.ts';
 import { resealLegacySecrets } from './legacy-secrets.ts';
@@ -173,6 +173,7 @@ export async function startClusterWorker(options: ClusterWorkerOptions): Promise
       const worker = await startTurnWorker({
         boss,
         leases,
+        concurrency: turnConcurrency(options.env ?? process.env),
         hasWork: (agentId) => agentHasWork(db, agentId),
         run: (agentId, signal, { epoch, lastTry }) =>
           runWithSandbox(
