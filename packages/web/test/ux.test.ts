@@ -567,18 +567,22 @@ describe('sidebar', () => {
     expect(await row(quiet).getByTestId('agent-state').count()).toBe(0);
     expect(await row(waiting).getByTestId('agent-time').textContent()).toBe('now');
 
-    // Another agent works (the model takes its time) and sends while this one is open.
+    // Another agent works (the model takes its time) and sends while this one is open. The row says
+    // so within the model's delay (4 s: at 1.5 s, with expect.poll's 1 s, a full run under load once
+    // missed it).
     suite.model.reply(
-      { ...send({ type: 'text', content: 'first' }), delayMs: 1500 },
+      { ...send({ type: 'text', content: 'first' }), delayMs: 4000 },
       send({ type: 'text', content: '## Second\n\n**done**, see [the log](https://example.com/log)' }),
     );
     await suite.prompt(busy, 'work please');
     await expect
-      .poll(() =>
-        row(busy)
-          .getByTestId('agent-state')
-          .textContent({ timeout: 500 })
-          .catch(() => null),
+      .poll(
+        () =>
+          row(busy)
+            .getByTestId('agent-state')
+            .textContent({ timeout: 500 })
+            .catch(() => null),
+        { timeout: 4000 },
       )
       .toBe('Working');
     expect(await row(busy).textContent()).not.toContain('Waiting for you');
