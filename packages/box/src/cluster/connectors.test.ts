@@ -7,43 +7,33 @@
  */
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { makeWebRoot, startGatewayOn } from '../gateway/test-support.ts';
 import { startHttpServer } from '../mcp/testing/http-servers.ts';
 import { everyFile } from '../mcp/testing/remote-box.ts';
-import { openTestSchema, useServices } from '../stores/postgres/backend.ts';
+import { useServices } from '../stores/postgres/backend.ts';
 import type { SequencedEntry } from '../stores/ledger.ts';
 import { startAcceptingWorker, WorkerProcesses } from '../testing/cluster-children.ts';
 import { until } from '../testing/processes.ts';
+import { useClusterKit } from '../testing/cluster-kit.ts';
 
 const services = useServices();
 
 type Entry = SequencedEntry & Record<string, unknown>;
 
 describe('MCP connectors across workers', () => {
-  const cleanups: Array<() => Promise<void>> = [];
-  afterEach(async () => {
-    for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
-  });
-
-  async function tempDir(name: string): Promise<string> {
-    const dir = await fs.promises.mkdtemp(path.join(os.tmpdir(), `sendbox-${name}-`));
-    cleanups.push(() => fs.promises.rm(dir, { recursive: true, force: true }));
-    return dir;
-  }
+  const kit = useClusterKit(services);
 
   it('uses a server added and signed in through one gateway in a turn on another worker process, its tokens sealed in PostgreSQL', async () => {
     const { databaseUrl, objectStoreUrl, credentials } = services();
-    const fresh = await openTestSchema(databaseUrl);
-    cleanups.push(() => fresh.drop());
+    const fresh = await kit.freshSchema();
     const { schema, db } = fresh;
     const masterKey = randomBytes(32);
     const server = await startHttpServer('oauth');
-    cleanups.push(() => server.stop());
+    kit.defer(() => server.stop());
 
-    const gatewayDir = await tempDir('gateway');
+    const gatewayDir = await kit.tempDir('gateway');
     const logged: string[] = [];
     const front = await startAcceptingWorker({
       databaseUrl,
@@ -54,15 +44,15 @@ describe('MCP connectors across workers', () => {
       dataDir: gatewayDir,
       mcp: { log: (line) => logged.push(line) },
     });
-    cleanups.push(() => front.close());
+    kit.defer(() => front.close());
     const gateway = await startGatewayOn(front.host, gatewayDir, {
       webRoot: await makeWebRoot(),
       shared: front.shared,
     });
-    cleanups.push(() => gateway.close());
+    kit.defer(() => gateway.close());
     const processes = new WorkerProcesses();
-    cleanups.push(() => Promise.resolve(processes.stopAll()));
-    const workerDir = await tempDir('worker');
+    kit.defer(() => Promise.resolve(processes.stopAll()));
+    const workerDir = await kit.tempDir('worker');
     const worker = await processes.start({
       databaseUrl,
       objectStoreUrl,

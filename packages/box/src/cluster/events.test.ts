@@ -5,39 +5,28 @@
  * come in, after a lost LISTEN connection too; drafts reach other workers at most 10 times a second.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
+import { rm } from 'node:fs/promises';
 import pg from 'pg';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { HostEvent } from '../agent/events.ts';
 import { makeWebRoot, SseReader, startGatewayOn, type SseEvent } from '../gateway/test-support.ts';
 import type { SequencedEntry } from '../stores/ledger.ts';
-import { openTestSchema, useServices } from '../stores/postgres/backend.ts';
+import { useServices } from '../stores/postgres/backend.ts';
 import type { Database } from '../stores/postgres/database.ts';
 import { PgLedger } from '../stores/postgres/ledger.ts';
 import { startAcceptingWorker, WorkerProcesses } from '../testing/cluster-children.ts';
 import { until } from '../testing/processes.ts';
 import { ClusterEvents, LIVE_UPDATES_PER_SECOND } from './events.ts';
+import { useClusterKit } from '../testing/cluster-kit.ts';
 
 const services = useServices();
 
 describe('events across workers', () => {
-  const cleanups: Array<() => Promise<void>> = [];
-  afterEach(async () => {
-    for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
-  });
-
-  async function tempDir(name: string): Promise<string> {
-    const dir = await mkdtemp(path.join(os.tmpdir(), `sendbox-${name}-`));
-    cleanups.push(() => rm(dir, { recursive: true, force: true }));
-    return dir;
-  }
+  const kit = useClusterKit(services);
 
   /** A fresh schema, dropped after the test. */
   async function schemaDb(): Promise<Database> {
-    const fresh = await openTestSchema(services().databaseUrl);
-    cleanups.push(() => fresh.drop());
+    const fresh = await kit.freshSchema();
     return fresh.db;
   }
 
@@ -52,7 +41,7 @@ describe('events across workers', () => {
       worker,
       log: () => undefined,
     });
-    cleanups.push(() => relay.close());
+    kit.defer(() => relay.close());
     const events: HostEvent[] = [];
     relay.relay((event) => events.push(event));
     return { relay, events };
@@ -77,17 +66,17 @@ describe('events across workers', () => {
       credentials,
       schema,
       masterKey: key,
-      dataDir: await tempDir('gateway'),
+      dataDir: await kit.tempDir('gateway'),
     });
-    cleanups.push(() => gateway.close());
+    kit.defer(() => gateway.close());
     const webRoot = await makeWebRoot();
-    cleanups.push(() => rm(webRoot, { recursive: true, force: true }));
-    const http = await startGatewayOn(gateway.host, await tempDir('gateway-http'), { webRoot });
-    cleanups.push(() => http.close());
+    kit.defer(() => rm(webRoot, { recursive: true, force: true }));
+    const http = await startGatewayOn(gateway.host, await kit.tempDir('gateway-http'), { webRoot });
+    kit.defer(() => http.close());
 
     // Two worker processes run the turns.
     const processes = new WorkerProcesses();
-    cleanups.push(() => Promise.resolve(processes.stopAll()));
+    kit.defer(() => Promise.resolve(processes.stopAll()));
     for (const name of ['worker-a', 'worker-b']) {
       await processes.start({
         databaseUrl,
@@ -95,7 +84,7 @@ describe('events across workers', () => {
         credentials,
         schema,
         keyHex: key.toString('hex'),
-        dataDir: await tempDir(name),
+        dataDir: await kit.tempDir(name),
         name,
       });
     }
@@ -243,7 +232,7 @@ describe('events across workers', () => {
     // Count the notes on the channel as any listener hears them.
     const listener = new pg.Client({ connectionString: services().databaseUrl });
     await listener.connect();
-    cleanups.push(() => listener.end());
+    kit.defer(() => listener.end());
     const notes: Array<{ k: string }> = [];
     listener.on('notification', (message) =>
       notes.push(JSON.parse(message.payload ?? '{}') as { k: string }),
@@ -292,22 +281,22 @@ describe('events across workers', () => {
       credentials,
       schema,
       masterKey: key,
-      dataDir: await tempDir('gateway'),
+      dataDir: await kit.tempDir('gateway'),
     });
-    cleanups.push(() => gateway.close());
+    kit.defer(() => gateway.close());
     const webRoot = await makeWebRoot();
-    cleanups.push(() => rm(webRoot, { recursive: true, force: true }));
-    const http = await startGatewayOn(gateway.host, await tempDir('gateway-http'), { webRoot });
-    cleanups.push(() => http.close());
+    kit.defer(() => rm(webRoot, { recursive: true, force: true }));
+    const http = await startGatewayOn(gateway.host, await kit.tempDir('gateway-http'), { webRoot });
+    kit.defer(() => http.close());
     const processes = new WorkerProcesses();
-    cleanups.push(() => Promise.resolve(processes.stopAll()));
+    kit.defer(() => Promise.resolve(processes.stopAll()));
     const worker = await processes.start({
       databaseUrl,
       objectStoreUrl,
       credentials,
       schema,
       keyHex: key.toString('hex'),
-      dataDir: await tempDir('worker'),
+      dataDir: await kit.tempDir('worker'),
       name: 'worker',
       gateway: true,
       env: { SENDBOX_ROUTINE_MIN_INTERVAL_S: '1' },
@@ -319,7 +308,7 @@ describe('events across workers', () => {
     });
     expect(response.status).toBe(200);
     const stream = new SseReader(response);
-    cleanups.push(() => stream.cancel());
+    kit.defer(() => stream.cancel());
     const seen: SseEvent[] = [];
     const waitFor = async (what: string, match: (event: SseEvent) => boolean): Promise<SseEvent> => {
       const found = seen.find(match);

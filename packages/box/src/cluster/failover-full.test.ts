@@ -26,7 +26,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { grokBot, readLedgerFile, type JsonObject } from '@sendbox/txcript';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { TURN_RESUMED_NOTE } from '../agent/turn-resume.ts';
 import { BOX_STOPPED_NOTICE } from '../agent/turn-texts.ts';
 import { agentFiles, boxAgentFolders } from '../gateway/files.ts';
@@ -40,6 +40,7 @@ import { crashInvariantBreaks } from '../testing/crash-invariants.ts';
 import { until } from '../testing/processes.ts';
 import { exportCluster } from './export.ts';
 import { alive, startFailoverCluster } from './failover-harness.ts';
+import { useClusterKit } from '../testing/cluster-kit.ts';
 
 const services = useServices();
 const AGENTS = 20;
@@ -57,21 +58,18 @@ const recordsOf = (jsonl: string): JsonObject[] =>
     .records.flatMap((line) => (line.kind === 'record' ? [line.json] : []));
 
 describe('failover at full size', () => {
-  const cleanups: Array<() => Promise<void>> = [];
-  afterEach(async () => {
-    for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
-  });
+  const kit = useClusterKit(services);
 
   it('3 workers, 20 agents × 5 prompts, two workers killed: nothing lost, doubled or written late; cut turns go on', async () => {
     const cluster = await startFailoverCluster(services(), 'failover-full');
-    cleanups.push(() => cluster.close());
+    kit.defer(() => cluster.close());
     // The test's own gateway: it runs no turn; the SSE client reads it, the rows are read through it.
     const observer = cluster.observer;
     const http = await startGatewayOn(observer.host, await cluster.dir('observer-http'), {
       webRoot: await makeWebRoot(),
       files: agentFiles(observer.host, boxAgentFolders(cluster.observerDir)),
     });
-    cleanups.push(() => http.close());
+    kit.defer(() => http.close());
     const workers: WorkerProcess[] = await Promise.all(
       ['worker-a', 'worker-b', 'worker-c'].map((name) => cluster.startWorker(name, { gateway: true })),
     );
@@ -90,7 +88,7 @@ describe('failover at full size', () => {
         return new SseReader(response);
       }),
     );
-    cleanups.push(async () => {
+    kit.defer(async () => {
       for (const stream of streams) await stream.cancel().catch(() => undefined);
     });
 

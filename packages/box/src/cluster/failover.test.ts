@@ -8,7 +8,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { grokBot } from '@sendbox/txcript';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { BOX_STOPPED_NOTICE } from '../agent/turn-texts.ts';
 import { INTERRUPTED_CALL_RESULT } from '../agent/turn-closer.ts';
 import { useServices } from '../stores/postgres/backend.ts';
@@ -16,19 +16,17 @@ import { agentPaths } from '../stores/files/layout.ts';
 import { processesRunning } from '../testing/processes.ts';
 import { ledgerRows, transcriptRows } from '../testing/cluster-rows.ts';
 import { startFailoverCluster } from './failover-harness.ts';
+import { useClusterKit } from '../testing/cluster-kit.ts';
 
 const services = useServices();
 
 describe('failover between worker processes', () => {
-  const cleanups: Array<() => Promise<void>> = [];
-  afterEach(async () => {
-    for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
-  });
+  const kit = useClusterKit(services);
 
   it('goes on with a turn cut by a SIGKILLed worker on the other one, losing and doubling nothing', async () => {
     // The gateway the user talks to (the cluster's observer): it accepts inputs and runs no turn.
     const cluster = await startFailoverCluster(services(), 'failover');
-    cleanups.push(() => cluster.close());
+    kit.defer(() => cluster.close());
     const gateway = cluster.observer;
     const rows = (agentId: string) => ledgerRows(gateway.db, agentId);
 

@@ -7,24 +7,21 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { openTestSchema, useServices } from '../stores/postgres/backend.ts';
+import { describe, expect, it } from 'vitest';
+import { useServices } from '../stores/postgres/backend.ts';
 import { PgSecretStore, sealSecret } from '../stores/postgres/secrets.ts';
 import { startAcceptingWorker } from '../testing/cluster-children.ts';
 import { openClusterKeys } from './cluster-keys.ts';
+import { useClusterKit } from '../testing/cluster-kit.ts';
 
 const services = useServices();
 
 describe('agent secrets saved before the cluster secrets key', () => {
-  const cleanups: Array<() => Promise<void>> = [];
-  afterEach(async () => {
-    for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
-  });
+  const kit = useClusterKit(services);
 
   it('are sealed again under the secrets key when a worker starts, and decrypt', async () => {
     const { databaseUrl, objectStoreUrl, credentials } = services();
-    const fresh = await openTestSchema(databaseUrl);
-    cleanups.push(() => fresh.drop());
+    const fresh = await kit.freshSchema();
     const { db, schema } = fresh;
     const masterKey = randomBytes(32);
     const insert = async (owner: string, name: string, row: { iv: Buffer; tag: Buffer; data: Buffer }) =>
@@ -38,7 +35,7 @@ describe('agent secrets saved before the cluster secrets key', () => {
     await insert('agent-1', 'OTHER', lost);
 
     const dataDir = await fs.promises.mkdtemp(path.join(os.tmpdir(), 'sendbox-legacy-'));
-    cleanups.push(() => fs.promises.rm(dataDir, { recursive: true, force: true }));
+    kit.defer(() => fs.promises.rm(dataDir, { recursive: true, force: true }));
     const worker = await startAcceptingWorker({
       databaseUrl,
       objectStoreUrl,
@@ -47,7 +44,7 @@ describe('agent secrets saved before the cluster secrets key', () => {
       masterKey,
       dataDir,
     });
-    cleanups.push(() => worker.close());
+    kit.defer(() => worker.close());
 
     const keys = await openClusterKeys(db, masterKey);
     const store = new PgSecretStore(db, keys.secretsKey, 'agent-1');

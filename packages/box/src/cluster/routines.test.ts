@@ -5,13 +5,11 @@
  * are recorded whichever worker ran their turns.
  */
 import { randomBytes } from 'node:crypto';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { openTestSchema, useServices } from '../stores/postgres/backend.ts';
+import { describe, expect, it } from 'vitest';
+import { useServices } from '../stores/postgres/backend.ts';
 import { startAcceptingWorker, WorkerProcesses, type WorkerProcess } from '../testing/cluster-children.ts';
 import { until } from '../testing/processes.ts';
+import { useClusterKit } from '../testing/cluster-kit.ts';
 
 const services = useServices();
 
@@ -27,21 +25,11 @@ const callOn = async (worker: WorkerProcess, method: string, body: unknown): Pro
 };
 
 describe('routines across workers', () => {
-  const cleanups: Array<() => Promise<void>> = [];
-  afterEach(async () => {
-    for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
-  });
-
-  async function tempDir(name: string): Promise<string> {
-    const dir = await fs.promises.mkdtemp(path.join(os.tmpdir(), `sendbox-${name}-`));
-    cleanups.push(() => fs.promises.rm(dir, { recursive: true, force: true }));
-    return dir;
-  }
+  const kit = useClusterKit(services);
 
   it('lists a routine made through one gateway on another, fires it once per instant, and goes on after its maker dies', async () => {
     const { databaseUrl, objectStoreUrl, credentials } = services();
-    const fresh = await openTestSchema(databaseUrl);
-    cleanups.push(() => fresh.drop());
+    const fresh = await kit.freshSchema();
     const { schema } = fresh;
     const masterKey = randomBytes(32);
     const front = await startAcceptingWorker({
@@ -50,11 +38,11 @@ describe('routines across workers', () => {
       credentials,
       schema,
       masterKey,
-      dataDir: await tempDir('front'),
+      dataDir: await kit.tempDir('front'),
     });
-    cleanups.push(() => front.close());
+    kit.defer(() => front.close());
     const processes = new WorkerProcesses();
-    cleanups.push(() => Promise.resolve(processes.stopAll()));
+    kit.defer(() => Promise.resolve(processes.stopAll()));
     const start = async (name: string) =>
       processes.start({
         databaseUrl,
@@ -62,7 +50,7 @@ describe('routines across workers', () => {
         credentials,
         schema,
         keyHex: masterKey.toString('hex'),
-        dataDir: await tempDir(name),
+        dataDir: await kit.tempDir(name),
         name,
         gateway: true,
         env: { SENDBOX_ROUTINE_MIN_INTERVAL_S: '1' },

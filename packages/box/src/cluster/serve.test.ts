@@ -9,49 +9,32 @@
  */
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { openBoxHost } from '../cli/open-host.ts';
 import { sendboxProgram } from '../cli/program.ts';
 import { serve, type RunningBox } from '../cli/serve.ts';
 import { openLoginLink, pageHeaders } from '../gateway/test-support.ts';
 import type { LocalAgentHost } from '../host/agent-host.ts';
 import { agentPaths } from '../stores/files/layout.ts';
-import { openTestSchema, useServices } from '../stores/postgres/backend.ts';
-import type { Database } from '../stores/postgres/database.ts';
+import { useServices } from '../stores/postgres/backend.ts';
 import { startAcceptingWorker, WorkerProcesses } from '../testing/cluster-children.ts';
 import { until } from '../testing/processes.ts';
 import { readMasterKey } from './master-key.ts';
 import { CACHE_MS } from './session-book.ts';
+import { useClusterKit } from '../testing/cluster-kit.ts';
 
 const services = useServices();
 const quiet = { out: () => undefined, err: () => undefined };
 
 describe('sendbox serve as a cluster worker', () => {
-  const cleanups: Array<() => Promise<void>> = [];
-  afterEach(async () => {
-    for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
-  });
-
-  async function tempDir(name: string): Promise<string> {
-    const dir = await fs.promises.mkdtemp(path.join(os.tmpdir(), `sendbox-${name}-`));
-    cleanups.push(() => fs.promises.rm(dir, { recursive: true, force: true }));
-    return dir;
-  }
+  const kit = useClusterKit(services);
 
   /** A master key file (32 random bytes, 0600). */
   async function keyFile(): Promise<string> {
-    const file = path.join(await tempDir('key'), 'master.key');
+    const file = path.join(await kit.tempDir('key'), 'master.key');
     fs.writeFileSync(file, randomBytes(32), { mode: 0o600 });
     return file;
-  }
-
-  /** A schema of this test's own, dropped after it. */
-  async function freshSchema(): Promise<{ schema: string; db: Database }> {
-    const fresh = await openTestSchema(services().databaseUrl);
-    cleanups.push(() => fresh.drop());
-    return fresh;
   }
 
   /** The AWS SDK reads the bucket's credentials from the process environment, as in production. */
@@ -60,7 +43,7 @@ describe('sendbox serve as a cluster worker', () => {
     const saved = { id: process.env.AWS_ACCESS_KEY_ID, secret: process.env.AWS_SECRET_ACCESS_KEY };
     process.env.AWS_ACCESS_KEY_ID = credentials.accessKeyId;
     process.env.AWS_SECRET_ACCESS_KEY = credentials.secretAccessKey;
-    cleanups.push(() => {
+    kit.defer(() => {
       process.env.AWS_ACCESS_KEY_ID = saved.id;
       process.env.AWS_SECRET_ACCESS_KEY = saved.secret;
       if (saved.id === undefined) delete process.env.AWS_ACCESS_KEY_ID;
@@ -82,7 +65,7 @@ describe('sendbox serve as a cluster worker', () => {
       {
         host: '127.0.0.1',
         port: 0,
-        dataDir: dataDir ?? (await tempDir(name)),
+        dataDir: dataDir ?? (await kit.tempDir(name)),
         build: false,
         verbose: false,
         cluster: { databaseUrl, objectStoreUrl, schema },
@@ -90,7 +73,7 @@ describe('sendbox serve as a cluster worker', () => {
       (dir, options) => openBoxHost(dir, options, env),
       quiet,
     );
-    cleanups.push(() => box.stop());
+    kit.defer(() => box.stop());
     return box;
   }
 
@@ -106,7 +89,7 @@ describe('sendbox serve as a cluster worker', () => {
 
   it('runs two boxes over one PostgreSQL and bucket, sharing the token, the sessions and the box secrets', async () => {
     bucketCredentialsInEnvironment();
-    const { schema } = await freshSchema();
+    const { schema } = await kit.freshSchema();
     const masterKey = await keyFile();
     const one = await serveWorker('one', schema, masterKey);
     const two = await serveWorker('two', schema, masterKey);
@@ -168,9 +151,9 @@ describe('sendbox serve as a cluster worker', () => {
 
   it('`sendbox login`, `sessions` and `logout --database-url` act on the cluster: a link for every gateway, a logout on all', async () => {
     bucketCredentialsInEnvironment();
-    const { schema } = await freshSchema();
+    const { schema } = await kit.freshSchema();
     const masterKey = await keyFile();
-    const oneDir = await tempDir('one');
+    const oneDir = await kit.tempDir('one');
     const one = await serveWorker('one', schema, masterKey, oneDir);
     const two = await serveWorker('two', schema, masterKey);
     const { databaseUrl } = services();
@@ -185,7 +168,7 @@ describe('sendbox serve as a cluster worker', () => {
         { from: 'user' },
       );
     // sessions and logout from a machine that runs no worker: its data dir holds nothing of the cluster.
-    const elsewhere = await tempDir('elsewhere');
+    const elsewhere = await kit.tempDir('elsewhere');
 
     // The worker's data dir has no session.key: without the cluster, login cannot sign a link.
     await expect(
@@ -226,14 +209,14 @@ describe('sendbox serve as a cluster worker', () => {
 
   it('refuses a master key that does not open the cluster’s keys, changing nothing', async () => {
     bucketCredentialsInEnvironment();
-    const { schema, db } = await freshSchema();
+    const { schema, db } = await kit.freshSchema();
     await serveWorker('first', schema, await keyFile());
     const keysBefore = await db.pool.query(
       `SELECT name, iv, tag, data FROM ${db.table('cluster_keys')} ORDER BY name`,
     );
     expect(keysBefore.rows).toHaveLength(3);
 
-    const dataDir = await tempDir('wrong-key');
+    const dataDir = await kit.tempDir('wrong-key');
     const wrongKey = await keyFile();
     await expect(serveWorker('wrong-key', schema, wrongKey, dataDir)).rejects.toThrow(
       new RegExp(`the master key ${wrongKey} does not open this cluster's keys.*nothing was changed`),
@@ -247,7 +230,7 @@ describe('sendbox serve as a cluster worker', () => {
 
   it('puts an agent secret saved through one worker in the environment of its turn on another worker process', async () => {
     const { databaseUrl, objectStoreUrl, credentials } = services();
-    const { schema } = await freshSchema();
+    const { schema } = await kit.freshSchema();
     const masterKey = randomBytes(32);
     const gateway = await startAcceptingWorker({
       databaseUrl,
@@ -255,18 +238,18 @@ describe('sendbox serve as a cluster worker', () => {
       credentials,
       schema,
       masterKey,
-      dataDir: await tempDir('gateway'),
+      dataDir: await kit.tempDir('gateway'),
     });
-    cleanups.push(() => gateway.close());
+    kit.defer(() => gateway.close());
     const processes = new WorkerProcesses();
-    cleanups.push(() => Promise.resolve(processes.stopAll()));
+    kit.defer(() => Promise.resolve(processes.stopAll()));
     const worker = await processes.start({
       databaseUrl,
       objectStoreUrl,
       credentials,
       schema,
       keyHex: masterKey.toString('hex'),
-      dataDir: await tempDir('worker'),
+      dataDir: await kit.tempDir('worker'),
       name: 'worker',
     });
 
@@ -283,7 +266,7 @@ describe('sendbox serve as a cluster worker', () => {
   }, 120_000);
 
   it('refuses cluster options that cannot work, saying what to give', async () => {
-    const dataDir = await tempDir('bad');
+    const dataDir = await kit.tempDir('bad');
     const program = sendboxProgram((dir, options) => openBoxHost(dir, options, {}), quiet);
     const run = (...args: string[]) =>
       program.parseAsync(['serve', '--port', '0', '--no-build', '--data-dir', dataDir, ...args], {
@@ -298,7 +281,7 @@ describe('sendbox serve as a cluster worker', () => {
   });
 
   it('refuses a master key file of the wrong size or readable by others, saying how to make one', async () => {
-    const dir = await tempDir('keys');
+    const dir = await kit.tempDir('keys');
     const short = path.join(dir, 'short.key');
     fs.writeFileSync(short, randomBytes(16), { mode: 0o600 });
     await expect(readMasterKey(short)).rejects.toThrow(/holds 16 bytes, not 32.*head -c 32 \/dev\/urandom/);

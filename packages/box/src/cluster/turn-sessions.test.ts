@@ -5,8 +5,7 @@
  * must see everything B wrote meanwhile.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { AgentSession } from '../agent/agent-session.ts';
@@ -17,48 +16,34 @@ import { sendText } from '../testing/host-fixture.ts';
 import { until } from '../testing/processes.ts';
 import { agentPaths } from '../stores/files/layout.ts';
 import { TurnSessions } from '../host/turn-sessions.ts';
-import { startClusterWorker, type ClusterWorker } from './worker.ts';
+import { useClusterKit } from '../testing/cluster-kit.ts';
+import type { ClusterWorker } from './worker.ts';
 
 const services = useServices();
 const masterKey = randomBytes(32);
 
 describe('turn sessions kept between jobs', () => {
-  const cleanups: Array<() => Promise<void>> = [];
-  afterEach(async () => {
+  const kit = useClusterKit(services);
+  afterEach(() => {
     vi.restoreAllMocks();
-    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
   });
 
   /** Workers that take no job from the queue (unless told): the test runs each job on the worker it names. */
   async function workers(providers: ScriptedProvider[], takeTurns = false): Promise<ClusterWorker[]> {
-    const { databaseUrl, objectStoreUrl, credentials } = services();
-    const schema = `test_${randomBytes(6).toString('hex')}`;
+    const schema = kit.schemaName();
     const started: ClusterWorker[] = [];
     for (const [i, provider] of providers.entries()) {
-      const dataDir = await mkdtemp(path.join(os.tmpdir(), `sendbox-kept-${i}-`));
-      const worker = await startClusterWorker({
-        databaseUrl,
-        objectStoreUrl,
-        credentials,
+      const { worker } = await kit.startWorker({
+        dataDirName: `kept-${i}`,
         schema,
         masterKey,
-        dataDir,
         env: {},
         provider,
         workerName: `worker-${i}`,
         takeTurns: takeTurns && i > 0,
       });
       started.push(worker);
-      cleanups.push(async () => {
-        await worker.close();
-        await rm(dataDir, { recursive: true, force: true });
-      });
     }
-    cleanups.push(async () => {
-      const { db } = started[0]!;
-      await db.pool.query(`DROP SCHEMA IF EXISTS "${schema}_jobs" CASCADE`);
-      await db.pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-    });
     return started;
   }
 

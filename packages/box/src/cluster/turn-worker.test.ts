@@ -4,12 +4,10 @@
  * export` writes what they wrote in Grok Bot's layout, read back by txcript.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
 import { readFile, writeFile } from 'node:fs/promises';
 import { grokBot, ledgerToCommon, readLedgerFile } from '@sendbox/txcript';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { sendboxProgram } from '../cli/program.ts';
 import { agentPaths } from '../stores/files/layout.ts';
 import { scriptedProvider, type ScriptSource } from '../providers/scripted.ts';
@@ -19,31 +17,24 @@ import { until } from '../testing/processes.ts';
 import { Leases } from '../stores/postgres/leases.ts';
 import { TURN_QUEUE } from '../stores/postgres/turn-queue.ts';
 import { DEFAULT_TURN_CONCURRENCY, turnConcurrency } from './turn-worker.ts';
-import { startClusterWorker, type ClusterWorker } from './worker.ts';
+import { useClusterKit } from '../testing/cluster-kit.ts';
+import type { ClusterWorker } from './worker.ts';
 
 const services = useServices();
 const masterKey = randomBytes(32);
 
 describe('cluster turn worker', () => {
-  const cleanups: Array<() => Promise<void>> = [];
-  afterEach(async () => {
-    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-  });
+  const kit = useClusterKit(services);
 
   /** Workers over one schema; the first takes no turns (a gateway), so every turn runs elsewhere. */
   async function cluster(count: number, script: () => ScriptSource, leaseTtlMs?: number) {
-    const { databaseUrl, objectStoreUrl, credentials } = services();
-    const schema = `test_${randomBytes(6).toString('hex')}`;
+    const schema = kit.schemaName();
     const workers: ClusterWorker[] = [];
     for (let i = 0; i < count; i++) {
-      const dataDir = await mkdtemp(path.join(os.tmpdir(), `sendbox-worker-${i}-`));
-      const worker = await startClusterWorker({
-        databaseUrl,
-        objectStoreUrl,
-        credentials,
+      const { worker } = await kit.startWorker({
+        dataDirName: `worker-${i}`,
         schema,
         masterKey,
-        dataDir,
         env: {},
         provider: scriptedProvider(script()),
         workerName: `worker-${i}`,
@@ -51,19 +42,7 @@ describe('cluster turn worker', () => {
         ...(leaseTtlMs ? { leaseTtlMs } : {}),
       });
       workers.push(worker);
-      cleanups.push(async () => {
-        await worker.close();
-        await rm(dataDir, { recursive: true, force: true });
-      });
     }
-    cleanups.push(async () => {
-      const { default: pg } = await import('pg');
-      const client = new pg.Client({ connectionString: databaseUrl });
-      await client.connect();
-      await client.query(`DROP SCHEMA IF EXISTS "${schema}_jobs" CASCADE`);
-      await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-      await client.end();
-    });
     return { workers, schema };
   }
 
@@ -181,7 +160,7 @@ describe('cluster turn worker', () => {
     const stuck = new Leases(gateway.db, 'stuck-worker', 300);
     const held = (await stuck.claim(agent.id))!;
     const renewal = setInterval(() => void stuck.renew(held), 100);
-    cleanups.push(() => Promise.resolve(clearInterval(renewal)));
+    kit.defer(() => clearInterval(renewal));
     await gateway.host.sendPrompt({ agentId: agent.id, prompt: 'hello', clientNonce: 'n1' });
     await until(
       async () => (await jobStates()).includes('failed'),
@@ -213,8 +192,7 @@ describe('cluster turn worker', () => {
     await gateway.host.sendPrompt({ agentId: agent.id, prompt: 'export me', clientNonce: 'e1' });
     await until(async () => (await ledgerIds(gateway, agent.id)).includes('t0e'), 'the turn to end');
 
-    const out = path.join(await mkdtemp(path.join(os.tmpdir(), 'sendbox-export-')), 'new', 'dir');
-    cleanups.push(() => rm(path.dirname(path.dirname(out)), { recursive: true, force: true }));
+    const out = path.join(await kit.tempDir('export'), 'new', 'dir');
     const said: string[] = [];
     const program = sendboxProgram(() => Promise.reject(new Error('no host for export')), {
       out: (line) => said.push(line),

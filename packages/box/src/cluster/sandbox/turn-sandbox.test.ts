@@ -5,11 +5,10 @@
  * attachment uploaded through one worker's gateway is served whole by another's.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
-import os from 'node:os';
+import { readdir, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { HeadObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { agentFiles, boxAgentFolders } from '../../gateway/files.ts';
 import { startGateway } from '../../gateway/server.ts';
 import { makeWebRoot } from '../../gateway/test-support.ts';
@@ -22,7 +21,8 @@ import { parseObjectStoreUrl } from '../../stores/postgres/object-store-url.ts';
 import { lastToolOutputs, sendText } from '../../testing/host-fixture.ts';
 import { until } from '../../testing/processes.ts';
 import { removeObjects } from '../../testing/bucket.ts';
-import { startClusterWorker, type ClusterWorker } from '../worker.ts';
+import { useClusterKit } from '../../testing/cluster-kit.ts';
+import type { ClusterWorker } from '../worker.ts';
 import { parseManifest } from './manifest.ts';
 import { SnapshotStore } from './snapshot-store.ts';
 
@@ -30,47 +30,23 @@ const services = useServices();
 const masterKey = randomBytes(32);
 
 describe('an agent’s files across cluster workers', () => {
-  const cleanups: Array<() => Promise<void>> = [];
-  afterEach(async () => {
-    for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
-  });
+  const kit = useClusterKit(services);
 
   function newCluster() {
-    const { databaseUrl, objectStoreUrl, credentials } = services();
-    const schema = `test_${randomBytes(6).toString('hex')}`;
-    cleanups.push(async () => {
-      const { default: pg } = await import('pg');
-      const client = new pg.Client({ connectionString: databaseUrl });
-      await client.connect();
-      await client.query(`DROP SCHEMA IF EXISTS "${schema}_jobs" CASCADE`);
-      await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-      await client.end();
-    });
+    const schema = kit.schemaName();
     let count = 0;
     return async (provider: ModelProvider | null, takeTurns: boolean, env: NodeJS.ProcessEnv = {}) => {
-      const dataDir = await mkdtemp(path.join(os.tmpdir(), `sendbox-worker-${count}-`));
-      const worker = await startClusterWorker({
-        databaseUrl,
-        objectStoreUrl,
-        credentials,
+      const name = `worker-${count++}`;
+      return kit.startWorker({
+        dataDirName: name,
         schema,
         masterKey,
-        dataDir,
         env,
         provider: provider ?? scriptedProvider(() => ({ error: new Error('this worker runs no turn') })),
-        workerName: `worker-${count++}`,
+        workerName: name,
         takeTurns,
         onTurnError: (agentId, error) => errors.push(`${agentId}: ${(error as Error).message}`),
       });
-      let closed = false;
-      const close = async () => {
-        if (closed) return;
-        closed = true;
-        await worker.close();
-        await rm(dataDir, { recursive: true, force: true });
-      };
-      cleanups.push(close);
-      return { worker, dataDir, close };
     };
   }
   const errors: string[] = [];
@@ -78,7 +54,7 @@ describe('an agent’s files across cluster workers', () => {
   /** The agent's objects (attachments, snapshots) leave the shared bucket after the test. */
   function removeAgentObjects(agentId: string): void {
     const location = parseObjectStoreUrl(services().objectStoreUrl);
-    cleanups.unshift(async () => {
+    kit.deferLast(async () => {
       const s3 = s3ClientFor(location, services().credentials);
       await removeObjects(s3, location.bucket, `${agentId}/`);
       s3.destroy();
@@ -88,7 +64,7 @@ describe('an agent’s files across cluster workers', () => {
   /** A gateway over `worker`'s host, and a call to its API with the cluster's token. */
   async function httpGateway({ worker, dataDir }: { worker: ClusterWorker; dataDir: string }) {
     const webRoot = await makeWebRoot();
-    cleanups.push(() => rm(webRoot, { recursive: true, force: true }));
+    kit.defer(() => rm(webRoot, { recursive: true, force: true }));
     const gateway = await startGateway({
       host: worker.host,
       files: agentFiles(worker.host, boxAgentFolders(dataDir)),
@@ -97,7 +73,7 @@ describe('an agent’s files across cluster workers', () => {
       version: '0.0.0-test',
       port: 0,
     });
-    cleanups.push(() => gateway.close());
+    kit.defer(() => gateway.close());
     const call = (method: string, init: RequestInit = {}) =>
       fetch(new URL(`api/${method}`, gateway.url), {
         ...init,
@@ -199,7 +175,7 @@ describe('an agent’s files across cluster workers', () => {
     await start(slow, true);
     const location = parseObjectStoreUrl(services().objectStoreUrl);
     const s3 = s3ClientFor(location, services().credentials);
-    cleanups.push(() => Promise.resolve(s3.destroy()));
+    kit.defer(() => s3.destroy());
     const store = new SnapshotStore(s3, location.bucket, gateway.db);
     await until(async () => (await store.latest(agent.id)) !== undefined, 'the first snapshot');
     const ids = await ledgerIds(gateway, agent.id);
@@ -345,7 +321,7 @@ describe('an agent’s files across cluster workers', () => {
     };
     const location = parseObjectStoreUrl(services().objectStoreUrl);
     const s3 = s3ClientFor(location, services().credentials);
-    cleanups.push(() => Promise.resolve(s3.destroy()));
+    kit.defer(() => s3.destroy());
     const objects = async () =>
       (await s3.send(new ListObjectsV2Command({ Bucket: location.bucket, Prefix: `${agent.id}/` })))
         .Contents ?? [];
@@ -410,7 +386,7 @@ describe('an agent’s files across cluster workers', () => {
     // The same bytes again through the second gateway: the bucket refuses the second put, nothing changes.
     const location = parseObjectStoreUrl(services().objectStoreUrl);
     const s3 = s3ClientFor(location, services().credentials);
-    cleanups.push(() => Promise.resolve(s3.destroy()));
+    kit.defer(() => s3.destroy());
     const key = { Bucket: location.bucket, Key: `${agent.id}/${sha256}.png` };
     const before = await s3.send(new HeadObjectCommand(key));
     expect((await upload(gateways[1]!, 'u2')).status).toBe(200);

@@ -4,24 +4,21 @@
  * name fails with what happened instead of reading as empty.
  */
 import { randomBytes } from 'node:crypto';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from './database.ts';
-import { openTestSchema, useServices } from './backend.ts';
+import { useServices } from './backend.ts';
 import { PgSealedDocument } from './sealed-documents.ts';
+import { useClusterKit } from '../../testing/cluster-kit.ts';
 
 const services = useServices();
 
 describe('sealed documents in PostgreSQL', () => {
-  const cleanups: Array<() => Promise<void>> = [];
-  afterEach(async () => {
-    for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
-  });
+  const kit = useClusterKit(services);
 
   async function twoWorkers(): Promise<[Database, Database]> {
-    const fresh = await openTestSchema(services().databaseUrl);
-    cleanups.push(() => fresh.drop());
+    const fresh = await kit.freshSchema();
     const other = await openDatabase(services().databaseUrl, { schema: fresh.schema, max: 4 });
-    cleanups.push(() => other.close());
+    kit.defer(() => other.close());
     return [fresh.db, other];
   }
 

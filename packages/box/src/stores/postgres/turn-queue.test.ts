@@ -2,21 +2,18 @@
  * The turn queue's settings on a real PostgreSQL (pg-boss 12 in a schema of the test's own): what a
  * long turn and a dead worker each meet.
  */
-import { afterEach, describe, expect, it } from 'vitest';
-import { openTestSchema, useServices } from './backend.ts';
+import { describe, expect, it } from 'vitest';
+import { useServices } from './backend.ts';
 import { DEAD_TURN_QUEUE, startTurnQueue, TURN_JOB_MAX_SECONDS, TURN_QUEUE } from './turn-queue.ts';
+import { useClusterKit } from '../../testing/cluster-kit.ts';
 
 const services = useServices();
 
 describe('the turn queue', () => {
-  const cleanups: Array<() => Promise<void>> = [];
-  afterEach(async () => {
-    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-  });
+  const kit = useClusterKit(services);
 
   it('lets a turn job run a day (a dead worker is found by its heartbeat), on a new queue and on one made before', async () => {
-    const fresh = await openTestSchema(services().databaseUrl);
-    cleanups.push(() => fresh.drop());
+    const fresh = await kit.freshSchema();
     const boss = await startTurnQueue(services().databaseUrl, fresh.schema);
     const queue = await boss.getQueue(TURN_QUEUE);
     expect(queue).toMatchObject({
