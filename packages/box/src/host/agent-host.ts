@@ -129,7 +129,7 @@ export interface AgentHostOptions {
   /** What capabilities add at a session's own points (agent/extension.ts), after background work's; default none. */
   extensions?: SessionConfig['extensions'];
   /** MCP servers: how long an unused one stays up, and where their log lines go (mcp/hub.ts). */
-  mcp?: Pick<McpHubOptions, 'idleMs' | 'log' | 'hostHome' | 'config' | 'oauth'>;
+  mcp?: Pick<McpHubOptions, 'idleMs' | 'log' | 'hostHome' | 'config' | 'oauth' | 'signInFlags'>;
   /** An agent's approval grants (default: `agents/<id>/approvals.json`, approvals/gate.ts). */
   approvalGrants?: ApprovalStores['grants'];
   /** Where agent and user memory is kept (default: the data dir's `memory.json` files; a cluster's: its rows). */
