@@ -31,6 +31,7 @@ import { agentHasWork } from '../stores/postgres/inbox.ts';
 import { parseObjectStoreUrl } from '../stores/postgres/object-store-url.ts';
 import { startTurnQueue } from '../stores/postgres/turn-queue.ts';
 import { startTurnWorker, turnConcurrency, type TurnWorker } from './turn-worker.ts';
+import { ClusterApprovalWaits } from './approval-waits.ts';
 import { ClusterEvents } from './events.ts';
 import { openClusterKeys, type ClusterKeys } from './cluster-keys.ts';
 import { resealLegacySecrets } from './legacy-secrets.ts';
@@ -72,7 +73,14 @@ const BOX_SECRETS_OWNER = 'box:secrets';
 
 export interface ClusterWorkerOptions extends Omit<
   AgentHostOptions,
-  'stores' | 'queuedTurns' | 'relay' | 'secretKey' | 'boxSecrets' | 'approvalGrants' | 'routineBooks'
+  | 'stores'
+  | 'queuedTurns'
+  | 'relay'
+  | 'secretKey'
+  | 'boxSecrets'
+  | 'approvalGrants'
+  | 'approvalWaits'
+  | 'routineBooks'
 > {
   databaseUrl: string;
   objectStoreUrl: string;
@@ -154,6 +162,7 @@ export async function startClusterWorker(options: ClusterWorkerOptions): Promise
       ...options,
       mcp,
       approvalGrants: (agentId) => new PgSealedDocument(db, keys.secretsKey, `approvals:${agentId}`),
+      approvalWaits: new ClusterApprovalWaits(db, workerName),
       routineBooks: pgRoutineBooks(db),
       stores: () => stores,
       queuedTurns: true,
