@@ -21,6 +21,10 @@
  * The command is split at white space, without a shell. Whether both printed
  * the same output is said for each case.
  *
+ * `--ours '<command>'` runs our side with that command instead of this checkout's bin (e.g.
+ * `--ours 'env TXCRIPT_SCAN_READ_WORKERS=0 node packages/txcript/bin/txcript.mjs'`, to set an
+ * environment variable for our side only). `--query Q` (repeatable) runs only those queries.
+ *
  * `--rust <path>`: the public Rust txcript 0.10's binary (docs/cli.md says how to build it; it
  * cannot be built on this machine). Each case is run with it too, on the same corpus, interleaved
  * (`query <pattern>` without a cache, `--cache FILE query` first and warm, `list` twice), and issue
@@ -31,7 +35,7 @@
  * line, the phrase only in long sessions): the case where a scan decodes the most.
  *
  *   npx tsx bench/txcript-first-search.ts [--sessions N] [--result-lines N] [--runs N] [--gb N]
- *     [--against '<command>'] [--rust <path>]
+ *     [--against '<command>'] [--ours '<command>'] [--query Q]... [--rust <path>]
  */
 import { spawnSync } from 'node:child_process';
 import { appendFileSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
@@ -50,14 +54,19 @@ const sessions = process.argv[process.argv.indexOf('--sessions') + 1] === '0' ? 
 const resultLines = flag('--result-lines', 7);
 const runs = flag('--runs', 3);
 const gb = flag('--gb', 0);
-const ours = [
+/** A command given after `name`, split at white space (no shell), or undefined. */
+function commandFlag(name: string): string[] | undefined {
+  const at = process.argv.indexOf(name);
+  if (at < 0) return undefined;
+  const words = (process.argv[at + 1] ?? '').trim().split(/\s+/);
+  if (words[0] === '') throw new Error(`${name} needs a command, e.g. ${name} txcript`);
+  return words;
+}
+const ours = commandFlag('--ours') ?? [
   process.execPath,
   fileURLToPath(new URL('../packages/txcript/bin/txcript.mjs', import.meta.url)),
 ];
-const againstAt = process.argv.indexOf('--against');
-const against = againstAt < 0 ? undefined : (process.argv[againstAt + 1] ?? '').trim().split(/\s+/);
-if (against !== undefined && against[0] === '')
-  throw new Error('--against needs a command, e.g. --against txcript');
+const against = commandFlag('--against');
 const rustAt = process.argv.indexOf('--rust');
 const rust = rustAt < 0 ? undefined : process.argv[rustAt + 1];
 if (rust !== undefined && !existsSync(rust))
@@ -215,7 +224,10 @@ async function corpus(
 }
 
 /** A rare word (3 sessions), a word in every session, and two words in every session never in one message. */
-const QUERIES = ['zanzibarite', 'module', 'lorem refactor', '"plan for step 17"'];
+const ALL_QUERIES = ['zanzibarite', 'module', 'lorem refactor', '"plan for step 17"'];
+/** `--query Q` (repeatable): only those. */
+const QUERIES = process.argv.flatMap((a, i) => (process.argv[i - 1] === '--query' ? [a] : []));
+if (QUERIES.length === 0) QUERIES.push(...ALL_QUERIES);
 
 /** No index, and no build under way (a first search's background build is waited for, then its index removed). */
 async function noIndex(home: string): Promise<void> {

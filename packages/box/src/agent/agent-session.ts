@@ -48,7 +48,8 @@ import { MAX_TURN_RESUMES, resumePointOf, TURN_RESUMED_NOTE, type ResumePoint } 
 import { HostError } from './errors.ts';
 import { StoreWriteError } from '../stores/errors.ts';
 import { type HostEvent } from './events.ts';
-import { uploadNames, uploadPathHere } from './upload-placement.ts';
+import { uploadNames } from './upload-placement.ts';
+import { ledgerFacts, type PendingUpload } from './ledger-facts.ts';
 import { stageUpload } from './upload-staging.ts';
 import {
   answerNonce,
@@ -62,7 +63,6 @@ import {
   type UserEntryFields,
 } from './inputs.ts';
 import { REMOVED_DETAIL, removablePrompt, revisionInput, type PromptRevision } from './revisions.ts';
-import { openCardAfter, takenApprovalAnswers } from '../approvals/inbox-answer.ts';
 import type { WritePoints } from '../stores/write-points.ts';
 import type { AcceptsFirst } from './accepts-first.ts';
 
@@ -137,13 +137,13 @@ export class AgentSession implements ExtensionAgent {
   private nextTurn = 0;
   /** A turn a dead box cut, found on open: resumed (or closed) before the next input (turn-resume.ts). */
   private cutTurn: number | null = null;
-  private pendingUploads: Array<{ id: string; sandboxPath: string; fileName: string }> = [];
+  private pendingUploads: PendingUpload[] = [];
   /** Nonces of prompts the ledger holds (agents written before the inbox, or by another writer). */
-  private readonly nonces = new Set<string>();
+  private nonces = new Set<string>();
   /** The turn each started input's user message opened, by nonce (from the ledger). */
-  private readonly startedTurns = new Map<string, number>();
+  private startedTurns = new Map<string, number>();
   /** Uploads by their client nonce: a repeated upload gets its first entry back. */
-  private readonly uploadsByNonce = new Map<string, string>();
+  private uploadsByNonce = new Map<string, string>();
   private queue: Promise<void> = Promise.resolve();
   private draining = false;
   /** A regenerate or edit being accepted: a second one meanwhile is refused (agent/revisions.ts). */
@@ -292,7 +292,7 @@ export class AgentSession implements ExtensionAgent {
         createdAt: this.profile.createdAt ?? this.config.now(),
       });
     }
-    this.readLedger();
+    this.view.readAll(this.ledger);
     this.deriveFromLedger();
     await this.inbox.reconcile((nonce) => this.startedTurns.get(nonce));
     const records = await this.readHistory();
@@ -331,7 +331,7 @@ export class AgentSession implements ExtensionAgent {
     this.currentScrubber = scrubberFor(await this.secrets.all());
     this.unread = unreadStateSchema.parse(this.ledger.getKv('unreadState') ?? {});
     if (this.stores.profile.changed()) this.profile = await this.stores.profile.read();
-    if (this.catchUpLedger() === 'shrunk') this.readLedger();
+    if (this.view.catchUp(this.ledger) === 'shrunk') this.view.readAll(this.ledger);
     this.deriveFromLedger();
     await this.inbox.reconcile((nonce) => this.startedTurns.get(nonce));
     const records = this.transcript.unchanged() ? null : await this.readHistory();
@@ -357,63 +357,15 @@ export class AgentSession implements ExtensionAgent {
     return nonce !== null && this.inbox.has(nonce) ? turn : null;
   }
 
-  /** Every row of store.db into the view: the one full, validated read of a session's ledger. */
-  private readLedger(): void {
-    const count = this.ledger.countEntries();
-    this.view.replace(this.ledger.readLedgerEntries().rows);
-    this.view.rowCount = count;
-  }
-
-  /** Turn counter, nonces, questions and answers, and the state, from the ledger entries. */
+  /** Turn counter, nonces, questions and answers, and the state, from the ledger entries (ledger-facts.ts). */
   private deriveFromLedger(): void {
-    this.nonces.clear();
-    this.startedTurns.clear();
-    this.uploadsByNonce.clear();
-    this.questions.clear();
-    this.pendingUploads = [];
-    this.state.restore('idle');
-    let lastUserSeq = -1;
-    let lastPromptSeq = -1;
-    let maxTurn = -1;
-    const rows = this.view.all();
-    for (const row of rows) {
-      const entry = row as Record<string, unknown>;
-      const turn = /^t(\d+)u$/.exec(row.id);
-      if (turn) maxTurn = Math.max(maxTurn, Number(turn[1]));
-      if (entry.kind === 'message' && entry.role === 'user') {
-        lastUserSeq = row.seq;
-        const turnOf = turn ? Number(turn[1]) : -1;
-        if (typeof entry.clientNonce === 'string') lastPromptSeq = row.seq;
-        // The input it started (an answer's: the send it answers; older ledgers say respondedValue).
-        const nonce = inputNonceOf(entry);
-        if (nonce !== null) {
-          this.nonces.add(nonce);
-          this.startedTurns.set(nonce, turnOf);
-        }
-      }
-      if (entry.kind === 'user-attachment' && typeof entry.clientNonce === 'string') {
-        this.uploadsByNonce.set(entry.clientNonce, row.id);
-      }
-      if (entry.kind === 'send-message') this.questions.noteSend(row.id, row.seq, entry.message);
-    }
-    this.questions.noteAnswers(rows);
-    // Approval answers the waiting call's turn took: settled by its recorded result, not a user message.
-    for (const [nonce, turn] of takenApprovalAnswers(rows)) this.startedTurns.set(nonce, turn);
-    this.nextTurn = maxTurn + 1;
-    if (this.questions.awaitsAnswerAfter(lastUserSeq) || openCardAfter(rows, lastUserSeq))
-      this.state.restore('awaiting-user');
-    // Answers already accepted count as answered (their turn may not have started).
-    for (const row of this.inbox.pending()) {
-      if ('messageId' in row.input) this.questions.markAnswered(row.input.messageId);
-    }
-    // Uploads staged for the next prompt before a restart: those after the last prompt (see uploadsBefore).
-    for (const row of rows) {
-      const entry = row as Record<string, unknown>;
-      if (row.seq <= lastPromptSeq || entry.kind !== 'user-attachment' || typeof entry.file_name !== 'string')
-        continue;
-      const sandboxPath = uploadPathHere(this.paths.sandbox, entry.sandbox_path, entry.file_name);
-      this.pendingUploads.push({ id: row.id, fileName: entry.file_name, sandboxPath });
-    }
+    const facts = ledgerFacts(this.view.all(), this.inbox.pending(), this.questions, this.paths.sandbox);
+    this.nonces = facts.nonces;
+    this.startedTurns = facts.startedTurns;
+    this.uploadsByNonce = facts.uploadsByNonce;
+    this.pendingUploads = facts.pendingUploads;
+    this.nextTurn = facts.nextTurn;
+    this.state.restore(facts.awaitingUser ? 'awaiting-user' : 'idle');
   }
 
   /** The model conversation from the JSONL; the writer learns the size read, to notice another writer later. */
@@ -448,7 +400,7 @@ export class AgentSession implements ExtensionAgent {
   async refresh(): Promise<void> {
     if (this.busy) return;
     if (this.stores.replaced()) return this.reload();
-    const ledger = this.catchUpLedger();
+    const ledger = this.view.catchUp(this.ledger);
     if (ledger === 'shrunk') return this.reload();
     const ledgerChanged = ledger === 'added';
     if (ledgerChanged) {
@@ -463,24 +415,6 @@ export class AgentSession implements ExtensionAgent {
       if (profileChanged) this.profile = await this.stores.profile.read();
       if (jsonlChanged) await this.readHistory();
     });
-  }
-
-  /**
-   * The ledger rows after the last seq held into the view ('added'); all of them again when rows
-   * landed before it (another writer interleaved with ours). 'shrunk': fewer rows than held (a
-   * store.db replaced): the caller reads it whole.
-   */
-  private catchUpLedger(): 'same' | 'added' | 'shrunk' {
-    const count = this.ledger.countEntries();
-    if (count < this.view.rowCount) return 'shrunk';
-    if (count === this.view.rowCount) return 'same';
-    const added = this.ledger.readEntriesAfter(this.view.lastSeq);
-    if (this.view.rowCount + added.rows.length + added.warnings.length < count) this.readLedger();
-    else {
-      this.view.addRows(added.rows);
-      this.view.rowCount = Math.max(count, this.view.rowCount);
-    }
-    return 'added';
   }
 
   /** Runs `work` with turns held back until it ends (a turn started meanwhile would write into files being re-read). */

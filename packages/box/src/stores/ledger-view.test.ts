@@ -52,4 +52,40 @@ describe('LedgerView', () => {
     expect(view.byId('nope')).toBeUndefined();
     expect(view.rowCount).toBe(2); // own entries count as rows; the caller sets the count after a read
   });
+
+  it('catches up with a ledger: rows after its last seq, all again when rows landed before it, shrunk when fewer', () => {
+    let rows = [1, 2].map((seq) => row(notice(`n${seq}`, seq)));
+    let skipped = 0;
+    const ledger = {
+      countEntries: () => rows.length + skipped,
+      readLedgerEntries: () => ({ rows, warnings: Array.from({ length: skipped }, () => 'bad row') }),
+      readEntriesAfter: (seq: number) => ({ rows: rows.filter((r) => r.seq > seq), warnings: [] }),
+    };
+    const view = new LedgerView();
+    view.readAll(ledger);
+    expect(view.rowCount).toBe(2);
+    expect(view.catchUp(ledger)).toBe('same');
+    rows = [...rows, row(notice('n3', 3))];
+    expect(view.catchUp(ledger)).toBe('added');
+    expect(view.all().map((e) => e.id)).toEqual(['n1', 'n2', 'n3']);
+    // Another writer's row landed below the last seq held: only a full read sees it.
+    rows = [
+      row(notice('n1', 1)),
+      row(notice('n2', 2)),
+      row(notice('n2b', 2.5)),
+      row(notice('n3', 3)),
+      row(notice('n4', 4)),
+    ];
+    expect(view.catchUp(ledger)).toBe('added');
+    expect(view.all().map((e) => e.id)).toEqual(['n1', 'n2', 'n2b', 'n3', 'n4']);
+    expect(view.rowCount).toBe(5);
+    // A row readers skip counts as held, so it does not look like a missing row forever.
+    skipped = 1;
+    expect(view.catchUp(ledger)).toBe('added');
+    expect(view.rowCount).toBe(6);
+    expect(view.catchUp(ledger)).toBe('same');
+    rows = rows.slice(0, 2);
+    skipped = 0;
+    expect(view.catchUp(ledger)).toBe('shrunk');
+  });
 });

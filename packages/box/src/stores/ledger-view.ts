@@ -14,7 +14,10 @@
  * end, a tool call or private thinking.
  */
 import type { LedgerRow } from '@sendbox/txcript';
-import type { SequencedEntry } from './ledger.ts';
+import type { LedgerStore, SequencedEntry } from './ledger.ts';
+
+/** What the view reads of a ledger to keep up with it. */
+type LedgerSource = Pick<LedgerStore, 'countEntries' | 'readLedgerEntries' | 'readEntriesAfter'>;
 
 export class LedgerView {
   private list: SequencedEntry[] = [];
@@ -37,6 +40,31 @@ export class LedgerView {
     this.jsonCount = 0;
     this.preview = undefined;
     this.addRows(rows);
+  }
+
+  /** Every row of the ledger into the view: the one full, validated read of a session's ledger. */
+  readAll(ledger: LedgerSource): void {
+    const count = ledger.countEntries();
+    this.replace(ledger.readLedgerEntries().rows);
+    this.rowCount = count;
+  }
+
+  /**
+   * The ledger rows after the last seq held into the view ('added'); all of them again when rows
+   * landed before it (another writer interleaved with ours). 'shrunk': fewer rows than held (a
+   * store.db replaced): the caller reads it whole (or reopens it).
+   */
+  catchUp(ledger: LedgerSource): 'same' | 'added' | 'shrunk' {
+    const count = ledger.countEntries();
+    if (count < this.rowCount) return 'shrunk';
+    if (count === this.rowCount) return 'same';
+    const added = ledger.readEntriesAfter(this.lastSeq);
+    if (this.rowCount + added.rows.length + added.warnings.length < count) this.readAll(ledger);
+    else {
+      this.addRows(added.rows);
+      this.rowCount = Math.max(count, this.rowCount);
+    }
+    return 'added';
   }
 
   /** Rows read from store.db after `lastSeq`. The caller updates `rowCount`. */
