@@ -32,9 +32,9 @@ function script(worker: string) {
     if (last?.role === 'tool') {
       const result = last.content.find((part) => part.type === 'tool-result');
       if (result?.toolName === 'send_message') return {};
-      const said = result && 'value' in result.output ? String(result.output.value) : '';
+      const said = result ? JSON.stringify(result.output) : '';
       // The shell's stdout, or the error (a declined call).
-      const content = `${worker} ran: ${/"stdout":"(\w+)/.exec(said)?.[1] ?? said}`;
+      const content = `${worker} ran: ${/stdout\\":\\"(\w+)/.exec(said)?.[1] ?? said}`;
       return {
         toolCalls: [{ id: `${worker}-${++calls}`, name: 'send_message', input: { type: 'text', content } }],
       };
@@ -151,7 +151,7 @@ describe('approval cards across workers', () => {
     // The workers that ran those turns stop: each agent's next turn runs on another worker.
     const ranBy = async (agentId: string) => (await sends(gateway, agentId))[0]!.split(' ')[0];
     const first = new Set([await ranBy(always), await ranBy(once)]);
-    for (const { worker, close } of workers) if (first.has(worker.leases.owner)) await close();
+    for (const running of workers) if (first.has(running.worker.leases.owner)) await running.close();
     const next = workers.find(({ worker }) => !first.has(worker.leases.owner)) ?? (await start('worker-3'));
     await gateway.host.sendPrompt({ agentId: always, prompt: 'run second', clientNonce: 'a2' });
     await until(() => ended(gateway, always, 1), 'the always-allowed agent’s next turn', 30_000);
@@ -181,14 +181,6 @@ async function setRules(db: Database, agentId: string, approvals: Record<string,
     `UPDATE ${db.table('profiles')} SET profile = $2, version = version + 1 WHERE agent_id = $1`,
     [agentId, JSON.stringify(profile)],
   );
-}
-
-async function waitRow(db: Database, agentId: string): Promise<string | undefined> {
-  const { rows } = await db.pool.query<{ worker: string }>(
-    `SELECT worker FROM ${db.table('approval_waits')} WHERE agent_id = $1`,
-    [agentId],
-  );
-  return rows[0]?.worker;
 }
 
 async function inboxState(db: Database, agentId: string, nonce: string): Promise<string | undefined> {
