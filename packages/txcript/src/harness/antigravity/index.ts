@@ -1,6 +1,7 @@
 /** The Antigravity CLI harness (`antigravity`, `agy`): `~/.gemini/antigravity-cli/conversations/<id>.db`. */
 import { HARNESS_NAMES } from '../listing.ts';
 import { resumeArgv } from '../resume-command.ts';
+import { sessionsHolding } from '../sqlite-text-check.ts';
 import type { Harness } from '../types.ts';
 import { antigravityCodec } from './codec.ts';
 import { antigravityText, type AntigravityRecords } from './records.ts';
@@ -12,6 +13,15 @@ export const antigravity: Harness<AntigravityRecords> = {
   text: antigravityText,
   codec: antigravityCodec,
   store: antigravityStore,
+  // Search's byte check, asked of each conversation's database (sqlite-text-check.ts): every searchable
+  // text is a protobuf string of a `steps` row (the brain folder's logs are kept for the round trip,
+  // never read into messages), raw UTF-8 there, or JSON inside one (a call's arguments). The codec adds
+  // a listing's and an edit's keys to their results (steps.ts toolOutput), and numbers: sizes from
+  // varints, a Read's limit from its end line.
+  derivedWords: ['name', 'is_dir', 'size_bytes', 'path', 'entries', 'file', 'created', 'edited'],
+  derivedNumbers: true,
+  mayHold: (sessions, needles) =>
+    sessionsHolding(sessions, [{ table: 'steps' }], needles, (locator) => ({ file: locator })),
 };
 
 /** Env var holding a resume command template, e.g. `mytool --open {id}`. */
