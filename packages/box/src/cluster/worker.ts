@@ -38,6 +38,7 @@ import { agentHasWork } from '../stores/postgres/inbox.ts';
 import { parseObjectStoreUrl } from '../stores/postgres/object-store-url.ts';
 import { startTurnQueue } from '../stores/postgres/turn-queue.ts';
 import { startTurnWorker, turnConcurrency, type TurnWorker } from './turn-worker.ts';
+import { ClusterApprovalWaits } from './approval-waits.ts';
 import { ClusterEvents } from './events.ts';
 import { openClusterKeys, type ClusterKeys } from './cluster-keys.ts';
 import { resealLegacySecrets } from './legacy-secrets.ts';
@@ -106,6 +107,7 @@ export interface ClusterWorkerOptions extends Omit<
   | 'secretKey'
   | 'boxSecrets'
   | 'approvalGrants'
+  | 'approvalWaits'
   | 'routineBooks'
   | 'memory'
 > {
@@ -190,6 +192,7 @@ export async function startClusterWorker(options: ClusterWorkerOptions): Promise
       mcp,
       approvalGrants: (agentId) =>
         new PgSealedDocument(db, keys.secretsKey, agentDocumentNames(agentId).approvals),
+      approvalWaits: new ClusterApprovalWaits(db, workerName),
       memory: clusterMemory(db, keys.secretsKey),
       routineBooks: pgRoutineBooks(db),
       stores: () => stores,
