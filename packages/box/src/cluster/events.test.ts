@@ -309,4 +309,81 @@ describe('events across workers', () => {
     expect(made.status).toBe(200);
     await waitFor('routines change', (e) => e.event === 'routines');
   }, 120_000);
+  it("gives an SSE client on a third gateway a running subagent's steps, once, in order, before the parent's next entry", async () => {
+    const { databaseUrl, objectStoreUrl, credentials } = services();
+    const db = await schemaDb();
+    const schema = db.schema.slice(1, -1);
+    const key = randomBytes(32);
+    const accepting = async (name: string) => {
+      const worker = await startAcceptingWorker({
+        databaseUrl,
+        objectStoreUrl,
+        credentials,
+        schema,
+        masterKey: key,
+        dataDir: await kit.tempDir(name),
+      });
+      kit.defer(() => worker.close());
+      return worker;
+    };
+    // The prompt goes in through one gateway, the turn runs in a worker process, the client watches a third.
+    const sender = await accepting('sender');
+    const watcher = await accepting('watcher');
+    const webRoot = await makeWebRoot();
+    kit.defer(() => rm(webRoot, { recursive: true, force: true }));
+    const http = await startGatewayOn(watcher.host, await kit.tempDir('watcher-http'), { webRoot });
+    kit.defer(() => http.close());
+    const processes = new WorkerProcesses();
+    kit.defer(() => Promise.resolve(processes.stopAll()));
+    await processes.start({
+      databaseUrl,
+      objectStoreUrl,
+      credentials,
+      schema,
+      keyHex: key.toString('hex'),
+      dataDir: await kit.tempDir('worker'),
+      name: 'worker',
+    });
+
+    const agent = await sender.host.createAgent({ name: 'Parent' });
+    const response = await fetch(new URL(`api/events?agentId=${agent.id}`, http.url), {
+      headers: { Authorization: `Bearer ${http.token}` },
+    });
+    expect(response.status).toBe(200);
+    const stream = new SseReader(response);
+    kit.defer(() => stream.cancel());
+    await sender.host.sendPrompt({ agentId: agent.id, prompt: 'child alpha', clientNonce: 'child' });
+
+    type Seen =
+      { kind: 'entry'; entry: SequencedEntry } | { kind: 'step'; subagentId: string; entry: SequencedEntry };
+    const seen: Seen[] = [];
+    const quiet = setTimeout(() => void stream.cancel(), 60_000);
+    kit.defer(() => clearTimeout(quiet));
+    await stream.collect((event) => {
+      const data = (event as SseEvent & { data: Record<string, unknown> }).data;
+      if (event.event === 'entry') seen.push({ kind: 'entry', entry: data as unknown as SequencedEntry });
+      if (event.event === 'subagent-entry')
+        seen.push({
+          kind: 'step',
+          subagentId: data.subagentId as string,
+          entry: data.entry as SequencedEntry,
+        });
+      return event.event === 'entry' && JSON.stringify(data).includes('done by worker');
+    });
+
+    const steps = seen.flatMap((item) => (item.kind === 'step' ? [item] : []));
+    const subagents = new Set(steps.map((step) => step.subagentId));
+    expect([...subagents]).toHaveLength(1);
+    expect([...subagents][0]).toMatch(/^sand-subagent-/);
+    // Every step once, in seq order, from the first.
+    expect(steps.map((step) => step.entry.seq)).toEqual(steps.map((_, i) => i + 1));
+    const text = JSON.stringify(steps.map((step) => step.entry));
+    expect(text).toContain('alpha c1');
+    expect(text).toContain('alpha c2');
+    expect(text).toContain('alpha logged');
+    // The child's steps come before the parent's message that follows its result.
+    const lastStep = seen.findLastIndex((item) => item.kind === 'step');
+    const send = seen.findIndex((item) => item.kind === 'entry' && item.entry.kind === 'send-message');
+    expect(lastStep).toBeLessThan(send);
+  }, 120_000);
 });
