@@ -12,7 +12,13 @@ import { MCP_CONFIG_FILE } from '../mcp/config.ts';
 import { MCP_OAUTH_DOCUMENT } from '../mcp/oauth-store.ts';
 import { PgMcpConfig } from '../stores/postgres/mcp-config.ts';
 import { pgRoutineBooks } from '../stores/postgres/routine-books.ts';
-import { PgSealedDocument } from '../stores/postgres/sealed-documents.ts';
+import {
+  agentDocumentNames,
+  PgSealedDocument,
+  USER_MEMORY_DOCUMENT,
+} from '../stores/postgres/sealed-documents.ts';
+import type { MemoryPlace } from '../memory/agent-memory.ts';
+import { DocumentMemory } from '../memory/memory-document.ts';
 import { createAgentHost, type AgentHostOptions, type LocalAgentHost } from '../host/agent-host.ts';
 import { AttachmentStore, DEFAULT_MAX_ATTACHMENT_BYTES } from '../attachments/store.ts';
 import { s3ClientFor, type S3Credentials } from '../stores/postgres/attachments.ts';
@@ -67,12 +73,36 @@ async function clusterMcp(
   };
 }
 
+/**
+ * Agent and user memory in sealed rows every worker reads at each model call: what an agent saved
+ * on one worker is in its next turn's system prompt on any other.
+ */
+function clusterMemory(db: Database, secretsKey: Buffer): MemoryPlace {
+  const sealed = (name: string, scope: 'agent' | 'user') =>
+    new DocumentMemory(
+      new PgSealedDocument(db, secretsKey, name),
+      `${db.table('sealed_documents')} ${name}`,
+      scope,
+    );
+  return {
+    user: sealed(USER_MEMORY_DOCUMENT, 'user'),
+    agent: (agentId) => sealed(agentDocumentNames(agentId).memory, 'agent'),
+  };
+}
+
 /** The `secrets` rows of the box secrets (not an agent id: those never hold a colon). */
 const BOX_SECRETS_OWNER = 'box:secrets';
 
 export interface ClusterWorkerOptions extends Omit<
   AgentHostOptions,
-  'stores' | 'queuedTurns' | 'relay' | 'secretKey' | 'boxSecrets' | 'approvalGrants' | 'routineBooks'
+  | 'stores'
+  | 'queuedTurns'
+  | 'relay'
+  | 'secretKey'
+  | 'boxSecrets'
+  | 'approvalGrants'
+  | 'routineBooks'
+  | 'memory'
 > {
   databaseUrl: string;
   objectStoreUrl: string;
@@ -153,7 +183,9 @@ export async function startClusterWorker(options: ClusterWorkerOptions): Promise
     host = await createAgentHost({
       ...options,
       mcp,
-      approvalGrants: (agentId) => new PgSealedDocument(db, keys.secretsKey, `approvals:${agentId}`),
+      approvalGrants: (agentId) =>
+        new PgSealedDocument(db, keys.secretsKey, agentDocumentNames(agentId).approvals),
+      memory: clusterMemory(db, keys.secretsKey),
       routineBooks: pgRoutineBooks(db),
       stores: () => stores,
       queuedTurns: true,

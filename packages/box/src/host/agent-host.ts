@@ -58,9 +58,9 @@ import {
 import { boxTimeZone, minIntervalFromEnv } from '../routines/schedule.ts';
 import type { RoutineBooks } from '../routines/routine-book.ts';
 import { StateError } from '../tools/update-state/schema.ts';
-import { MemoryBook } from '../memory/agent-memory.ts';
+import { MemoryBook, memoryFiles, type MemoryPlace } from '../memory/agent-memory.ts';
 import { forgetEntry, memoryView, type MemoryView } from '../memory/memory-view.ts';
-import type { MemoryScope } from '../memory/memory-file.ts';
+import type { MemoryScope } from '../memory/memory-store.ts';
 import { AgentProfiles } from '../profile/profile-editor.ts';
 import { profileHandler } from '../profile/profile-handler.ts';
 import { agentSettingsOf, type AgentSettings } from '../profile/agent-settings.ts';
@@ -132,6 +132,8 @@ export interface AgentHostOptions {
   mcp?: Pick<McpHubOptions, 'idleMs' | 'log' | 'hostHome' | 'config' | 'oauth'>;
   /** An agent's approval grants (default: `agents/<id>/approvals.json`, approvals/gate.ts). */
   approvalGrants?: ApprovalStores['grants'];
+  /** Where agent and user memory is kept (default: the data dir's `memory.json` files; a cluster's: its rows). */
+  memory?: MemoryPlace;
   /** The agents' stores: given the files backend of the data dir, the backend to use (default: that one). */
   stores?: (files: StoreBackend) => StoreBackend;
   /**
@@ -339,7 +341,7 @@ export class LocalAgentHost implements AgentHost {
     });
     this.routines = routines;
     this.lifecycle.add(routines);
-    const memories = new MemoryBook(dataDir);
+    const memories = new MemoryBook(options.memory ?? memoryFiles(dataDir));
     this.memories = memories;
     this.lifecycle.add({ agentDeleted: (id) => memories.agentDeleted(id) });
     const profiles = new AgentProfiles({

@@ -19,7 +19,7 @@ import type { TodoItem } from '../tools/types.ts';
 import type { AgentSettings } from '../profile/agent-settings.ts';
 import type { AgentUpdate } from '../profile/agent-update.ts';
 import type { MemoryView } from '../memory/memory-view.ts';
-import type { MemoryScope } from '../memory/memory-file.ts';
+import type { MemoryScope } from '../memory/memory-store.ts';
 import type { BoxSecretsView } from '../mcp/hub.ts';
 import type { ConnectStart } from '../mcp/oauth.ts';
 import type { McpSettings } from '../mcp/settings.ts';

@@ -2,44 +2,48 @@
  * Agent and user memory (issue 21 item 3): what an agent saved with `update_state memory`, added
  * to the system prompt of every model call as a context layer and never written to the JSONL (as
  * guidance is not). The agent scope lives in the agent's folder; the user scope is one file every
- * agent shares. The host keeps one `MemoryBook` per data dir; each agent gets its extension.
+ * agent shares; in a cluster both are rows every worker shares (memory-document.ts). The host keeps
+ * one `MemoryBook`; each agent gets its extension.
  */
 import type { AgentExtension, ExtensionAgent } from '../agent/extension.ts';
 import { memoryHandler } from './memory-handler.ts';
 import type { ContextLayer } from '../context/model-call.ts';
 import { agentPaths, userMemoryFile } from '../stores/files/layout.ts';
-import {
-  MEMORY_CAP_BYTES,
-  MemoryFile,
-  memoryBytes,
-  type MemoryEntry,
-  type MemoryScope,
-} from './memory-file.ts';
+import { MemoryFile } from './memory-file.ts';
+import { memoryBytes, type MemoryEntry, type MemoryScope, type MemoryStore } from './memory-store.ts';
 
 /** One agent's two scopes. */
 export interface AgentMemory {
-  scope(scope: MemoryScope): MemoryFile;
+  scope(scope: MemoryScope): MemoryStore;
+}
+
+/** Where the memory is kept: the user's scope, and each agent's own. */
+export interface MemoryPlace {
+  user: MemoryStore;
+  agent(agentId: string): MemoryStore;
+}
+
+/** The files of a single box: `memory.json` at the data dir's top, and each agent's in its folder. */
+export function memoryFiles(dataDir: string): MemoryPlace {
+  return {
+    user: new MemoryFile(userMemoryFile(dataDir), 'user'),
+    agent: (agentId) => new MemoryFile(agentPaths(dataDir, agentId).memory, 'agent'),
+  };
 }
 
 export class MemoryBook {
-  readonly user: MemoryFile;
-  private readonly agents = new Map<string, MemoryFile>();
+  private readonly agents = new Map<string, MemoryStore>();
 
-  constructor(
-    private readonly dataDir: string,
-    private readonly capBytes = MEMORY_CAP_BYTES,
-  ) {
-    this.user = new MemoryFile(userMemoryFile(dataDir), 'user', capBytes);
-  }
+  constructor(private readonly place: MemoryPlace) {}
 
   of(agentId: string): AgentMemory {
     let own = this.agents.get(agentId);
     if (!own) {
-      own = new MemoryFile(agentPaths(this.dataDir, agentId).memory, 'agent', this.capBytes);
+      own = this.place.agent(agentId);
       this.agents.set(agentId, own);
     }
-    const file = own;
-    return { scope: (scope) => (scope === 'user' ? this.user : file) };
+    const store = own;
+    return { scope: (scope) => (scope === 'user' ? this.place.user : store) };
   }
 
   /** Drops the agent's handle (its folder, memory.json with it, is gone). */

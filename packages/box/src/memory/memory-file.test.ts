@@ -2,7 +2,8 @@ import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promise
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { MemoryFile, MemoryRefusal, memoryBytes } from './memory-file.ts';
+import { MemoryFile } from './memory-file.ts';
+import { MemoryRefusal, memoryBytes } from './memory-store.ts';
 import { memorySection } from './agent-memory.ts';
 import { nearMatches } from './near-matches.ts';
 

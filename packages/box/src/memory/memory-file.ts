@@ -6,37 +6,22 @@
  * again; one that cannot be read is reported and never written over.
  */
 import { readFile } from 'node:fs/promises';
-import { z } from 'zod';
 import { writeFileAtomic } from '../fs/atomic.ts';
 import { fileMark, sameFile, type FileMark } from '../stores/files/file-mark.ts';
-import { nearMatches } from './near-matches.ts';
+import {
+  MEMORY_CAP_BYTES,
+  parseMemory,
+  withEntry,
+  withoutEntry,
+  type MemoryEntry,
+  type MemoryScope,
+  type MemoryStore,
+} from './memory-store.ts';
 
-/** Bytes (UTF-8) one scope may hold; past it the model is told to condense (issue 21). */
-export const MEMORY_CAP_BYTES = 8 * 1024;
+/** What the user does with a damaged file (the box never writes over it). */
+const FIX = 'fix the file or move it away (the box does not write over it)';
 
-export type MemoryScope = 'agent' | 'user';
-
-export interface MemoryEntry {
-  text: string;
-  /** Epoch ms. */
-  createdAt: number;
-}
-
-const memoryFileSchema = z.looseObject({
-  entries: z.array(z.looseObject({ text: z.string(), createdAt: z.number().default(0) })),
-});
-
-/** A write or forget the model can correct (its message says how); the file is unchanged. */
-export class MemoryRefusal extends Error {
-  override readonly name = 'MemoryRefusal';
-}
-
-/** The bytes a scope's entries take (what the cap counts): their texts, one per line. */
-export function memoryBytes(entries: readonly MemoryEntry[]): number {
-  return entries.reduce((sum, entry, i) => sum + Buffer.byteLength(entry.text) + (i > 0 ? 1 : 0), 0);
-}
-
-export class MemoryFile {
+export class MemoryFile implements MemoryStore {
   private cached: { mark: FileMark | null; entries: MemoryEntry[] } | null = null;
   private writes: Promise<unknown> = Promise.resolve();
 
@@ -70,72 +55,28 @@ export class MemoryFile {
       json = JSON.parse(text);
     } catch (error) {
       throw new Error(
-        `${this.file}: the ${this.scope} memory is not valid JSON (${(error as Error).message}); ` +
-          'fix the file or move it away (the box does not write over it)',
+        `${this.file}: the ${this.scope} memory is not valid JSON (${(error as Error).message}); ${FIX}`,
       );
     }
-    const parsed = memoryFileSchema.safeParse(json);
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0];
-      throw new Error(
-        `${this.file}: the ${this.scope} memory is not {"entries": [{"text": …}]} ` +
-          `(at ${issue?.path.join('.') || '(root)'}: ${issue?.message ?? ''}); ` +
-          'fix the file or move it away (the box does not write over it)',
-      );
-    }
-    const entries = parsed.data.entries.map((entry) => ({ text: entry.text, createdAt: entry.createdAt }));
+    const entries = parseMemory(json, this.file, this.scope, FIX);
     this.cached = { mark, entries };
     return entries;
   }
 
-  /**
-   * Adds an entry. An entry already held is not added twice. A write that would take the scope past
-   * its cap is refused with the condense instruction (MemoryRefusal).
-   */
   write(text: string, now: number): Promise<{ added: boolean; entries: MemoryEntry[] }> {
     return this.serial(async () => {
-      const entries = await this.entries();
-      if (entries.some((entry) => entry.text === text)) return { added: false, entries };
-      const next = [...entries, { text, createdAt: now }];
-      const bytes = memoryBytes(next);
-      if (bytes > this.capBytes) {
-        throw new MemoryRefusal(
-          `Not saved: the ${this.scope} memory would hold ${bytes} bytes, past its cap of ${this.capBytes} ` +
-            `(it holds ${memoryBytes(entries)} now in ${entries.length} entries). Condense it first: ` +
-            'forget entries that are outdated or say the same thing, and write one shorter entry in ' +
-            'their place; then write this one again.',
-        );
-      }
-      await this.save(next);
-      return { added: true, entries: next };
+      const next = withEntry(await this.entries(), text, now, this.scope, this.capBytes);
+      if (next.added) await this.save(next.entries);
+      return next;
     });
   }
 
-  /** Removes every entry whose text is exactly `text`; none: MemoryRefusal listing the near matches. */
   forget(text: string): Promise<{ removed: number; entries: MemoryEntry[] }> {
     return this.serial(async () => {
-      const entries = await this.entries();
-      const next = entries.filter((entry) => entry.text !== text);
-      const removed = entries.length - next.length;
-      if (removed === 0) throw new MemoryRefusal(this.noSuchEntry(text, entries));
-      await this.save(next);
-      return { removed, entries: next };
+      const next = withoutEntry(await this.entries(), text, this.scope);
+      await this.save(next.entries);
+      return next;
     });
-  }
-
-  private noSuchEntry(text: string, entries: readonly MemoryEntry[]): string {
-    const head = `Nothing forgotten: the ${this.scope} memory has no entry that is exactly ${JSON.stringify(text)}.`;
-    if (entries.length === 0) return `${head} It is empty.`;
-    const near = nearMatches(
-      text,
-      entries.map((entry) => entry.text),
-    );
-    if (near.length === 0)
-      return `${head} No entry is close to it (${entries.length} entries; they are in your system prompt).`;
-    return [
-      `${head} Near matches (forget takes the exact text; copy one):`,
-      ...near.map((candidate) => `- ${JSON.stringify(candidate)}`),
-    ].join('\n');
   }
 
   private async save(entries: MemoryEntry[]): Promise<void> {

@@ -3,7 +3,7 @@ import type { Scrubber } from '../secrets/scrub.ts';
 import { StateError, type StateHandler } from '../tools/update-state/index.ts';
 import type { MemoryCommand } from '../tools/update-state/schema.ts';
 import type { AgentMemory } from './agent-memory.ts';
-import { MemoryRefusal, memoryBytes } from './memory-file.ts';
+import { MemoryRefusal, memoryBytes } from './memory-store.ts';
 
 export function memoryHandler(
   memory: AgentMemory,

@@ -5,16 +5,16 @@ import {
   MemoryRefusal,
   memoryBytes,
   type MemoryEntry,
-  type MemoryFile,
   type MemoryScope,
-} from './memory-file.ts';
+  type MemoryStore,
+} from './memory-store.ts';
 
 export interface MemoryScopeView {
   scope: MemoryScope;
   entries: MemoryEntry[];
   bytes: number;
   cap: number;
-  /** Set when the file cannot be read (what is wrong, and what to do); `entries` is then empty. */
+  /** Set when the scope cannot be read (what is wrong, and what to do); `entries` is then empty. */
   error?: string;
 }
 
@@ -37,7 +37,7 @@ export async function memoryView(memory: AgentMemory): Promise<MemoryView> {
 }
 
 /** Removes the entries whose text is exactly `text`; none: 404 naming the near matches. */
-export async function forgetEntry(file: MemoryFile, text: string): Promise<void> {
+export async function forgetEntry(file: MemoryStore, text: string): Promise<void> {
   try {
     await file.forget(text);
   } catch (error) {

@@ -1,7 +1,7 @@
 /**
  * Deleting an agent in a cluster (issue 25), as file mode's `deleteAgent` removes its folders: every
  * row of the agent (each table of the schema with an `agent_id` column, so a table added later is
- * covered too, and its sealed approval grants) and every object under `<agentId>/` in the bucket
+ * covered too, and its sealed approval grants and memory) and every object under `<agentId>/` in the bucket
  * (attachments, sandbox snapshot blobs and manifests).
  *
  * One transaction holds the agent's lease row FOR UPDATE from the first delete to the commit (a row
@@ -15,6 +15,7 @@
 import { DeleteObjectsCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
 import { HostError } from '../../agent/errors.ts';
 import type { Database } from './database.ts';
+import { agentDocumentNames } from './sealed-documents.ts';
 
 export interface RemovedAgent {
   rows: number;
@@ -58,8 +59,8 @@ export async function removeClusterAgent(
     }
     rows +=
       (
-        await client.query(`DELETE FROM ${db.table('sealed_documents')} WHERE name = $1`, [
-          `approvals:${agentId}`,
+        await client.query(`DELETE FROM ${db.table('sealed_documents')} WHERE name = ANY($1)`, [
+          Object.values(agentDocumentNames(agentId)),
         ])
       ).rowCount ?? 0;
     const objects = await removeObjects(s3, bucket, `${agentId}/`);

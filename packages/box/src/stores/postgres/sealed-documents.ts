@@ -8,6 +8,14 @@ import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import type { StoredDocument } from '../documents.ts';
 import type { Database } from './database.ts';
 
+/** The sealed documents of one agent (deleted with it): its approval grants and its own memory. */
+export function agentDocumentNames(agentId: string): { approvals: string; memory: string } {
+  return { approvals: `approvals:${agentId}`, memory: `memory:${agentId}` };
+}
+
+/** The user's memory, one for every agent of the cluster. */
+export const USER_MEMORY_DOCUMENT = 'box:memory-user';
+
 interface Row {
   iv: Buffer;
   tag: Buffer;
