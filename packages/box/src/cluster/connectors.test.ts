@@ -5,16 +5,13 @@
  * the tokens are sealed in PostgreSQL and in no file, row text or output; an approval rule saved
  * in the cluster puts a card before that call on the other worker.
  */
-import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { makeWebRoot, startGatewayOn } from '../gateway/test-support.ts';
 import { startHttpServer } from '../mcp/testing/http-servers.ts';
 import { everyFile } from '../mcp/testing/remote-box.ts';
 import { useServices } from '../stores/postgres/backend.ts';
 import type { SequencedEntry } from '../stores/ledger.ts';
-import { startAcceptingWorker, WorkerProcesses } from '../testing/cluster-children.ts';
 import { until } from '../testing/processes.ts';
 import { useClusterKit } from '../testing/cluster-kit.ts';
 
@@ -26,42 +23,19 @@ describe('MCP connectors across workers', () => {
   const kit = useClusterKit(services);
 
   it('uses a server added and signed in through one gateway in a turn on another worker process, its tokens sealed in PostgreSQL', async () => {
-    const { databaseUrl, objectStoreUrl, credentials } = services();
-    const fresh = await kit.freshSchema();
-    const { schema, db } = fresh;
-    const masterKey = randomBytes(32);
+    const cluster = await kit.cluster();
+    const { db } = cluster;
     const server = await startHttpServer('oauth');
     kit.defer(() => server.stop());
 
-    const gatewayDir = await kit.tempDir('gateway');
     const logged: string[] = [];
-    const front = await startAcceptingWorker({
-      databaseUrl,
-      objectStoreUrl,
-      credentials,
-      schema,
-      masterKey,
+    const {
+      worker: front,
+      http: gateway,
       dataDir: gatewayDir,
-      mcp: { log: (line) => logged.push(line) },
-    });
-    kit.defer(() => front.close());
-    const gateway = await startGatewayOn(front.host, gatewayDir, {
-      webRoot: await makeWebRoot(),
-      shared: front.shared,
-    });
-    kit.defer(() => gateway.close());
-    const processes = new WorkerProcesses();
-    kit.defer(() => Promise.resolve(processes.stopAll()));
-    const workerDir = await kit.tempDir('worker');
-    const worker = await processes.start({
-      databaseUrl,
-      objectStoreUrl,
-      credentials,
-      schema,
-      keyHex: masterKey.toString('hex'),
-      dataDir: workerDir,
-      name: 'worker',
-    });
+    } = await cluster.acceptingGateway({ mcp: { log: (line) => logged.push(line) } });
+    const worker = await cluster.workerProcess('worker');
+    const workerDir = worker.dataDir;
 
     // Added through the gateway's settings panel, and signed in there (the callback lands on it).
     const entry = { url: server.url, allowPrivateHost: true };

@@ -4,17 +4,15 @@
  * in order, across a reconnect; a worker's relay fills gaps from the rows whatever order the notes
  * come in, after a lost LISTEN connection too; drafts reach other workers at most 10 times a second.
  */
-import { randomBytes, randomUUID } from 'node:crypto';
-import { rm } from 'node:fs/promises';
+import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import type { HostEvent } from '../agent/events.ts';
-import { makeWebRoot, SseReader, startGatewayOn, type SseEvent } from '../gateway/test-support.ts';
+import { SseReader, type SseEvent } from '../gateway/test-support.ts';
 import type { SequencedEntry } from '../stores/ledger.ts';
 import { useServices } from '../stores/postgres/backend.ts';
 import type { Database } from '../stores/postgres/database.ts';
 import { PgLedger } from '../stores/postgres/ledger.ts';
-import { startAcceptingWorker, WorkerProcesses } from '../testing/cluster-children.ts';
 import { until } from '../testing/processes.ts';
 import { ClusterEvents, LIVE_UPDATES_PER_SECOND } from './events.ts';
 import { useClusterKit } from '../testing/cluster-kit.ts';
@@ -55,39 +53,12 @@ describe('events across workers', () => {
   }
 
   it('gives an SSE client on a gateway that runs no turn every entry once, in order, across a reconnect', async () => {
-    const { databaseUrl, objectStoreUrl, credentials } = services();
-    const db = await schemaDb();
-    const schema = db.schema.slice(1, -1);
-    const key = randomBytes(32);
+    const cluster = await kit.cluster();
+    const { db } = cluster;
     // The gateway the client talks to: it accepts inputs and runs no turn.
-    const gateway = await startAcceptingWorker({
-      databaseUrl,
-      objectStoreUrl,
-      credentials,
-      schema,
-      masterKey: key,
-      dataDir: await kit.tempDir('gateway'),
-    });
-    kit.defer(() => gateway.close());
-    const webRoot = await makeWebRoot();
-    kit.defer(() => rm(webRoot, { recursive: true, force: true }));
-    const http = await startGatewayOn(gateway.host, await kit.tempDir('gateway-http'), { webRoot });
-    kit.defer(() => http.close());
-
+    const { worker: gateway, http } = await cluster.acceptingGateway();
     // Two worker processes run the turns.
-    const processes = new WorkerProcesses();
-    kit.defer(() => Promise.resolve(processes.stopAll()));
-    for (const name of ['worker-a', 'worker-b']) {
-      await processes.start({
-        databaseUrl,
-        objectStoreUrl,
-        credentials,
-        schema,
-        keyHex: key.toString('hex'),
-        dataDir: await kit.tempDir(name),
-        name,
-      });
-    }
+    for (const name of ['worker-a', 'worker-b']) await cluster.workerProcess(name);
 
     const agent = await gateway.host.createAgent({ name: 'Watched agent' });
     const open = async (lastEventId?: string): Promise<SseReader> => {
@@ -271,33 +242,9 @@ describe('events across workers', () => {
     expect(texts.at(-1)).toBeNull();
   });
   it('gives an SSE client on a gateway that runs no turn the background task rows, retry notices and routine changes of another worker', async () => {
-    const { databaseUrl, objectStoreUrl, credentials } = services();
-    const db = await schemaDb();
-    const schema = db.schema.slice(1, -1);
-    const key = randomBytes(32);
-    const gateway = await startAcceptingWorker({
-      databaseUrl,
-      objectStoreUrl,
-      credentials,
-      schema,
-      masterKey: key,
-      dataDir: await kit.tempDir('gateway'),
-    });
-    kit.defer(() => gateway.close());
-    const webRoot = await makeWebRoot();
-    kit.defer(() => rm(webRoot, { recursive: true, force: true }));
-    const http = await startGatewayOn(gateway.host, await kit.tempDir('gateway-http'), { webRoot });
-    kit.defer(() => http.close());
-    const processes = new WorkerProcesses();
-    kit.defer(() => Promise.resolve(processes.stopAll()));
-    const worker = await processes.start({
-      databaseUrl,
-      objectStoreUrl,
-      credentials,
-      schema,
-      keyHex: key.toString('hex'),
-      dataDir: await kit.tempDir('worker'),
-      name: 'worker',
+    const cluster = await kit.cluster();
+    const { worker: gateway, http } = await cluster.acceptingGateway();
+    const worker = await cluster.workerProcess('worker', {
       gateway: true,
       env: { SENDBOX_ROUTINE_MIN_INTERVAL_S: '1' },
     });
@@ -361,5 +308,82 @@ describe('events across workers', () => {
     });
     expect(made.status).toBe(200);
     await waitFor('routines change', (e) => e.event === 'routines');
+  }, 120_000);
+  it("gives an SSE client on a third gateway a running subagent's steps, once, in order, before the parent's next entry", async () => {
+    const { databaseUrl, objectStoreUrl, credentials } = services();
+    const db = await schemaDb();
+    const schema = db.schema.slice(1, -1);
+    const key = randomBytes(32);
+    const accepting = async (name: string) => {
+      const worker = await startAcceptingWorker({
+        databaseUrl,
+        objectStoreUrl,
+        credentials,
+        schema,
+        masterKey: key,
+        dataDir: await kit.tempDir(name),
+      });
+      kit.defer(() => worker.close());
+      return worker;
+    };
+    // The prompt goes in through one gateway, the turn runs in a worker process, the client watches a third.
+    const sender = await accepting('sender');
+    const watcher = await accepting('watcher');
+    const webRoot = await makeWebRoot();
+    kit.defer(() => rm(webRoot, { recursive: true, force: true }));
+    const http = await startGatewayOn(watcher.host, await kit.tempDir('watcher-http'), { webRoot });
+    kit.defer(() => http.close());
+    const processes = new WorkerProcesses();
+    kit.defer(() => Promise.resolve(processes.stopAll()));
+    await processes.start({
+      databaseUrl,
+      objectStoreUrl,
+      credentials,
+      schema,
+      keyHex: key.toString('hex'),
+      dataDir: await kit.tempDir('worker'),
+      name: 'worker',
+    });
+
+    const agent = await sender.host.createAgent({ name: 'Parent' });
+    const response = await fetch(new URL(`api/events?agentId=${agent.id}`, http.url), {
+      headers: { Authorization: `Bearer ${http.token}` },
+    });
+    expect(response.status).toBe(200);
+    const stream = new SseReader(response);
+    kit.defer(() => stream.cancel());
+    await sender.host.sendPrompt({ agentId: agent.id, prompt: 'child alpha', clientNonce: 'child' });
+
+    type Seen =
+      { kind: 'entry'; entry: SequencedEntry } | { kind: 'step'; subagentId: string; entry: SequencedEntry };
+    const seen: Seen[] = [];
+    const quiet = setTimeout(() => void stream.cancel(), 60_000);
+    kit.defer(() => clearTimeout(quiet));
+    await stream.collect((event) => {
+      const data = (event as SseEvent & { data: Record<string, unknown> }).data;
+      if (event.event === 'entry') seen.push({ kind: 'entry', entry: data as unknown as SequencedEntry });
+      if (event.event === 'subagent-entry')
+        seen.push({
+          kind: 'step',
+          subagentId: data.subagentId as string,
+          entry: data.entry as SequencedEntry,
+        });
+      return event.event === 'entry' && JSON.stringify(data).includes('done by worker');
+    });
+
+    const steps = seen.flatMap((item) => (item.kind === 'step' ? [item] : []));
+    const subagents = new Set(steps.map((step) => step.subagentId));
+    expect([...subagents]).toHaveLength(1);
+    expect([...subagents][0]).toMatch(/^sand-subagent-/);
+    // Every step once, in seq order, from the first.
+    expect(steps.map((step) => step.entry.seq)).toEqual(steps.map((_, i) => i + 1));
+    const text = JSON.stringify(steps.map((step) => step.entry));
+    expect(text).toContain('alpha c1');
+    expect(text).toContain('alpha c2');
+    expect(text).toContain('alpha logged');
+    // The child's steps come before the parent's message that follows its result.
+    const lastStep = seen.findLastIndex((item) => item.kind === 'step');
+    const send = seen.findIndex((item) => item.kind === 'entry' && item.entry.kind === 'send-message');
+    expect(lastStep).toBeLessThan(send);
   }, 120_000);
 });

@@ -6,8 +6,8 @@
  *   agent and seq, an agent's new turn state, "its inbox changed", a roster change. Notes go out on
  *   a connection of their own (never inside the write's transaction, which holds the agent's fence),
  *   batched per tick, in the order the events happened.
- * - **Live updates** (a send being written, a running tool's output) change many times a second
- *   and are not kept. An agent's latest ones are written to `live_events`, at most
+ * - **Live updates** (a send being written, a running tool's output, a running subagent's steps)
+ *   change many times a second and are not kept. An agent's latest ones are written to `live_events`, at most
  *   LIVE_UPDATES_PER_SECOND times a second, each write followed by a note naming the agent.
  * - **Hearing.** Each worker LISTENs on its own connection. An entry note is a seq: the worker
  *   reads the agent's rows after the last seq it handed on, up to that seq, and hands them on in seq
@@ -353,12 +353,19 @@ function liveKey(event: HostEvent): string | null {
   // A model call being retried (the latest notice, or null once it answered), a background task's row.
   if (event.type === 'retry') return 'retry';
   if (event.type === 'task') return `task:${event.task.id}`;
+  // A running subagent's step (its ledger lives in the turn worker's memory, its transcript on that
+  // worker's disk): each is a row of its own, so none is coalesced away.
+  if (event.type === 'subagent-entry') return `subagent:${event.subagentId}:${event.entry.seq}`;
   return null;
 }
 
-/** A live update that ends its row (a draft delivered or refused, a tool call over, a retry answered, a task ended). */
+/**
+ * A live update that ends its row (a draft delivered or refused, a tool call over, a retry answered,
+ * a task ended, a subagent's step: each is written once), so it goes out before the agent's next note.
+ */
 function isFinal(event: HostEvent): boolean {
   return (
+    event.type === 'subagent-entry' ||
     (event.type === 'draft' && event.text === null) ||
     (event.type === 'tool' && !event.running) ||
     (event.type === 'retry' && event.retry === null) ||
@@ -428,7 +435,7 @@ class NotePublisher {
       case 'task':
       case 'subagent-entry':
       case 'routines':
-        // Live updates went above; a subagent's steps stay this worker's (not relayed yet).
+        // Live updates (a subagent's steps among them) went above.
         return;
     }
     // Live updates that ended went before this event here: they go out before its note.

@@ -4,10 +4,9 @@
  * every worker arms it, and goes on firing after the worker it was made on is SIGKILLed. Its runs
  * are recorded whichever worker ran their turns.
  */
-import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { useServices } from '../stores/postgres/backend.ts';
-import { startAcceptingWorker, WorkerProcesses, type WorkerProcess } from '../testing/cluster-children.ts';
+import type { WorkerProcess } from '../testing/cluster-children.ts';
 import { until } from '../testing/processes.ts';
 import { useClusterKit } from '../testing/cluster-kit.ts';
 
@@ -28,33 +27,10 @@ describe('routines across workers', () => {
   const kit = useClusterKit(services);
 
   it('lists a routine made through one gateway on another, fires it once per instant, and goes on after its maker dies', async () => {
-    const { databaseUrl, objectStoreUrl, credentials } = services();
-    const fresh = await kit.freshSchema();
-    const { schema } = fresh;
-    const masterKey = randomBytes(32);
-    const front = await startAcceptingWorker({
-      databaseUrl,
-      objectStoreUrl,
-      credentials,
-      schema,
-      masterKey,
-      dataDir: await kit.tempDir('front'),
-    });
-    kit.defer(() => front.close());
-    const processes = new WorkerProcesses();
-    kit.defer(() => Promise.resolve(processes.stopAll()));
-    const start = async (name: string) =>
-      processes.start({
-        databaseUrl,
-        objectStoreUrl,
-        credentials,
-        schema,
-        keyHex: masterKey.toString('hex'),
-        dataDir: await kit.tempDir(name),
-        name,
-        gateway: true,
-        env: { SENDBOX_ROUTINE_MIN_INTERVAL_S: '1' },
-      });
+    const cluster = await kit.cluster();
+    const { worker: front } = await cluster.acceptingGateway({ name: 'front' });
+    const start = (name: string) =>
+      cluster.workerProcess(name, { gateway: true, env: { SENDBOX_ROUTINE_MIN_INTERVAL_S: '1' } });
     const maker = await start('maker');
     const other = await start('other');
 

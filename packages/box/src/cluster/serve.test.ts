@@ -18,7 +18,6 @@ import { openLoginLink, pageHeaders } from '../gateway/test-support.ts';
 import type { LocalAgentHost } from '../host/agent-host.ts';
 import { agentPaths } from '../stores/files/layout.ts';
 import { useServices } from '../stores/postgres/backend.ts';
-import { startAcceptingWorker, WorkerProcesses } from '../testing/cluster-children.ts';
 import { until } from '../testing/processes.ts';
 import { readMasterKey } from './master-key.ts';
 import { CACHE_MS } from './session-book.ts';
@@ -229,29 +228,9 @@ describe('sendbox serve as a cluster worker', () => {
   }, 120_000);
 
   it('puts an agent secret saved through one worker in the environment of its turn on another worker process', async () => {
-    const { databaseUrl, objectStoreUrl, credentials } = services();
-    const { schema } = await kit.freshSchema();
-    const masterKey = randomBytes(32);
-    const gateway = await startAcceptingWorker({
-      databaseUrl,
-      objectStoreUrl,
-      credentials,
-      schema,
-      masterKey,
-      dataDir: await kit.tempDir('gateway'),
-    });
-    kit.defer(() => gateway.close());
-    const processes = new WorkerProcesses();
-    kit.defer(() => Promise.resolve(processes.stopAll()));
-    const worker = await processes.start({
-      databaseUrl,
-      objectStoreUrl,
-      credentials,
-      schema,
-      keyHex: masterKey.toString('hex'),
-      dataDir: await kit.tempDir('worker'),
-      name: 'worker',
-    });
+    const cluster = await kit.cluster();
+    const { worker: gateway } = await cluster.acceptingGateway();
+    const worker = await cluster.workerProcess('worker');
 
     const agent = await gateway.host.createAgent({ name: 'Secret keeper' });
     await (await gateway.host.sessionOf(agent.id)).secrets.set('API_TOKEN', 'tok-4e1f');

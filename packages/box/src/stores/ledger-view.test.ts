@@ -58,7 +58,10 @@ describe('LedgerView', () => {
     let skipped = 0;
     const ledger = {
       countEntries: () => rows.length + skipped,
-      readLedgerEntries: () => ({ rows, warnings: Array.from({ length: skipped }, () => 'bad row') }),
+      readLedgerEntries: () => ({
+        rows,
+        warnings: Array.from({ length: skipped }, () => ({ source: 'store.db', message: 'bad row' })),
+      }),
       readEntriesAfter: (seq: number) => ({ rows: rows.filter((r) => r.seq > seq), warnings: [] }),
     };
     const view = new LedgerView();

@@ -10,9 +10,37 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach } from 'vitest';
 import { startClusterWorker, type ClusterWorker, type ClusterWorkerOptions } from '../cluster/worker.ts';
+import type { RunningGateway } from '../gateway/server.ts';
+import { makeWebRoot, startGatewayOn } from '../gateway/test-support.ts';
 import { openTestSchema } from '../stores/postgres/backend.ts';
 import type { Database } from '../stores/postgres/database.ts';
 import type { TestServices } from './services.ts';
+import {
+  startAcceptingWorker,
+  WorkerProcesses,
+  type WorkerProcess,
+  type WorkerProcessConfig,
+} from './cluster-children.ts';
+
+/**
+ * A cluster of the test's own on the real services: a schema (dropped after the test) and a master
+ * key, and what its tests start on them, all stopped after the test.
+ */
+export interface TestCluster {
+  db: Database;
+  schema: string;
+  masterKey: Buffer;
+  /**
+   * The gateway a client talks to: an in-process worker that accepts inputs and runs no turn
+   * (cluster-children.ts), served over HTTP on loopback as `sendbox serve` serves it (the cluster's
+   * token and session key).
+   */
+  acceptingGateway(
+    options?: Pick<ClusterWorkerOptions, 'mcp'> & { name?: string },
+  ): Promise<{ worker: ClusterWorker; http: RunningGateway; dataDir: string }>;
+  /** A worker process that runs turns (its own gateway with `gateway: true`), SIGKILLed after the test. */
+  workerProcess(name: string, options?: Pick<WorkerProcessConfig, 'gateway' | 'env'>): Promise<WorkerProcess>;
+}
 
 export interface ClusterKit {
   /** Runs `cleanup` after the test, before what was deferred earlier. */
@@ -34,6 +62,8 @@ export interface ClusterKit {
       dataDirName: string;
     },
   ): Promise<{ worker: ClusterWorker; dataDir: string; close(): Promise<void> }>;
+  /** A cluster of the test's own: a fresh schema, a master key, its gateway and worker processes. */
+  cluster(): Promise<TestCluster>;
 }
 
 export function useClusterKit(services: () => TestServices): ClusterKit {
@@ -88,6 +118,48 @@ export function useClusterKit(services: () => TestServices): ClusterKit {
         })());
       kit.defer(close);
       return { worker, dataDir, close };
+    },
+    async cluster() {
+      const { databaseUrl, objectStoreUrl, credentials } = services();
+      const { db, schema } = await kit.freshSchema();
+      const masterKey = randomBytes(32);
+      const processes = new WorkerProcesses();
+      kit.defer(() => processes.stopAll());
+      return {
+        db,
+        schema,
+        masterKey,
+        async acceptingGateway({ name = 'gateway', ...options } = {}) {
+          const dataDir = await kit.tempDir(name);
+          const worker = await startAcceptingWorker({
+            databaseUrl,
+            objectStoreUrl,
+            credentials,
+            schema,
+            masterKey,
+            dataDir,
+            ...options,
+          });
+          kit.defer(() => worker.close());
+          const webRoot = await makeWebRoot();
+          kit.defer(() => rm(webRoot, { recursive: true, force: true }));
+          const http = await startGatewayOn(worker.host, dataDir, { webRoot, shared: worker.shared });
+          kit.defer(() => http.close());
+          return { worker, http, dataDir };
+        },
+        async workerProcess(name, options = {}) {
+          return processes.start({
+            databaseUrl,
+            objectStoreUrl,
+            credentials,
+            schema,
+            keyHex: masterKey.toString('hex'),
+            dataDir: await kit.tempDir(name),
+            name,
+            ...options,
+          });
+        },
+      };
     },
   };
   return kit;

@@ -12,6 +12,9 @@
  *   `send_message`, and that an empty step;
  * - a prompt `retry once` has its first model call told as retried (`onRetry`, then 600 ms later
  *   answered: null) before it answers as any other prompt;
+ * - a prompt `child <label>` gets one `task` call: a subagent whose script is two shell calls
+ *   (`echo '<label> c1'`, then `sleep 1 && echo '<label> c2'`) and a closing text; its result one
+ *   `send_message`, and that an empty step;
  * - a prompt `mcp <server> <tool> <text>` gets one `mcp` call of that tool with `{text}`, its result
  *   one `send_message` "mcp said: <the result's text>", and that an empty step;
  * - any other prompt gets one shell call (`echo <prompt> >> log.txt`, then `sleep <n>` when the
@@ -28,7 +31,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { ModelProvider, ModelStepRequest } from '../providers/types.ts';
-import { scriptedProvider, type ScriptedStep } from '../providers/scripted.ts';
+import { scriptedProvider, withScript, type ScriptedStep } from '../providers/scripted.ts';
 import { startClusterWorker } from '../cluster/worker.ts';
 import { agentFiles, boxAgentFolders } from '../gateway/files.ts';
 import { makeWebRoot, startGatewayOn } from '../gateway/test-support.ts';
@@ -106,6 +109,15 @@ function step(request: ModelStepRequest): ScriptedStep {
   const background = /^bg (.+)$/m.exec(text);
   if (background)
     return { toolCalls: [{ name: 'shell', input: { command: background[1], isBackground: true } }] };
+  const child = /^child (\S+)$/m.exec(text)?.[1];
+  if (child) {
+    const prompt = withScript(`Log ${child}.`, [
+      { toolCalls: [{ name: 'shell', input: { command: `echo '${child} c1'` } }] },
+      { toolCalls: [{ name: 'shell', input: { command: `sleep 1 && echo '${child} c2'` } }] },
+      { text: `${child} logged` },
+    ]);
+    return { toolCalls: [{ name: 'task', input: { description: `log ${child}`, prompt } }] };
+  }
   const mcp = /^mcp (\S+) (\S+) (.+)$/m.exec(text);
   if (mcp) {
     const [, server, toolName, said] = mcp;
