@@ -53,6 +53,25 @@ export interface ApprovalStores {
   profileOf(agentId: string): Promise<Profile>;
   /** The agent's grants document (the `approvals.json` shape below). */
   grants(agentId: string): StoredDocument;
+  /** Where the calls that wait on cards are known to every worker of a cluster; none in a single box. */
+  waits?: SharedApprovalWaits;
+}
+
+/**
+ * A cluster's record of the cards its workers' calls wait on (cluster/approval-waits.ts). An answer
+ * is committed by whichever gateway the user used; the worker running the card's call hears its
+ * answer entry (cluster/events.ts relays it) and takes it there (`ToolApprovals.answeredElsewhere`).
+ */
+export interface SharedApprovalWaits {
+  /** Card `cardId` is about to be committed and waited on by a call here (before the card is visible). */
+  waiting(agentId: string, cardId: string): Promise<void>;
+  /** The wait here ended: `taken`, the call took an answer; otherwise the card is waited on no more. */
+  ended(agentId: string, cardId: string, taken: boolean): Promise<void>;
+  /**
+   * An answer committed here found no call waiting on the card here: true once a call on another
+   * worker took it, false when none waits on it (or its worker died meanwhile).
+   */
+  takenElsewhere(agentId: string, cardId: string): Promise<boolean>;
 }
 
 /** The grants document of an agent in the data dir: `agents/<id>/approvals.json`. */
@@ -84,6 +103,7 @@ interface LiveAnswer {
 
 interface Waiter {
   turn: number;
+  subject: string;
   settle(end: LiveAnswer | WaitEnd): void;
 }
 
@@ -95,6 +115,8 @@ export class ToolApprovals implements ToolGate {
   private readonly taking = new Map<string, () => Promise<void>>();
   /** The turn of each agent a prompt ended a wait in: its later cards wait no more (the turn ends). */
   private readonly yielded = new Map<string, number>();
+  /** Cards whose answer is being committed through this host: their relayed answer entry is not taken again. */
+  private readonly answering = new Set<string>();
   /** Set when the box closes: a wait ended then leaves its card open for after the restart. */
   private closing = false;
 
@@ -139,6 +161,8 @@ export class ToolApprovals implements ToolGate {
     }
     const id = approvalCardId(call.toolCallId);
     const { server, toolName, args } = describe(call);
+    // Known to the cluster before the card is visible: every answer to it finds this worker.
+    await this.stored.waits?.waiting(call.agentId, id);
     call.appendEntry({
       id,
       kind: 'tool-call',
@@ -155,7 +179,8 @@ export class ToolApprovals implements ToolGate {
       },
       timestampMs: Date.now(),
     });
-    const end = this.yielded.get(call.agentId) === call.turn ? 'yielded' : await this.wait(call, id);
+    const end = this.yielded.get(call.agentId) === call.turn ? 'yielded' : await this.wait(call, id, subject);
+    await this.stored.waits?.ended(call.agentId, id, typeof end === 'object').catch(() => undefined);
     if (typeof end === 'object') {
       this.taking.set(`${call.agentId}/${call.toolCallId}`, end.taken);
       if (end.decision !== 'deny') return null;
@@ -230,10 +255,10 @@ export class ToolApprovals implements ToolGate {
   }
 
   /** Waits for the answer to card `id`, the turn `awaiting-user` meanwhile (back to working unless it yielded). */
-  private async wait(call: GatedCall, id: string): Promise<LiveAnswer | WaitEnd> {
+  private async wait(call: GatedCall, id: string, subject: string): Promise<LiveAnswer | WaitEnd> {
     const state = call.turnState?.state === 'working' ? call.turnState : undefined;
     state?.awaitUser();
-    const ended = this.waitFor(call, `${call.agentId}/${id}`);
+    const ended = this.waitFor(call, `${call.agentId}/${id}`, subject);
     this.onWaits(call.agentId);
     const end = await ended;
     if (state?.state === 'awaiting-user' && end !== 'yielded') state.startTurn();
@@ -241,7 +266,7 @@ export class ToolApprovals implements ToolGate {
     return end;
   }
 
-  private waitFor(call: GatedCall, key: string): Promise<LiveAnswer | WaitEnd> {
+  private waitFor(call: GatedCall, key: string, subject: string): Promise<LiveAnswer | WaitEnd> {
     const { signal } = call;
     return new Promise((resolve) => {
       if (signal.aborted) return resolve(this.closing ? 'closing' : 'stopped');
@@ -252,7 +277,7 @@ export class ToolApprovals implements ToolGate {
         resolve(end);
       };
       const onAbort = () => settle(this.closing ? 'closing' : 'stopped');
-      const waiter: Waiter = { turn: call.turn, settle };
+      const waiter: Waiter = { turn: call.turn, subject, settle };
       signal.addEventListener('abort', onAbort, { once: true });
       this.waiting.set(key, waiter);
     });
@@ -281,6 +306,7 @@ export class ToolApprovals implements ToolGate {
     const approval = card.approval as JsonObject | undefined;
     const subject = typeof approval?.subject === 'string' ? approval.subject : String(card.name);
     const nonce = approvalNonce(entryId);
+    const key = `${agentId}/${entryId}`;
     // The grant is written before the input, which a turn of its own may answer after a restart.
     const grant = await this.grant(agentId, subject, decision);
     const input = { kind: 'tool-approval', entryId, subject, decision } as const;
@@ -288,6 +314,7 @@ export class ToolApprovals implements ToolGate {
       await grant.undo();
       throw alreadyAnswered(entryId, false);
     }
+    this.answering.add(key);
     try {
       ledger.append({
         id: `${entryId}-answer`,
@@ -300,20 +327,56 @@ export class ToolApprovals implements ToolGate {
         timestampMs: Date.now(),
       });
     } catch (error) {
+      this.answering.delete(key);
       // Two answers at once: the ledger's unique id let one in.
       if (/UNIQUE/i.test((error as Error).message)) throw alreadyAnswered(entryId, false);
       throw error;
     }
-    const waiter = this.waiting.get(`${agentId}/${entryId}`);
-    if (!waiter) return { accepted: true, resumed: false };
-    // Taken once the resumed call's result is recorded: the one-time grant, there for a turn of the
-    // answer's own should the box stop before that, is used up then.
-    const taken = async () => {
-      if (decision === 'allow') await this.useOnce(agentId, subject);
-      await ledger.take(nonce, waiter.turn);
+    const waiter = this.waiting.get(key);
+    this.answering.delete(key);
+    if (waiter) {
+      waiter.settle({ decision, taken: this.takenBy(agentId, entryId, waiter, decision, ledger) });
+      return { accepted: true, resumed: true };
+    }
+    // In a cluster the call may wait on another worker, which hears the answer entry.
+    const resumed = (await this.stored.waits?.takenElsewhere(agentId, entryId)) ?? false;
+    return { accepted: true, resumed };
+  }
+
+  /**
+   * An answer entry another worker's gateway committed (relayed by cluster/events.ts): the call
+   * waiting here on its card takes it and goes on. False when no call here waits on that card.
+   */
+  answeredElsewhere(agentId: string, entry: object, ledger: Pick<ApprovalLedger, 'take'>): boolean {
+    const { kind, approval } = entry as {
+      kind?: unknown;
+      approval?: { answers?: unknown; decision?: unknown };
     };
-    waiter.settle({ decision, taken });
-    return { accepted: true, resumed: true };
+    if (kind !== 'tool-call' || typeof approval?.answers !== 'string') return false;
+    const decision = APPROVAL_CHOICES.find((choice) => choice === approval.decision);
+    const key = `${agentId}/${approval.answers}`;
+    const waiter = this.waiting.get(key);
+    if (!decision || !waiter || this.answering.has(key)) return false;
+    waiter.settle({ decision, taken: this.takenBy(agentId, approval.answers, waiter, decision, ledger) });
+    return true;
+  }
+
+  /**
+   * How an answer a waiting call took is marked taken, once the call's result is recorded: the
+   * one-time grant, there for a turn of the answer's own should the box stop before that, is used
+   * up then, and the answer's inbox input is started by the call's turn.
+   */
+  private takenBy(
+    agentId: string,
+    cardId: string,
+    waiter: Waiter,
+    decision: ApprovalDecision,
+    ledger: Pick<ApprovalLedger, 'take'>,
+  ): () => Promise<void> {
+    return async () => {
+      if (decision === 'allow') await this.useOnce(agentId, waiter.subject);
+      await ledger.take(approvalNonce(cardId), waiter.turn);
+    };
   }
 
   private async remembered(agentId: string): Promise<Remembered> {

@@ -40,6 +40,7 @@ import {
   approvalsFile,
   ToolApprovals,
   type ApprovalDecision,
+  type ApprovalLedger,
   type ApprovalStores,
 } from '../approvals/gate.ts';
 import { filesStoreBackend } from '../stores/files/agent-stores.ts';
@@ -129,9 +130,11 @@ export interface AgentHostOptions {
   /** What capabilities add at a session's own points (agent/extension.ts), after background work's; default none. */
   extensions?: SessionConfig['extensions'];
   /** MCP servers: how long an unused one stays up, and where their log lines go (mcp/hub.ts). */
-  mcp?: Pick<McpHubOptions, 'idleMs' | 'log' | 'hostHome' | 'config' | 'oauth'>;
+  mcp?: Pick<McpHubOptions, 'idleMs' | 'log' | 'hostHome' | 'config' | 'oauth' | 'signInFlags'>;
   /** An agent's approval grants (default: `agents/<id>/approvals.json`, approvals/gate.ts). */
   approvalGrants?: ApprovalStores['grants'];
+  /** The cards calls wait on, known to every worker of a cluster (cluster/approval-waits.ts); default none. */
+  approvalWaits?: ApprovalStores['waits'];
   /** Where agent and user memory is kept (default: the data dir's `memory.json` files; a cluster's: its rows). */
   memory?: MemoryPlace;
   /** The agents' stores: given the files backend of the data dir, the backend to use (default: that one). */
@@ -289,11 +292,26 @@ export class LocalAgentHost implements AgentHost {
     this.mcpSettings = new McpSettings(mcp);
     this.lifecycle.add(mcp);
     const approvals = new ToolApprovals(
-      { profileOf, grants: options.approvalGrants ?? ((agentId) => approvalsFile(dataDir, agentId)) },
+      {
+        profileOf,
+        grants: options.approvalGrants ?? ((agentId) => approvalsFile(dataDir, agentId)),
+        ...(options.approvalWaits ? { waits: options.approvalWaits } : {}),
+      },
       mcp,
       (agentId) => this.emit({ type: 'roster', agentId, change: 'updated' }),
     );
     this.approvals = approvals;
+    // In a cluster, a card's answer may be committed through another worker's gateway: its entry,
+    // relayed here, reaches the call waiting on the card.
+    if (options.approvalWaits) {
+      this.listeners.add((event) => {
+        if (event.type !== 'entry') return;
+        approvals.answeredElsewhere(event.agentId, event.entry, {
+          take: async (nonce, turn) =>
+            this.approvalLedger(event.agentId, await this.existing(event.agentId)).take(nonce, turn),
+        });
+      });
+    }
     const contextLayers = options.contextLayers ?? (() => []);
     // Each model call fitted into the model's window (context/compaction.ts).
     const calibrations = new CalibrationBook(dataDir);
@@ -834,19 +852,24 @@ export class LocalAgentHost implements AgentHost {
     const session = await this.existing(input.agentId);
     return this.approvals.answer(
       input.agentId,
-      {
-        entries: () => this.entriesAfter(input.agentId, 0),
-        append: (entry) => void session.writer.appendEntries([entry]),
-        deliver: (nonce, answer) => session.deliver(nonce, answer),
-        take: async (nonce, turn) => {
-          const marked = session.stores.inbox.markStarted(nonce, turn);
-          this.emit({ type: 'inbox', agentId: input.agentId, pending: session.pendingInputs() });
-          await marked;
-        },
-      },
+      this.approvalLedger(input.agentId, session),
       input.entryId,
       input.decision,
     );
+  }
+
+  /** What answering an agent's approval cards, and taking an answer, needs of its session. */
+  private approvalLedger(agentId: string, session: AgentSession): ApprovalLedger {
+    return {
+      entries: () => this.entriesAfter(agentId, 0),
+      append: (entry) => void session.writer.appendEntries([entry]),
+      deliver: (nonce, answer) => session.deliver(nonce, answer),
+      take: async (nonce, turn) => {
+        const marked = session.stores.inbox.markStarted(nonce, turn);
+        this.emit({ type: 'inbox', agentId, pending: session.pendingInputs() });
+        await marked;
+      },
+    };
   }
 
   async submitSecret(input: { agentId: string; messageId: string; value: string }): Promise<{ saved: true }> {

@@ -221,7 +221,8 @@ export async function startCeph(
    * Starts the OSD and waits until the monitor marks it up. Ceph 16's OSD can race its own monitor
    * client at start: it sends a command before it knows the cluster's fsid, the monitor refuses it
    * ("wrong fsid"), and the OSD exits, so the gateway would wait forever for placement groups. An OSD
-   * that exits or is not up within 30 s is started again, up to 3 times.
+   * that exits or is not up within 30 s is started again, up to 6 times, a second longer apart each
+   * time (three quick tries in a row all lost that race once, at load 2).
    */
   async function startOsd(ceph: (...args: string[]) => string): Promise<void> {
     for (let attempt = 1; ; attempt++) {
@@ -243,7 +244,8 @@ export async function startCeph(
         return;
       } catch (error) {
         await stopPids([pids.shift()!]);
-        if (attempt === 3) throw error;
+        if (attempt === 6) throw error;
+        await new Promise((resolve) => setTimeout(resolve, attempt * 1000));
       }
     }
   }

@@ -231,6 +231,13 @@ function migrations(s: string): string[] {
      )`,
     // An agent's inbox rows after a seq (PgInbox.load when a turn worker catches up).
     `CREATE INDEX IF NOT EXISTS inbox_agent_seq ON ${s}.inbox (agent_id, seq)`,
+    // The card a call of the agent waits on, and the worker running it (cluster/approval-waits.ts).
+    `CREATE TABLE IF NOT EXISTS ${s}.approval_waits (
+       agent_id text PRIMARY KEY,
+       card_id text NOT NULL,
+       worker text NOT NULL,
+       taken boolean NOT NULL DEFAULT false
+     )`,
   ];
 }
 
