@@ -883,7 +883,8 @@ export class LocalAgentHost implements AgentHost {
   async uploadFile(input: UploadInput): Promise<SequencedEntry> {
     const fileName = input.fileName.trim();
     if (fileName === '') throw new HostError('uploadFile: `fileName` must not be empty', 400);
-    return (await this.existing(input.agentId)).uploadFile(fileName, input.bytes, input.clientNonce);
+    // Caught up first: a retry of an upload another gateway of a cluster recorded gets its entry.
+    return (await this.current(input.agentId)).uploadFile(fileName, input.bytes, input.clientNonce);
   }
 
   subscribe(listener: (event: HostEvent) => void): () => void {
