@@ -10,6 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { MCP_CONFIG_FILE } from '../mcp/config.ts';
 import { MCP_OAUTH_DOCUMENT } from '../mcp/oauth-store.ts';
+import { DocumentSignInFlags } from '../mcp/sign-in-flags.ts';
 import { PgMcpConfig } from '../stores/postgres/mcp-config.ts';
 import { pgRoutineBooks } from '../stores/postgres/routine-books.ts';
 import {
@@ -45,8 +46,11 @@ import { ClusterSessionBook } from './session-book.ts';
 import { PgSecretStore } from '../stores/postgres/secrets.ts';
 import type { SharedGatewayKeys } from '../gateway/server.ts';
 
+/** The MCP servers that need a sign-in, shown by every gateway. */
+const MCP_SIGN_IN_DOCUMENT = 'box:mcp-sign-in';
+
 /**
- * The MCP servers and their OAuth state, shared by every worker (a connector added through one
+ * The MCP servers, their OAuth state and sign-in flags, shared by every worker (a connector added through one
  * gateway is there for a turn on any worker). A data dir's own mcp.json seeds a cluster that has
  * none yet, and is otherwise not read, which the box log says.
  */
@@ -71,6 +75,7 @@ async function clusterMcp(
     ...options.mcp,
     config,
     oauth: new PgSealedDocument(db, secretsKey, MCP_OAUTH_DOCUMENT),
+    signInFlags: new DocumentSignInFlags(new PgSealedDocument(db, secretsKey, MCP_SIGN_IN_DOCUMENT)),
   };
 }
 

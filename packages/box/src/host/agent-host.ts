@@ -130,7 +130,7 @@ export interface AgentHostOptions {
   /** What capabilities add at a session's own points (agent/extension.ts), after background work's; default none. */
   extensions?: SessionConfig['extensions'];
   /** MCP servers: how long an unused one stays up, and where their log lines go (mcp/hub.ts). */
-  mcp?: Pick<McpHubOptions, 'idleMs' | 'log' | 'hostHome' | 'config' | 'oauth'>;
+  mcp?: Pick<McpHubOptions, 'idleMs' | 'log' | 'hostHome' | 'config' | 'oauth' | 'signInFlags'>;
   /** An agent's approval grants (default: `agents/<id>/approvals.json`, approvals/gate.ts). */
   approvalGrants?: ApprovalStores['grants'];
   /** The cards calls wait on, known to every worker of a cluster (cluster/approval-waits.ts); default none. */
@@ -879,7 +879,8 @@ export class LocalAgentHost implements AgentHost {
   async uploadFile(input: UploadInput): Promise<SequencedEntry> {
     const fileName = input.fileName.trim();
     if (fileName === '') throw new HostError('uploadFile: `fileName` must not be empty', 400);
-    return (await this.existing(input.agentId)).uploadFile(fileName, input.bytes, input.clientNonce);
+    // Caught up first: a retry of an upload another gateway of a cluster recorded gets its entry.
+    return (await this.current(input.agentId)).uploadFile(fileName, input.bytes, input.clientNonce);
   }
 
   subscribe(listener: (event: HostEvent) => void): () => void {

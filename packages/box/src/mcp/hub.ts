@@ -39,6 +39,7 @@ import {
 } from './oauth.ts';
 import { scrubberFor } from '../secrets/scrub.ts';
 import { McpOAuthStore, mcpOAuthFile } from './oauth-store.ts';
+import { LocalSignInFlags, type SignInFlags } from './sign-in-flags.ts';
 import { serverHome, stdioTransport } from './stdio-launch.ts';
 import { sessionsServerConfig } from './sessions-server.ts';
 import { OutboundClient } from '../net/fetch.ts';
@@ -74,6 +75,8 @@ export interface McpHubOptions {
   oauth?: StoredDocument;
   /** An agent's profile (its `mcp.servers`), from the agents' store. */
   profileOf: (agentId: string) => Promise<Profile>;
+  /** The servers that need a sign-in (default: this box's, in memory; a cluster's: its sealed row). */
+  signInFlags?: SignInFlags;
 }
 
 interface Held {
@@ -96,7 +99,7 @@ export class McpHub implements AgentLifecycleListener {
   /** The tools each server listed last (any agent's instance, or a test), for the settings panel. */
   private readonly knownTools = new Map<string, { fingerprint: string; tools: Tool[] }>();
   /** HTTP servers that asked the user to sign in (a call or a test met McpAuthRequired), until connected. */
-  private readonly signInNeeded = new Set<string>();
+  private readonly signInNeeded: SignInFlags;
   private readonly log: (line: string) => void;
   private closed = false;
 
@@ -111,6 +114,20 @@ export class McpHub implements AgentLifecycleListener {
       options.boxSecrets ??
       new SecretStore(path.join(options.dataDir, 'box-secrets.enc'), options.secretKey, 'box:secrets');
     this.oauth = new McpOAuthStore(options.oauth ?? mcpOAuthFile(options.dataDir, options.secretKey));
+    this.signInNeeded = options.signInFlags ?? new LocalSignInFlags();
+  }
+
+  /**
+   * Notes that a server asks for a sign-in, or that it is signed in; a flag that cannot be saved is
+   * logged, and what the user did stands (the call's error, the tokens).
+   */
+  private async needsSignIn(server: string, needed = true): Promise<void> {
+    await (needed ? this.signInNeeded.add(server) : this.signInNeeded.delete(server)).catch(
+      (error: unknown) =>
+        this.log(
+          `sendbox: MCP ${server}: could not note that it ${needed ? 'needs a sign-in' : 'is signed in'}: ${(error as Error).message}`,
+        ),
+    );
   }
 
   /** The extension that gives one agent's tool calls its `mcp`. */
@@ -196,7 +213,7 @@ export class McpHub implements AgentLifecycleListener {
 
   /** A call's error as the model may read it; a server that asks for sign-in is noted for the panel. */
   private async failed(error: unknown, server: string): Promise<unknown> {
-    if (error instanceof McpAuthRequired) this.signInNeeded.add(server);
+    if (error instanceof McpAuthRequired) await this.needsSignIn(server);
     return this.scrubbed(error, server);
   }
 
@@ -206,7 +223,7 @@ export class McpHub implements AgentLifecycleListener {
    */
   async signIn(server: string, config: McpServerConfig): Promise<'sign-in-needed' | 'signed-in' | null> {
     if (config.kind !== 'http') return null;
-    if (this.signInNeeded.has(server)) return 'sign-in-needed';
+    if (await this.signInNeeded.has(server).catch(() => false)) return 'sign-in-needed';
     const kept = await this.oauth.server(server, config.url).catch(() => undefined);
     return kept?.tokens ? 'signed-in' : null;
   }
@@ -374,7 +391,7 @@ export class McpHub implements AgentLifecycleListener {
       redirectUrl,
       fetch: this.fetchFor(config),
     });
-    if ('connected' in started) this.signInNeeded.delete(server);
+    if ('connected' in started) await this.needsSignIn(server, false);
     return started;
   }
 
@@ -391,7 +408,7 @@ export class McpHub implements AgentLifecycleListener {
         return this.fetchFor(config);
       },
     });
-    this.signInNeeded.delete(done.server);
+    await this.needsSignIn(done.server, false);
     for (const [k, held] of this.held) if (k.endsWith(`\0${done.server}`)) this.drop(k, held);
     return done;
   }
@@ -457,7 +474,7 @@ export class McpHub implements AgentLifecycleListener {
         elapsedMs: Date.now() - started,
       };
     } catch (error) {
-      if (error instanceof McpAuthRequired) this.signInNeeded.add(server);
+      if (error instanceof McpAuthRequired) await this.needsSignIn(server);
       return { ok: false, message: (error as Error).message, tools: [], elapsedMs: Date.now() - started };
     } finally {
       await connection.close();

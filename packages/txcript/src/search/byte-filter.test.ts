@@ -44,6 +44,15 @@ describe('whether the bytes may hold the needles', () => {
     expect(mayHoldAll(bytes('{"text":"\\u00e9l\\u00e8ve"}'), ['release'])).toBe(false);
   });
 
+  it('passes a file with an ESC, whose escape sequence a codec may strip from inside a word', () => {
+    const colored = bytes(
+      '{"content":"<local-command-stdout>pre\\u001B[1mfix\\u001b[0m</local-command-stdout>"}',
+    );
+    expect(mayHoldAll(colored, ['prefix'])).toBe(true);
+    expect(mayHoldAll(colored, ['prefix'], [], true)).toBe(true);
+    expect(mayHoldAll(bytes('{"content":"pre\\u0007fix"}'), ['prefix'], [], true)).toBe(false);
+  });
+
   it('passes a needle with a k where the text has a KELVIN SIGN (it lower-cases to k)', () => {
     const kelvin = bytes('{"text":"o\u212Ay then"}');
     expect(mayHoldAll(kelvin, ['oky'])).toBe(true);

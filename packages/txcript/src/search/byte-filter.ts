@@ -13,7 +13,10 @@
  * - a `\u00XX` JSON escape of a printable ASCII character (legal, if rare):
  *   the file passes;
  * - U+212A KELVIN SIGN, which lower-cases to `k`: a needle with a `k` passes
- *   where the file has one.
+ *   where the file has one;
+ * - an ESC (`\u001b`): a codec may strip the terminal escape sequence it
+ *   starts (Claude Code's local command output), joining the text on either
+ *   side into a word the bytes do not spell: the file passes.
  *
  * No imports but Node's: the scan worker (scan-worker.ts) runs this module
  * from the TypeScript sources too, with Node's type stripping.
@@ -24,6 +27,8 @@ import { readFileSync } from 'node:fs';
 /** U+212A in UTF-8, read as Latin-1. */
 const KELVIN = '\u00e2\u0084\u00aa';
 const ASCII_ESCAPE = /\\u00[2-7][0-9a-f]/;
+/** ESC as JSON escapes it (folded: `\u001B` too). */
+const ESC = '\\u001b';
 
 /**
  * Whether the bytes of one file may hold every needle, its sessions'
@@ -40,7 +45,7 @@ export function mayHoldAll(
 ): boolean {
   if (needles.length === 0) return true;
   const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1').toLowerCase();
-  if (text.includes('\\u00') && ASCII_ESCAPE.test(text)) return true;
+  if (text.includes('\\u00') && (ASCII_ESCAPE.test(text) || text.includes(ESC))) return true;
   // Needles a Kelvin sign may spell count as held everywhere.
   const kelvin = text.includes(KELVIN);
   const rest = needles.filter((n) => !(kelvin && n.includes('k')));

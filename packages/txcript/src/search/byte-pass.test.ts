@@ -5,7 +5,7 @@
  * pass the byte pass; and the scan's hits with the byte pass are the hits
  * without it.
  */
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -239,5 +239,53 @@ describe.each(Object.keys(HOMES))('the byte pass on the %s fixture home', (id) =
       const passed = await scanHits(ctx, query, filters, sessions, { workers: 0 });
       expect(signature(passed), `${id}: ${text}`).toEqual(signature(plain));
     }
+  });
+});
+
+describe('a word that only the codec makes whole', () => {
+  it('is found by a scan: a Claude Code local command whose output an ANSI escape splits', async () => {
+    const home = join(dir, 'ansi');
+    const id = '5e0c0f1e-0000-4000-8000-0000000a0051';
+    const line = (n: number, fields: Record<string, unknown>) =>
+      JSON.stringify({
+        parentUuid: n === 1 ? null : `00000000-0000-4000-a000-00000000000${n - 1}`,
+        isSidechain: false,
+        userType: 'external',
+        cwd: '/home/dev/x',
+        sessionId: id,
+        version: '2.0.14',
+        uuid: `00000000-0000-4000-a000-00000000000${n}`,
+        timestamp: `2026-06-01T00:00:0${n}.000Z`,
+        ...fields,
+      });
+    mkdirSync(join(home, 'claude', '-home-dev-x'), { recursive: true });
+    writeFileSync(
+      join(home, 'claude', '-home-dev-x', `${id}.jsonl`),
+      [
+        line(1, { type: 'user', message: { role: 'user', content: 'show me the status' } }),
+        line(2, {
+          type: 'system',
+          subtype: 'local_command',
+          level: 'info',
+          content: '<local-command-stdout>the pre\u001b[1mfix\u001b[0m is set</local-command-stdout>',
+        }),
+      ].join('\n') + '\n',
+    );
+    const env = {
+      HOME: home,
+      TXCRIPT_CLAUDE_CODE_ROOT: join(home, 'claude'),
+      XDG_CACHE_HOME: join(home, 'cache'),
+    };
+    const ctx = createContext({
+      stdout: { write: () => true },
+      stderr: { write: () => true },
+      readStdin: () => Promise.resolve(''),
+      env,
+      now: () => new Date(),
+      harnesses: [findHarness('claude_code')],
+    });
+    const { sessions } = await discoverSessions(ctx, undefined);
+    const hits = await scanHits(ctx, parseQuery('prefix'), { limit: 10 }, sessions, { workers: 0 });
+    expect(hits.map((h) => `${h.ref} ${h.snippet.text}`)).toEqual([`${id}#2 the prefix is set`]);
   });
 });
