@@ -193,7 +193,9 @@ describe('cluster turn worker', () => {
     const script = (): ScriptSource => (request) => {
       const last = request.messages.at(-1);
       if (last?.role === 'tool')
-        return last.content.some((part) => part.toolName === 'send_message') ? {} : sendText('answered');
+        return last.content.some((part) => part.type === 'tool-result' && part.toolName === 'send_message')
+          ? {}
+          : sendText('answered');
       if (JSON.stringify(last).includes('hold'))
         return {
           toolCalls: [{ name: 'shell', input: { command: 'until [ -f never ]; do sleep 0.05; done' } }],
