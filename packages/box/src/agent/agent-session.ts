@@ -44,13 +44,13 @@ import { turnDriver, type TurnHooks } from './turn-driver.ts';
 
 import { TurnStateMachine, type TurnState } from './turn-state.ts';
 import { repairOf, type TurnRepair } from './turn-closer.ts';
-import { MAX_TURN_RESUMES, resumePointOf, TURN_RESUMED_NOTE, type ResumePoint } from './turn-resume.ts';
+import { MAX_TURN_RESUMES, resumeNoteOf, resumePointOf, type ResumePoint } from './turn-resume.ts';
 import { HostError } from './errors.ts';
 import { StoreWriteError } from '../stores/errors.ts';
 import { type HostEvent } from './events.ts';
 import { uploadNames } from './upload-placement.ts';
 import { ledgerFacts, type PendingUpload } from './ledger-facts.ts';
-import { stageUpload } from './upload-staging.ts';
+import { recordUpload, stageUpload, uploadEntry } from './upload-staging.ts';
 import {
   answerNonce,
   inputNonceOf,
@@ -528,11 +528,9 @@ export class AgentSession implements ExtensionAgent {
    * prompt. Idempotent per client nonce: a repeat gets the first entry back.
    */
   async uploadFile(fileName: string, bytes: Uint8Array, clientNonce?: string): Promise<SequencedEntry> {
-    const earlier = clientNonce === undefined ? undefined : this.uploadsByNonce.get(clientNonce);
-    if (earlier !== undefined) {
-      const entry = this.view.byId(earlier);
-      if (entry) return entry;
-    }
+    const earlier = () => (clientNonce === undefined ? undefined : this.uploadsByNonce.get(clientNonce));
+    const first = earlier();
+    if (first !== undefined && this.view.byId(first)) return this.view.byId(first)!;
     const staged = await stageUpload(
       this.attachments,
       this.paths.sandbox,
@@ -543,24 +541,20 @@ export class AgentSession implements ExtensionAgent {
       this.disk,
       uploadNames(this.view.all()),
     );
-    const id = userAttachmentId(this.nextTurn, this.pendingUploads.length);
-    const [entry] = this.writer.appendEntries([
-      {
-        id,
-        kind: 'user-attachment',
-        timestampMs: this.config.now(),
-        file_name: staged.fileName,
-        file_path: staged.stored.path,
-        byteSize: staged.stored.size,
-        media_type: staged.stored.mediaType,
-        sha256: staged.stored.sha256,
-        sandbox_path: staged.sandboxPath,
-        ...(clientNonce ? { clientNonce } : {}),
+    return recordUpload({
+      nextId: () => userAttachmentId(this.nextTurn, this.pendingUploads.length),
+      append: (id) => {
+        const [entry] = this.writer.appendEntries([uploadEntry(id, staged, this.config.now(), clientNonce)]);
+        if (clientNonce) this.uploadsByNonce.set(clientNonce, id);
+        this.pendingUploads.push({ id, fileName: staged.fileName, sandboxPath: staged.sandboxPath });
+        return entry!;
       },
-    ]);
-    if (clientNonce) this.uploadsByNonce.set(clientNonce, id);
-    this.pendingUploads.push({ id, fileName: staged.fileName, sandboxPath: staged.sandboxPath });
-    return entry!;
+      catchUp: () => {
+        if (this.view.catchUp(this.ledger) === 'shrunk') this.view.readAll(this.ledger);
+        this.deriveFromLedger();
+        return this.view.byId(earlier() ?? '');
+      },
+    });
   }
 
   /** Inputs accepted whose turn has not started, oldest first. */
@@ -780,9 +774,15 @@ export class AgentSession implements ExtensionAgent {
       this.cutTurn = null;
       return;
     }
-    this.writer.appendRecords([{ role: 'user', blocks: [{ type: 'text', text: TURN_RESUMED_NOTE }] }]);
+    const note = resumeNoteOf(turn, this.view.all());
+    const blocks = note.texts.map((text) => ({ type: 'text' as const, text }));
+    this.writer.appendRecords([{ role: 'user', blocks }]);
     this.cutTurn = null;
-    this.history.push({ role: 'user', content: [{ type: 'text', text: TURN_RESUMED_NOTE }] });
+    this.history.push({ role: 'user', content: blocks });
+    for (const nonce of note.taken) {
+      this.startedTurns.set(nonce, turn);
+      void this.inbox.markStarted(nonce, turn);
+    }
     const user = this.view.byId(`t${turn}u`) as { routine?: { silent?: unknown } } | undefined;
     this.state.startTurn();
     await this.playTurn(turn, provider, user?.routine?.silent === true, () => Promise.resolve(), point);

@@ -13,6 +13,8 @@ import type { AttachmentsStore, StoredFile } from '../stores/attachments.ts';
 import { createNewInSandbox, withDeadline } from '../sandbox/paths.ts';
 import { DiskQuotaError, formatBytes } from '../sandbox/disk-quota.ts';
 import type { DiskRoom } from '../tools/types.ts';
+import type { LedgerEntry } from '@sendbox/protocol';
+import { isIdTaken, type SequencedEntry } from '../stores/ledger.ts';
 
 /** The sandbox folder user uploads go to, where tools see them. */
 export const UPLOADS_FOLDER = 'uploads';
@@ -91,5 +93,61 @@ async function reserveRoom(disk: DiskRoom | undefined, fileName: string, bytes: 
         'ask the agent to delete files it no longer needs',
       507,
     );
+  }
+}
+
+/** The `user-attachment` ledger entry of a staged upload, under `id` (`t<N>ua<k>`). */
+export function uploadEntry(
+  id: string,
+  staged: StagedUpload,
+  timestampMs: number,
+  clientNonce?: string,
+): LedgerEntry {
+  return {
+    id,
+    kind: 'user-attachment',
+    timestampMs,
+    file_name: staged.fileName,
+    file_path: staged.stored.path,
+    byteSize: staged.stored.size,
+    media_type: staged.stored.mediaType,
+    sha256: staged.stored.sha256,
+    sandbox_path: staged.sandboxPath,
+    ...(clientNonce ? { clientNonce } : {}),
+  };
+}
+
+/** How many times an upload's id is taken again after another writer took it first. */
+const ID_TRIES = 64;
+
+export interface UploadRecording {
+  /** The id the next upload gets from what the session has read (`t<N>ua<k>`). */
+  nextId(): string;
+  /** Appends the upload's entry under `id`; throws when the id is taken (`isIdTaken`). */
+  append(id: string): SequencedEntry;
+  /**
+   * Reads what other writers appended meanwhile (a cluster's other gateways record uploads of the
+   * same agent); returns the entry an upload with the same client nonce already has, if any.
+   */
+  catchUp(): SequencedEntry | undefined;
+}
+
+/**
+ * Records an upload's entry under the first id no writer holds. The id comes from the session's view
+ * of the ledger, which another writer of the agent (a cluster's other gateways) may have moved on
+ * meanwhile: the ledger's unique id refuses the second of two such entries, so the session reads
+ * what was appended and takes the next id. An upload of the same client nonce found meanwhile is
+ * the answer (its first entry), not a second entry.
+ */
+export function recordUpload(recording: UploadRecording): SequencedEntry {
+  for (let tries = 1; ; tries++) {
+    const id = recording.nextId();
+    try {
+      return recording.append(id);
+    } catch (error) {
+      if (!isIdTaken(error) || tries >= ID_TRIES) throw error;
+    }
+    const earlier = recording.catchUp();
+    if (earlier) return earlier;
   }
 }

@@ -309,41 +309,13 @@ describe('events across workers', () => {
     expect(made.status).toBe(200);
     await waitFor('routines change', (e) => e.event === 'routines');
   }, 120_000);
+
   it("gives an SSE client on a third gateway a running subagent's steps, once, in order, before the parent's next entry", async () => {
-    const { databaseUrl, objectStoreUrl, credentials } = services();
-    const db = await schemaDb();
-    const schema = db.schema.slice(1, -1);
-    const key = randomBytes(32);
-    const accepting = async (name: string) => {
-      const worker = await startAcceptingWorker({
-        databaseUrl,
-        objectStoreUrl,
-        credentials,
-        schema,
-        masterKey: key,
-        dataDir: await kit.tempDir(name),
-      });
-      kit.defer(() => worker.close());
-      return worker;
-    };
+    const cluster = await kit.cluster();
     // The prompt goes in through one gateway, the turn runs in a worker process, the client watches a third.
-    const sender = await accepting('sender');
-    const watcher = await accepting('watcher');
-    const webRoot = await makeWebRoot();
-    kit.defer(() => rm(webRoot, { recursive: true, force: true }));
-    const http = await startGatewayOn(watcher.host, await kit.tempDir('watcher-http'), { webRoot });
-    kit.defer(() => http.close());
-    const processes = new WorkerProcesses();
-    kit.defer(() => Promise.resolve(processes.stopAll()));
-    await processes.start({
-      databaseUrl,
-      objectStoreUrl,
-      credentials,
-      schema,
-      keyHex: key.toString('hex'),
-      dataDir: await kit.tempDir('worker'),
-      name: 'worker',
-    });
+    const { worker: sender } = await cluster.acceptingGateway({ name: 'sender' });
+    const { http } = await cluster.acceptingGateway({ name: 'watcher' });
+    await cluster.workerProcess('worker');
 
     const agent = await sender.host.createAgent({ name: 'Parent' });
     const response = await fetch(new URL(`api/events?agentId=${agent.id}`, http.url), {

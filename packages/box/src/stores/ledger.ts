@@ -5,7 +5,7 @@
  * through txcript's ledger writer (stores/files/ledger.ts).
  */
 import type { LedgerEntry } from '@sendbox/protocol';
-import type { JsonValue, LedgerRead } from '@sendbox/txcript';
+import { LedgerError, type JsonValue, type LedgerRead } from '@sendbox/txcript';
 
 /** A ledger entry as stored: always carries its `seq`. */
 export type SequencedEntry = LedgerEntry & { seq: number };
@@ -23,3 +23,19 @@ export interface LedgerStore {
   setKv(key: string, value: JsonValue): void;
   close(): void;
 }
+
+/**
+ * Whether a failed append failed because one of its ids is in the ledger already (ids are unique):
+ * another writer of the agent appended it first. The files backend's SQLite and PostgreSQL both
+ * refuse it through txcript's LedgerError, whatever wraps it (StoreWriteError).
+ */
+export function isIdTaken(error: unknown): boolean {
+  for (let cause = error; cause instanceof Error; cause = cause.cause) {
+    if (!(cause instanceof LedgerError)) continue;
+    return cause.code === UNIQUE_VIOLATION || cause.code?.startsWith('SQLITE_CONSTRAINT') === true;
+  }
+  return false;
+}
+
+/** PostgreSQL's SQLSTATE for a unique violation (the ledger's `(agent_id, id)`). */
+export const UNIQUE_VIOLATION = '23505';

@@ -17,11 +17,9 @@ import {
   type LedgerRead,
   type RawLedgerRow,
 } from '@sendbox/txcript';
-import type { LedgerStore } from '../ledger.ts';
+import { UNIQUE_VIOLATION, type LedgerStore } from '../ledger.ts';
 import type { Database } from './database.ts';
 import { fencedError, writeLockKey, type AgentFence } from './leases.ts';
-
-const UNIQUE_VIOLATION = '23505';
 
 export class PgLedger implements LedgerStore {
   /** Names the ledger in warnings and errors. */
