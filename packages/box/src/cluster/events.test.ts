@@ -309,6 +309,7 @@ describe('events across workers', () => {
     expect(made.status).toBe(200);
     await waitFor('routines change', (e) => e.event === 'routines');
   }, 120_000);
+
   it("gives an SSE client on a third gateway a running subagent's steps, once, in order, before the parent's next entry", async () => {
     const cluster = await kit.cluster();
     // The prompt goes in through one gateway, the turn runs in a worker process, the client watches a third.

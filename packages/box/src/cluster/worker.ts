@@ -34,12 +34,15 @@ import { SnapshotStore } from './sandbox/snapshot-store.ts';
 import { runWithSandbox } from './sandbox/turn-sandbox.ts';
 import { openDatabase, type Database } from '../stores/postgres/database.ts';
 import { Leases } from '../stores/postgres/leases.ts';
+import { PgTaskBook } from '../stores/postgres/task-book.ts';
+import { startHeartbeat, WORKER_TTL_MS, type Heartbeat } from '../stores/postgres/worker-heartbeats.ts';
 import { agentHasWork } from '../stores/postgres/inbox.ts';
 import { parseObjectStoreUrl } from '../stores/postgres/object-store-url.ts';
 import { startTurnQueue } from '../stores/postgres/turn-queue.ts';
 import { startTurnWorker, turnConcurrency, type TurnWorker } from './turn-worker.ts';
 import { ClusterApprovalWaits } from './approval-waits.ts';
 import { ClusterEvents } from './events.ts';
+import { startTaskStops } from './task-stops.ts';
 import { openClusterKeys, type ClusterKeys } from './cluster-keys.ts';
 import { resealLegacySecrets } from './legacy-secrets.ts';
 import { ClusterSessionBook } from './session-book.ts';
@@ -110,6 +113,7 @@ export interface ClusterWorkerOptions extends Omit<
   | 'approvalWaits'
   | 'routineBooks'
   | 'memory'
+  | 'taskBooks'
 > {
   databaseUrl: string;
   objectStoreUrl: string;
@@ -181,10 +185,14 @@ export async function startClusterWorker(options: ClusterWorkerOptions): Promise
   );
   const workerName = options.workerName ?? `${os.hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   const leases = new Leases(db, workerName, options.leaseTtlMs);
+  const workerTtlMs = options.leaseTtlMs ?? WORKER_TTL_MS;
   let host: LocalAgentHost | undefined;
   let events: ClusterEvents | undefined;
   let turns: TurnWorker = { wake: () => undefined, stop: () => Promise.resolve() };
+  let heartbeat: Heartbeat | undefined;
+  let taskStops: { stop(): void } | undefined;
   try {
+    heartbeat = await startHeartbeat(db, workerName, workerTtlMs);
     events = await ClusterEvents.start({ db, databaseUrl: options.databaseUrl, worker: workerName });
     const mcp = await clusterMcp(db, keys.secretsKey, options);
     host = await createAgentHost({
@@ -194,6 +202,7 @@ export async function startClusterWorker(options: ClusterWorkerOptions): Promise
         new PgSealedDocument(db, keys.secretsKey, agentDocumentNames(agentId).approvals),
       approvalWaits: new ClusterApprovalWaits(db, workerName),
       memory: clusterMemory(db, keys.secretsKey),
+      taskBooks: (agentId) => new PgTaskBook(db, agentId, workerName, workerTtlMs),
       routineBooks: pgRoutineBooks(db),
       stores: () => stores,
       queuedTurns: true,
@@ -202,6 +211,15 @@ export async function startClusterWorker(options: ClusterWorkerOptions): Promise
       boxSecrets: new PgSecretStore(db, keys.secretsKey, BOX_SECRETS_OWNER),
     });
     const running = host;
+    taskStops = startTaskStops(
+      db,
+      workerName,
+      (agentId, taskId) => running.stopTask(agentId, taskId),
+      (error) =>
+        process.stderr.write(
+          `sendbox: could not act on a task stop asked through another gateway: ${(error as Error).message}\n`,
+        ),
+    );
     // An agent deleted through any gateway: this worker's local copies of it go too.
     host.subscribe((event) => {
       if (event.type !== 'roster' || event.change !== 'deleted' || !isSafeAgentId(event.agentId)) return;
@@ -245,18 +263,23 @@ export async function startClusterWorker(options: ClusterWorkerOptions): Promise
       events.onInput(() => worker.wake());
     }
   } catch (error) {
+    taskStops?.stop();
     await host?.close().catch(() => undefined);
+    await heartbeat?.stop();
     await events?.close().catch(() => undefined);
     await boss.stop({ graceful: false, close: true }).catch(() => undefined);
     s3.destroy();
     await db.close();
     throw error;
   }
-  const started = { host, turns, events };
+  const started = { host, turns, events, heartbeat, taskStops };
   // Closing the host (the CLI's stop) ends the worker: no more jobs, then the queue and the database.
   host.lifecycle.add({
     async hostClosed() {
+      started.taskStops.stop();
       await started.turns.stop().catch(() => undefined);
+      // The host's sessions are closed, their tasks ended: nothing of this worker lapses later.
+      await started.heartbeat.stop();
       await started.events.close().catch(() => undefined);
       await boss.stop({ graceful: false, close: true }).catch(() => undefined);
       // A prune queued behind the last snapshot ends before its connections do.

@@ -60,6 +60,7 @@ import { boxTimeZone, minIntervalFromEnv } from '../routines/schedule.ts';
 import type { RoutineBooks } from '../routines/routine-book.ts';
 import { StateError } from '../tools/update-state/schema.ts';
 import { MemoryBook, memoryFiles, type MemoryPlace } from '../memory/agent-memory.ts';
+import type { TaskStore } from '../tasks/task-book.ts';
 import { forgetEntry, memoryView, type MemoryView } from '../memory/memory-view.ts';
 import type { MemoryScope } from '../memory/memory-store.ts';
 import { AgentProfiles } from '../profile/profile-editor.ts';
@@ -135,6 +136,8 @@ export interface AgentHostOptions {
   approvalGrants?: ApprovalStores['grants'];
   /** The cards calls wait on, known to every worker of a cluster (cluster/approval-waits.ts); default none. */
   approvalWaits?: ApprovalStores['waits'];
+  /** Where an agent's background-task records are kept (default: `agents/<id>/tasks.db`; a cluster's: its rows). */
+  taskBooks?: (agentId: string) => TaskStore;
   /** Where agent and user memory is kept (default: the data dir's `memory.json` files; a cluster's: its rows). */
   memory?: MemoryPlace;
   /** The agents' stores: given the files backend of the data dir, the backend to use (default: that one). */
@@ -302,9 +305,11 @@ export class LocalAgentHost implements AgentHost {
     );
     this.approvals = approvals;
     // In a cluster, a card's answer may be committed through another worker's gateway: its entry,
-    // relayed here, reaches the call waiting on the card.
+    // relayed here, reaches the call waiting on the card. The relayed turn states say which agents
+    // await the user elsewhere (a prompt accepted here then asks their waiting call to yield).
     if (options.approvalWaits) {
       this.listeners.add((event) => {
+        if (event.type === 'state') approvals.heardState(event.agentId, event.state);
         if (event.type !== 'entry') return;
         approvals.answeredElsewhere(event.agentId, event.entry, {
           take: async (nonce, turn) =>
@@ -326,6 +331,7 @@ export class LocalAgentHost implements AgentHost {
     // Background commands and subagents, per agent (subagents/agent-background.ts).
     const backgrounds = new AgentBackgrounds({
       dataDir,
+      ...(options.taskBooks ? { taskBook: options.taskBooks } : {}),
       provider: () => this.provider,
       // The tools of the moment: the catalog is made again when the model changes.
       tools: () => this.config.tools,
@@ -751,7 +757,7 @@ export class LocalAgentHost implements AgentHost {
   /** Stops one background task: a command's whole process tree, or a subagent's turn. */
   async stopTask(agentId: string, taskId: string): Promise<{ stopped: boolean }> {
     await this.existing(agentId);
-    return { stopped: this.backgrounds.of(agentId)?.stop(taskId) ?? false };
+    return { stopped: this.backgrounds.stop(agentId, taskId) };
   }
 
   /** A subagent's steps, from its transcript (404 when this agent started no such child). */

@@ -30,7 +30,7 @@ import type { WritePoints } from '../stores/write-points.ts';
 import { AgentTasks, type TaskView } from '../tasks/agent-tasks.ts';
 import { interruptedNote } from '../tasks/interrupted-note.ts';
 import { backgroundLimits } from '../tasks/limits.ts';
-import { TaskBook } from '../tasks/task-book.ts';
+import { TaskBook, type TaskStore } from '../tasks/task-book.ts';
 import { TaskWakes } from '../tasks/task-wakes.ts';
 import type { HostTool, ToolContext } from '../tools/types.ts';
 import { closeInterruptedChildren, interruptedTaskDetail } from './child-closer.ts';
@@ -54,6 +54,8 @@ export interface BackgroundHost {
   childLayers?(child: LayerAgent): readonly ContextLayer[];
   /** What fits a child's model calls into the model's window (run-child.ts `compaction`); none when absent. */
   childCompaction?(child: CompactedAgent): Compaction;
+  /** Where an agent's task records are kept (default: `tasks.db` in its folder; a cluster's: its rows). */
+  taskBook?(agentId: string): TaskStore;
 }
 
 /** The file of an agent's task book: sendbox's, beside Grok Bot's store.db. */
@@ -64,7 +66,7 @@ export function taskBookFile(dataDir: string, agentId: string): string {
 export class AgentBackground implements AgentExtension {
   readonly tasks: AgentTasks;
   readonly wakes: TaskWakes;
-  private readonly book: TaskBook;
+  private readonly book: TaskStore;
   private budget: { turn: number; budget: StepBudget } | null = null;
 
   constructor(
@@ -72,7 +74,7 @@ export class AgentBackground implements AgentExtension {
     /** The agent's session (read lazily: it is still being built when this is). */
     private readonly agent: TurnContext,
   ) {
-    this.book = new TaskBook(taskBookFile(host.dataDir, agent.id));
+    this.book = host.taskBook?.(agent.id) ?? new TaskBook(taskBookFile(host.dataDir, agent.id));
     this.tasks = new AgentTasks({
       book: this.book,
       limits: () => backgroundLimits(agent.profile.background),
@@ -198,36 +200,49 @@ export class AgentBackground implements AgentExtension {
   }
 }
 
-/** Every agent's background work, for the host: made per session, ended by the lifecycle. */
+/**
+ * Every agent's background work, for the host: made per session, ended by the lifecycle. An agent
+ * may have several sessions in one process (a cluster worker: its gateway's and the turn worker's),
+ * each with its own live tasks; the latest one answers for the agent, and a stop finds the one that
+ * runs the task.
+ */
 export class AgentBackgrounds {
-  private readonly byAgent = new Map<string, AgentBackground>();
+  private readonly byAgent = new Map<string, AgentBackground[]>();
 
   constructor(private readonly host: BackgroundHost) {}
 
   /** The session's extension (the host's `extensions` seam). */
   for(agent: TurnContext): AgentBackground {
     const background = new AgentBackground(this.host, agent);
-    this.byAgent.set(agent.id, background);
+    this.byAgent.set(agent.id, [...(this.byAgent.get(agent.id) ?? []), background]);
     return background;
   }
 
+  /** The agent's latest session's. */
   of(agentId: string): AgentBackground | undefined {
-    return this.byAgent.get(agentId);
+    return this.byAgent.get(agentId)?.at(-1);
+  }
+
+  /** Stops a task: in the session that runs it here, else as the latest session's book says. */
+  stop(agentId: string, taskId: string): boolean {
+    const all = this.byAgent.get(agentId) ?? [];
+    const running = all.find((background) => background.tasks.ended(taskId) !== undefined);
+    return (running ?? all.at(-1))?.stop(taskId) ?? false;
   }
 
   /** The user pressed Stop: every task of the agent ends (commands' trees killed, children cancelled). */
   async turnCancelled(agentId: string): Promise<void> {
-    await this.byAgent.get(agentId)?.stopAll();
+    await Promise.all((this.byAgent.get(agentId) ?? []).map((background) => background.stopAll()));
   }
 
   async agentDeleted(agentId: string): Promise<void> {
-    const background = this.byAgent.get(agentId);
+    const all = this.byAgent.get(agentId) ?? [];
     this.byAgent.delete(agentId);
-    await background?.close();
+    await Promise.all(all.map((background) => background.close()));
   }
 
   async hostClosed(): Promise<void> {
-    const all = [...this.byAgent.values()];
+    const all = [...this.byAgent.values()].flat();
     this.byAgent.clear();
     await Promise.allSettled(all.map((background) => background.close()));
   }

@@ -232,12 +232,43 @@ function migrations(s: string): string[] {
     // An agent's inbox rows after a seq (PgInbox.load when a turn worker catches up).
     `CREATE INDEX IF NOT EXISTS inbox_agent_seq ON ${s}.inbox (agent_id, seq)`,
     // The card a call of the agent waits on, and the worker running it (cluster/approval-waits.ts).
+    // Each agent's background tasks, and the worker whose process runs each (stores/postgres/task-book.ts).
+    `CREATE TABLE IF NOT EXISTS ${s}.tasks (
+       agent_id text NOT NULL,
+       id text NOT NULL,
+       kind text NOT NULL,
+       turn integer NOT NULL,
+       tool_call_id text NOT NULL,
+       label text NOT NULL,
+       output_path text,
+       child_id text,
+       state text NOT NULL,
+       started_at bigint NOT NULL,
+       ended_at bigint,
+       outcome text,
+       reported integer NOT NULL DEFAULT 0,
+       notice text DEFAULT 'told',
+       worker text NOT NULL,
+       stop_requested boolean NOT NULL DEFAULT false,
+       PRIMARY KEY (agent_id, id)
+     )`,
+    // Tables made before the stop flag (landed an hour apart on 2026-12-07) get it.
+    `ALTER TABLE ${s}.tasks ADD COLUMN IF NOT EXISTS stop_requested boolean NOT NULL DEFAULT false`,
+    `DROP INDEX IF EXISTS ${s}.tasks_running`,
+    `CREATE INDEX IF NOT EXISTS tasks_running_by_worker ON ${s}.tasks (worker, agent_id) WHERE state = 'running'`,
+    // When each worker was last seen alive (stores/postgres/worker-heartbeats.ts).
+    `CREATE TABLE IF NOT EXISTS ${s}.worker_heartbeats (
+       worker text PRIMARY KEY,
+       seen_at timestamptz NOT NULL
+     )`,
     `CREATE TABLE IF NOT EXISTS ${s}.approval_waits (
        agent_id text PRIMARY KEY,
        card_id text NOT NULL,
        worker text NOT NULL,
        taken boolean NOT NULL DEFAULT false
      )`,
+    // A prompt accepted through another gateway asks the waiting call to yield (cluster/approval-waits.ts).
+    `ALTER TABLE ${s}.approval_waits ADD COLUMN IF NOT EXISTS yield_asked boolean NOT NULL DEFAULT false`,
   ];
 }
 
