@@ -110,6 +110,7 @@ export interface ClusterWorkerOptions extends Omit<
   | 'boxSecrets'
   | 'approvalGrants'
   | 'approvalWaits'
+  | 'stopElsewhere'
   | 'routineBooks'
   | 'memory'
   | 'taskBooks'
@@ -192,6 +193,7 @@ export async function startClusterWorker(options: ClusterWorkerOptions): Promise
   try {
     heartbeat = await startHeartbeat(db, workerName, workerTtlMs);
     events = await ClusterEvents.start({ db, databaseUrl: options.databaseUrl, worker: workerName });
+    const relayed = events;
     const mcp = await clusterMcp(db, keys.secretsKey, options);
     host = await createAgentHost({
       ...options,
@@ -205,10 +207,13 @@ export async function startClusterWorker(options: ClusterWorkerOptions): Promise
       stores: () => stores,
       queuedTurns: true,
       relay: events.relay,
+      stopElsewhere: (agentId) => relayed.askStop(agentId),
       secretKey: keys.secretsKey,
       boxSecrets: new PgSecretStore(db, keys.secretsKey, BOX_SECRETS_OWNER),
     });
     const running = host;
+    // The user's Stop through another gateway: the turn stops here if this worker runs it.
+    relayed.onStop((agentId) => void running.stopHere(agentId).catch(() => undefined));
     // An agent deleted through any gateway: this worker's local copies of it go too.
     host.subscribe((event) => {
       if (event.type !== 'roster' || event.change !== 'deleted' || !isSafeAgentId(event.agentId)) return;
