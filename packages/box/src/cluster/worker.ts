@@ -42,6 +42,7 @@ import { startTurnQueue } from '../stores/postgres/turn-queue.ts';
 import { startTurnWorker, turnConcurrency, type TurnWorker } from './turn-worker.ts';
 import { ClusterApprovalWaits } from './approval-waits.ts';
 import { ClusterEvents } from './events.ts';
+import { startTaskStops } from './task-stops.ts';
 import { openClusterKeys, type ClusterKeys } from './cluster-keys.ts';
 import { resealLegacySecrets } from './legacy-secrets.ts';
 import { ClusterSessionBook } from './session-book.ts';
@@ -190,6 +191,7 @@ export async function startClusterWorker(options: ClusterWorkerOptions): Promise
   let events: ClusterEvents | undefined;
   let turns: TurnWorker = { wake: () => undefined, stop: () => Promise.resolve() };
   let heartbeat: Heartbeat | undefined;
+  let taskStops: { stop(): void } | undefined;
   try {
     heartbeat = await startHeartbeat(db, workerName, workerTtlMs);
     events = await ClusterEvents.start({ db, databaseUrl: options.databaseUrl, worker: workerName });
@@ -214,6 +216,15 @@ export async function startClusterWorker(options: ClusterWorkerOptions): Promise
     const running = host;
     // The user's Stop through another gateway: the turn stops here if this worker runs it.
     relayed.onStop((agentId) => void running.stopHere(agentId).catch(() => undefined));
+    taskStops = startTaskStops(
+      db,
+      workerName,
+      (agentId, taskId) => running.stopTask(agentId, taskId),
+      (error) =>
+        process.stderr.write(
+          `sendbox: could not act on a task stop asked through another gateway: ${(error as Error).message}\n`,
+        ),
+    );
     // An agent deleted through any gateway: this worker's local copies of it go too.
     host.subscribe((event) => {
       if (event.type !== 'roster' || event.change !== 'deleted' || !isSafeAgentId(event.agentId)) return;
@@ -257,6 +268,7 @@ export async function startClusterWorker(options: ClusterWorkerOptions): Promise
       events.onInput(() => worker.wake());
     }
   } catch (error) {
+    taskStops?.stop();
     await host?.close().catch(() => undefined);
     await heartbeat?.stop();
     await events?.close().catch(() => undefined);
@@ -265,10 +277,11 @@ export async function startClusterWorker(options: ClusterWorkerOptions): Promise
     await db.close();
     throw error;
   }
-  const started = { host, turns, events, heartbeat };
+  const started = { host, turns, events, heartbeat, taskStops };
   // Closing the host (the CLI's stop) ends the worker: no more jobs, then the queue and the database.
   host.lifecycle.add({
     async hostClosed() {
+      started.taskStops.stop();
       await started.turns.stop().catch(() => undefined);
       // The host's sessions are closed, their tasks ended: nothing of this worker lapses later.
       await started.heartbeat.stop();
