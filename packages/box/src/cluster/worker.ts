@@ -40,6 +40,7 @@ import { startTurnQueue } from '../stores/postgres/turn-queue.ts';
 import { startTurnWorker, turnConcurrency, type TurnWorker } from './turn-worker.ts';
 import { ClusterApprovalWaits } from './approval-waits.ts';
 import { ClusterEvents } from './events.ts';
+import { LayoutMirror } from './layout-mirror.ts';
 import { openClusterKeys, type ClusterKeys } from './cluster-keys.ts';
 import { resealLegacySecrets } from './legacy-secrets.ts';
 import { ClusterSessionBook } from './session-book.ts';
@@ -139,6 +140,11 @@ export interface ClusterWorker {
   stores: ClusterStoreBackend;
   /** What this worker's gateway shares with the others': the cluster's token, session key and sessions. */
   shared: SharedGatewayKeys;
+  /**
+   * Every agent's sessions in Grok Bot's layout on this worker's disk, kept from the rows (the
+   * message search and the `sessions` connector read them).
+   */
+  sessionFiles: LayoutMirror;
   /** Closes the host; with it the turn worker stops taking jobs, and the queue and the database close. */
   close(): Promise<void>;
 }
@@ -184,9 +190,17 @@ export async function startClusterWorker(options: ClusterWorkerOptions): Promise
   let host: LocalAgentHost | undefined;
   let events: ClusterEvents | undefined;
   let turns: TurnWorker = { wake: () => undefined, stop: () => Promise.resolve() };
+  const sessionFiles = new LayoutMirror({
+    db,
+    root: path.join(options.dataDir, 'cache', 'cluster-sessions'),
+    stateDir: path.join(options.dataDir, 'cache', 'cluster-sessions-state'),
+  });
   try {
     events = await ClusterEvents.start({ db, databaseUrl: options.databaseUrl, worker: workerName });
-    const mcp = await clusterMcp(db, keys.secretsKey, options);
+    const mcp = {
+      ...(await clusterMcp(db, keys.secretsKey, options)),
+      boxTranscripts: sessionFiles.transcripts,
+    };
     host = await createAgentHost({
       ...options,
       mcp,
@@ -202,6 +216,13 @@ export async function startClusterWorker(options: ClusterWorkerOptions): Promise
       boxSecrets: new PgSecretStore(db, keys.secretsKey, BOX_SECRETS_OWNER),
     });
     const running = host;
+    // Each agent's sessions copied as any worker writes them; all of them read once at start, behind it.
+    host.subscribe((event) => sessionFiles.observe(event));
+    void sessionFiles
+      .syncAll()
+      .catch((error: unknown) =>
+        process.stderr.write(`sendbox: sessions copy: ${(error as Error).message}\n`),
+      );
     // An agent deleted through any gateway: this worker's local copies of it go too.
     host.subscribe((event) => {
       if (event.type !== 'roster' || event.change !== 'deleted' || !isSafeAgentId(event.agentId)) return;
@@ -258,6 +279,7 @@ export async function startClusterWorker(options: ClusterWorkerOptions): Promise
     async hostClosed() {
       await started.turns.stop().catch(() => undefined);
       await started.events.close().catch(() => undefined);
+      await sessionFiles.close();
       await boss.stop({ graceful: false, close: true }).catch(() => undefined);
       // A prune queued behind the last snapshot ends before its connections do.
       await snapshots.settled();
@@ -266,5 +288,5 @@ export async function startClusterWorker(options: ClusterWorkerOptions): Promise
     },
   });
   const shared = { token: keys.token, sessionKey: keys.sessionKey, sessions: new ClusterSessionBook(db) };
-  return { host: started.host, db, leases, stores, shared, close: () => started.host.close() };
+  return { host: started.host, db, leases, stores, shared, sessionFiles, close: () => started.host.close() };
 }
