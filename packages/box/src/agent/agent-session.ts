@@ -44,7 +44,7 @@ import { turnDriver, type TurnHooks } from './turn-driver.ts';
 
 import { TurnStateMachine, type TurnState } from './turn-state.ts';
 import { repairOf, type TurnRepair } from './turn-closer.ts';
-import { MAX_TURN_RESUMES, resumePointOf, TURN_RESUMED_NOTE, type ResumePoint } from './turn-resume.ts';
+import { MAX_TURN_RESUMES, resumeNoteOf, resumePointOf, type ResumePoint } from './turn-resume.ts';
 import { HostError } from './errors.ts';
 import { StoreWriteError } from '../stores/errors.ts';
 import { type HostEvent } from './events.ts';
@@ -774,9 +774,15 @@ export class AgentSession implements ExtensionAgent {
       this.cutTurn = null;
       return;
     }
-    this.writer.appendRecords([{ role: 'user', blocks: [{ type: 'text', text: TURN_RESUMED_NOTE }] }]);
+    const note = resumeNoteOf(turn, this.view.all());
+    const blocks = note.texts.map((text) => ({ type: 'text' as const, text }));
+    this.writer.appendRecords([{ role: 'user', blocks }]);
     this.cutTurn = null;
-    this.history.push({ role: 'user', content: [{ type: 'text', text: TURN_RESUMED_NOTE }] });
+    this.history.push({ role: 'user', content: blocks });
+    for (const nonce of note.taken) {
+      this.startedTurns.set(nonce, turn);
+      void this.inbox.markStarted(nonce, turn);
+    }
     const user = this.view.byId(`t${turn}u`) as { routine?: { silent?: unknown } } | undefined;
     this.state.startTurn();
     await this.playTurn(turn, provider, user?.routine?.silent === true, () => Promise.resolve(), point);

@@ -6,7 +6,8 @@
  *    ledger entry committed its success, any other call "interrupted: check its effect");
  * 2. starts the turn's counters after what the ledger holds (`t<N>s<k>`, `t<N>c<k>`, `t<N>a<k>`,
  *    `t<N>n<k>` are never given twice) and rebuilds the never-twice map from the turn's sends;
- * 3. tells the model in a hidden note that the turn was cut and goes on (`TURN_RESUMED_NOTE`);
+ * 3. tells the model in a hidden note that the turn was cut and goes on (`TURN_RESUMED_NOTE`), and
+ *    what the user answered meanwhile on the turn's approval cards (`resumeNoteOf`);
  * 4. runs the steps the turn has left.
  *
  * A turn that was cut `MAX_TURN_RESUMES` times already (counted from its notes in the transcript, so
@@ -16,6 +17,7 @@
 import { hiddenPrompt } from '@sendbox/protocol';
 import type { JsonObject } from '@sendbox/txcript';
 import { deliveredKey } from '../tools/send-message/index.ts';
+import { answersToCutTurn } from '../approvals/inbox-answer.ts';
 import type { StoredMessage } from '@sendbox/protocol';
 
 /** How many times a cut turn is resumed; the next cut closes it with a notice. */
@@ -28,6 +30,22 @@ export const TURN_RESUMED_NOTE = hiddenPrompt(
     '"interrupted" result: check its effect before you run it again. Messages you sent before the ' +
     'cut reached the user; do not send them again. Go on with the turn.',
 );
+
+/**
+ * What the model reads where its cut turn goes on: TURN_RESUMED_NOTE, then what the user answered
+ * on the turn's approval cards while no call waited on them (approvals/inbox-answer.ts); those
+ * answers' inputs (`taken`, nonces) are the turn's, so no turn of their own tells the model again.
+ */
+export function resumeNoteOf(
+  turn: number,
+  rows: ReadonlyArray<{ id: string }>,
+): { texts: string[]; taken: string[] } {
+  const answers = answersToCutTurn(turn, rows);
+  return {
+    texts: [TURN_RESUMED_NOTE, ...answers.map((answer) => answer.text)],
+    taken: answers.map((answer) => answer.nonce),
+  };
+}
 
 /** Where a cut turn stands, read from its ledger entries and transcript records. */
 export interface ResumePoint {

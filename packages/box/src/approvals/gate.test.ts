@@ -357,18 +357,21 @@ describe('an approval card and the rest of the conversation', () => {
     await fx.host.idle(fx.agentId);
     await fx.host.close();
 
-    // The cut turn goes on first (agent/turn-resume.ts; its call reads "interrupted"), then the answer's own.
-    const model = scriptedProvider([reply, end, write('w1-again', 'a.txt'), reply, end]);
+    // The cut turn goes on (agent/turn-resume.ts; its call reads "interrupted"), its note telling the
+    // model the answer no call took; the answer is taken by that turn, not by a turn of its own.
+    const model = scriptedProvider([write('w1-again', 'a.txt'), reply, end]);
     reopened = await createAgentHost({ dataDir: fx.dataDir, provider: model, env: {} });
     await reopened.idle(fx.agentId);
     expect(lastUserText(model, 0)).toContain(TURN_RESUMED_NOTE);
-    // The answer was not lost: a turn of its own told the model, and the call made again ran once.
-    expect(lastUserText(model, 2)).toContain('The user allowed the write call you asked approval for');
+    expect(lastUserText(model, 0)).toContain('The user allowed the write call you asked approval for');
+    // The answer was not lost, and the call made again ran once, without a second card.
     expect(await readFile(path.join(fx.sandbox, 'a.txt'), 'utf8')).toBe('hello');
     const entries = (await reopened.entriesAfter(fx.agentId, 0)) as Entry[];
     expect(entries.some((e) => e.id === 'approval-w1-again')).toBe(false);
     expect(entries.filter((e) => e.id === 'approval-w1-answer')).toHaveLength(1);
-    expect(model.requests).toHaveLength(5);
+    expect(entries.filter((e) => /^t\du$/.test(e.id)).map((e) => e.id)).toEqual(['t0u']);
+    expect(model.requests).toHaveLength(3);
+    expect(await reopened.listAgents()).toMatchObject([{ pendingInputs: 0, state: 'idle' }]);
     await expect(
       reopened.answerToolApproval({ agentId: fx.agentId, entryId: 'approval-w1', decision: 'deny' }),
     ).rejects.toMatchObject({ status: 409 });
@@ -415,5 +418,38 @@ describe('an approval card and the rest of the conversation', () => {
       { id: 'approval-b-answer', kind: 'tool-call', toolCallId: 'b', approval: { answers: 'approval-b' } },
     ];
     expect([...takenApprovalAnswers(rows)]).toEqual([[approvalNonce('approval-a'), 3]]);
+  });
+
+  it('takenApprovalAnswers: an answer to a cut turn’s card is taken by that turn when it went on after it, not when it was only closed', () => {
+    const card = (id: string) => ({
+      id: `approval-${id}`,
+      kind: 'tool-call',
+      toolCallId: id,
+      status: 'awaiting-approval',
+      approval: {},
+    });
+    const answer = (id: string) => ({
+      id: `approval-${id}-answer`,
+      kind: 'tool-call',
+      toolCallId: id,
+      approval: { answers: `approval-${id}` },
+    });
+    const rows = [
+      { id: 't5u', kind: 'message' },
+      card('c'),
+      // The box stopped; the answer came; the resumed turn took a step (its note told the model).
+      answer('c'),
+      { id: 't5a0', kind: 'assistant' },
+      { id: 't5e', kind: 'turn-ended' },
+      { id: 't6u', kind: 'message' },
+      card('d'),
+      // The box stopped; the answer came; the cut turn was only closed with a notice.
+      answer('d'),
+      { id: 't6n0', kind: 'notice' },
+      { id: 't6e', kind: 'turn-ended' },
+      { id: 't7u', kind: 'message' },
+      { id: 't7a0', kind: 'assistant' },
+    ];
+    expect([...takenApprovalAnswers(rows)]).toEqual([[approvalNonce('approval-c'), 5]]);
   });
 });

@@ -12,6 +12,7 @@ import { useServices } from '../stores/postgres/backend.ts';
 import type { Database } from '../stores/postgres/database.ts';
 import type { SequencedEntry } from '../stores/ledger.ts';
 import { useClusterKit } from '../testing/cluster-kit.ts';
+import { setApprovalRules } from '../testing/cluster-rows.ts';
 import { until } from '../testing/processes.ts';
 import type { ClusterWorker } from './worker.ts';
 
@@ -72,7 +73,7 @@ describe('approval cards across workers', () => {
   /** An agent made through `gateway` whose profile row says shell calls ask first. */
   async function askingAgent(gateway: ClusterWorker, name: string): Promise<string> {
     const agent = await gateway.host.createAgent({ name });
-    await setRules(gateway.db, agent.id, { shell: 'ask' });
+    await setApprovalRules(gateway.db, agent.id, { shell: 'ask' });
     return agent.id;
   }
 
@@ -170,18 +171,6 @@ describe('approval cards across workers', () => {
     expect(JSON.stringify(denied)).toContain('declined');
   }, 120_000);
 });
-
-async function setRules(db: Database, agentId: string, approvals: Record<string, string>): Promise<void> {
-  const { rows } = await db.pool.query<{ profile: string }>(
-    `SELECT profile FROM ${db.table('profiles')} WHERE agent_id = $1`,
-    [agentId],
-  );
-  const profile = { ...(JSON.parse(rows[0]!.profile) as Record<string, unknown>), approvals };
-  await db.pool.query(
-    `UPDATE ${db.table('profiles')} SET profile = $2, version = version + 1 WHERE agent_id = $1`,
-    [agentId, JSON.stringify(profile)],
-  );
-}
 
 async function inboxState(db: Database, agentId: string, nonce: string): Promise<string | undefined> {
   const { rows } = await db.pool.query<{ state: string; turn: number | null }>(

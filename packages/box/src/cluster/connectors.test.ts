@@ -12,6 +12,7 @@ import { startHttpServer } from '../mcp/testing/http-servers.ts';
 import { everyFile } from '../mcp/testing/remote-box.ts';
 import { useServices } from '../stores/postgres/backend.ts';
 import type { SequencedEntry } from '../stores/ledger.ts';
+import { setApprovalRules } from '../testing/cluster-rows.ts';
 import { until } from '../testing/processes.ts';
 import { useClusterKit } from '../testing/cluster-kit.ts';
 
@@ -78,16 +79,7 @@ describe('MCP connectors across workers', () => {
     expect(view.servers.map((row) => [row.name, row.signIn])).toEqual([['secure', 'signed-in']]);
 
     // A rule saved in the cluster's profile row asks before the call on the worker process.
-    const { rows } = await db.pool.query<{ profile: string }>(
-      `SELECT profile FROM ${db.table('profiles')} WHERE agent_id = $1`,
-      [agent.id],
-    );
-    const stored = JSON.parse(rows[0]!.profile) as Record<string, unknown>;
-    const profile = { ...stored, approvals: { 'mcp:secure/echo': 'ask' } };
-    await db.pool.query(
-      `UPDATE ${db.table('profiles')} SET profile = $2, version = version + 1 WHERE agent_id = $1`,
-      [agent.id, JSON.stringify(profile)],
-    );
+    await setApprovalRules(db, agent.id, { 'mcp:secure/echo': 'ask' });
     await front.host.sendPrompt({ agentId: agent.id, prompt: 'mcp secure echo two', clientNonce: 'n2' });
     await until(
       async () =>

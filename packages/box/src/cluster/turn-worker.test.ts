@@ -16,6 +16,9 @@ import { sendText } from '../testing/host-fixture.ts';
 import { until } from '../testing/processes.ts';
 import { Leases } from '../stores/postgres/leases.ts';
 import { TURN_QUEUE } from '../stores/postgres/turn-queue.ts';
+import { BOX_STOPPED_NOTICE } from '../agent/turn-texts.ts';
+import { ledgerRows, transcriptRows } from '../testing/cluster-rows.ts';
+import { crashInvariantBreaks } from '../testing/crash-invariants.ts';
 import { DEFAULT_TURN_CONCURRENCY, turnConcurrency } from './turn-worker.ts';
 import { useClusterKit } from '../testing/cluster-kit.ts';
 import type { ClusterWorker } from './worker.ts';
@@ -184,6 +187,98 @@ describe('cluster turn worker', () => {
     await gateway.host.sendPrompt({ agentId: agent.id, prompt: 'third', clientNonce: 'n3' });
     await until(async () => (await ledgerIds(gateway, agent.id)).includes('t2e'), 'turn 2 to end', 30_000);
   }, 120_000);
+
+  it('closes a cut turn whose job ran out of tries in the dead letter’s closing try: its notice, its end, its calls’ results, and the next prompts run', async () => {
+    // 'hold' is a shell call that runs until it is killed; a tool result is answered; any other prompt too.
+    const script = (): ScriptSource => (request) => {
+      const last = request.messages.at(-1);
+      if (last?.role === 'tool')
+        return last.content.some((part) => part.type === 'tool-result' && part.toolName === 'send_message')
+          ? {}
+          : sendText('answered');
+      if (JSON.stringify(last).includes('hold'))
+        return {
+          toolCalls: [{ name: 'shell', input: { command: 'until [ -f never ]; do sleep 0.05; done' } }],
+        };
+      return sendText('answered');
+    };
+    const { workers, schema } = await cluster(2, script, 300);
+    const [gateway] = workers as [ClusterWorker, ClusterWorker];
+    const agent = await gateway.host.createAgent({ name: 'Cut agent' });
+    const rows = () => ledgerRows(gateway.db, agent.id);
+    const jsonl = async () => (await transcriptRows(gateway.db, agent.id)).map((row) => row.text).join('');
+    const jobStates = async () =>
+      (
+        await gateway.db.pool.query<{ state: string }>(
+          `SELECT state FROM "${schema}_jobs".job WHERE name = $1 AND singleton_key = $2 ORDER BY created_on`,
+          [TURN_QUEUE, agent.id],
+        )
+      ).rows.map((row) => row.state);
+    await gateway.host.sendPrompt({ agentId: agent.id, prompt: 'hold', clientNonce: 'n1' });
+    await until(async () => (await jsonl()).includes('until [ -f never ]'), 'the shell call to start');
+
+    // Another holder takes the lease over while the call runs (as one does from a worker it thinks
+    // dead) and keeps it: the turn is stopped on its worker, whose writes are refused from then on,
+    // so the turn is left cut; every try of its job then finds the lease held, and the job fails.
+    const stuck = new Leases(gateway.db, 'stuck-worker', 300);
+    const { rows: taken } = await gateway.db.pool.query<{ epoch: string }>(
+      `UPDATE ${gateway.db.table('leases')} SET owner = 'stuck-worker', epoch = epoch + 1, expires_at = now() + interval '300 milliseconds'
+       WHERE agent_id = $1 RETURNING epoch`,
+      [agent.id],
+    );
+    const held = { agentId: agent.id, owner: 'stuck-worker', epoch: Number(taken[0]!.epoch), expiresAt: 0 };
+    const renewal = setInterval(() => void stuck.renew(held), 100);
+    kit.defer(() => clearInterval(renewal));
+    await until(
+      async () => (await jobStates()).includes('failed'),
+      'the turn job to run out of tries',
+      60_000,
+    );
+    const cut = await rows();
+    expect(cut.map((row) => row.id)).not.toContain('t0e');
+    await gateway.host.sendPrompt({ agentId: agent.id, prompt: 'again', clientNonce: 'n2' });
+    clearInterval(renewal);
+    await stuck.release(held);
+
+    // The dead letter's closing try: the cut turn is closed, not resumed, then the waiting prompt runs.
+    await until(async () => (await rows()).some((row) => row.id === 't1e'), 'the next turn to end', 90_000);
+    const closed = await rows();
+    const ids = closed.map((row) => row.id);
+    const notice = closed.find((row) => row.entry.kind === 'notice' && /^t0n\d+$/.test(row.id));
+    expect(notice?.entry.text).toBe(BOX_STOPPED_NOTICE);
+    expect(ids.indexOf('t0e')).toBeGreaterThan(ids.indexOf(notice!.id));
+    expect(ids.indexOf('t1u')).toBeGreaterThan(ids.indexOf('t0e'));
+    // Written under the closing try's lease, after the stuck holder's.
+    expect(notice!.epoch).toBeGreaterThan(held.epoch);
+    expect(closed.find((row) => row.id === 't0e')!.epoch).toBe(notice!.epoch);
+    // The model took no step after the cut: no note telling it the turn goes on.
+    const text = await jsonl();
+    expect(text).not.toContain('This turn was cut');
+    // As a reader expects: the codec reads every line, the open call has its result, every turn its end.
+    const parsed = grokBot.text.parse(text, 'transcript rows');
+    expect(parsed.records.every((line) => line.kind === 'record')).toBe(true);
+    const records = parsed.records.flatMap((line) => (line.kind === 'record' ? [line.json] : []));
+    const entries = closed.map((row) => ({ id: row.id, kind: String(row.entry.kind) }));
+    expect(crashInvariantBreaks(entries, records)).toEqual([]);
+    expect(text).toContain('interrupted');
+    const common = ledgerToCommon(
+      closed.map((row) => row.entry as never),
+      { sessionId: agent.id, source: 'rows' },
+    );
+    expect(common.warnings).toEqual([]);
+    // Turn 0 has no step of the model: the reader sees the two prompts, then turn 1's answer.
+    expect(common.transcript.messages.map((message) => message.role)).toEqual([
+      'user',
+      'user',
+      'assistant',
+      'user',
+    ]);
+
+    // The failed job is gone, so the agent's key holds nothing: its next prompt runs.
+    await until(async () => !(await jobStates()).includes('failed'), 'the failed job to go', 30_000);
+    await gateway.host.sendPrompt({ agentId: agent.id, prompt: 'third', clientNonce: 'n3' });
+    await until(async () => (await rows()).some((row) => row.id === 't2e'), 'turn 2 to end', 30_000);
+  }, 180_000);
 
   it('exports the agents in Grok Bot’s layout, the same rows and lines, read back by txcript', async () => {
     const { workers, schema } = await cluster(2, () => [sendText('exported answer')]);

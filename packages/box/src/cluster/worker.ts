@@ -34,6 +34,8 @@ import { SnapshotStore } from './sandbox/snapshot-store.ts';
 import { runWithSandbox } from './sandbox/turn-sandbox.ts';
 import { openDatabase, type Database } from '../stores/postgres/database.ts';
 import { Leases } from '../stores/postgres/leases.ts';
+import { PgTaskBook } from '../stores/postgres/task-book.ts';
+import { startHeartbeat, WORKER_TTL_MS, type Heartbeat } from '../stores/postgres/worker-heartbeats.ts';
 import { agentHasWork } from '../stores/postgres/inbox.ts';
 import { parseObjectStoreUrl } from '../stores/postgres/object-store-url.ts';
 import { startTurnQueue } from '../stores/postgres/turn-queue.ts';
@@ -111,6 +113,7 @@ export interface ClusterWorkerOptions extends Omit<
   | 'approvalWaits'
   | 'routineBooks'
   | 'memory'
+  | 'taskBooks'
 > {
   databaseUrl: string;
   objectStoreUrl: string;
@@ -187,6 +190,7 @@ export async function startClusterWorker(options: ClusterWorkerOptions): Promise
   );
   const workerName = options.workerName ?? `${os.hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   const leases = new Leases(db, workerName, options.leaseTtlMs);
+  const workerTtlMs = options.leaseTtlMs ?? WORKER_TTL_MS;
   let host: LocalAgentHost | undefined;
   let events: ClusterEvents | undefined;
   let turns: TurnWorker = { wake: () => undefined, stop: () => Promise.resolve() };
@@ -195,7 +199,9 @@ export async function startClusterWorker(options: ClusterWorkerOptions): Promise
     root: path.join(options.dataDir, 'cache', 'cluster-sessions'),
     stateDir: path.join(options.dataDir, 'cache', 'cluster-sessions-state'),
   });
+  let heartbeat: Heartbeat | undefined;
   try {
+    heartbeat = await startHeartbeat(db, workerName, workerTtlMs);
     events = await ClusterEvents.start({ db, databaseUrl: options.databaseUrl, worker: workerName });
     const mcp = {
       ...(await clusterMcp(db, keys.secretsKey, options)),
@@ -208,6 +214,7 @@ export async function startClusterWorker(options: ClusterWorkerOptions): Promise
         new PgSealedDocument(db, keys.secretsKey, agentDocumentNames(agentId).approvals),
       approvalWaits: new ClusterApprovalWaits(db, workerName),
       memory: clusterMemory(db, keys.secretsKey),
+      taskBooks: (agentId) => new PgTaskBook(db, agentId, workerName, workerTtlMs),
       routineBooks: pgRoutineBooks(db),
       stores: () => stores,
       queuedTurns: true,
@@ -267,17 +274,20 @@ export async function startClusterWorker(options: ClusterWorkerOptions): Promise
     }
   } catch (error) {
     await host?.close().catch(() => undefined);
+    await heartbeat?.stop();
     await events?.close().catch(() => undefined);
     await boss.stop({ graceful: false, close: true }).catch(() => undefined);
     s3.destroy();
     await db.close();
     throw error;
   }
-  const started = { host, turns, events };
+  const started = { host, turns, events, heartbeat };
   // Closing the host (the CLI's stop) ends the worker: no more jobs, then the queue and the database.
   host.lifecycle.add({
     async hostClosed() {
       await started.turns.stop().catch(() => undefined);
+      // The host's sessions are closed, their tasks ended: nothing of this worker lapses later.
+      await started.heartbeat.stop();
       await started.events.close().catch(() => undefined);
       await sessionFiles.close();
       await boss.stop({ graceful: false, close: true }).catch(() => undefined);

@@ -60,6 +60,7 @@ import { boxTimeZone, minIntervalFromEnv } from '../routines/schedule.ts';
 import type { RoutineBooks } from '../routines/routine-book.ts';
 import { StateError } from '../tools/update-state/schema.ts';
 import { MemoryBook, memoryFiles, type MemoryPlace } from '../memory/agent-memory.ts';
+import type { TaskStore } from '../tasks/task-book.ts';
 import { forgetEntry, memoryView, type MemoryView } from '../memory/memory-view.ts';
 import type { MemoryScope } from '../memory/memory-store.ts';
 import { AgentProfiles } from '../profile/profile-editor.ts';
@@ -138,6 +139,8 @@ export interface AgentHostOptions {
   approvalGrants?: ApprovalStores['grants'];
   /** The cards calls wait on, known to every worker of a cluster (cluster/approval-waits.ts); default none. */
   approvalWaits?: ApprovalStores['waits'];
+  /** Where an agent's background-task records are kept (default: `agents/<id>/tasks.db`; a cluster's: its rows). */
+  taskBooks?: (agentId: string) => TaskStore;
   /** Where agent and user memory is kept (default: the data dir's `memory.json` files; a cluster's: its rows). */
   memory?: MemoryPlace;
   /** The agents' stores: given the files backend of the data dir, the backend to use (default: that one). */
@@ -329,6 +332,7 @@ export class LocalAgentHost implements AgentHost {
     // Background commands and subagents, per agent (subagents/agent-background.ts).
     const backgrounds = new AgentBackgrounds({
       dataDir,
+      ...(options.taskBooks ? { taskBook: options.taskBooks } : {}),
       provider: () => this.provider,
       // The tools of the moment: the catalog is made again when the model changes.
       tools: () => this.config.tools,

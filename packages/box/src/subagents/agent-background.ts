@@ -30,7 +30,7 @@ import type { WritePoints } from '../stores/write-points.ts';
 import { AgentTasks, type TaskView } from '../tasks/agent-tasks.ts';
 import { interruptedNote } from '../tasks/interrupted-note.ts';
 import { backgroundLimits } from '../tasks/limits.ts';
-import { TaskBook } from '../tasks/task-book.ts';
+import { TaskBook, type TaskStore } from '../tasks/task-book.ts';
 import { TaskWakes } from '../tasks/task-wakes.ts';
 import type { HostTool, ToolContext } from '../tools/types.ts';
 import { closeInterruptedChildren, interruptedTaskDetail } from './child-closer.ts';
@@ -54,6 +54,8 @@ export interface BackgroundHost {
   childLayers?(child: LayerAgent): readonly ContextLayer[];
   /** What fits a child's model calls into the model's window (run-child.ts `compaction`); none when absent. */
   childCompaction?(child: CompactedAgent): Compaction;
+  /** Where an agent's task records are kept (default: `tasks.db` in its folder; a cluster's: its rows). */
+  taskBook?(agentId: string): TaskStore;
 }
 
 /** The file of an agent's task book: sendbox's, beside Grok Bot's store.db. */
@@ -64,7 +66,7 @@ export function taskBookFile(dataDir: string, agentId: string): string {
 export class AgentBackground implements AgentExtension {
   readonly tasks: AgentTasks;
   readonly wakes: TaskWakes;
-  private readonly book: TaskBook;
+  private readonly book: TaskStore;
   private budget: { turn: number; budget: StepBudget } | null = null;
 
   constructor(
@@ -72,7 +74,7 @@ export class AgentBackground implements AgentExtension {
     /** The agent's session (read lazily: it is still being built when this is). */
     private readonly agent: TurnContext,
   ) {
-    this.book = new TaskBook(taskBookFile(host.dataDir, agent.id));
+    this.book = host.taskBook?.(agent.id) ?? new TaskBook(taskBookFile(host.dataDir, agent.id));
     this.tasks = new AgentTasks({
       book: this.book,
       limits: () => backgroundLimits(agent.profile.background),

@@ -11,14 +11,14 @@ import { repairOf } from '../agent/turn-closer.ts';
 import type { WritePoints } from '../stores/write-points.ts';
 import { isNotFound } from '../sandbox/paths.ts';
 import type { Scrubber } from '../secrets/scrub.ts';
-import type { TaskBook, TaskRecord } from '../tasks/task-book.ts';
+import type { TaskRecord, TaskStore } from '../tasks/task-book.ts';
 import { TranscriptWriter } from '../stores/transcript-writer.ts';
 import { JsonlFile } from '../stores/files/jsonl.ts';
 import { ChildLedger } from './child-ledger.ts';
 
 /** For the parent's closer: an interrupted `task` call of turn `turn` names its child. */
 export function interruptedTaskDetail(
-  book: TaskBook,
+  book: TaskStore,
   turn: number,
 ): (name: string, input: JsonObject) => JsonObject | undefined {
   return (name, input) => {

@@ -13,7 +13,7 @@ import type { LaunchSpec } from '../sandbox/confinement.ts';
 import type { Scrubber } from '../secrets/scrub.ts';
 import type { JsonValue } from '@sendbox/txcript';
 import { startBackgroundCommand, type BackgroundCommand, type CommandEnd } from './background-command.ts';
-import type { TaskBook, TaskKind, TaskRecord } from './task-book.ts';
+import type { TaskKind, TaskRecord, TaskStore } from './task-book.ts';
 import { readOutputTail, TaskOutput } from './task-output.ts';
 
 export interface TaskLimits {
@@ -41,6 +41,8 @@ const TAIL_EVERY_MS = 250;
 const MAX_ENDED_KEPT = 16;
 /** Carried between chunks when a pattern is tested, so a match across a chunk border is found. */
 const PATTERN_OVERLAP_CHARS = 4096;
+/** How often `await` reads the record of a task that runs on another cluster worker. */
+const REMOTE_POLL_MS = 500;
 /** Characters dropped where scrubbed output was cut (a secret may have been cut there). */
 const SCRUB_MARGIN = 4096;
 
@@ -117,7 +119,7 @@ interface LiveTask {
 }
 
 export interface AgentTasksOptions {
-  book: TaskBook;
+  book: TaskStore;
   limits(): TaskLimits;
   scrubber(): Scrubber;
   now(): number;
@@ -318,7 +320,7 @@ export class AgentTasks {
     options: { blockUntilMs: number; pattern?: RegExp; signal?: AbortSignal },
   ): Promise<AwaitResult> {
     const task = this.live.get(id);
-    if (!task) return this.fromBook(id);
+    if (!task) return this.fromBook(id, await this.untilRecordEnds(id, options));
     if (options.pattern && task.record.kind !== 'command') {
       return {
         kind: 'refused',
@@ -557,13 +559,48 @@ export class AgentTasks {
     return `[${to - from - AWAIT_OUTPUT_CAP_BYTES} earlier bytes not shown: read ${task.record.outputPath} for them]\n${text.slice(SCRUB_MARGIN)}`;
   }
 
-  /** A task this process does not run: one a crash interrupted, or none. */
-  private fromBook(id: string): AwaitResult {
-    let record: TaskRecord | undefined;
-    try {
-      record = this.options.book.get(id);
-    } catch {
-      record = undefined;
+  /**
+   * A task this process does not run, as its record holds it: one that still runs on another cluster
+   * worker is read again every REMOTE_POLL_MS until it ended or the wait is over.
+   */
+  private async untilRecordEnds(
+    id: string,
+    options: { blockUntilMs: number; signal?: AbortSignal },
+  ): Promise<TaskRecord | undefined> {
+    const read = () => {
+      try {
+        return this.options.book.get(id);
+      } catch {
+        return undefined;
+      }
+    };
+    const deadline = Date.now() + options.blockUntilMs;
+    let record = read();
+    while (record?.state === 'running' && Date.now() < deadline && !options.signal?.aborted) {
+      await new Promise((resolve) => setTimeout(resolve, Math.min(REMOTE_POLL_MS, deadline - Date.now())));
+      record = read();
+    }
+    return record;
+  }
+
+  /** A task this process does not run: one a crash interrupted, one on another cluster worker, or none. */
+  private fromBook(id: string, record: TaskRecord | undefined): AwaitResult {
+    if (record?.state === 'running') {
+      // Only a cluster's record is running without this process running it (its worker is alive).
+      return {
+        kind: 'running',
+        payload: {
+          taskId: id,
+          runtimeMs: this.options.now() - record.startedAt,
+          ...(record.agentId ? { agentId: record.agentId } : {}),
+          ...(record.outputPath ? { outputFilePath: record.outputPath } : {}),
+          note:
+            `This task runs on cluster worker ${record.worker ?? '(unknown)'}, not on the worker running this turn, ` +
+            'so its live output cannot be shown here. Your files here hold what it wrote up to that worker’s last ' +
+            'snapshot of your sandbox. await it again to hear when it ends (its exit code); start it again here ' +
+            'if you need to watch its output.',
+        },
+      };
     }
     if (!record) {
       const known = this.running().map((task) => task.id);
@@ -598,7 +635,9 @@ export class AgentTasks {
         ...(record.agentId ? { agentId: record.agentId } : {}),
         exitCode: null,
         interrupted: true,
-        note: 'The box stopped while this task ran, so it was ended; what it wrote before that is in its file.',
+        note: record.worker
+          ? `Cluster worker ${record.worker} stopped while this task ran, so it was lost; what it wrote up to that worker’s last snapshot of your sandbox is in its file.`
+          : 'The box stopped while this task ran, so it was ended; what it wrote before that is in its file.',
       },
     };
   }

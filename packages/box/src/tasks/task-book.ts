@@ -66,6 +66,42 @@ export interface TaskRecord {
   reported: boolean;
   /** Whether the model was told how it ended (see the header). */
   notice: TaskNotice;
+  /** The cluster worker whose process runs it (a cluster's records only: stores/postgres/task-book.ts). */
+  worker?: string;
+}
+
+/**
+ * Where an agent's task records are kept: `tasks.db` in its folder (TaskBook), or a cluster's rows
+ * every worker shares (stores/postgres/task-book.ts). Calls are synchronous, as SQLite's are.
+ */
+export interface TaskStore {
+  /** Records a task as running (before it starts: a crash after this reports it interrupted). */
+  started(
+    task: Omit<TaskRecord, 'state' | 'endedAt' | 'outcome' | 'reported' | 'notice' | 'worker'> & {
+      notice?: TaskNotice;
+    },
+  ): void;
+  ended(id: string, endedAt: number, outcome: unknown): void;
+  /**
+   * Marks the tasks a crash cut as `interrupted` and returns them (call on open, before any task of
+   * this process starts): in a file every task still `running`; in a cluster those whose worker died.
+   */
+  interruptLeftovers(now: number): TaskRecord[];
+  /** Interrupted tasks the model has not been told about yet. */
+  unreported(): TaskRecord[];
+  markReported(ids: readonly string[]): void;
+  /** Tasks that ended with their end not told to the model yet, oldest first. */
+  untold(): TaskRecord[];
+  /** Tasks put in a wake input whose acceptance was not recorded (a crash between the two), by nonce. */
+  waking(): Map<string, TaskRecord[]>;
+  /** Records what the model was told of these tasks' ends (one transaction). */
+  setNotice(ids: readonly string[], notice: Exclude<TaskNotice, null>): void;
+  get(id: string): TaskRecord | undefined;
+  /** The latest tasks, newest first (the UI's rows after a reload). */
+  recent(limit: number): TaskRecord[];
+  /** The task a tool call of turn `turn` started (the turn closer's question for an open `task` call). */
+  byToolCall(turn: number, toolCallId: string): TaskRecord | undefined;
+  close(): void;
 }
 
 const rowSchema = z.object({
@@ -87,13 +123,17 @@ const rowSchema = z.object({
     .nullable(),
 });
 
-function recordOf(raw: unknown, file: string): TaskRecord {
+/** A row (SQLite's columns) as a record; `where` and `fix` name the store and the way out in an error. */
+export function recordOf(
+  raw: unknown,
+  where: string,
+  fix = 'move the file aside to start the agent without its task history',
+): TaskRecord {
   const parsed = rowSchema.safeParse(raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     throw new Error(
-      `${file}: a row of tasks is not in sendbox's shape (${issue?.path.join('.') ?? ''}: ${issue?.message ?? ''}); ` +
-        'move the file aside to start the agent without its task history',
+      `${where}: a row of tasks is not in sendbox's shape (${issue?.path.join('.') ?? ''}: ${issue?.message ?? ''}); ${fix}`,
     );
   }
   const row = parsed.data;
@@ -120,7 +160,7 @@ function recordOf(raw: unknown, file: string): TaskRecord {
   };
 }
 
-export class TaskBook {
+export class TaskBook implements TaskStore {
   private db: Database.Database | null = null;
 
   constructor(readonly file: string) {}

@@ -11,7 +11,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { WakeDoor } from '../agent/extension.ts';
-import type { TaskBook, TaskRecord } from './task-book.ts';
+import type { TaskRecord, TaskStore } from './task-book.ts';
 import { taskWakeText } from './wake-prompt.ts';
 
 export class TaskWakes {
@@ -20,7 +20,7 @@ export class TaskWakes {
   private again = false;
 
   constructor(
-    private readonly book: TaskBook,
+    private readonly book: TaskStore,
     /** The agent's scrubber now (a child's result or a tail may quote a secret saved since). */
     private readonly scrub: (text: string) => string,
     /** A command's last output, scrubbed (undefined for a child). */

@@ -1,6 +1,6 @@
 /**
- * The rows cluster workers wrote, read straight from PostgreSQL with the lease epoch of each
- * (tests only).
+ * The rows cluster workers wrote, read straight from PostgreSQL with the lease epoch of each, and an
+ * agent's approval rules set in its profile row as the settings would (tests only).
  */
 import type { Database } from '../stores/postgres/database.ts';
 
@@ -42,4 +42,21 @@ export async function transcriptRows(db: Database, agentId: string): Promise<Tra
     text: row.text,
     epoch: row.epoch === null ? null : Number(row.epoch),
   }));
+}
+
+/** Sets the agent's approval rules (`{"shell": "ask"}`) in its profile row, read by every worker. */
+export async function setApprovalRules(
+  db: Database,
+  agentId: string,
+  approvals: Record<string, 'ask' | 'auto'>,
+): Promise<void> {
+  const { rows } = await db.pool.query<{ profile: string }>(
+    `SELECT profile FROM ${db.table('profiles')} WHERE agent_id = $1`,
+    [agentId],
+  );
+  const profile = { ...(JSON.parse(rows[0]!.profile) as Record<string, unknown>), approvals };
+  await db.pool.query(
+    `UPDATE ${db.table('profiles')} SET profile = $2, version = version + 1 WHERE agent_id = $1`,
+    [agentId, JSON.stringify(profile)],
+  );
 }

@@ -140,7 +140,7 @@ const worker = await startClusterWorker({
   masterKey: Buffer.from(config.keyHex, 'hex'),
   dataDir: config.dataDir,
   env: config.env ?? {},
-  provider: retryingOnce(scriptedProvider(step)),
+  provider: retryingOnce(scriptedProvider((request) => namedCalls(step(request)))),
   workerName: config.name,
   writePoints: new WritePoints({ fail: sendWindowTrap(path.join(config.dataDir, 'die-in-send-window')) }),
   onTurnError: (agentId, error) => process.stderr.write(`turn of ${agentId}: ${(error as Error).message}\n`),
@@ -157,6 +157,14 @@ process.stdout.write(gateway ? `ready ${gateway.url} ${gateway.token}\n` : 'read
 process.on('SIGTERM', () => {
   void (gateway?.close() ?? Promise.resolve()).then(() => worker.close()).then(() => process.exit(0));
 });
+
+let calls = 0;
+
+/** Call ids unique across workers, as a real model's are (`<worker>-<n>`): an approval card's id is its call's. */
+function namedCalls(step: ScriptedStep): ScriptedStep {
+  if (!step.toolCalls) return step;
+  return { ...step, toolCalls: step.toolCalls.map((call) => ({ ...call, id: `${config.name}-${++calls}` })) };
+}
 
 /** The scripted model, whose first call of a turn `retry once` is told as retried before it answers. */
 function retryingOnce(scripted: ModelProvider): ModelProvider {

@@ -232,6 +232,31 @@ function migrations(s: string): string[] {
     // An agent's inbox rows after a seq (PgInbox.load when a turn worker catches up).
     `CREATE INDEX IF NOT EXISTS inbox_agent_seq ON ${s}.inbox (agent_id, seq)`,
     // The card a call of the agent waits on, and the worker running it (cluster/approval-waits.ts).
+    // Each agent's background tasks, and the worker whose process runs each (stores/postgres/task-book.ts).
+    `CREATE TABLE IF NOT EXISTS ${s}.tasks (
+       agent_id text NOT NULL,
+       id text NOT NULL,
+       kind text NOT NULL,
+       turn integer NOT NULL,
+       tool_call_id text NOT NULL,
+       label text NOT NULL,
+       output_path text,
+       child_id text,
+       state text NOT NULL,
+       started_at bigint NOT NULL,
+       ended_at bigint,
+       outcome text,
+       reported integer NOT NULL DEFAULT 0,
+       notice text DEFAULT 'told',
+       worker text NOT NULL,
+       PRIMARY KEY (agent_id, id)
+     )`,
+    `CREATE INDEX IF NOT EXISTS tasks_running ON ${s}.tasks (agent_id) WHERE state = 'running'`,
+    // When each worker was last seen alive (stores/postgres/worker-heartbeats.ts).
+    `CREATE TABLE IF NOT EXISTS ${s}.worker_heartbeats (
+       worker text PRIMARY KEY,
+       seen_at timestamptz NOT NULL
+     )`,
     `CREATE TABLE IF NOT EXISTS ${s}.approval_waits (
        agent_id text PRIMARY KEY,
        card_id text NOT NULL,

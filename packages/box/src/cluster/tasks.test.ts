@@ -1,0 +1,126 @@
+/**
+ * Background-task records across cluster workers, on a real PostgreSQL (issue 25): a task started in
+ * a turn on a worker process is listed with its state by a gateway that runs no turn; when that
+ * worker is SIGKILLed, its process is lost and the record says so (`interrupted`, not `running`
+ * forever), and the agent's next turn on another worker is told; an `await` on another worker follows
+ * the record of a task whose process lives elsewhere until it ends.
+ */
+import { randomBytes } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { AgentTasks } from '../tasks/agent-tasks.ts';
+import { scriptedProvider } from '../providers/scripted.ts';
+import { useServices } from '../stores/postgres/backend.ts';
+import { PgTaskBook } from '../stores/postgres/task-book.ts';
+import { startHeartbeat, WORKER_TTL_MS } from '../stores/postgres/worker-heartbeats.ts';
+import { startAcceptingWorker, WorkerProcesses } from '../testing/cluster-children.ts';
+import { sendText } from '../testing/host-fixture.ts';
+import { until } from '../testing/processes.ts';
+import { useClusterKit } from '../testing/cluster-kit.ts';
+import { noScrub } from '../secrets/scrub.ts';
+
+const services = useServices();
+
+describe('background tasks across cluster workers', () => {
+  const kit = useClusterKit(services);
+
+  it('lists a task of another worker with its state; its worker SIGKILLed, it is interrupted and the next turn is told', async () => {
+    const { databaseUrl, objectStoreUrl, credentials } = services();
+    const { schema, db } = await kit.freshSchema();
+    const masterKey = randomBytes(32);
+    const front = await startAcceptingWorker({
+      databaseUrl,
+      objectStoreUrl,
+      credentials,
+      schema,
+      masterKey,
+      dataDir: await kit.tempDir('gateway'),
+      workerName: 'gateway',
+    });
+    kit.defer(() => front.close());
+    const processes = new WorkerProcesses();
+    kit.defer(() => Promise.resolve(processes.stopAll()));
+    const a = await processes.start({
+      databaseUrl,
+      objectStoreUrl,
+      credentials,
+      schema,
+      keyHex: masterKey.toString('hex'),
+      dataDir: await kit.tempDir('worker-a'),
+      name: 'worker-a',
+    });
+    const agent = await front.host.createAgent({ name: 'Background' });
+    await front.host.sendPrompt({ agentId: agent.id, prompt: 'bg sleep 300', clientNonce: 'b0' });
+    const tasks = () => front.host.listTasks(agent.id);
+    await until(async () => (await tasks()).length === 1, 'the task to be listed', 60_000);
+    const [task] = await tasks();
+    expect(task).toMatchObject({ kind: 'command', label: 'sleep 300', state: 'running' });
+    const { rows } = await db.pool.query<{ worker: string }>(
+      `SELECT worker FROM ${db.table('tasks')} WHERE agent_id = $1`,
+      [agent.id],
+    );
+    expect(rows).toEqual([{ worker: 'worker-a' }]);
+    // Still running while A lives, past the TTL.
+    await new Promise((resolve) => setTimeout(resolve, WORKER_TTL_MS + 1000));
+    expect((await tasks())[0]!.state).toBe('running');
+
+    a.child.kill('SIGKILL');
+    await until(
+      async () => (await tasks())[0]!.state === 'interrupted',
+      'the lost task to be interrupted',
+      WORKER_TTL_MS + 10_000,
+    );
+
+    // The agent's next turn, on a worker that never held it, is told what was lost.
+    const model = scriptedProvider([sendText('ok'), {}]);
+    const b = await kit.startWorker({
+      dataDirName: 'worker-b',
+      schema,
+      masterKey,
+      env: {},
+      provider: model,
+      workerName: 'worker-b',
+    });
+    void b;
+    await front.host.sendPrompt({ agentId: agent.id, prompt: 'what happened?', clientNonce: 'b1' });
+    await until(() => model.requests.length > 0, 'the next turn on B', 60_000);
+    const seen = JSON.stringify(model.requests[0]!.messages);
+    expect(seen).toContain(
+      `background command ${task!.id} (sleep 300): it ran on cluster worker worker-a, which stopped`,
+    );
+  }, 150_000);
+
+  it('await on another worker follows the record of a task whose process lives elsewhere until it ends', async () => {
+    const { db } = await kit.freshSchema();
+    const elsewhere = await startHeartbeat(db, 'worker-a');
+    kit.defer(() => elsewhere.stop());
+    const agentId = 'agent-await';
+    const a = new PgTaskBook(db, agentId, 'worker-a', WORKER_TTL_MS);
+    const b = new PgTaskBook(db, agentId, 'worker-b', WORKER_TTL_MS);
+    a.started({
+      id: 'task-1',
+      kind: 'command',
+      turn: 0,
+      toolCallId: 'call-1',
+      label: 'make build',
+      outputPath: '/sandbox/.tasks/task-1.log',
+      agentId: null,
+      startedAt: Date.now(),
+      notice: null,
+    });
+    const tasksOnB = new AgentTasks({
+      book: b,
+      limits: () => ({ maxCommands: 4, maxRuntimeMs: 60_000, maxChildren: 2 }),
+      scrubber: () => noScrub,
+      now: Date.now,
+      emit: () => undefined,
+    });
+    const short = await tasksOnB.wait('task-1', { blockUntilMs: 300 });
+    expect(short.kind).toBe('running');
+    expect(JSON.stringify(short)).toContain('runs on cluster worker worker-a');
+    setTimeout(() => a.ended('task-1', Date.now(), { exitCode: 0, reason: 'exited' }), 700);
+    const started = Date.now();
+    const done = await tasksOnB.wait('task-1', { blockUntilMs: 10_000 });
+    expect(Date.now() - started).toBeLessThan(5000);
+    expect(done).toMatchObject({ kind: 'complete', payload: { taskId: 'task-1', exitCode: 0 } });
+  }, 30_000);
+});

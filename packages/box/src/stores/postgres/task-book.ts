@@ -1,0 +1,146 @@
+/**
+ * An agent's task records in a cluster (`tasks` rows; issue 25): the book of tasks/task-book.ts, the
+ * same columns with the agent id beside and the worker whose process runs each task, shared by
+ * every worker, so any gateway lists a task started in a turn on another worker with its state.
+ *
+ * A background process lives on its worker only. When that worker dies (its heartbeat,
+ * worker-heartbeats.ts, older than the TTL), its running tasks are lost: any reader of the book
+ * (the task list, an `await`, a session opening the agent) marks them `interrupted` first, so a
+ * record never says `running` for a process that is gone, and the next session opened tells the
+ * model. Calls are synchronous, as the SQLite book's are (sync-sql.ts).
+ */
+import { recordOf, type TaskNotice, type TaskRecord, type TaskStore } from '../../tasks/task-book.ts';
+import type { Database } from './database.ts';
+import type { StatementResult } from './sync-sql.ts';
+
+/** SQLite's column names and types (bigints as numbers), and the worker. */
+const COLUMNS = `id, kind, turn, tool_call_id, label, output_path, child_id AS agent_id, state,
+  started_at::float8 AS started_at, ended_at::float8 AS ended_at, outcome, reported, notice, worker`;
+
+export class PgTaskBook implements TaskStore {
+  private readonly table: string;
+  private readonly label: string;
+
+  constructor(
+    private readonly db: Database,
+    private readonly agentId: string,
+    /** This worker's name (its heartbeat's). */
+    private readonly worker: string,
+    /** A worker whose heartbeat is older than this is dead. */
+    private readonly workerTtlMs: number,
+  ) {
+    this.table = db.table('tasks');
+    this.label = `PostgreSQL ${this.table} agent ${agentId}`;
+  }
+
+  started(
+    task: Omit<TaskRecord, 'state' | 'endedAt' | 'outcome' | 'reported' | 'notice' | 'worker'> & {
+      notice?: TaskNotice;
+    },
+  ): void {
+    this.query(
+      `INSERT INTO ${this.table} (agent_id, id, kind, turn, tool_call_id, label, output_path, child_id, state,
+         started_at, notice, worker)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'running', $9, $10, $11)`,
+      [
+        task.id,
+        task.kind,
+        task.turn,
+        task.toolCallId,
+        task.label,
+        task.outputPath,
+        task.agentId,
+        task.startedAt,
+        task.notice === undefined ? 'told' : task.notice,
+        this.worker,
+      ],
+    );
+  }
+
+  ended(id: string, endedAt: number, outcome: unknown): void {
+    this.query(
+      `UPDATE ${this.table} SET state = 'ended', ended_at = $3, outcome = $4 WHERE agent_id = $1 AND id = $2`,
+      [id, endedAt, JSON.stringify(outcome)],
+    );
+  }
+
+  interruptLeftovers(now: number): TaskRecord[] {
+    return this.records(this.lapse(now));
+  }
+
+  unreported(): TaskRecord[] {
+    return this.select(`state = 'interrupted' AND reported = 0 ORDER BY started_at`);
+  }
+
+  markReported(ids: readonly string[]): void {
+    if (ids.length === 0) return;
+    this.query(`UPDATE ${this.table} SET reported = 1 WHERE agent_id = $1 AND id = ANY($2)`, [ids]);
+  }
+
+  untold(): TaskRecord[] {
+    return this.select(`state = 'ended' AND notice IS NULL ORDER BY ended_at, started_at`);
+  }
+
+  waking(): Map<string, TaskRecord[]> {
+    const byNonce = new Map<string, TaskRecord[]>();
+    for (const record of this.select(`notice LIKE 'wake:%' ORDER BY ended_at, started_at`)) {
+      const nonce = record.notice!.slice('wake:'.length);
+      byNonce.set(nonce, [...(byNonce.get(nonce) ?? []), record]);
+    }
+    return byNonce;
+  }
+
+  setNotice(ids: readonly string[], notice: Exclude<TaskNotice, null>): void {
+    if (ids.length === 0) return;
+    this.query(`UPDATE ${this.table} SET notice = $3 WHERE agent_id = $1 AND id = ANY($2)`, [ids, notice]);
+  }
+
+  get(id: string): TaskRecord | undefined {
+    this.lapse(Date.now());
+    return this.select(`id = $2`, [id])[0];
+  }
+
+  recent(limit: number): TaskRecord[] {
+    this.lapse(Date.now());
+    return this.select(`true ORDER BY started_at DESC LIMIT $2`, [limit]);
+  }
+
+  byToolCall(turn: number, toolCallId: string): TaskRecord | undefined {
+    return this.select(`turn = $2 AND tool_call_id = $3 ORDER BY started_at DESC LIMIT 1`, [
+      turn,
+      toolCallId,
+    ])[0];
+  }
+
+  close(): void {}
+
+  /** Marks the running tasks of dead workers (not this one) interrupted; the rows it marked. */
+  private lapse(now: number): StatementResult {
+    return this.query(
+      `UPDATE ${this.table} t SET state = 'interrupted', ended_at = $2
+       WHERE t.agent_id = $1 AND t.state = 'running' AND t.worker <> $3
+         AND NOT EXISTS (SELECT 1 FROM ${this.db.table('worker_heartbeats')} h
+                         WHERE h.worker = t.worker AND h.seen_at > now() - make_interval(secs => $4::float8 / 1000))
+       RETURNING ${COLUMNS}`,
+      [now, this.worker, this.workerTtlMs],
+    );
+  }
+
+  private select(where: string, values: readonly unknown[] = []): TaskRecord[] {
+    return this.records(
+      this.query(`SELECT ${COLUMNS} FROM ${this.table} WHERE agent_id = $1 AND ${where}`, values),
+    );
+  }
+
+  private records(result: StatementResult): TaskRecord[] {
+    return result.rows.map((row) => ({
+      ...recordOf(row, this.label, 'the row was not written by sendbox; delete it'),
+      worker: String(row.worker),
+    }));
+  }
+
+  /** One statement, the agent id its first parameter. */
+  private query(text: string, values: readonly unknown[] = []): StatementResult {
+    return this.db.sync().query(text, [this.agentId, ...values]);
+  }
+}
