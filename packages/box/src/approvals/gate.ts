@@ -63,8 +63,11 @@ export interface ApprovalStores {
  * answer entry (cluster/events.ts relays it) and takes it there (`ToolApprovals.answeredElsewhere`).
  */
 export interface SharedApprovalWaits {
-  /** Card `cardId` is about to be committed and waited on by a call here (before the card is visible). */
-  waiting(agentId: string, cardId: string): Promise<void>;
+  /**
+   * Card `cardId` is about to be committed and waited on by a call here (before the card is
+   * visible); `yielded` is called if a prompt accepted through another gateway asks the wait to yield.
+   */
+  waiting(agentId: string, cardId: string, yielded: () => void): Promise<void>;
   /** The wait here ended: `taken`, the call took an answer; otherwise the card is waited on no more. */
   ended(agentId: string, cardId: string, taken: boolean): Promise<void>;
   /**
@@ -72,6 +75,8 @@ export interface SharedApprovalWaits {
    * worker took it, false when none waits on it (or its worker died meanwhile).
    */
   takenElsewhere(agentId: string, cardId: string): Promise<boolean>;
+  /** A prompt was accepted here while the agent awaits the user elsewhere: a call waiting on a card there yields. */
+  yieldElsewhere(agentId: string): Promise<void>;
 }
 
 /** The grants document of an agent in the data dir: `agents/<id>/approvals.json`. */
@@ -115,6 +120,8 @@ export class ToolApprovals implements ToolGate {
   private readonly taking = new Map<string, () => Promise<void>>();
   /** The turn of each agent a prompt ended a wait in: its later cards wait no more (the turn ends). */
   private readonly yielded = new Map<string, number>();
+  /** Agents whose turn on another worker awaits the user, as its relayed state says (a prompt may yield there). */
+  private readonly awaitingElsewhere = new Set<string>();
   /** Cards whose answer is being committed through this host: their relayed answer entry is not taken again. */
   private readonly answering = new Set<string>();
   /** Set when the box closes: a wait ended then leaves its card open for after the restart. */
@@ -140,12 +147,28 @@ export class ToolApprovals implements ToolGate {
    * so the prompt's turn runs next. The card can still be answered; its answer starts a turn.
    */
   yieldTo(agentId: string): void {
+    if (this.yieldHere(agentId) || !this.awaitingElsewhere.has(agentId)) return;
+    // The turn runs on another worker (a cluster): its waiting call yields there.
+    void this.stored.waits?.yieldElsewhere(agentId).catch(() => undefined);
+  }
+
+  /** An agent's turn state, relayed from the worker running it (a cluster). */
+  heardState(agentId: string, state: string): void {
+    if (state === 'awaiting-user') this.awaitingElsewhere.add(agentId);
+    else this.awaitingElsewhere.delete(agentId);
+  }
+
+  /** Ends the waits of the agent's calls here, their cards left open; false when none waited here. */
+  private yieldHere(agentId: string): boolean {
     const prefix = `${agentId}/`;
+    let found = false;
     for (const [key, waiter] of [...this.waiting]) {
       if (!key.startsWith(prefix)) continue;
+      found = true;
       this.yielded.set(agentId, waiter.turn);
       waiter.settle('yielded');
     }
+    return found;
   }
 
   async beforeRun(call: GatedCall): Promise<ToolOutcome | null> {
@@ -162,7 +185,7 @@ export class ToolApprovals implements ToolGate {
     const id = approvalCardId(call.toolCallId);
     const { server, toolName, args } = describe(call);
     // Known to the cluster before the card is visible: every answer to it finds this worker.
-    await this.stored.waits?.waiting(call.agentId, id);
+    await this.stored.waits?.waiting(call.agentId, id, () => this.yieldHere(call.agentId));
     call.appendEntry({
       id,
       kind: 'tool-call',

@@ -125,6 +125,33 @@ describe('approval cards across workers', () => {
     ).rejects.toMatchObject({ status: 409 });
   }, 90_000);
 
+  it('a prompt sent through another gateway while the call waits on a card ends that wait, as in one box: the prompt’s turn runs, the card stays answerable', async () => {
+    const { gateway } = await cluster(1);
+    const agentId = await askingAgent(gateway, 'Yields');
+    await gateway.host.sendPrompt({ agentId, prompt: 'run one', clientNonce: 'n1' });
+    const first = await nthCard(gateway, agentId, 1);
+    // The gateway heard that the agent awaits the user (the turn's state, relayed).
+    await until(
+      async () =>
+        (await gateway.host.listAgents()).find((row) => row.id === agentId)?.state === 'awaiting-user',
+      'the relayed awaiting-user state',
+    );
+    await gateway.host.sendPrompt({ agentId, prompt: 'run two', clientNonce: 'n2' });
+    await until(() => ended(gateway, agentId, 0), 'the waiting turn to end', 30_000);
+    const call = (await entries(gateway, agentId)).find((e) => e.id === 't0c0')!;
+    expect(call.status).toBe('error');
+    expect(JSON.stringify(call)).toContain('the user sent a new message before answering the approval card');
+    // The prompt's turn runs (and asks for its own call); the first card is still open.
+    const second = await nthCard(gateway, agentId, 2);
+    expect((await entries(gateway, agentId)).map((e) => e.id)).not.toContain(`${first}-answer`);
+    expect(await gateway.host.answerToolApproval({ agentId, entryId: second, decision: 'allow' })).toEqual({
+      accepted: true,
+      resumed: true,
+    });
+    await until(() => ended(gateway, agentId, 1), 'the prompt’s turn to end', 30_000);
+    expect(await sends(gateway, agentId)).toEqual(['worker-1 ran: two']);
+  }, 90_000);
+
   it('"always allow" answered through one gateway lets the next such call run without a card on another worker; "allow once" is used up once', async () => {
     const { gateway, workers, start } = await cluster(2);
     const always = await askingAgent(gateway, 'Always');

@@ -308,9 +308,11 @@ export class LocalAgentHost implements AgentHost {
     );
     this.approvals = approvals;
     // In a cluster, a card's answer may be committed through another worker's gateway: its entry,
-    // relayed here, reaches the call waiting on the card.
+    // relayed here, reaches the call waiting on the card. The relayed turn states say which agents
+    // await the user elsewhere (a prompt accepted here then asks their waiting call to yield).
     if (options.approvalWaits) {
       this.listeners.add((event) => {
+        if (event.type === 'state') approvals.heardState(event.agentId, event.state);
         if (event.type !== 'entry') return;
         approvals.answeredElsewhere(event.agentId, event.entry, {
           take: async (nonce, turn) =>
