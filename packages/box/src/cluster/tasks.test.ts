@@ -1,6 +1,7 @@
 /**
  * Background-task records across cluster workers, on a real PostgreSQL (issue 25): a task started in
- * a turn on a worker process is listed with its state by a gateway that runs no turn; when that
+ * a turn on a worker process is listed with its state by a gateway that runs no turn, and stopped
+ * through it by the worker running it; when that
  * worker is SIGKILLed, its process is lost and the record says so (`interrupted`, not `running`
  * forever), and the agent's next turn on another worker is told; an `await` on another worker follows
  * the record of a task whose process lives elsewhere until it ends.
@@ -23,7 +24,7 @@ const services = useServices();
 describe('background tasks across cluster workers', () => {
   const kit = useClusterKit(services);
 
-  it('lists a task of another worker with its state; its worker SIGKILLed, it is interrupted and the next turn is told', async () => {
+  it('lists a task of another worker with its state and stops it through the gateway; its worker SIGKILLed, it is interrupted and the next turn is told', async () => {
     const { databaseUrl, objectStoreUrl, credentials } = services();
     const { schema, db } = await kit.freshSchema();
     const masterKey = randomBytes(32);
@@ -63,9 +64,20 @@ describe('background tasks across cluster workers', () => {
     await new Promise((resolve) => setTimeout(resolve, WORKER_TTL_MS + 1000));
     expect((await tasks())[0]!.state).toBe('running');
 
+    // A second task, stopped through the gateway, which does not run it: A stops it.
+    await front.host.sendPrompt({ agentId: agent.id, prompt: 'bg sleep 301', clientNonce: 'b2' });
+    const byLabel = async (label: string) => (await tasks()).find((view) => view.label === label);
+    await until(async () => (await byLabel('sleep 301'))?.state === 'running', 'the second task', 60_000);
+    const second = (await byLabel('sleep 301'))!;
+    expect(await front.host.stopTask(agent.id, second.id)).toEqual({ stopped: true });
+    await until(async () => (await byLabel('sleep 301'))?.state === 'ended', 'A to stop it', 10_000);
+    expect(await byLabel('sleep 301')).toMatchObject({ reason: 'stopped' });
+    expect(await front.host.stopTask(agent.id, second.id)).toEqual({ stopped: false });
+    expect((await byLabel('sleep 300'))!.state).toBe('running');
+
     a.child.kill('SIGKILL');
     await until(
-      async () => (await tasks())[0]!.state === 'interrupted',
+      async () => (await byLabel('sleep 300'))!.state === 'interrupted',
       'the lost task to be interrupted',
       WORKER_TTL_MS + 10_000,
     );

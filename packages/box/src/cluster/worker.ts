@@ -43,6 +43,7 @@ import { startTurnWorker, turnConcurrency, type TurnWorker } from './turn-worker
 import { ClusterApprovalWaits } from './approval-waits.ts';
 import { ClusterEvents } from './events.ts';
 import { LayoutMirror } from './layout-mirror.ts';
+import { startTaskStops } from './task-stops.ts';
 import { openClusterKeys, type ClusterKeys } from './cluster-keys.ts';
 import { resealLegacySecrets } from './legacy-secrets.ts';
 import { ClusterSessionBook } from './session-book.ts';
@@ -200,6 +201,7 @@ export async function startClusterWorker(options: ClusterWorkerOptions): Promise
     stateDir: path.join(options.dataDir, 'cache', 'cluster-sessions-state'),
   });
   let heartbeat: Heartbeat | undefined;
+  let taskStops: { stop(): void } | undefined;
   try {
     heartbeat = await startHeartbeat(db, workerName, workerTtlMs);
     events = await ClusterEvents.start({ db, databaseUrl: options.databaseUrl, worker: workerName });
@@ -230,6 +232,15 @@ export async function startClusterWorker(options: ClusterWorkerOptions): Promise
       .catch((error: unknown) =>
         process.stderr.write(`sendbox: sessions copy: ${(error as Error).message}\n`),
       );
+    taskStops = startTaskStops(
+      db,
+      workerName,
+      (agentId, taskId) => running.stopTask(agentId, taskId),
+      (error) =>
+        process.stderr.write(
+          `sendbox: could not act on a task stop asked through another gateway: ${(error as Error).message}\n`,
+        ),
+    );
     // An agent deleted through any gateway: this worker's local copies of it go too.
     host.subscribe((event) => {
       if (event.type !== 'roster' || event.change !== 'deleted' || !isSafeAgentId(event.agentId)) return;
@@ -273,6 +284,7 @@ export async function startClusterWorker(options: ClusterWorkerOptions): Promise
       events.onInput(() => worker.wake());
     }
   } catch (error) {
+    taskStops?.stop();
     await host?.close().catch(() => undefined);
     await heartbeat?.stop();
     await events?.close().catch(() => undefined);
@@ -281,10 +293,11 @@ export async function startClusterWorker(options: ClusterWorkerOptions): Promise
     await db.close();
     throw error;
   }
-  const started = { host, turns, events, heartbeat };
+  const started = { host, turns, events, heartbeat, taskStops };
   // Closing the host (the CLI's stop) ends the worker: no more jobs, then the queue and the database.
   host.lifecycle.add({
     async hostClosed() {
+      started.taskStops.stop();
       await started.turns.stop().catch(() => undefined);
       // The host's sessions are closed, their tasks ended: nothing of this worker lapses later.
       await started.heartbeat.stop();

@@ -760,7 +760,7 @@ export class LocalAgentHost implements AgentHost {
   /** Stops one background task: a command's whole process tree, or a subagent's turn. */
   async stopTask(agentId: string, taskId: string): Promise<{ stopped: boolean }> {
     await this.existing(agentId);
-    return { stopped: this.backgrounds.of(agentId)?.stop(taskId) ?? false };
+    return { stopped: this.backgrounds.stop(agentId, taskId) };
   }
 
   /** A subagent's steps, from its transcript (404 when this agent started no such child). */

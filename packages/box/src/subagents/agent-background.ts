@@ -200,36 +200,49 @@ export class AgentBackground implements AgentExtension {
   }
 }
 
-/** Every agent's background work, for the host: made per session, ended by the lifecycle. */
+/**
+ * Every agent's background work, for the host: made per session, ended by the lifecycle. An agent
+ * may have several sessions in one process (a cluster worker: its gateway's and the turn worker's),
+ * each with its own live tasks; the latest one answers for the agent, and a stop finds the one that
+ * runs the task.
+ */
 export class AgentBackgrounds {
-  private readonly byAgent = new Map<string, AgentBackground>();
+  private readonly byAgent = new Map<string, AgentBackground[]>();
 
   constructor(private readonly host: BackgroundHost) {}
 
   /** The session's extension (the host's `extensions` seam). */
   for(agent: TurnContext): AgentBackground {
     const background = new AgentBackground(this.host, agent);
-    this.byAgent.set(agent.id, background);
+    this.byAgent.set(agent.id, [...(this.byAgent.get(agent.id) ?? []), background]);
     return background;
   }
 
+  /** The agent's latest session's. */
   of(agentId: string): AgentBackground | undefined {
-    return this.byAgent.get(agentId);
+    return this.byAgent.get(agentId)?.at(-1);
+  }
+
+  /** Stops a task: in the session that runs it here, else as the latest session's book says. */
+  stop(agentId: string, taskId: string): boolean {
+    const all = this.byAgent.get(agentId) ?? [];
+    const running = all.find((background) => background.tasks.ended(taskId) !== undefined);
+    return (running ?? all.at(-1))?.stop(taskId) ?? false;
   }
 
   /** The user pressed Stop: every task of the agent ends (commands' trees killed, children cancelled). */
   async turnCancelled(agentId: string): Promise<void> {
-    await this.byAgent.get(agentId)?.stopAll();
+    await Promise.all((this.byAgent.get(agentId) ?? []).map((background) => background.stopAll()));
   }
 
   async agentDeleted(agentId: string): Promise<void> {
-    const background = this.byAgent.get(agentId);
+    const all = this.byAgent.get(agentId) ?? [];
     this.byAgent.delete(agentId);
-    await background?.close();
+    await Promise.all(all.map((background) => background.close()));
   }
 
   async hostClosed(): Promise<void> {
-    const all = [...this.byAgent.values()];
+    const all = [...this.byAgent.values()].flat();
     this.byAgent.clear();
     await Promise.allSettled(all.map((background) => background.close()));
   }

@@ -338,10 +338,14 @@ export class AgentTasks {
     };
   }
 
-  /** Stops one task (the UI's stop button); false when it is not running. */
+  /**
+   * Stops one task (the UI's stop button); false when it is not running. One that runs on another
+   * cluster worker is asked to stop there (the book's `requestStop`).
+   */
   stop(id: string): boolean {
     const task = this.live.get(id);
-    if (!task || task.end !== null) return false;
+    if (!task) return this.options.book.requestStop?.(id) ?? false;
+    if (task.end !== null) return false;
     task.stopped = true;
     task.stop('stopped');
     return true;

@@ -101,6 +101,11 @@ export interface TaskStore {
   recent(limit: number): TaskRecord[];
   /** The task a tool call of turn `turn` started (the turn closer's question for an open `task` call). */
   byToolCall(turn: number, toolCallId: string): TaskRecord | undefined;
+  /**
+   * Asks the worker running a task this process does not run to stop it (a cluster's book: that
+   * worker stops it within a second); false when no such task is running. Absent: nothing else runs tasks.
+   */
+  requestStop?(id: string): boolean;
   close(): void;
 }
 

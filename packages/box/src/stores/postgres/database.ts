@@ -249,9 +249,13 @@ function migrations(s: string): string[] {
        reported integer NOT NULL DEFAULT 0,
        notice text DEFAULT 'told',
        worker text NOT NULL,
+       stop_requested boolean NOT NULL DEFAULT false,
        PRIMARY KEY (agent_id, id)
      )`,
-    `CREATE INDEX IF NOT EXISTS tasks_running ON ${s}.tasks (agent_id) WHERE state = 'running'`,
+    // Tables made before the stop flag (landed an hour apart on 2026-12-07) get it.
+    `ALTER TABLE ${s}.tasks ADD COLUMN IF NOT EXISTS stop_requested boolean NOT NULL DEFAULT false`,
+    `DROP INDEX IF EXISTS ${s}.tasks_running`,
+    `CREATE INDEX IF NOT EXISTS tasks_running_by_worker ON ${s}.tasks (worker, agent_id) WHERE state = 'running'`,
     // When each worker was last seen alive (stores/postgres/worker-heartbeats.ts).
     `CREATE TABLE IF NOT EXISTS ${s}.worker_heartbeats (
        worker text PRIMARY KEY,

@@ -7,7 +7,9 @@
  * worker-heartbeats.ts, older than the TTL), its running tasks are lost: any reader of the book
  * (the task list, an `await`, a session opening the agent) marks them `interrupted` first, so a
  * record never says `running` for a process that is gone, and the next session opened tells the
- * model. Calls are synchronous, as the SQLite book's are (sync-sql.ts).
+ * model. A stop asked through a gateway whose worker does not run the task is a flag on its row,
+ * which the running worker acts on (cluster/task-stops.ts). Calls are synchronous, as the SQLite
+ * book's are (sync-sql.ts).
  */
 import { recordOf, type TaskNotice, type TaskRecord, type TaskStore } from '../../tasks/task-book.ts';
 import type { Database } from './database.ts';
@@ -110,6 +112,17 @@ export class PgTaskBook implements TaskStore {
       turn,
       toolCallId,
     ])[0];
+  }
+
+  requestStop(id: string): boolean {
+    this.lapse(Date.now());
+    return (
+      this.query(
+        `UPDATE ${this.table} SET stop_requested = true
+         WHERE agent_id = $1 AND id = $2 AND state = 'running' AND worker <> $3`,
+        [id, this.worker],
+      ).rowCount > 0
+    );
   }
 
   close(): void {}
