@@ -131,7 +131,10 @@ export interface AgentHostOptions {
   /** What capabilities add at a session's own points (agent/extension.ts), after background work's; default none. */
   extensions?: SessionConfig['extensions'];
   /** MCP servers: how long an unused one stays up, and where their log lines go (mcp/hub.ts). */
-  mcp?: Pick<McpHubOptions, 'idleMs' | 'log' | 'hostHome' | 'config' | 'oauth' | 'signInFlags'>;
+  mcp?: Pick<
+    McpHubOptions,
+    'idleMs' | 'log' | 'hostHome' | 'boxTranscripts' | 'config' | 'oauth' | 'signInFlags'
+  >;
   /** An agent's approval grants (default: `agents/<id>/approvals.json`, approvals/gate.ts). */
   approvalGrants?: ApprovalStores['grants'];
   /** The cards calls wait on, known to every worker of a cluster (cluster/approval-waits.ts); default none. */
