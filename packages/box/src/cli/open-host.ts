@@ -32,7 +32,7 @@ export async function openBoxHost(
       env,
       sandbox,
     });
-    return { host: worker.host, shared: worker.shared };
+    return { host: worker.host, shared: worker.shared, sessionFiles: worker.sessionFiles };
   }
   if (!providerFromEnv(env).status.configured) await ensureDemoAgent(dataDir);
   return createAgentHost({ dataDir, env, sandbox });

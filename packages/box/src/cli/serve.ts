@@ -11,6 +11,7 @@ import pc from 'picocolors';
 import { agentFiles, bindAddress, boxAgentFolders, parsePublicUrl, startGateway } from '../gateway/index.ts';
 import { pageLinks } from '../gateway/links.ts';
 import type { RunningGateway, SharedGatewayKeys } from '../gateway/index.ts';
+import type { SessionFiles } from '../search/session-files.ts';
 import type { AgentHost } from '../host/types.ts';
 import { lockDataDir } from './data-dir-lock.ts';
 import { ensureWebBuild, WEB_DIST_DIR } from './web-build.ts';
@@ -54,6 +55,8 @@ export interface OpenHostOptions {
 export interface OpenedHost {
   host: AgentHost;
   shared: SharedGatewayKeys;
+  /** Where the message search reads the sessions (a cluster worker's copy of the rows). */
+  sessionFiles: SessionFiles;
 }
 
 /** Opens the runtime on a data dir; the CLI's one seam to the host runtime. */
@@ -99,13 +102,14 @@ export async function serve(
   });
   let host: AgentHost;
   let shared: SharedGatewayKeys | undefined;
+  let sessionFiles: SessionFiles | undefined;
   try {
     if (options.build) await ensureWebBuild((line) => terminal.err(pc.dim(line)));
     const opened = await openHost(dataDir, {
       unsafeHostTools: options.unsafeHostTools ?? false,
       ...(options.cluster ? { cluster: options.cluster } : {}),
     });
-    if ('shared' in opened) ({ host, shared } = opened);
+    if ('shared' in opened) ({ host, shared, sessionFiles } = opened);
     else host = opened;
   } catch (error) {
     lock.release();
@@ -126,6 +130,7 @@ export async function serve(
       bindHost: options.host,
       ...(publicUrl ? { publicUrl } : {}),
       ...(shared ? { shared } : {}),
+      ...(sessionFiles ? { sessionFiles } : {}),
       port: options.port,
       loginCommand,
       ...(options.verbose ? { logRequest: (line: string) => terminal.err(pc.dim(line)) } : {}),

@@ -42,6 +42,7 @@ import { startTurnQueue } from '../stores/postgres/turn-queue.ts';
 import { startTurnWorker, turnConcurrency, type TurnWorker } from './turn-worker.ts';
 import { ClusterApprovalWaits } from './approval-waits.ts';
 import { ClusterEvents } from './events.ts';
+import { LayoutMirror } from './layout-mirror.ts';
 import { startTaskStops } from './task-stops.ts';
 import { openClusterKeys, type ClusterKeys } from './cluster-keys.ts';
 import { resealLegacySecrets } from './legacy-secrets.ts';
@@ -111,6 +112,7 @@ export interface ClusterWorkerOptions extends Omit<
   | 'boxSecrets'
   | 'approvalGrants'
   | 'approvalWaits'
+  | 'stopElsewhere'
   | 'routineBooks'
   | 'memory'
   | 'taskBooks'
@@ -143,6 +145,11 @@ export interface ClusterWorker {
   stores: ClusterStoreBackend;
   /** What this worker's gateway shares with the others': the cluster's token, session key and sessions. */
   shared: SharedGatewayKeys;
+  /**
+   * Every agent's sessions in Grok Bot's layout on this worker's disk, kept from the rows (the
+   * message search and the `sessions` connector read them).
+   */
+  sessionFiles: LayoutMirror;
   /** Closes the host; with it the turn worker stops taking jobs, and the queue and the database close. */
   close(): Promise<void>;
 }
@@ -189,12 +196,21 @@ export async function startClusterWorker(options: ClusterWorkerOptions): Promise
   let host: LocalAgentHost | undefined;
   let events: ClusterEvents | undefined;
   let turns: TurnWorker = { wake: () => undefined, stop: () => Promise.resolve() };
+  const sessionFiles = new LayoutMirror({
+    db,
+    root: path.join(options.dataDir, 'cache', 'cluster-sessions'),
+    stateDir: path.join(options.dataDir, 'cache', 'cluster-sessions-state'),
+  });
   let heartbeat: Heartbeat | undefined;
   let taskStops: { stop(): void } | undefined;
   try {
     heartbeat = await startHeartbeat(db, workerName, workerTtlMs);
     events = await ClusterEvents.start({ db, databaseUrl: options.databaseUrl, worker: workerName });
-    const mcp = await clusterMcp(db, keys.secretsKey, options);
+    const relayed = events;
+    const mcp = {
+      ...(await clusterMcp(db, keys.secretsKey, options)),
+      boxTranscripts: sessionFiles.transcripts,
+    };
     host = await createAgentHost({
       ...options,
       mcp,
@@ -207,10 +223,20 @@ export async function startClusterWorker(options: ClusterWorkerOptions): Promise
       stores: () => stores,
       queuedTurns: true,
       relay: events.relay,
+      stopElsewhere: (agentId) => relayed.askStop(agentId),
       secretKey: keys.secretsKey,
       boxSecrets: new PgSecretStore(db, keys.secretsKey, BOX_SECRETS_OWNER),
     });
     const running = host;
+    // The user's Stop through another gateway: the turn stops here if this worker runs it.
+    relayed.onStop((agentId) => void running.stopHere(agentId).catch(() => undefined));
+    // Each agent's sessions copied as any worker writes them; all of them read once at start, behind it.
+    host.subscribe((event) => sessionFiles.observe(event));
+    void sessionFiles
+      .syncAll()
+      .catch((error: unknown) =>
+        process.stderr.write(`sendbox: sessions copy: ${(error as Error).message}\n`),
+      );
     taskStops = startTaskStops(
       db,
       workerName,
@@ -281,6 +307,7 @@ export async function startClusterWorker(options: ClusterWorkerOptions): Promise
       // The host's sessions are closed, their tasks ended: nothing of this worker lapses later.
       await started.heartbeat.stop();
       await started.events.close().catch(() => undefined);
+      await sessionFiles.close();
       await boss.stop({ graceful: false, close: true }).catch(() => undefined);
       // A prune queued behind the last snapshot ends before its connections do.
       await snapshots.settled();
@@ -289,5 +316,5 @@ export async function startClusterWorker(options: ClusterWorkerOptions): Promise
     },
   });
   const shared = { token: keys.token, sessionKey: keys.sessionKey, sessions: new ClusterSessionBook(db) };
-  return { host: started.host, db, leases, stores, shared, close: () => started.host.close() };
+  return { host: started.host, db, leases, stores, shared, sessionFiles, close: () => started.host.close() };
 }

@@ -8,6 +8,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { createAdaptorServer } from '@hono/node-server';
 import type { AgentHost } from '../host/types.ts';
 import { MessageSearch } from '../search/message-search.ts';
+import type { SessionFiles } from '../search/session-files.ts';
 import { createGatewayApp } from './app.ts';
 import { removeGatewayDescriptor, writeGatewayDescriptor } from './descriptor.ts';
 import type { AgentFiles } from './files.ts';
@@ -59,6 +60,8 @@ export interface GatewayOptions {
    * dir's session.key and sessions.json.
    */
   shared?: SharedGatewayKeys;
+  /** Where the message search reads the agents' sessions (default: the data dir's files; a cluster worker's copy). */
+  sessionFiles?: SessionFiles;
 }
 
 /** What every gateway of a cluster has in common: a login or a session made on one holds on all. */
@@ -167,6 +170,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   let address: GatewayAddress = gatewayAddress(bindHost, 0, options.publicUrl);
   const search = new MessageSearch({
     dataDir: options.dataDir,
+    ...(options.sessionFiles ? { files: options.sessionFiles } : {}),
     log: options.logError ?? ((message) => console.error(message)),
   });
   const unfollow = options.host.subscribe((event) => search.observe(event));

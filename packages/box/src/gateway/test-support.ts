@@ -143,7 +143,7 @@ export function startGatewayOn(
   dataDir: string,
   options: { webRoot: string; port?: number } & Pick<
     GatewayOptions,
-    'bindHost' | 'publicUrl' | 'loginCommand' | 'shared'
+    'bindHost' | 'publicUrl' | 'loginCommand' | 'shared' | 'sessionFiles'
   > &
     Partial<Pick<GatewayOptions, 'files'>>,
 ): Promise<RunningGateway> {

@@ -67,6 +67,8 @@ export interface McpHubOptions {
   idleMs?: number;
   /** The home whose transcripts the `sessions` builtin reads (default: the box user's). */
   hostHome?: string;
+  /** The box's own transcripts the `sessions` builtin reads (default: the data dir's; a cluster worker's copy). */
+  boxTranscripts?: string;
   /** The box secrets (default: `box-secrets.enc` in the data dir; a cluster's: its table). */
   boxSecrets?: BoxSecretsStore;
   /** The servers (default: `mcp.json` in the data dir; a cluster's: its row). */
@@ -290,6 +292,7 @@ export class McpHub implements AgentLifecycleListener {
           await sessionsServerConfig(config, {
             dataDir: this.options.dataDir,
             hostHome: this.options.hostHome,
+            boxTranscripts: this.options.boxTranscripts,
             serverHome: home,
           }),
           true,

@@ -5,7 +5,8 @@
  * decided here:
  *
  * - the transcript roots of the harnesses txcript knows, under the host user's home (those that
- *   exist), and the box's own `agent-transcripts/`, each bound read-only at its own path; nothing
+ *   exist), and the box's own `agent-transcripts/` (on a cluster worker, its copy of every agent's
+ *   rows, kept current as they are written), each bound read-only at its own path; nothing
  *   else of the home or the data dir (`keys/`, `gateway.json`, sandboxes, secrets) is in its view;
  * - txcript's own program (its install: the checkout or package with its node_modules), read-only;
  * - its search index in its writable home (`XDG_CACHE_HOME`), no network at all;
@@ -38,6 +39,11 @@ export interface SessionsServerContext {
   dataDir: string;
   /** The host user's home, whose transcripts the server reads (default `os.homedir()`). */
   hostHome?: string | undefined;
+  /**
+   * The box's own transcripts (default `<dataDir>/agent-transcripts`; a cluster worker's copy of every
+   * agent's rows, cluster/layout-mirror.ts).
+   */
+  boxTranscripts?: string | undefined;
   /** The server's own writable home (stdio-launch.ts serverHome). */
   serverHome: string;
 }
@@ -59,7 +65,7 @@ export async function sessionsServerConfig(
     if (isInside(root, dataDir) || !(await isFolder(root))) continue;
     roots.push(root);
   }
-  const boxTranscripts = path.join(dataDir, 'agent-transcripts');
+  const boxTranscripts = path.resolve(ctx.boxTranscripts ?? path.join(dataDir, 'agent-transcripts'));
   if (await isFolder(boxTranscripts)) roots.push(boxTranscripts);
   const txcript = await txcriptInstall();
   if (isInside(dataDir, txcript.root)) {

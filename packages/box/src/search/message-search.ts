@@ -1,7 +1,8 @@
 /**
  * Searching what every agent said and was told, for the sidebar: txcript's search index (FTS5
  * trigram + word index, BM25, snippets) over the box's own Grok Bot files, read by txcript's
- * `grok_bot` store as `txcript search` reads them. The index file lives in the data dir's cache
+ * `grok_bot` store as `txcript search` reads them: the data dir's, or on a cluster worker its local
+ * copy of every agent's rows (session-files.ts). The index file lives in the data dir's cache
  * folder and survives restarts (a source is read again only when its signature changed).
  *
  * Kept current as agents write, without a rebuild per keypress: a write marks the index stale, and
@@ -25,6 +26,7 @@ import {
 } from '@sendbox/txcript';
 import type { HostEvent } from '../agent/events.ts';
 import { HostError } from '../agent/errors.ts';
+import { dataDirSessionFiles, type SessionFiles } from './session-files.ts';
 
 /** One message that matched, as the sidebar shows it. */
 export interface MessageHit {
@@ -47,6 +49,8 @@ export interface MessageHit {
 
 export interface MessageSearchOptions {
   dataDir: string;
+  /** Where the sessions are read (default: the data dir's own files). */
+  files?: SessionFiles;
   /** Notes from the index (a damaged file rebuilt, an unreadable transcript): one line each. */
   log?: (line: string) => void;
 }
@@ -61,6 +65,7 @@ export function searchCacheDir(dataDir: string): string {
 export class MessageSearch {
   private readonly ctx: CliContext;
   private readonly index: SessionIndex;
+  private readonly files: SessionFiles;
   /** Whether an agent wrote since the last refresh started (the first query refreshes regardless). */
   private stale = true;
 
@@ -77,6 +82,7 @@ export class MessageSearch {
       },
     };
     const { dataDir } = options;
+    this.files = options.files ?? dataDirSessionFiles(dataDir);
     this.ctx = createContext({
       stdout: { write: () => true },
       stderr,
@@ -85,8 +91,8 @@ export class MessageSearch {
       env: {
         HOME: dataDir,
         XDG_CACHE_HOME: path.dirname(searchCacheDir(dataDir)),
-        TXCRIPT_GROK_BOT_ROOT: path.join(dataDir, 'agent-transcripts'),
-        TXCRIPT_GROK_BOT_AGENTS: path.join(dataDir, 'agents'),
+        TXCRIPT_GROK_BOT_ROOT: this.files.transcripts,
+        TXCRIPT_GROK_BOT_AGENTS: this.files.agents,
         NO_COLOR: '1',
       },
       now: () => new Date(),
@@ -109,7 +115,10 @@ export class MessageSearch {
   warm(afterMs = 1_000): void {
     this.warming = setTimeout(() => {
       this.stale = false;
-      this.index.warm();
+      void this.files.settle().then(
+        () => this.index.warm(),
+        () => this.index.warm(),
+      );
     }, afterMs);
     this.warming.unref();
   }
@@ -124,7 +133,11 @@ export class MessageSearch {
       throw error;
     }
     const maxAgeMs = this.stale ? 0 : Infinity;
-    this.stale = false;
+    if (this.stale) {
+      this.stale = false;
+      // What the host told of is in the files before the index reads them (a cluster's copy).
+      await this.files.settle();
+    }
     return this.index.use(
       undefined,
       (index) => {

@@ -143,7 +143,11 @@ export function useClusterKit(services: () => TestServices): ClusterKit {
           kit.defer(() => worker.close());
           const webRoot = await makeWebRoot();
           kit.defer(() => rm(webRoot, { recursive: true, force: true }));
-          const http = await startGatewayOn(worker.host, dataDir, { webRoot, shared: worker.shared });
+          const http = await startGatewayOn(worker.host, dataDir, {
+            webRoot,
+            shared: worker.shared,
+            sessionFiles: worker.sessionFiles,
+          });
           kit.defer(() => http.close());
           return { worker, http, dataDir };
         },

@@ -149,6 +149,7 @@ const gateway = config.gateway
   ? await startGatewayOn(worker.host, config.dataDir, {
       webRoot: await makeWebRoot(),
       shared: worker.shared,
+      sessionFiles: worker.sessionFiles,
       files: agentFiles(worker.host, boxAgentFolders(config.dataDir)),
     })
   : undefined;
