@@ -18,6 +18,8 @@ import { sendText } from '../testing/host-fixture.ts';
 import { until } from '../testing/processes.ts';
 import { useClusterKit } from '../testing/cluster-kit.ts';
 import { noScrub } from '../secrets/scrub.ts';
+import { TaskWakes } from '../tasks/task-wakes.ts';
+import type { TaskStore } from '../tasks/task-book.ts';
 
 const services = useServices();
 
@@ -134,5 +136,57 @@ describe('background tasks across cluster workers', () => {
     const done = await tasksOnB.wait('task-1', { blockUntilMs: 10_000 });
     expect(Date.now() - started).toBeLessThan(5000);
     expect(done).toMatchObject({ kind: 'complete', payload: { taskId: 'task-1', exitCode: 0 } });
+  }, 30_000);
+
+  it('wakes the agent once for a task’s end when sessions on two workers both find it untold', async () => {
+    const { db } = await kit.freshSchema();
+    const agentId = 'agent-wake';
+    const onA = new PgTaskBook(db, agentId, 'worker-a', WORKER_TTL_MS);
+    const onB = new PgTaskBook(db, agentId, 'worker-b', WORKER_TTL_MS);
+    const now = Date.now();
+    onA.started({
+      id: 'task-1',
+      kind: 'command',
+      turn: 0,
+      toolCallId: 'call-1',
+      label: 'make build',
+      outputPath: null,
+      agentId: null,
+      startedAt: now,
+      notice: null,
+    });
+    onA.ended('task-1', now + 1, { exitCode: 0, reason: 'exited' });
+    const woken: string[] = [];
+    const door = (who: string) => ({
+      free: true,
+      wake: (nonce: string) => {
+        woken.push(`${who} ${nonce}`);
+        return Promise.resolve();
+      },
+    });
+    // B's session reads the end untold; A's session wakes the agent for it before B marks it.
+    const wakesA = new TaskWakes(
+      onA,
+      (text) => text,
+      () => Promise.resolve(undefined),
+    );
+    const racing: TaskStore = Object.assign(Object.create(onB) as PgTaskBook, {
+      untold: () => {
+        const untold = onB.untold();
+        wakesA.ready(door('A'));
+        return untold;
+      },
+    });
+    const wakesB = new TaskWakes(
+      racing,
+      (text) => text,
+      () => Promise.resolve(undefined),
+    );
+    wakesB.ready(door('B'));
+    await wakesB.settled();
+    await wakesA.settled();
+    expect(woken).toHaveLength(1);
+    expect(woken[0]).toMatch(/^A task-wake:/);
+    expect(onB.get('task-1')!.notice).toBe('told');
   }, 30_000);
 });

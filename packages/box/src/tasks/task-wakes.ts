@@ -67,7 +67,10 @@ export class TaskWakes {
       untold.map((task) => task.id),
       `wake:${nonce}`,
     );
-    await this.send(door, nonce, untold);
+    // The tasks this wake took: in a cluster another worker's session of the agent may have taken
+    // some since they were read (its book marks only untold ones), and it wakes the agent for them.
+    const taken = this.book.waking().get(nonce) ?? [];
+    if (taken.length > 0) await this.send(door, nonce, taken);
   }
 
   private async send(door: WakeDoor, nonce: string, tasks: TaskRecord[]): Promise<void> {

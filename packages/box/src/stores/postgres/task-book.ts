@@ -92,9 +92,14 @@ export class PgTaskBook implements TaskStore {
     return byNonce;
   }
 
+  /** A wake marks only tasks no other wake took (another worker's session may wake the agent too). */
   setNotice(ids: readonly string[], notice: Exclude<TaskNotice, null>): void {
     if (ids.length === 0) return;
-    this.query(`UPDATE ${this.table} SET notice = $3 WHERE agent_id = $1 AND id = ANY($2)`, [ids, notice]);
+    this.query(
+      `UPDATE ${this.table} SET notice = $3 WHERE agent_id = $1 AND id = ANY($2)` +
+        (notice.startsWith('wake:') ? ' AND notice IS NULL' : ''),
+      [ids, notice],
+    );
   }
 
   get(id: string): TaskRecord | undefined {
