@@ -152,6 +152,32 @@ describe('approval cards across workers', () => {
     expect(await sends(gateway, agentId)).toEqual(['worker-1 ran: two']);
   }, 90_000);
 
+  it('Stop through another worker’s gateway stops the turn waiting on a card there: the card reads "stopped" and refuses a late answer', async () => {
+    const { gateway } = await cluster(1);
+    const agentId = await askingAgent(gateway, 'Stopped');
+    await gateway.host.sendPrompt({ agentId, prompt: 'run one', clientNonce: 'n1' });
+    const card = await nthCard(gateway, agentId, 1);
+    await until(
+      async () =>
+        (await gateway.host.listAgents()).find((row) => row.id === agentId)?.state === 'awaiting-user',
+      'the relayed awaiting-user state',
+    );
+    expect(await gateway.host.cancelTurn(agentId)).toEqual({ cancelled: true });
+    await until(() => ended(gateway, agentId, 0), 'the stopped turn to end', 30_000);
+    const answer = (await entries(gateway, agentId)).find((e) => e.id === `${card}-answer`);
+    expect(answer?.status).toBe('stopped');
+    await expect(
+      gateway.host.answerToolApproval({ agentId, entryId: card, decision: 'allow' }),
+    ).rejects.toMatchObject({ status: 409 });
+    expect(await sends(gateway, agentId)).toEqual([]);
+    // Nothing runs now: Stop says so.
+    await until(
+      async () => (await gateway.host.listAgents()).find((row) => row.id === agentId)?.state === 'idle',
+      'the relayed idle state',
+    );
+    expect(await gateway.host.cancelTurn(agentId)).toEqual({ cancelled: false });
+  }, 90_000);
+
   it('"always allow" answered through one gateway lets the next such call run without a card on another worker; "allow once" is used up once', async () => {
     const { gateway, workers, start } = await cluster(2);
     const always = await askingAgent(gateway, 'Always');
