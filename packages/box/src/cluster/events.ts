@@ -58,6 +58,8 @@ const noteSchema = z.discriminatedUnion('k', [
     c: z.enum(['created', 'deleted', 'updated']),
   }),
   z.object({ k: z.literal('live'), w: z.string(), a: z.string() }),
+  // A gateway asks whichever worker runs the agent's turn to stop it (the user's Stop).
+  z.object({ k: z.literal('stop'), w: z.string(), a: z.string() }),
 ]);
 type Note = z.infer<typeof noteSchema>;
 
@@ -87,6 +89,9 @@ export class ClusterEvents {
   private readonly lanes = new Map<string, Lane>();
   private deliver: (event: HostEvent) => void = () => undefined;
   private readonly inputListeners = new Set<(agentId: string) => void>();
+  private readonly stopListeners = new Set<(agentId: string) => void>();
+  /** Each agent's latest turn state, this worker's or relayed: whether a turn runs somewhere. */
+  private readonly states = new Map<string, 'idle' | 'working' | 'awaiting-user'>();
   private readonly publisher: NotePublisher;
   private listener: pg.Client | null = null;
   /** Notes heard before the start-up read of where each agent stands, handled after it. */
@@ -128,6 +133,22 @@ export class ClusterEvents {
     return () => this.inputListeners.delete(listener);
   }
 
+  /**
+   * Asks the worker running the agent's turn, wherever it is, to stop it (`onStop` there); true
+   * when a turn of the agent runs or awaits the user, as the latest state heard says.
+   */
+  askStop(agentId: string): boolean {
+    this.publisher.note({ k: 'stop', w: this.options.worker, a: agentId });
+    const state = this.states.get(agentId);
+    return state === 'working' || state === 'awaiting-user';
+  }
+
+  /** Called with the agent's id when a gateway elsewhere asks to stop its turn. */
+  onStop(listener: (agentId: string) => void): () => void {
+    this.stopListeners.add(listener);
+    return () => this.stopListeners.delete(listener);
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
@@ -141,6 +162,7 @@ export class ClusterEvents {
 
   private local(event: HostEvent): void {
     this.publisher.publish(event);
+    if (event.type === 'state') this.states.set(event.agentId, event.state);
     if (event.type === 'inbox') this.inputArrived(event.agentId);
     const lane = this.lane(event.agentId);
     if (event.type === 'entry') {
@@ -184,7 +206,11 @@ export class ClusterEvents {
         this.enqueue(lane, () => (note.s <= lane.emitted ? undefined : this.fill(lane, note.s)));
         return;
       case 'state':
+        this.states.set(agentId, note.v);
         this.enqueue(lane, () => this.deliver({ type: 'state', agentId, state: note.v }));
+        return;
+      case 'stop':
+        for (const listener of this.stopListeners) listener(agentId);
         return;
       case 'roster':
         this.enqueue(lane, () => this.deliver({ type: 'roster', agentId, change: note.c }));
@@ -454,6 +480,13 @@ class NotePublisher {
     } else {
       this.queue.push({ note });
     }
+    this.schedule();
+  }
+
+  /** A note of this worker's own, not made from a host event (`askStop`). */
+  note(note: Note): void {
+    if (this.closed) return;
+    this.queue.push({ note });
     this.schedule();
   }
 

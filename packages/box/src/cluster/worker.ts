@@ -112,6 +112,7 @@ export interface ClusterWorkerOptions extends Omit<
   | 'boxSecrets'
   | 'approvalGrants'
   | 'approvalWaits'
+  | 'stopElsewhere'
   | 'routineBooks'
   | 'memory'
   | 'taskBooks'
@@ -205,6 +206,7 @@ export async function startClusterWorker(options: ClusterWorkerOptions): Promise
   try {
     heartbeat = await startHeartbeat(db, workerName, workerTtlMs);
     events = await ClusterEvents.start({ db, databaseUrl: options.databaseUrl, worker: workerName });
+    const relayed = events;
     const mcp = {
       ...(await clusterMcp(db, keys.secretsKey, options)),
       boxTranscripts: sessionFiles.transcripts,
@@ -221,10 +223,13 @@ export async function startClusterWorker(options: ClusterWorkerOptions): Promise
       stores: () => stores,
       queuedTurns: true,
       relay: events.relay,
+      stopElsewhere: (agentId) => relayed.askStop(agentId),
       secretKey: keys.secretsKey,
       boxSecrets: new PgSecretStore(db, keys.secretsKey, BOX_SECRETS_OWNER),
     });
     const running = host;
+    // The user's Stop through another gateway: the turn stops here if this worker runs it.
+    relayed.onStop((agentId) => void running.stopHere(agentId).catch(() => undefined));
     // Each agent's sessions copied as any worker writes them; all of them read once at start, behind it.
     host.subscribe((event) => sessionFiles.observe(event));
     void sessionFiles

@@ -156,6 +156,11 @@ export interface AgentHostOptions {
   boxSecrets?: McpHubOptions['boxSecrets'];
   /** Between this host's events and its subscribers (default: none; a cluster worker's: cluster/events.ts). */
   relay?: EventRelayFactory;
+  /**
+   * Asks the worker running an agent's turn elsewhere to stop it (a cluster's: cluster/events.ts);
+   * true when a turn of the agent runs somewhere. Default none: every turn runs here.
+   */
+  stopElsewhere?: (agentId: string) => boolean;
 }
 
 export async function createAgentHost(options: AgentHostOptions): Promise<LocalAgentHost> {
@@ -215,6 +220,7 @@ export class LocalAgentHost implements AgentHost {
   private readonly memories: MemoryBook;
   /** Profile changes, the user's (`updateAgent`) and the agents' own (`update_state profile`). */
   private readonly profiles: AgentProfiles;
+  private readonly stopElsewhere: AgentHostOptions['stopElsewhere'];
 
   constructor(
     readonly dataDir: string,
@@ -224,6 +230,7 @@ export class LocalAgentHost implements AgentHost {
     options: AgentHostOptions,
   ) {
     const env = options.env ?? process.env;
+    this.stopElsewhere = options.stopElsewhere;
     const deliver = (event: HostEvent): void => this.deliver(event);
     this.relay = options.relay?.(deliver) ?? { local: deliver };
     this.settings = new ModelSettings(dataDir, env);
@@ -744,9 +751,19 @@ export class LocalAgentHost implements AgentHost {
     return (await this.existing(input.agentId)).removeQueued(input.nonce);
   }
 
-  /** Hook (web Stop): aborts the agent's running turn. */
+  /** Hook (web Stop): aborts the agent's running turn, wherever it runs. */
   async cancelTurn(agentId: string): Promise<{ cancelled: boolean }> {
-    const result = (await this.existing(agentId)).cancelTurn();
+    await this.existing(agentId);
+    const result = await this.stopHere(agentId);
+    if (result.cancelled || !this.stopElsewhere) return result;
+    return { cancelled: this.stopElsewhere(agentId) };
+  }
+
+  /** Aborts the agent's turn if it runs in this host (its session's, or a turn job's here). */
+  async stopHere(agentId: string): Promise<{ cancelled: boolean }> {
+    const session = await this.sessions.get(agentId)?.catch(() => undefined);
+    const here = session?.cancelTurn() ?? { cancelled: false };
+    const result = here.cancelled ? here : this.turnSessions.cancel(agentId);
     if (result.cancelled) await this.lifecycle.turnCancelled(agentId);
     return result;
   }

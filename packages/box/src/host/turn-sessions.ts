@@ -46,6 +46,8 @@ interface Kept {
 
 export class TurnSessions {
   private readonly sessions = new Map<string, Kept>();
+  /** The sessions whose job runs now, by agent. */
+  private readonly running = new Map<string, AgentSession>();
 
   /** `config`: the host's session config, read when a session is opened and through it afterwards. */
   constructor(
@@ -58,6 +60,11 @@ export class TurnSessions {
     return this.sessions.get(agentId)?.session;
   }
 
+  /** The user's Stop: aborts the agent's turn if a job of this worker runs it. */
+  cancel(agentId: string): { cancelled: boolean } {
+    return this.running.get(agentId)?.cancelTurn() ?? { cancelled: false };
+  }
+
   /**
    * Runs the agent's pending inputs (and first a turn a dead worker cut) behind `job.epoch`, in the
    * session kept from its last job on this worker, caught up, or in a new one; resolves when none
@@ -68,6 +75,7 @@ export class TurnSessions {
     const { session } = kept;
     const stop = () => session.cancelTurn();
     job.signal?.addEventListener('abort', stop);
+    this.running.set(agentId, session);
     let clean = false;
     try {
       for (;;) {
@@ -81,6 +89,7 @@ export class TurnSessions {
       }
       clean = !job.signal?.aborted && !session.busy;
     } finally {
+      this.running.delete(agentId);
       job.signal?.removeEventListener('abort', stop);
       kept.fence.epoch = PARKED_EPOCH;
       kept.flags.active = false;

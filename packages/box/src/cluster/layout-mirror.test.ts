@@ -1,0 +1,108 @@
+/**
+ * A worker's copy of the rows in Grok Bot's layout (layout-mirror.ts) over a real PostgreSQL: later
+ * rows are appended, a restart reads only what changed while it was down, a transcript appended
+ * before a crash but not recorded is cut back, and an agent whose rows went is removed.
+ */
+import { appendFile, readFile, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { readLedgerFile } from '@sendbox/txcript';
+import { describe, expect, it } from 'vitest';
+import { agentPaths } from '../stores/files/layout.ts';
+import { useServices } from '../stores/postgres/backend.ts';
+import type { Database } from '../stores/postgres/database.ts';
+import { useClusterKit } from '../testing/cluster-kit.ts';
+import { LayoutMirror } from './layout-mirror.ts';
+
+const services = useServices();
+const AGENT = '11111111-2222-4333-8444-555555555555';
+
+describe('the layout mirror', () => {
+  const kit = useClusterKit(services);
+
+  async function rows(db: Database, from: number, to: number): Promise<void> {
+    for (let seq = from; seq <= to; seq++) {
+      const entry = { id: `n${seq}`, kind: 'notice', text: `note ${seq}`, level: 'info', timestampMs: seq };
+      await db.pool.query(
+        `INSERT INTO ${db.table('ledger')} (agent_id, seq, id, entry) VALUES ($1, $2, $3, $4)`,
+        [AGENT, seq, entry.id, JSON.stringify(entry)],
+      );
+      const line = `${JSON.stringify({ role: 'user', message: { role: 'user', content: `line ${seq}` } })}\n`;
+      await db.pool.query(`INSERT INTO ${db.table('transcript')} (agent_id, seq, text) VALUES ($1, $2, $3)`, [
+        AGENT,
+        seq,
+        line,
+      ]);
+    }
+  }
+
+  async function joined(db: Database): Promise<string> {
+    const { rows: lines } = await db.pool.query<{ text: string }>(
+      `SELECT text FROM ${db.table('transcript')} WHERE agent_id = $1 ORDER BY seq`,
+      [AGENT],
+    );
+    return lines.map((row) => row.text).join('');
+  }
+
+  it('appends later rows, reads only what changed after a restart, and cuts back an unrecorded append', async () => {
+    const { db } = await kit.freshSchema();
+    const dir = await kit.tempDir('mirror');
+    const options = {
+      db,
+      root: path.join(dir, 'layout'),
+      stateDir: path.join(dir, 'state'),
+      log: () => undefined,
+    };
+    const paths = agentPaths(options.root, AGENT);
+    await db.pool.query(
+      `INSERT INTO ${db.table('profiles')} (agent_id, profile, version) VALUES ($1, $2, 1)`,
+      [AGENT, JSON.stringify({ name: 'Mirrored' })],
+    );
+    await rows(db, 1, 3);
+
+    const mirror = new LayoutMirror(options);
+    expect(await mirror.syncAll()).toEqual({
+      agents: 1,
+      entries: 3,
+      transcriptBytes: Buffer.byteLength(await joined(db)),
+    });
+    expect(JSON.parse(await readFile(paths.profile, 'utf8'))).toEqual({ name: 'Mirrored' });
+    const first = await stat(paths.jsonl);
+
+    // Marked by an event, brought up to date: appended in place.
+    await rows(db, 4, 5);
+    mirror.observe({ type: 'state', agentId: AGENT, state: 'idle' });
+    await mirror.settle();
+    expect(await readFile(paths.jsonl, 'utf8')).toBe(await joined(db));
+    expect((await stat(paths.jsonl)).ino).toBe(first.ino);
+    expect(readLedgerFile(paths.storeDb).rows.map((row) => row.seq)).toEqual([1, 2, 3, 4, 5]);
+    await mirror.close();
+
+    // A restart with nothing new reads nothing.
+    const again = new LayoutMirror(options);
+    expect(await again.syncAll()).toEqual({ agents: 1, entries: 0, transcriptBytes: 0 });
+    await again.close();
+
+    // A crash after an append that was not recorded, then one more row: the file is the rows again.
+    await appendFile(paths.jsonl, '{"role":"user","message":{"role":"user","content":"half');
+    await rows(db, 6, 6);
+    const restarted = new LayoutMirror(options);
+    const line6 = (await joined(db)).split('\n').at(-2)!;
+    expect(await restarted.syncAll()).toEqual({
+      agents: 1,
+      entries: 1,
+      transcriptBytes: Buffer.byteLength(`${line6}\n`),
+    });
+    expect(await readFile(paths.jsonl, 'utf8')).toBe(await joined(db));
+    expect((await stat(paths.jsonl)).ino).toBe(first.ino);
+    await restarted.close();
+
+    // The agent's rows gone while no worker ran: its copy goes at the next start.
+    for (const table of ['ledger', 'transcript', 'profiles'])
+      await db.pool.query(`DELETE FROM ${db.table(table)} WHERE agent_id = $1`, [AGENT]);
+    const last = new LayoutMirror(options);
+    expect(await last.syncAll()).toEqual({ agents: 0, entries: 0, transcriptBytes: 0 });
+    await expect(stat(paths.agentDir)).rejects.toThrow();
+    await expect(stat(paths.transcriptDir)).rejects.toThrow();
+    await last.close();
+  }, 60_000);
+});
