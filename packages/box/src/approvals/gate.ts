@@ -122,6 +122,8 @@ export class ToolApprovals implements ToolGate {
   private readonly yielded = new Map<string, number>();
   /** Agents whose turn on another worker awaits the user, as its relayed state says (a prompt may yield there). */
   private readonly awaitingElsewhere = new Set<string>();
+  /** The open cards of each agent, as its relayed entries say (heard since this worker started). */
+  private readonly cardsElsewhere = new Map<string, Set<string>>();
   /** Cards whose answer is being committed through this host: their relayed answer entry is not taken again. */
   private readonly answering = new Set<string>();
   /** Set when the box closes: a wait ended then leaves its card open for after the restart. */
@@ -138,7 +140,8 @@ export class ToolApprovals implements ToolGate {
   waitsOn(agentId: string): boolean {
     const prefix = `${agentId}/`;
     for (const key of this.waiting.keys()) if (key.startsWith(prefix)) return true;
-    return false;
+    // A turn on another worker (a cluster): it awaits the user with a card open, as relayed here.
+    return this.awaitingElsewhere.has(agentId) && (this.cardsElsewhere.get(agentId)?.size ?? 0) > 0;
   }
 
   /**
@@ -367,15 +370,23 @@ export class ToolApprovals implements ToolGate {
   }
 
   /**
-   * An answer entry another worker's gateway committed (relayed by cluster/events.ts): the call
-   * waiting here on its card takes it and goes on. False when no call here waits on that card.
+   * An entry relayed from another worker (a cluster): a card opened there counts for `waitsOn`
+   * while the agent awaits the user; an answer entry committed elsewhere is taken by the call
+   * waiting here on its card, which goes on. False when no call here waits on that card.
    */
   answeredElsewhere(agentId: string, entry: object, ledger: Pick<ApprovalLedger, 'take'>): boolean {
-    const { kind, approval } = entry as {
+    const { id, kind, status, approval } = entry as {
+      id?: unknown;
       kind?: unknown;
+      status?: unknown;
       approval?: { answers?: unknown; decision?: unknown };
     };
+    if (kind === 'tool-call' && status === 'awaiting-approval' && typeof id === 'string') {
+      const cards = this.cardsElsewhere.get(agentId) ?? new Set<string>();
+      this.cardsElsewhere.set(agentId, cards.add(id));
+    }
     if (kind !== 'tool-call' || typeof approval?.answers !== 'string') return false;
+    this.cardsElsewhere.get(agentId)?.delete(approval.answers);
     const decision = APPROVAL_CHOICES.find((choice) => choice === approval.decision);
     const key = `${agentId}/${approval.answers}`;
     const waiter = this.waiting.get(key);
