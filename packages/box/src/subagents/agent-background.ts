@@ -223,7 +223,9 @@ export class AgentBackgrounds {
   /** The session's extension (the host's `extensions` seam). */
   for(agent: TurnContext): AgentBackground {
     const background = new AgentBackground(this.host, agent);
-    this.byAgent.set(agent.id, [...(this.byAgent.get(agent.id) ?? []), background]);
+    // An earlier session's background stays only while a task of it runs (its stop comes here).
+    const earlier = (this.byAgent.get(agent.id) ?? []).filter((other) => other.tasks.running().length > 0);
+    this.byAgent.set(agent.id, [...earlier, background]);
     return background;
   }
 
