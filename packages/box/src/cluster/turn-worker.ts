@@ -7,10 +7,11 @@
  * the fence. pg-boss's heartbeat brings the job of a worker that died back to another one; a job out
  * of tries gets one more, closing try (dead-turn-jobs.ts), so it never holds the agent's queue.
  */
-import type { JobWithMetadata, PgBoss } from 'pg-boss';
+import type { PgBoss } from 'pg-boss';
 import { SupersededError, type Leases } from '../stores/postgres/leases.ts';
 import { DEAD_TURN_QUEUE, TURN_QUEUE, type TurnJob } from '../stores/postgres/turn-queue.ts';
 import { workDeadTurnJobs } from './dead-turn-jobs.ts';
+import { startTurnSlots } from './turn-slots.ts';
 
 export interface TurnWorkerOptions {
   boss: PgBoss;
@@ -34,11 +35,14 @@ export interface TurnWorker {
 }
 
 /**
- * How many agents' turns one worker runs at once (`SENDBOX_TURN_CONCURRENCY`): each is a pg-boss
- * worker of its own on the queue, so an agent's long turn does not hold every other agent's turns
- * on this machine (the queue's key keeps one job per agent at a time).
+ * How many agents' turns one worker runs at once (`SENDBOX_TURN_CONCURRENCY`): the slots of one
+ * fetcher (turn-slots.ts), so an agent's long turn does not hold every other agent's turns on this
+ * machine (the queue's key keeps one job per agent at a time).
  */
 export const DEFAULT_TURN_CONCURRENCY = 8;
+
+/** How often an idle worker asks for turn jobs. */
+const POLL_MS = 500;
 
 export function turnConcurrency(env: NodeJS.ProcessEnv): number {
   const raw = env.SENDBOX_TURN_CONCURRENCY;
@@ -53,41 +57,33 @@ export async function startTurnWorker(
   options: TurnWorkerOptions & { concurrency?: number },
 ): Promise<TurnWorker> {
   const { boss } = options;
-  const ids: string[] = [];
-  // Each woken at once after a job ends (issue 25: LISTEN mode delayed a same-agent successor by 27 s).
-  const wakeAll = () => {
-    for (const id of ids) boss.notifyWorker(id);
-  };
-  for (let i = 0; i < (options.concurrency ?? DEFAULT_TURN_CONCURRENCY); i++) {
-    ids.push(
-      await boss.work(
-        TURN_QUEUE,
-        { pollingIntervalSeconds: 0.5, batchSize: 1, includeMetadata: true },
-        async ([job]: JobWithMetadata<TurnJob>[]) => {
-          if (!job) return;
-          const { agentId } = job.data;
-          try {
-            await runUnderLease(options, agentId, job.retryCount >= job.retryLimit);
-          } catch (error) {
-            options.onError?.(agentId, error);
-            throw error;
-          } finally {
-            wakeAll();
-          }
-        },
-      ),
-    );
-  }
+  // One fetcher for every slot, woken at once after a job ends (issue 25: LISTEN mode delayed a
+  // same-agent successor by 27 s).
+  const slots = startTurnSlots<TurnJob>({
+    boss,
+    queue: TURN_QUEUE,
+    slots: options.concurrency ?? DEFAULT_TURN_CONCURRENCY,
+    pollMs: POLL_MS,
+    run: async (job) => {
+      const { agentId } = job.data;
+      try {
+        await runUnderLease(options, agentId, job.retryCount >= job.retryLimit);
+      } catch (error) {
+        options.onError?.(agentId, error);
+        throw error;
+      }
+    },
+  });
   const deadId = await workDeadTurnJobs({
     boss,
     closingTry: (agentId) => runUnderLease(options, agentId, true),
     onError: (agentId, error) => options.onError?.(agentId, error),
-    freed: wakeAll,
+    freed: slots.wake,
   });
   return {
-    wake: wakeAll,
+    wake: slots.wake,
     stop: async () => {
-      for (const id of ids) await boss.offWork(TURN_QUEUE, { id });
+      await slots.stop();
       await boss.offWork(DEAD_TURN_QUEUE, { id: deadId });
     },
   };
