@@ -298,11 +298,14 @@ export class AgentSession implements ExtensionAgent {
     const records = await this.readHistory();
     this.cutTurn = null;
     await this.takeOpenTurn(() => Promise.resolve(records));
-    const notes = await this.extensions.opened();
-    if (notes.length > 0) {
-      this.writer.appendRecords(notes.map((text) => ({ role: 'user', blocks: [{ type: 'text', text }] })));
-      await this.readHistory();
-    }
+    await this.tell(await this.extensions.opened());
+  }
+
+  /** The extensions' hidden notes for the model, written before its next turn. */
+  private async tell(notes: string[]): Promise<void> {
+    if (notes.length === 0) return;
+    this.writer.appendRecords(notes.map((text) => ({ role: 'user', blocks: [{ type: 'text', text }] })));
+    await this.readHistory();
   }
 
   /** A turn the ledger leaves open, found when the files are read: resumed or closed (foundCutTurn). */
@@ -336,6 +339,7 @@ export class AgentSession implements ExtensionAgent {
     await this.inbox.reconcile((nonce) => this.startedTurns.get(nonce));
     const records = this.transcript.unchanged() ? null : await this.readHistory();
     await this.takeOpenTurn(async () => records ?? (await this.readHistory()));
+    await this.tell(await this.extensions.caughtUp());
   }
 
   /** Starts answering the inputs that were pending when the files were read (the host calls it after opening). */

@@ -38,6 +38,12 @@ export interface AgentExtension {
    * the model reads before its next turn (what a crash cut), or null. It is written to the JSONL.
    */
   opened?(): Promise<string | null>;
+  /**
+   * Each time a cluster's turn worker catches a session it kept up with what others wrote (before
+   * and between the turns of a job): as `opened`, a hidden note of what the model must hear now (a
+   * cluster's background work lost with its worker), or null.
+   */
+  caughtUp?(): Promise<string | null>;
   /** The agent is ready for turns: after it was opened, and each time its queued turns ran out. */
   ready?(door: WakeDoor): void;
   /** Per turn: model steps the turn shares with what it starts (undefined: its own cap alone). */
@@ -61,10 +67,21 @@ export class AgentExtensions {
   }
 
   /** The notes of every extension, in order (none: an empty list). */
-  async opened(): Promise<string[]> {
+  opened(): Promise<string[]> {
+    return this.notes((extension) => extension.opened?.());
+  }
+
+  /** The notes of every extension after a catch-up, in order. */
+  caughtUp(): Promise<string[]> {
+    return this.notes((extension) => extension.caughtUp?.());
+  }
+
+  private async notes(
+    of: (extension: AgentExtension) => Promise<string | null> | undefined,
+  ): Promise<string[]> {
     const notes: string[] = [];
     for (const extension of this.list) {
-      const note = await extension.opened?.();
+      const note = await of(extension);
       if (note) notes.push(note);
     }
     return notes;

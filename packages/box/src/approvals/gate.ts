@@ -63,11 +63,8 @@ export interface ApprovalStores {
  * answer entry (cluster/events.ts relays it) and takes it there (`ToolApprovals.answeredElsewhere`).
  */
 export interface SharedApprovalWaits {
-  /**
-   * Card `cardId` is about to be committed and waited on by a call here (before the card is
-   * visible); `yielded` is called if a prompt accepted through another gateway asks the wait to yield.
-   */
-  waiting(agentId: string, cardId: string, yielded: () => void): Promise<void>;
+  /** Card `cardId` is about to be committed and waited on by a call here (before the card is visible). */
+  waiting(agentId: string, cardId: string): Promise<void>;
   /** The wait here ended: `taken`, the call took an answer; otherwise the card is waited on no more. */
   ended(agentId: string, cardId: string, taken: boolean): Promise<void>;
   /**
@@ -76,7 +73,7 @@ export interface SharedApprovalWaits {
    */
   takenElsewhere(agentId: string, cardId: string): Promise<boolean>;
   /** A prompt was accepted here while the agent awaits the user elsewhere: a call waiting on a card there yields. */
-  yieldElsewhere(agentId: string): Promise<void>;
+  yieldElsewhere(agentId: string): void;
 }
 
 /** The grants document of an agent in the data dir: `agents/<id>/approvals.json`. */
@@ -122,6 +119,8 @@ export class ToolApprovals implements ToolGate {
   private readonly yielded = new Map<string, number>();
   /** Agents whose turn on another worker awaits the user, as its relayed state says (a prompt may yield there). */
   private readonly awaitingElsewhere = new Set<string>();
+  /** The open cards of each agent, as its relayed entries say (heard since this worker started). */
+  private readonly cardsElsewhere = new Map<string, Set<string>>();
   /** Cards whose answer is being committed through this host: their relayed answer entry is not taken again. */
   private readonly answering = new Set<string>();
   /** Set when the box closes: a wait ended then leaves its card open for after the restart. */
@@ -138,7 +137,8 @@ export class ToolApprovals implements ToolGate {
   waitsOn(agentId: string): boolean {
     const prefix = `${agentId}/`;
     for (const key of this.waiting.keys()) if (key.startsWith(prefix)) return true;
-    return false;
+    // A turn on another worker (a cluster): it awaits the user with a card open, as relayed here.
+    return this.awaitingElsewhere.has(agentId) && (this.cardsElsewhere.get(agentId)?.size ?? 0) > 0;
   }
 
   /**
@@ -149,7 +149,7 @@ export class ToolApprovals implements ToolGate {
   yieldTo(agentId: string): void {
     if (this.yieldHere(agentId) || !this.awaitingElsewhere.has(agentId)) return;
     // The turn runs on another worker (a cluster): its waiting call yields there.
-    void this.stored.waits?.yieldElsewhere(agentId).catch(() => undefined);
+    this.stored.waits?.yieldElsewhere(agentId);
   }
 
   /** An agent's turn state, relayed from the worker running it (a cluster). */
@@ -159,7 +159,7 @@ export class ToolApprovals implements ToolGate {
   }
 
   /** Ends the waits of the agent's calls here, their cards left open; false when none waited here. */
-  private yieldHere(agentId: string): boolean {
+  yieldHere(agentId: string): boolean {
     const prefix = `${agentId}/`;
     let found = false;
     for (const [key, waiter] of [...this.waiting]) {
@@ -185,7 +185,7 @@ export class ToolApprovals implements ToolGate {
     const id = approvalCardId(call.toolCallId);
     const { server, toolName, args } = describe(call);
     // Known to the cluster before the card is visible: every answer to it finds this worker.
-    await this.stored.waits?.waiting(call.agentId, id, () => this.yieldHere(call.agentId));
+    await this.stored.waits?.waiting(call.agentId, id);
     call.appendEntry({
       id,
       kind: 'tool-call',
@@ -367,15 +367,23 @@ export class ToolApprovals implements ToolGate {
   }
 
   /**
-   * An answer entry another worker's gateway committed (relayed by cluster/events.ts): the call
-   * waiting here on its card takes it and goes on. False when no call here waits on that card.
+   * An entry relayed from another worker (a cluster): a card opened there counts for `waitsOn`
+   * while the agent awaits the user; an answer entry committed elsewhere is taken by the call
+   * waiting here on its card, which goes on. False when no call here waits on that card.
    */
   answeredElsewhere(agentId: string, entry: object, ledger: Pick<ApprovalLedger, 'take'>): boolean {
-    const { kind, approval } = entry as {
+    const { id, kind, status, approval } = entry as {
+      id?: unknown;
       kind?: unknown;
+      status?: unknown;
       approval?: { answers?: unknown; decision?: unknown };
     };
+    if (kind === 'tool-call' && status === 'awaiting-approval' && typeof id === 'string') {
+      const cards = this.cardsElsewhere.get(agentId) ?? new Set<string>();
+      this.cardsElsewhere.set(agentId, cards.add(id));
+    }
     if (kind !== 'tool-call' || typeof approval?.answers !== 'string') return false;
+    this.cardsElsewhere.get(agentId)?.delete(approval.answers);
     const decision = APPROVAL_CHOICES.find((choice) => choice === approval.decision);
     const key = `${agentId}/${approval.answers}`;
     const waiter = this.waiting.get(key);

@@ -100,12 +100,16 @@ describe('approval cards across workers', () => {
     await gateway.host.sendPrompt({ agentId, prompt: 'run one', clientNonce: 'n1' });
     // The card is committed once the call waits on it in the turn worker.
     const card = await nthCard(gateway, agentId, 1);
+    // The gateway's roster says so too (the turn's state and its card, relayed).
+    const row = async () => (await gateway.host.listAgents()).find((agent) => agent.id === agentId)!;
+    await until(async () => (await row()).awaitingApproval, 'the roster to show the card');
     expect(await gateway.host.answerToolApproval({ agentId, entryId: card, decision: 'allow' })).toEqual({
       accepted: true,
       resumed: true,
     });
     await until(() => ended(gateway, agentId, 0), 'turn 0 to end with the call run', 30_000);
     expect(await sends(gateway, agentId)).toEqual(['worker-1 ran: one']);
+    await until(async () => !(await row()).awaitingApproval, 'the roster to drop the card');
 
     // The ledger reads as in one box: the card, its answer, then the call's result in the same turn,
     // and the answer's inbox input taken by turn 0 (no turn of its own tells the model again).
@@ -170,12 +174,11 @@ describe('approval cards across workers', () => {
       gateway.host.answerToolApproval({ agentId, entryId: card, decision: 'allow' }),
     ).rejects.toMatchObject({ status: 409 });
     expect(await sends(gateway, agentId)).toEqual([]);
-    // Nothing runs now: Stop says so.
+    // Nothing runs now: Stop says so, once the turn's end is relayed.
     await until(
-      async () => (await gateway.host.listAgents()).find((row) => row.id === agentId)?.state === 'idle',
-      'the relayed idle state',
+      async () => !(await gateway.host.cancelTurn(agentId)).cancelled,
+      'Stop to find nothing running',
     );
-    expect(await gateway.host.cancelTurn(agentId)).toEqual({ cancelled: false });
   }, 90_000);
 
   it('"always allow" answered through one gateway lets the next such call run without a card on another worker; "allow once" is used up once', async () => {

@@ -104,6 +104,8 @@ export class LayoutMirror implements SessionFiles {
       const summary: MirrorSummary = { agents: 0, entries: 0, transcriptBytes: 0 };
       const present = new Set<string>();
       for (const row of heads.rows) {
+        // A worker stopping does not wait for the rest: it is read at the next start.
+        if (this.closed && this.options.stateDir) break;
         present.add(row.agent_id);
         summary.agents += 1;
         const known = this.state.get(row.agent_id);
@@ -127,7 +129,7 @@ export class LayoutMirror implements SessionFiles {
         summary.entries += written.entries;
         summary.transcriptBytes += written.transcriptBytes;
       }
-      if (this.options.stateDir) {
+      if (this.options.stateDir && !this.closed) {
         for (const agentId of [...this.state.keys()]) if (!present.has(agentId)) await this.remove(agentId);
       }
       return summary;
@@ -159,6 +161,7 @@ export class LayoutMirror implements SessionFiles {
         await this.remove(agentId);
       }
       for (const agentId of [...this.changed]) {
+        if (this.closed) break;
         this.changed.delete(agentId);
         try {
           await this.syncAgent(agentId);
@@ -300,7 +303,10 @@ export class LayoutMirror implements SessionFiles {
     }
     const text = parts.join('');
     const bytes = Buffer.byteLength(text);
-    if (whole) {
+    if (whole && bytes === 0) {
+      // No transcript yet (a new agent): no file, as on files (an empty one reads as a damaged session).
+      await rm(target, { force: true });
+    } else if (whole) {
       await writeFileAtomic(target, text, { mode: 0o600 });
     } else if (bytes > 0) {
       const file = await open(target, 'a', 0o600);

@@ -10,6 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { AgentTasks } from '../tasks/agent-tasks.ts';
 import { scriptedProvider } from '../providers/scripted.ts';
+import type { ModelProvider } from '../providers/types.ts';
 import { useServices } from '../stores/postgres/backend.ts';
 import { PgTaskBook } from '../stores/postgres/task-book.ts';
 import { startHeartbeat, WORKER_TTL_MS } from '../stores/postgres/worker-heartbeats.ts';
@@ -189,4 +190,88 @@ describe('background tasks across cluster workers', () => {
     expect(woken[0]).toMatch(/^A task-wake:/);
     expect(onB.get('task-1')!.notice).toBe('told');
   }, 30_000);
+
+  it('tells the next turn in a session a worker kept about a task lost with another worker', async () => {
+    const { databaseUrl, objectStoreUrl, credentials } = services();
+    const { schema } = await kit.freshSchema();
+    const masterKey = randomBytes(32);
+    const front = await startAcceptingWorker({
+      databaseUrl,
+      objectStoreUrl,
+      credentials,
+      schema,
+      masterKey,
+      dataDir: await kit.tempDir('gateway'),
+      workerName: 'gateway',
+    });
+    kit.defer(() => front.close());
+    // B runs one turn at a time; a turn of the agent "Holder" waits until it is let go.
+    let letGo: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => (letGo = resolve));
+    let holding = false;
+    kit.defer(() => letGo());
+    const script = scriptedProvider((request) =>
+      JSON.stringify(request.messages.at(-1)).includes('send_message') ? {} : sendText('ok'),
+    );
+    const model: ModelProvider = {
+      ...script,
+      step: async (request) => {
+        if (request.system.startsWith('You are Holder')) {
+          holding = true;
+          await held;
+        }
+        return script.step(request);
+      },
+    };
+    await kit.startWorker({
+      dataDirName: 'worker-b',
+      schema,
+      masterKey,
+      env: { SENDBOX_TURN_CONCURRENCY: '1' },
+      provider: model,
+      workerName: 'worker-b',
+    });
+    const agent = await front.host.createAgent({ name: 'Kept' });
+    const holder = await front.host.createAgent({ name: 'Holder' });
+    await front.host.sendPrompt({ agentId: agent.id, prompt: 'hi', clientNonce: 'k0' });
+    await until(() => script.requests.length >= 2, 'the first turn on B (its session kept)', 60_000);
+    await front.host.sendPrompt({ agentId: holder.id, prompt: 'hold', clientNonce: 'h0' });
+    await until(() => holding, 'B to be busy with the holder', 60_000);
+
+    // With B busy, a worker process runs the agent's background command.
+    const processes = new WorkerProcesses();
+    kit.defer(() => Promise.resolve(processes.stopAll()));
+    const a = await processes.start({
+      databaseUrl,
+      objectStoreUrl,
+      credentials,
+      schema,
+      keyHex: masterKey.toString('hex'),
+      dataDir: await kit.tempDir('worker-a'),
+      name: 'worker-a',
+    });
+    await front.host.sendPrompt({ agentId: agent.id, prompt: 'bg sleep 300', clientNonce: 'k1' });
+    const tasks = () => front.host.listTasks(agent.id);
+    await until(async () => (await tasks())[0]?.state === 'running', 'the task on A', 60_000);
+    const [task] = await tasks();
+    letGo();
+    a.child.kill('SIGKILL');
+    await until(
+      async () => (await tasks())[0]!.state === 'interrupted',
+      'the lost task to be interrupted',
+      WORKER_TTL_MS + 10_000,
+    );
+
+    const before = script.requests.length;
+    await front.host.sendPrompt({ agentId: agent.id, prompt: 'what happened?', clientNonce: 'k2' });
+    await until(
+      () => script.requests.slice(before).some((request) => request.system.startsWith('You are Kept')),
+      'the next turn on B',
+      60_000,
+    );
+    const next = script.requests.slice(before).find((request) => request.system.startsWith('You are Kept'))!;
+    expect(JSON.stringify(next.messages)).toContain(
+      `background command ${task!.id} (sleep 300): it ran on cluster worker worker-a, which stopped`,
+    );
+  }, 180_000);
 });

@@ -3,8 +3,9 @@
  * (agent/extension.ts): the task registry (tasks/agent-tasks.ts) over the agent's task book and
  * the launcher of its children (run-child.ts).
  *
- * - opened: tasks a crash cut are marked interrupted, their children's transcripts closed, and
- *   the model is told before its next turn (a hidden prompt in the JSONL, once);
+ * - opened (and caughtUp, a cluster's kept session): tasks a crash or a dead worker cut are marked
+ *   interrupted, their children's transcripts closed, and the model is told before its next turn
+ *   (a hidden prompt in the JSONL, once);
  * - ready (idle between turns): background work that ended untold wakes it (tasks/task-wakes.ts);
  * - per tool call: what `shell` (isBackground), `task` and `await` need (`toolServices`);
  * - per turn: the step budget a turn shares with its children (`turnBudget`);
@@ -107,6 +108,14 @@ export class AgentBackground implements AgentExtension {
     // Marked first: a note whose write then fails is lost, never told twice.
     this.book.markReported(unreported.map((task) => task.id));
     return interruptedNote(unreported);
+  }
+
+  /**
+   * A kept session caught up (a cluster's turn worker): what was lost with a worker that died since,
+   * told once, as on open.
+   */
+  caughtUp(): Promise<string | null> {
+    return this.opened();
   }
 
   turnBudget(turn: number): StepBudget | undefined {
@@ -214,7 +223,9 @@ export class AgentBackgrounds {
   /** The session's extension (the host's `extensions` seam). */
   for(agent: TurnContext): AgentBackground {
     const background = new AgentBackground(this.host, agent);
-    this.byAgent.set(agent.id, [...(this.byAgent.get(agent.id) ?? []), background]);
+    // An earlier session's background stays only while a task of it runs (its stop comes here).
+    const earlier = (this.byAgent.get(agent.id) ?? []).filter((other) => other.tasks.running().length > 0);
+    this.byAgent.set(agent.id, [...earlier, background]);
     return background;
   }
 

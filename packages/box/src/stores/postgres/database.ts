@@ -267,8 +267,6 @@ function migrations(s: string): string[] {
        worker text NOT NULL,
        taken boolean NOT NULL DEFAULT false
      )`,
-    // A prompt accepted through another gateway asks the waiting call to yield (cluster/approval-waits.ts).
-    `ALTER TABLE ${s}.approval_waits ADD COLUMN IF NOT EXISTS yield_asked boolean NOT NULL DEFAULT false`,
   ];
 }
 

@@ -1,0 +1,80 @@
+/**
+ * AgentBackgrounds with several sessions of one agent in one process (a cluster worker: its
+ * gateway's and its turn worker's): a stop finds the session whose task runs, whichever session is
+ * the latest, and an earlier session is let go once none of its tasks runs.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, expect, it } from 'vitest';
+import type { TurnContext } from '../agent/turn-driver.ts';
+import { noScrub } from '../secrets/scrub.ts';
+import { WritePoints } from '../stores/write-points.ts';
+import type { ChildOutcome } from '../tasks/agent-tasks.ts';
+import { TaskBook } from '../tasks/task-book.ts';
+import { AgentBackgrounds } from './agent-background.ts';
+
+let dir: string;
+beforeEach(async () => {
+  dir = await mkdtemp(path.join(os.tmpdir(), 'sendbox-backgrounds-'));
+});
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+it('stops a task in the session that runs it, and lets an earlier session go once none of its tasks runs', async () => {
+  const books: TaskBook[] = [];
+  const backgrounds = new AgentBackgrounds({
+    dataDir: dir,
+    provider: () => null,
+    tools: () => [],
+    writePoints: new WritePoints(),
+    emit: () => undefined,
+    taskBook: () => {
+      const book = new TaskBook(path.join(dir, 'tasks.db'));
+      books.push(book);
+      return book;
+    },
+  });
+  const agent = {
+    id: 'agent-1',
+    profile: {},
+    scrubber: () => noScrub,
+    now: Date.now,
+  } as unknown as TurnContext;
+  const first = backgrounds.for(agent);
+  let end: (outcome: ChildOutcome) => void = () => undefined;
+  let stopped = false;
+  const record = first.tasks.startChild({
+    turn: 0,
+    toolCallId: 'call-1',
+    agentId: 'sand-subagent-1',
+    label: 'a long child',
+    background: true,
+    start: () => ({
+      ended: new Promise<ChildOutcome>((resolve) => (end = resolve)),
+      stop: () => {
+        stopped = true;
+        end({ envelope: 'failure', payload: { error: 'stopped' } });
+      },
+    }),
+  });
+  if ('refused' in record) throw new Error(record.refused);
+  const second = backgrounds.for(agent);
+  expect(backgrounds.of(agent.id)).toBe(second);
+  expect(backgrounds.stop(agent.id, record.id)).toBe(true);
+  expect(stopped).toBe(true);
+  await first.tasks.ended(record.id);
+
+  // Nothing of the first session runs now: the next session lets it go, so Stop reaches only the live ones.
+  backgrounds.for(agent);
+  let stoppedAll = 0;
+  first.stopAll = () => {
+    stoppedAll += 1;
+    return Promise.resolve();
+  };
+  await backgrounds.turnCancelled(agent.id);
+  expect(stoppedAll).toBe(0);
+  await backgrounds.hostClosed();
+  for (const book of books) book.close();
+});
