@@ -63,11 +63,8 @@ export interface ApprovalStores {
  * answer entry (cluster/events.ts relays it) and takes it there (`ToolApprovals.answeredElsewhere`).
  */
 export interface SharedApprovalWaits {
-  /**
-   * Card `cardId` is about to be committed and waited on by a call here (before the card is
-   * visible); `yielded` is called if a prompt accepted through another gateway asks the wait to yield.
-   */
-  waiting(agentId: string, cardId: string, yielded: () => void): Promise<void>;
+  /** Card `cardId` is about to be committed and waited on by a call here (before the card is visible). */
+  waiting(agentId: string, cardId: string): Promise<void>;
   /** The wait here ended: `taken`, the call took an answer; otherwise the card is waited on no more. */
   ended(agentId: string, cardId: string, taken: boolean): Promise<void>;
   /**
@@ -76,7 +73,7 @@ export interface SharedApprovalWaits {
    */
   takenElsewhere(agentId: string, cardId: string): Promise<boolean>;
   /** A prompt was accepted here while the agent awaits the user elsewhere: a call waiting on a card there yields. */
-  yieldElsewhere(agentId: string): Promise<void>;
+  yieldElsewhere(agentId: string): void;
 }
 
 /** The grants document of an agent in the data dir: `agents/<id>/approvals.json`. */
@@ -152,7 +149,7 @@ export class ToolApprovals implements ToolGate {
   yieldTo(agentId: string): void {
     if (this.yieldHere(agentId) || !this.awaitingElsewhere.has(agentId)) return;
     // The turn runs on another worker (a cluster): its waiting call yields there.
-    void this.stored.waits?.yieldElsewhere(agentId).catch(() => undefined);
+    this.stored.waits?.yieldElsewhere(agentId);
   }
 
   /** An agent's turn state, relayed from the worker running it (a cluster). */
@@ -162,7 +159,7 @@ export class ToolApprovals implements ToolGate {
   }
 
   /** Ends the waits of the agent's calls here, their cards left open; false when none waited here. */
-  private yieldHere(agentId: string): boolean {
+  yieldHere(agentId: string): boolean {
     const prefix = `${agentId}/`;
     let found = false;
     for (const [key, waiter] of [...this.waiting]) {
@@ -188,7 +185,7 @@ export class ToolApprovals implements ToolGate {
     const id = approvalCardId(call.toolCallId);
     const { server, toolName, args } = describe(call);
     // Known to the cluster before the card is visible: every answer to it finds this worker.
-    await this.stored.waits?.waiting(call.agentId, id, () => this.yieldHere(call.agentId));
+    await this.stored.waits?.waiting(call.agentId, id);
     call.appendEntry({
       id,
       kind: 'tool-call',

@@ -94,9 +94,7 @@ export function answersToCutTurn(
         subject: typeof subject === 'string' ? subject : String(card.name),
         decision,
       } as const;
-      const text = hiddenPrompt(
-        approvalAnswerText(input, 'the box running this turn stopped before the call took it'),
-      );
+      const text = hiddenPrompt(approvalAnswerText(input, true));
       answers.push({ nonce: approvalNonce(approval.answers), text, toolCallId: card.toolCallId });
     }
   }
@@ -127,8 +125,8 @@ export function openCardAfter(
 /** What the model reads when an answer starts a turn of its own (the call's turn did not take it). */
 export function approvalAnswerText(
   input: Extract<InboxInput, { kind: 'tool-approval' }>,
-  /** Why the call did not take the answer. */
-  why = 'the answer came after that turn had ended',
+  /** Told in the note of the card's own cut turn as it goes on, not in a turn of the answer's own. */
+  cut = false,
 ): string {
   const { subject, entryId, decision } = input;
   if (decision === 'deny') {
@@ -137,8 +135,10 @@ export function approvalAnswerText(
       'Do not try it again unless the user asks; go on without it or ask the user what they want instead.'
     );
   }
-  return (
-    `The user allowed the ${subject} call you asked approval for (${entryId})${decision === 'allow-always' ? ', and every later one' : ''}. ` +
-    `It was not run: ${why}. If it is still needed, make the call again now; it runs without asking.`
-  );
+  const allowed = `The user allowed the ${subject} call you asked approval for (${entryId})${decision === 'allow-always' ? ', and every later one' : ''}`;
+  // Cut: the answer may have reached the call just before the box stopped, so whether it ran is not known.
+  const state = cut
+    ? ', but this turn was cut before the call had a result (it reads "interrupted"): check its effect first.'
+    : '. It was not run: the answer came after that turn had ended.';
+  return `${allowed}${state} If it is still needed, make the call again now; it runs without asking.`;
 }

@@ -14,9 +14,9 @@
  * - The answering gateway reads the row until it is taken, or its worker no longer holds the
  *   agent's lease (dead: the answer then starts a turn of its own after the cut turn, as after a
  *   restart), or it is gone (nothing waits).
- * - A prompt accepted through another gateway while the agent awaits the user asks the wait to
- *   yield (`yield_asked`), as a prompt does in one box: the waiting worker reads its row every
- *   YIELD_POLL_MS while its call waits, and the call ends there, its card left open.
+ * - A prompt accepted through another gateway while the agent awaits the user asks the waiting
+ *   worker to end the wait, as a prompt does in one box (a `yield` note, cluster/events.ts): the
+ *   call ends there, its card left open.
  */
 import type { SharedApprovalWaits } from '../approvals/gate.ts';
 import type { Database } from '../stores/postgres/database.ts';
@@ -25,58 +25,29 @@ import type { Database } from '../stores/postgres/database.ts';
 const POLL_MS = 25;
 /** Longest the answering gateway waits for a live worker's call to take the answer (then `resumed: false`). */
 const TAKE_TIMEOUT_MS = 30_000;
-/** How often a worker whose call waits on a card reads whether a prompt elsewhere asked it to yield. */
-const YIELD_POLL_MS = 250;
 
 export class ClusterApprovalWaits implements SharedApprovalWaits {
-  /** The yield watch of each card a call here waits on, by `<agent>/<card>`. */
-  private readonly watches = new Map<string, ReturnType<typeof setInterval>>();
-
   constructor(
     private readonly db: Database,
     /** This worker's name, as in the lease rows. */
     private readonly worker: string,
+    /** Asks the worker running the agent's turn to end its call's wait (cluster/events.ts `askTurn`). */
+    private readonly askYield: (agentId: string) => void,
   ) {}
 
-  async waiting(agentId: string, cardId: string, yielded: () => void): Promise<void> {
+  async waiting(agentId: string, cardId: string): Promise<void> {
     await this.db.pool.query(
       `INSERT INTO ${this.db.table('approval_waits')} (agent_id, card_id, worker) VALUES ($1, $2, $3)
-       ON CONFLICT (agent_id) DO UPDATE
-       SET card_id = EXCLUDED.card_id, worker = EXCLUDED.worker, taken = false, yield_asked = false`,
+       ON CONFLICT (agent_id) DO UPDATE SET card_id = EXCLUDED.card_id, worker = EXCLUDED.worker, taken = false`,
       [agentId, cardId, this.worker],
     );
-    const key = `${agentId}/${cardId}`;
-    let reading = false;
-    const watch = setInterval(() => {
-      if (reading) return;
-      reading = true;
-      this.db.pool
-        .query<{ yield_asked: boolean }>(
-          `SELECT yield_asked FROM ${this.db.table('approval_waits')} WHERE agent_id = $1 AND card_id = $2 AND worker = $3`,
-          [agentId, cardId, this.worker],
-        )
-        .then(({ rows }) => {
-          if (rows[0]?.yield_asked !== true || this.watches.get(key) !== watch) return;
-          this.stopWatch(key);
-          yielded();
-        })
-        .catch(() => undefined) // the database away for now: the next read tries again
-        .finally(() => (reading = false));
-    }, YIELD_POLL_MS);
-    watch.unref();
-    this.stopWatch(key);
-    this.watches.set(key, watch);
   }
 
-  async yieldElsewhere(agentId: string): Promise<void> {
-    await this.db.pool.query(
-      `UPDATE ${this.db.table('approval_waits')} SET yield_asked = true WHERE agent_id = $1 AND NOT taken`,
-      [agentId],
-    );
+  yieldElsewhere(agentId: string): void {
+    this.askYield(agentId);
   }
 
   async ended(agentId: string, cardId: string, taken: boolean): Promise<void> {
-    this.stopWatch(`${agentId}/${cardId}`);
     const where = 'WHERE agent_id = $1 AND card_id = $2 AND worker = $3';
     await this.db.pool.query(
       taken
@@ -102,12 +73,5 @@ export class ClusterApprovalWaits implements SharedApprovalWaits {
       if (row.live !== true || Date.now() >= deadline) return false;
       await new Promise((resolve) => setTimeout(resolve, POLL_MS));
     }
-  }
-
-  private stopWatch(key: string): void {
-    const watch = this.watches.get(key);
-    if (watch === undefined) return;
-    clearInterval(watch);
-    this.watches.delete(key);
   }
 }

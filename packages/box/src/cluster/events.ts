@@ -58,10 +58,14 @@ const noteSchema = z.discriminatedUnion('k', [
     c: z.enum(['created', 'deleted', 'updated']),
   }),
   z.object({ k: z.literal('live'), w: z.string(), a: z.string() }),
-  // A gateway asks whichever worker runs the agent's turn to stop it (the user's Stop).
+  // A gateway asks whichever worker runs the agent's turn to stop it (the user's Stop), or a call
+  // of it waiting on an approval card to yield (the user sent a prompt instead).
   z.object({ k: z.literal('stop'), w: z.string(), a: z.string() }),
+  z.object({ k: z.literal('yield'), w: z.string(), a: z.string() }),
 ]);
 type Note = z.infer<typeof noteSchema>;
+/** What a gateway asks of an agent's turn on another worker: Stop, or a card's wait ended by a prompt. */
+export type TurnAsk = 'stop' | 'yield';
 
 /** What one agent's events wait in, so they are handed on in order. */
 interface Lane {
@@ -89,7 +93,7 @@ export class ClusterEvents {
   private readonly lanes = new Map<string, Lane>();
   private deliver: (event: HostEvent) => void = () => undefined;
   private readonly inputListeners = new Set<(agentId: string) => void>();
-  private readonly stopListeners = new Set<(agentId: string) => void>();
+  private readonly turnListeners = new Set<(agentId: string, ask: TurnAsk) => void>();
   /** Each agent's latest turn state, this worker's or relayed: whether a turn runs somewhere. */
   private readonly states = new Map<string, 'idle' | 'working' | 'awaiting-user'>();
   private readonly publisher: NotePublisher;
@@ -134,19 +138,20 @@ export class ClusterEvents {
   }
 
   /**
-   * Asks the worker running the agent's turn, wherever it is, to stop it (`onStop` there); true
-   * when a turn of the agent runs or awaits the user, as the latest state heard says.
+   * Asks the worker running the agent's turn, wherever it is, to stop it or to end a wait on an
+   * approval card (`onTurnAsk` there); true when a turn of the agent runs or awaits the user, as
+   * the latest state heard says.
    */
-  askStop(agentId: string): boolean {
-    this.publisher.note({ k: 'stop', w: this.options.worker, a: agentId });
+  askTurn(agentId: string, ask: TurnAsk): boolean {
+    this.publisher.note({ k: ask, w: this.options.worker, a: agentId });
     const state = this.states.get(agentId);
     return state === 'working' || state === 'awaiting-user';
   }
 
-  /** Called with the agent's id when a gateway elsewhere asks to stop its turn. */
-  onStop(listener: (agentId: string) => void): () => void {
-    this.stopListeners.add(listener);
-    return () => this.stopListeners.delete(listener);
+  /** Called with the agent's id when a gateway elsewhere asks something of its turn. */
+  onTurnAsk(listener: (agentId: string, ask: TurnAsk) => void): () => void {
+    this.turnListeners.add(listener);
+    return () => this.turnListeners.delete(listener);
   }
 
   async close(): Promise<void> {
@@ -210,7 +215,8 @@ export class ClusterEvents {
         this.enqueue(lane, () => this.deliver({ type: 'state', agentId, state: note.v }));
         return;
       case 'stop':
-        for (const listener of this.stopListeners) listener(agentId);
+      case 'yield':
+        for (const listener of this.turnListeners) listener(agentId, note.k);
         return;
       case 'roster':
         this.enqueue(lane, () => this.deliver({ type: 'roster', agentId, change: note.c }));
@@ -483,7 +489,7 @@ class NotePublisher {
     this.schedule();
   }
 
-  /** A note of this worker's own, not made from a host event (`askStop`). */
+  /** A note of this worker's own, not made from a host event (`askTurn`). */
   note(note: Note): void {
     if (this.closed) return;
     this.queue.push({ note });

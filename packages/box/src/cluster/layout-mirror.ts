@@ -303,7 +303,10 @@ export class LayoutMirror implements SessionFiles {
     }
     const text = parts.join('');
     const bytes = Buffer.byteLength(text);
-    if (whole) {
+    if (whole && bytes === 0) {
+      // No transcript yet (a new agent): no file, as on files (an empty one reads as a damaged session).
+      await rm(target, { force: true });
+    } else if (whole) {
       await writeFileAtomic(target, text, { mode: 0o600 });
     } else if (bytes > 0) {
       const file = await open(target, 'a', 0o600);

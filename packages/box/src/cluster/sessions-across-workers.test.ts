@@ -88,6 +88,16 @@ describe("every agent's sessions on every worker", () => {
     expect(after.ino).toBe(before.ino);
     expect(after.size).toBeGreaterThan(before.size);
 
+    // An agent with no turn yet (made through another gateway's host) is found by its name, as on files.
+    const quiet = await cluster.acceptingGateway({ name: 'other' });
+    const newcomer = await quiet.worker.host.createAgent({ name: 'Quiet newcomer' });
+    await until(
+      async () =>
+        (await search(http, 'newcomer')).some((hit) => hit.agentId === newcomer.id && hit.kind === 'title'),
+      'the new agent found by its name',
+      15_000,
+    );
+
     // Deleted through the gateway: gone from the copy and from the search.
     // (Refused while the worker still holds the agent's lease after its turn.)
     await until(

@@ -244,20 +244,24 @@ export async function startClusterWorker(options: ClusterWorkerOptions): Promise
       mcp,
       approvalGrants: (agentId) =>
         new PgSealedDocument(db, keys.secretsKey, agentDocumentNames(agentId).approvals),
-      approvalWaits: new ClusterApprovalWaits(db, workerName),
+      approvalWaits: new ClusterApprovalWaits(db, workerName, (agentId) => relayed.askTurn(agentId, 'yield')),
       memory: clusterMemory(db, keys.secretsKey),
       taskBooks: (agentId) => new PgTaskBook(db, agentId, workerName, workerTtlMs),
       routineBooks: pgRoutineBooks(db),
       stores: () => stores,
       queuedTurns: true,
       relay: events.relay,
-      stopElsewhere: (agentId) => relayed.askStop(agentId),
+      stopElsewhere: (agentId) => relayed.askTurn(agentId, 'stop'),
       secretKey: keys.secretsKey,
       boxSecrets: new PgSecretStore(db, keys.secretsKey, BOX_SECRETS_OWNER),
     });
     const running = host;
-    // The user's Stop through another gateway: the turn stops here if this worker runs it.
-    relayed.onStop((agentId) => void running.stopHere(agentId).catch(() => undefined));
+    // The user's Stop, or a prompt ending a card's wait, through another gateway: acted on if the
+    // turn runs here.
+    relayed.onTurnAsk((agentId, ask) => {
+      if (ask === 'yield') running.yieldHere(agentId);
+      else void running.stopHere(agentId).catch(() => undefined);
+    });
     // Each agent's sessions copied as any worker writes them; all of them read once at start, behind it.
     host.subscribe((event) => sessionFiles.observe(event));
     void sessionFiles

@@ -759,6 +759,11 @@ export class LocalAgentHost implements AgentHost {
     return { cancelled: this.stopElsewhere(agentId) };
   }
 
+  /** A prompt sent through another gateway: a call of the agent's turn here waiting on a card ends its wait. */
+  yieldHere(agentId: string): void {
+    this.approvals.yieldHere(agentId);
+  }
+
   /** Aborts the agent's turn if it runs in this host (its session's, or a turn job's here). */
   async stopHere(agentId: string): Promise<{ cancelled: boolean }> {
     const session = await this.sessions.get(agentId)?.catch(() => undefined);
