@@ -18,7 +18,8 @@ import {
   USER_MEMORY_DOCUMENT,
 } from '../stores/postgres/sealed-documents.ts';
 import type { MemoryPlace } from '../memory/agent-memory.ts';
-import { DocumentMemory } from '../memory/memory-document.ts';
+import { adoptMemory, DocumentMemory } from '../memory/memory-document.ts';
+import { MemoryFile } from '../memory/memory-file.ts';
 import { createAgentHost, type AgentHostOptions, type LocalAgentHost } from '../host/agent-host.ts';
 import { AttachmentStore, DEFAULT_MAX_ATTACHMENT_BYTES } from '../attachments/store.ts';
 import { s3ClientFor, type S3Credentials } from '../stores/postgres/attachments.ts';
@@ -27,7 +28,7 @@ import {
   clusterStoreBackend,
   type ClusterStoreBackend,
 } from '../stores/postgres/agent-stores.ts';
-import { agentPaths, isSafeAgentId } from '../stores/files/layout.ts';
+import { agentPaths, isSafeAgentId, userMemoryFile } from '../stores/files/layout.ts';
 import { SandboxSnapshots, snapshotIntervalMs } from './sandbox/sandbox-snapshots.ts';
 import { SnapshotStore } from './sandbox/snapshot-store.ts';
 import { runWithSandbox } from './sandbox/turn-sandbox.ts';
@@ -98,6 +99,32 @@ function clusterMemory(db: Database, secretsKey: Buffer): MemoryPlace {
     user: sealed(USER_MEMORY_DOCUMENT, 'user'),
     agent: (agentId) => sealed(agentDocumentNames(agentId).memory, 'agent'),
   };
+}
+
+/**
+ * A data dir's user memory seeds a cluster that has none yet (a single box moved to a cluster keeps
+ * it), and is otherwise not read, which the box log says. A file that cannot be read is logged, and
+ * the worker starts.
+ */
+async function adoptUserMemory(
+  db: Database,
+  secretsKey: Buffer,
+  options: ClusterWorkerOptions,
+): Promise<void> {
+  const log = options.mcp?.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const local = new MemoryFile(userMemoryFile(options.dataDir), 'user');
+  const row = `${db.table('sealed_documents')} ${USER_MEMORY_DOCUMENT}`;
+  try {
+    const adopted = await adoptMemory(new PgSealedDocument(db, secretsKey, USER_MEMORY_DOCUMENT), local);
+    if (adopted === 'adopted') log(`sendbox: ${local.file} is now this cluster's user memory (${row})`);
+    if (adopted === 'ignored')
+      log(
+        `sendbox: ${local.file} is not read: this cluster's user memory is in ${row} ` +
+          '(the memory view edits it); remove the file to silence this line',
+      );
+  } catch (error) {
+    log(`sendbox: ${local.file} was not taken as this cluster's user memory: ${(error as Error).message}`);
+  }
 }
 
 /** The `secrets` rows of the box secrets (not an agent id: those never hold a colon). */
@@ -215,6 +242,7 @@ export async function startClusterWorker(options: ClusterWorkerOptions): Promise
       ...(await clusterMcp(db, keys.secretsKey, options)),
       boxTranscripts: sessionFiles.transcripts,
     };
+    await adoptUserMemory(db, keys.secretsKey, options);
     host = await createAgentHost({
       ...options,
       mcp,
