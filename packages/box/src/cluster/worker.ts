@@ -5,7 +5,6 @@
  * input, and whichever is free runs its turn.
  */
 import { randomUUID } from 'node:crypto';
-import { rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { MCP_CONFIG_FILE } from '../mcp/config.ts';
@@ -40,6 +39,7 @@ import { startHeartbeat, WORKER_TTL_MS, type Heartbeat } from '../stores/postgre
 import { agentHasWork } from '../stores/postgres/inbox.ts';
 import { parseObjectStoreUrl } from '../stores/postgres/object-store-url.ts';
 import { startTurnQueue } from '../stores/postgres/turn-queue.ts';
+import { removeDeletedAgentsCopies, removeLocalCopies } from './local-copies.ts';
 import { startTurnWorker, turnConcurrency, type TurnWorker } from './turn-worker.ts';
 import { ClusterApprovalWaits } from './approval-waits.ts';
 import { ClusterEvents } from './events.ts';
@@ -200,6 +200,10 @@ export async function startClusterWorker(options: ClusterWorkerOptions): Promise
     await db.close();
     throw error;
   }
+  // Agents deleted while this worker was down: their local copies go before it serves.
+  await removeDeletedAgentsCopies(db, options.dataDir).catch((error: unknown) =>
+    process.stderr.write(`sendbox: local copies of deleted agents were not all removed: ${String(error)}\n`),
+  );
   const s3 = s3ClientFor(location, options.credentials);
   const boss = await startTurnQueue(options.databaseUrl, schema);
   const storeOptions = {
@@ -282,9 +286,7 @@ export async function startClusterWorker(options: ClusterWorkerOptions): Promise
     // An agent deleted through any gateway: this worker's local copies of it go too.
     host.subscribe((event) => {
       if (event.type !== 'roster' || event.change !== 'deleted' || !isSafeAgentId(event.agentId)) return;
-      const paths = agentPaths(options.dataDir, event.agentId);
-      for (const dir of [paths.agentDir, paths.transcriptDir, paths.sandbox])
-        void rm(dir, { recursive: true, force: true }).catch(() => undefined);
+      void removeLocalCopies(options.dataDir, event.agentId).catch(() => undefined);
     });
     if (options.takeTurns !== false) {
       const worker = await startTurnWorker({
