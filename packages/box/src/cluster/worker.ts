@@ -34,7 +34,7 @@ import { SnapshotStore } from './sandbox/snapshot-store.ts';
 import { runWithSandbox } from './sandbox/turn-sandbox.ts';
 import { openDatabase, type Database } from '../stores/postgres/database.ts';
 import { Leases } from '../stores/postgres/leases.ts';
-import { PgTaskBook } from '../stores/postgres/task-book.ts';
+import { interruptOwnLeftovers, PgTaskBook } from '../stores/postgres/task-book.ts';
 import { startHeartbeat, WORKER_TTL_MS, type Heartbeat } from '../stores/postgres/worker-heartbeats.ts';
 import { agentHasWork } from '../stores/postgres/inbox.ts';
 import { parseObjectStoreUrl } from '../stores/postgres/object-store-url.ts';
@@ -235,6 +235,7 @@ export async function startClusterWorker(options: ClusterWorkerOptions): Promise
   let heartbeat: Heartbeat | undefined;
   let taskStops: { stop(): void } | undefined;
   try {
+    await interruptOwnLeftovers(db, workerName);
     heartbeat = await startHeartbeat(db, workerName, workerTtlMs);
     events = await ClusterEvents.start({ db, databaseUrl: options.databaseUrl, worker: workerName });
     const relayed = events;
