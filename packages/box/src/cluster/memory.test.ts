@@ -5,6 +5,8 @@
  * writes from two workers at once all land; the cap and the errors are file mode's.
  */
 import { randomBytes } from 'node:crypto';
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DocumentMemory } from '../memory/memory-document.ts';
 import { MemoryRefusal } from '../memory/memory-store.ts';
@@ -19,7 +21,7 @@ import { lastToolOutputs, sendText } from '../testing/host-fixture.ts';
 import { until } from '../testing/processes.ts';
 import { removeObjects } from '../testing/bucket.ts';
 import { useClusterKit } from '../testing/cluster-kit.ts';
-import type { ClusterWorker } from './worker.ts';
+import { startClusterWorker, type ClusterWorker } from './worker.ts';
 
 const services = useServices();
 const masterKey = randomBytes(32);
@@ -174,5 +176,70 @@ describe('memory across cluster workers', () => {
     await expect(one.entries()).rejects.toThrow(/the user memory row: the user memory is not \{"entries"/);
     await expect(one.write('new', 1)).rejects.toThrow(/the user memory is not/);
     expect(await new PgSealedDocument(db, key, USER_MEMORY_DOCUMENT).read()).toEqual([1]);
+  }, 60_000);
+
+  it('takes a single box’s user memory into a cluster that has none, and leaves a later one’s unread', async () => {
+    const schema = kit.schemaName();
+    const logged: string[] = [];
+    const start = async (name: string, memory: string) => {
+      const dataDir = await kit.tempDir(name);
+      await writeFile(path.join(dataDir, 'memory.json'), memory);
+      const { databaseUrl, objectStoreUrl, credentials } = services();
+      const worker = await startClusterWorker({
+        databaseUrl,
+        objectStoreUrl,
+        credentials,
+        dataDir,
+        schema,
+        masterKey,
+        env: {},
+        provider: scriptedProvider([]),
+        workerName: name,
+        takeTurns: false,
+        mcp: { log: (line) => logged.push(line) },
+      });
+      kit.defer(() => worker.close());
+      return worker;
+    };
+    const first = await start(
+      'single-box',
+      JSON.stringify({ entries: [{ text: 'The user is Ada', createdAt: 1 }] }),
+    );
+    expect(logged.join('\n')).toContain("memory.json is now this cluster's user memory");
+    const agent = await first.host.createAgent({ name: 'Moved' });
+    const user = async (worker: ClusterWorker) =>
+      (await worker.host.memory(agent.id)).scopes.find((scope) => scope.scope === 'user')!;
+    expect((await user(first)).entries.map((entry) => entry.text)).toEqual(['The user is Ada']);
+
+    logged.length = 0;
+    const second = await start('later', JSON.stringify({ entries: [{ text: 'Another box', createdAt: 2 }] }));
+    expect(logged.join('\n')).toMatch(
+      /memory\.json is not read: this cluster's user memory is in .*box:memory-user/,
+    );
+    expect((await user(second)).entries.map((entry) => entry.text)).toEqual(['The user is Ada']);
+
+    // A file that cannot be read is named, and the worker starts all the same.
+    const broken = kit.schemaName();
+    logged.length = 0;
+    const dataDir = await kit.tempDir('broken');
+    await writeFile(path.join(dataDir, 'memory.json'), '{not json');
+    const { databaseUrl, objectStoreUrl, credentials } = services();
+    const third = await startClusterWorker({
+      databaseUrl,
+      objectStoreUrl,
+      credentials,
+      dataDir,
+      schema: broken,
+      masterKey,
+      env: {},
+      provider: scriptedProvider([]),
+      workerName: 'broken',
+      takeTurns: false,
+      mcp: { log: (line) => logged.push(line) },
+    });
+    kit.defer(() => third.close());
+    expect(logged.join('\n')).toMatch(
+      /memory\.json was not taken as this cluster's user memory: .*not valid JSON/,
+    );
   }, 60_000);
 });

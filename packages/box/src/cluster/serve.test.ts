@@ -236,11 +236,14 @@ describe('sendbox serve as a cluster worker', () => {
     await (await gateway.host.sessionOf(agent.id)).secrets.set('API_TOKEN', 'tok-4e1f');
     await gateway.host.sendPrompt({ agentId: agent.id, prompt: 'env API_TOKEN', clientNonce: 'n1' });
     const log = path.join(agentPaths(worker.dataDir, agent.id).sandbox, 'log.txt');
-    await until(() => fs.existsSync(log), 'the turn on the worker process', 30_000).catch(
-      (error: unknown) => {
-        throw new Error(`${(error as Error).message}; the worker said:\n${worker.output()}`);
-      },
-    );
+    // `printenv >> log.txt` makes the file before it writes: wait for the line, not the file.
+    await until(
+      () => fs.existsSync(log) && fs.readFileSync(log, 'utf8').endsWith('\n'),
+      'the turn on the worker process',
+      30_000,
+    ).catch((error: unknown) => {
+      throw new Error(`${(error as Error).message}; the worker said:\n${worker.output()}`);
+    });
     expect(fs.readFileSync(log, 'utf8')).toBe('tok-4e1f\n');
   }, 120_000);
 

@@ -274,4 +274,42 @@ describe('background tasks across cluster workers', () => {
       `background command ${task!.id} (sleep 300): it ran on cluster worker worker-a, which stopped`,
     );
   }, 180_000);
+
+  it('marks the tasks a previous process of the same worker name left running as interrupted when it starts', async () => {
+    const schema = kit.schemaName();
+    const masterKey = randomBytes(32);
+    const first = await kit.startWorker({
+      dataDirName: 'named',
+      schema,
+      masterKey,
+      env: {},
+      provider: scriptedProvider([]),
+      workerName: 'named-worker',
+      takeTurns: false,
+    });
+    const book = new PgTaskBook(first.worker.db, 'agent-restart', 'named-worker', WORKER_TTL_MS);
+    book.started({
+      id: 'task-1',
+      kind: 'command',
+      turn: 0,
+      toolCallId: 'call-1',
+      label: 'sleep 300',
+      outputPath: null,
+      agentId: null,
+      startedAt: Date.now(),
+    });
+    // The process dies (its row stays running); another starts at once under the same name.
+    const second = await kit.startWorker({
+      dataDirName: 'named-again',
+      schema,
+      masterKey,
+      env: {},
+      provider: scriptedProvider([]),
+      workerName: 'named-worker',
+      takeTurns: false,
+    });
+    const again = new PgTaskBook(second.worker.db, 'agent-restart', 'named-worker', WORKER_TTL_MS);
+    expect(again.get('task-1')).toMatchObject({ state: 'interrupted', reported: false });
+    await first.close();
+  }, 60_000);
 });

@@ -5,7 +5,6 @@
  * input, and whichever is free runs its turn.
  */
 import { randomUUID } from 'node:crypto';
-import { rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { MCP_CONFIG_FILE } from '../mcp/config.ts';
@@ -19,7 +18,8 @@ import {
   USER_MEMORY_DOCUMENT,
 } from '../stores/postgres/sealed-documents.ts';
 import type { MemoryPlace } from '../memory/agent-memory.ts';
-import { DocumentMemory } from '../memory/memory-document.ts';
+import { adoptMemory, DocumentMemory } from '../memory/memory-document.ts';
+import { MemoryFile } from '../memory/memory-file.ts';
 import { createAgentHost, type AgentHostOptions, type LocalAgentHost } from '../host/agent-host.ts';
 import { AttachmentStore, DEFAULT_MAX_ATTACHMENT_BYTES } from '../attachments/store.ts';
 import { s3ClientFor, type S3Credentials } from '../stores/postgres/attachments.ts';
@@ -28,17 +28,18 @@ import {
   clusterStoreBackend,
   type ClusterStoreBackend,
 } from '../stores/postgres/agent-stores.ts';
-import { agentPaths, isSafeAgentId } from '../stores/files/layout.ts';
+import { agentPaths, isSafeAgentId, userMemoryFile } from '../stores/files/layout.ts';
 import { SandboxSnapshots, snapshotIntervalMs } from './sandbox/sandbox-snapshots.ts';
 import { SnapshotStore } from './sandbox/snapshot-store.ts';
 import { runWithSandbox } from './sandbox/turn-sandbox.ts';
 import { openDatabase, type Database } from '../stores/postgres/database.ts';
 import { Leases } from '../stores/postgres/leases.ts';
-import { PgTaskBook } from '../stores/postgres/task-book.ts';
+import { interruptOwnLeftovers, PgTaskBook } from '../stores/postgres/task-book.ts';
 import { startHeartbeat, WORKER_TTL_MS, type Heartbeat } from '../stores/postgres/worker-heartbeats.ts';
 import { agentHasWork } from '../stores/postgres/inbox.ts';
 import { parseObjectStoreUrl } from '../stores/postgres/object-store-url.ts';
 import { startTurnQueue } from '../stores/postgres/turn-queue.ts';
+import { removeDeletedAgentsCopies, removeLocalCopies } from './local-copies.ts';
 import { startTurnWorker, turnConcurrency, type TurnWorker } from './turn-worker.ts';
 import { ClusterApprovalWaits } from './approval-waits.ts';
 import { ClusterEvents } from './events.ts';
@@ -98,6 +99,32 @@ function clusterMemory(db: Database, secretsKey: Buffer): MemoryPlace {
     user: sealed(USER_MEMORY_DOCUMENT, 'user'),
     agent: (agentId) => sealed(agentDocumentNames(agentId).memory, 'agent'),
   };
+}
+
+/**
+ * A data dir's user memory seeds a cluster that has none yet (a single box moved to a cluster keeps
+ * it), and is otherwise not read, which the box log says. A file that cannot be read is logged, and
+ * the worker starts.
+ */
+async function adoptUserMemory(
+  db: Database,
+  secretsKey: Buffer,
+  options: ClusterWorkerOptions,
+): Promise<void> {
+  const log = options.mcp?.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const local = new MemoryFile(userMemoryFile(options.dataDir), 'user');
+  const row = `${db.table('sealed_documents')} ${USER_MEMORY_DOCUMENT}`;
+  try {
+    const adopted = await adoptMemory(new PgSealedDocument(db, secretsKey, USER_MEMORY_DOCUMENT), local);
+    if (adopted === 'adopted') log(`sendbox: ${local.file} is now this cluster's user memory (${row})`);
+    if (adopted === 'ignored')
+      log(
+        `sendbox: ${local.file} is not read: this cluster's user memory is in ${row} ` +
+          '(the memory view edits it); remove the file to silence this line',
+      );
+  } catch (error) {
+    log(`sendbox: ${local.file} was not taken as this cluster's user memory: ${(error as Error).message}`);
+  }
 }
 
 /** The `secrets` rows of the box secrets (not an agent id: those never hold a colon). */
@@ -173,6 +200,10 @@ export async function startClusterWorker(options: ClusterWorkerOptions): Promise
     await db.close();
     throw error;
   }
+  // Agents deleted while this worker was down: their local copies go before it serves.
+  await removeDeletedAgentsCopies(db, options.dataDir).catch((error: unknown) =>
+    process.stderr.write(`sendbox: local copies of deleted agents were not all removed: ${String(error)}\n`),
+  );
   const s3 = s3ClientFor(location, options.credentials);
   const boss = await startTurnQueue(options.databaseUrl, schema);
   const storeOptions = {
@@ -204,6 +235,7 @@ export async function startClusterWorker(options: ClusterWorkerOptions): Promise
   let heartbeat: Heartbeat | undefined;
   let taskStops: { stop(): void } | undefined;
   try {
+    await interruptOwnLeftovers(db, workerName);
     heartbeat = await startHeartbeat(db, workerName, workerTtlMs);
     events = await ClusterEvents.start({ db, databaseUrl: options.databaseUrl, worker: workerName });
     const relayed = events;
@@ -211,6 +243,7 @@ export async function startClusterWorker(options: ClusterWorkerOptions): Promise
       ...(await clusterMcp(db, keys.secretsKey, options)),
       boxTranscripts: sessionFiles.transcripts,
     };
+    await adoptUserMemory(db, keys.secretsKey, options);
     host = await createAgentHost({
       ...options,
       mcp,
@@ -253,9 +286,7 @@ export async function startClusterWorker(options: ClusterWorkerOptions): Promise
     // An agent deleted through any gateway: this worker's local copies of it go too.
     host.subscribe((event) => {
       if (event.type !== 'roster' || event.change !== 'deleted' || !isSafeAgentId(event.agentId)) return;
-      const paths = agentPaths(options.dataDir, event.agentId);
-      for (const dir of [paths.agentDir, paths.transcriptDir, paths.sandbox])
-        void rm(dir, { recursive: true, force: true }).catch(() => undefined);
+      void removeLocalCopies(options.dataDir, event.agentId).catch(() => undefined);
     });
     if (options.takeTurns !== false) {
       const worker = await startTurnWorker({

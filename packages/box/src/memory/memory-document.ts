@@ -6,6 +6,7 @@
  * interleave across workers, so two workers writing at once both land. A refused change (the cap, a
  * forget that finds nothing, a value that is not memory) writes nothing.
  */
+import { existsSync } from 'node:fs';
 import type { StoredDocument } from '../stores/documents.ts';
 import {
   MEMORY_CAP_BYTES,
@@ -53,4 +54,24 @@ export class DocumentMemory implements MemoryStore {
       'the box does not write over it: delete the row to start this memory empty',
     );
   }
+}
+
+/**
+ * At a cluster worker's start: a cluster with no user memory yet takes the entries of the
+ * `memory.json` in the worker's data dir (an operator moving a single box to a cluster keeps what
+ * its agents saved for the user). Once the cluster has its own, a data dir's file is not read: the
+ * answer says so, for the box log. A file that cannot be read is reported by `entries` and adopts nothing.
+ */
+export async function adoptMemory(
+  document: StoredDocument,
+  file: MemoryStore & { file: string },
+): Promise<'adopted' | 'ignored' | 'none'> {
+  if ((await document.read()) !== undefined) return existsSync(file.file) ? 'ignored' : 'none';
+  if (!existsSync(file.file)) return 'none';
+  const entries = await file.entries();
+  return document.update((current) =>
+    current === undefined
+      ? { value: { entries }, result: 'adopted' as const }
+      : { value: current, result: 'ignored' as const },
+  );
 }

@@ -61,6 +61,8 @@ export async function hostFixture(
     },
     async dispose() {
       await host.close();
+      // A test that restarts the box puts its new host here: closed too, or its stores' handles leak.
+      if (fixture.host !== host) await fixture.host.close();
       await rm(dataDir, { recursive: true, force: true });
     },
   };

@@ -8,13 +8,17 @@
  * is made when there is none), so no worker claims the agent meanwhile; an agent whose lease is held
  * by a worker running its turn is refused (409), as file mode refuses a working agent. The objects go
  * before the rows commit: when the bucket fails, nothing is committed, and the delete can be asked
- * again. Other workers remove their local copies when the roster event reaches them (worker.ts).
- * What stays: the pg-boss jobs of the agent's inputs (one that runs later finds no agent and fails),
- * and the local copies of a worker that was down when the event went out.
+ * again. The agent's pg-boss jobs (queued, active and failed turn jobs, and their dead-letter copies)
+ * go in the same transaction, so none of them runs later; a job a worker fetched before the commit
+ * finds no agent and ends without a turn (inbox.ts, agentHasWork). Other workers remove their local
+ * copies when the roster event reaches them, and a worker that was down then at its next start
+ * (cluster/local-copies.ts).
  */
+import type { PoolClient } from 'pg';
 import { DeleteObjectsCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
 import { HostError } from '../../agent/errors.ts';
 import type { Database } from './database.ts';
+import { DEAD_TURN_QUEUE, TURN_QUEUE } from './turn-queue.ts';
 import { agentDocumentNames } from './sealed-documents.ts';
 
 export interface RemovedAgent {
@@ -63,6 +67,7 @@ export async function removeClusterAgent(
           Object.values(agentDocumentNames(agentId)),
         ])
       ).rowCount ?? 0;
+    rows += await removeTurnJobs(client, db, agentId);
     const objects = await removeObjects(s3, bucket, `${agentId}/`);
     rows +=
       (await client.query(`DELETE FROM ${db.table('leases')} WHERE agent_id = $1`, [agentId])).rowCount ?? 0;
@@ -94,4 +99,22 @@ export async function removeObjects(s3: S3Client, bucket: string, prefix: string
     if (failed) throw new Error(`s3://${bucket}/${failed.Key} was not deleted: ${failed.Message}`);
     removed += keys.length;
   }
+}
+
+/**
+ * Deletes the agent's jobs of the turn queue and of its dead letter queue from pg-boss's job table
+ * (`<schema>_jobs.job`, the parent of its per-queue tables), in the caller's transaction; how many.
+ * None when pg-boss's schema is not there (no worker has started the queue).
+ */
+async function removeTurnJobs(client: PoolClient, db: Database, agentId: string): Promise<number> {
+  const jobs = `"${db.schema.slice(1, -1)}_jobs".job`;
+  const { rows } = await client.query<{ present: boolean }>(`SELECT to_regclass($1) IS NOT NULL AS present`, [
+    jobs,
+  ]);
+  if (!rows[0]?.present) return 0;
+  const removed = await client.query(`DELETE FROM ${jobs} WHERE name = ANY($1) AND data->>'agentId' = $2`, [
+    [TURN_QUEUE, DEAD_TURN_QUEUE],
+    agentId,
+  ]);
+  return removed.rowCount ?? 0;
 }

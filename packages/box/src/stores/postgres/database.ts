@@ -231,7 +231,6 @@ function migrations(s: string): string[] {
      )`,
     // An agent's inbox rows after a seq (PgInbox.load when a turn worker catches up).
     `CREATE INDEX IF NOT EXISTS inbox_agent_seq ON ${s}.inbox (agent_id, seq)`,
-    // The card a call of the agent waits on, and the worker running it (cluster/approval-waits.ts).
     // Each agent's background tasks, and the worker whose process runs each (stores/postgres/task-book.ts).
     `CREATE TABLE IF NOT EXISTS ${s}.tasks (
        agent_id text NOT NULL,
@@ -261,6 +260,7 @@ function migrations(s: string): string[] {
        worker text PRIMARY KEY,
        seen_at timestamptz NOT NULL
      )`,
+    // The card a call of the agent waits on, and the worker running it (cluster/approval-waits.ts).
     `CREATE TABLE IF NOT EXISTS ${s}.approval_waits (
        agent_id text PRIMARY KEY,
        card_id text NOT NULL,

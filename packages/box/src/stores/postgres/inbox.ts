@@ -153,17 +153,19 @@ export class PgInbox implements InboxStore {
 /**
  * Whether a turn job of the agent has anything to do: a pending input, or a turn the ledger leaves
  * open (a worker died in it). An agent's job runs every input pending when it starts, so the jobs
- * of the inputs it took find none.
+ * of the inputs it took find none. A deleted agent (no profile row) has none, whatever rows an accept
+ * that raced the delete left: its job never runs a turn.
  */
 export async function agentHasWork(db: Database, agentId: string): Promise<boolean> {
-  const { rows } = await db.pool.query<{ pending: boolean; last_turn: string | null }>(
-    `SELECT EXISTS (SELECT 1 FROM ${db.table('inbox')} WHERE agent_id = $1 AND state = 'pending') AS pending,
+  const { rows } = await db.pool.query<{ exists: boolean; pending: boolean; last_turn: string | null }>(
+    `SELECT EXISTS (SELECT 1 FROM ${db.table('profiles')} WHERE agent_id = $1) AS exists,
+            EXISTS (SELECT 1 FROM ${db.table('inbox')} WHERE agent_id = $1 AND state = 'pending') AS pending,
             (SELECT id FROM ${db.table('ledger')} WHERE agent_id = $1 AND id ~ '^t[0-9]+[ue]$'
              ORDER BY seq DESC LIMIT 1) AS last_turn`,
     [agentId],
   );
   const row = rows[0]!;
-  return row.pending || (row.last_turn?.endsWith('u') ?? false);
+  return row.exists && (row.pending || (row.last_turn?.endsWith('u') ?? false));
 }
 
 /** An agent's pending inputs as the rows hold them now, in accept order (another worker's view of its inbox). */

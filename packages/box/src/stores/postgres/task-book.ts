@@ -162,3 +162,17 @@ export class PgTaskBook implements TaskStore {
     return this.db.sync().query(text, [this.agentId, ...values]);
   }
 }
+
+/**
+ * At a worker's start, before it runs anything: the tasks still `running` under its name are a
+ * previous process's of the same name (a restart within the TTL keeps the heartbeat fresh), lost
+ * with it, as file mode's open finds a crash's. They are marked interrupted; the next session that
+ * opens or catches up with the agent tells the model.
+ */
+export async function interruptOwnLeftovers(db: Database, worker: string, now = Date.now()): Promise<number> {
+  const { rowCount } = await db.pool.query(
+    `UPDATE ${db.table('tasks')} SET state = 'interrupted', ended_at = $2 WHERE worker = $1 AND state = 'running'`,
+    [worker, now],
+  );
+  return rowCount ?? 0;
+}
