@@ -299,11 +299,16 @@ export class AgentSession implements ExtensionAgent {
     const records = await this.readHistory();
     this.cutTurn = null;
     await this.takeOpenTurn(() => Promise.resolve(records));
-    await this.tell(await this.extensions.opened());
+    await this.tell(() => this.extensions.opened());
   }
 
-  /** The extensions' hidden notes for the model, written before its next turn. */
-  private async tell(notes: string[]): Promise<void> {
+  /**
+   * The extensions' hidden notes for the model, written before its next turn; not asked in a
+   * session whose turns run elsewhere (it holds no lease: the turn worker tells on open and catch-up).
+   */
+  private async tell(ask: () => Promise<string[]>): Promise<void> {
+    if (this.config.turnsElsewhere) return;
+    const notes = await ask();
     if (notes.length === 0) return;
     this.writer.appendRecords(notes.map((text) => ({ role: 'user', blocks: [{ type: 'text', text }] })));
     await this.readHistory();
@@ -340,7 +345,7 @@ export class AgentSession implements ExtensionAgent {
     await this.inbox.reconcile((nonce) => this.startedTurns.get(nonce));
     const records = this.transcript.unchanged() ? null : await this.readHistory();
     await this.takeOpenTurn(async () => records ?? (await this.readHistory()));
-    await this.tell(await this.extensions.caughtUp());
+    await this.tell(() => this.extensions.caughtUp());
   }
 
   /** Starts answering the inputs that were pending when the files were read (the host calls it after opening). */

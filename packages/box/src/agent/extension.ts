@@ -36,6 +36,7 @@ export interface AgentExtension {
   /**
    * Once, when the agent is opened, after a turn the box did not finish was closed: a hidden prompt
    * the model reads before its next turn (what a crash cut), or null. It is written to the JSONL.
+   * Not asked of a session whose turns run elsewhere (a cluster gateway's): its turn worker's is.
    */
   opened?(): Promise<string | null>;
   /**

@@ -275,6 +275,31 @@ describe('background tasks across cluster workers', () => {
     );
   }, 180_000);
 
+  it('a gateway that runs no turn leaves the note of a lost task to the turn worker: it marks nothing reported and writes nothing', async () => {
+    const cluster = await kit.cluster();
+    const first = await cluster.acceptingGateway({ name: 'gateway-1' });
+    const agent = await first.worker.host.createAgent({ name: 'Lost' });
+    // A task of a worker that is gone (no heartbeat): any reader marks it interrupted.
+    new PgTaskBook(cluster.db, agent.id, 'gone-worker', WORKER_TTL_MS).started({
+      id: 'task-1',
+      kind: 'command',
+      turn: 0,
+      toolCallId: 'call-1',
+      label: 'sleep 300',
+      outputPath: null,
+      agentId: null,
+      startedAt: Date.now(),
+    });
+    // Another gateway opens the agent for the first time.
+    const second = await cluster.acceptingGateway({ name: 'gateway-2' });
+    const entries = await second.worker.host.openAgentJson(agent.id);
+    expect((await second.worker.host.listTasks(agent.id))[0]).toMatchObject({ state: 'interrupted' });
+    const book = new PgTaskBook(cluster.db, agent.id, 'reader', WORKER_TTL_MS);
+    expect(book.get('task-1')).toMatchObject({ state: 'interrupted', reported: false });
+    expect(book.unreported().map((task) => task.id)).toEqual(['task-1']);
+    expect(entries).not.toContain('gone-worker');
+  }, 60_000);
+
   it('marks the tasks a previous process of the same worker name left running as interrupted when it starts', async () => {
     const schema = kit.schemaName();
     const masterKey = randomBytes(32);
