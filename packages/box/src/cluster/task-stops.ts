@@ -2,7 +2,9 @@
  * Stops asked for a worker's background tasks through other gateways (issue 25): the UI's stop
  * button on a gateway whose worker does not run the task flags its row (PgTaskBook.requestStop);
  * the worker running it reads its flagged running tasks every second and stops them as its own
- * gateway would (the task then ends as stopped, and its row says so).
+ * gateway would (the task then ends as stopped, and its row says so). A flag is cleared once acted
+ * on, whether the task ran here or not (a row of this worker's name with no process here is not
+ * retried forever); a task that ended or was interrupted is never looked at.
  */
 import type { Database } from '../stores/postgres/database.ts';
 
@@ -12,7 +14,8 @@ export const TASK_STOP_POLL_MS = 1000;
 export function startTaskStops(
   db: Database,
   worker: string,
-  stop: (agentId: string, taskId: string) => Promise<unknown>,
+  /** Stops the task if this process runs it (opening nothing); false when it does not run here. */
+  stopHere: (agentId: string, taskId: string) => boolean,
   onError: (error: unknown) => void,
 ): { stop(): void } {
   const table = db.table('tasks');
@@ -25,7 +28,17 @@ export function startTaskStops(
         `SELECT agent_id, id FROM ${table} WHERE worker = $1 AND state = 'running' AND stop_requested`,
         [worker],
       );
-      for (const row of rows) await stop(row.agent_id, row.id).catch(onError);
+      for (const row of rows) {
+        try {
+          stopHere(row.agent_id, row.id);
+        } catch (error) {
+          onError(error);
+        }
+        await db.pool.query(
+          `UPDATE ${table} SET stop_requested = false WHERE agent_id = $1 AND id = $2 AND worker = $3`,
+          [row.agent_id, row.id, worker],
+        );
+      }
     } catch (error) {
       onError(error);
     } finally {

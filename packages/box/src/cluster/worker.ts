@@ -277,7 +277,7 @@ export async function startClusterWorker(options: ClusterWorkerOptions): Promise
     taskStops = startTaskStops(
       db,
       workerName,
-      (agentId, taskId) => running.stopTask(agentId, taskId),
+      (agentId, taskId) => running.stopTaskHere(agentId, taskId),
       (error) =>
         process.stderr.write(
           `sendbox: could not act on a task stop asked through another gateway: ${(error as Error).message}\n`,

@@ -785,7 +785,14 @@ export class LocalAgentHost implements AgentHost {
     return { stopped: this.backgrounds.stop(agentId, taskId) };
   }
 
-  /** A subagent's steps, from its transcript (404 when this agent started no such child). */
+  /**
+   * Stops a background task this process runs, for a stop asked through another gateway
+   * (cluster/task-stops.ts): no session is opened; false when it does not run here.
+   */
+  stopTaskHere(agentId: string, taskId: string): boolean {
+    return this.backgrounds.stopHere(agentId, taskId);
+  }
+
   /** The agent's routines, their next run and latest runs (gateway `listRoutines`). */
   async listRoutines(agentId: string): Promise<RoutineView[]> {
     await this.existing(agentId);
@@ -803,6 +810,7 @@ export class LocalAgentHost implements AgentHost {
     }
   }
 
+  /** A subagent's steps, from its transcript (404 when this agent started no such child). */
   async openSubagent(agentId: string, subagentId: string): Promise<SequencedEntry[]> {
     await this.existing(agentId);
     const steps = await this.backgrounds.of(agentId)?.childSteps(subagentId);

@@ -263,6 +263,15 @@ export class AgentBackgrounds {
     return (running ?? all.at(-1))?.stop(taskId) ?? false;
   }
 
+  /**
+   * Stops a task this process runs (a stop asked through another gateway), opening nothing; false
+   * when no session here runs it.
+   */
+  stopHere(agentId: string, taskId: string): boolean {
+    const all = this.byAgent.get(agentId) ?? [];
+    return all.find((background) => background.tasks.ended(taskId) !== undefined)?.stop(taskId) ?? false;
+  }
+
   /** The user pressed Stop: every task of the agent ends (commands' trees killed, children cancelled). */
   async turnCancelled(agentId: string): Promise<void> {
     await Promise.all((this.byAgent.get(agentId) ?? []).map((background) => background.stopAll()));

@@ -147,3 +147,37 @@ it('stops a task in the session that runs it, and lets an earlier session go onc
   await backgrounds.hostClosed();
   for (const book of books) book.close();
 });
+
+it('stops here only what a session here runs, asking no other worker', async () => {
+  const books: TaskBook[] = [];
+  const requested: string[] = [];
+  const backgrounds = new AgentBackgrounds({
+    dataDir: dir,
+    provider: () => null,
+    tools: () => [],
+    writePoints: new WritePoints(),
+    emit: () => undefined,
+    taskBook: () => {
+      const book = new TaskBook(path.join(dir, 'tasks.db'));
+      books.push(book);
+      return Object.assign(Object.create(book) as TaskBook, {
+        requestStop: (id: string) => {
+          requested.push(id);
+          return true;
+        },
+      });
+    },
+  });
+  const session = backgrounds.for(agent);
+  const child = startChild(session, 'call-1');
+  expect(backgrounds.stopHere(agent.id, 'elsewhere')).toBe(false);
+  expect(backgrounds.stopHere('another-agent', child.id)).toBe(false);
+  expect(requested).toEqual([]);
+  expect(backgrounds.stopHere(agent.id, child.id)).toBe(true);
+  expect(child.stopped).toBe(1);
+  // The gateway's stop of a task not run here asks the worker that runs it.
+  expect(backgrounds.stop(agent.id, 'elsewhere')).toBe(true);
+  expect(requested).toEqual(['elsewhere']);
+  await backgrounds.hostClosed();
+  for (const book of books) book.close();
+});
