@@ -183,6 +183,7 @@ export class AgentSession implements ExtensionAgent {
       await session.load();
     } catch (error) {
       session.closeStores();
+      session.extensions.closed();
       throw error;
     }
     return session;
@@ -609,6 +610,7 @@ export class AgentSession implements ExtensionAgent {
   async close(): Promise<void> {
     await this.idle();
     this.closeStores();
+    this.extensions.closed();
   }
 
   private closeStores(): void {

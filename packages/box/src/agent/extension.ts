@@ -46,6 +46,8 @@ export interface AgentExtension {
   caughtUp?(): Promise<string | null>;
   /** The agent is ready for turns: after it was opened, and each time its queued turns ran out. */
   ready?(door: WakeDoor): void;
+  /** The session closed (its turns done): what the extension keeps for this session may go. */
+  closed?(): void;
   /** Per turn: model steps the turn shares with what it starts (undefined: its own cap alone). */
   turnBudget?(turn: number): StepBudget | undefined;
   /** Per tool call: what the call's ToolContext gets. */
@@ -89,6 +91,10 @@ export class AgentExtensions {
 
   ready(door: WakeDoor): void {
     for (const extension of this.list) extension.ready?.(door);
+  }
+
+  closed(): void {
+    for (const extension of this.list) extension.closed?.();
   }
 
   turnBudget(turn: number): StepBudget | undefined {

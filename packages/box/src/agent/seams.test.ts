@@ -157,4 +157,15 @@ describe('an agent extension', () => {
     ]);
     expect(fixture.model.requests).toHaveLength(2);
   });
+
+  it('hears its session close, once', async () => {
+    let closed = 0;
+    fixture = await hostFixture([{ toolCalls: [send] }, {}], {
+      extensions: () => [{ closed: () => void closed++ }],
+    });
+    await fixture.prompt('go');
+    expect(closed).toBe(0);
+    await fixture.host.close();
+    expect(closed).toBe(1);
+  });
 });

@@ -69,11 +69,14 @@ export class AgentBackground implements AgentExtension {
   readonly wakes: TaskWakes;
   private readonly book: TaskStore;
   private budget: { turn: number; budget: StepBudget } | null = null;
+  private sessionClosed = false;
 
   constructor(
     private readonly host: BackgroundHost,
     /** The agent's session (read lazily: it is still being built when this is). */
     private readonly agent: TurnContext,
+    /** Told when the session closes (AgentBackgrounds lets this go once none of its tasks runs). */
+    private readonly onClosed: (background: AgentBackground) => void = () => undefined,
   ) {
     this.book = host.taskBook?.(agent.id) ?? new TaskBook(taskBookFile(host.dataDir, agent.id));
     this.tasks = new AgentTasks({
@@ -93,6 +96,16 @@ export class AgentBackground implements AgentExtension {
 
   ready(door: WakeDoor): void {
     this.wakes.ready(door);
+  }
+
+  closed(): void {
+    this.sessionClosed = true;
+    this.onClosed(this);
+  }
+
+  /** Still needed: its session is open, or a task it started runs (a stop must reach it). */
+  get live(): boolean {
+    return !this.sessionClosed || this.tasks.running().length > 0;
   }
 
   /** What a crash cut is marked interrupted, its children closed, and the model told once. */
@@ -211,9 +224,10 @@ export class AgentBackground implements AgentExtension {
 
 /**
  * Every agent's background work, for the host: made per session, ended by the lifecycle. An agent
- * may have several sessions in one process (a cluster worker: its gateway's and the turn worker's),
- * each with its own live tasks; the latest one answers for the agent, and a stop finds the one that
- * runs the task.
+ * may have several sessions in one process (a cluster worker: its gateway's and the turn worker's,
+ * kept between jobs), each with its own live tasks; the latest one answers for the agent, and a stop
+ * finds the one that runs the task. A session's background goes only once its session closed and
+ * none of its tasks runs: an open session may start a task at any time.
  */
 export class AgentBackgrounds {
   private readonly byAgent = new Map<string, AgentBackground[]>();
@@ -222,11 +236,19 @@ export class AgentBackgrounds {
 
   /** The session's extension (the host's `extensions` seam). */
   for(agent: TurnContext): AgentBackground {
-    const background = new AgentBackground(this.host, agent);
-    // An earlier session's background stays only while a task of it runs (its stop comes here).
-    const earlier = (this.byAgent.get(agent.id) ?? []).filter((other) => other.tasks.running().length > 0);
-    this.byAgent.set(agent.id, [...earlier, background]);
+    const background = new AgentBackground(this.host, agent, () => this.prune(agent.id));
+    this.byAgent.set(agent.id, [...this.live(agent.id), background]);
     return background;
+  }
+
+  private live(agentId: string): AgentBackground[] {
+    return (this.byAgent.get(agentId) ?? []).filter((background) => background.live);
+  }
+
+  private prune(agentId: string): void {
+    const live = this.live(agentId);
+    if (live.length > 0) this.byAgent.set(agentId, live);
+    else this.byAgent.delete(agentId);
   }
 
   /** The agent's latest session's. */

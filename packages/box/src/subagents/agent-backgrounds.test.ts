@@ -1,7 +1,7 @@
 /**
  * AgentBackgrounds with several sessions of one agent in one process (a cluster worker: its
  * gateway's and its turn worker's): a stop finds the session whose task runs, whichever session is
- * the latest, and an earlier session is let go once none of its tasks runs.
+ * the latest, and an earlier session is let go only once it closed and none of its tasks runs.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -12,6 +12,7 @@ import { noScrub } from '../secrets/scrub.ts';
 import { WritePoints } from '../stores/write-points.ts';
 import type { ChildOutcome } from '../tasks/agent-tasks.ts';
 import { TaskBook } from '../tasks/task-book.ts';
+import type { AgentBackground } from './agent-background.ts';
 import { AgentBackgrounds } from './agent-background.ts';
 
 let dir: string;
@@ -22,7 +23,74 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-it('stops a task in the session that runs it, and lets an earlier session go once none of its tasks runs', async () => {
+function makeBackgrounds(books: TaskBook[]): AgentBackgrounds {
+  return new AgentBackgrounds({
+    dataDir: dir,
+    provider: () => null,
+    tools: () => [],
+    writePoints: new WritePoints(),
+    emit: () => undefined,
+    taskBook: () => {
+      const book = new TaskBook(path.join(dir, 'tasks.db'));
+      books.push(book);
+      return book;
+    },
+  });
+}
+
+const agent = {
+  id: 'agent-1',
+  profile: {},
+  scrubber: () => noScrub,
+  now: Date.now,
+} as unknown as TurnContext;
+
+/** Starts a background child in `background`'s registry; `stops` counts the stops that reached it. */
+function startChild(background: AgentBackground, toolCallId: string) {
+  const child = { id: '', stopped: 0 };
+  let end: (outcome: ChildOutcome) => void = () => undefined;
+  const record = background.tasks.startChild({
+    turn: 0,
+    toolCallId,
+    agentId: `sand-subagent-${toolCallId}`,
+    label: 'a long child',
+    background: true,
+    start: () => ({
+      ended: new Promise<ChildOutcome>((resolve) => (end = resolve)),
+      stop: () => {
+        child.stopped += 1;
+        end({ envelope: 'failure', payload: { error: 'stopped' } });
+      },
+    }),
+  });
+  if ('refused' in record) throw new Error(record.refused);
+  child.id = record.id;
+  return child;
+}
+
+it('keeps an open session whose task starts after a later session opened: Stop and host close reach the task', async () => {
+  const books: TaskBook[] = [];
+  const backgrounds = makeBackgrounds(books);
+  // A turn worker's kept session, idle between jobs.
+  const kept = backgrounds.for(agent);
+  // A gateway opens another session of the agent (listAgents) while no task runs.
+  const gateway = backgrounds.for(agent);
+  expect(backgrounds.of(agent.id)).toBe(gateway);
+  // The kept session's next turn starts a task.
+  const first = startChild(kept, 'call-1');
+  expect(backgrounds.stop(agent.id, first.id)).toBe(true);
+  expect(first.stopped).toBe(1);
+  await kept.tasks.ended(first.id);
+
+  const second = startChild(kept, 'call-2');
+  // Yet another session opening does not drop the kept one either.
+  backgrounds.for(agent);
+  await backgrounds.hostClosed();
+  expect(second.stopped).toBe(1);
+  for (const book of books) book.close();
+});
+
+it('stops a task in the session that runs it, and lets an earlier session go once it closed and none of its tasks runs', async () => {
   const books: TaskBook[] = [];
   const backgrounds = new AgentBackgrounds({
     dataDir: dir,
@@ -66,7 +134,8 @@ it('stops a task in the session that runs it, and lets an earlier session go onc
   expect(stopped).toBe(true);
   await first.tasks.ended(record.id);
 
-  // Nothing of the first session runs now: the next session lets it go, so Stop reaches only the live ones.
+  // Nothing of the first session runs now and its session closed: it goes, so Stop reaches only the live ones.
+  first.closed();
   backgrounds.for(agent);
   let stoppedAll = 0;
   first.stopAll = () => {
