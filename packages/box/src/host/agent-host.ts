@@ -213,6 +213,8 @@ export class LocalAgentHost implements AgentHost {
   /** Every agent's routines: the scheduler, its fires and run history (routines/). */
   readonly routines: Routines;
   private focused: string | null = null;
+  /** Each agent's roster mark (StoreBackend.rosterMarks) when listAgents last refreshed its session. */
+  private readonly listedMarks = new Map<string, string>();
   private closed = false;
   /** Every agent's list row, kept as agents change, so a restart lists them without opening them. */
   private readonly roster: AgentRoster;
@@ -519,8 +521,11 @@ export class LocalAgentHost implements AgentHost {
     if (this.closed) throw new Error('the agent host is closed');
     const { stores, turnsElsewhere } = this.config;
     let names: string[];
+    // A cluster's agents, each with a mark that moves when a refresh would find something new.
+    const marks = stores.rosterMarks ? await stores.rosterMarks() : undefined;
     try {
-      names = stores.agentIds ? await stores.agentIds() : await readdir(agentsRoot(this.dataDir));
+      if (marks) names = [...marks.keys()];
+      else names = stores.agentIds ? await stores.agentIds() : await readdir(agentsRoot(this.dataDir));
     } catch (error) {
       if (stores.agentIds) throw error;
       return [];
@@ -540,8 +545,15 @@ export class LocalAgentHost implements AgentHost {
       }
       try {
         const session = await this.session(id);
-        // Its last entry may come from another writer.
-        if (this.focused !== id || turnsElsewhere) await session.refresh();
+        // Its last entry may come from another writer; in a cluster, only if its mark moved since.
+        const mark = marks?.get(id);
+        if (
+          (this.focused !== id || turnsElsewhere) &&
+          (mark === undefined || this.listedMarks.get(id) !== mark)
+        ) {
+          await session.refresh();
+          if (mark !== undefined && !session.busy) this.listedMarks.set(id, mark);
+        }
         if (!turnsElsewhere) this.roster.record(id, this.storedRow(session));
         rows.push(this.rowOf(session));
       } catch {

@@ -60,6 +60,12 @@ export interface StoreBackend {
    */
   agentIds?(): Promise<string[]>;
   /**
+   * Every agent the backend holds, with a mark that changes whenever what a session's refresh reads
+   * (its profile, ledger rows, transcript) changes, read in one query: a roster list refreshes only
+   * the agents whose mark moved. Absent: every listed agent is refreshed.
+   */
+  rosterMarks?(): Promise<Map<string, string>>;
+  /**
    * Brings a stored attachment this machine has no copy of into the agent's local copies (the
    * cluster's bucket); false when the backend has none either. Absent: the local copies are all.
    */
