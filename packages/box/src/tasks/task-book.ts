@@ -81,6 +81,10 @@ export interface TaskStore {
       notice?: TaskNotice;
     },
   ): void;
+  /**
+   * Records a task's end. In a cluster a task can be marked interrupted while it still runs (its
+   * worker paused): once the model was told it was lost it stays interrupted, its outcome recorded.
+   */
   ended(id: string, endedAt: number, outcome: unknown): void;
   /**
    * Marks the tasks a crash cut as `interrupted` and returns them (call on open, before any task of

@@ -59,9 +59,17 @@ export class PgTaskBook implements TaskStore {
     );
   }
 
+  /**
+   * A task marked lost while its worker was only paused (its heartbeat late) and then ended: its real
+   * end wins while the model was not told it was lost (it is then told the end, once); once told
+   * "lost", the row stays interrupted with its exit recorded, so the model never hears both.
+   */
   ended(id: string, endedAt: number, outcome: unknown): void {
     this.query(
-      `UPDATE ${this.table} SET state = 'ended', ended_at = $3, outcome = $4 WHERE agent_id = $1 AND id = $2`,
+      `UPDATE ${this.table}
+       SET state = CASE WHEN state = 'interrupted' AND reported = 1 THEN 'interrupted' ELSE 'ended' END,
+           ended_at = $3, outcome = $4
+       WHERE agent_id = $1 AND id = $2`,
       [id, endedAt, JSON.stringify(outcome)],
     );
   }
