@@ -155,7 +155,17 @@ describe('memory across cluster workers', () => {
     const texts = (await one.entries()).map((entry) => entry.text);
     expect(texts).toHaveLength(30);
     expect(new Set(texts).size).toBe(30);
+    const sealedRow = async () =>
+      (
+        await db.pool.query<{ iv: Buffer; data: Buffer }>(
+          `SELECT iv, data FROM ${db.table('sealed_documents')} WHERE name = $1`,
+          [USER_MEMORY_DOCUMENT],
+        )
+      ).rows[0];
+    const before = await sealedRow();
     expect((await two.write('fact A3', 99)).added).toBe(false);
+    // The duplicate left the row as it was (a rewrite seals it again with a new IV).
+    expect(await sealedRow()).toEqual(before);
     await one.write('The user drinks green tea', 31);
 
     const small = scope(db, texts.join('\n').length + 'The user drinks green tea'.length + 5);

@@ -4,7 +4,7 @@
  * its next turn's system prompt on any other, and the user scope is one for the whole cluster.
  * Every read goes to the document; a write or forget is one `update` of it, whose changes never
  * interleave across workers, so two workers writing at once both land. A refused change (the cap, a
- * forget that finds nothing, a value that is not memory) writes nothing.
+ * forget that finds nothing, a value that is not memory) writes nothing, nor does a duplicate save.
  */
 import { existsSync } from 'node:fs';
 import type { StoredDocument } from '../stores/documents.ts';
@@ -31,7 +31,10 @@ export class DocumentMemory implements MemoryStore {
     return this.parse(await this.document.read());
   }
 
-  write(text: string, now: number): Promise<{ added: boolean; entries: MemoryEntry[] }> {
+  async write(text: string, now: number): Promise<{ added: boolean; entries: MemoryEntry[] }> {
+    // A duplicate changes nothing: the row is kept as it is, not sealed and written again.
+    const entries = await this.entries();
+    if (entries.some((entry) => entry.text === text)) return { added: false, entries };
     return this.document.update((current) => {
       const next = withEntry(this.parse(current), text, now, this.scope, this.cap);
       return { value: { entries: next.entries }, result: next };
