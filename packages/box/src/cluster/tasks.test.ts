@@ -132,10 +132,15 @@ describe('background tasks across cluster workers', () => {
     const short = await tasksOnB.wait('task-1', { blockUntilMs: 300 });
     expect(short.kind).toBe('running');
     expect(JSON.stringify(short)).toContain('runs on cluster worker worker-a');
-    setTimeout(() => a.ended('task-1', Date.now(), { exitCode: 0, reason: 'exited' }), 700);
-    const started = Date.now();
-    const done = await tasksOnB.wait('task-1', { blockUntilMs: 10_000 });
-    expect(Date.now() - started).toBeLessThan(5000);
+    let endWritten = false;
+    setTimeout(() => {
+      a.ended('task-1', Date.now(), { exitCode: 0, reason: 'exited' });
+      endWritten = true;
+    }, 700);
+    // Complete, not still running at the end of its block: it followed the record to its end (no
+    // wall-clock bound, which a loaded machine would break).
+    const done = await tasksOnB.wait('task-1', { blockUntilMs: 20_000 });
+    expect(endWritten).toBe(true);
     expect(done).toMatchObject({ kind: 'complete', payload: { taskId: 'task-1', exitCode: 0 } });
   }, 30_000);
 
@@ -299,6 +304,38 @@ describe('background tasks across cluster workers', () => {
     expect(book.unreported().map((task) => task.id)).toEqual(['task-1']);
     expect(entries).not.toContain('gone-worker');
   }, 60_000);
+
+  it('a task marked lost while its worker paused, then ended: its end wins until the model was told it was lost, never both', async () => {
+    const { db } = await kit.freshSchema();
+    const agentId = 'agent-paused';
+    // worker-a has no fresh heartbeat (paused past the TTL): a reader marks its running tasks lost.
+    const onA = new PgTaskBook(db, agentId, 'worker-a', WORKER_TTL_MS);
+    const reader = new PgTaskBook(db, agentId, 'worker-b', WORKER_TTL_MS);
+    for (const id of ['untold', 'told']) {
+      onA.started({
+        id,
+        kind: 'command',
+        turn: 0,
+        toolCallId: `call-${id}`,
+        label: 'make build',
+        outputPath: null,
+        agentId: null,
+        startedAt: Date.now(),
+        notice: null,
+      });
+    }
+    expect(reader.recent(10).map((task) => task.state)).toEqual(['interrupted', 'interrupted']);
+    // The model is told that "told" was lost (a session's open note); then worker-a resumes and both end.
+    reader.markReported(['told']);
+    const exit = { exitCode: 0, reason: 'exited' };
+    onA.ended('untold', Date.now(), exit);
+    onA.ended('told', Date.now(), exit);
+    expect(reader.get('untold')).toMatchObject({ state: 'ended', reported: false, outcome: exit });
+    expect(reader.get('told')).toMatchObject({ state: 'interrupted', reported: true, outcome: exit });
+    // The model hears the first one's end (a wake) and nothing more of the second.
+    expect(reader.untold().map((task) => task.id)).toEqual(['untold']);
+    expect(reader.unreported()).toEqual([]);
+  }, 30_000);
 
   it('marks the tasks a previous process of the same worker name left running as interrupted when it starts', async () => {
     const schema = kit.schemaName();
