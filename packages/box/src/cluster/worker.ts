@@ -33,7 +33,7 @@ import { SandboxSnapshots, snapshotIntervalMs } from './sandbox/sandbox-snapshot
 import { SnapshotStore } from './sandbox/snapshot-store.ts';
 import { runWithSandbox } from './sandbox/turn-sandbox.ts';
 import { openDatabase, type Database } from '../stores/postgres/database.ts';
-import { Leases } from '../stores/postgres/leases.ts';
+import { Leases, type AgentFence } from '../stores/postgres/leases.ts';
 import { interruptOwnLeftovers, PgTaskBook } from '../stores/postgres/task-book.ts';
 import { startHeartbeat, WORKER_TTL_MS, type Heartbeat } from '../stores/postgres/worker-heartbeats.ts';
 import { agentHasWork } from '../stores/postgres/inbox.ts';
@@ -88,16 +88,17 @@ async function clusterMcp(
  * Agent and user memory in sealed rows every worker reads at each model call: what an agent saved
  * on one worker is in its next turn's system prompt on any other.
  */
-function clusterMemory(db: Database, secretsKey: Buffer): MemoryPlace {
+function clusterMemory(db: Database, secretsKey: Buffer, fence?: AgentFence): MemoryPlace {
   const sealed = (name: string, scope: 'agent' | 'user') =>
     new DocumentMemory(
-      new PgSealedDocument(db, secretsKey, name),
+      new PgSealedDocument(db, secretsKey, name, fence),
       `${db.table('sealed_documents')} ${name}`,
       scope,
     );
   return {
     user: sealed(USER_MEMORY_DOCUMENT, 'user'),
     agent: (agentId) => sealed(agentDocumentNames(agentId).memory, 'agent'),
+    behind: (turnFence) => clusterMemory(db, secretsKey, turnFence),
   };
 }
 
@@ -251,7 +252,7 @@ export async function startClusterWorker(options: ClusterWorkerOptions): Promise
         new PgSealedDocument(db, keys.secretsKey, agentDocumentNames(agentId).approvals),
       approvalWaits: new ClusterApprovalWaits(db, workerName, (agentId) => relayed.askTurn(agentId, 'yield')),
       memory: clusterMemory(db, keys.secretsKey),
-      taskBooks: (agentId) => new PgTaskBook(db, agentId, workerName, workerTtlMs),
+      taskBooks: (agentId, fence) => new PgTaskBook(db, agentId, workerName, workerTtlMs, fence),
       routineBooks: pgRoutineBooks(db),
       stores: () => stores,
       queuedTurns: true,

@@ -60,6 +60,7 @@ import { boxTimeZone, minIntervalFromEnv } from '../routines/schedule.ts';
 import type { RoutineBooks } from '../routines/routine-book.ts';
 import { StateError } from '../tools/update-state/schema.ts';
 import { MemoryBook, memoryFiles, type MemoryPlace } from '../memory/agent-memory.ts';
+import type { AgentFence } from '../stores/postgres/leases.ts';
 import type { TaskStore } from '../tasks/task-book.ts';
 import { forgetEntry, memoryView, type MemoryView } from '../memory/memory-view.ts';
 import type { MemoryScope } from '../memory/memory-store.ts';
@@ -140,7 +141,8 @@ export interface AgentHostOptions {
   /** The cards calls wait on, known to every worker of a cluster (cluster/approval-waits.ts); default none. */
   approvalWaits?: ApprovalStores['waits'];
   /** Where an agent's background-task records are kept (default: `agents/<id>/tasks.db`; a cluster's: its rows). */
-  taskBooks?: (agentId: string) => TaskStore;
+  /** `fence`: the session's stores' lease fence (a cluster's), which a turn's task rows pass. */
+  taskBooks?: (agentId: string, fence?: AgentFence) => TaskStore;
   /** Where agent and user memory is kept (default: the data dir's `memory.json` files; a cluster's: its rows). */
   memory?: MemoryPlace;
   /** The agents' stores: given the files backend of the data dir, the backend to use (default: that one). */
@@ -407,7 +409,7 @@ export class LocalAgentHost implements AgentHost {
       contextLayers: (agent) => [imageLayer(agent, () => this.vision()), ...contextLayers(agent)],
       toolGates: [approvals, ...(options.toolGates ?? [])],
       extensions: (agent) => [
-        backgrounds.for(agent),
+        backgrounds.for(agent, agent.stores.fence),
         routines.for(agent),
         memories.extensionFor(agent),
         { toolServices: () => ({ profile: profileHandler(profiles.editorFor(agent)) }) },

@@ -10,6 +10,7 @@ import { memoryHandler } from './memory-handler.ts';
 import type { ContextLayer } from '../context/model-call.ts';
 import { agentPaths, userMemoryFile } from '../stores/files/layout.ts';
 import { MemoryFile } from './memory-file.ts';
+import type { AgentFence } from '../stores/postgres/leases.ts';
 import { memoryBytes, type MemoryEntry, type MemoryScope, type MemoryStore } from './memory-store.ts';
 
 /** One agent's two scopes. */
@@ -21,6 +22,8 @@ export interface AgentMemory {
 export interface MemoryPlace {
   user: MemoryStore;
   agent(agentId: string): MemoryStore;
+  /** A cluster's: the same place, its writes behind a turn's lease fence (the session's stores'). */
+  behind?(fence: AgentFence): MemoryPlace;
 }
 
 /** The files of a single box: `memory.json` at the data dir's top, and each agent's in its folder. */
@@ -54,9 +57,15 @@ export class MemoryBook {
   /** What an agent adds: the memory layer on each model call, and `update_state memory`. */
   extensionFor(agent: ExtensionAgent): AgentExtension {
     const memory = this.of(agent.id);
+    // A turn's saves pass the session's lease fence (a superseded worker writes no memory).
+    const fence = agent.stores.fence;
+    const place = fence && this.place.behind?.(fence);
+    const saves: AgentMemory = place
+      ? { scope: (scope) => (scope === 'user' ? place.user : place.agent(agent.id)) }
+      : memory;
     return {
       contextLayers: [memoryLayer(memory)],
-      toolServices: () => ({ memory: memoryHandler(memory, agent) }),
+      toolServices: () => ({ memory: memoryHandler(saves, agent) }),
     };
   }
 }

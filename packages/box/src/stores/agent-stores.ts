@@ -4,6 +4,7 @@
  * interfaces, never through a file of its own choosing.
  */
 import type { AgentPaths } from './files/layout.ts';
+import type { AgentFence } from './postgres/leases.ts';
 import type { Profile } from './files/profile.ts';
 import type { AttachmentsStore } from './attachments.ts';
 import type { InboxStore } from './inbox.ts';
@@ -43,6 +44,11 @@ export interface AgentStores {
    * tools and the model view read (attachments).
    */
   readonly local: AgentPaths;
+  /**
+   * A cluster's: the lease fence the stores write behind (its epoch moved by the turn worker; null
+   * outside a turn). What a turn writes beside these stores (task rows, memory) passes it too.
+   */
+  readonly fence?: AgentFence;
   /** True when the ledger was replaced under the session (another file in its place): read it all again. */
   replaced(): boolean;
   /** Closes every store (the focus lock is released). */

@@ -27,6 +27,7 @@ import type { ModelProvider } from '../providers/types.ts';
 import { isNotFound } from '../sandbox/paths.ts';
 import { agentPaths } from '../stores/files/layout.ts';
 import type { SequencedEntry } from '../stores/ledger.ts';
+import type { AgentFence } from '../stores/postgres/leases.ts';
 import type { WritePoints } from '../stores/write-points.ts';
 import { AgentTasks, type TaskView } from '../tasks/agent-tasks.ts';
 import { interruptedNote } from '../tasks/interrupted-note.ts';
@@ -55,8 +56,11 @@ export interface BackgroundHost {
   childLayers?(child: LayerAgent): readonly ContextLayer[];
   /** What fits a child's model calls into the model's window (run-child.ts `compaction`); none when absent. */
   childCompaction?(child: CompactedAgent): Compaction;
-  /** Where an agent's task records are kept (default: `tasks.db` in its folder; a cluster's: its rows). */
-  taskBook?(agentId: string): TaskStore;
+  /**
+   * Where an agent's task records are kept (default: `tasks.db` in its folder; a cluster's: its rows,
+   * behind the session's lease `fence`).
+   */
+  taskBook?(agentId: string, fence?: AgentFence): TaskStore;
 }
 
 /** The file of an agent's task book: sendbox's, beside Grok Bot's store.db. */
@@ -75,10 +79,11 @@ export class AgentBackground implements AgentExtension {
     private readonly host: BackgroundHost,
     /** The agent's session (read lazily: it is still being built when this is). */
     private readonly agent: TurnContext,
+    fence?: AgentFence,
     /** Told when the session closes (AgentBackgrounds lets this go once none of its tasks runs). */
     private readonly onClosed: (background: AgentBackground) => void = () => undefined,
   ) {
-    this.book = host.taskBook?.(agent.id) ?? new TaskBook(taskBookFile(host.dataDir, agent.id));
+    this.book = host.taskBook?.(agent.id, fence) ?? new TaskBook(taskBookFile(host.dataDir, agent.id));
     this.tasks = new AgentTasks({
       book: this.book,
       limits: () => backgroundLimits(agent.profile.background),
@@ -235,8 +240,8 @@ export class AgentBackgrounds {
   constructor(private readonly host: BackgroundHost) {}
 
   /** The session's extension (the host's `extensions` seam). */
-  for(agent: TurnContext): AgentBackground {
-    const background = new AgentBackground(this.host, agent, () => this.prune(agent.id));
+  for(agent: TurnContext, fence?: AgentFence): AgentBackground {
+    const background = new AgentBackground(this.host, agent, fence, () => this.prune(agent.id));
     this.byAgent.set(agent.id, [...this.live(agent.id), background]);
     return background;
   }

@@ -181,3 +181,23 @@ it('stops here only what a session here runs, asking no other worker', async () 
   await backgrounds.hostClosed();
   for (const book of books) book.close();
 });
+
+it('gives each session’s task book that session’s lease fence', async () => {
+  const fences: unknown[] = [];
+  const backgrounds = new AgentBackgrounds({
+    dataDir: dir,
+    provider: () => null,
+    tools: () => [],
+    writePoints: new WritePoints(),
+    emit: () => undefined,
+    taskBook: (_agentId, fence) => {
+      fences.push(fence);
+      return new TaskBook(path.join(dir, `tasks-${fences.length}.db`));
+    },
+  });
+  const fence = { agentId: agent.id, epoch: 3 };
+  backgrounds.for(agent, fence);
+  backgrounds.for(agent);
+  expect(fences).toEqual([fence, undefined]);
+  await backgrounds.hostClosed();
+});

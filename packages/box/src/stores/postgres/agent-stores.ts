@@ -109,6 +109,7 @@ async function openClusterStores(options: ClusterStoreOptions, fence: AgentFence
     // One writer per agent is the lease's business here, not a file lock's.
     focus: { hold: () => undefined, release: () => undefined },
     local: paths,
+    fence,
     replaced: () => false,
     close: () => undefined,
   };

@@ -4,7 +4,12 @@ import { describe, expect, it } from 'vitest';
 import { useBackend } from '../contract.ts';
 import { clusterBackend, useServices, type ClusterHome } from './backend.ts';
 import { Leases, SupersededError, writeLockKey, type AgentFence } from './leases.ts';
+import { randomBytes } from 'node:crypto';
+import { DocumentMemory } from '../../memory/memory-document.ts';
 import { PgLedger } from './ledger.ts';
+import { agentDocumentNames, PgSealedDocument } from './sealed-documents.ts';
+import { PgTaskBook } from './task-book.ts';
+import { WORKER_TTL_MS } from './worker-heartbeats.ts';
 import { PgTranscript } from './transcript.ts';
 
 const services = useServices();
@@ -119,6 +124,54 @@ describe('leases with fencing (postgres)', () => {
     }
     // Once the claim committed, the same fence finds no row: the write is refused.
     expect(() => new PgLedger(home.db, fence).appendEntries([notice('late')])).toThrow(SupersededError);
+  });
+
+  it('refuses the task rows and memory saves of a turn whose lease was taken over; a gateway’s stay unfenced', async () => {
+    const home = await open();
+    const a = new Leases(home.db, 'worker-a', 200);
+    const b = new Leases(home.db, 'worker-b', 200);
+    const leaseA = (await a.claim(home.agentId))!;
+    const fenceA: AgentFence = { agentId: home.agentId, epoch: leaseA.epoch };
+    await sleep(300);
+    const leaseB = await b.claimWhenFree(home.agentId);
+    const fenceB: AgentFence = { agentId: home.agentId, epoch: leaseB.epoch };
+    const gateway: AgentFence = { agentId: home.agentId, epoch: null };
+    const task = (id: string) => ({
+      id,
+      kind: 'command' as const,
+      turn: 0,
+      toolCallId: `call-${id}`,
+      label: 'sleep 300',
+      outputPath: null,
+      agentId: null,
+      startedAt: Date.now(),
+    });
+    const book = (fence: AgentFence) => new PgTaskBook(home.db, home.agentId, 'worker', WORKER_TTL_MS, fence);
+    expect(() => book(fenceA).started(task('late'))).toThrow(SupersededError);
+    book(fenceB).started(task('current'));
+    book(gateway).started(task('gateway'));
+    expect(
+      book(gateway)
+        .recent(10)
+        .map((record) => record.id)
+        .sort(),
+    ).toEqual(['current', 'gateway']);
+
+    const key = randomBytes(32);
+    const memory = (fence: AgentFence) =>
+      new DocumentMemory(
+        new PgSealedDocument(home.db, key, agentDocumentNames(home.agentId).memory, fence),
+        'the agent memory row',
+        'agent',
+      );
+    await expect(memory(fenceA).write('from the superseded turn', 1)).rejects.toThrow(SupersededError);
+    await memory(fenceB).write('from the current turn', 2);
+    await memory(gateway).write('from a gateway', 3);
+    await expect(memory(fenceA).forget('from a gateway')).rejects.toThrow(SupersededError);
+    expect((await memory(gateway).entries()).map((entry) => entry.text)).toEqual([
+      'from the current turn',
+      'from a gateway',
+    ]);
   });
 
   it('writes under no lease (epoch null) serialized, with seqs counted per agent', async () => {

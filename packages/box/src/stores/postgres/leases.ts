@@ -142,6 +142,23 @@ export function writeLockKey(db: Database, agentId: string): string {
   return `sendbox-agent-writes:${db.schema}:${agentId}`;
 }
 
+/**
+ * The fence of a write made beside the ledger (a task row, a memory document) by a turn: the
+ * statement's `fence_agent_write` call (`$n` its first of three parameters), or none when the fence
+ * belongs to no turn (null epoch: a gateway's writes stay unfenced).
+ */
+export function fenceCall(
+  db: Database,
+  fence: AgentFence | undefined,
+  n: number,
+): { sql: string; values: unknown[] } | null {
+  if (!fence || fence.epoch === null) return null;
+  return {
+    sql: `${db.schema}.fence_agent_write($${n}, $${n + 1}, $${n + 2})`,
+    values: [writeLockKey(db, fence.agentId), fence.agentId, fence.epoch],
+  };
+}
+
 /** The write's error, as the caller should see it: a refused fence is a SupersededError. */
 export function fencedError(fence: AgentFence, error: unknown): unknown {
   if (fence.epoch !== null && (error as { code?: unknown } | null)?.code === FENCED_SQLSTATE) {

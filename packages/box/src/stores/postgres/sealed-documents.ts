@@ -7,6 +7,7 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import type { StoredDocument } from '../documents.ts';
 import type { Database } from './database.ts';
+import { fenceCall, fencedError, type AgentFence } from './leases.ts';
 
 /** The sealed documents of one agent (deleted with it): its approval grants and its own memory. */
 export function agentDocumentNames(agentId: string): { approvals: string; memory: string } {
@@ -27,6 +28,11 @@ export class PgSealedDocument implements StoredDocument {
     private readonly db: Database,
     private readonly key: Buffer,
     readonly name: string,
+    /**
+     * A turn's lease fence: each change commits only while the lease has the turn's epoch (checked in
+     * its transaction); absent or a null epoch, unfenced (a gateway's writes).
+     */
+    private readonly fence?: AgentFence,
   ) {
     if (key.length !== 32) throw new Error(`the secrets key must be 32 bytes, found ${key.length}`);
   }
@@ -45,6 +51,8 @@ export class PgSealedDocument implements StoredDocument {
     try {
       await client.query('BEGIN');
       await client.query(`SELECT pg_advisory_xact_lock(hashtext('sendbox-document:' || $1))`, [this.name]);
+      const fence = fenceCall(this.db, this.fence, 1);
+      if (fence) await client.query(`SELECT ${fence.sql}`, fence.values);
       const { rows } = await client.query<Row>(`SELECT iv, tag, data FROM ${table} WHERE name = $1`, [
         this.name,
       ]);
@@ -62,7 +70,7 @@ export class PgSealedDocument implements StoredDocument {
       return next.result;
     } catch (error) {
       await client.query('ROLLBACK').catch(() => undefined);
-      throw error;
+      throw this.fence ? fencedError(this.fence, error) : error;
     } finally {
       client.release();
     }

@@ -13,6 +13,7 @@
  */
 import { recordOf, type TaskNotice, type TaskRecord, type TaskStore } from '../../tasks/task-book.ts';
 import type { Database } from './database.ts';
+import { fenceCall, fencedError, type AgentFence } from './leases.ts';
 import type { StatementResult } from './sync-sql.ts';
 
 /** SQLite's column names and types (bigints as numbers), and the worker. */
@@ -30,6 +31,11 @@ export class PgTaskBook implements TaskStore {
     private readonly worker: string,
     /** A worker whose heartbeat is older than this is dead. */
     private readonly workerTtlMs: number,
+    /**
+     * The session's lease fence: a task a turn starts is recorded only while the lease has the
+     * turn's epoch (a superseded worker starts nothing). Absent or a null epoch: unfenced.
+     */
+    private readonly fence?: AgentFence,
   ) {
     this.table = db.table('tasks');
     this.label = `PostgreSQL ${this.table} agent ${agentId}`;
@@ -40,29 +46,40 @@ export class PgTaskBook implements TaskStore {
       notice?: TaskNotice;
     },
   ): void {
-    this.query(
-      `INSERT INTO ${this.table} (agent_id, id, kind, turn, tool_call_id, label, output_path, child_id, state,
-         started_at, notice, worker)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'running', $9, $10, $11)`,
-      [
-        task.id,
-        task.kind,
-        task.turn,
-        task.toolCallId,
-        task.label,
-        task.outputPath,
-        task.agentId,
-        task.startedAt,
-        task.notice === undefined ? 'told' : task.notice,
-        this.worker,
-      ],
-    );
+    const fence = fenceCall(this.db, this.fence, 12);
+    const values = [
+      task.id,
+      task.kind,
+      task.turn,
+      task.toolCallId,
+      task.label,
+      task.outputPath,
+      task.agentId,
+      task.startedAt,
+      task.notice === undefined ? 'told' : task.notice,
+      this.worker,
+    ];
+    // Fenced: the lease check in the same statement (the row lands only while the epoch holds).
+    const insert = `INSERT INTO ${this.table} (agent_id, id, kind, turn, tool_call_id, label, output_path, child_id,
+         state, started_at, notice, worker)`;
+    try {
+      this.query(
+        fence
+          ? `${insert} SELECT $1, $2, $3, $4, $5, $6, $7, $8, 'running', $9, $10, $11 FROM (SELECT ${fence.sql}) AS fence`
+          : `${insert} VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'running', $9, $10, $11)`,
+        fence ? [...values, ...fence.values] : values,
+      );
+    } catch (error) {
+      throw this.fence ? fencedError(this.fence, error) : error;
+    }
   }
 
   /**
    * A task marked lost while its worker was only paused (its heartbeat late) and then ended: its real
    * end wins while the model was not told it was lost (it is then told the end, once); once told
-   * "lost", the row stays interrupted with its exit recorded, so the model never hears both.
+   * "lost", the row stays interrupted with its exit recorded, so the model never hears both. Not
+   * fenced: the process ran here and ended, whoever holds the lease now (a refused end would leave the
+   * row running under a live worker for ever).
    */
   ended(id: string, endedAt: number, outcome: unknown): void {
     this.query(
