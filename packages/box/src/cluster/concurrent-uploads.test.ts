@@ -6,70 +6,45 @@
  * with the same client nonce must give back the first entry, not a second one.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { rm } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
-import { agentFiles, boxAgentFolders } from '../gateway/files.ts';
-import { startGateway } from '../gateway/server.ts';
-import { makeWebRoot } from '../gateway/test-support.ts';
 import { scriptedProvider } from '../providers/scripted.ts';
-import { s3ClientFor } from '../stores/postgres/attachments.ts';
 import { useServices } from '../stores/postgres/backend.ts';
-import { parseObjectStoreUrl } from '../stores/postgres/object-store-url.ts';
-import { removeObjects } from '../testing/bucket.ts';
-import { useClusterKit } from '../testing/cluster-kit.ts';
+import { useClusterKit, type TestCluster } from '../testing/cluster-kit.ts';
 import { sendText } from '../testing/host-fixture.ts';
 import { until } from '../testing/processes.ts';
 
 const services = useServices();
-const masterKey = randomBytes(32);
 
 describe('uploads to one agent through several gateways at once', () => {
   const kit = useClusterKit(services);
 
-  async function gatewayOn(schema: string, name: string, takeTurns = false) {
-    const { worker, dataDir } = await kit.startWorker({
-      dataDirName: name,
-      schema,
-      masterKey,
-      provider: takeTurns
-        ? scriptedProvider(() => sendText('seen'))
-        : scriptedProvider(() => ({ error: new Error('this worker runs no turn') })),
-      workerName: name,
-      takeTurns,
-    });
-    const webRoot = await makeWebRoot();
-    kit.defer(() => rm(webRoot, { recursive: true, force: true }));
-    const gateway = await startGateway({
-      host: worker.host,
-      files: agentFiles(worker.host, boxAgentFolders(dataDir)),
-      dataDir,
-      webRoot,
-      version: '0.0.0-test',
-      port: 0,
-    });
-    kit.defer(() => gateway.close());
+  async function gatewayOn(cluster: TestCluster, name: string) {
+    const { worker, http } = await cluster.acceptingGateway({ name });
     const call = (method: string, init: RequestInit = {}) =>
-      fetch(new URL(`api/${method}`, gateway.url), {
+      fetch(new URL(`api/${method}`, http.url), {
         ...init,
-        headers: { Authorization: `Bearer ${gateway.token}`, ...(init.headers as Record<string, string>) },
+        headers: { Authorization: `Bearer ${http.token}`, ...(init.headers as Record<string, string>) },
       });
     return { worker, call };
   }
 
   it('gives every upload an id of its own, fetchable through any gateway, once per client nonce', async () => {
-    const schema = kit.schemaName();
+    const cluster = await kit.cluster();
     const gateways = [
-      await gatewayOn(schema, 'up-a', true),
-      await gatewayOn(schema, 'up-b'),
-      await gatewayOn(schema, 'up-c'),
+      await gatewayOn(cluster, 'up-a'),
+      await gatewayOn(cluster, 'up-b'),
+      await gatewayOn(cluster, 'up-c'),
     ];
-    const agent = await gateways[0]!.worker.host.createAgent({ name: 'Busy uploads' });
-    const location = parseObjectStoreUrl(services().objectStoreUrl);
-    kit.deferLast(async () => {
-      const s3 = s3ClientFor(location, services().credentials);
-      await removeObjects(s3, location.bucket, `${agent.id}/`);
-      s3.destroy();
+    // The turns run on a worker of their own.
+    await kit.startWorker({
+      dataDirName: 'up-turns',
+      schema: cluster.schema,
+      masterKey: cluster.masterKey,
+      provider: scriptedProvider(() => sendText('seen')),
+      workerName: 'up-turns',
     });
+    const agent = await gateways[0]!.worker.host.createAgent({ name: 'Busy uploads' });
+    kit.removeAgentObjects(agent.id);
     // Every gateway has read the agent before the burst (as a browser on each would have).
     for (const { call } of gateways) {
       const opened = await call('openAgent', {
@@ -131,8 +106,8 @@ describe('uploads to one agent through several gateways at once', () => {
     }
     expect(await ledgerIds()).toHaveLength(files.length);
 
-    // Gateway C has read every upload; a prompt through A then starts turn 0 on A's worker, which
-    // takes them. C's next upload goes with turn 1, not turn 0 (C read the ledger before naming it).
+    // Gateway C has read every upload; a prompt through A then starts turn 0 on the turn worker,
+    // which takes them. C's next upload goes with turn 1, not turn 0 (C read the ledger before naming it).
     expect((await upload(2, retried.name, retried.bytes, retried.nonce)).status).toBe(200);
     await gateways[0]!.worker.host.sendPrompt({ agentId: agent.id, prompt: 'look', clientNonce: 'p0' });
     const allIds = async () =>

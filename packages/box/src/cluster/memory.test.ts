@@ -14,14 +14,11 @@ import type { ModelProvider } from '../providers/types.ts';
 import { scriptedProvider } from '../providers/scripted.ts';
 import { useServices } from '../stores/postgres/backend.ts';
 import { openDatabase } from '../stores/postgres/database.ts';
-import { s3ClientFor } from '../stores/postgres/attachments.ts';
-import { parseObjectStoreUrl } from '../stores/postgres/object-store-url.ts';
 import { PgSealedDocument, USER_MEMORY_DOCUMENT } from '../stores/postgres/sealed-documents.ts';
 import { lastToolOutputs, sendText } from '../testing/host-fixture.ts';
 import { until } from '../testing/processes.ts';
-import { removeObjects } from '../testing/bucket.ts';
-import { useClusterKit } from '../testing/cluster-kit.ts';
-import { startClusterWorker, type ClusterWorker } from './worker.ts';
+import { ledgerIds, useClusterKit } from '../testing/cluster-kit.ts';
+import type { ClusterWorker } from './worker.ts';
 
 const services = useServices();
 const masterKey = randomBytes(32);
@@ -48,28 +45,11 @@ describe('memory across cluster workers', () => {
       });
   }
 
-  function removeAgentObjects(agentId: string): void {
-    const location = parseObjectStoreUrl(services().objectStoreUrl);
-    kit.deferLast(async () => {
-      const s3 = s3ClientFor(location, services().credentials);
-      await removeObjects(s3, location.bucket, `${agentId}/`);
-      s3.destroy();
-    });
-  }
-
-  async function ledgerIds(worker: ClusterWorker, agentId: string): Promise<string[]> {
-    const { rows } = await worker.db.pool.query<{ id: string }>(
-      `SELECT id FROM ${worker.db.table('ledger')} WHERE agent_id = $1 ORDER BY seq`,
-      [agentId],
-    );
-    return rows.map((row) => row.id);
-  }
-
   it('saved in a turn on one worker: in the next turn’s system prompt on another, and on every gateway', async () => {
     const start = newCluster();
     const { worker: gateway } = await start('gateway', null, false);
     const agent = await gateway.host.createAgent({ name: 'Rememberer' });
-    removeAgentObjects(agent.id);
+    kit.removeAgentObjects(agent.id);
     const first = scriptedProvider([
       remember('The user is called Ada'),
       remember('The office is in Lyon', 'user'),
@@ -77,7 +57,7 @@ describe('memory across cluster workers', () => {
     ]);
     const a = await start('worker-a', first, true);
     await gateway.host.sendPrompt({ agentId: agent.id, prompt: 'remember me', clientNonce: 'm0' });
-    await until(async () => (await ledgerIds(gateway, agent.id)).includes('t0e'), 'turn 0 to end on A');
+    await until(async () => (await ledgerIds(gateway.db, agent.id)).includes('t0e'), 'turn 0 to end on A');
     expect(lastToolOutputs(first, 2).join('\n')).toContain('Remembered in the user memory');
     const released = async () => {
       const holder = await gateway.leases.holder(agent.id);
@@ -97,15 +77,18 @@ describe('memory across cluster workers', () => {
     const second = scriptedProvider([sendText('hello Ada'), {}, sendText('hello there'), {}]);
     const b = await start('worker-b', second, true);
     await gateway.host.sendPrompt({ agentId: agent.id, prompt: 'who am I?', clientNonce: 'm1' });
-    await until(async () => (await ledgerIds(gateway, agent.id)).includes('t1e'), 'turn 1 to end on B');
+    await until(async () => (await ledgerIds(gateway.db, agent.id)).includes('t1e'), 'turn 1 to end on B');
     expect(second.requests[0]!.system).toContain('- The user is called Ada');
     expect(second.requests[0]!.system).toContain('- The office is in Lyon');
 
     // Another agent of the cluster shares the user scope, not the first agent's own.
     const other = await gateway.host.createAgent({ name: 'Other' });
-    removeAgentObjects(other.id);
+    kit.removeAgentObjects(other.id);
     await gateway.host.sendPrompt({ agentId: other.id, prompt: 'hi', clientNonce: 'o0' });
-    await until(async () => (await ledgerIds(gateway, other.id)).includes('t0e'), 'the other agent’s turn');
+    await until(
+      async () => (await ledgerIds(gateway.db, other.id)).includes('t0e'),
+      'the other agent’s turn',
+    );
     const others = second.requests.filter((request) => request.system.startsWith('You are Other'));
     expect(others.length).toBeGreaterThan(0);
     for (const request of others) {
@@ -191,26 +174,21 @@ describe('memory across cluster workers', () => {
   it('takes a single box’s user memory into a cluster that has none, and leaves a later one’s unread', async () => {
     const schema = kit.schemaName();
     const logged: string[] = [];
-    const start = async (name: string, memory: string) => {
-      const dataDir = await kit.tempDir(name);
-      await writeFile(path.join(dataDir, 'memory.json'), memory);
-      const { databaseUrl, objectStoreUrl, credentials } = services();
-      const worker = await startClusterWorker({
-        databaseUrl,
-        objectStoreUrl,
-        credentials,
-        dataDir,
-        schema,
-        masterKey,
-        env: {},
-        provider: scriptedProvider([]),
-        workerName: name,
-        takeTurns: false,
-        mcp: { log: (line) => logged.push(line) },
-      });
-      kit.defer(() => worker.close());
-      return worker;
-    };
+    // A worker of the cluster in `inSchema` whose data dir holds a single box's memory.json.
+    const start = async (name: string, memory: string, inSchema = schema) =>
+      (
+        await kit.startWorker({
+          dataDirName: name,
+          prepare: (dataDir) => writeFile(path.join(dataDir, 'memory.json'), memory),
+          schema: inSchema,
+          masterKey,
+          env: {},
+          provider: scriptedProvider([]),
+          workerName: name,
+          takeTurns: false,
+          mcp: { log: (line) => logged.push(line) },
+        })
+      ).worker;
     const first = await start(
       'single-box',
       JSON.stringify({ entries: [{ text: 'The user is Ada', createdAt: 1 }] }),
@@ -229,25 +207,8 @@ describe('memory across cluster workers', () => {
     expect((await user(second)).entries.map((entry) => entry.text)).toEqual(['The user is Ada']);
 
     // A file that cannot be read is named, and the worker starts all the same.
-    const broken = kit.schemaName();
     logged.length = 0;
-    const dataDir = await kit.tempDir('broken');
-    await writeFile(path.join(dataDir, 'memory.json'), '{not json');
-    const { databaseUrl, objectStoreUrl, credentials } = services();
-    const third = await startClusterWorker({
-      databaseUrl,
-      objectStoreUrl,
-      credentials,
-      dataDir,
-      schema: broken,
-      masterKey,
-      env: {},
-      provider: scriptedProvider([]),
-      workerName: 'broken',
-      takeTurns: false,
-      mcp: { log: (line) => logged.push(line) },
-    });
-    kit.defer(() => third.close());
+    await start('broken', '{not json', kit.schemaName());
     expect(logged.join('\n')).toMatch(
       /memory\.json was not taken as this cluster's user memory: .*not valid JSON/,
     );

@@ -10,9 +10,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach } from 'vitest';
 import { startClusterWorker, type ClusterWorker, type ClusterWorkerOptions } from '../cluster/worker.ts';
+import { agentFiles, boxAgentFolders } from '../gateway/files.ts';
 import type { RunningGateway } from '../gateway/server.ts';
 import { makeWebRoot, startGatewayOn } from '../gateway/test-support.ts';
+import { s3ClientFor } from '../stores/postgres/attachments.ts';
 import { openTestSchema } from '../stores/postgres/backend.ts';
+import { parseObjectStoreUrl } from '../stores/postgres/object-store-url.ts';
+import { removeObjects } from './bucket.ts';
 import type { Database } from '../stores/postgres/database.ts';
 import type { TestServices } from './services.ts';
 import {
@@ -33,7 +37,7 @@ export interface TestCluster {
   /**
    * The gateway a client talks to: an in-process worker that accepts inputs and runs no turn
    * (cluster-children.ts), served over HTTP on loopback as `sendbox serve` serves it (the cluster's
-   * token and session key).
+   * token and session key, the agents' files and uploads).
    */
   acceptingGateway(
     options?: Pick<ClusterWorkerOptions, 'mcp'> & { name?: string },
@@ -60,8 +64,12 @@ export interface ClusterKit {
   startWorker(
     options: Omit<ClusterWorkerOptions, 'databaseUrl' | 'objectStoreUrl' | 'credentials' | 'dataDir'> & {
       dataDirName: string;
+      /** Fills the new data dir before the worker starts (a single box's files it takes in). */
+      prepare?: (dataDir: string) => Promise<void>;
     },
   ): Promise<{ worker: ClusterWorker; dataDir: string; close(): Promise<void> }>;
+  /** Removes the agent's objects from the bucket after the test, once its workers are closed. */
+  removeAgentObjects(agentId: string): void;
   /** A cluster of the test's own: a fresh schema, a master key, its gateway and worker processes. */
   cluster(): Promise<TestCluster>;
 }
@@ -100,9 +108,15 @@ export function useClusterKit(services: () => TestServices): ClusterKit {
       });
       return schema;
     },
-    async startWorker({ dataDirName, ...options }) {
+    async startWorker({ dataDirName, prepare, ...options }) {
       const { databaseUrl, objectStoreUrl, credentials } = services();
       const dataDir = await mkdtemp(path.join(os.tmpdir(), `sendbox-${dataDirName}-`));
+      try {
+        await prepare?.(dataDir);
+      } catch (error) {
+        await rm(dataDir, { recursive: true, force: true });
+        throw error;
+      }
       const worker = await startClusterWorker({
         databaseUrl,
         objectStoreUrl,
@@ -118,6 +132,17 @@ export function useClusterKit(services: () => TestServices): ClusterKit {
         })());
       kit.defer(close);
       return { worker, dataDir, close };
+    },
+    removeAgentObjects(agentId) {
+      const location = parseObjectStoreUrl(services().objectStoreUrl);
+      kit.deferLast(async () => {
+        const s3 = s3ClientFor(location, services().credentials);
+        try {
+          await removeObjects(s3, location.bucket, `${agentId}/`);
+        } finally {
+          s3.destroy();
+        }
+      });
     },
     async cluster() {
       const { databaseUrl, objectStoreUrl, credentials } = services();
@@ -145,6 +170,7 @@ export function useClusterKit(services: () => TestServices): ClusterKit {
           kit.defer(() => rm(webRoot, { recursive: true, force: true }));
           const http = await startGatewayOn(worker.host, dataDir, {
             webRoot,
+            files: agentFiles(worker.host, boxAgentFolders(dataDir)),
             shared: worker.shared,
             sessionFiles: worker.sessionFiles,
           });
@@ -167,4 +193,13 @@ export function useClusterKit(services: () => TestServices): ClusterKit {
     },
   };
   return kit;
+}
+
+/** The ids of the agent's ledger entries, in order (what turns and gateways wrote so far). */
+export async function ledgerIds(db: Database, agentId: string): Promise<string[]> {
+  const { rows } = await db.pool.query<{ id: string }>(
+    `SELECT id FROM ${db.table('ledger')} WHERE agent_id = $1 ORDER BY seq`,
+    [agentId],
+  );
+  return rows.map((row) => row.id);
 }
