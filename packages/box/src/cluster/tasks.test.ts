@@ -311,7 +311,7 @@ describe('background tasks across cluster workers', () => {
     // worker-a has no fresh heartbeat (paused past the TTL): a reader marks its running tasks lost.
     const onA = new PgTaskBook(db, agentId, 'worker-a', WORKER_TTL_MS);
     const reader = new PgTaskBook(db, agentId, 'worker-b', WORKER_TTL_MS);
-    for (const id of ['untold', 'told']) {
+    for (const id of ['untold', 'told', 'raced']) {
       onA.started({
         id,
         kind: 'command',
@@ -324,16 +324,25 @@ describe('background tasks across cluster workers', () => {
         notice: null,
       });
     }
-    expect(reader.recent(10).map((task) => task.state)).toEqual(['interrupted', 'interrupted']);
+    expect(reader.recent(10).map((task) => task.state)).toEqual([
+      'interrupted',
+      'interrupted',
+      'interrupted',
+    ]);
+    // A session reads "raced" as lost; it ends before the session marks it told: it is not marked.
+    expect(reader.unreported().map((task) => task.id)).toContain('raced');
+    onA.ended('raced', Date.now(), { exitCode: 0, reason: 'exited' });
+    expect(reader.markReported(['raced'])).toEqual([]);
+    expect(reader.get('raced')).toMatchObject({ state: 'ended', reported: false });
     // The model is told that "told" was lost (a session's open note); then worker-a resumes and both end.
-    reader.markReported(['told']);
+    expect(reader.markReported(['told'])).toEqual(['told']);
     const exit = { exitCode: 0, reason: 'exited' };
     onA.ended('untold', Date.now(), exit);
     onA.ended('told', Date.now(), exit);
     expect(reader.get('untold')).toMatchObject({ state: 'ended', reported: false, outcome: exit });
     expect(reader.get('told')).toMatchObject({ state: 'interrupted', reported: true, outcome: exit });
     // The model hears the first one's end (a wake) and nothing more of the second.
-    expect(reader.untold().map((task) => task.id)).toEqual(['untold']);
+    expect(reader.untold().map((task) => task.id)).toEqual(['raced', 'untold']);
     expect(reader.unreported()).toEqual([]);
   }, 30_000);
 

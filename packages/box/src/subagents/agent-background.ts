@@ -123,9 +123,10 @@ export class AgentBackground implements AgentExtension {
       this.host.writePoints,
     );
     const unreported = this.book.unreported();
-    // Marked first: a note whose write then fails is lost, never told twice.
-    this.book.markReported(unreported.map((task) => task.id));
-    return interruptedNote(unreported);
+    // Marked first: a note whose write then fails is lost, never told twice. One that ended since
+    // it was read (its worker was only paused) is not marked, and its end is told instead.
+    const marked = new Set(this.book.markReported(unreported.map((task) => task.id)));
+    return interruptedNote(unreported.filter((task) => marked.has(task.id)));
   }
 
   /**

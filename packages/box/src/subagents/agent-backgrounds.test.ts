@@ -201,3 +201,42 @@ it('gives each session’s task book that session’s lease fence', async () => 
   expect(fences).toEqual([fence, undefined]);
   await backgrounds.hostClosed();
 });
+
+it('tells on open only the lost tasks it marked told: one that ended meanwhile is told as ended instead', async () => {
+  const book = new TaskBook(path.join(dir, 'tasks.db'));
+  for (const id of ['lost', 'raced']) {
+    book.started({
+      id,
+      kind: 'command',
+      turn: 0,
+      toolCallId: `call-${id}`,
+      label: `sleep ${id}`,
+      outputPath: null,
+      agentId: null,
+      startedAt: Date.now(),
+    });
+  }
+  book.interruptLeftovers(Date.now());
+  // "raced" ends between the session's read of the lost tasks and its marking them told.
+  const racing = Object.assign(Object.create(book) as TaskBook, {
+    unreported: () => {
+      const unreported = book.unreported();
+      book.ended('raced', Date.now(), { exitCode: 0, reason: 'exited' });
+      return unreported;
+    },
+  });
+  const backgrounds = new AgentBackgrounds({
+    dataDir: dir,
+    provider: () => null,
+    tools: () => [],
+    writePoints: new WritePoints(),
+    emit: () => undefined,
+    taskBook: () => racing,
+  });
+  const note = await backgrounds.for(agent).opened();
+  expect(note).toContain('sleep lost');
+  expect(note).not.toContain('sleep raced');
+  expect(book.get('raced')).toMatchObject({ state: 'ended', reported: false });
+  await backgrounds.hostClosed();
+  book.close();
+});

@@ -93,7 +93,11 @@ export interface TaskStore {
   interruptLeftovers(now: number): TaskRecord[];
   /** Interrupted tasks the model has not been told about yet. */
   unreported(): TaskRecord[];
-  markReported(ids: readonly string[]): void;
+  /**
+   * Marks these interrupted tasks told; the ids it marked. A task that ended meanwhile (a cluster
+   * worker that was only paused) is not marked: its end is told instead.
+   */
+  markReported(ids: readonly string[]): string[];
   /** Tasks that ended with their end not told to the model yet, oldest first. */
   untold(): TaskRecord[];
   /** Tasks put in a wake input whose acceptance was not recorded (a crash between the two), by nonce. */
@@ -223,10 +227,12 @@ export class TaskBook implements TaskStore {
       .map((row) => recordOf(row, this.file));
   }
 
-  markReported(ids: readonly string[]): void {
-    if (ids.length === 0) return;
-    const update = this.open().prepare(`UPDATE tasks SET reported = 1 WHERE id = ?`);
-    this.open().transaction(() => ids.forEach((id) => update.run(id)))();
+  markReported(ids: readonly string[]): string[] {
+    if (ids.length === 0) return [];
+    const update = this.open().prepare(
+      `UPDATE tasks SET reported = 1 WHERE id = ? AND state = 'interrupted'`,
+    );
+    return this.open().transaction(() => ids.filter((id) => update.run(id).changes > 0))();
   }
 
   /** Tasks that ended with their end not told to the model yet, oldest first. */

@@ -99,9 +99,13 @@ export class PgTaskBook implements TaskStore {
     return this.select(`state = 'interrupted' AND reported = 0 ORDER BY started_at`);
   }
 
-  markReported(ids: readonly string[]): void {
-    if (ids.length === 0) return;
-    this.query(`UPDATE ${this.table} SET reported = 1 WHERE agent_id = $1 AND id = ANY($2)`, [ids]);
+  markReported(ids: readonly string[]): string[] {
+    if (ids.length === 0) return [];
+    return this.query(
+      `UPDATE ${this.table} SET reported = 1 WHERE agent_id = $1 AND id = ANY($2) AND state = 'interrupted'
+       RETURNING id`,
+      [ids],
+    ).rows.map((row) => String(row.id));
   }
 
   untold(): TaskRecord[] {
