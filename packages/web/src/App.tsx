@@ -106,10 +106,12 @@ export function App({
   }, [agents, selectedId]);
 
   // A hash the user typed, followed or went back to opens its agent: without this the next
-  // roster refresh would write the old agent's hash back over it.
+  // roster refresh would write the old agent's hash back over it. The event's own URL is read,
+  // not the address bar: a roster refresh landing between the navigation and this event writes
+  // the open agent's hash back (the effect below), and reading the bar would then reopen it.
   useEffect(() => {
-    const follow = () => {
-      const id = agentIdFromHash(window.location.hash);
+    const follow = (event: HashChangeEvent) => {
+      const id = agentIdFromHash(new URL(event.newURL).hash);
       if (id) select(id);
     };
     window.addEventListener('hashchange', follow);
