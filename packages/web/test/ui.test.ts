@@ -399,6 +399,8 @@ describe('web UI with a model', () => {
       expect(await original.page.getByTestId('secret-not-here').count()).toBe(0);
       await original.page.close();
       expect([...problems, ...duplicate.problems, ...original.problems]).toEqual([]);
+      // The model's script is the suite's: a call of this agent's made late must not take the next test's.
+      await suite.settled(agentId!);
     },
   );
 
@@ -510,11 +512,17 @@ describe('web UI with a model', () => {
       await card(name).screenshot({ path: await artifactPath(`${task.name} ${name}`) });
     }
     expect(problems).toEqual([]);
+    await suite.settled(agentId!);
   });
 
   it('shows a prompt queued behind a running turn at once as pending, until its turn starts', async ({
     task,
+    onTestFailed,
+    onTestFinished,
   }) => {
+    // It once timed out at 30 s in a full run (1-3 s alone, also with the CPU saturated).
+    const step = stepTrail({ onTestFailed, onTestFinished });
+    step('open');
     const { page, problems } = await open();
     await page.getByTestId('new-agent').click();
     await page.getByTestId('new-agent-name').fill('Queue');
@@ -531,15 +539,18 @@ describe('web UI with a model', () => {
       send({ type: 'text', content: 'second answer' }),
       { text: 'done' },
     );
+    step('first question');
     await input.fill('the first question');
     await page.keyboard.press('Enter');
     await page.locator('[data-kind="message"]', { hasText: 'the first question' }).waitFor();
+    step('queued question');
     await input.fill('the queued question');
     await page.keyboard.press('Enter');
     const pending = page.getByTestId('pending-input');
-    await pending.waitFor();
+    await pending.waitFor({ timeout: 10_000 });
     expect(await pending.textContent()).toContain('the queued question');
     await saveScreenshot(page, task.name);
+    step('first answered');
     answerFirst();
     // Its turn starts: the pending bubble gives way to the user message, and the answer follows.
     await page.locator('.bubble', { hasText: 'second answer' }).waitFor({ timeout: 20_000 });
