@@ -107,6 +107,8 @@ export interface SessionConfig {
   beforeTurn?(entries: readonly SequencedEntry[]): Promise<void>;
   /** Inputs being accepted go before turns start (agent/accepts-first.ts); one per host. */
   acceptsFirst?: AcceptsFirst;
+  /** Where the box's own error lines go (the terminal's stderr). */
+  log(line: string): void;
 }
 
 const unreadStateSchema = z.object({
@@ -138,6 +140,8 @@ export class AgentSession implements ExtensionAgent {
   /** A turn a dead box cut, found on open: resumed (or closed) before the next input (turn-resume.ts). */
   private cutTurn: number | null = null;
   private pendingUploads: PendingUpload[] = [];
+  /** What stopped the last run of the inputs, outside any turn (cleared when they are tried again). */
+  turnLoopError: Error | null = null;
   /** Nonces of prompts the ledger holds (agents written before the inbox, or by another writer). */
   private nonces = new Set<string>();
   /** The turn each started input's user message opened, by nonce (from the ledger). */
@@ -668,8 +672,11 @@ export class AgentSession implements ExtensionAgent {
     if (this.draining || !this.config.provider || this.config.turnsElsewhere) return;
     this.draining = true;
     this.queue = this.queue
-      .then(() => this.drain())
-      .catch(() => undefined)
+      .then(() => {
+        this.turnLoopError = null;
+        return this.drain();
+      })
+      .catch((error: unknown) => this.drainFailed(error))
       .finally(() => {
         this.draining = false;
         this.config.emit({ type: 'roster', agentId: this.id, change: 'updated' });
@@ -711,6 +718,19 @@ export class AgentSession implements ExtensionAgent {
         return;
       }
     }
+  }
+
+  /**
+   * An error outside every turn (a turn's own closes it with a notice): in a cluster, uploads out of
+   * reach before a turn. The inputs stay pending; the box's log says why, and they are tried again.
+   */
+  private drainFailed(error: unknown): void {
+    this.turnLoopError = new Error(
+      this.scrubber().text(error instanceof Error ? error.message : String(error)),
+    );
+    const again = `tried again in ${this.config.inboxRetryMs} ms`;
+    this.config.log(`sendbox: agent ${this.id}: its inputs wait, ${again}: ${this.turnLoopError.message}`);
+    this.retryLater();
   }
 
   private retryLater(): void {

@@ -20,6 +20,7 @@ import { MAX_TURN_RESUMES, TURN_RESUMED_NOTE } from './turn-resume.ts';
 import { agentPaths } from '../stores/files/layout.ts';
 import { INTERRUPTED_CALL_RESULT } from './turn-closer.ts';
 import { StoreWriteError } from '../stores/errors.ts';
+import { AcceptsFirst } from './accepts-first.ts';
 import { type SequencedEntry } from '../stores/ledger.ts';
 import { diskFullError, WritePoints } from '../stores/write-points.ts';
 
@@ -155,6 +156,36 @@ describe('the durable inbox', () => {
     });
     await fx.host.idle(fx.agentId);
     expect(await fx.host.pendingInputs(fx.agentId)).toEqual([]);
+  });
+});
+
+describe('an error outside every turn', () => {
+  it('is told on the box log, and the input waits and runs on the next try instead of never', async () => {
+    const lines: string[] = [];
+    let failures = 1;
+    // What runs before a turn starts fails once (in a cluster: uploads out of reach).
+    class FailingOnce extends AcceptsFirst {
+      override quiet(): Promise<void> | null {
+        return failures-- > 0 ? Promise.reject(new TypeError('the hold broke')) : null;
+      }
+    }
+    fx = await hostFixture([{ toolCalls: [send('hi')] }, {}], {
+      inboxRetryMs: 300,
+      acceptsFirst: new FailingOnce(),
+      log: (line) => lines.push(line),
+    });
+    await fx.host.sendPrompt({ agentId: fx.agentId, prompt: 'hello', clientNonce: 'p1' });
+    await vi.waitFor(() => expect(lines).toHaveLength(1));
+    expect(lines[0]).toBe(
+      `sendbox: agent ${fx.agentId}: its inputs wait, tried again in 300 ms: the hold broke`,
+    );
+    expect((await fx.host.pendingInputs(fx.agentId)).map((p) => p.nonce)).toEqual(['p1']);
+    await vi.waitFor(
+      async () => expect((await fx!.entries()).some((entry) => entry.kind === 'send-message')).toBe(true),
+      { timeout: 10_000 },
+    );
+    expect(await fx.host.pendingInputs(fx.agentId)).toEqual([]);
+    expect(lines).toHaveLength(1);
   });
 });
 

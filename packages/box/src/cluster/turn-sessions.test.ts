@@ -185,4 +185,29 @@ describe('turn sessions kept between jobs', () => {
     }, 'both jobs to complete');
     expect(runs).toHaveBeenCalledTimes(1);
   });
+
+  it('fails a job whose turns could not start (uploads out of reach), keeping its input for the next try', async () => {
+    const [gateway, workerA] = await workers([scriptedProvider([]), answering('A')]);
+    const agent = await gateway!.host.createAgent({ name: 'Unlucky agent' });
+    await gateway!.host.sendPrompt({ agentId: agent.id, prompt: 'prompt zero', clientNonce: 'n0' });
+    const lease = await workerA!.leases.claimWhenFree(agent.id);
+    try {
+      // The queue retries a job that throws; one that resolves is done, and its input would wait forever.
+      await expect(
+        workerA!.host.runQueuedTurns(agent.id, {
+          epoch: lease.epoch,
+          behind: (fence) => workerA!.stores.behind(fence),
+          beforeTurn: () => Promise.reject(new Error('the bucket is out of reach')),
+        }),
+      ).rejects.toThrow('the bucket is out of reach');
+    } finally {
+      await workerA!.leases.release(lease);
+    }
+    expect((await gateway!.host.pendingInputs(agent.id)).map((input) => input.nonce)).toEqual(['n0']);
+    await runJob(workerA!, agent.id);
+    expect((await ledgerIds(gateway!, agent.id)).filter((id) => /^t\d+[ue]$/.test(id))).toEqual([
+      't0u',
+      't0e',
+    ]);
+  });
 });

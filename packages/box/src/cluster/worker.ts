@@ -159,7 +159,10 @@ export interface ClusterWorkerOptions extends Omit<
   workerName?: string;
   /** Lease TTL (default LEASE_TTL_MS). */
   leaseTtlMs?: number;
-  /** Told when a turn job ends in an error, and when a sandbox snapshot during a turn fails. */
+  /**
+   * Told when a turn job ends in an error (the queue tries it again), and when a sandbox snapshot
+   * during a turn fails. Default: a line on stderr.
+   */
   onTurnError?(agentId: string, error: unknown): void;
   /** False: accept and serve only, leave every turn to other workers (default true). */
   takeTurns?: boolean;
@@ -185,6 +188,11 @@ export interface ClusterWorker {
 export async function startClusterWorker(options: ClusterWorkerOptions): Promise<ClusterWorker> {
   const schema = options.schema ?? 'sendbox';
   const intervalMs = snapshotIntervalMs(options.env ?? process.env);
+  const turnError = (agentId: string, error: unknown): void => {
+    if (options.onTurnError) options.onTurnError(agentId, error);
+    else
+      process.stderr.write(`sendbox: a turn job of agent ${agentId} failed: ${(error as Error).message}\n`);
+  };
   const location = parseObjectStoreUrl(options.objectStoreUrl);
   const db = await openDatabase(options.databaseUrl, { schema });
   // The ledger and transcript connection, open before the first turn needs it.
@@ -312,13 +320,13 @@ export async function startClusterWorker(options: ClusterWorkerOptions): Promise
                   closeCutTurns: lastTry,
                   beforeTurn,
                 }),
-              report: (id, error) => options.onTurnError?.(id, error),
+              report: turnError,
             },
             agentId,
             signal,
             epoch,
           ),
-        onError: (agentId, error) => options.onTurnError?.(agentId, error),
+        onError: turnError,
       });
       turns = worker;
       // An input accepted through any gateway wakes the turn workers at once, not at their next poll.

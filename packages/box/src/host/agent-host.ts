@@ -119,6 +119,8 @@ export interface AgentHostOptions {
   writePoints?: WritePoints;
   /** How long a full disk holds an agent's pending inputs back before the next try (default 2 s). */
   inboxRetryMs?: number;
+  /** Where the box's own error lines go (default: stderr). */
+  log?: (line: string) => void;
   /** Accepts before turn starts (agent/accepts-first.ts); tests pass one to hold turns with it. */
   acceptsFirst?: AcceptsFirst;
   /** The routines' clock (default: the system's); tests step a fake one. */
@@ -404,6 +406,7 @@ export class LocalAgentHost implements AgentHost {
       turnsElsewhere: options.queuedTurns === true,
       writePoints,
       inboxRetryMs: options.inboxRetryMs ?? 2000,
+      log: options.log ?? ((line) => process.stderr.write(`${line}\n`)),
       acceptsFirst: options.acceptsFirst ?? new AcceptsFirst(),
       // The images of the model view come first: later layers (pruning) see them as the model will.
       contextLayers: (agent) => [imageLayer(agent, () => this.vision()), ...contextLayers(agent)],

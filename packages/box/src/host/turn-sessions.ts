@@ -77,11 +77,14 @@ export class TurnSessions {
     job.signal?.addEventListener('abort', stop);
     this.running.set(agentId, session);
     let clean = false;
+    let failure: Error | null = null;
     try {
       for (;;) {
         session.resume();
         await session.idle();
-        if (job.signal?.aborted || session.busy) break;
+        // Failed outside any turn: the job fails, and the queue tries it again later.
+        failure = session.turnLoopError;
+        if (failure || job.signal?.aborted || session.busy) break;
         // Inputs accepted meanwhile (through any gateway) run in this job, now: their own jobs come
         // only after this one ends (the queue keeps an agent's jobs in order), and find them done.
         await session.catchUp();
@@ -97,6 +100,7 @@ export class TurnSessions {
     }
     if (!clean) {
       await session.close();
+      if (failure) throw failure;
       return;
     }
     this.sessions.set(agentId, kept);
