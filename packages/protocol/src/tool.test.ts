@@ -47,6 +47,15 @@ describe('JSON Schema', () => {
     }
   });
 
+  test('is made once per target, and each caller gets a copy of its own', () => {
+    const first = sendMessageJsonSchema();
+    (first as Record<string, unknown>).$schema = 'changed by a caller';
+    const second = sendMessageJsonSchema();
+    expect(second.$schema).toBe('https://json-schema.org/draft/2020-12/schema');
+    expect(second).not.toBe(sendMessageJsonSchema());
+    expect(sendMessageJsonSchema('draft-7').$schema).toBe('http://json-schema.org/draft-07/schema#');
+  });
+
   test('is valid draft-07 too', () => {
     const schema = sendMessageJsonSchema('draft-7');
     expect(schema.$schema).toBe('http://json-schema.org/draft-07/schema#');

@@ -44,10 +44,18 @@ export type JsonSchemaObject = Record<string, unknown> & { type: 'object' };
  * are not expressible in it and are checked by `validateSendMessage`).
  */
 export function sendMessageJsonSchema(target: JsonSchemaTarget = 'draft-2020-12'): JsonSchemaObject {
-  const schema = z.toJSONSchema(sendMessageInputSchema, { target, io: 'input', unrepresentable: 'throw' });
-  if (schema.type !== 'object') throw new Error('send_message JSON Schema must describe an object');
-  return schema as JsonSchemaObject;
+  let schema = jsonSchemas.get(target);
+  if (!schema) {
+    const made = z.toJSONSchema(sendMessageInputSchema, { target, io: 'input', unrepresentable: 'throw' });
+    if (made.type !== 'object') throw new Error('send_message JSON Schema must describe an object');
+    schema = made as JsonSchemaObject;
+    jsonSchemas.set(target, schema);
+  }
+  // A copy: the caller may change it (every agent's session makes the tool, so it is made once).
+  return structuredClone(schema);
 }
+
+const jsonSchemas = new Map<JsonSchemaTarget, JsonSchemaObject>();
 
 /**
  * A Zod schema for the AI SDK's `tool({ inputSchema })`. It shows the

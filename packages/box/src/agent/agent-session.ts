@@ -280,7 +280,9 @@ export class AgentSession implements ExtensionAgent {
 
   /** Reads everything from the stores: profile, ledger, transcript history, secrets. */
   private async load(): Promise<void> {
-    await this.config.confinement.prepare(this.paths.sandbox);
+    // Its uid, for the tools its turns run; a session whose turns run elsewhere runs no tool (a
+    // cluster gateway's: claiming a uid was 40 % of the CPU of listing agents it had not opened).
+    if (!this.config.turnsElsewhere) await this.config.confinement.prepare(this.paths.sandbox);
     this.profile = await this.stores.profile.read();
     this.writer = new TranscriptWriter(
       this.transcript,

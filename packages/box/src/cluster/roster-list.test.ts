@@ -6,6 +6,7 @@
  * synchronous connection, counted here.
  */
 import { randomBytes } from 'node:crypto';
+import { stat } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { scriptedProvider } from '../providers/scripted.ts';
 import { s3ClientFor } from '../stores/postgres/attachments.ts';
@@ -13,6 +14,7 @@ import { useServices } from '../stores/postgres/backend.ts';
 import { parseObjectStoreUrl } from '../stores/postgres/object-store-url.ts';
 import { removeObjects } from '../testing/bucket.ts';
 import { useClusterKit } from '../testing/cluster-kit.ts';
+import { agentPaths } from '../stores/files/layout.ts';
 
 const services = useServices();
 const masterKey = randomBytes(32);
@@ -51,6 +53,10 @@ describe('listAgents on a cluster gateway', () => {
     expect(first.map((row) => row.lastEntry?.text).sort()).toEqual(
       ids.map((_, i) => `first-${i}.txt`).sort(),
     );
+    // A gateway whose turns run on workers runs no tool: listing claims no sandbox uid (as root, a
+    // claim is a registry transaction and a chown of the folder, 40 % of a first list's CPU).
+    for (const id of ids)
+      expect((await stat(agentPaths(lister.host.dataDir, id).sandbox)).uid).toBe(process.getuid!());
 
     // Count what the lister asks on its synchronous connection (the sessions' reads).
     const sync = lister.db.sync();

@@ -536,6 +536,7 @@ export class LocalAgentHost implements AgentHost {
       return [];
     }
     const rows: RosterRow[] = [];
+    const toRead: string[] = [];
     for (const id of names) {
       if (!isSafeAgentId(id)) continue;
       // In a cluster other workers write every agent: no row is kept, each is read now.
@@ -548,6 +549,10 @@ export class LocalAgentHost implements AgentHost {
           continue;
         }
       }
+      toRead.push(id);
+    }
+    // Several at once: an agent's open waits mostly on its reads (a cluster's: round trips).
+    await inBatches(toRead, LIST_READS_AT_ONCE, async (id) => {
       try {
         const session = await this.session(id);
         // Its last entry may come from another writer; in a cluster, only if its mark moved since.
@@ -565,7 +570,7 @@ export class LocalAgentHost implements AgentHost {
         // An agent whose files cannot be read is left out of the roster rather than failing it.
         this.sessions.delete(id);
       }
-    }
+    });
     return rows.sort((a, b) => b.lastActivityAt - a.lastActivityAt || a.name.localeCompare(b.name));
   }
 
@@ -1149,6 +1154,8 @@ function toolEnvironment(env: NodeJS.ProcessEnv): Record<string, string> {
 
 /** How many agents start-up reads at once (their files are read asynchronously; SQLite calls are not). */
 const RECOVERY_CONCURRENCY = 4;
+/** How many agents a list opens or refreshes at once (bench/cluster-roster.ts). */
+const LIST_READS_AT_ONCE = 8;
 
 async function inBatches<T>(
   items: readonly T[],

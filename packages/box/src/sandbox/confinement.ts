@@ -248,7 +248,7 @@ class Bubblewrap implements Confinement {
   launch(request: LaunchRequest): LaunchSpec {
     if (!this.uids || request.asBoxUser) return this.launchAs(request, null);
     const uid = this.uids.uidOf(request.sandboxDir);
-    // A bug of the caller, not the agent's: every session prepares its folder when it loads.
+    // A bug of the caller, not the agent's: every session that runs turns prepares its folder when it loads.
     if (uid === undefined) throw new Error(`the sandbox ${request.sandboxDir} was not prepared`);
     return this.launchAs(request, uid);
   }
