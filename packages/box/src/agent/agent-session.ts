@@ -140,6 +140,8 @@ export class AgentSession implements ExtensionAgent {
   /** A turn a dead box cut, found on open: resumed (or closed) before the next input (turn-resume.ts). */
   private cutTurn: number | null = null;
   private pendingUploads: PendingUpload[] = [];
+  /** The turn `playTurn` runs now, if any. */
+  private playing: number | null = null;
   /** What stopped the last run of the inputs, outside any turn (cleared when they are tried again). */
   turnLoopError: Error | null = null;
   /** Nonces of prompts the ledger holds (agents written before the inbox, or by another writer). */
@@ -506,6 +508,12 @@ export class AgentSession implements ExtensionAgent {
     return { cancelled: true };
   }
 
+  /** A Stop stored while a turn ran (cluster/turn-worker.ts): cancels the turn if it started by ledger seq `seq`. */
+  cancelTurnStartedBy(seq: number): { cancelled: boolean } {
+    const user = this.playing === null ? undefined : this.view.byId(`t${this.playing}u`);
+    return user && user.seq <= seq ? this.cancelTurn() : { cancelled: false };
+  }
+
   /** Hook (web Retry button): a new turn on the conversation as it stands, its user message hidden. */
   async retryTurn(): Promise<{ accepted: true }> {
     this.requireModel();
@@ -835,6 +843,7 @@ export class AgentSession implements ExtensionAgent {
       await this.currentProfile(); // its switches (web.fetch) apply from this turn on
       const abort = new AbortController();
       this.turnAbort = abort;
+      this.playing = turn;
       const hooks: TurnHooks = { signal: abort.signal, emit: (event) => this.config.emit(event) };
       await runTurn(this.history, turnDriver(this, turn, provider, hooks, resumed), this.state, {
         maxSteps: this.config.maxStepsPerTurn,
@@ -859,6 +868,7 @@ export class AgentSession implements ExtensionAgent {
       }
     } finally {
       this.turnAbort = null;
+      this.playing = null;
     }
   }
 

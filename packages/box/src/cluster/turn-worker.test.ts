@@ -82,6 +82,44 @@ describe('cluster turn worker', () => {
     await until(async () => (await ledgerIds(gateway!, slow.id)).includes('t0e'), 'the long turn to end');
   });
 
+  it('stops a turn on a Stop stored while its NOTIFY was missed, and not a turn that started after it', async () => {
+    const script = (): ScriptSource => (request) => {
+      const last = request.messages.at(-1);
+      if (last?.role === 'tool') return {};
+      if (JSON.stringify(last).includes('hold'))
+        return { toolCalls: [{ name: 'shell', input: { command: 'until [ -f go ]; do sleep 0.05; done' } }] };
+      return sendText('answered');
+    };
+    // A short lease: renewed every 500 ms, when a stored Stop is read.
+    const [gateway, worker] = (await cluster(2, script, 1_500)).workers;
+    const agent = await gateway!.host.createAgent({ name: 'Stopped agent' });
+    await gateway!.host.sendPrompt({ agentId: agent.id, prompt: 'first', clientNonce: 'n0' });
+    await until(async () => (await ledgerIds(gateway!, agent.id)).includes('t0e'), 'the first turn to end');
+    // Asked while no turn ran: the turn that starts later is not stopped by it.
+    await gateway!.leases.askStop(agent.id);
+    await gateway!.host.sendPrompt({ agentId: agent.id, prompt: 'hold', clientNonce: 'n1' });
+    await until(async () => (await ledgerIds(gateway!, agent.id)).includes('t1u'), 'the long turn to start');
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    expect(await ledgerIds(gateway!, agent.id)).not.toContain('t1e');
+    // Only stored (the worker hears no NOTIFY of it): the turn stops at a renewal of its lease.
+    await gateway!.leases.askStop(agent.id);
+    await until(async () => (await ledgerIds(gateway!, agent.id)).includes('t1e'), 'the stopped turn to end');
+    const entries = await gateway!.host.openAgent(agent.id);
+    expect(entries.some((entry) => entry.kind === 'notice' && entry.reason === 'stopped')).toBe(true);
+    await writeFile(path.join(agentPaths(worker!.host.dataDir, agent.id).sandbox, 'go'), '');
+    // The gateway's Stop stores it beside the NOTIFY: the agent's last ledger seq.
+    await gateway!.host.cancelTurn(agent.id);
+    const stored = async () =>
+      (
+        await gateway!.db.pool.query<{ stop_seq: string; last: string }>(
+          `SELECT stop_seq, (SELECT max(seq) FROM ${gateway!.db.table('ledger')} WHERE agent_id = $1) AS last
+           FROM ${gateway!.db.table('leases')} WHERE agent_id = $1`,
+          [agent.id],
+        )
+      ).rows[0]!;
+    await until(async () => (await stored()).stop_seq === (await stored()).last, 'the Stop to be stored');
+  });
+
   it('refuses a turn concurrency that is not a whole number from 1 to 256, saying what to give', () => {
     expect(turnConcurrency({})).toBe(DEFAULT_TURN_CONCURRENCY);
     expect(turnConcurrency({ SENDBOX_TURN_CONCURRENCY: '3' })).toBe(3);

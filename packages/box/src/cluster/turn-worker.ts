@@ -26,6 +26,11 @@ export interface TurnWorkerOptions {
   run(agentId: string, signal: AbortSignal, job: { epoch: number; lastTry: boolean }): Promise<void>;
   /** Told when a job ends in an error (pg-boss retries it). */
   onError?(agentId: string, error: unknown): void;
+  /**
+   * A Stop stored for the agent, read at a renewal of the lease (Leases.askStop): stops its turn
+   * if that turn's user entry is at or before `seq`.
+   */
+  stopAsked?(agentId: string, seq: number): void;
 }
 
 export interface TurnWorker {
@@ -98,6 +103,7 @@ async function runUnderLease(options: TurnWorkerOptions, agentId: string, lastTr
       leases.renew(lease).then(
         (held) => {
           if (!held) lost.abort(new SupersededError(agentId, lease.epoch));
+          else if (lease.stopSeq !== undefined) options.stopAsked?.(agentId, lease.stopSeq);
         },
         () => undefined, // the database is unreachable for now: the next renewal tries again
       );

@@ -265,7 +265,17 @@ export async function startClusterWorker(options: ClusterWorkerOptions): Promise
       stores: () => stores,
       queuedTurns: true,
       relay: events.relay,
-      stopElsewhere: (agentId) => relayed.askTurn(agentId, 'stop'),
+      stopElsewhere: (agentId) => {
+        // Stored as well: a worker whose listener is reconnecting misses the NOTIFY.
+        leases
+          .askStop(agentId)
+          .catch((error: unknown) =>
+            process.stderr.write(
+              `sendbox: a Stop of agent ${agentId} was not stored: ${(error as Error).message}\n`,
+            ),
+          );
+        return relayed.askTurn(agentId, 'stop');
+      },
       secretKey: keys.secretsKey,
       boxSecrets: new PgSecretStore(db, keys.secretsKey, BOX_SECRETS_OWNER),
     });
@@ -327,6 +337,7 @@ export async function startClusterWorker(options: ClusterWorkerOptions): Promise
             epoch,
           ),
         onError: turnError,
+        stopAsked: (agentId, seq) => void running.stopTurnStartedBy(agentId, seq).catch(() => undefined),
       });
       turns = worker;
       // An input accepted through any gateway wakes the turn workers at once, not at their next poll.

@@ -795,6 +795,12 @@ export class LocalAgentHost implements AgentHost {
     return result;
   }
 
+  /** A Stop stored elsewhere (a cluster's): aborts the agent's turn job here if its turn started by ledger seq `seq`. */
+  async stopTurnStartedBy(agentId: string, seq: number): Promise<void> {
+    if (this.turnSessions.cancelStartedBy(agentId, seq).cancelled)
+      await this.lifecycle.turnCancelled(agentId);
+  }
+
   /** The agent's background tasks: running ones, then those that ended recently. */
   async listTasks(agentId: string): Promise<TaskView[]> {
     await this.existing(agentId);

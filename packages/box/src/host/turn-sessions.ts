@@ -65,6 +65,11 @@ export class TurnSessions {
     return this.running.get(agentId)?.cancelTurn() ?? { cancelled: false };
   }
 
+  /** A stored Stop: aborts the agent's turn here if it started at or before ledger seq `seq`. */
+  cancelStartedBy(agentId: string, seq: number): { cancelled: boolean } {
+    return this.running.get(agentId)?.cancelTurnStartedBy(seq) ?? { cancelled: false };
+  }
+
   /**
    * Runs the agent's pending inputs (and first a turn a dead worker cut) behind `job.epoch`, in the
    * session kept from its last job on this worker, caught up, or in a new one; resolves when none

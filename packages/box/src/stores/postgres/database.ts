@@ -53,6 +53,10 @@ function migrations(s: string): string[] {
        epoch bigint NOT NULL,
        expires_at timestamptz NOT NULL
      )`,
+    // The user's Stop, stored beside its NOTIFY (which a listener that is reconnecting misses): the
+    // agent's last ledger seq when it was asked. The turn running then stops at its lease's next
+    // renewal; a turn that starts later (its user entry after that seq) is not stopped (leases.ts).
+    `ALTER TABLE ${s}.leases ADD COLUMN IF NOT EXISTS stop_seq bigint`,
     // The ledger rows exactly as store.db holds them (seq per agent, id, the entry's JSON text), and
     // the epoch of the lease they were written under (null: written by no turn).
     `CREATE TABLE IF NOT EXISTS ${s}.ledger (

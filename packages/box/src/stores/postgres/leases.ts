@@ -22,6 +22,11 @@ export interface Lease {
   epoch: number;
   /** The server's time when it lapses unless renewed (ms since the epoch). */
   expiresAt: number;
+  /**
+   * The last Stop asked for the agent, as of the last renewal: the agent's last ledger seq then
+   * (`askStop`). A turn whose user entry is at or before it was running when it was asked.
+   */
+  stopSeq?: number;
 }
 
 /**
@@ -99,16 +104,31 @@ export class Leases {
 
   /** Extends the lease; false when its epoch is no longer the agent's (taken over: stop the turn). */
   async renew(lease: Lease): Promise<boolean> {
-    const { rows } = await this.db.pool.query<{ expires_ms: string }>(
+    const { rows } = await this.db.pool.query<{ expires_ms: string; stop_seq: string | null }>(
       `UPDATE ${this.db.table('leases')} SET expires_at = now() + $3 * interval '1 millisecond'
        WHERE agent_id = $1 AND epoch = $2
-       RETURNING (extract(epoch FROM expires_at) * 1000)::bigint AS expires_ms`,
+       RETURNING (extract(epoch FROM expires_at) * 1000)::bigint AS expires_ms, stop_seq`,
       [lease.agentId, lease.epoch, this.ttlMs],
     );
     const row = rows[0];
     if (!row) return false;
     lease.expiresAt = Number(row.expires_ms);
+    if (row.stop_seq !== null) lease.stopSeq = Number(row.stop_seq);
     return true;
+  }
+
+  /**
+   * Stores the user's Stop for whichever turn of the agent runs now, wherever (its NOTIFY may be
+   * missed): the agent's last ledger seq, read in the same statement. Its holder reads it at its
+   * next renewal; a turn that starts after it has a later user entry and is not stopped.
+   */
+  async askStop(agentId: string): Promise<void> {
+    await this.db.pool.query(
+      `UPDATE ${this.db.table('leases')}
+       SET stop_seq = (SELECT COALESCE(max(seq), 0) FROM ${this.db.table('ledger')} WHERE agent_id = $1)
+       WHERE agent_id = $1`,
+      [agentId],
+    );
   }
 
   /** Lets the lease lapse now (the turn ended), so the next claimer need not wait; the epoch stays. */
