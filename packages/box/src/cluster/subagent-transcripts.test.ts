@@ -10,6 +10,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { grokBot } from '@sendbox/txcript';
 import { describe, expect, it } from 'vitest';
+import { INTERRUPTED_CALL_RESULT } from '../agent/turn-closer.ts';
 import { agentPaths } from '../stores/files/layout.ts';
 import { useServices } from '../stores/postgres/backend.ts';
 import type { Database } from '../stores/postgres/database.ts';
@@ -103,4 +104,61 @@ describe("a subagent's transcript in a cluster", () => {
     expect(await childText(db, agent.id, childId)).toBe('');
     kit.removeAgentObjects(agent.id);
   }, 120_000);
+
+  it('survives the worker that ran the child: the worker taking the agent over closes its open call in the rows', async () => {
+    const cluster = await kit.cluster();
+    const { db } = cluster;
+    const { worker: gateway } = await cluster.acceptingGateway();
+    const a = await cluster.workerProcess('worker-a');
+    const agent = await gateway.host.createAgent({ name: 'Parent' });
+    await gateway.host.sendPrompt({ agentId: agent.id, prompt: 'child gammaslow', clientNonce: 'child' });
+    const childRow = async () =>
+      (
+        await db.pool.query<{ child_id: string }>(
+          `SELECT child_id FROM ${db.table('tasks')} WHERE agent_id = $1 AND kind = 'subagent'`,
+          [agent.id],
+        )
+      ).rows[0]?.child_id;
+    // The child's second call (its `sleep 120`) is open on worker A.
+    await until(
+      async () => {
+        const child = await childRow();
+        return child !== undefined && (await childText(db, agent.id, child)).includes('sleep 120');
+      },
+      "the child's second call",
+      60_000,
+    );
+    const childId = (await childRow())!;
+    const epochA = Number(
+      (
+        await db.pool.query<{ epoch: string }>(
+          `SELECT epoch FROM ${db.table('leases')} WHERE agent_id = $1`,
+          [agent.id],
+        )
+      ).rows[0]!.epoch,
+    );
+
+    await cluster.workerProcess('worker-b');
+    a.child.kill('SIGKILL');
+    await until(
+      async () => (await childText(db, agent.id, childId)).includes(INTERRUPTED_CALL_RESULT),
+      "worker B to close the child's open call",
+      60_000,
+    );
+    const { rows } = await db.pool.query<{ text: string; epoch: string }>(
+      `SELECT text, epoch FROM ${db.table('subagent_transcript')} WHERE agent_id = $1 AND child_id = $2 ORDER BY seq`,
+      [agent.id, childId],
+    );
+    // Every line A wrote stays; the closing one is B's, under its later epoch.
+    expect(rows.slice(0, -1).every((row) => Number(row.epoch) === epochA)).toBe(true);
+    expect(rows.at(-1)!.text).toContain(INTERRUPTED_CALL_RESULT);
+    expect(Number(rows.at(-1)!.epoch)).toBeGreaterThan(epochA);
+    const steps = await gateway.host.openSubagent(agent.id, childId);
+    expect(steps.filter((step) => step.kind === 'tool-call').map((call) => [call.name, call.status])).toEqual(
+      [
+        ['shell', 'success'],
+        ['shell', 'error'],
+      ],
+    );
+  }, 150_000);
 });
