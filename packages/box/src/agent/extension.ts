@@ -16,7 +16,7 @@ import type { StepBudget } from './turn.ts';
 
 /** The agent an extension is made for: its turn context, its stores, and its profile as stored now. */
 export interface ExtensionAgent extends TurnContext {
-  readonly stores: Pick<AgentStores, 'profile' | 'fence'>;
+  readonly stores: Pick<AgentStores, 'profile' | 'fence' | 'childTranscript'>;
   currentProfile(): Promise<Profile>;
 }
 

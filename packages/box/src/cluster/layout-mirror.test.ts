@@ -11,6 +11,8 @@ import { agentPaths } from '../stores/files/layout.ts';
 import { useServices } from '../stores/postgres/backend.ts';
 import type { Database } from '../stores/postgres/database.ts';
 import { useClusterKit } from '../testing/cluster-kit.ts';
+import type { HostEvent } from '../agent/events.ts';
+import { CHILD_A, CHILD_B } from '../stores/transcript.contract.ts';
 import { LayoutMirror } from './layout-mirror.ts';
 
 const services = useServices();
@@ -104,5 +106,72 @@ describe('the layout mirror', () => {
     await expect(stat(paths.agentDir)).rejects.toThrow();
     await expect(stat(paths.transcriptDir)).rejects.toThrow();
     await last.close();
+  }, 60_000);
+
+  it("copies each subagent's rows to its own JSONL, appends later ones, and removes them with the agent", async () => {
+    const { db } = await kit.freshSchema();
+    const dir = await kit.tempDir('mirror');
+    const options = {
+      db,
+      root: path.join(dir, 'layout'),
+      stateDir: path.join(dir, 'state'),
+      log: () => undefined,
+    };
+    await db.pool.query(
+      `INSERT INTO ${db.table('profiles')} (agent_id, profile, version) VALUES ($1, $2, 1)`,
+      [AGENT, JSON.stringify({ name: 'Parent' })],
+    );
+    const childLine = async (child: string, seq: number) => {
+      const line = `${JSON.stringify({ role: 'user', message: { content: [{ type: 'text', text: `${child} ${seq}` }] } })}\n`;
+      await db.pool.query(
+        `INSERT INTO ${db.table('subagent_transcript')} (agent_id, child_id, seq, text) VALUES ($1, $2, $3, $4)`,
+        [AGENT, child, seq, line],
+      );
+    };
+    const childRows = async (child: string) => {
+      const { rows: lines } = await db.pool.query<{ text: string }>(
+        `SELECT text FROM ${db.table('subagent_transcript')} WHERE agent_id = $1 AND child_id = $2 ORDER BY seq`,
+        [AGENT, child],
+      );
+      return lines.map((row) => row.text).join('');
+    };
+    await childLine(CHILD_A, 1);
+    await childLine(CHILD_A, 2);
+    await childLine(CHILD_B, 1);
+    const mirror = new LayoutMirror(options);
+    await mirror.syncAll();
+    const fileA = agentPaths(options.root, CHILD_A).jsonl;
+    const fileB = agentPaths(options.root, CHILD_B).jsonl;
+    expect(await readFile(fileA, 'utf8')).toBe(await childRows(CHILD_A));
+    expect(await readFile(fileB, 'utf8')).toBe(await childRows(CHILD_B));
+    const first = await stat(fileA);
+
+    // A step of a running child (its task's event) marks the parent: the child's file is appended to.
+    await childLine(CHILD_A, 3);
+    mirror.observe({
+      type: 'task',
+      agentId: AGENT,
+      task: { id: CHILD_A } as Extract<HostEvent, { type: 'task' }>['task'],
+    });
+    await mirror.settle();
+    expect(await readFile(fileA, 'utf8')).toBe(await childRows(CHILD_A));
+    expect((await stat(fileA)).ino).toBe(first.ino);
+    await mirror.close();
+
+    // A restart finds the child's new rows by their count alone.
+    await childLine(CHILD_B, 2);
+    const again = new LayoutMirror(options);
+    const summary = await again.syncAll();
+    expect(summary.transcriptBytes).toBe(
+      Buffer.byteLength((await childRows(CHILD_B)).split('\n')[1]! + '\n'),
+    );
+    expect(await readFile(fileB, 'utf8')).toBe(await childRows(CHILD_B));
+
+    // The agent deleted: its children's files go with it.
+    again.observe({ type: 'roster', agentId: AGENT, change: 'deleted' });
+    await again.settle();
+    await expect(stat(agentPaths(options.root, CHILD_A).transcriptDir)).rejects.toThrow();
+    await expect(stat(agentPaths(options.root, CHILD_B).transcriptDir)).rejects.toThrow();
+    await again.close();
   }, 60_000);
 });

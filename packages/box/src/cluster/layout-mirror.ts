@@ -1,15 +1,18 @@
 /**
  * A cluster's agents in Grok Bot's layout (stores/files/layout.ts: `agents/<id>/profile.json`,
- * `agents/<id>/store.db`, `agent-transcripts/<id>/<id>.jsonl`), written from the rows: the ledger
- * rows appended in seq order through txcript's ledger writer (each must get the seq it has in the
- * database, both counting from 1 per agent), the transcript rows (the exact JSONL lines) joined, the
- * profile row as profile.json. The one writer of that layout from rows, for two uses:
+ * `agents/<id>/store.db`, `agent-transcripts/<id>/<id>.jsonl`, and each subagent's
+ * `agent-transcripts/sand-subagent-<uuid>/sand-subagent-<uuid>.jsonl`), written from the rows: the
+ * ledger rows appended in seq order through txcript's ledger writer (each must get the seq it has in
+ * the database, both counting from 1 per agent), the transcript rows (the exact JSONL lines) joined,
+ * a subagent's `subagent_transcript` rows likewise, the profile row as profile.json. The one writer
+ * of that layout from rows, for two uses:
  *
  * - `sendbox export` (export.ts): every agent once, into a new folder;
  * - a worker's local copy (`SessionFiles`), which txcript reads as it reads a box on files: the
  *   sidebar's message search (search/message-search.ts) and the `sessions` connector
- *   (mcp/sessions-server.ts). It is kept current from the events every worker hears (an agent's
- *   entry, turn state or roster change marks it changed) and brought up to date before a search:
+ *   (mcp/sessions-server.ts); txcript lists a subagent's file as a session of its own, its parent
+ *   linked, as it does a box on files. It is kept current from the events every worker hears (an
+ *   agent's entry, turn state, roster change or task marks it changed) and brought up to date before a search:
  *   only the changed agents are read, and only their rows after what the files already hold.
  *
  * A file written whole (a new agent, or one whose copy does not match what was recorded) is written
@@ -25,7 +28,7 @@ import type { LedgerEntry } from '@sendbox/protocol';
 import type { HostEvent } from '../agent/events.ts';
 import { ensurePrivateDir, writeFileAtomic } from '../fs/atomic.ts';
 import type { SessionFiles } from '../search/session-files.ts';
-import { agentPaths, isSafeAgentId } from '../stores/files/layout.ts';
+import { agentPaths, isSafeAgentId, isSubagentId } from '../stores/files/layout.ts';
 import type { Database } from '../stores/postgres/database.ts';
 
 /** Rows read (and appended to a store.db) per round. */
@@ -47,15 +50,30 @@ export interface LayoutMirrorOptions {
   log?: (line: string) => void;
 }
 
+/** What a JSONL file holds: the rows up to `seq`, `bytes` long. */
+interface LogMark {
+  seq: number;
+  bytes: number;
+}
+
 /** What an agent's files hold: the rows they were written from. */
 interface Mirrored {
   ledgerSeq: number;
   transcriptSeq: number;
   transcriptBytes: number;
   profileVersion: number | null;
+  /** Its subagents' files, by child id (absent in records made before they were copied). */
+  children?: Record<string, LogMark>;
 }
 
 const NOTHING: Mirrored = { ledgerSeq: 0, transcriptSeq: 0, transcriptBytes: 0, profileVersion: null };
+
+/** Where a log's rows are: a table and the key of one agent's (or one child's) rows, `$1` (and `$2`). */
+interface LogRows {
+  table: string;
+  where: string;
+  key: string[];
+}
 
 export interface MirrorSummary {
   agents: number;
@@ -99,11 +117,15 @@ export class LayoutMirror implements SessionFiles {
         ledger: string;
         transcript: string;
         profile: string;
+        children: string;
       }>(
-        `SELECT agent_id, max(ledger) AS ledger, max(transcript) AS transcript, max(profile) AS profile FROM (
-           SELECT agent_id, 0 AS ledger, 0 AS transcript, version AS profile FROM ${db.table('profiles')}
-           UNION ALL SELECT agent_id, max(seq), 0, NULL FROM ${db.table('ledger')} GROUP BY agent_id
-           UNION ALL SELECT agent_id, 0, max(seq), NULL FROM ${db.table('transcript')} GROUP BY agent_id
+        // A subagent's rows are only appended (and go with their agent): their count marks a change.
+        `SELECT agent_id, max(ledger) AS ledger, max(transcript) AS transcript, max(profile) AS profile,
+                max(children) AS children FROM (
+           SELECT agent_id, 0 AS ledger, 0 AS transcript, version AS profile, 0 AS children FROM ${db.table('profiles')}
+           UNION ALL SELECT agent_id, max(seq), 0, NULL, 0 FROM ${db.table('ledger')} GROUP BY agent_id
+           UNION ALL SELECT agent_id, 0, max(seq), NULL, 0 FROM ${db.table('transcript')} GROUP BY agent_id
+           UNION ALL SELECT agent_id, 0, 0, NULL, count(*) FROM ${db.table('subagent_transcript')} GROUP BY agent_id
          ) AS heads GROUP BY agent_id ORDER BY agent_id`,
       );
       const summary: MirrorSummary = { agents: 0, entries: 0, transcriptBytes: 0 };
@@ -119,7 +141,8 @@ export class LayoutMirror implements SessionFiles {
           known &&
           known.ledgerSeq === Number(row.ledger) &&
           known.transcriptSeq === Number(row.transcript) &&
-          known.profileVersion === profile
+          known.profileVersion === profile &&
+          childRows(known) === Number(row.children)
         )
           continue;
         let written;
@@ -147,7 +170,13 @@ export class LayoutMirror implements SessionFiles {
     if (event.type === 'roster' && event.change === 'deleted') {
       this.changed.delete(event.agentId);
       this.removed.add(event.agentId);
-    } else if (event.type === 'entry' || event.type === 'state' || event.type === 'roster') {
+    } else if (
+      event.type === 'entry' ||
+      event.type === 'state' ||
+      event.type === 'roster' ||
+      // A subagent's step or end: its transcript grew.
+      event.type === 'task'
+    ) {
       this.changed.add(event.agentId);
     } else {
       return;
@@ -197,7 +226,8 @@ export class LayoutMirror implements SessionFiles {
     if (!isSafeAgentId(agentId)) throw new Error(`agent id ${JSON.stringify(agentId)} cannot name a folder`);
     const { db } = this.options;
     const paths = agentPaths(this.options.root, agentId);
-    const known = { ...(this.state.get(agentId) ?? NOTHING) };
+    const before = this.state.get(agentId) ?? NOTHING;
+    const known: Mirrored = { ...before, children: { ...before.children } };
     await ensurePrivateDir(paths.agentDir);
     await ensurePrivateDir(paths.transcriptDir);
     const profile = await db.pool.query<{ profile: string; version: string }>(
@@ -211,7 +241,15 @@ export class LayoutMirror implements SessionFiles {
       known.profileVersion = Number(row.version);
     }
     const entries = await this.syncLedger(agentId, paths.storeDb, known);
-    const transcriptBytes = await this.syncTranscript(agentId, paths.jsonl, known);
+    const own: LogMark = { seq: known.transcriptSeq, bytes: known.transcriptBytes };
+    let transcriptBytes = await this.syncLog(
+      { table: db.table('transcript'), where: 'agent_id = $1', key: [agentId] },
+      paths.jsonl,
+      own,
+    );
+    known.transcriptSeq = own.seq;
+    known.transcriptBytes = own.bytes;
+    transcriptBytes += await this.syncChildren(agentId, known);
     if (!row && known.ledgerSeq === 0 && known.transcriptSeq === 0) {
       // No row of it at all: deleted (or never there).
       await this.remove(agentId);
@@ -280,27 +318,57 @@ export class LayoutMirror implements SessionFiles {
     return count;
   }
 
-  /** Appends the transcript rows after `known.transcriptSeq`; the whole file again when it is not what was recorded. */
-  private async syncTranscript(agentId: string, target: string, known: Mirrored): Promise<number> {
+  /** Each of the agent's subagents' files brought up to its rows (a new child's written whole); the bytes written. */
+  private async syncChildren(agentId: string, known: Mirrored): Promise<number> {
+    const { db } = this.options;
+    const table = db.table('subagent_transcript');
+    const { rows } = await db.pool.query<{ child_id: string; seq: string }>(
+      `SELECT child_id, max(seq) AS seq FROM ${table} WHERE agent_id = $1 GROUP BY child_id ORDER BY child_id`,
+      [agentId],
+    );
+    const children = (known.children ??= {});
+    let bytes = 0;
+    for (const row of rows) {
+      if (!isSubagentId(row.child_id)) {
+        this.log(`sessions copy of agent ${agentId}: subagent id ${JSON.stringify(row.child_id)} skipped`);
+        continue;
+      }
+      const mark = children[row.child_id] ?? { seq: 0, bytes: 0 };
+      if (mark.seq === Number(row.seq)) continue;
+      const paths = agentPaths(this.options.root, row.child_id);
+      await ensurePrivateDir(paths.transcriptDir);
+      bytes += await this.syncLog(
+        { table, where: 'agent_id = $1 AND child_id = $2', key: [agentId, row.child_id] },
+        paths.jsonl,
+        mark,
+      );
+      children[row.child_id] = mark;
+    }
+    return bytes;
+  }
+
+  /** Appends a log's rows after `mark.seq`; the whole file again when it is not what was recorded. */
+  private async syncLog(rowsOf: LogRows, target: string, mark: LogMark): Promise<number> {
     const size = await stat(target).then(
       (info) => info.size,
       () => null,
     );
-    const whole = size === null || size < known.transcriptBytes || known.transcriptSeq === 0;
+    const whole = size === null || size < mark.bytes || mark.seq === 0;
     if (whole) {
-      known.transcriptSeq = 0;
-      known.transcriptBytes = 0;
-    } else if (size > known.transcriptBytes) {
+      mark.seq = 0;
+      mark.bytes = 0;
+    } else if (size > mark.bytes) {
       // Appended before a crash, not recorded: cut back to what was.
-      await truncate(target, known.transcriptBytes);
+      await truncate(target, mark.bytes);
     }
     const { db } = this.options;
     const parts: string[] = [];
-    let seq = known.transcriptSeq;
+    let seq = mark.seq;
+    const next = rowsOf.key.length + 1;
     for (;;) {
       const { rows } = await db.pool.query<{ seq: string; text: string }>(
-        `SELECT seq, text FROM ${db.table('transcript')} WHERE agent_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`,
-        [agentId, seq, BATCH],
+        `SELECT seq, text FROM ${rowsOf.table} WHERE ${rowsOf.where} AND seq > $${next} ORDER BY seq LIMIT $${next + 1}`,
+        [...rowsOf.key, seq, BATCH],
       );
       if (rows.length === 0) break;
       for (const row of rows) parts.push(row.text);
@@ -321,17 +389,20 @@ export class LayoutMirror implements SessionFiles {
         await file.close();
       }
     }
-    known.transcriptSeq = seq;
-    known.transcriptBytes += bytes;
+    mark.seq = seq;
+    mark.bytes += bytes;
     return bytes;
   }
 
   private async remove(agentId: string): Promise<void> {
+    const children = Object.keys(this.state.get(agentId)?.children ?? {}).filter(isSubagentId);
     this.state.delete(agentId);
     if (!isSafeAgentId(agentId)) return;
     const paths = agentPaths(this.options.root, agentId);
     await rm(paths.agentDir, { recursive: true, force: true });
     await rm(paths.transcriptDir, { recursive: true, force: true });
+    for (const child of children)
+      await rm(agentPaths(this.options.root, child).transcriptDir, { recursive: true, force: true });
     if (this.options.stateDir) await rm(this.stateFile(agentId), { force: true });
   }
 
@@ -355,7 +426,11 @@ export class LayoutMirror implements SessionFiles {
         const known = JSON.parse(await readFile(path.join(dir, name), 'utf8')) as Mirrored;
         if (
           [known.ledgerSeq, known.transcriptSeq, known.transcriptBytes].every(Number.isSafeInteger) &&
-          (known.profileVersion === null || Number.isSafeInteger(known.profileVersion))
+          (known.profileVersion === null || Number.isSafeInteger(known.profileVersion)) &&
+          Object.entries(known.children ?? {}).every(
+            ([child, mark]) =>
+              isSubagentId(child) && Number.isSafeInteger(mark.seq) && Number.isSafeInteger(mark.bytes),
+          )
         )
           this.state.set(agentId, known);
       } catch {
@@ -363,6 +438,11 @@ export class LayoutMirror implements SessionFiles {
       }
     }
   }
+}
+
+/** How many subagent rows an agent's files hold (each child's rows count from 1). */
+function childRows(known: Mirrored): number {
+  return Object.values(known.children ?? {}).reduce((sum, mark) => sum + mark.seq, 0);
 }
 
 async function exists(file: string): Promise<boolean> {

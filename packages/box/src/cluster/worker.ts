@@ -215,8 +215,10 @@ export async function startClusterWorker(options: ClusterWorkerOptions): Promise
   );
   const s3 = s3ClientFor(location, options.credentials);
   const boss = await startTurnQueue(options.databaseUrl, schema);
+  const workerName = options.workerName ?? `${os.hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   const storeOptions = {
     db,
+    worker: workerName,
     boss,
     s3,
     bucket: location.bucket,
@@ -230,7 +232,6 @@ export async function startClusterWorker(options: ClusterWorkerOptions): Promise
     (agentId) => agentPaths(options.dataDir, agentId).sandbox,
     intervalMs,
   );
-  const workerName = options.workerName ?? `${os.hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   const leases = new Leases(db, workerName, options.leaseTtlMs);
   const workerTtlMs = options.leaseTtlMs ?? WORKER_TTL_MS;
   let host: LocalAgentHost | undefined;

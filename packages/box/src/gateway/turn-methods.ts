@@ -9,6 +9,7 @@
  * create, change and run its routines (routines/).
  */
 import { z } from 'zod';
+import { SUBAGENT_ID_PATTERN } from '../stores/files/layout.ts';
 import { routineCommand } from '../tools/update-state/schema.ts';
 import { agentIdSchema, method } from './method-spec.ts';
 
@@ -44,7 +45,7 @@ export const turnMethods = {
   openSubagent: method(
     z.object({
       agentId: agentIdSchema,
-      subagentId: z.string().regex(/^sand-subagent-[0-9a-f-]{36}$/, 'expected sand-subagent-<uuid>'),
+      subagentId: z.string().regex(SUBAGENT_ID_PATTERN, 'expected sand-subagent-<uuid>'),
     }),
     async ({ host }, { agentId, subagentId }) => ({ entries: await host.openSubagent(agentId, subagentId) }),
   ),

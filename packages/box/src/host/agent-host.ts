@@ -412,7 +412,7 @@ export class LocalAgentHost implements AgentHost {
       contextLayers: (agent) => [imageLayer(agent, () => this.vision()), ...contextLayers(agent)],
       toolGates: [approvals, ...(options.toolGates ?? [])],
       extensions: (agent) => [
-        backgrounds.for(agent, agent.stores.fence),
+        backgrounds.for(agent, agent.stores),
         routines.for(agent),
         memories.extensionFor(agent),
         { toolServices: () => ({ profile: profileHandler(profiles.editorFor(agent)) }) },

@@ -49,6 +49,12 @@ export interface AgentStores {
    * outside a turn). What a turn writes beside these stores (task rows, memory) passes it too.
    */
   readonly fence?: AgentFence;
+  /**
+   * The transcript of a subagent this agent started (`sand-subagent-<uuid>`), written by its
+   * TranscriptWriter as the agent's own is: on files the JSONL at
+   * `agent-transcripts/<child>/<child>.jsonl`; a cluster's rows, written behind this agent's fence.
+   */
+  childTranscript(childId: string): Promise<TranscriptLog>;
   /** True when the ledger was replaced under the session (another file in its place): read it all again. */
   replaced(): boolean;
   /** Closes every store (the focus lock is released). */

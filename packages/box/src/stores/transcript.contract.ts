@@ -41,3 +41,39 @@ export function transcriptContract(backend: string, make: Backend<TranscriptLog>
     });
   });
 }
+
+/** An agent's log and those of the subagents it started, opened from one home (its stores). */
+export interface AgentLogs {
+  own(): Promise<TranscriptLog> | TranscriptLog;
+  child(childId: string): Promise<TranscriptLog>;
+}
+
+export const CHILD_A = 'sand-subagent-0a0b0c0d-0e0f-4000-8000-00000000000a';
+export const CHILD_B = 'sand-subagent-0a0b0c0d-0e0f-4000-8000-00000000000b';
+
+/** A subagent's transcript (AgentStores.childTranscript): a log of its own, kept apart from its parent's and its siblings'. */
+export function childTranscriptContract(backend: string, make: Backend<AgentLogs>): void {
+  describe(`child TranscriptLog contract (${backend})`, () => {
+    const open = useBackend(make);
+
+    it("keeps each child's lines apart from its parent's and from another child's", async () => {
+      const logs = await open();
+      const a = await logs.child(CHILD_A);
+      const b = await logs.child(CHILD_B);
+      a.append('{"a":1}\n');
+      b.append('{"b":1}\n');
+      a.append('{"a":2}\n');
+      const again = await (await open()).child(CHILD_A);
+      expect(await again.read()).toBe('{"a":1}\n{"a":2}\n');
+      expect(await b.read()).toBe('{"b":1}\n');
+      expect(await (await logs.own()).read()).toBe('');
+      for (const log of [a, b, again]) log.close();
+    });
+
+    it('opens only a subagent id', async () => {
+      const logs = await open();
+      await expect(logs.child('../other-agent')).rejects.toThrow(/not a subagent id/);
+      await expect(logs.child('not-a-child')).rejects.toThrow(/not a subagent id/);
+    });
+  });
+}

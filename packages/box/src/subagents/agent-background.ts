@@ -13,9 +13,8 @@
  * - lifecycle (`AgentBackgrounds`): Stop, deleteAgent and shutdown end everything;
  * - the gateway: `listTasks`, `stopTask`, `openSubagent` (`views`, `stop`, `childSteps`).
  */
-import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { grokBot, type JsonObject } from '@sendbox/txcript';
+import type { JsonObject } from '@sendbox/txcript';
 import type { AgentExtension, WakeDoor } from '../agent/extension.ts';
 import type { CompactedAgent } from '../context/agent-compaction.ts';
 import type { Compaction } from '../context/compaction.ts';
@@ -24,10 +23,12 @@ import type { ToolCallRef } from '../agent/tool-dispatch.ts';
 import { stepBudget, type StepBudget } from '../agent/turn.ts';
 import type { TurnContext } from '../agent/turn-driver.ts';
 import type { ModelProvider } from '../providers/types.ts';
-import { isNotFound } from '../sandbox/paths.ts';
+import type { AgentStores } from '../stores/agent-stores.ts';
+import { childJsonl } from '../stores/files/agent-stores.ts';
 import { agentPaths } from '../stores/files/layout.ts';
 import type { SequencedEntry } from '../stores/ledger.ts';
 import type { AgentFence } from '../stores/postgres/leases.ts';
+import type { TranscriptLog } from '../stores/transcript.ts';
 import type { WritePoints } from '../stores/write-points.ts';
 import { AgentTasks, type TaskView } from '../tasks/agent-tasks.ts';
 import { interruptedNote } from '../tasks/interrupted-note.ts';
@@ -35,7 +36,7 @@ import { backgroundLimits } from '../tasks/limits.ts';
 import { TaskBook, type TaskStore } from '../tasks/task-book.ts';
 import { TaskWakes } from '../tasks/task-wakes.ts';
 import type { HostTool, ToolContext } from '../tools/types.ts';
-import { closeInterruptedChildren, interruptedTaskDetail } from './child-closer.ts';
+import { closeInterruptedChildren, interruptedTaskDetail, transcriptRecords } from './child-closer.ts';
 import { childSteps } from './child-steps.ts';
 import { runChild, type ChildParent } from './run-child.ts';
 
@@ -63,6 +64,12 @@ export interface BackgroundHost {
   taskBook?(agentId: string, fence?: AgentFence): TaskStore;
 }
 
+/**
+ * What a session's background work takes from its stores: the lease fence its task records are
+ * written behind, and its children's transcripts. Absent: no fence, and the JSONL files of the data dir.
+ */
+export type BackgroundStores = Partial<Pick<AgentStores, 'fence' | 'childTranscript'>>;
+
 /** The file of an agent's task book: sendbox's, beside Grok Bot's store.db. */
 export function taskBookFile(dataDir: string, agentId: string): string {
   return path.join(agentPaths(dataDir, agentId).agentDir, 'tasks.db');
@@ -72,6 +79,8 @@ export class AgentBackground implements AgentExtension {
   readonly tasks: AgentTasks;
   readonly wakes: TaskWakes;
   private readonly book: TaskStore;
+  /** Opens a child's transcript (the session's stores'). */
+  private readonly transcript: (childId: string) => Promise<TranscriptLog>;
   private budget: { turn: number; budget: StepBudget } | null = null;
   private sessionClosed = false;
 
@@ -79,11 +88,12 @@ export class AgentBackground implements AgentExtension {
     private readonly host: BackgroundHost,
     /** The agent's session (read lazily: it is still being built when this is). */
     private readonly agent: TurnContext,
-    fence?: AgentFence,
+    stores: BackgroundStores = {},
     /** Told when the session closes (AgentBackgrounds lets this go once none of its tasks runs). */
     private readonly onClosed: (background: AgentBackground) => void = () => undefined,
   ) {
-    this.book = host.taskBook?.(agent.id, fence) ?? new TaskBook(taskBookFile(host.dataDir, agent.id));
+    this.book = host.taskBook?.(agent.id, stores.fence) ?? new TaskBook(taskBookFile(host.dataDir, agent.id));
+    this.transcript = stores.childTranscript ?? ((childId) => childJsonl(host.dataDir, childId));
     this.tasks = new AgentTasks({
       book: this.book,
       limits: () => backgroundLimits(agent.profile.background),
@@ -117,7 +127,7 @@ export class AgentBackground implements AgentExtension {
   async opened(): Promise<string | null> {
     const interrupted = this.tasks.recoverInterrupted();
     await closeInterruptedChildren(
-      this.host.dataDir,
+      this.transcript,
       interrupted,
       this.agent.scrubber(),
       this.host.writePoints,
@@ -168,22 +178,19 @@ export class AgentBackground implements AgentExtension {
     return this.tasks.close();
   }
 
-  /** A child's steps from its transcript; undefined when this agent started no such child. */
+  /**
+   * A child's steps from its transcript, read through the agent's stores (a cluster's rows, wherever
+   * the child ran); undefined when this agent started no such child (its task book says).
+   */
   async childSteps(subagentId: string): Promise<SequencedEntry[] | undefined> {
     const task = this.book.get(subagentId);
     if (!task || task.kind !== 'subagent' || task.agentId !== subagentId) return undefined;
-    const file = agentPaths(this.host.dataDir, subagentId).jsonl;
-    let text: string;
+    const log = await this.transcript(subagentId);
     try {
-      text = await readFile(file, 'utf8');
-    } catch (error) {
-      if (isNotFound(error)) return [];
-      throw error;
+      return childSteps(transcriptRecords(await log.read(), log.source), this.agent.scrubber());
+    } finally {
+      log.close();
     }
-    const records = grokBot.text
-      .parse(text, file)
-      .records.flatMap((line) => (line.kind === 'record' ? [line.json] : []));
-    return childSteps(records, this.agent.scrubber());
   }
 
   /**
@@ -208,6 +215,7 @@ export class AgentBackground implements AgentExtension {
     return {
       agent,
       dataDir: this.host.dataDir,
+      transcript: this.transcript,
       provider,
       tools: this.host.tools(),
       maxDepth: limits.maxDepth,
@@ -241,8 +249,8 @@ export class AgentBackgrounds {
   constructor(private readonly host: BackgroundHost) {}
 
   /** The session's extension (the host's `extensions` seam). */
-  for(agent: TurnContext, fence?: AgentFence): AgentBackground {
-    const background = new AgentBackground(this.host, agent, fence, () => this.prune(agent.id));
+  for(agent: TurnContext, stores?: BackgroundStores): AgentBackground {
+    const background = new AgentBackground(this.host, agent, stores, () => this.prune(agent.id));
     this.byAgent.set(agent.id, [...this.live(agent.id), background]);
     return background;
   }

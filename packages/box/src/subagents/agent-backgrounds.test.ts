@@ -196,7 +196,7 @@ it('gives each session’s task book that session’s lease fence', async () => 
     },
   });
   const fence = { agentId: agent.id, epoch: 3 };
-  backgrounds.for(agent, fence);
+  backgrounds.for(agent, { fence });
   backgrounds.for(agent);
   expect(fences).toEqual([fence, undefined]);
   await backgrounds.hostClosed();

@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { grokBot, type JsonObject } from '@sendbox/txcript';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { childJsonl } from '../stores/files/agent-stores.ts';
 import { agentPaths } from '../stores/files/layout.ts';
 import { INTERRUPTED_CALL_RESULT, repairOf } from '../agent/turn-closer.ts';
 import { WritePoints } from '../stores/write-points.ts';
@@ -71,7 +72,7 @@ describe('closing after a crash during a child', () => {
     const reopened = new TaskBook(book.file);
     const interrupted = reopened.interruptLeftovers(2);
     expect(interrupted.map((t) => t.id)).toEqual([CHILD]);
-    await closeInterruptedChildren(dataDir, interrupted, noScrub, new WritePoints());
+    await closeInterruptedChildren((id) => childJsonl(dataDir, id), interrupted, noScrub, new WritePoints());
     expect((await recordsOf(childFile)).at(-1)).toEqual(
       record('tool', [
         { type: 'tool_result', name: 'shell', result: { error: { error: INTERRUPTED_CALL_RESULT } } },
@@ -95,7 +96,7 @@ describe('closing after a crash during a child', () => {
       ...repair.records.map((r) => record(r.role, r.blocks as unknown as JsonObject[])),
     ]);
     // Closing again adds nothing (deterministic, repeatable).
-    await closeInterruptedChildren(dataDir, interrupted, noScrub, new WritePoints());
+    await closeInterruptedChildren((id) => childJsonl(dataDir, id), interrupted, noScrub, new WritePoints());
     expect((await recordsOf(childFile)).length).toBe(3);
 
     const listed = await grokBot.store!({

@@ -4,16 +4,13 @@
  * parent's interrupted `task` call names the child it started, from the task book, so the
  * parent → child link (C7) holds after a crash too.
  */
-import { readFile } from 'node:fs/promises';
 import { grokBot, type JsonObject } from '@sendbox/txcript';
-import { agentPaths } from '../stores/files/layout.ts';
 import { repairOf } from '../agent/turn-closer.ts';
+import type { TranscriptLog } from '../stores/transcript.ts';
 import type { WritePoints } from '../stores/write-points.ts';
-import { isNotFound } from '../sandbox/paths.ts';
 import type { Scrubber } from '../secrets/scrub.ts';
 import type { TaskRecord, TaskStore } from '../tasks/task-book.ts';
 import { TranscriptWriter } from '../stores/transcript-writer.ts';
-import { JsonlFile } from '../stores/files/jsonl.ts';
 import { ChildLedger } from './child-ledger.ts';
 
 /** For the parent's closer: an interrupted `task` call of turn `turn` names its child. */
@@ -30,28 +27,19 @@ export function interruptedTaskDetail(
 
 /** Gives every open call in the transcripts of the interrupted children its result. */
 export async function closeInterruptedChildren(
-  dataDir: string,
+  transcript: (childId: string) => Promise<TranscriptLog>,
   interrupted: readonly TaskRecord[],
   scrubber: Scrubber,
   points: WritePoints,
 ): Promise<void> {
   for (const task of interrupted) {
     if (task.kind !== 'subagent' || !task.agentId) continue;
-    const file = agentPaths(dataDir, task.agentId).jsonl;
-    let text: string;
+    const log = await transcript(task.agentId);
     try {
-      text = await readFile(file, 'utf8');
-    } catch (error) {
-      if (isNotFound(error)) continue; // the crash came before its first record
-      throw error;
-    }
-    const records = grokBot.text
-      .parse(text, file)
-      .records.flatMap((line) => (line.kind === 'record' ? [line.json] : []));
-    if (records.length === 0) continue;
-    const repair = repairOf(0, records, [], () => []);
-    const log = new JsonlFile(file);
-    try {
+      // None when the crash came before its first record.
+      const records = transcriptRecords(await log.read(), log.source);
+      if (records.length === 0) continue;
+      const repair = repairOf(0, records, [], () => []);
       new TranscriptWriter(
         log,
         new ChildLedger(),
@@ -63,4 +51,11 @@ export async function closeInterruptedChildren(
       log.close();
     }
   }
+}
+
+/** The records of a child's transcript, as the grok_bot codec reads them (torn lines skipped). */
+export function transcriptRecords(text: string, source: string): JsonObject[] {
+  return grokBot.text
+    .parse(text, source)
+    .records.flatMap((line) => (line.kind === 'record' ? [line.json] : []));
 }

@@ -1,9 +1,9 @@
 /**
  * Runs one subagent: one turn of the turn engine (agent/turn.ts, agent/turn-driver.ts, the same
- * code the parent's turns run) on a context of its own, written to its own transcript
- * `agent-transcripts/sand-subagent-<uuid>/sand-subagent-<uuid>.jsonl` through the grok_bot
- * codec (the same TranscriptWriter), starting with `[t0u]\n<prompt>` as real subagent files do
- * [VR subagent fixture].
+ * code the parent's turns run) on a context of its own, written to its own transcript through the
+ * grok_bot codec (the same TranscriptWriter), starting with `[t0u]\n<prompt>` as real subagent
+ * files do [VR subagent fixture]. The transcript is the parent's stores' (`childTranscript`): on
+ * files `agent-transcripts/sand-subagent-<uuid>/sand-subagent-<uuid>.jsonl`, in a cluster its rows.
  *
  * What the child shares with its parent, and why:
  * - the model (the parent's provider) and its budget of model steps per turn;
@@ -19,7 +19,6 @@ import type { CompactedAgent } from '../context/agent-compaction.ts';
 import type { Compaction } from '../context/compaction.ts';
 import type { ContextLayer, LayerAgent } from '../context/model-call.ts';
 import { userRecordTexts } from '../agent/inputs.ts';
-import { ensurePrivateDir } from '../fs/atomic.ts';
 import { agentPaths, type AgentPaths } from '../stores/files/layout.ts';
 import type { Profile } from '../stores/files/profile.ts';
 import { QuestionBook } from '../agent/question-book.ts';
@@ -34,7 +33,7 @@ import type { HostTool, TodoItem, ToolContext } from '../tools/types.ts';
 import type { ToolCallRef } from '../agent/tool-dispatch.ts';
 import { sendMessageFeature } from '@sendbox/protocol';
 import { TranscriptWriter } from '../stores/transcript-writer.ts';
-import { JsonlFile } from '../stores/files/jsonl.ts';
+import type { TranscriptLog } from '../stores/transcript.ts';
 import { ChildLedger } from './child-ledger.ts';
 import { childResult, type ChildCall, type ChildStop } from './child-report.ts';
 
@@ -71,6 +70,8 @@ export interface ChildParent {
     | 'now'
   >;
   dataDir: string;
+  /** Opens the child's transcript in the parent's stores (stores/agent-stores.ts `childTranscript`). */
+  transcript(childId: string): Promise<TranscriptLog>;
   provider: ModelProvider;
   /** The parent's tools; the excluded ones are taken out here. */
   tools: readonly HostTool[];
@@ -124,10 +125,9 @@ async function runChildTurn(parent: ChildParent, job: ChildJob, signal: AbortSig
   let detail: string | undefined;
   let steps = 0;
   const history: ModelMessage[] = [];
-  let log: JsonlFile | undefined;
+  let log: TranscriptLog | undefined;
   try {
-    await ensurePrivateDir(own.transcriptDir);
-    log = new JsonlFile(own.jsonl);
+    log = await parent.transcript(job.agentId);
     const writer = new TranscriptWriter(
       log,
       new ChildLedger(),

@@ -13,7 +13,8 @@
  * - a prompt `retry once` has its first model call told as retried (`onRetry`, then 600 ms later
  *   answered: null) before it answers as any other prompt;
  * - a prompt `child <label>` gets one `task` call: a subagent whose script is two shell calls
- *   (`echo '<label> c1'`, then `sleep 1 && echo '<label> c2'`) and a closing text; its result one
+ *   (`echo '<label> c1'`, then `sleep 1 && echo '<label> c2'`, `sleep 120` when the label ends in
+ *   `slow`) and a closing text; its result one
  *   `send_message`, and that an empty step;
  * - a prompt `mcp <server> <tool> <text>` gets one `mcp` call of that tool with `{text}`, its result
  *   one `send_message` "mcp said: <the result's text>", and that an empty step;
@@ -113,7 +114,14 @@ function step(request: ModelStepRequest): ScriptedStep {
   if (child) {
     const prompt = withScript(`Log ${child}.`, [
       { toolCalls: [{ name: 'shell', input: { command: `echo '${child} c1'` } }] },
-      { toolCalls: [{ name: 'shell', input: { command: `sleep 1 && echo '${child} c2'` } }] },
+      {
+        toolCalls: [
+          {
+            name: 'shell',
+            input: { command: `sleep ${child.endsWith('slow') ? 120 : 1} && echo '${child} c2'` },
+          },
+        ],
+      },
       { text: `${child} logged` },
     ]);
     return { toolCalls: [{ name: 'task', input: { description: `log ${child}`, prompt } }] };

@@ -12,7 +12,7 @@ import type { WritePoints } from '../write-points.ts';
 import { fileMark, sameFile, type FileMark } from './file-mark.ts';
 import { Inbox } from './inbox.ts';
 import { JsonlFile } from './jsonl.ts';
-import { agentPaths } from './layout.ts';
+import { agentPaths, isSubagentId } from './layout.ts';
 import { openFileLedger } from './ledger.ts';
 import { readProfile, writeProfile } from './profile.ts';
 import { StoreLock } from './store-lock.ts';
@@ -51,6 +51,7 @@ async function openFileStores(id: string, options: FilesBackendOptions): Promise
     profile,
     focus: lock,
     local: paths,
+    childTranscript: (childId) => childJsonl(options.dataDir, childId),
     replaced: () => fileMark(paths.storeDb)?.ino !== storeIno,
     close() {
       lock.release();
@@ -59,6 +60,14 @@ async function openFileStores(id: string, options: FilesBackendOptions): Promise
       ledger.close();
     },
   };
+}
+
+/** A subagent's JSONL (its folder made): `agent-transcripts/<child>/<child>.jsonl`, as Grok Bot keeps it. */
+export async function childJsonl(dataDir: string, childId: string): Promise<JsonlFile> {
+  if (!isSubagentId(childId)) throw new Error(`not a subagent id: ${JSON.stringify(childId)}`);
+  const paths = agentPaths(dataDir, childId);
+  await ensurePrivateDir(paths.transcriptDir);
+  return new JsonlFile(paths.jsonl);
 }
 
 /** profile.json, read again only when its inode, size or mtime changed (the operator edits it by hand). */

@@ -1,7 +1,12 @@
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
-import { transcriptContract } from '../transcript.contract.ts';
+import { expect, it } from 'vitest';
+import { CHILD_A, childTranscriptContract, transcriptContract } from '../transcript.contract.ts';
+import { childJsonl } from './agent-stores.ts';
 import { filesBackend } from './backend.ts';
 import { JsonlFile } from './jsonl.ts';
+import { agentPaths } from './layout.ts';
 
 transcriptContract(
   'files',
@@ -10,3 +15,32 @@ transcriptContract(
     return { open: () => new JsonlFile(file), close: (log) => log.close() };
   }),
 );
+
+transcriptContract(
+  'files, a subagent',
+  filesBackend((home) => ({ open: () => childJsonl(home, CHILD_A), close: (log) => log.close() })),
+);
+
+childTranscriptContract(
+  'files',
+  filesBackend((home) => ({
+    open: () => ({
+      own: () => new JsonlFile(agentPaths(home, 'parent').jsonl),
+      child: (childId) => childJsonl(home, childId),
+    }),
+    close: () => undefined,
+  })),
+);
+
+it("writes a subagent's lines to agent-transcripts/<child>/<child>.jsonl, byte for byte, as Grok Bot keeps them", async () => {
+  const home = await mkdtemp(path.join(os.tmpdir(), 'sendbox-child-jsonl-'));
+  try {
+    const log = await childJsonl(home, CHILD_A);
+    log.append('{"role":"user"}\n');
+    log.close();
+    const file = path.join(home, 'agent-transcripts', CHILD_A, `${CHILD_A}.jsonl`);
+    expect(await readFile(file, 'utf8')).toBe('{"role":"user"}\n');
+  } finally {
+    await rm(home, { recursive: true, force: true });
+  }
+});

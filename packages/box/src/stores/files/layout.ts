@@ -9,6 +9,7 @@
  *   <dataDir>/agents/<id>/memory.json         the agent's memory (0600, atomic; memory/)
  *   <dataDir>/memory.json                     the user's memory, shared by every agent (memory/)
  *   <dataDir>/agent-transcripts/<id>/<id>.jsonl   the model transcript (append-only)
+ *   <dataDir>/agent-transcripts/sand-subagent-<uuid>/sand-subagent-<uuid>.jsonl   a subagent's
  *   <dataDir>/sandboxes/<id>/                 the agent's working folder (tools run here)
  *   <dataDir>/keys/secrets.key                the secret-store key, outside every agent folder
  *   <dataDir>/roster.db                       sendbox's index of every agent's list row (a cache)
@@ -35,6 +36,13 @@ export const AGENT_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/;
 
 export function isSafeAgentId(id: string): boolean {
   return AGENT_ID_PATTERN.test(id);
+}
+
+/** A subagent's id (tools/task newSubagentId): its transcript's folder and file name, as Grok Bot names them. */
+export const SUBAGENT_ID_PATTERN = /^sand-subagent-[0-9a-f-]{36}$/;
+
+export function isSubagentId(id: string): boolean {
+  return SUBAGENT_ID_PATTERN.test(id);
 }
 
 export function agentPaths(dataDir: string, id: string): AgentPaths {

@@ -19,7 +19,7 @@ import { removeClusterAgent } from './agent-removal.ts';
 import type { AgentFence } from './leases.ts';
 import { PgLedger } from './ledger.ts';
 import { PgSecretStore } from './secrets.ts';
-import { PgTranscript } from './transcript.ts';
+import { pgChildTranscript, PgTranscript } from './transcript.ts';
 
 export interface ClusterStoreOptions {
   db: Database;
@@ -31,6 +31,11 @@ export interface ClusterStoreOptions {
   /** This worker's data dir: sandboxes and local copies. */
   dataDir: string;
   maxAttachmentBytes: number;
+  /**
+   * This worker's name (its heartbeat's and its task rows'): a subagent it runs writes its transcript
+   * while its task row says it runs here, past the turn that started it. None: only behind the lease.
+   */
+  worker?: string;
 }
 
 export interface ClusterStoreBackend extends StoreBackend {
@@ -110,6 +115,9 @@ async function openClusterStores(options: ClusterStoreOptions, fence: AgentFence
     focus: { hold: () => undefined, release: () => undefined },
     local: paths,
     fence,
+    // A refused id is a rejection, as the files backend's.
+    childTranscript: (childId) =>
+      Promise.resolve().then(() => pgChildTranscript(db, fence, { childId, worker: options.worker ?? null })),
     replaced: () => false,
     close: () => undefined,
   };

@@ -17,9 +17,9 @@ import { inboxContract } from '../inbox.contract.ts';
 import { TURN_QUEUE } from './turn-queue.ts';
 import { StoreWriteError } from '../errors.ts';
 import { ledgerContract } from '../ledger.contract.ts';
-import { transcriptContract } from '../transcript.contract.ts';
+import { CHILD_A, childTranscriptContract, transcriptContract } from '../transcript.contract.ts';
 import { PgLedger } from './ledger.ts';
-import { PgTranscript } from './transcript.ts';
+import { pgChildTranscript, PgTranscript } from './transcript.ts';
 
 const services = useServices();
 const key = randomBytes(32);
@@ -157,6 +157,28 @@ transcriptContract(
   clusterBackend(services, ({ db, agentId }) => ({
     open: () => new PgTranscript(db, { agentId, epoch: null }),
     close: (log) => log.close(),
+  })),
+);
+
+transcriptContract(
+  'postgres, a subagent',
+  clusterBackend(services, ({ db, agentId }) => ({
+    open: () => new PgTranscript(db, { agentId, epoch: null }, { childId: CHILD_A, worker: null }),
+    close: (log) => log.close(),
+  })),
+);
+
+childTranscriptContract(
+  'postgres',
+  clusterBackend(services, ({ db, agentId }) => ({
+    open: () => ({
+      own: () => new PgTranscript(db, { agentId, epoch: null }),
+      child: (childId) =>
+        Promise.resolve().then(() =>
+          pgChildTranscript(db, { agentId, epoch: null }, { childId, worker: null }),
+        ),
+    }),
+    close: () => undefined,
   })),
 );
 

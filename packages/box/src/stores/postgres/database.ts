@@ -271,6 +271,53 @@ function migrations(s: string): string[] {
        worker text NOT NULL,
        taken boolean NOT NULL DEFAULT false
      )`,
+    // A subagent's transcript (stores/postgres/transcript.ts), as the agent's own: each row the exact
+    // JSONL lines of one append; `agent_id` is the parent's (deleting the agent deletes them).
+    `CREATE TABLE IF NOT EXISTS ${s}.subagent_transcript (
+       agent_id text NOT NULL,
+       child_id text NOT NULL,
+       seq bigint NOT NULL,
+       text text NOT NULL,
+       epoch bigint,
+       PRIMARY KEY (agent_id, child_id, seq)
+     )`,
+    // One fenced append to a child's transcript, behind the parent's lease as append_transcript is
+    // (a torn last row ended first). A child that outlived the turn that started it (a background
+    // one: the lease moved on to later turns) writes on while its task row says it runs on the
+    // writing worker, and not once that worker was found dead (the row marked interrupted, its
+    // transcript closed by another), so a superseded worker writes none of its lines. Serialized per
+    // child (p_lock); the task row is held shared until the commit, so marking it lost waits for
+    // the append, or the append sees the mark.
+    `CREATE OR REPLACE FUNCTION ${s}.append_subagent_transcript(p_lock text, p_agent text, p_epoch bigint,
+       p_worker text, p_child text, p_text text)
+     RETURNS bigint LANGUAGE plpgsql AS $fn$
+     DECLARE
+       last_seq bigint;
+       last_tail text;
+       new_seq bigint;
+     BEGIN
+       PERFORM pg_advisory_xact_lock(hashtext(p_lock));
+       IF p_epoch IS NOT NULL THEN
+         PERFORM 1 FROM ${s}.leases WHERE agent_id = p_agent AND epoch = p_epoch FOR SHARE;
+         IF NOT FOUND THEN
+           PERFORM 1 FROM ${s}.tasks
+             WHERE agent_id = p_agent AND id = p_child AND kind = 'subagent' AND state = 'running'
+               AND worker = p_worker
+             FOR SHARE;
+         END IF;
+         IF NOT FOUND THEN
+           RAISE EXCEPTION 'agent %: epoch % is no longer its lease''s, and its subagent % runs on no worker writing it', p_agent, p_epoch, p_child USING ERRCODE = '${FENCED_SQLSTATE}';
+         END IF;
+       END IF;
+       SELECT t.seq, right(t.text, 1) INTO last_seq, last_tail
+         FROM ${s}.subagent_transcript t WHERE t.agent_id = p_agent AND t.child_id = p_child
+         ORDER BY t.seq DESC LIMIT 1;
+       INSERT INTO ${s}.subagent_transcript (agent_id, child_id, seq, text, epoch)
+         VALUES (p_agent, p_child, COALESCE(last_seq, 0) + 1,
+                 CASE WHEN COALESCE(last_tail, E'\\n') = E'\\n' THEN '' ELSE E'\\n' END || p_text, p_epoch)
+         RETURNING seq INTO new_seq;
+       RETURN new_seq;
+     END $fn$`,
   ];
 }
 

@@ -10,7 +10,8 @@ import { PgLedger } from './ledger.ts';
 import { agentDocumentNames, PgSealedDocument } from './sealed-documents.ts';
 import { PgTaskBook } from './task-book.ts';
 import { WORKER_TTL_MS } from './worker-heartbeats.ts';
-import { PgTranscript } from './transcript.ts';
+import { pgChildTranscript, PgTranscript } from './transcript.ts';
+import { CHILD_A } from '../transcript.contract.ts';
 
 const services = useServices();
 const notice = (id: string): LedgerEntry => ({ id, kind: 'notice', text: id, timestampMs: 1 });
@@ -92,6 +93,61 @@ describe('leases with fencing (postgres)', () => {
       [home.agentId],
     );
     expect(epochs.rows.map((row) => Number(row.epoch))).toEqual([1, 1, 2, 2]);
+  });
+
+  it("refuses a subagent's line from a superseded worker, and lets one that outlived its turn write on while its task runs there", async () => {
+    const home = await open();
+    const a = new Leases(home.db, 'worker-a', 300);
+    const b = new Leases(home.db, 'worker-b', 300);
+    const leaseA = (await a.claim(home.agentId))!;
+    const fenceA: AgentFence = { agentId: home.agentId, epoch: leaseA.epoch };
+    // Worker A's turn starts the child (its task row, fenced) and the child writes its first line.
+    await home.db.pool.query(
+      `INSERT INTO ${home.db.table('worker_heartbeats')} (worker, seen_at) VALUES ('worker-a', now())`,
+    );
+    new PgTaskBook(home.db, home.agentId, 'worker-a', 60_000, fenceA).started({
+      id: CHILD_A,
+      kind: 'subagent',
+      turn: 1,
+      toolCallId: 'call_task',
+      label: 'a job',
+      outputPath: null,
+      agentId: CHILD_A,
+      startedAt: 1,
+    });
+    const childA = pgChildTranscript(home.db, fenceA, { childId: CHILD_A, worker: 'worker-a' });
+    childA.append('{"a":1}\n');
+
+    // The turn ends and the agent's next turn takes the lease (here on worker B): the child, a
+    // background one, still runs on A and writes on.
+    await a.release(leaseA);
+    const leaseB = (await b.claim(home.agentId))!;
+    const fenceB: AgentFence = { agentId: home.agentId, epoch: leaseB.epoch };
+    childA.append('{"a":2}\n');
+    // Under the old epoch, a worker its task does not run on writes none of its lines.
+    const elsewhere = pgChildTranscript(home.db, fenceA, { childId: CHILD_A, worker: 'worker-b' });
+    expect(() => elsewhere.append('{"stale":1}\n')).toThrow(SupersededError);
+    const unnamed = pgChildTranscript(home.db, fenceA, { childId: CHILD_A, worker: null });
+    expect(() => unnamed.append('{"stale":2}\n')).toThrow(SupersededError);
+
+    // A is found dead (its heartbeat lapsed): B's reader marks the task lost and closes the child
+    // under B's lease; A, only paused, wakes and is refused.
+    await home.db.pool.query(`DELETE FROM ${home.db.table('worker_heartbeats')} WHERE worker = 'worker-a'`);
+    const lost = new PgTaskBook(home.db, home.agentId, 'worker-b', 60_000, fenceB).interruptLeftovers(2);
+    expect(lost.map((task) => task.id)).toEqual([CHILD_A]);
+    pgChildTranscript(home.db, fenceB, { childId: CHILD_A, worker: 'worker-b' }).append('{"closed":1}\n');
+    expect(() => childA.append('{"a":3}\n')).toThrow(SupersededError);
+
+    const rows = await home.db.pool.query<{ text: string; epoch: string }>(
+      `SELECT text, epoch FROM ${home.db.table('subagent_transcript')}
+       WHERE agent_id = $1 AND child_id = $2 ORDER BY seq`,
+      [home.agentId, CHILD_A],
+    );
+    expect(rows.rows.map((row) => [row.text, Number(row.epoch)])).toEqual([
+      ['{"a":1}\n', 1],
+      ['{"a":2}\n', 1],
+      ['{"closed":1}\n', 2],
+    ]);
   });
 
   it('orders a write in flight before a takeover: the claim waits for its commit', async () => {

@@ -3,37 +3,73 @@
  * JSONL lines the grok_bot codec rendered (stores/transcript-writer.ts stays the one writer), so the
  * rows joined in seq order are the file the files backend would hold. An append is one transaction
  * behind the agent's fence (leases.ts): whole or not at all, and refused to a superseded worker.
+ *
+ * A subagent's transcript is the same log over `subagent_transcript`, the rows of one child of the
+ * agent, written behind the parent's fence (database.ts, append_subagent_transcript).
  */
+import { isSubagentId } from '../files/layout.ts';
 import type { TranscriptLog } from '../transcript.ts';
 import type { Database } from './database.ts';
 import { fencedError, writeLockKey, type AgentFence } from './leases.ts';
+
+/** Which of the agent's subagents a log is, and the worker that writes it (its task runs there). */
+export interface ChildOf {
+  childId: string;
+  worker: string | null;
+}
+
+/** A subagent's transcript (AgentStores.childTranscript): refused for anything but a subagent id. */
+export function pgChildTranscript(db: Database, fence: AgentFence, child: ChildOf): PgTranscript {
+  if (!isSubagentId(child.childId)) throw new Error(`not a subagent id: ${JSON.stringify(child.childId)}`);
+  return new PgTranscript(db, fence, child);
+}
 
 export class PgTranscript implements TranscriptLog {
   readonly source: string;
   /** The last seq this log knows of (what it read plus its own appends); null: not read, or another writer appended. */
   private known: number | null = null;
+  private readonly table: string;
+  /** The rows' key: `agent_id = $1` (and `child_id = $2`). */
+  private readonly where: string;
+  private readonly key: string[];
 
   constructor(
     private readonly db: Database,
     private readonly fence: AgentFence,
+    private readonly child?: ChildOf,
   ) {
-    this.source = `postgres ${db.table('transcript')} agent ${fence.agentId}`;
+    this.table = db.table(child ? 'subagent_transcript' : 'transcript');
+    this.where = child ? 'agent_id = $1 AND child_id = $2' : 'agent_id = $1';
+    this.key = child ? [fence.agentId, child.childId] : [fence.agentId];
+    this.source = `postgres ${this.table} agent ${fence.agentId}${child ? ` subagent ${child.childId}` : ''}`;
   }
 
   append(text: string): void {
+    const { db, fence, child } = this;
     let results;
     try {
-      // One statement, one round trip: the fence and the row (database.ts, append_transcript).
-      results = this.db
-        .sync()
-        .query(`SELECT ${this.db.schema}.append_transcript($1, $2, $3, $4) AS seq`, [
-          writeLockKey(this.db, this.fence.agentId),
-          this.fence.agentId,
-          this.fence.epoch,
-          text,
-        ]);
+      // One statement, one round trip: the fence and the row (database.ts).
+      results = child
+        ? db
+            .sync()
+            .query(`SELECT ${db.schema}.append_subagent_transcript($1, $2, $3, $4, $5, $6) AS seq`, [
+              writeLockKey(db, `${fence.agentId}/${child.childId}`),
+              fence.agentId,
+              fence.epoch,
+              child.worker,
+              child.childId,
+              text,
+            ])
+        : db
+            .sync()
+            .query(`SELECT ${db.schema}.append_transcript($1, $2, $3, $4) AS seq`, [
+              writeLockKey(db, fence.agentId),
+              fence.agentId,
+              fence.epoch,
+              text,
+            ]);
     } catch (error) {
-      throw fencedError(this.fence, error);
+      throw fencedError(fence, error);
     }
     const seq = Number(results.rows[0]!.seq);
     this.known = this.known !== null && seq === this.known + 1 ? seq : null;
@@ -41,8 +77,8 @@ export class PgTranscript implements TranscriptLog {
 
   async read(): Promise<string> {
     const { rows } = await this.db.pool.query<{ seq: string; text: string }>(
-      `SELECT seq, text FROM ${this.db.table('transcript')} WHERE agent_id = $1 ORDER BY seq`,
-      [this.fence.agentId],
+      `SELECT seq, text FROM ${this.table} WHERE ${this.where} ORDER BY seq`,
+      this.key,
     );
     this.known = rows.length === 0 ? 0 : Number(rows.at(-1)!.seq);
     return rows.map((row) => row.text).join('');
@@ -52,9 +88,7 @@ export class PgTranscript implements TranscriptLog {
     if (this.known === null) return false;
     const { rows } = this.db
       .sync()
-      .query(`SELECT COALESCE(max(seq), 0) AS seq FROM ${this.db.table('transcript')} WHERE agent_id = $1`, [
-        this.fence.agentId,
-      ]);
+      .query(`SELECT COALESCE(max(seq), 0) AS seq FROM ${this.table} WHERE ${this.where}`, this.key);
     return Number(rows[0]!.seq) === this.known;
   }
 
