@@ -10,7 +10,7 @@ export function interruptedNote(tasks: readonly TaskRecord[]): string | null {
   if (tasks.length === 0) return null;
   const lines = tasks.map((task) =>
     task.worker
-      ? `- ${task.kind === 'command' ? 'background command' : 'subagent'} ${task.id} (${task.label}): it ran on cluster worker ${task.worker}, which stopped; ${task.kind === 'command' ? `its output up to that worker's last snapshot of your sandbox is in ${task.outputPath ?? 'its file'}` : 'its transcript was on that worker'}`
+      ? `- ${task.kind === 'command' ? 'background command' : 'subagent'} ${task.id} (${task.label}): it ran on cluster worker ${task.worker}, which stopped; ${task.kind === 'command' ? `its output up to that worker's last snapshot of your sandbox is in ${task.outputPath ?? 'its file'}` : 'its transcript ends where it was cut'}`
       : task.kind === 'command'
         ? `- background command ${task.id} (${task.label}): its output up to the stop is in ${task.outputPath ?? 'its file'}`
         : `- subagent ${task.id} (${task.label}): its transcript ends where it was cut`,
