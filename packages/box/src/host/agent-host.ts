@@ -69,7 +69,7 @@ import { profileHandler } from '../profile/profile-handler.ts';
 import { agentSettingsOf, type AgentSettings } from '../profile/agent-settings.ts';
 import { checkedUpdate, MAX_NAME_CHARS, type AgentUpdate } from '../profile/agent-update.ts';
 import { filesystemIsFull, isDiskFullError, StoreWriteError } from '../stores/errors.ts';
-import { agentPaths, agentsRoot, isSafeAgentId } from '../stores/files/layout.ts';
+import { agentPaths, agentsRoot, isSafeAgentId, isSubagentId } from '../stores/files/layout.ts';
 import { DEFAULT_SEND_REMINDER_EVERY } from '../context/send-reminder.ts';
 import { readProfile, writeProfile, type Profile } from '../stores/files/profile.ts';
 import {
@@ -650,6 +650,7 @@ export class LocalAgentHost implements AgentHost {
   async deleteAgent(id: string): Promise<void> {
     const session = await this.existing(id);
     if (session.busy) throw new HostError(`agent ${id} is working; delete it when its turn has ended`, 409);
+    const children = this.backgrounds.childIds(id);
     await this.config.stores.remove?.(id);
     await session.close();
     this.sessions.delete(id);
@@ -658,6 +659,9 @@ export class LocalAgentHost implements AgentHost {
     await rm(paths.agentDir, { recursive: true, force: true });
     await rm(paths.transcriptDir, { recursive: true, force: true });
     await rm(paths.sandbox, { recursive: true, force: true });
+    for (const child of children)
+      if (isSubagentId(child))
+        await rm(agentPaths(this.dataDir, child).transcriptDir, { recursive: true, force: true });
     await this.lifecycle.agentDeleted(id, paths);
     this.emit({ type: 'roster', agentId: id, change: 'deleted' });
   }

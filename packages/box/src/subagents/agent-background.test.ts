@@ -325,6 +325,10 @@ describe('subagents in the box', () => {
       [childId, box.agentId],
     ]);
     expect(txcript(box.dataDir, 'view', childId, '--from', 'grok_bot')).toContain('There are 0 files.');
+    // Deleting the agent deletes its children's transcripts too: no orphan session stays listed.
+    await box.host.deleteAgent(box.agentId);
+    await expect(readFile(file, 'utf8')).rejects.toThrow(/ENOENT/);
+    expect(JSON.parse(txcript(box.dataDir, 'list', '--from', 'grok_bot', '--json'))).toEqual([]);
   });
 
   it('a background child returns at once and is awaited with its result', async () => {

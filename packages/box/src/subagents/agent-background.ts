@@ -178,6 +178,13 @@ export class AgentBackground implements AgentExtension {
     return this.tasks.close();
   }
 
+  /** Every subagent this agent started. */
+  childIds(): string[] {
+    return this.book
+      .recent(Number.MAX_SAFE_INTEGER)
+      .flatMap((task) => (task.kind === 'subagent' && task.agentId ? [task.agentId] : []));
+  }
+
   /**
    * A child's steps from its transcript, read through the agent's stores (a cluster's rows, wherever
    * the child ran); undefined when this agent started no such child (its task book says).
@@ -268,6 +275,11 @@ export class AgentBackgrounds {
   /** The agent's latest session's. */
   of(agentId: string): AgentBackground | undefined {
     return this.byAgent.get(agentId)?.at(-1);
+  }
+
+  /** The subagents the agent ever started, as its task book has them (their transcripts go with it). */
+  childIds(agentId: string): string[] {
+    return this.of(agentId)?.childIds() ?? [];
   }
 
   /** Stops a task: in the session that runs it here, else as the latest session's book says. */
