@@ -421,10 +421,8 @@ export class AgentSession implements ExtensionAgent {
     const ledger = this.view.catchUp(this.ledger);
     if (ledger === 'shrunk') return this.reload();
     const ledgerChanged = ledger === 'added';
-    if (ledgerChanged) {
-      // The writer that added rows may have set the unread state with them (the mint does).
-      this.unread = unreadStateSchema.parse(this.ledger.getKv('unreadState') ?? {});
-    }
+    // Another writer may have set it, with rows (the mint) or without (opened through another gateway).
+    this.unread = unreadStateSchema.parse(this.ledger.getKv('unreadState') ?? {});
     const jsonlChanged = !this.transcript.unchanged();
     const profileChanged = this.stores.profile.changed();
     if (ledgerChanged) this.deriveFromLedger();

@@ -81,5 +81,20 @@ describe('listAgents on a cluster gateway', () => {
     );
     expect(asked).toBeGreaterThan(0);
     expect(asked).toBeLessThanOrEqual(12);
+
+    // Unread state moves with no new row: another writer counts unread entries, and opening the
+    // agent through the other gateway reads them. The list follows both.
+    await maker.db.pool.query(
+      `UPDATE ${maker.db.table('ledger_kv')} SET value = $2 WHERE agent_id = $1 AND key = 'unreadState'`,
+      [
+        ids[7],
+        JSON.stringify({ lastActivityAt: 1, lastViewedAt: 0, isManuallyUnread: false, unreadCount: 3 }),
+      ],
+    );
+    const unread = (await lister.host.listAgents()).find((listed) => listed.id === ids[7])!;
+    expect([unread.unreadCount, unread.hasUnread]).toEqual([3, true]);
+    await maker.host.openAgent(ids[7]!);
+    const read = (await lister.host.listAgents()).find((listed) => listed.id === ids[7])!;
+    expect([read.unreadCount, read.hasUnread]).toEqual([0, false]);
   }, 60_000);
 });

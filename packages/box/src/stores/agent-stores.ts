@@ -73,7 +73,7 @@ export interface StoreBackend {
   agentIds?(): Promise<string[]>;
   /**
    * Every agent the backend holds, with a mark that changes whenever what a session's refresh reads
-   * (its profile, ledger rows, transcript) changes, read in one query: a roster list refreshes only
+   * (its profile, ledger rows, transcript, unread state) changes, read in one query: a roster list refreshes only
    * the agents whose mark moved. Absent: every listed agent is refreshed.
    */
   rosterMarks?(): Promise<Map<string, string>>;

@@ -66,7 +66,9 @@ export function clusterStoreBackend(options: ClusterStoreOptions): ClusterStoreB
       const { rows } = await db.pool.query<{ agent_id: string; mark: string }>(
         `SELECT p.agent_id,
                 p.version || ':' || COALESCE((SELECT max(l.seq) FROM ${db.table('ledger')} l WHERE l.agent_id = p.agent_id), 0)
-                  || ':' || COALESCE((SELECT max(t.seq) FROM ${db.table('transcript')} t WHERE t.agent_id = p.agent_id), 0) AS mark
+                  || ':' || COALESCE((SELECT max(t.seq) FROM ${db.table('transcript')} t WHERE t.agent_id = p.agent_id), 0)
+                  || ':' || COALESCE((SELECT md5(k.value) FROM ${db.table('ledger_kv')} k
+                                      WHERE k.agent_id = p.agent_id AND k.key = 'unreadState'), '') AS mark
          FROM ${db.table('profiles')} p`,
       );
       return new Map(rows.map((row) => [row.agent_id, row.mark]));
