@@ -45,7 +45,8 @@ describe('the layout mirror', () => {
     return lines.map((row) => row.text).join('');
   }
 
-  it('appends later rows, reads only what changed after a restart, and cuts back an unrecorded append', async () => {
+  /** A fresh schema and the folders of a copy of its layout. */
+  async function mirrorPlace() {
     const { db } = await kit.freshSchema();
     const dir = await kit.tempDir('mirror');
     const options = {
@@ -54,6 +55,11 @@ describe('the layout mirror', () => {
       stateDir: path.join(dir, 'state'),
       log: () => undefined,
     };
+    return { db, options };
+  }
+
+  it('appends later rows, reads only what changed after a restart, and cuts back an unrecorded append', async () => {
+    const { db, options } = await mirrorPlace();
     const paths = agentPaths(options.root, AGENT);
     await db.pool.query(
       `INSERT INTO ${db.table('profiles')} (agent_id, profile, version) VALUES ($1, $2, 1)`,
@@ -109,14 +115,7 @@ describe('the layout mirror', () => {
   }, 60_000);
 
   it("copies each subagent's rows to its own JSONL, appends later ones, and removes them with the agent", async () => {
-    const { db } = await kit.freshSchema();
-    const dir = await kit.tempDir('mirror');
-    const options = {
-      db,
-      root: path.join(dir, 'layout'),
-      stateDir: path.join(dir, 'state'),
-      log: () => undefined,
-    };
+    const { db, options } = await mirrorPlace();
     await db.pool.query(
       `INSERT INTO ${db.table('profiles')} (agent_id, profile, version) VALUES ($1, $2, 1)`,
       [AGENT, JSON.stringify({ name: 'Parent' })],

@@ -57,16 +57,17 @@ describe('cluster turn worker', () => {
     return rows.map((row) => row.id);
   }
 
+  /** 'hold' waits in a shell call until the test writes `go` in the sandbox; any other prompt is answered. */
+  const holding = (): ScriptSource => (request) => {
+    const last = request.messages.at(-1);
+    if (last?.role === 'tool') return {};
+    if (JSON.stringify(last).includes('hold'))
+      return { toolCalls: [{ name: 'shell', input: { command: 'until [ -f go ]; do sleep 0.05; done' } }] };
+    return sendText('answered');
+  };
+
   it('runs other agents’ turns on a worker while one agent’s turn is long', async () => {
-    // 'hold' waits in a shell call until the test lets it go; any other prompt is answered.
-    const script = (): ScriptSource => (request) => {
-      const last = request.messages.at(-1);
-      if (last?.role === 'tool') return {};
-      if (JSON.stringify(last).includes('hold'))
-        return { toolCalls: [{ name: 'shell', input: { command: 'until [ -f go ]; do sleep 0.05; done' } }] };
-      return sendText('answered');
-    };
-    const [gateway, worker] = (await cluster(2, script)).workers;
+    const [gateway, worker] = (await cluster(2, holding)).workers;
     const slow = await gateway!.host.createAgent({ name: 'Slow agent' });
     const quick = await gateway!.host.createAgent({ name: 'Quick agent' });
     await gateway!.host.sendPrompt({ agentId: slow.id, prompt: 'hold', clientNonce: 's1' });
@@ -83,15 +84,8 @@ describe('cluster turn worker', () => {
   });
 
   it('stops a turn on a Stop stored while its NOTIFY was missed, and not a turn that started after it', async () => {
-    const script = (): ScriptSource => (request) => {
-      const last = request.messages.at(-1);
-      if (last?.role === 'tool') return {};
-      if (JSON.stringify(last).includes('hold'))
-        return { toolCalls: [{ name: 'shell', input: { command: 'until [ -f go ]; do sleep 0.05; done' } }] };
-      return sendText('answered');
-    };
     // A short lease: renewed every 500 ms, when a stored Stop is read.
-    const [gateway, worker] = (await cluster(2, script, 1_500)).workers;
+    const [gateway, worker] = (await cluster(2, holding, 1_500)).workers;
     const agent = await gateway!.host.createAgent({ name: 'Stopped agent' });
     await gateway!.host.sendPrompt({ agentId: agent.id, prompt: 'first', clientNonce: 'n0' });
     await until(async () => (await ledgerIds(gateway!, agent.id)).includes('t0e'), 'the first turn to end');
