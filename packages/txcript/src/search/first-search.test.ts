@@ -148,6 +148,14 @@ describe('a first search', () => {
     expect(starts).toEqual(['index']);
     const again = await txcript(['index'], starts);
     expect(again.stdout).toMatch(/^90 sessions indexed \(0 read now, 0 gone\)/);
+
+    // A word in every session, past a broad query's bound: the newest matches, by the sessions'
+    // last activity in the index as in the scan, though the planted sessions were indexed in file
+    // order, not in the order of their last activity.
+    const broadIndexed = await txcript(['search', '--json', '--limit', '40', 'module'], starts);
+    const broadScanned = await txcript(['search', '--json', '--limit', '40', '--no-index', 'module'], starts);
+    expect(refs(broadScanned.stdout)).toHaveLength(40);
+    expect(refs(broadIndexed.stdout)).toEqual(refs(broadScanned.stdout));
   });
 
   it('takes over the lock of a build that died', async () => {

@@ -293,18 +293,24 @@ export function findHits(index: SearchIndex, query: Query, filters: HitFilters):
     if (matches.length <= bound) return ranked(checked);
   }
   // A broad query: the newest matches, unscored (BM25 would walk every match before the first).
+  // Newest by their session's last activity, then the session's latest messages: the order the scan
+  // reads sessions in. A row id says only when its session was indexed, and a session written to
+  // since keeps its first one.
   const rows = plan.rows(true, !checked);
+  const newest = (rowid: string, session: string) => `${session}.last_activity_ms DESC, ${rowid} DESC`;
   const sql = checked
     ? // The check in JavaScript sees the CANDIDATES newest rows the index found, not all.
-      `WITH c AS (SELECT ${rows.rowid} AS rowid FROM ${rows.from} WHERE ${rows.where} ORDER BY ${rows.rowid} DESC LIMIT ${CANDIDATES})
+      `WITH c AS (SELECT ${rows.rowid} AS rowid FROM ${rows.from}
+          CROSS JOIN sessions cs ON cs.key = (${rows.rowid} >> 24)
+          WHERE ${rows.where} ORDER BY ${newest(rows.rowid, 'cs')} LIMIT ${CANDIDATES})
         SELECT m.rowid AS rowid, m.ref AS ref, 0 AS score, s.*
         FROM c CROSS JOIN messages m ON m.rowid = c.rowid CROSS JOIN sessions s ON s.key = (m.rowid >> 24)
         WHERE 1${and([...where, ...verify])}
-        ORDER BY m.rowid DESC`
+        ORDER BY ${newest('m.rowid', 's')}`
     : `SELECT m.rowid AS rowid, m.ref AS ref, 0 AS score, s.*
         FROM ${rows.from} CROSS JOIN sessions s ON s.key = (${rows.rowid} >> 24)
         WHERE ${rows.where}${and(where)}
-        ORDER BY ${rows.rowid} DESC`;
+        ORDER BY ${newest(rows.rowid, 's')}`;
   return hitsOf(
     index,
     query,
