@@ -9,7 +9,6 @@
  */
 import { randomUUID } from 'node:crypto';
 import { sendMessageFeature, userAttachmentId } from '@sendbox/protocol';
-import { grokBot } from '@sendbox/txcript';
 import { z } from 'zod';
 import type { ModelMessage, ModelProvider } from '../providers/types.ts';
 import type { Confinement } from '../sandbox/confinement.ts';
@@ -32,7 +31,7 @@ import type { AgentPaths } from '../stores/files/layout.ts';
 import { LedgerView } from '../stores/ledger-view.ts';
 import type { AcceptOptions, InboxInput, InboxRow, InboxStore, PendingInput } from '../stores/inbox.ts';
 import type { LedgerStore, SequencedEntry } from '../stores/ledger.ts';
-import type { TranscriptLog } from '../stores/transcript.ts';
+import { readRecords, type TranscriptLog } from '../stores/transcript.ts';
 import { SendReminderCounter } from '../context/send-reminder.ts';
 import type { Profile } from '../stores/files/profile.ts';
 import { envNameFor, QuestionBook, widgetAnswerOf } from './question-book.ts';
@@ -388,10 +387,7 @@ export class AgentSession implements ExtensionAgent {
 
   /** The model conversation from the JSONL; the writer learns the size read, to notice another writer later. */
   private async readHistory(): Promise<JsonObject[]> {
-    const text = await this.transcript.read();
-    const records = grokBot.text.parse(text, this.transcript.source).records;
-    const objects: JsonObject[] = [];
-    for (const line of records) if (line.kind === 'record') objects.push(line.json);
+    const objects = await readRecords(this.transcript);
     const sends = (id: string) => (this.view.byId(id) as { message?: unknown } | undefined)?.message;
     this.history = historyFromRecords(objects, toolReaders(this.config.tools), sends);
     this.todos.splice(0, this.todos.length, ...todosFromRecords(objects));

@@ -30,6 +30,7 @@ import { ensurePrivateDir, writeFileAtomic } from '../fs/atomic.ts';
 import type { SessionFiles } from '../search/session-files.ts';
 import { agentPaths, isSafeAgentId, isSubagentId } from '../stores/files/layout.ts';
 import type { Database } from '../stores/postgres/database.ts';
+import { transcriptRows, type TranscriptRows } from '../stores/postgres/transcript.ts';
 
 /** Rows read (and appended to a store.db) per round. */
 const BATCH = 500;
@@ -67,13 +68,6 @@ interface Mirrored {
 }
 
 const NOTHING: Mirrored = { ledgerSeq: 0, transcriptSeq: 0, transcriptBytes: 0, profileVersion: null };
-
-/** Where a log's rows are: a table and the key of one agent's (or one child's) rows, `$1` (and `$2`). */
-interface LogRows {
-  table: string;
-  where: string;
-  key: string[];
-}
 
 export interface MirrorSummary {
   agents: number;
@@ -242,11 +236,7 @@ export class LayoutMirror implements SessionFiles {
     }
     const entries = await this.syncLedger(agentId, paths.storeDb, known);
     const own: LogMark = { seq: known.transcriptSeq, bytes: known.transcriptBytes };
-    let transcriptBytes = await this.syncLog(
-      { table: db.table('transcript'), where: 'agent_id = $1', key: [agentId] },
-      paths.jsonl,
-      own,
-    );
+    let transcriptBytes = await this.syncLog(transcriptRows(db, agentId), paths.jsonl, own);
     known.transcriptSeq = own.seq;
     known.transcriptBytes = own.bytes;
     transcriptBytes += await this.syncChildren(agentId, known);
@@ -321,9 +311,8 @@ export class LayoutMirror implements SessionFiles {
   /** Each of the agent's subagents' files brought up to its rows (a new child's written whole); the bytes written. */
   private async syncChildren(agentId: string, known: Mirrored): Promise<number> {
     const { db } = this.options;
-    const table = db.table('subagent_transcript');
     const { rows } = await db.pool.query<{ child_id: string; seq: string }>(
-      `SELECT child_id, max(seq) AS seq FROM ${table} WHERE agent_id = $1 GROUP BY child_id ORDER BY child_id`,
+      `SELECT child_id, max(seq) AS seq FROM ${db.table('subagent_transcript')} WHERE agent_id = $1 GROUP BY child_id ORDER BY child_id`,
       [agentId],
     );
     const children = (known.children ??= {});
@@ -337,18 +326,14 @@ export class LayoutMirror implements SessionFiles {
       if (mark.seq === Number(row.seq)) continue;
       const paths = agentPaths(this.options.root, row.child_id);
       await ensurePrivateDir(paths.transcriptDir);
-      bytes += await this.syncLog(
-        { table, where: 'agent_id = $1 AND child_id = $2', key: [agentId, row.child_id] },
-        paths.jsonl,
-        mark,
-      );
+      bytes += await this.syncLog(transcriptRows(db, agentId, row.child_id), paths.jsonl, mark);
       children[row.child_id] = mark;
     }
     return bytes;
   }
 
   /** Appends a log's rows after `mark.seq`; the whole file again when it is not what was recorded. */
-  private async syncLog(rowsOf: LogRows, target: string, mark: LogMark): Promise<number> {
+  private async syncLog(rowsOf: TranscriptRows, target: string, mark: LogMark): Promise<number> {
     const size = await stat(target).then(
       (info) => info.size,
       () => null,

@@ -3,7 +3,7 @@
  * grok_bot codec rendered (stores/transcript-writer.ts is the one writer); the files backend is
  * `agent-transcripts/<id>/<id>.jsonl` (stores/files/jsonl.ts).
  */
-import type { JsonObject, JsonValue } from '@sendbox/txcript';
+import { grokBot, type JsonObject, type JsonValue } from '@sendbox/txcript';
 
 /** One JSONL block, as the grok_bot codec reads it (grok-bot-format.md §3). */
 export type TranscriptBlock =
@@ -30,4 +30,11 @@ export interface TranscriptLog {
   /** True when nobody else has changed the log since `read` (false before the first read). */
   unchanged(): boolean;
   close(): void;
+}
+
+/** The log's records as the grok_bot codec reads them now (a torn last line skipped). */
+export async function readRecords(log: TranscriptLog): Promise<JsonObject[]> {
+  return grokBot.text
+    .parse(await log.read(), log.source)
+    .records.flatMap((line) => (line.kind === 'record' ? [line.json] : []));
 }

@@ -28,7 +28,7 @@ import { childJsonl } from '../stores/files/agent-stores.ts';
 import { agentPaths } from '../stores/files/layout.ts';
 import type { SequencedEntry } from '../stores/ledger.ts';
 import type { AgentFence } from '../stores/postgres/leases.ts';
-import type { TranscriptLog } from '../stores/transcript.ts';
+import { readRecords, type TranscriptLog } from '../stores/transcript.ts';
 import type { WritePoints } from '../stores/write-points.ts';
 import { AgentTasks, type TaskView } from '../tasks/agent-tasks.ts';
 import { interruptedNote } from '../tasks/interrupted-note.ts';
@@ -36,7 +36,7 @@ import { backgroundLimits } from '../tasks/limits.ts';
 import { TaskBook, type TaskStore } from '../tasks/task-book.ts';
 import { TaskWakes } from '../tasks/task-wakes.ts';
 import type { HostTool, ToolContext } from '../tools/types.ts';
-import { closeInterruptedChildren, interruptedTaskDetail, transcriptRecords } from './child-closer.ts';
+import { closeInterruptedChildren, interruptedTaskDetail } from './child-closer.ts';
 import { childSteps } from './child-steps.ts';
 import { runChild, type ChildParent } from './run-child.ts';
 
@@ -194,7 +194,7 @@ export class AgentBackground implements AgentExtension {
     if (!task || task.kind !== 'subagent' || task.agentId !== subagentId) return undefined;
     const log = await this.transcript(subagentId);
     try {
-      return childSteps(transcriptRecords(await log.read(), log.source), this.agent.scrubber());
+      return childSteps(await readRecords(log), this.agent.scrubber());
     } finally {
       log.close();
     }

@@ -4,9 +4,9 @@
  * parent's interrupted `task` call names the child it started, from the task book, so the
  * parent → child link (C7) holds after a crash too.
  */
-import { grokBot, type JsonObject } from '@sendbox/txcript';
+import type { JsonObject } from '@sendbox/txcript';
 import { repairOf } from '../agent/turn-closer.ts';
-import type { TranscriptLog } from '../stores/transcript.ts';
+import { readRecords, type TranscriptLog } from '../stores/transcript.ts';
 import type { WritePoints } from '../stores/write-points.ts';
 import type { Scrubber } from '../secrets/scrub.ts';
 import type { TaskRecord, TaskStore } from '../tasks/task-book.ts';
@@ -37,7 +37,7 @@ export async function closeInterruptedChildren(
     const log = await transcript(task.agentId);
     try {
       // None when the crash came before its first record.
-      const records = transcriptRecords(await log.read(), log.source);
+      const records = await readRecords(log);
       if (records.length === 0) continue;
       const repair = repairOf(0, records, [], () => []);
       new TranscriptWriter(
@@ -51,11 +51,4 @@ export async function closeInterruptedChildren(
       log.close();
     }
   }
-}
-
-/** The records of a child's transcript, as the grok_bot codec reads them (torn lines skipped). */
-export function transcriptRecords(text: string, source: string): JsonObject[] {
-  return grokBot.text
-    .parse(text, source)
-    .records.flatMap((line) => (line.kind === 'record' ? [line.json] : []));
 }

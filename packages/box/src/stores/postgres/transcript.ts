@@ -18,6 +18,24 @@ export interface ChildOf {
   worker: string | null;
 }
 
+/** Where a log's rows are: its table, and the key of the agent's (or one child's) rows, `$1` (and `$2`). */
+export interface TranscriptRows {
+  table: string;
+  where: string;
+  key: string[];
+}
+
+/** The rows of the agent's transcript, or of its subagent `childId`'s. */
+export function transcriptRows(db: Database, agentId: string, childId?: string): TranscriptRows {
+  return childId === undefined
+    ? { table: db.table('transcript'), where: 'agent_id = $1', key: [agentId] }
+    : {
+        table: db.table('subagent_transcript'),
+        where: 'agent_id = $1 AND child_id = $2',
+        key: [agentId, childId],
+      };
+}
+
 /** A subagent's transcript (AgentStores.childTranscript): refused for anything but a subagent id. */
 export function pgChildTranscript(db: Database, fence: AgentFence, child: ChildOf): PgTranscript {
   if (!isSubagentId(child.childId)) throw new Error(`not a subagent id: ${JSON.stringify(child.childId)}`);
@@ -28,20 +46,15 @@ export class PgTranscript implements TranscriptLog {
   readonly source: string;
   /** The last seq this log knows of (what it read plus its own appends); null: not read, or another writer appended. */
   private known: number | null = null;
-  private readonly table: string;
-  /** The rows' key: `agent_id = $1` (and `child_id = $2`). */
-  private readonly where: string;
-  private readonly key: string[];
+  private readonly rows: TranscriptRows;
 
   constructor(
     private readonly db: Database,
     private readonly fence: AgentFence,
     private readonly child?: ChildOf,
   ) {
-    this.table = db.table(child ? 'subagent_transcript' : 'transcript');
-    this.where = child ? 'agent_id = $1 AND child_id = $2' : 'agent_id = $1';
-    this.key = child ? [fence.agentId, child.childId] : [fence.agentId];
-    this.source = `postgres ${this.table} agent ${fence.agentId}${child ? ` subagent ${child.childId}` : ''}`;
+    this.rows = transcriptRows(db, fence.agentId, child?.childId);
+    this.source = `postgres ${this.rows.table} agent ${fence.agentId}${child ? ` subagent ${child.childId}` : ''}`;
   }
 
   append(text: string): void {
@@ -77,8 +90,8 @@ export class PgTranscript implements TranscriptLog {
 
   async read(): Promise<string> {
     const { rows } = await this.db.pool.query<{ seq: string; text: string }>(
-      `SELECT seq, text FROM ${this.table} WHERE ${this.where} ORDER BY seq`,
-      this.key,
+      `SELECT seq, text FROM ${this.rows.table} WHERE ${this.rows.where} ORDER BY seq`,
+      this.rows.key,
     );
     this.known = rows.length === 0 ? 0 : Number(rows.at(-1)!.seq);
     return rows.map((row) => row.text).join('');
@@ -88,7 +101,10 @@ export class PgTranscript implements TranscriptLog {
     if (this.known === null) return false;
     const { rows } = this.db
       .sync()
-      .query(`SELECT COALESCE(max(seq), 0) AS seq FROM ${this.table} WHERE ${this.where}`, this.key);
+      .query(
+        `SELECT COALESCE(max(seq), 0) AS seq FROM ${this.rows.table} WHERE ${this.rows.where}`,
+        this.rows.key,
+      );
     return Number(rows[0]!.seq) === this.known;
   }
 
