@@ -15,7 +15,8 @@ export {
   DEFAULT_MAX_STEPS_PER_TURN,
   type AgentHostOptions,
 } from './host/agent-host.ts';
-export { AgentSession, envNameFor, type Question, type UnreadState } from './agent/agent-session.ts';
+export { AgentSession, envNameFor, type Question } from './agent/agent-session.ts';
+export type { UnreadState } from './agent/unread.ts';
 export { TURN_TEXTS } from './agent/turn-texts.ts';
 export {
   agentPaths,

@@ -9,7 +9,6 @@
  */
 import { randomUUID } from 'node:crypto';
 import { sendMessageFeature, userAttachmentId } from '@sendbox/protocol';
-import { z } from 'zod';
 import type { ModelMessage, ModelProvider } from '../providers/types.ts';
 import type { Confinement } from '../sandbox/confinement.ts';
 import type { SandboxDisks } from '../sandbox/disk-quota.ts';
@@ -64,6 +63,7 @@ import {
 import { REMOVED_DETAIL, removablePrompt, revisionInput, type PromptRevision } from './revisions.ts';
 import type { WritePoints } from '../stores/write-points.ts';
 import type { AcceptsFirst } from './accepts-first.ts';
+import { UnreadBook } from './unread.ts';
 
 export { envNameFor, type Question } from './question-book.ts';
 
@@ -110,16 +110,6 @@ export interface SessionConfig {
   log(line: string): void;
 }
 
-const unreadStateSchema = z.object({
-  lastActivityAt: z.number().default(0),
-  lastViewedAt: z.number().default(0),
-  isManuallyUnread: z.boolean().default(false),
-  unreadCount: z.number().default(0),
-});
-export type UnreadState = z.output<typeof unreadStateSchema>;
-
-const VISIBLE_KINDS = new Set<string>(['send-message', 'notice']);
-
 export class AgentSession implements ExtensionAgent {
   readonly paths: AgentPaths;
   readonly state: TurnStateMachine;
@@ -162,7 +152,7 @@ export class AgentSession implements ExtensionAgent {
   /** A refresh in progress: turns wait for it, so none writes while the files are re-read. */
   private refreshing: Promise<void> = Promise.resolve();
   profile!: Profile;
-  unread!: UnreadState;
+  readonly unread: UnreadBook;
 
   private constructor(
     readonly id: string,
@@ -180,6 +170,11 @@ export class AgentSession implements ExtensionAgent {
     // The counter checks the threshold (a bad one fails here, not at the first model call).
     this.sendReminderEvery = new SendReminderCounter(config.sendReminderEvery).threshold;
     this.state = new TurnStateMachine('idle', (state) => config.emit({ type: 'state', agentId: id, state }));
+    this.unread = new UnreadBook(
+      () => this.ledger,
+      () => config.now(),
+      () => config.isFocused(id),
+    );
   }
 
   static async open(id: string, config: SessionConfig): Promise<AgentSession> {
@@ -293,7 +288,7 @@ export class AgentSession implements ExtensionAgent {
       this.config.writePoints,
     );
     this.currentScrubber = scrubberFor(await this.secrets.all());
-    this.unread = unreadStateSchema.parse(this.ledger.getKv('unreadState') ?? {});
+    this.unread.reload();
     if (this.ledger.getKv('metadata') === undefined) {
       this.ledger.setKv('metadata', {
         agentId: this.id,
@@ -345,7 +340,7 @@ export class AgentSession implements ExtensionAgent {
   async catchUp(): Promise<void> {
     await this.inbox.load();
     this.currentScrubber = scrubberFor(await this.secrets.all());
-    this.unread = unreadStateSchema.parse(this.ledger.getKv('unreadState') ?? {});
+    this.unread.reload();
     if (this.stores.profile.changed()) this.profile = await this.stores.profile.read();
     if (this.view.catchUp(this.ledger) === 'shrunk') this.view.readAll(this.ledger);
     this.deriveFromLedger();
@@ -418,7 +413,7 @@ export class AgentSession implements ExtensionAgent {
     if (ledger === 'shrunk') return this.reload();
     const ledgerChanged = ledger === 'added';
     // Another writer may have set it, with rows (the mint) or without (opened through another gateway).
-    this.unread = unreadStateSchema.parse(this.ledger.getKv('unreadState') ?? {});
+    this.unread.reload();
     const jsonlChanged = !this.transcript.unchanged();
     const profileChanged = this.stores.profile.changed();
     if (ledgerChanged) this.deriveFromLedger();
@@ -578,13 +573,6 @@ export class AgentSession implements ExtensionAgent {
   /** Inputs accepted whose turn has not started, oldest first. */
   pendingInputs(): PendingInput[] {
     return this.inbox.pending().map(pendingView);
-  }
-
-  /** Marks everything read (opening the agent). */
-  markRead(): void {
-    const now = this.config.now();
-    this.unread = { ...this.unread, lastViewedAt: now, unreadCount: 0, isManuallyUnread: false };
-    this.ledger.setKv('unreadState', this.unread);
   }
 
   /** Ledger entries with seq above `afterSeq`, from memory (shared objects: do not change them). */
@@ -905,23 +893,7 @@ export class AgentSession implements ExtensionAgent {
   }
 
   private onEntries(entries: SequencedEntry[]): void {
-    const visible = entries.filter((entry) => VISIBLE_KINDS.has(entry.kind)).length;
-    const now = this.config.now();
-    this.unread = {
-      ...this.unread,
-      lastActivityAt: now,
-      unreadCount: this.config.isFocused(this.id) ? 0 : this.unread.unreadCount + visible,
-      ...(this.config.isFocused(this.id) ? { lastViewedAt: now } : {}),
-    };
-    // Persisted once per turn (and on open and upload), not per entry: one commit per send, not two.
-    // A view of the entries: when it cannot be saved (a full disk) the entries still stand.
-    if (entries.some((entry) => entry.kind === 'turn-ended' || entry.kind === 'user-attachment')) {
-      try {
-        this.ledger.setKv('unreadState', this.unread);
-      } catch {
-        // Saved again with the next turn's end.
-      }
-    }
+    this.unread.count(entries);
     this.view.addOwn(entries);
     for (const entry of entries) this.config.emit({ type: 'entry', agentId: this.id, entry });
   }

@@ -1040,7 +1040,7 @@ export class LocalAgentHost implements AgentHost {
   private async open(id: string): Promise<AgentSession> {
     const session = await this.current(id);
     await this.focus(session);
-    session.markRead();
+    session.unread.markRead();
     this.emit({ type: 'roster', agentId: id, change: 'updated' });
     return session;
   }
@@ -1131,7 +1131,7 @@ export class LocalAgentHost implements AgentHost {
   }
 
   private rowOf(session: AgentSession): RosterRow {
-    const unread = session.unread;
+    const unread = session.unread.current;
     return {
       id: session.id,
       name: session.profile.name,

@@ -49,5 +49,17 @@ export function ledgerContract(backend: string, make: Backend<LedgerStore>): voi
       other.appendEntries([notice('t0e')]);
       expect(ledger.countEntries()).toBe(2);
     });
+
+    it('updates a kv value from what is stored now, a write by another handle included', async () => {
+      const ledger = await open();
+      const other = await open();
+      const add = (n: number) => (current: unknown) => ({
+        count: ((current as { count?: number } | undefined)?.count ?? 0) + n,
+      });
+      expect(ledger.updateKv('counter', add(1))).toEqual({ count: 1 });
+      other.setKv('counter', { count: 10 });
+      expect(ledger.updateKv('counter', add(2))).toEqual({ count: 12 });
+      expect(other.getKv('counter')).toEqual({ count: 12 });
+    });
   });
 }

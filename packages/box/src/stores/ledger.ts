@@ -21,6 +21,12 @@ export interface LedgerStore {
   countEntries(): number;
   getKv(key: string): JsonValue | undefined;
   setKv(key: string, value: JsonValue): void;
+  /**
+   * Changes a kv value with no other writer's change lost: `update` gets the value as stored and
+   * its result is written only if nobody wrote meanwhile (else it runs again on the newer value).
+   * Returns the value written.
+   */
+  updateKv(key: string, update: (current: JsonValue | undefined) => JsonValue): JsonValue;
   close(): void;
 }
 

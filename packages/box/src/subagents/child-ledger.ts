@@ -30,6 +30,12 @@ export class ChildLedger implements LedgerStore {
     return this.kv.get(key);
   }
 
+  updateKv(key: string, update: (current: JsonValue | undefined) => JsonValue): JsonValue {
+    const next = update(this.kv.get(key));
+    this.kv.set(key, next);
+    return next;
+  }
+
   readLedgerEntries(): LedgerRead {
     return { rows: [...this.rows], warnings: [] };
   }

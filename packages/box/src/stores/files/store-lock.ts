@@ -66,6 +66,8 @@ export class StoreLock {
       appendEntry: (entry: LedgerEntry) => this.withReleased(() => inner.appendEntry(entry)),
       setKv: (key: string, value: Parameters<LedgerWriter['setKv']>[1]) =>
         this.withReleased(() => inner.setKv(key, value)),
+      updateKv: (key: string, update: Parameters<LedgerWriter['updateKv']>[1]) =>
+        this.withReleased(() => inner.updateKv(key, update)),
       close: () => inner.close(),
     });
   }

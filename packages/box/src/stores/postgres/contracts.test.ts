@@ -152,6 +152,61 @@ ledgerContract(
   })),
 );
 
+describe('PgLedger updating a kv value', () => {
+  const open = useBackend<PgLedger>(
+    clusterBackend(services, ({ db, agentId }) => ({
+      open: () => new PgLedger(db, { agentId, epoch: null }),
+      close: (ledger) => ledger.close(),
+    })),
+  );
+
+  it('loses no write made between its read and its write: it reads again and updates that', async () => {
+    const ledger = await open();
+    const gateway = await open();
+    ledger.setKv('unreadState', { unreadCount: 3, lastViewedAt: 1 });
+    const seen: unknown[] = [];
+    const written = ledger.updateKv('unreadState', (current) => {
+      seen.push(current);
+      // Another worker marks the agent read while this one counts (once: the retry is not raced).
+      if (seen.length === 1) gateway.setKv('unreadState', { unreadCount: 0, lastViewedAt: 5 });
+      const state = current as { unreadCount: number; lastViewedAt: number };
+      return { ...state, unreadCount: state.unreadCount + 1 };
+    });
+    expect(seen).toEqual([
+      { unreadCount: 3, lastViewedAt: 1 },
+      { unreadCount: 0, lastViewedAt: 5 },
+    ]);
+    expect(written).toEqual({ unreadCount: 1, lastViewedAt: 5 });
+    expect(gateway.getKv('unreadState')).toEqual({ unreadCount: 1, lastViewedAt: 5 });
+  });
+
+  it('creates a value that is absent, and retries when another handle created it first', async () => {
+    const ledger = await open();
+    const gateway = await open();
+    let tries = 0;
+    const written = ledger.updateKv('metadata', (current) => {
+      tries++;
+      if (tries === 1) gateway.setKv('metadata', { by: 'gateway' });
+      return { ...(current as object | undefined), seen: tries };
+    });
+    expect(written).toEqual({ by: 'gateway', seen: 2 });
+  });
+
+  it('gives up with a clear error when the value changes under every try, leaving the other write', async () => {
+    const ledger = await open();
+    const gateway = await open();
+    ledger.setKv('unreadState', { n: 0 });
+    let n = 0;
+    expect(() =>
+      ledger.updateKv('unreadState', () => {
+        gateway.setKv('unreadState', { n: ++n });
+        return { n: -1 };
+      }),
+    ).toThrow(/changed under each of 8 updates/);
+    expect(gateway.getKv('unreadState')).toEqual({ n: 8 });
+  });
+});
+
 transcriptContract(
   'postgres',
   clusterBackend(services, ({ db, agentId }) => ({

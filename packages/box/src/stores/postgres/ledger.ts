@@ -21,6 +21,19 @@ import { UNIQUE_VIOLATION, type LedgerStore } from '../ledger.ts';
 import type { Database } from './database.ts';
 import { fencedError, writeLockKey, type AgentFence } from './leases.ts';
 
+/** Tries of `updateKv` before it gives up on a value other writers keep changing. */
+const KV_UPDATE_TRIES = 8;
+
+/** A kv row's text decoded from JSON (the raw text when it is not JSON). */
+function kvValue(text: string | undefined): JsonValue | undefined {
+  if (text === undefined) return undefined;
+  try {
+    return JSON.parse(text) as JsonValue;
+  } catch {
+    return text;
+  }
+}
+
 export class PgLedger implements LedgerStore {
   /** Names the ledger in warnings and errors. */
   readonly source: string;
@@ -87,6 +100,39 @@ export class PgLedger implements LedgerStore {
   }
 
   getKv(key: string): JsonValue | undefined {
+    return kvValue(this.readKv(key));
+  }
+
+  /**
+   * Compare-and-set on the value's text: written only where the row still holds what `update` was
+   * given (or, when there was none, where there still is none); else read again and retried. Each
+   * try is one statement; a writer between the read and the write costs a retry, never its change.
+   */
+  updateKv(key: string, update: (current: JsonValue | undefined) => JsonValue): JsonValue {
+    const table = this.db.table('ledger_kv');
+    for (let attempt = 1; ; attempt++) {
+      const stored = this.readKv(key);
+      const next = update(kvValue(stored));
+      const { rows } = this.db.sync().query(
+        stored === undefined
+          ? `INSERT INTO ${table} (agent_id, key, value) VALUES ($1, $2, $3)
+             ON CONFLICT (agent_id, key) DO NOTHING RETURNING 1 AS written`
+          : `UPDATE ${table} SET value = $3 WHERE agent_id = $1 AND key = $2 AND value = $4 RETURNING 1 AS written`,
+        stored === undefined
+          ? [this.agentId, key, JSON.stringify(next)]
+          : [this.agentId, key, JSON.stringify(next), stored],
+      );
+      if (rows.length > 0) return next;
+      if (attempt >= KV_UPDATE_TRIES) {
+        throw new Error(
+          `${this.source}: kv "${key}" changed under each of ${KV_UPDATE_TRIES} updates (another writer keeps writing it); it was left as the other writer wrote it`,
+        );
+      }
+    }
+  }
+
+  /** The raw text of a kv row; undefined when absent. */
+  private readKv(key: string): string | undefined {
     const { rows } = this.db
       .sync()
       .query(`SELECT value FROM ${this.db.table('ledger_kv')} WHERE agent_id = $1 AND key = $2`, [
@@ -94,12 +140,7 @@ export class PgLedger implements LedgerStore {
         key,
       ]);
     const value = rows[0]?.value;
-    if (typeof value !== 'string') return undefined;
-    try {
-      return JSON.parse(value) as JsonValue;
-    } catch {
-      return value;
-    }
+    return typeof value === 'string' ? value : undefined;
   }
 
   setKv(key: string, value: JsonValue): void {

@@ -95,6 +95,11 @@ export interface LedgerWriter extends LedgerReader {
   appendEntry(entry: LedgerEntry): number;
   /** Upsert a `kv` row holding `JSON.stringify(value)`. */
   setKv(key: string, value: JsonValue): void;
+  /**
+   * Read a `kv` value, change it and write it back in one write transaction (no other writer in
+   * between); returns the value written.
+   */
+  updateKv(key: string, update: (current: JsonValue | undefined) => JsonValue): JsonValue;
 }
 
 export interface LedgerOpenOptions {
@@ -418,6 +423,18 @@ class LedgerDb implements LedgerWriter {
         `INSERT INTO kv (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`,
       ).run(key, JSON.stringify(value));
     });
+  }
+
+  updateKv(key: string, update: (current: JsonValue | undefined) => JsonValue): JsonValue {
+    return this.run(`updating kv "${key}"`, () =>
+      this.db
+        .transaction(() => {
+          const next = update(this.getKv(key));
+          this.setKv(key, next);
+          return next;
+        })
+        .immediate(),
+    );
   }
 
   close(): void {
