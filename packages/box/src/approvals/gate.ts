@@ -74,6 +74,8 @@ export interface SharedApprovalWaits {
   takenElsewhere(agentId: string, cardId: string): Promise<boolean>;
   /** A prompt was accepted here while the agent awaits the user elsewhere: a call waiting on a card there yields. */
   yieldElsewhere(agentId: string): void;
+  /** The cards calls on live workers wait on now (read by a gateway at its start, before it hears any). */
+  openWaits(): Promise<{ agentId: string; cardId: string }[]>;
 }
 
 /** The grants document of an agent in the data dir: `agents/<id>/approvals.json`. */
@@ -150,6 +152,17 @@ export class ToolApprovals implements ToolGate {
     if (this.yieldHere(agentId) || !this.awaitingElsewhere.has(agentId)) return;
     // The turn runs on another worker (a cluster): its waiting call yields there.
     this.stored.waits?.yieldElsewhere(agentId);
+  }
+
+  /**
+   * Learns the cards that calls on other workers wait on now (a cluster gateway starting): what it
+   * would have heard, had it been up when they opened. Their turns await the user.
+   */
+  async heardOpenWaits(): Promise<void> {
+    for (const { agentId, cardId } of (await this.stored.waits?.openWaits()) ?? []) {
+      this.awaitingElsewhere.add(agentId);
+      this.cardsElsewhere.set(agentId, (this.cardsElsewhere.get(agentId) ?? new Set<string>()).add(cardId));
+    }
   }
 
   /** An agent's turn state, relayed from the worker running it (a cluster). */

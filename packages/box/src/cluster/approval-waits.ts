@@ -33,18 +33,39 @@ export class ClusterApprovalWaits implements SharedApprovalWaits {
     private readonly worker: string,
     /** Asks the worker running the agent's turn to end its call's wait (cluster/events.ts `askTurn`). */
     private readonly askYield: (agentId: string) => void,
+    private readonly log: (line: string) => void = (line) => process.stderr.write(`sendbox: ${line}\n`),
   ) {}
 
   async waiting(agentId: string, cardId: string): Promise<void> {
     await this.db.pool.query(
       `INSERT INTO ${this.db.table('approval_waits')} (agent_id, card_id, worker) VALUES ($1, $2, $3)
-       ON CONFLICT (agent_id) DO UPDATE SET card_id = EXCLUDED.card_id, worker = EXCLUDED.worker, taken = false`,
+       ON CONFLICT (agent_id) DO UPDATE SET card_id = EXCLUDED.card_id, worker = EXCLUDED.worker, taken = false,
+         yield_asked = false`,
       [agentId, cardId, this.worker],
     );
   }
 
   yieldElsewhere(agentId: string): void {
+    // Stored as well, for the waiting worker to read at its lease's renewal (Leases.renew): a
+    // worker whose listener is reconnecting misses the note.
+    this.db.pool
+      .query(
+        `UPDATE ${this.db.table('approval_waits')} SET yield_asked = true WHERE agent_id = $1 AND NOT taken`,
+        [agentId],
+      )
+      .catch((error: unknown) =>
+        this.log(`a prompt's yield of agent ${agentId}'s card was not stored: ${(error as Error).message}`),
+      );
     this.askYield(agentId);
+  }
+
+  async openWaits(): Promise<{ agentId: string; cardId: string }[]> {
+    const { rows } = await this.db.pool.query<{ agent_id: string; card_id: string }>(
+      `SELECT w.agent_id, w.card_id FROM ${this.db.table('approval_waits')} w
+       JOIN ${this.db.table('leases')} l ON l.agent_id = w.agent_id AND l.owner = w.worker AND l.expires_at > now()
+       WHERE NOT w.taken`,
+    );
+    return rows.map((row) => ({ agentId: row.agent_id, cardId: row.card_id }));
   }
 
   async ended(agentId: string, cardId: string, taken: boolean): Promise<void> {

@@ -14,6 +14,7 @@ import type { SequencedEntry } from '../stores/ledger.ts';
 import { useClusterKit } from '../testing/cluster-kit.ts';
 import { setApprovalRules } from '../testing/cluster-rows.ts';
 import { until } from '../testing/processes.ts';
+import { ClusterApprovalWaits } from './approval-waits.ts';
 import type { ClusterWorker } from './worker.ts';
 
 const services = useServices();
@@ -67,7 +68,12 @@ describe('approval cards across workers', () => {
     const gateway = (await start('gateway', false)).worker;
     const workers = [];
     for (let i = 1; i <= turnWorkers; i++) workers.push(await start(`worker-${i}`, true));
-    return { gateway, workers, start: (name: string) => start(name, true) };
+    return {
+      gateway,
+      workers,
+      start: (name: string) => start(name, true),
+      startGateway: async (name: string) => (await start(name, false)).worker,
+    };
   }
 
   /** An agent made through `gateway` whose profile row says shell calls ask first. */
@@ -154,6 +160,29 @@ describe('approval cards across workers', () => {
     });
     await until(() => ended(gateway, agentId, 1), 'the prompt’s turn to end', 30_000);
     expect(await sends(gateway, agentId)).toEqual(['worker-1 ran: two']);
+  }, 90_000);
+
+  it('a gateway started after the card opened shows it, and a prompt’s yield stored while its note is missed still ends the wait', async () => {
+    const { gateway, startGateway } = await cluster(1);
+    const agentId = await askingAgent(gateway, 'Late gateway');
+    await gateway.host.sendPrompt({ agentId, prompt: 'run one', clientNonce: 'n1' });
+    const card = await nthCard(gateway, agentId, 1);
+    // Up after the card's entry and the turn's state were told: it reads the waits at start.
+    const late = await startGateway('late');
+    const row = (await late.host.listAgents()).find((agent) => agent.id === agentId)!;
+    expect([row.state, row.awaitingApproval]).toEqual(['awaiting-user', true]);
+    // A prompt's yield stored, its note lost (no note is sent here): the waiting worker reads it at
+    // its lease's next renewal, and the call ends as on the note; the card stays open.
+    new ClusterApprovalWaits(late.db, 'late', () => undefined).yieldElsewhere(agentId);
+    await until(() => ended(gateway, agentId, 0), 'the waiting turn to end on the stored yield', 30_000);
+    const call = (await entries(gateway, agentId)).find((e) => e.id === 't0c0')!;
+    expect(JSON.stringify(call)).toContain('the user sent a new message before answering the approval card');
+    expect((await entries(gateway, agentId)).map((e) => e.id)).not.toContain(`${card}-answer`);
+    // The wait's row is gone: a gateway started now would not show a card waited on.
+    await until(
+      async () => (await new ClusterApprovalWaits(late.db, 'late', () => undefined).openWaits()).length === 0,
+      'the wait to be ended in the database',
+    );
   }, 90_000);
 
   it('Stop through another worker’s gateway stops the turn waiting on a card there: the card reads "stopped" and refuses a late answer', async () => {

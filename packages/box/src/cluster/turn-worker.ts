@@ -31,6 +31,11 @@ export interface TurnWorkerOptions {
    * if that turn's user entry is at or before `seq`.
    */
   stopAsked?(agentId: string, seq: number): void;
+  /**
+   * A prompt accepted through another gateway while a call of the agent's turn waits on an approval
+   * card, stored (approval-waits.ts) and read at a renewal of the lease: the wait ends, as on its note.
+   */
+  yieldAsked?(agentId: string): void;
 }
 
 export interface TurnWorker {
@@ -102,8 +107,12 @@ async function runUnderLease(options: TurnWorkerOptions, agentId: string, lastTr
     () => {
       leases.renew(lease).then(
         (held) => {
-          if (!held) lost.abort(new SupersededError(agentId, lease.epoch));
-          else if (lease.stopSeq !== undefined) options.stopAsked?.(agentId, lease.stopSeq);
+          if (!held) {
+            lost.abort(new SupersededError(agentId, lease.epoch));
+            return;
+          }
+          if (lease.stopSeq !== undefined) options.stopAsked?.(agentId, lease.stopSeq);
+          if (lease.yieldAsked) options.yieldAsked?.(agentId);
         },
         () => undefined, // the database is unreachable for now: the next renewal tries again
       );

@@ -339,6 +339,7 @@ export async function startClusterWorker(options: ClusterWorkerOptions): Promise
           ),
         onError: turnError,
         stopAsked: (agentId, seq) => void running.stopTurnStartedBy(agentId, seq).catch(() => undefined),
+        yieldAsked: (agentId) => running.yieldHere(agentId),
       });
       turns = worker;
       // An input accepted through any gateway wakes the turn workers at once, not at their next poll.

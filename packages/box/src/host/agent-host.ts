@@ -185,6 +185,8 @@ export async function createAgentHost(options: AgentHostOptions): Promise<LocalA
   // loaded before recovery, so pending inputs resume on it.
   if (options.provider === undefined) await host.loadModelSettings();
   await host.recover();
+  // A cluster gateway: the cards other workers' calls wait on already (the roster shows them).
+  await host.approvals.heardOpenWaits();
   // A bad mcp.json is told on the terminal at start (and again whenever it changes), never fatal.
   await host.mcp.config.current();
   // After recovery: inputs of fires the inbox took before a crash are pending already.
@@ -213,7 +215,7 @@ export class LocalAgentHost implements AgentHost {
   /** The settings panel's MCP servers: their status and tools, edits, tests, the sessions switch. */
   readonly mcpSettings: McpSettings;
   /** Approval cards before tools run (approvals/gate.ts). */
-  private readonly approvals: ToolApprovals;
+  readonly approvals: ToolApprovals;
   /** Every agent's routines: the scheduler, its fires and run history (routines/). */
   readonly routines: Routines;
   private focused: string | null = null;

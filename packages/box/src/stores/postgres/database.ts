@@ -271,6 +271,8 @@ function migrations(s: string): string[] {
        worker text NOT NULL,
        taken boolean NOT NULL DEFAULT false
      )`,
+    // A prompt accepted while the call waits: it is to yield (stored beside the NOTIFY, which can be missed).
+    `ALTER TABLE ${s}.approval_waits ADD COLUMN IF NOT EXISTS yield_asked boolean NOT NULL DEFAULT false`,
     // A subagent's transcript (stores/postgres/transcript.ts), as the agent's own: each row the exact
     // JSONL lines of one append; `agent_id` is the parent's (deleting the agent deletes them).
     `CREATE TABLE IF NOT EXISTS ${s}.subagent_transcript (

@@ -27,6 +27,11 @@ export interface Lease {
    * (`askStop`). A turn whose user entry is at or before it was running when it was asked.
    */
   stopSeq?: number;
+  /**
+   * As of the last renewal: a prompt was accepted while a call of this holder waits on an approval
+   * card (cluster/approval-waits.ts), so the wait is to end (it may have ended already).
+   */
+  yieldAsked?: boolean;
 }
 
 /**
@@ -104,16 +109,23 @@ export class Leases {
 
   /** Extends the lease; false when its epoch is no longer the agent's (taken over: stop the turn). */
   async renew(lease: Lease): Promise<boolean> {
-    const { rows } = await this.db.pool.query<{ expires_ms: string; stop_seq: string | null }>(
-      `UPDATE ${this.db.table('leases')} SET expires_at = now() + $3 * interval '1 millisecond'
+    const { rows } = await this.db.pool.query<{
+      expires_ms: string;
+      stop_seq: string | null;
+      yield_asked: boolean | null;
+    }>(
+      `UPDATE ${this.db.table('leases')} l SET expires_at = now() + $3 * interval '1 millisecond'
        WHERE agent_id = $1 AND epoch = $2
-       RETURNING (extract(epoch FROM expires_at) * 1000)::bigint AS expires_ms, stop_seq`,
+       RETURNING (extract(epoch FROM expires_at) * 1000)::bigint AS expires_ms, stop_seq,
+         (SELECT w.yield_asked FROM ${this.db.table('approval_waits')} w
+          WHERE w.agent_id = l.agent_id AND w.worker = l.owner AND NOT w.taken) AS yield_asked`,
       [lease.agentId, lease.epoch, this.ttlMs],
     );
     const row = rows[0];
     if (!row) return false;
     lease.expiresAt = Number(row.expires_ms);
     if (row.stop_seq !== null) lease.stopSeq = Number(row.stop_seq);
+    lease.yieldAsked = row.yield_asked === true;
     return true;
   }
 
