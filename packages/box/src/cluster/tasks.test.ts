@@ -7,6 +7,9 @@
  * the record of a task whose process lives elsewhere until it ends.
  */
 import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { AgentTasks } from '../tasks/agent-tasks.ts';
 import { scriptedProvider } from '../providers/scripted.ts';
@@ -18,11 +21,26 @@ import { startAcceptingWorker, WorkerProcesses } from '../testing/cluster-childr
 import { sendText } from '../testing/host-fixture.ts';
 import { until } from '../testing/processes.ts';
 import { useClusterKit } from '../testing/cluster-kit.ts';
-import { noScrub } from '../secrets/scrub.ts';
+import { noScrub, scrubberFor } from '../secrets/scrub.ts';
+import { detectConfinement } from '../sandbox/confinement.ts';
+import { PgTaskOutputs } from '../stores/postgres/task-outputs.ts';
+import { shellTool } from '../tools/shell/index.ts';
+import type { SharedTaskOutput } from '../tasks/shared-output.ts';
 import { TaskWakes } from '../tasks/task-wakes.ts';
 import type { TaskStore } from '../tasks/task-book.ts';
 
 const services = useServices();
+
+/** `outputs` whose appends each take `ms` longer. */
+function slowly(outputs: SharedTaskOutput, ms: number): SharedTaskOutput {
+  return {
+    append: async (taskId, start, bytes) => {
+      await new Promise((resolve) => setTimeout(resolve, ms));
+      await outputs.append(taskId, start, bytes);
+    },
+    since: (taskId, from) => outputs.since(taskId, from),
+  };
+}
 
 describe('background tasks across cluster workers', () => {
   const kit = useClusterKit(services);
@@ -143,6 +161,80 @@ describe('background tasks across cluster workers', () => {
     expect(endWritten).toBe(true);
     expect(done).toMatchObject({ kind: 'complete', payload: { taskId: 'task-1', exitCode: 0 } });
   }, 30_000);
+
+  it('await on another worker shows the output the task’s worker shared, scrubbed, matches a regex in it, and has every byte at the end', async () => {
+    const { db } = await kit.freshSchema();
+    const agentId = 'agent-shared-output';
+    const elsewhere = await startHeartbeat(db, 'worker-a');
+    kit.defer(() => elsewhere.stop());
+    const root = await mkdtemp(path.join(os.tmpdir(), 'sendbox-shared-output-'));
+    kit.defer(() => rm(root, { recursive: true, force: true }));
+    const confinement = await detectConfinement();
+    await confinement.prepare(root);
+    const secret = 'hunter2-secret-value';
+    const limits = () => ({ maxCommands: 4, maxRuntimeMs: 60_000, maxChildren: 2 });
+    const tasksOnA = new AgentTasks({
+      book: new PgTaskBook(db, agentId, 'worker-a', WORKER_TTL_MS),
+      limits,
+      scrubber: () => noScrub,
+      now: Date.now,
+      emit: () => undefined,
+      // A slow database on A's side: the end must still not be recorded before its last output.
+      sharedOutput: slowly(new PgTaskOutputs(db, agentId), 400),
+    });
+    kit.defer(() => tasksOnA.close());
+    const tasksOnB = new AgentTasks({
+      book: new PgTaskBook(db, agentId, 'worker-b', WORKER_TTL_MS),
+      limits,
+      scrubber: () => scrubberFor(new Map([['API_TOKEN', secret]])),
+      now: Date.now,
+      emit: () => undefined,
+      sharedOutput: new PgTaskOutputs(db, agentId),
+    });
+    // A command on A: its output comes over three seconds, the secret in the middle.
+    const started = await shellTool({ confinement }).run(
+      {
+        command: `echo starting; sleep 1; echo "token ${secret}"; echo ready-now; sleep 2; echo bye`,
+        isBackground: true,
+      },
+      {
+        sandboxDir: root,
+        env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+        scrub: noScrub,
+        todos: [],
+        now: () => Date.now(),
+        tasks: tasksOnA,
+        call: { turn: 0, toolCallId: 'call-1' },
+      },
+    );
+    const taskId = (started.envelope as { success: { taskId: string } }).success.taskId;
+    // B's await waits for the regex in what A shares (not only for the record's end).
+    const matched = await tasksOnB.wait(taskId, { blockUntilMs: 20_000, pattern: /ready-now/ });
+    expect(matched).toMatchObject({ kind: 'running', payload: { regexRequested: true, regexMatched: true } });
+    const shown = 'payload' in matched ? JSON.stringify(matched.payload.output) : '';
+    expect(shown).toContain('starting\\n');
+    expect(shown).toContain('ready-now');
+    expect(shown).not.toContain(secret);
+    // The end: what came after, not what was shown, and the exit code.
+    const done = await tasksOnB.wait(taskId, { blockUntilMs: 20_000 });
+    expect(done).toMatchObject({ kind: 'complete', payload: { exitCode: 0, output: 'bye\n' } });
+  }, 60_000);
+
+  it('keeps the newest bytes of a task’s shared output, and gives what follows a lost piece', async () => {
+    const { db } = await kit.freshSchema();
+    const outputs = new PgTaskOutputs(db, 'agent-kept', 8);
+    await outputs.append('t', 0, Buffer.from('abcdef'));
+    await outputs.append('t', 6, Buffer.from('ghijkl'));
+    expect(await outputs.since('t', 2)).toEqual({ start: 2, end: 12, bytes: Buffer.from('cdefghijkl') });
+    await outputs.append('t', 12, Buffer.from('mnop'));
+    // 'abcdef' ends before the newest 8 bytes: dropped; a read from 0 starts where the kept bytes do.
+    expect(await outputs.since('t', 0)).toEqual({ start: 6, end: 16, bytes: Buffer.from('ghijklmnop') });
+    expect(await outputs.since('t', 16)).toEqual({ start: 16, end: 16, bytes: Buffer.alloc(0) });
+    // A piece its worker could not share (bytes 2-5): only what follows the gap.
+    await outputs.append('u', 0, Buffer.from('ab'));
+    await outputs.append('u', 5, Buffer.from('xy'));
+    expect(await outputs.since('u', 0)).toEqual({ start: 5, end: 7, bytes: Buffer.from('xy') });
+  });
 
   it('wakes the agent once for a task’s end when sessions on two workers both find it untold', async () => {
     const { db } = await kit.freshSchema();

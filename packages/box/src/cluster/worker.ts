@@ -35,6 +35,7 @@ import { runWithSandbox } from './sandbox/turn-sandbox.ts';
 import { openDatabase, type Database } from '../stores/postgres/database.ts';
 import { Leases, type AgentFence } from '../stores/postgres/leases.ts';
 import { interruptOwnLeftovers, PgTaskBook } from '../stores/postgres/task-book.ts';
+import { PgTaskOutputs } from '../stores/postgres/task-outputs.ts';
 import { startHeartbeat, WORKER_TTL_MS, type Heartbeat } from '../stores/postgres/worker-heartbeats.ts';
 import { agentHasWork } from '../stores/postgres/inbox.ts';
 import { parseObjectStoreUrl } from '../stores/postgres/object-store-url.ts';
@@ -144,6 +145,7 @@ export interface ClusterWorkerOptions extends Omit<
   | 'routineBooks'
   | 'memory'
   | 'taskBooks'
+  | 'taskOutputs'
 > {
   databaseUrl: string;
   objectStoreUrl: string;
@@ -262,6 +264,7 @@ export async function startClusterWorker(options: ClusterWorkerOptions): Promise
       approvalWaits: new ClusterApprovalWaits(db, workerName, (agentId) => relayed.askTurn(agentId, 'yield')),
       memory: clusterMemory(db, keys.secretsKey),
       taskBooks: (agentId, fence) => new PgTaskBook(db, agentId, workerName, workerTtlMs, fence),
+      taskOutputs: (agentId) => new PgTaskOutputs(db, agentId),
       routineBooks: pgRoutineBooks(db),
       stores: () => stores,
       queuedTurns: true,

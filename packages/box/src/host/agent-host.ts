@@ -61,6 +61,7 @@ import type { RoutineBooks } from '../routines/routine-book.ts';
 import { StateError } from '../tools/update-state/schema.ts';
 import { MemoryBook, memoryFiles, type MemoryPlace } from '../memory/agent-memory.ts';
 import type { AgentFence } from '../stores/postgres/leases.ts';
+import type { SharedTaskOutput } from '../tasks/shared-output.ts';
 import type { TaskStore } from '../tasks/task-book.ts';
 import { forgetEntry, memoryView, type MemoryView } from '../memory/memory-view.ts';
 import type { MemoryScope } from '../memory/memory-store.ts';
@@ -145,6 +146,8 @@ export interface AgentHostOptions {
   /** Where an agent's background-task records are kept (default: `agents/<id>/tasks.db`; a cluster's: its rows). */
   /** `fence`: the session's stores' lease fence (a cluster's), which a turn's task rows pass. */
   taskBooks?: (agentId: string, fence?: AgentFence) => TaskStore;
+  /** Where background commands' output is shared with other workers (a cluster's rows); default none. */
+  taskOutputs?: (agentId: string) => SharedTaskOutput;
   /** Where agent and user memory is kept (default: the data dir's `memory.json` files; a cluster's: its rows). */
   memory?: MemoryPlace;
   /** The agents' stores: given the files backend of the data dir, the backend to use (default: that one). */
@@ -350,6 +353,8 @@ export class LocalAgentHost implements AgentHost {
     const backgrounds = new AgentBackgrounds({
       dataDir,
       ...(options.taskBooks ? { taskBook: options.taskBooks } : {}),
+      ...(options.taskOutputs ? { taskOutput: options.taskOutputs } : {}),
+      log: (line) => this.config.log(line),
       provider: () => this.provider,
       // The tools of the moment: the catalog is made again when the model changes.
       tools: () => this.config.tools,

@@ -34,6 +34,7 @@ import { AgentTasks, type TaskView } from '../tasks/agent-tasks.ts';
 import { interruptedNote } from '../tasks/interrupted-note.ts';
 import { backgroundLimits } from '../tasks/limits.ts';
 import { TaskBook, type TaskStore } from '../tasks/task-book.ts';
+import type { SharedTaskOutput } from '../tasks/shared-output.ts';
 import { TaskWakes } from '../tasks/task-wakes.ts';
 import type { HostTool, ToolContext } from '../tools/types.ts';
 import { closeInterruptedChildren, interruptedTaskDetail } from './child-closer.ts';
@@ -62,6 +63,10 @@ export interface BackgroundHost {
    * behind the session's lease `fence`).
    */
   taskBook?(agentId: string, fence?: AgentFence): TaskStore;
+  /** Where commands' output is shared with other workers (a cluster's: tasks/shared-output.ts); default none. */
+  taskOutput?(agentId: string): SharedTaskOutput;
+  /** The box's log (a failure to share output is told there). */
+  log?(line: string): void;
 }
 
 /**
@@ -101,6 +106,8 @@ export class AgentBackground implements AgentExtension {
       now: () => agent.now(),
       emit: (task) => host.emit({ type: 'task', agentId: agent.id, task }),
       untoldEnd: () => this.wakes.flush(),
+      ...(host.taskOutput ? { sharedOutput: host.taskOutput(agent.id) } : {}),
+      log: (line) => host.log?.(line),
     });
     this.wakes = new TaskWakes(
       this.book,

@@ -15,6 +15,15 @@ import type { JsonValue } from '@sendbox/txcript';
 import { startBackgroundCommand, type BackgroundCommand, type CommandEnd } from './background-command.ts';
 import type { TaskKind, TaskRecord, TaskStore } from './task-book.ts';
 import { readOutputTail, TaskOutput } from './task-output.ts';
+import { shareOutput, type SharedTaskOutput } from './shared-output.ts';
+import {
+  AWAIT_OUTPUT_CAP_BYTES,
+  matchesScrubbed,
+  OutputElsewhere,
+  PATTERN_OVERLAP_CHARS,
+  SCRUB_MARGIN,
+  shownText,
+} from './output-elsewhere.ts';
 
 export interface TaskLimits {
   /** Background commands running at once (default 4). */
@@ -31,20 +40,15 @@ export const DEFAULT_TASK_LIMITS: TaskLimits = {
   maxChildren: 2,
 };
 
-/** Output an `await` shows the model at most (the rest is in the file). */
-export const AWAIT_OUTPUT_CAP_BYTES = 64 * 1024;
+export { AWAIT_OUTPUT_CAP_BYTES } from './output-elsewhere.ts';
 /** Output a live tail carries (the UI's tool row). */
 export const TAIL_BYTES = 2048;
 /** How often a running command's tail is sent to the UI at most. */
 const TAIL_EVERY_MS = 250;
 /** Ended tasks whose output files stay open for `await` (the oldest are closed past this). */
 const MAX_ENDED_KEPT = 16;
-/** Carried between chunks when a pattern is tested, so a match across a chunk border is found. */
-const PATTERN_OVERLAP_CHARS = 4096;
 /** How often `await` reads the record of a task that runs on another cluster worker. */
 const REMOTE_POLL_MS = 500;
-/** Characters dropped where scrubbed output was cut (a secret may have been cut there). */
-const SCRUB_MARGIN = 4096;
 
 /** What the UI and the gateway see of a task. */
 export interface TaskView {
@@ -132,13 +136,22 @@ export interface AgentTasksOptions {
    * in the book, `notice` null (task-wakes.ts wakes the agent for it when it is free).
    */
   untoldEnd?(record: TaskRecord): void;
+  /** A cluster's: commands' output shared with the other workers, whose `await` reads it (shared-output.ts). */
+  sharedOutput?: SharedTaskOutput;
+  /** Where a failure to share output is told (the box's log). */
+  log?(line: string): void;
 }
 
 export class AgentTasks {
   private readonly live = new Map<string, LiveTask>();
+  /** Output of commands on other cluster workers (a cluster's). */
+  private readonly elsewhere: OutputElsewhere | undefined;
   private closed = false;
 
-  constructor(private readonly options: AgentTasksOptions) {}
+  constructor(private readonly options: AgentTasksOptions) {
+    if (options.sharedOutput)
+      this.elsewhere = new OutputElsewhere(options.sharedOutput, () => options.scrubber());
+  }
 
   /** Tasks a crash cut, marked interrupted (call once, when the agent is opened). */
   recoverInterrupted(): TaskRecord[] {
@@ -218,8 +231,18 @@ export class AgentTasks {
     });
     this.live.set(id, task);
     const stopTail = this.streamTail(task, output);
-    task.done = command.ended.then((end) => {
+    const { sharedOutput } = this.options;
+    const sharing =
+      sharedOutput &&
+      shareOutput(output, id, sharedOutput, (error) =>
+        this.options.log?.(
+          `task ${id}: its output could not be shared with the other workers: ${error.message}`,
+        ),
+      );
+    task.done = command.ended.then(async (end) => {
       stopTail();
+      // Every byte is shared before the end is recorded: a reader elsewhere that sees the end has them.
+      await sharing?.flush();
       task.end = { ...commandEnd(end, limits.maxRuntimeMs), outputLength: output.length };
       record.state = 'ended';
       record.endedAt = end.endedAt;
@@ -320,7 +343,14 @@ export class AgentTasks {
     options: { blockUntilMs: number; pattern?: RegExp; signal?: AbortSignal },
   ): Promise<AwaitResult> {
     const task = this.live.get(id);
-    if (!task) return this.fromBook(id, await this.untilRecordEnds(id, options));
+    if (!task) {
+      const { record, matched } = await this.untilRecordEnds(id, options);
+      if (record?.kind !== 'command' || !this.elsewhere) return this.fromBook(id, record);
+      return this.fromBook(id, record, {
+        ...(await this.elsewhere.unseen(record)),
+        ...(options.pattern ? { regexRequested: true, regexMatched: matched } : {}),
+      });
+    }
     if (options.pattern && task.record.kind !== 'command') {
       return {
         kind: 'refused',
@@ -472,12 +502,13 @@ export class AgentTasks {
           task.output.onChunk((chunk) => {
             const window = carry + decoder.write(chunk);
             carry = window.slice(-PATTERN_OVERLAP_CHARS);
-            if (this.matches(pattern, window)) finish(true);
+            if (matchesScrubbed(pattern, window, this.options.scrubber())) finish(true);
           }),
         );
         const output = task.output;
         void output.read(task.seen, output.kept).then((bytes) => {
-          if (bytes.length > 0 && this.matches(pattern, bytes.toString('utf8'))) finish(true);
+          if (bytes.length > 0 && matchesScrubbed(pattern, bytes.toString('utf8'), this.options.scrubber()))
+            finish(true);
           else if (options.blockUntilMs <= 0) finish(false);
         });
       } else if (options.blockUntilMs <= 0) {
@@ -494,12 +525,6 @@ export class AgentTasks {
         cleanups.push(() => signal.removeEventListener('abort', onAbort));
       }
     });
-  }
-
-  /** Tested on scrubbed text: a pattern must not be a way to probe for a secret's value. */
-  private matches(pattern: RegExp, text: string): boolean {
-    pattern.lastIndex = 0;
-    return pattern.test(this.options.scrubber().text(text));
   }
 
   private async runningPayload(
@@ -557,10 +582,9 @@ export class AgentTasks {
     if (to <= from) return '';
     const cut = to - from > AWAIT_OUTPUT_CAP_BYTES;
     const start = cut ? to - AWAIT_OUTPUT_CAP_BYTES - SCRUB_MARGIN : from;
-    const text = this.options.scrubber().text((await output.read(start, to)).toString('utf8'));
+    const text = shownText(await output.read(start, to), cut, this.options.scrubber());
     if (!cut) return text;
-    // The first SCRUB_MARGIN characters may hold the end of a secret cut at `start`: dropped.
-    return `[${to - from - AWAIT_OUTPUT_CAP_BYTES} earlier bytes not shown: read ${task.record.outputPath} for them]\n${text.slice(SCRUB_MARGIN)}`;
+    return `[${to - from - AWAIT_OUTPUT_CAP_BYTES} earlier bytes not shown: read ${task.record.outputPath} for them]\n${text}`;
   }
 
   /**
@@ -569,8 +593,8 @@ export class AgentTasks {
    */
   private async untilRecordEnds(
     id: string,
-    options: { blockUntilMs: number; signal?: AbortSignal },
-  ): Promise<TaskRecord | undefined> {
+    options: { blockUntilMs: number; pattern?: RegExp; signal?: AbortSignal },
+  ): Promise<{ record: TaskRecord | undefined; matched: boolean }> {
     const read = () => {
       try {
         return this.options.book.get(id);
@@ -579,16 +603,37 @@ export class AgentTasks {
       }
     };
     const deadline = Date.now() + options.blockUntilMs;
+    const scan = options.pattern && this.elsewhere?.scanner(id, options.pattern);
     let record = read();
     while (record?.state === 'running' && Date.now() < deadline && !options.signal?.aborted) {
+      if (scan && (await scan())) return { record, matched: true };
       await new Promise((resolve) => setTimeout(resolve, Math.min(REMOTE_POLL_MS, deadline - Date.now())));
       record = read();
     }
-    return record;
+    return { record, matched: false };
   }
 
   /** A task this process does not run: one a crash interrupted, one on another cluster worker, or none. */
-  private fromBook(id: string, record: TaskRecord | undefined): AwaitResult {
+  private fromBook(
+    id: string,
+    record: TaskRecord | undefined,
+    /** A command's output its worker shared (a cluster), and whether a regex matched it. */
+    shared?: { output: string; outputLength: number; regexRequested?: boolean; regexMatched?: boolean },
+  ): AwaitResult {
+    if (record?.state === 'running' && shared) {
+      return {
+        kind: 'running',
+        payload: {
+          taskId: id,
+          runtimeMs: this.options.now() - record.startedAt,
+          ...(record.outputPath ? { outputFilePath: record.outputPath } : {}),
+          ...shared,
+          note:
+            `This task runs on cluster worker ${record.worker ?? '(unknown)'}, not on the worker running this turn: ` +
+            'its output here is what that worker shared, and its file is there. await it again for more, or for its end.',
+        },
+      };
+    }
     if (record?.state === 'running') {
       // Only a cluster's record is running without this process running it (its worker is alive).
       return {
@@ -626,7 +671,7 @@ export class AgentTasks {
           runtimeMs,
           ...(record.outputPath ? { outputFilePath: record.outputPath } : {}),
           ...(outcome as { [key: string]: JsonValue }),
-          ...(record.kind === 'command' ? { output: '' } : {}),
+          ...(record.kind === 'command' ? { output: shared?.output ?? '' } : {}),
         },
       };
     }
@@ -639,6 +684,7 @@ export class AgentTasks {
         ...(record.agentId ? { agentId: record.agentId } : {}),
         exitCode: null,
         interrupted: true,
+        ...(shared ? { output: shared.output } : {}),
         note: record.worker
           ? `Cluster worker ${record.worker} stopped while this task ran, so it was lost; what it wrote up to that worker’s last snapshot of your sandbox is in its file.`
           : 'The box stopped while this task ran, so it was ended; what it wrote before that is in its file.',

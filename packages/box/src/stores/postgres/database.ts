@@ -259,6 +259,15 @@ function migrations(s: string): string[] {
     `ALTER TABLE ${s}.tasks ADD COLUMN IF NOT EXISTS stop_requested boolean NOT NULL DEFAULT false`,
     `DROP INDEX IF EXISTS ${s}.tasks_running`,
     `CREATE INDEX IF NOT EXISTS tasks_running_by_worker ON ${s}.tasks (worker, agent_id) WHERE state = 'running'`,
+    // A background command's output, raw as in its file, for the other workers' awaits (task-outputs.ts):
+    // the pieces its worker shared, each starting at byte `start_offset` of the output; the newest kept.
+    `CREATE TABLE IF NOT EXISTS ${s}.task_output (
+       agent_id text NOT NULL,
+       task_id text NOT NULL,
+       start_offset bigint NOT NULL,
+       bytes bytea NOT NULL,
+       PRIMARY KEY (agent_id, task_id, start_offset)
+     )`,
     // When each worker was last seen alive (stores/postgres/worker-heartbeats.ts).
     `CREATE TABLE IF NOT EXISTS ${s}.worker_heartbeats (
        worker text PRIMARY KEY,

@@ -1,0 +1,57 @@
+/**
+ * A cluster's shared task output (tasks/shared-output.ts): `task_output` rows, each a piece of a
+ * background command's output as its worker shared it, raw as in its file. Each append drops the
+ * pieces wholly older than the newest SHARED_OUTPUT_KEEP_BYTES, in the same statement.
+ */
+import { SHARED_OUTPUT_KEEP_BYTES, type SharedTaskOutput } from '../../tasks/shared-output.ts';
+import type { Database } from './database.ts';
+
+export class PgTaskOutputs implements SharedTaskOutput {
+  private readonly table: string;
+
+  constructor(
+    private readonly db: Database,
+    private readonly agentId: string,
+    private readonly keepBytes = SHARED_OUTPUT_KEEP_BYTES,
+  ) {
+    this.table = db.table('task_output');
+  }
+
+  async append(taskId: string, start: number, bytes: Buffer): Promise<void> {
+    if (bytes.length === 0) return;
+    await this.db.pool.query(
+      `WITH piece AS (
+         INSERT INTO ${this.table} (agent_id, task_id, start_offset, bytes) VALUES ($1, $2, $3, $4)
+         ON CONFLICT (agent_id, task_id, start_offset) DO NOTHING
+       )
+       DELETE FROM ${this.table}
+       WHERE agent_id = $1 AND task_id = $2 AND start_offset + octet_length(bytes) <= $3::bigint + $5::bigint - $6::bigint`,
+      [this.agentId, taskId, start, bytes, bytes.length, this.keepBytes],
+    );
+  }
+
+  async since(taskId: string, from: number): Promise<{ start: number; end: number; bytes: Buffer }> {
+    const { rows } = await this.db.pool.query<{ start: number; bytes: Buffer }>(
+      `SELECT start_offset::float8 AS start, bytes FROM ${this.table}
+       WHERE agent_id = $1 AND task_id = $2 AND start_offset + octet_length(bytes) > $3
+       ORDER BY start_offset`,
+      [this.agentId, taskId, from],
+    );
+    // The pieces are contiguous unless one was lost (its worker could not share it): then only what
+    // follows the gap is given, as if the bytes before it had been dropped.
+    let start = from;
+    let cursor = from;
+    let pieces: Buffer[] = [];
+    for (const row of rows) {
+      if (row.start > cursor) {
+        start = cursor = row.start;
+        pieces = [];
+      }
+      const skip = cursor - row.start;
+      if (skip >= row.bytes.length) continue;
+      pieces.push(row.bytes.subarray(skip));
+      cursor = row.start + row.bytes.length;
+    }
+    return { start, end: cursor, bytes: Buffer.concat(pieces) };
+  }
+}
