@@ -23,7 +23,7 @@ import { until } from '../testing/processes.ts';
 import { useClusterKit } from '../testing/cluster-kit.ts';
 import { noScrub, scrubberFor } from '../secrets/scrub.ts';
 import { detectConfinement } from '../sandbox/confinement.ts';
-import { PgTaskOutputs } from '../stores/postgres/task-outputs.ts';
+import { KEEP_AFTER_END_MS, PgTaskOutputs } from '../stores/postgres/task-outputs.ts';
 import { shellTool } from '../tools/shell/index.ts';
 import type { SharedTaskOutput } from '../tasks/shared-output.ts';
 import { TaskWakes } from '../tasks/task-wakes.ts';
@@ -234,6 +234,26 @@ describe('background tasks across cluster workers', () => {
     await outputs.append('u', 0, Buffer.from('ab'));
     await outputs.append('u', 5, Buffer.from('xy'));
     expect(await outputs.since('u', 0)).toEqual({ start: 5, end: 7, bytes: Buffer.from('xy') });
+    // A task that ended over an hour ago: its output goes when another task of the agent starts.
+    const book = new PgTaskBook(db, 'agent-kept', 'worker-a', WORKER_TTL_MS);
+    const started = (id: string, startedAt: number) =>
+      book.started({
+        id,
+        kind: 'command',
+        turn: 0,
+        toolCallId: id,
+        label: id,
+        outputPath: null,
+        agentId: null,
+        startedAt,
+      });
+    started('t', Date.now() - 2 * KEEP_AFTER_END_MS);
+    book.ended('t', Date.now() - KEEP_AFTER_END_MS - 1000, { exitCode: 0 });
+    started('u', Date.now());
+    book.ended('u', Date.now(), { exitCode: 0 });
+    await outputs.append('next', 0, Buffer.from('go'));
+    expect((await outputs.since('t', 0)).bytes).toEqual(Buffer.alloc(0));
+    expect((await outputs.since('u', 0)).bytes).toEqual(Buffer.from('xy'));
   });
 
   it('wakes the agent once for a task’s end when sessions on two workers both find it untold', async () => {

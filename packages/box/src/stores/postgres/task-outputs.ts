@@ -1,10 +1,14 @@
 /**
  * A cluster's shared task output (tasks/shared-output.ts): `task_output` rows, each a piece of a
  * background command's output as its worker shared it, raw as in its file. Each append drops the
- * pieces wholly older than the newest SHARED_OUTPUT_KEEP_BYTES, in the same statement.
+ * pieces wholly older than the newest SHARED_OUTPUT_KEEP_BYTES, in the same statement; a task's
+ * first append drops the output of the agent's tasks that ended over KEEP_AFTER_END_MS ago.
  */
 import { SHARED_OUTPUT_KEEP_BYTES, type SharedTaskOutput } from '../../tasks/shared-output.ts';
 import type { Database } from './database.ts';
+
+/** How long the shared output of an ended task is kept (dropped when another task of the agent starts). */
+export const KEEP_AFTER_END_MS = 60 * 60_000;
 
 export class PgTaskOutputs implements SharedTaskOutput {
   private readonly table: string;
@@ -19,6 +23,16 @@ export class PgTaskOutputs implements SharedTaskOutput {
 
   async append(taskId: string, start: number, bytes: Buffer): Promise<void> {
     if (bytes.length === 0) return;
+    // A task's first output: the output of the agent's tasks that ended over an hour ago goes (an
+    // await after that long answers from the record; the file stays on the task's worker).
+    if (start === 0) {
+      await this.db.pool.query(
+        `DELETE FROM ${this.table} o USING ${this.db.table('tasks')} t
+         WHERE o.agent_id = $1 AND t.agent_id = o.agent_id AND t.id = o.task_id
+           AND t.state <> 'running' AND t.ended_at < $2`,
+        [this.agentId, Date.now() - KEEP_AFTER_END_MS],
+      );
+    }
     await this.db.pool.query(
       `WITH piece AS (
          INSERT INTO ${this.table} (agent_id, task_id, start_offset, bytes) VALUES ($1, $2, $3, $4)
