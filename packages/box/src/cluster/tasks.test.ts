@@ -218,6 +218,11 @@ describe('background tasks across cluster workers', () => {
     // The end: what came after, not what was shown, and the exit code.
     const done = await tasksOnB.wait(taskId, { blockUntilMs: 20_000 });
     expect(done).toMatchObject({ kind: 'complete', payload: { exitCode: 0, output: 'bye\n' } });
+    // A wake on B quotes the end of the output as shared (B's sandbox has no such file).
+    const record = new PgTaskBook(db, agentId, 'worker-b', WORKER_TTL_MS).get(taskId)!;
+    const tail = await tasksOnB.tailText(record, path.join(root, 'not-this-worker'));
+    expect(tail).toContain('ready-now\nbye\n');
+    expect(tail).not.toContain(secret);
   }, 60_000);
 
   it('keeps the newest bytes of a task’s shared output, and gives what follows a lost piece', async () => {

@@ -402,13 +402,18 @@ export class AgentTasks {
 
   /**
    * A command's last output as the model may read it (scrubbed): from memory while the task is kept
-   * live, else from its file in `sandboxDir` (a task of an earlier run); undefined for a child.
+   * live, else as its worker shared it (a cluster's), else from its file in `sandboxDir` (a task of
+   * an earlier run); undefined for a child.
    */
   async tailText(record: TaskRecord, sandboxDir: string): Promise<string | undefined> {
     const task = this.live.get(record.id);
     if (task?.output) return this.tailOf(task);
     if (record.kind !== 'command' || !record.outputPath) return undefined;
-    const raw = await readOutputTail(sandboxDir, record.outputPath, TAIL_BYTES + SCRUB_MARGIN);
+    // A task another cluster worker ran: its shared output is whole; this sandbox's file may lag.
+    const shared = await this.elsewhere?.rawTail(record.id, TAIL_BYTES + SCRUB_MARGIN);
+    const raw = shared?.length
+      ? shared
+      : await readOutputTail(sandboxDir, record.outputPath, TAIL_BYTES + SCRUB_MARGIN);
     const text = this.options.scrubber().text(raw.toString('utf8'));
     return text.length > TAIL_BYTES ? text.slice(-TAIL_BYTES) : text;
   }

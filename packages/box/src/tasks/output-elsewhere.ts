@@ -58,6 +58,12 @@ export class OutputElsewhere {
     };
   }
 
+  /** The last `bytes` bytes of the task's output, raw (empty when none was shared or it cannot be read). */
+  async rawTail(id: string, bytes: number): Promise<Buffer> {
+    const piece = await this.shared.since(id, 0).catch(() => undefined);
+    return piece ? piece.bytes.subarray(-bytes) : Buffer.alloc(0);
+  }
+
   /**
    * The output the model has not seen, its end past AWAIT_OUTPUT_CAP_BYTES; `outputLength`: the
    * output's length shared so far.
