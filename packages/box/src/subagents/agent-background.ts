@@ -24,7 +24,7 @@ import { stepBudget, type StepBudget } from '../agent/turn.ts';
 import type { TurnContext } from '../agent/turn-driver.ts';
 import type { ModelProvider } from '../providers/types.ts';
 import type { AgentStores } from '../stores/agent-stores.ts';
-import { childJsonl } from '../stores/files/agent-stores.ts';
+import { fileChildTranscripts } from '../stores/files/agent-stores.ts';
 import { agentPaths } from '../stores/files/layout.ts';
 import type { SequencedEntry } from '../stores/ledger.ts';
 import type { AgentFence } from '../stores/postgres/leases.ts';
@@ -93,7 +93,7 @@ export class AgentBackground implements AgentExtension {
     private readonly onClosed: (background: AgentBackground) => void = () => undefined,
   ) {
     this.book = host.taskBook?.(agent.id, stores.fence) ?? new TaskBook(taskBookFile(host.dataDir, agent.id));
-    this.transcript = stores.childTranscript ?? ((childId) => childJsonl(host.dataDir, childId));
+    this.transcript = stores.childTranscript ?? fileChildTranscripts(host.dataDir);
     this.tasks = new AgentTasks({
       book: this.book,
       limits: () => backgroundLimits(agent.profile.background),
