@@ -261,7 +261,7 @@ export async function startClusterWorker(options: ClusterWorkerOptions): Promise
         new PgSealedDocument(db, keys.secretsKey, agentDocumentNames(agentId).approvals),
       approvalWaits: new ClusterApprovalWaits(db, workerName, (agentId) => relayed.askTurn(agentId, 'yield')),
       memory: clusterMemory(db, keys.secretsKey),
-      taskBooks: (agentId, fence) => new PgTaskBook(db, agentId, workerName, workerTtlMs, fence),
+      taskBooks: (agentId, fence, lost) => new PgTaskBook(db, agentId, workerName, workerTtlMs, fence, lost),
       routineBooks: pgRoutineBooks(db),
       stores: () => stores,
       queuedTurns: true,

@@ -60,8 +60,7 @@ import { boxTimeZone, minIntervalFromEnv } from '../routines/schedule.ts';
 import type { RoutineBooks } from '../routines/routine-book.ts';
 import { StateError } from '../tools/update-state/schema.ts';
 import { MemoryBook, memoryFiles, type MemoryPlace } from '../memory/agent-memory.ts';
-import type { AgentFence } from '../stores/postgres/leases.ts';
-import type { TaskStore } from '../tasks/task-book.ts';
+import type { TaskBookOpener } from '../tasks/task-book.ts';
 import { forgetEntry, memoryView, type MemoryView } from '../memory/memory-view.ts';
 import type { MemoryScope } from '../memory/memory-store.ts';
 import { AgentProfiles } from '../profile/profile-editor.ts';
@@ -143,8 +142,7 @@ export interface AgentHostOptions {
   /** The cards calls wait on, known to every worker of a cluster (cluster/approval-waits.ts); default none. */
   approvalWaits?: ApprovalStores['waits'];
   /** Where an agent's background-task records are kept (default: `agents/<id>/tasks.db`; a cluster's: its rows). */
-  /** `fence`: the session's stores' lease fence (a cluster's), which a turn's task rows pass. */
-  taskBooks?: (agentId: string, fence?: AgentFence) => TaskStore;
+  taskBooks?: TaskBookOpener;
   /** Where agent and user memory is kept (default: the data dir's `memory.json` files; a cluster's: its rows). */
   memory?: MemoryPlace;
   /** The agents' stores: given the files backend of the data dir, the backend to use (default: that one). */

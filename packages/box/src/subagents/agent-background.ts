@@ -27,13 +27,12 @@ import type { AgentStores } from '../stores/agent-stores.ts';
 import { fileChildTranscripts } from '../stores/files/agent-stores.ts';
 import { agentPaths } from '../stores/files/layout.ts';
 import type { SequencedEntry } from '../stores/ledger.ts';
-import type { AgentFence } from '../stores/postgres/leases.ts';
 import { readRecords, type TranscriptLog } from '../stores/transcript.ts';
 import type { WritePoints } from '../stores/write-points.ts';
 import { AgentTasks, type TaskView } from '../tasks/agent-tasks.ts';
 import { interruptedNote } from '../tasks/interrupted-note.ts';
 import { backgroundLimits } from '../tasks/limits.ts';
-import { TaskBook, type TaskStore } from '../tasks/task-book.ts';
+import { TaskBook, type TaskBookOpener, type TaskRecord, type TaskStore } from '../tasks/task-book.ts';
 import { TaskWakes } from '../tasks/task-wakes.ts';
 import type { HostTool, ToolContext } from '../tools/types.ts';
 import { closeInterruptedChildren, interruptedTaskDetail } from './child-closer.ts';
@@ -61,7 +60,7 @@ export interface BackgroundHost {
    * Where an agent's task records are kept (default: `tasks.db` in its folder; a cluster's: its rows,
    * behind the session's lease `fence`).
    */
-  taskBook?(agentId: string, fence?: AgentFence): TaskStore;
+  taskBook?: TaskBookOpener;
 }
 
 /**
@@ -82,6 +81,8 @@ export class AgentBackground implements AgentExtension {
   /** Opens a child's transcript (the session's stores'). */
   private readonly transcript: (childId: string) => Promise<TranscriptLog>;
   private budget: { turn: number; budget: StepBudget } | null = null;
+  /** The closing of the children a read of the book found lost (in order; never rejects). */
+  private closing: Promise<void> = Promise.resolve();
   private sessionClosed = false;
 
   constructor(
@@ -92,7 +93,9 @@ export class AgentBackground implements AgentExtension {
     /** Told when the session closes (AgentBackgrounds lets this go once none of its tasks runs). */
     private readonly onClosed: (background: AgentBackground) => void = () => undefined,
   ) {
-    this.book = host.taskBook?.(agent.id, stores.fence) ?? new TaskBook(taskBookFile(host.dataDir, agent.id));
+    this.book =
+      host.taskBook?.(agent.id, stores.fence, (lost) => this.closeLost(lost)) ??
+      new TaskBook(taskBookFile(host.dataDir, agent.id));
     this.transcript = stores.childTranscript ?? fileChildTranscripts(host.dataDir);
     this.tasks = new AgentTasks({
       book: this.book,
@@ -125,18 +128,33 @@ export class AgentBackground implements AgentExtension {
 
   /** What a crash cut is marked interrupted, its children closed, and the model told once. */
   async opened(): Promise<string | null> {
-    const interrupted = this.tasks.recoverInterrupted();
-    await closeInterruptedChildren(
-      this.transcript,
-      interrupted,
-      this.agent.scrubber(),
-      this.host.writePoints,
-    );
+    await this.closeChildren(this.tasks.recoverInterrupted());
     const unreported = this.book.unreported();
     // Marked first: a note whose write then fails is lost, never told twice. One that ended since
     // it was read (its worker was only paused) is not marked, and its end is told instead.
     const marked = new Set(this.book.markReported(unreported.map((task) => task.id)));
     return interruptedNote(unreported.filter((task) => marked.has(task.id)));
+  }
+
+  /**
+   * Tasks a read of the book (the task list, an `await`, `openSubagent`) marked lost: this reader
+   * alone marked them, so it closes their children's transcripts, after what it closes already.
+   */
+  private closeLost(lost: TaskRecord[]): void {
+    this.closing = this.closing.then(() =>
+      this.closeChildren(lost).catch(() => {
+        // Left open (the database unreachable): the child's steps read as they were written.
+      }),
+    );
+  }
+
+  private closeChildren(interrupted: readonly TaskRecord[]): Promise<void> {
+    return closeInterruptedChildren(
+      this.transcript,
+      interrupted,
+      this.agent.scrubber(),
+      this.host.writePoints,
+    );
   }
 
   /**
@@ -192,6 +210,8 @@ export class AgentBackground implements AgentExtension {
   async childSteps(subagentId: string): Promise<SequencedEntry[] | undefined> {
     const task = this.book.get(subagentId);
     if (!task || task.kind !== 'subagent' || task.agentId !== subagentId) return undefined;
+    // A child this read found lost is closed first, so its steps show its calls' ends.
+    await this.closing;
     const log = await this.transcript(subagentId);
     try {
       return childSteps(await readRecords(log), this.agent.scrubber());

@@ -17,6 +17,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { z } from 'zod';
+import type { AgentFence } from '../stores/postgres/leases.ts';
 
 const DDL = `
 CREATE TABLE IF NOT EXISTS tasks (
@@ -116,6 +117,17 @@ export interface TaskStore {
   requestStop?(id: string): boolean;
   close(): void;
 }
+
+/**
+ * Opens an agent's task book for one of its sessions: `fence` is the session's stores' lease fence (a
+ * cluster's), which a turn's task rows pass; `lost` is told of the tasks a read of the book marked
+ * lost (a cluster's book: their worker died), so their children's transcripts get closed.
+ */
+export type TaskBookOpener = (
+  agentId: string,
+  fence: AgentFence | undefined,
+  lost: (records: TaskRecord[]) => void,
+) => TaskStore;
 
 const rowSchema = z.object({
   id: z.string(),

@@ -259,6 +259,9 @@ function migrations(s: string): string[] {
     `ALTER TABLE ${s}.tasks ADD COLUMN IF NOT EXISTS stop_requested boolean NOT NULL DEFAULT false`,
     `DROP INDEX IF EXISTS ${s}.tasks_running`,
     `CREATE INDEX IF NOT EXISTS tasks_running_by_worker ON ${s}.tasks (worker, agent_id) WHERE state = 'running'`,
+    // The worker whose reader marked a subagent's task lost (task-book.ts lapse): it, and only it,
+    // closes the child's transcript (append_subagent_transcript below), whatever its own epoch.
+    `ALTER TABLE ${s}.tasks ADD COLUMN IF NOT EXISTS lost_by text`,
     // When each worker was last seen alive (stores/postgres/worker-heartbeats.ts).
     `CREATE TABLE IF NOT EXISTS ${s}.worker_heartbeats (
        worker text PRIMARY KEY,
@@ -285,9 +288,11 @@ function migrations(s: string): string[] {
     // (a torn last row ended first). A child that outlived the turn that started it (a background
     // one: the lease moved on to later turns) writes on while its task row says it runs on the
     // writing worker, and not once that worker was found dead (the row marked interrupted, its
-    // transcript closed by another), so a superseded worker writes none of its lines. Serialized per
-    // child (p_lock); the task row is held shared until the commit, so marking it lost waits for
-    // the append, or the append sees the mark.
+    // transcript closed by another), so a superseded worker writes none of its lines; the worker that
+    // marked the row lost (`lost_by`) writes on to close the child's open calls, whatever its
+    // epoch (a gateway's, a kept session's parked one). Serialized per child (p_lock); the task row
+    // is held shared until the commit, so marking it lost waits for the append, or the append sees
+    // the mark.
     `CREATE OR REPLACE FUNCTION ${s}.append_subagent_transcript(p_lock text, p_agent text, p_epoch bigint,
        p_worker text, p_child text, p_text text)
      RETURNS bigint LANGUAGE plpgsql AS $fn$
@@ -301,12 +306,12 @@ function migrations(s: string): string[] {
          PERFORM 1 FROM ${s}.leases WHERE agent_id = p_agent AND epoch = p_epoch FOR SHARE;
          IF NOT FOUND THEN
            PERFORM 1 FROM ${s}.tasks
-             WHERE agent_id = p_agent AND id = p_child AND kind = 'subagent' AND state = 'running'
-               AND worker = p_worker
+             WHERE agent_id = p_agent AND id = p_child AND kind = 'subagent'
+               AND ((state = 'running' AND worker = p_worker) OR (state = 'interrupted' AND lost_by = p_worker))
              FOR SHARE;
          END IF;
          IF NOT FOUND THEN
-           RAISE EXCEPTION 'agent %: epoch % is no longer its lease''s, and its subagent % runs on no worker writing it', p_agent, p_epoch, p_child USING ERRCODE = '${FENCED_SQLSTATE}';
+           RAISE EXCEPTION 'agent %: epoch % is no longer its lease''s, and its subagent % neither runs on the worker writing it nor was marked lost by it', p_agent, p_epoch, p_child USING ERRCODE = '${FENCED_SQLSTATE}';
          END IF;
        END IF;
        SELECT t.seq, right(t.text, 1) INTO last_seq, last_tail

@@ -5,9 +5,12 @@
  *
  * A background process lives on its worker only. When that worker dies (its heartbeat,
  * worker-heartbeats.ts, older than the TTL), its running tasks are lost: any reader of the book
- * (the task list, an `await`, a session opening the agent) marks them `interrupted` first, so a
- * record never says `running` for a process that is gone, and the next session opened tells the
- * model. A stop asked through a gateway whose worker does not run the task is a flag on its row,
+ * (the task list, an `await`, `openSubagent`, a session opening the agent) marks them `interrupted`
+ * first, so a record never says `running` for a process that is gone, and the next session opened
+ * tells the model. The reader whose statement marked a row is the only one handed it (the row's lock:
+ * a reader racing it finds it marked already) and records itself as `lost_by`: it closes a lost
+ * child's transcript, once (`interruptLeftovers` returns the rows it marked; any other read hands
+ * them to the book's `lost` listener). A stop asked through a gateway whose worker does not run the task is a flag on its row,
  * which the running worker acts on (cluster/task-stops.ts). Calls are synchronous, as the SQLite
  * book's are (sync-sql.ts).
  */
@@ -36,6 +39,8 @@ export class PgTaskBook implements TaskStore {
      * turn's epoch (a superseded worker starts nothing). Absent or a null epoch: unfenced.
      */
     private readonly fence?: AgentFence,
+    /** Told of the tasks a read other than `interruptLeftovers` marked lost (their children are to be closed). */
+    private readonly lost: (records: TaskRecord[]) => void = () => undefined,
   ) {
     this.table = db.table('tasks');
     this.label = `PostgreSQL ${this.table} agent ${agentId}`;
@@ -132,12 +137,12 @@ export class PgTaskBook implements TaskStore {
   }
 
   get(id: string): TaskRecord | undefined {
-    this.lapse(Date.now());
+    this.lapseAndTell();
     return this.select(`id = $2`, [id])[0];
   }
 
   recent(limit: number): TaskRecord[] {
-    this.lapse(Date.now());
+    this.lapseAndTell();
     return this.select(`true ORDER BY started_at DESC LIMIT $2`, [limit]);
   }
 
@@ -149,7 +154,7 @@ export class PgTaskBook implements TaskStore {
   }
 
   requestStop(id: string): boolean {
-    this.lapse(Date.now());
+    this.lapseAndTell();
     return (
       this.query(
         `UPDATE ${this.table} SET stop_requested = true
@@ -161,10 +166,20 @@ export class PgTaskBook implements TaskStore {
 
   close(): void {}
 
-  /** Marks the running tasks of dead workers (not this one) interrupted; the rows it marked. */
+  /** Marks lost what a dead worker left running, and tells the `lost` listener of what it marked. */
+  private lapseAndTell(): void {
+    const marked = this.records(this.lapse(Date.now()));
+    if (marked.length > 0) this.lost(marked);
+  }
+
+  /**
+   * Marks the running tasks of dead workers (not this one) interrupted, lost by this one; the rows it
+   * marked (a row another reader marked first is not among them: the update waits for its lock, then
+   * finds it no longer running).
+   */
   private lapse(now: number): StatementResult {
     return this.query(
-      `UPDATE ${this.table} t SET state = 'interrupted', ended_at = $2
+      `UPDATE ${this.table} t SET state = 'interrupted', ended_at = $2, lost_by = $3
        WHERE t.agent_id = $1 AND t.state = 'running' AND t.worker <> $3
          AND NOT EXISTS (SELECT 1 FROM ${this.db.table('worker_heartbeats')} h
                          WHERE h.worker = t.worker AND h.seen_at > now() - make_interval(secs => $4::float8 / 1000))
