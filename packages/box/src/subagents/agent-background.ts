@@ -224,7 +224,11 @@ export class AgentBackground implements AgentExtension {
    * What a call at `depth` (0: the agent's own turn) gets: the agent's task registry, and a
    * launcher of children while the profile's depth allows one more level.
    */
-  private servicesAt(depth: number, call: ToolCallRef, budget: StepBudget | undefined): Partial<ToolContext> {
+  private servicesAt(
+    depth: number,
+    call: ToolContext['call'] & ToolCallRef,
+    budget: StepBudget | undefined,
+  ): Partial<ToolContext> {
     const provider = this.host.provider();
     const limits = backgroundLimits(this.agent.profile.background);
     return {
@@ -254,9 +258,14 @@ export class AgentBackground implements AgentExtension {
         ? { compaction: (child: CompactedAgent) => this.host.childCompaction!(child) }
         : {}),
       ...(budget ? { budget } : {}),
-      // A child's own calls: its ids are its own, so the book keys them under the child.
+      // A child's own calls: its ids are its own, so the book keys them under the child; what they
+      // start is fenced on the child's run as well as on the lease (it outlives the parent's turn).
       toolServices: (childId, call) =>
-        this.servicesAt(depth + 1, { turn: call.turn, toolCallId: `${childId}/${call.toolCallId}` }, budget),
+        this.servicesAt(
+          depth + 1,
+          { turn: call.turn, toolCallId: `${childId}/${call.toolCallId}`, subagentId: childId },
+          budget,
+        ),
       onEntry: (subagentId, entry) =>
         this.host.emit({ type: 'subagent-entry', agentId: agent.id, subagentId, entry }),
     };

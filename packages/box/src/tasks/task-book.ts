@@ -71,17 +71,26 @@ export interface TaskRecord {
   worker?: string;
 }
 
+/** What `TaskStore.started` records. */
+export type TaskStart = Omit<
+  TaskRecord,
+  'state' | 'endedAt' | 'outcome' | 'reported' | 'notice' | 'worker'
+> & {
+  notice?: TaskNotice;
+  startedBy?: string;
+};
+
 /**
  * Where an agent's task records are kept: `tasks.db` in its folder (TaskBook), or a cluster's rows
  * every worker shares (stores/postgres/task-book.ts). Calls are synchronous, as SQLite's are.
  */
 export interface TaskStore {
-  /** Records a task as running (before it starts: a crash after this reports it interrupted). */
-  started(
-    task: Omit<TaskRecord, 'state' | 'endedAt' | 'outcome' | 'reported' | 'notice' | 'worker'> & {
-      notice?: TaskNotice;
-    },
-  ): void;
+  /**
+   * Records a task as running (before it starts: a crash after this reports it interrupted).
+   * `startedBy`: the subagent whose call starts it (absent: the agent's own turn); a cluster's book
+   * fences the record on that child's run as well as on the turn's lease epoch.
+   */
+  started(task: TaskStart): void;
   /**
    * Records a task's end. In a cluster a task can be marked interrupted while it still runs (its
    * worker paused): once the model was told it was lost it stays interrupted, its outcome recorded.
@@ -191,9 +200,7 @@ export class TaskBook implements TaskStore {
   constructor(readonly file: string) {}
 
   /** Records a task as running (before it starts: a crash after this reports it interrupted). */
-  started(
-    task: Omit<TaskRecord, 'state' | 'endedAt' | 'outcome' | 'reported' | 'notice'> & { notice?: TaskNotice },
-  ): void {
+  started(task: TaskStart): void {
     this.open()
       .prepare(
         `INSERT INTO tasks (id, kind, turn, tool_call_id, label, output_path, agent_id, state, started_at, notice)

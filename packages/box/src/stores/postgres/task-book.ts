@@ -14,7 +14,13 @@
  * which the running worker acts on (cluster/task-stops.ts). Calls are synchronous, as the SQLite
  * book's are (sync-sql.ts).
  */
-import { recordOf, type TaskNotice, type TaskRecord, type TaskStore } from '../../tasks/task-book.ts';
+import {
+  recordOf,
+  type TaskNotice,
+  type TaskRecord,
+  type TaskStart,
+  type TaskStore,
+} from '../../tasks/task-book.ts';
 import type { Database } from './database.ts';
 import { fenceCall, fencedError, type AgentFence } from './leases.ts';
 import type { StatementResult } from './sync-sql.ts';
@@ -46,12 +52,19 @@ export class PgTaskBook implements TaskStore {
     this.label = `PostgreSQL ${this.table} agent ${agentId}`;
   }
 
-  started(
-    task: Omit<TaskRecord, 'state' | 'endedAt' | 'outcome' | 'reported' | 'notice' | 'worker'> & {
-      notice?: TaskNotice;
-    },
-  ): void {
-    const fence = fenceCall(this.db, this.fence, 12);
+  /**
+   * Fenced: a task the agent's own turn starts is recorded only while the lease has the turn's epoch;
+   * one a subagent's call starts (`startedBy`) also while that child's row says it runs on this worker
+   * (a background child outlives its parent's turn: the epoch moves on, or is parked between jobs),
+   * and not once the child was marked lost, so a superseded worker records none.
+   */
+  started(task: TaskStart): void {
+    const fence = fenceCall(
+      this.db,
+      this.fence,
+      12,
+      task.startedBy === undefined ? undefined : { childId: task.startedBy, worker: this.worker },
+    );
     const values = [
       task.id,
       task.kind,
