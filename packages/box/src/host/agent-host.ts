@@ -5,13 +5,13 @@
  */
 import { randomUUID } from 'node:crypto';
 import { copyFileSync } from 'node:fs';
-import { cp, mkdir, readdir, rm, stat } from 'node:fs/promises';
+import { cp, mkdir, readdir, readFile, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { LedgerEntry } from '@sendbox/protocol';
 import { openLedgerForWrite, titleFromUserText } from '@sendbox/txcript';
 import { AttachmentStore, DEFAULT_MAX_ATTACHMENT_BYTES } from '../attachments/store.ts';
-import { ensurePrivateDir, removeAtomicTemps } from '../fs/atomic.ts';
+import { ensurePrivateDir, removeAtomicTemps, writeFileAtomic } from '../fs/atomic.ts';
 import { searchCacheDir } from '../search/message-search.ts';
 import { providerFromEnv, statusOf, type ProviderFromEnv } from '../providers/index.ts';
 import { ModelSettings, type ModelSettingsInput } from './model-settings.ts';
@@ -30,6 +30,7 @@ import { AgentCompactions } from '../context/agent-compaction.ts';
 import { CalibrationBook } from '../context/calibration-book.ts';
 import { AgentLifecycle } from '../agent/lifecycle.ts';
 import { AgentBackgrounds } from '../subagents/agent-background.ts';
+import { ChildCopies } from '../subagents/child-copies.ts';
 import type { TaskView } from '../tasks/agent-tasks.ts';
 import { AgentSession, type SessionConfig } from '../agent/agent-session.ts';
 import type { PromptRevision } from '../agent/revisions.ts';
@@ -669,14 +670,20 @@ export class LocalAgentHost implements AgentHost {
     await source.idle();
     if (this.focused !== id) await source.refresh();
     const newId = randomUUID();
+    const children = this.backgrounds.of(id)?.childCopies() ?? ChildCopies.of([]);
     try {
-      return await this.copyAgent(source, newId);
+      return await this.copyAgent(source, newId, children);
     } catch (error) {
-      throw await this.undoNewAgent(newId, `the copy of agent ${id}`, error);
+      const undone = await this.undoNewAgent(newId, `the copy of agent ${id}`, error);
+      for (const child of children.ids.values())
+        await rm(agentPaths(this.dataDir, child).transcriptDir, { recursive: true, force: true }).catch(
+          () => undefined,
+        );
+      throw undone;
     }
   }
 
-  private async copyAgent(source: AgentSession, newId: string): Promise<RosterRow> {
+  private async copyAgent(source: AgentSession, newId: string, children: ChildCopies): Promise<RosterRow> {
     const id = source.id;
     const from = source.paths;
     const to = agentPaths(this.dataDir, newId);
@@ -691,7 +698,8 @@ export class LocalAgentHost implements AgentHost {
     });
     // Attachments first, so entries that point at them never dangle.
     await cp(from.attachments, to.attachments, { recursive: true, errorOnExist: false }).catch(ignoreMissing);
-    copyIfExists(from.jsonl, to.jsonl);
+    // The JSONL and the entries name the copy's own children (child-copies.ts).
+    await copyRenamed(from.jsonl, to.jsonl, (text) => children.rename(text));
     copyIfExists(from.memory, to.memory);
     // Ledger entries: same ids and order; file URLs into the old attachment folder are pointed at the copy.
     const oldPrefix = pathToFileURL(from.attachments).href;
@@ -702,7 +710,7 @@ export class LocalAgentHost implements AgentHost {
         .join(JSON.stringify(newPrefix).slice(1, -1))
         .split(JSON.stringify(from.attachments).slice(1, -1))
         .join(JSON.stringify(to.attachments).slice(1, -1));
-      return JSON.parse(text) as LedgerEntry;
+      return JSON.parse(children.rename(text)) as LedgerEntry;
     });
     const ledger = openLedgerForWrite(to.storeDb);
     try {
@@ -713,6 +721,9 @@ export class LocalAgentHost implements AgentHost {
     }
     await mkdir(to.sandbox, { recursive: true, mode: 0o700 });
     const session = await this.session(newId);
+    const copied = this.backgrounds.of(newId);
+    if (children.ids.size > 0 && copied)
+      await this.backgrounds.of(source.id)!.copyChildrenInto(copied, children);
     this.emit({ type: 'roster', agentId: newId, change: 'created' });
     return this.rowOf(session);
   }
@@ -1175,6 +1186,21 @@ async function inBatches<T>(
     while (next < items.length) await run(items[next++]!);
   };
   await Promise.all(Array.from({ length: Math.min(size, items.length) }, worker));
+}
+
+/**
+ * Copies a file as `rename` changes its ASCII names (atomically): read as latin1, every other byte
+ * is kept as it was, torn UTF-8 included. None when there is no source.
+ */
+async function copyRenamed(from: string, to: string, rename: (text: string) => string): Promise<void> {
+  let bytes: Buffer;
+  try {
+    bytes = await readFile(from);
+  } catch (error) {
+    ignoreMissing(error);
+    return;
+  }
+  await writeFileAtomic(to, Buffer.from(rename(bytes.toString('latin1')), 'latin1'));
 }
 
 function copyIfExists(from: string, to: string): void {

@@ -36,6 +36,7 @@ import { TaskBook, type TaskBookOpener, type TaskRecord, type TaskStore } from '
 import { TaskWakes } from '../tasks/task-wakes.ts';
 import type { HostTool, ToolContext } from '../tools/types.ts';
 import { closeInterruptedChildren, interruptedTaskDetail } from './child-closer.ts';
+import { ChildCopies } from './child-copies.ts';
 import { childSteps } from './child-steps.ts';
 import { runChild, type ChildParent } from './run-child.ts';
 
@@ -201,6 +202,19 @@ export class AgentBackground implements AgentExtension {
     return this.book
       .recent(Number.MAX_SAFE_INTEGER)
       .flatMap((task) => (task.kind === 'subagent' && task.agentId ? [task.agentId] : []));
+  }
+
+  /** The subagents a copy of this agent takes along, each with its id in the copy (child-copies.ts). */
+  childCopies(): ChildCopies {
+    return ChildCopies.of(this.book.recent(Number.MAX_SAFE_INTEGER));
+  }
+
+  /** Writes `copies` of this agent's children into `copy`'s task book and transcripts (duplicateAgent). */
+  copyChildrenInto(copy: AgentBackground, copies: ChildCopies): Promise<void> {
+    return copies.copy(
+      { book: this.book, transcript: this.transcript },
+      { book: copy.book, transcript: copy.transcript },
+    );
   }
 
   /**

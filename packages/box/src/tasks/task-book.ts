@@ -92,6 +92,11 @@ export interface TaskStore {
    */
   started(task: TaskStart): void;
   /**
+   * Records, as it stands, a task that ended in the agent this one is a copy of (duplicateAgent: the
+   * subagents whose transcripts the copy takes along); a running one is refused.
+   */
+  copied(record: TaskRecord): void;
+  /**
    * Records a task's end. In a cluster a task can be marked interrupted while it still runs (its
    * worker paused): once the model was told it was lost it stays interrupted, its outcome recorded.
    */
@@ -194,6 +199,27 @@ export function recordOf(
   };
 }
 
+/** A copied record's columns, in `TaskBook.copied`'s order (a cluster's book adds its own after them). */
+export function copiedValues(record: TaskRecord): unknown[] {
+  if (record.state === 'running')
+    throw new Error(`task ${record.id} is still running: only an ended task is copied`);
+  return [
+    record.id,
+    record.kind,
+    record.turn,
+    record.toolCallId,
+    record.label,
+    record.outputPath,
+    record.agentId,
+    record.state,
+    record.startedAt,
+    record.endedAt,
+    record.outcome === null ? null : JSON.stringify(record.outcome),
+    record.reported ? 1 : 0,
+    record.notice,
+  ];
+}
+
 export class TaskBook implements TaskStore {
   private db: Database.Database | null = null;
 
@@ -217,6 +243,16 @@ export class TaskBook implements TaskStore {
         task.startedAt,
         task.notice === undefined ? 'told' : task.notice, // only a background task's end is owed a wake
       );
+  }
+
+  copied(record: TaskRecord): void {
+    this.open()
+      .prepare(
+        `INSERT INTO tasks (id, kind, turn, tool_call_id, label, output_path, agent_id, state, started_at, ended_at,
+                            outcome, reported, notice)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      )
+      .run(...copiedValues(record));
   }
 
   ended(id: string, endedAt: number, outcome: unknown): void {

@@ -15,6 +15,7 @@
  * book's are (sync-sql.ts).
  */
 import {
+  copiedValues,
   recordOf,
   type TaskNotice,
   type TaskRecord,
@@ -90,6 +91,16 @@ export class PgTaskBook implements TaskStore {
     } catch (error) {
       throw this.fence ? fencedError(this.fence, error) : error;
     }
+  }
+
+  /** The worker it names is the one it ran on in the original, else this one. */
+  copied(record: TaskRecord): void {
+    this.query(
+      `INSERT INTO ${this.table} (agent_id, id, kind, turn, tool_call_id, label, output_path, child_id, state,
+         started_at, ended_at, outcome, reported, notice, worker)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
+      [...copiedValues(record), record.worker ?? this.worker],
+    );
   }
 
   /**
