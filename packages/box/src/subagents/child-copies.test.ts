@@ -34,10 +34,12 @@ const child = (id: string, toolCallId = `call-${id}`): TaskStart => ({
   startedAt: 1,
 });
 
-it('copies the children that are not running, each under a new id every copied mention carries', async () => {
+it('copies the children that are not running, each under a new id every copied mention carries, their ends told', async () => {
   const book = new TaskBook(path.join(dataDir, 'from.db'));
-  book.started(child(ENDED));
+  // A background child whose end the original's model was not told yet.
+  book.started({ ...child(ENDED), notice: null });
   book.ended(ENDED, 2, { result: `done; see ${NESTED}` });
+  expect(book.untold().map((task) => task.id)).toEqual([ENDED]);
   book.started(child(NESTED, `${ENDED}/call-n`));
   book.ended(NESTED, 3, { result: 'nested done' });
   book.started(child(RUNNING));
@@ -65,6 +67,7 @@ it('copies the children that are not running, each under a new id every copied m
   });
   expect(copyBook.get(nested)).toMatchObject({ toolCallId: `${ended}/call-n`, state: 'ended' });
   expect(copyBook.get(RUNNING)).toBeUndefined();
+  expect(copyBook.untold()).toEqual([]);
   expect(copyBook.recent(100)).toHaveLength(2);
   // The transcript under the new id, its mention of the nested child renamed; a child that wrote
   // nothing gets no file, and the originals stay as they were.

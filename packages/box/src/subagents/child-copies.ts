@@ -43,7 +43,10 @@ export class ChildCopies {
     return renamed;
   }
 
-  /** Writes each child's transcript, then its record, into the copy, under its new id. */
+  /**
+   * Writes each child's transcript, then its record, into the copy, under its new id; its end counts
+   * as told there (a background child's end wakes the original, not the copy).
+   */
   async copy(from: ChildrenOf, to: ChildrenOf): Promise<void> {
     for (const record of this.records) {
       const source = await from.transcript(record.id);
@@ -61,7 +64,8 @@ export class ChildCopies {
           target.close();
         }
       }
-      to.book.copied(JSON.parse(this.rename(JSON.stringify(record))) as TaskRecord);
+      // Told: the copy owes no wake for work the original ran (its own wake may be under way).
+      to.book.copied({ ...(JSON.parse(this.rename(JSON.stringify(record))) as TaskRecord), notice: 'told' });
     }
   }
 }
