@@ -167,7 +167,8 @@ export function writeLockKey(db: Database, agentId: string): string {
  * statement's `fence_agent_write` call (`$n` its first of three parameters), or none when the fence
  * belongs to no turn (null epoch: a gateway's writes stay unfenced). A write a subagent makes
  * (`child`: it runs on `worker`) is `fence_subagent_write`'s (five parameters): it passes under the
- * lease's epoch, or while the child's task row says it runs on that worker (database.ts).
+ * lease's epoch, or while the child's task row says it runs on that worker (or that worker marked
+ * it lost, to close its transcript: database.ts).
  */
 export function fenceCall(
   db: Database,

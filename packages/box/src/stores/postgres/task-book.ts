@@ -10,9 +10,9 @@
  * tells the model. The reader whose statement marked a row is the only one handed it (the row's lock:
  * a reader racing it finds it marked already) and records itself as `lost_by`: it closes a lost
  * child's transcript, once (`interruptLeftovers` returns the rows it marked; any other read hands
- * them to the book's `lost` listener). A stop asked through a gateway whose worker does not run the task is a flag on its row,
- * which the running worker acts on (cluster/task-stops.ts). Calls are synchronous, as the SQLite
- * book's are (sync-sql.ts).
+ * them to the book's `lost` listener). A stop asked through a gateway whose worker does not run
+ * the task is a flag on its row, which the running worker acts on (cluster/task-stops.ts). Calls are
+ * synchronous, as the SQLite book's are (sync-sql.ts).
  */
 import {
   copiedValues,
