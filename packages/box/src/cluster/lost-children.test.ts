@@ -2,13 +2,16 @@
  * A subagent lost with its worker (real PostgreSQL): whichever reader of the agent's task rows marks
  * it lost (the task list, an `await`, `openSubagent`; a gateway's session or a turn worker's kept
  * one, parked between jobs) closes its transcript, once, and the worker that ran it, back from a
- * pause, writes none of it.
+ * pause, writes none of it; a worker restarted under the name of the process that ran it closes it
+ * when it starts.
  */
+import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { JsonObject } from '@sendbox/txcript';
 import { INTERRUPTED_CALL_RESULT } from '../agent/turn-closer.ts';
 import type { TurnContext } from '../agent/turn-driver.ts';
 import { PARKED_EPOCH } from '../host/turn-sessions.ts';
+import { scriptedProvider } from '../providers/scripted.ts';
 import { noScrub } from '../secrets/scrub.ts';
 import { childTranscripts } from '../stores/agent-stores.ts';
 import { useServices } from '../stores/postgres/backend.ts';
@@ -30,8 +33,8 @@ const agent = { id: AGENT, profile: {}, scrubber: () => noScrub, now: Date.now }
 const line = (role: string, content: JsonObject[]) => `${JSON.stringify({ role, message: { content } })}\n`;
 
 /** What a worker killed mid-child leaves: its task row running (its heartbeat never written: dead), a call open. */
-function childLeftRunning(db: Database): void {
-  new PgTaskBook(db, AGENT, 'ghost', WORKER_TTL_MS).started({
+function childLeftRunning(db: Database, worker = 'ghost'): void {
+  new PgTaskBook(db, AGENT, worker, WORKER_TTL_MS).started({
     id: CHILD,
     kind: 'subagent',
     turn: 0,
@@ -120,5 +123,26 @@ describe('a subagent lost with its worker', () => {
     const ghost = new PgTranscript(db, { agentId: AGENT, epoch: 1 }, { childId: CHILD, worker: 'ghost' });
     expect(() => ghost.append(line('assistant', [{ type: 'text', text: 'late' }]))).toThrow(SupersededError);
     expect(await childRows(db)).toEqual(rows);
+  });
+
+  it('is closed by a worker restarted under the name of the process that ran it, when it starts', async () => {
+    const { db, schema } = await kit.freshSchema();
+    childLeftRunning(db, 'worker-r');
+    await kit.startWorker({
+      dataDirName: 'restarted',
+      schema,
+      masterKey: randomBytes(32),
+      env: {},
+      provider: scriptedProvider([]),
+      workerName: 'worker-r',
+      takeTurns: false,
+    });
+    const { rows } = await db.pool.query<{ state: string; lost_by: string }>(
+      `SELECT state, lost_by FROM ${db.table('tasks')} WHERE agent_id = $1 AND id = $2`,
+      [AGENT, CHILD],
+    );
+    expect(rows).toEqual([{ state: 'interrupted', lost_by: 'worker-r' }]);
+    expect(await closings(db)).toBe(1);
+    expect((await childRows(db)).at(-1)!.epoch).toBeNull();
   });
 });

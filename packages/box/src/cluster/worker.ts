@@ -40,6 +40,8 @@ import { agentHasWork } from '../stores/postgres/inbox.ts';
 import { parseObjectStoreUrl } from '../stores/postgres/object-store-url.ts';
 import { startTurnQueue } from '../stores/postgres/turn-queue.ts';
 import { removeDeletedAgentsCopies, removeLocalCopies } from './local-copies.ts';
+import { closeLeftoverChildren } from './leftover-children.ts';
+import { WritePoints } from '../stores/write-points.ts';
 import { startTurnWorker, turnConcurrency, type TurnWorker } from './turn-worker.ts';
 import { ClusterApprovalWaits } from './approval-waits.ts';
 import { ClusterEvents } from './events.ts';
@@ -245,7 +247,14 @@ export async function startClusterWorker(options: ClusterWorkerOptions): Promise
   let heartbeat: Heartbeat | undefined;
   let taskStops: { stop(): void } | undefined;
   try {
-    await interruptOwnLeftovers(db, workerName);
+    const leftovers = await interruptOwnLeftovers(db, workerName);
+    // A child left open is reported, not a reason not to start: its steps read as they were written.
+    await closeLeftoverChildren(
+      db,
+      workerName,
+      leftovers,
+      WritePoints.fromEnv(options.env ?? process.env),
+    ).catch((error: unknown) => process.stderr.write(`sendbox: ${(error as Error).message}\n`));
     heartbeat = await startHeartbeat(db, workerName, workerTtlMs);
     events = await ClusterEvents.start({ db, databaseUrl: options.databaseUrl, worker: workerName });
     const relayed = events;

@@ -231,16 +231,39 @@ export class PgTaskBook implements TaskStore {
   }
 }
 
+/** A task a previous process of a worker's name left running, and the agent it is of. */
+export interface LeftoverTask {
+  agentId: string;
+  task: TaskRecord;
+}
+
 /**
  * At a worker's start, before it runs anything: the tasks still `running` under its name are a
  * previous process's of the same name (a restart within the TTL keeps the heartbeat fresh), lost
- * with it, as file mode's open finds a crash's. They are marked interrupted; the next session that
- * opens or catches up with the agent tells the model.
+ * with it, as file mode's open finds a crash's. They are marked interrupted, lost by this worker
+ * (which closes their children's transcripts: cluster/leftover-children.ts), and returned; the next
+ * session that opens or catches up with the agent tells the model.
  */
-export async function interruptOwnLeftovers(db: Database, worker: string, now = Date.now()): Promise<number> {
-  const { rowCount } = await db.pool.query(
-    `UPDATE ${db.table('tasks')} SET state = 'interrupted', ended_at = $2 WHERE worker = $1 AND state = 'running'`,
+export async function interruptOwnLeftovers(
+  db: Database,
+  worker: string,
+  now = Date.now(),
+): Promise<LeftoverTask[]> {
+  const table = db.table('tasks');
+  const { rows } = await db.pool.query<Record<string, unknown>>(
+    `UPDATE ${table} SET state = 'interrupted', ended_at = $2, lost_by = $1 WHERE worker = $1 AND state = 'running'
+     RETURNING agent_id AS parent_id, ${COLUMNS}`,
     [worker, now],
   );
-  return rowCount ?? 0;
+  return rows.map((row) => ({
+    agentId: String(row.parent_id),
+    task: {
+      ...recordOf(
+        row,
+        `PostgreSQL ${table} agent ${String(row.parent_id)}`,
+        'the row was not written by sendbox; delete it',
+      ),
+      worker,
+    },
+  }));
 }
