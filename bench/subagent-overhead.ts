@@ -20,7 +20,7 @@ import type { ModelMessage } from '../packages/box/src/providers/types.ts';
 import { noScrub } from '../packages/box/src/secrets/scrub.ts';
 import { SecretStore } from '../packages/box/src/secrets/store.ts';
 import { JsonlFile } from '../packages/box/src/stores/files/jsonl.ts';
-import { childJsonl } from '../packages/box/src/stores/files/agent-stores.ts';
+import { fileChildTranscripts } from '../packages/box/src/stores/files/agent-stores.ts';
 import { agentPaths } from '../packages/box/src/stores/files/layout.ts';
 import { TranscriptWriter } from '../packages/box/src/stores/transcript-writer.ts';
 import { WritePoints } from '../packages/box/src/stores/write-points.ts';
@@ -60,7 +60,7 @@ const parent: ChildParent = {
     now: Date.now,
   },
   dataDir: dir,
-  transcript: (childId) => childJsonl(dir, childId),
+  transcript: fileChildTranscripts(dir),
   provider: model,
   tools: [readTool] as HostTool[],
   maxDepth: 1,

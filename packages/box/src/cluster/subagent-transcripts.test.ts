@@ -3,18 +3,21 @@
  * in a worker process and its transcript is rows of `subagent_transcript`, not a file on that
  * worker's disk; a gateway that never ran it opens its steps (after the worker is gone too), `sendbox
  * export` writes its JSONL where file mode keeps it and txcript reads it back with the same records,
- * listed under its parent; deleting the agent deletes the child's rows.
+ * listed under its parent; deleting the agent deletes the child's rows; a duplicate of the agent
+ * takes the child's rows and task row along under a new child id.
  */
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { grokBot } from '@sendbox/txcript';
 import { describe, expect, it } from 'vitest';
 import { INTERRUPTED_CALL_RESULT } from '../agent/turn-closer.ts';
+import { scriptedProvider, withScript } from '../providers/scripted.ts';
 import { agentPaths } from '../stores/files/layout.ts';
 import { useServices } from '../stores/postgres/backend.ts';
 import type { Database } from '../stores/postgres/database.ts';
 import { ledgerIds, useClusterKit } from '../testing/cluster-kit.ts';
+import { sendText } from '../testing/host-fixture.ts';
 import { until } from '../testing/processes.ts';
 import { exportCluster } from './export.ts';
 
@@ -161,4 +164,62 @@ describe("a subagent's transcript in a cluster", () => {
       ],
     );
   }, 150_000);
+
+  it("is copied with the agent: the duplicate's task row and rows name a new child id, which its openSubagent opens", async () => {
+    const schema = kit.schemaName();
+    const masterKey = randomBytes(32);
+    const child = withScript('Log delta.', [
+      { toolCalls: [{ name: 'shell', input: { command: "echo 'delta c1'" } }] },
+      { text: 'delta logged' },
+    ]);
+    const provider = scriptedProvider((request) => {
+      const last = request.messages.at(-1);
+      if (last?.role !== 'tool')
+        return { toolCalls: [{ name: 'task', input: { description: 'log delta', prompt: child } }] };
+      return last.content.some((part) => part.type === 'tool-result' && part.toolName === 'send_message')
+        ? {}
+        : sendText('logged');
+    });
+    const { worker: gateway } = await kit.startWorker({
+      dataDirName: 'copy-gateway',
+      schema,
+      masterKey,
+      env: {},
+      provider: scriptedProvider([]),
+      workerName: 'gateway',
+      takeTurns: false,
+    });
+    await kit.startWorker({
+      dataDirName: 'copy-worker',
+      schema,
+      masterKey,
+      env: {},
+      provider,
+      workerName: 'worker-a',
+    });
+    const { db } = gateway;
+    const agent = await gateway.host.createAgent({ name: 'Parent' });
+    kit.removeAgentObjects(agent.id);
+    await gateway.host.sendPrompt({ agentId: agent.id, prompt: 'go', clientNonce: 'n0' });
+    await until(async () => (await ledgerIds(db, agent.id)).includes('t0e'), 'the turn to end', 60_000);
+    const [task] = await gateway.host.listTasks(agent.id);
+    const childId = task!.agentId!;
+    const text = await childText(db, agent.id, childId);
+    expect(text).toContain('delta c1');
+
+    const copy = await gateway.host.duplicateAgent(agent.id);
+    kit.removeAgentObjects(copy.id);
+    const copied = await gateway.host.listTasks(copy.id);
+    expect(copied).toMatchObject([{ kind: 'subagent', state: 'ended', label: 'log delta' }]);
+    const copiedId = copied[0]!.agentId!;
+    expect(copiedId).not.toBe(childId);
+    expect(await childText(db, copy.id, copiedId)).toBe(text);
+    expect(await childText(db, copy.id, childId)).toBe('');
+    const steps = await gateway.host.openSubagent(copy.id, copiedId);
+    expect(steps.filter((step) => step.kind === 'tool-call').map((call) => [call.name, call.status])).toEqual(
+      [['shell', 'success']],
+    );
+    // The original's child is as it was.
+    expect(await childText(db, agent.id, childId)).toBe(text);
+  }, 120_000);
 });

@@ -41,6 +41,8 @@ import { agentHasWork } from '../stores/postgres/inbox.ts';
 import { parseObjectStoreUrl } from '../stores/postgres/object-store-url.ts';
 import { startTurnQueue } from '../stores/postgres/turn-queue.ts';
 import { removeDeletedAgentsCopies, removeLocalCopies } from './local-copies.ts';
+import { closeLeftoverChildren } from './leftover-children.ts';
+import { WritePoints } from '../stores/write-points.ts';
 import { startTurnWorker, turnConcurrency, type TurnWorker } from './turn-worker.ts';
 import { ClusterApprovalWaits } from './approval-waits.ts';
 import { ClusterEvents } from './events.ts';
@@ -247,7 +249,14 @@ export async function startClusterWorker(options: ClusterWorkerOptions): Promise
   let heartbeat: Heartbeat | undefined;
   let taskStops: { stop(): void } | undefined;
   try {
-    await interruptOwnLeftovers(db, workerName);
+    const leftovers = await interruptOwnLeftovers(db, workerName);
+    // A child left open is reported, not a reason not to start: its steps read as they were written.
+    await closeLeftoverChildren(
+      db,
+      workerName,
+      leftovers,
+      WritePoints.fromEnv(options.env ?? process.env),
+    ).catch((error: unknown) => process.stderr.write(`sendbox: ${(error as Error).message}\n`));
     heartbeat = await startHeartbeat(db, workerName, workerTtlMs);
     events = await ClusterEvents.start({ db, databaseUrl: options.databaseUrl, worker: workerName });
     const relayed = events;
@@ -263,7 +272,7 @@ export async function startClusterWorker(options: ClusterWorkerOptions): Promise
         new PgSealedDocument(db, keys.secretsKey, agentDocumentNames(agentId).approvals),
       approvalWaits: new ClusterApprovalWaits(db, workerName, (agentId) => relayed.askTurn(agentId, 'yield')),
       memory: clusterMemory(db, keys.secretsKey),
-      taskBooks: (agentId, fence) => new PgTaskBook(db, agentId, workerName, workerTtlMs, fence),
+      taskBooks: (agentId, fence, lost) => new PgTaskBook(db, agentId, workerName, workerTtlMs, fence, lost),
       taskOutputs: (agentId) => new PgTaskOutputs(db, agentId),
       routineBooks: pgRoutineBooks(db),
       stores: () => stores,

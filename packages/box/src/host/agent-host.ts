@@ -5,13 +5,13 @@
  */
 import { randomUUID } from 'node:crypto';
 import { copyFileSync } from 'node:fs';
-import { cp, mkdir, readdir, rm, stat } from 'node:fs/promises';
+import { cp, mkdir, readdir, readFile, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { LedgerEntry } from '@sendbox/protocol';
 import { openLedgerForWrite, titleFromUserText } from '@sendbox/txcript';
 import { AttachmentStore, DEFAULT_MAX_ATTACHMENT_BYTES } from '../attachments/store.ts';
-import { ensurePrivateDir, removeAtomicTemps } from '../fs/atomic.ts';
+import { ensurePrivateDir, removeAtomicTemps, writeFileAtomic } from '../fs/atomic.ts';
 import { searchCacheDir } from '../search/message-search.ts';
 import { providerFromEnv, statusOf, type ProviderFromEnv } from '../providers/index.ts';
 import { ModelSettings, type ModelSettingsInput } from './model-settings.ts';
@@ -30,6 +30,7 @@ import { AgentCompactions } from '../context/agent-compaction.ts';
 import { CalibrationBook } from '../context/calibration-book.ts';
 import { AgentLifecycle } from '../agent/lifecycle.ts';
 import { AgentBackgrounds } from '../subagents/agent-background.ts';
+import { ChildCopies } from '../subagents/child-copies.ts';
 import type { TaskView } from '../tasks/agent-tasks.ts';
 import { AgentSession, type SessionConfig } from '../agent/agent-session.ts';
 import type { PromptRevision } from '../agent/revisions.ts';
@@ -60,9 +61,8 @@ import { boxTimeZone, minIntervalFromEnv } from '../routines/schedule.ts';
 import type { RoutineBooks } from '../routines/routine-book.ts';
 import { StateError } from '../tools/update-state/schema.ts';
 import { MemoryBook, memoryFiles, type MemoryPlace } from '../memory/agent-memory.ts';
-import type { AgentFence } from '../stores/postgres/leases.ts';
 import type { SharedTaskOutput } from '../tasks/shared-output.ts';
-import type { TaskStore } from '../tasks/task-book.ts';
+import type { TaskBookOpener } from '../tasks/task-book.ts';
 import { forgetEntry, memoryView, type MemoryView } from '../memory/memory-view.ts';
 import type { MemoryScope } from '../memory/memory-store.ts';
 import { AgentProfiles } from '../profile/profile-editor.ts';
@@ -144,8 +144,7 @@ export interface AgentHostOptions {
   /** The cards calls wait on, known to every worker of a cluster (cluster/approval-waits.ts); default none. */
   approvalWaits?: ApprovalStores['waits'];
   /** Where an agent's background-task records are kept (default: `agents/<id>/tasks.db`; a cluster's: its rows). */
-  /** `fence`: the session's stores' lease fence (a cluster's), which a turn's task rows pass. */
-  taskBooks?: (agentId: string, fence?: AgentFence) => TaskStore;
+  taskBooks?: TaskBookOpener;
   /** Where background commands' output is shared with other workers (a cluster's rows); default none. */
   taskOutputs?: (agentId: string) => SharedTaskOutput;
   /** Where agent and user memory is kept (default: the data dir's `memory.json` files; a cluster's: its rows). */
@@ -678,14 +677,20 @@ export class LocalAgentHost implements AgentHost {
     await source.idle();
     if (this.focused !== id) await source.refresh();
     const newId = randomUUID();
+    const children = this.backgrounds.of(id)?.childCopies() ?? ChildCopies.of([]);
     try {
-      return await this.copyAgent(source, newId);
+      return await this.copyAgent(source, newId, children);
     } catch (error) {
-      throw await this.undoNewAgent(newId, `the copy of agent ${id}`, error);
+      const undone = await this.undoNewAgent(newId, `the copy of agent ${id}`, error);
+      for (const child of children.ids.values())
+        await rm(agentPaths(this.dataDir, child).transcriptDir, { recursive: true, force: true }).catch(
+          () => undefined,
+        );
+      throw undone;
     }
   }
 
-  private async copyAgent(source: AgentSession, newId: string): Promise<RosterRow> {
+  private async copyAgent(source: AgentSession, newId: string, children: ChildCopies): Promise<RosterRow> {
     const id = source.id;
     const from = source.paths;
     const to = agentPaths(this.dataDir, newId);
@@ -700,7 +705,8 @@ export class LocalAgentHost implements AgentHost {
     });
     // Attachments first, so entries that point at them never dangle.
     await cp(from.attachments, to.attachments, { recursive: true, errorOnExist: false }).catch(ignoreMissing);
-    copyIfExists(from.jsonl, to.jsonl);
+    // The JSONL and the entries name the copy's own children (child-copies.ts).
+    await copyRenamed(from.jsonl, to.jsonl, (text) => children.rename(text));
     copyIfExists(from.memory, to.memory);
     // Ledger entries: same ids and order; file URLs into the old attachment folder are pointed at the copy.
     const oldPrefix = pathToFileURL(from.attachments).href;
@@ -711,7 +717,7 @@ export class LocalAgentHost implements AgentHost {
         .join(JSON.stringify(newPrefix).slice(1, -1))
         .split(JSON.stringify(from.attachments).slice(1, -1))
         .join(JSON.stringify(to.attachments).slice(1, -1));
-      return JSON.parse(text) as LedgerEntry;
+      return JSON.parse(children.rename(text)) as LedgerEntry;
     });
     const ledger = openLedgerForWrite(to.storeDb);
     try {
@@ -722,6 +728,9 @@ export class LocalAgentHost implements AgentHost {
     }
     await mkdir(to.sandbox, { recursive: true, mode: 0o700 });
     const session = await this.session(newId);
+    const copied = this.backgrounds.of(newId);
+    if (children.ids.size > 0 && copied)
+      await this.backgrounds.of(source.id)!.copyChildrenInto(copied, children);
     this.emit({ type: 'roster', agentId: newId, change: 'created' });
     return this.rowOf(session);
   }
@@ -1184,6 +1193,21 @@ async function inBatches<T>(
     while (next < items.length) await run(items[next++]!);
   };
   await Promise.all(Array.from({ length: Math.min(size, items.length) }, worker));
+}
+
+/**
+ * Copies a file as `rename` changes its ASCII names (atomically): read as latin1, every other byte
+ * is kept as it was, torn UTF-8 included. None when there is no source.
+ */
+async function copyRenamed(from: string, to: string, rename: (text: string) => string): Promise<void> {
+  let bytes: Buffer;
+  try {
+    bytes = await readFile(from);
+  } catch (error) {
+    ignoreMissing(error);
+    return;
+  }
+  await writeFileAtomic(to, Buffer.from(rename(bytes.toString('latin1')), 'latin1'));
 }
 
 function copyIfExists(from: string, to: string): void {

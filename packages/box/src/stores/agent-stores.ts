@@ -3,7 +3,7 @@
  * today: stores/files/agent-stores.ts) and the session reaches its data only through these
  * interfaces, never through a file of its own choosing.
  */
-import type { AgentPaths } from './files/layout.ts';
+import { isSubagentId, type AgentPaths } from './files/layout.ts';
 import type { AgentFence } from './postgres/leases.ts';
 import type { Profile } from './files/profile.ts';
 import type { AttachmentsStore } from './attachments.ts';
@@ -53,12 +53,28 @@ export interface AgentStores {
    * The transcript of a subagent this agent started (`sand-subagent-<uuid>`), written by its
    * TranscriptWriter as the agent's own is: on files the JSONL at
    * `agent-transcripts/<child>/<child>.jsonl`; a cluster's rows, written behind this agent's fence.
+   * Any other id is refused (a rejection): every backend's goes through `childTranscripts`.
    */
   childTranscript(childId: string): Promise<TranscriptLog>;
   /** True when the ledger was replaced under the session (another file in its place): read it all again. */
   replaced(): boolean;
   /** Closes every store (the focus lock is released). */
   close(): void;
+}
+
+/**
+ * `AgentStores.childTranscript` over a backend's own opener, behind the check every backend relies
+ * on: only a subagent id names a child's log (on files it is a folder name under
+ * `agent-transcripts/`, in a cluster a key of the parent's rows), so another agent's id or a path
+ * never opens one.
+ */
+export function childTranscripts(
+  open: (childId: string) => TranscriptLog,
+): (childId: string) => Promise<TranscriptLog> {
+  return (childId) =>
+    isSubagentId(childId)
+      ? Promise.resolve().then(() => open(childId))
+      : Promise.reject(new Error(`not a subagent id: ${JSON.stringify(childId)}`));
 }
 
 /** What opens an agent's stores (created when missing). */

@@ -331,6 +331,69 @@ describe('subagents in the box', () => {
     expect(JSON.parse(txcript(box.dataDir, 'list', '--from', 'grok_bot', '--json'))).toEqual([]);
   });
 
+  it('duplicateAgent takes the children along under new ids: the copy opens their steps, and each agent deletes only its own', async () => {
+    let result: Record<string, unknown> = {};
+    const { box } = await boxWith([
+      {
+        toolCalls: [
+          {
+            name: 'task',
+            input: {
+              description: 'count files',
+              prompt: withScript('Count the files in the sandbox.', [
+                { toolCalls: [{ name: 'shell', input: { command: 'ls | wc -l' } }] },
+                { text: 'There are 0 files.' },
+              ]),
+            },
+          },
+        ],
+      },
+      (results) => {
+        result = results[0] ?? {};
+        return finish[0]!;
+      },
+      {},
+    ]);
+    await box.prompt('how many files?');
+    const childId = String(successOf(result).agentId);
+    const childText = await readFile(agentPaths(box.dataDir, childId).jsonl, 'utf8');
+
+    const copy = await box.host.duplicateAgent(box.agentId);
+    const tasks = await box.host.listTasks(copy.id);
+    expect(tasks).toHaveLength(1);
+    const copiedId = tasks[0]!.agentId!;
+    expect(copiedId).toMatch(/^sand-subagent-[0-9a-f-]{36}$/);
+    expect(copiedId).not.toBe(childId);
+    expect(tasks[0]).toMatchObject({ kind: 'subagent', state: 'ended', label: 'count files' });
+    const steps = await box.host.openSubagent(copy.id, copiedId);
+    expect(steps.filter((step) => step.kind === 'tool-call').map((call) => [call.name, call.status])).toEqual(
+      [['shell', 'success']],
+    );
+    expect(await readFile(agentPaths(box.dataDir, copiedId).jsonl, 'utf8')).toBe(childText);
+    // The copy's JSONL and its ledger name its own child, not the original's.
+    const copyJsonl = await readFile(agentPaths(box.dataDir, copy.id).jsonl, 'utf8');
+    expect(copyJsonl).toContain(copiedId);
+    expect(copyJsonl).not.toContain(childId);
+    const row = (await box.host.entriesAfter(copy.id, 0)).find(
+      (entry) => entry.kind === 'tool-call' && entry.name === 'task',
+    );
+    expect(JSON.stringify(row)).toContain(copiedId);
+    await expect(box.host.openSubagent(copy.id, childId)).rejects.toMatchObject({ status: 404 });
+    // txcript lists each child under its own parent.
+    const sessions = JSON.parse(txcript(box.dataDir, 'list', '--from', 'grok_bot', '--json')) as Array<{
+      id: string;
+      parent: string | null;
+    }>;
+    expect(sessions.find((session) => session.id === copiedId)?.parent).toBe(copy.id);
+    expect(sessions.find((session) => session.id === childId)?.parent).toBe(box.agentId);
+
+    // Deleting the copy deletes its child's transcript, not the original's.
+    await box.host.deleteAgent(copy.id);
+    await expect(readFile(agentPaths(box.dataDir, copiedId).jsonl, 'utf8')).rejects.toThrow(/ENOENT/);
+    expect(await readFile(agentPaths(box.dataDir, childId).jsonl, 'utf8')).toBe(childText);
+    expect((await box.host.openSubagent(box.agentId, childId)).length).toBe(steps.length);
+  });
+
   it('a background child returns at once and is awaited with its result', async () => {
     let started: Record<string, unknown> = {};
     let awaited: Record<string, unknown> = {};

@@ -24,20 +24,20 @@ import { stepBudget, type StepBudget } from '../agent/turn.ts';
 import type { TurnContext } from '../agent/turn-driver.ts';
 import type { ModelProvider } from '../providers/types.ts';
 import type { AgentStores } from '../stores/agent-stores.ts';
-import { childJsonl } from '../stores/files/agent-stores.ts';
+import { fileChildTranscripts } from '../stores/files/agent-stores.ts';
 import { agentPaths } from '../stores/files/layout.ts';
 import type { SequencedEntry } from '../stores/ledger.ts';
-import type { AgentFence } from '../stores/postgres/leases.ts';
 import { readRecords, type TranscriptLog } from '../stores/transcript.ts';
 import type { WritePoints } from '../stores/write-points.ts';
 import { AgentTasks, type TaskView } from '../tasks/agent-tasks.ts';
 import { interruptedNote } from '../tasks/interrupted-note.ts';
 import { backgroundLimits } from '../tasks/limits.ts';
-import { TaskBook, type TaskStore } from '../tasks/task-book.ts';
+import { TaskBook, type TaskBookOpener, type TaskRecord, type TaskStore } from '../tasks/task-book.ts';
 import type { SharedTaskOutput } from '../tasks/shared-output.ts';
 import { TaskWakes } from '../tasks/task-wakes.ts';
 import type { HostTool, ToolContext } from '../tools/types.ts';
 import { closeInterruptedChildren, interruptedTaskDetail } from './child-closer.ts';
+import { ChildCopies } from './child-copies.ts';
 import { childSteps } from './child-steps.ts';
 import { runChild, type ChildParent } from './run-child.ts';
 
@@ -62,7 +62,7 @@ export interface BackgroundHost {
    * Where an agent's task records are kept (default: `tasks.db` in its folder; a cluster's: its rows,
    * behind the session's lease `fence`).
    */
-  taskBook?(agentId: string, fence?: AgentFence): TaskStore;
+  taskBook?: TaskBookOpener;
   /** Where commands' output is shared with other workers (a cluster's: tasks/shared-output.ts); default none. */
   taskOutput?(agentId: string): SharedTaskOutput;
   /** The box's log (a failure to share output is told there). */
@@ -87,6 +87,8 @@ export class AgentBackground implements AgentExtension {
   /** Opens a child's transcript (the session's stores'). */
   private readonly transcript: (childId: string) => Promise<TranscriptLog>;
   private budget: { turn: number; budget: StepBudget } | null = null;
+  /** The closing of the children a read of the book found lost (in order; never rejects). */
+  private closing: Promise<void> = Promise.resolve();
   private sessionClosed = false;
 
   constructor(
@@ -97,8 +99,10 @@ export class AgentBackground implements AgentExtension {
     /** Told when the session closes (AgentBackgrounds lets this go once none of its tasks runs). */
     private readonly onClosed: (background: AgentBackground) => void = () => undefined,
   ) {
-    this.book = host.taskBook?.(agent.id, stores.fence) ?? new TaskBook(taskBookFile(host.dataDir, agent.id));
-    this.transcript = stores.childTranscript ?? ((childId) => childJsonl(host.dataDir, childId));
+    this.book =
+      host.taskBook?.(agent.id, stores.fence, (lost) => this.closeLost(lost)) ??
+      new TaskBook(taskBookFile(host.dataDir, agent.id));
+    this.transcript = stores.childTranscript ?? fileChildTranscripts(host.dataDir);
     this.tasks = new AgentTasks({
       book: this.book,
       limits: () => backgroundLimits(agent.profile.background),
@@ -132,18 +136,33 @@ export class AgentBackground implements AgentExtension {
 
   /** What a crash cut is marked interrupted, its children closed, and the model told once. */
   async opened(): Promise<string | null> {
-    const interrupted = this.tasks.recoverInterrupted();
-    await closeInterruptedChildren(
-      this.transcript,
-      interrupted,
-      this.agent.scrubber(),
-      this.host.writePoints,
-    );
+    await this.closeChildren(this.tasks.recoverInterrupted());
     const unreported = this.book.unreported();
     // Marked first: a note whose write then fails is lost, never told twice. One that ended since
     // it was read (its worker was only paused) is not marked, and its end is told instead.
     const marked = new Set(this.book.markReported(unreported.map((task) => task.id)));
     return interruptedNote(unreported.filter((task) => marked.has(task.id)));
+  }
+
+  /**
+   * Tasks a read of the book (the task list, an `await`, `openSubagent`) marked lost: this reader
+   * alone marked them, so it closes their children's transcripts, after what it closes already.
+   */
+  private closeLost(lost: TaskRecord[]): void {
+    this.closing = this.closing.then(() =>
+      this.closeChildren(lost).catch(() => {
+        // Left open (the database unreachable): the child's steps read as they were written.
+      }),
+    );
+  }
+
+  private closeChildren(interrupted: readonly TaskRecord[]): Promise<void> {
+    return closeInterruptedChildren(
+      this.transcript,
+      interrupted,
+      this.agent.scrubber(),
+      this.host.writePoints,
+    );
   }
 
   /**
@@ -192,6 +211,19 @@ export class AgentBackground implements AgentExtension {
       .flatMap((task) => (task.kind === 'subagent' && task.agentId ? [task.agentId] : []));
   }
 
+  /** The subagents a copy of this agent takes along, each with its id in the copy (child-copies.ts). */
+  childCopies(): ChildCopies {
+    return ChildCopies.of(this.book.recent(Number.MAX_SAFE_INTEGER));
+  }
+
+  /** Writes `copies` of this agent's children into `copy`'s task book and transcripts (duplicateAgent). */
+  copyChildrenInto(copy: AgentBackground, copies: ChildCopies): Promise<void> {
+    return copies.copy(
+      { book: this.book, transcript: this.transcript },
+      { book: copy.book, transcript: copy.transcript },
+    );
+  }
+
   /**
    * A child's steps from its transcript, read through the agent's stores (a cluster's rows, wherever
    * the child ran); undefined when this agent started no such child (its task book says).
@@ -199,6 +231,8 @@ export class AgentBackground implements AgentExtension {
   async childSteps(subagentId: string): Promise<SequencedEntry[] | undefined> {
     const task = this.book.get(subagentId);
     if (!task || task.kind !== 'subagent' || task.agentId !== subagentId) return undefined;
+    // A child this read found lost is closed first, so its steps show its calls' ends.
+    await this.closing;
     const log = await this.transcript(subagentId);
     try {
       return childSteps(await readRecords(log), this.agent.scrubber());
@@ -211,7 +245,11 @@ export class AgentBackground implements AgentExtension {
    * What a call at `depth` (0: the agent's own turn) gets: the agent's task registry, and a
    * launcher of children while the profile's depth allows one more level.
    */
-  private servicesAt(depth: number, call: ToolCallRef, budget: StepBudget | undefined): Partial<ToolContext> {
+  private servicesAt(
+    depth: number,
+    call: ToolContext['call'] & ToolCallRef,
+    budget: StepBudget | undefined,
+  ): Partial<ToolContext> {
     const provider = this.host.provider();
     const limits = backgroundLimits(this.agent.profile.background);
     return {
@@ -241,9 +279,14 @@ export class AgentBackground implements AgentExtension {
         ? { compaction: (child: CompactedAgent) => this.host.childCompaction!(child) }
         : {}),
       ...(budget ? { budget } : {}),
-      // A child's own calls: its ids are its own, so the book keys them under the child.
+      // A child's own calls: its ids are its own, so the book keys them under the child; what they
+      // start is fenced on the child's run as well as on the lease (it outlives the parent's turn).
       toolServices: (childId, call) =>
-        this.servicesAt(depth + 1, { turn: call.turn, toolCallId: `${childId}/${call.toolCallId}` }, budget),
+        this.servicesAt(
+          depth + 1,
+          { turn: call.turn, toolCallId: `${childId}/${call.toolCallId}`, subagentId: childId },
+          budget,
+        ),
       onEntry: (subagentId, entry) =>
         this.host.emit({ type: 'subagent-entry', agentId: agent.id, subagentId, entry }),
     };

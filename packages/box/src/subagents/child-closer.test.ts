@@ -1,9 +1,9 @@
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { grokBot, type JsonObject } from '@sendbox/txcript';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { childJsonl } from '../stores/files/agent-stores.ts';
+import { fileChildTranscripts } from '../stores/files/agent-stores.ts';
 import { agentPaths } from '../stores/files/layout.ts';
 import { INTERRUPTED_CALL_RESULT, repairOf } from '../agent/turn-closer.ts';
 import { WritePoints } from '../stores/write-points.ts';
@@ -72,7 +72,7 @@ describe('closing after a crash during a child', () => {
     const reopened = new TaskBook(book.file);
     const interrupted = reopened.interruptLeftovers(2);
     expect(interrupted.map((t) => t.id)).toEqual([CHILD]);
-    await closeInterruptedChildren((id) => childJsonl(dataDir, id), interrupted, noScrub, new WritePoints());
+    await closeInterruptedChildren(fileChildTranscripts(dataDir), interrupted, noScrub, new WritePoints());
     expect((await recordsOf(childFile)).at(-1)).toEqual(
       record('tool', [
         { type: 'tool_result', name: 'shell', result: { error: { error: INTERRUPTED_CALL_RESULT } } },
@@ -96,7 +96,7 @@ describe('closing after a crash during a child', () => {
       ...repair.records.map((r) => record(r.role, r.blocks as unknown as JsonObject[])),
     ]);
     // Closing again adds nothing (deterministic, repeatable).
-    await closeInterruptedChildren((id) => childJsonl(dataDir, id), interrupted, noScrub, new WritePoints());
+    await closeInterruptedChildren(fileChildTranscripts(dataDir), interrupted, noScrub, new WritePoints());
     expect((await recordsOf(childFile)).length).toBe(3);
 
     const listed = await grokBot.store!({
@@ -113,5 +113,23 @@ describe('closing after a crash during a child', () => {
       /^\[SAND_HIDDEN_PROMPT\]\[event\]\nThe box stopped while this background work ran[\s\S]*subagent sand-subagent-0a0b0c0d[^\n]*count files/,
     );
     reopened.close();
+  });
+
+  it('leaves no folder for a child the crash cut before its first record', async () => {
+    const book = new TaskBook(path.join(dataDir, 'tasks.db'));
+    book.started({
+      id: CHILD,
+      kind: 'subagent',
+      turn: 0,
+      toolCallId: 'call_task',
+      label: 'count files',
+      outputPath: null,
+      agentId: CHILD,
+      startedAt: 1,
+    });
+    const interrupted = book.interruptLeftovers(2);
+    book.close();
+    await closeInterruptedChildren(fileChildTranscripts(dataDir), interrupted, noScrub, new WritePoints());
+    await expect(stat(agentPaths(dataDir, CHILD).transcriptDir)).rejects.toMatchObject({ code: 'ENOENT' });
   });
 });

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { grokBot } from '@sendbox/txcript';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { AttachmentStore } from '../attachments/store.ts';
-import { childJsonl } from '../stores/files/agent-stores.ts';
+import { fileChildTranscripts } from '../stores/files/agent-stores.ts';
 import { agentPaths } from '../stores/files/layout.ts';
 import { stepBudget, type StepBudget } from '../agent/turn.ts';
 import type { SequencedEntry } from '../stores/ledger.ts';
@@ -73,7 +73,7 @@ function parent(): ChildParent {
       now: Date.now,
     },
     dataDir,
-    transcript: (childId) => childJsonl(dataDir, childId),
+    transcript: fileChildTranscripts(dataDir),
     provider: model,
     tools: tools(),
     maxDepth: options.maxDepth,

@@ -184,6 +184,8 @@ export class AgentTasks {
   async startCommand(input: {
     turn: number;
     toolCallId: string;
+    /** The subagent whose call starts it (absent: the agent's own turn): TaskStore.started. */
+    startedBy?: string;
     label: string;
     sandboxDir: string;
     spec: LaunchSpec & { cwd: string };
@@ -205,6 +207,7 @@ export class AgentTasks {
         notice: null,
       },
       'The background command',
+      input.startedBy,
     );
     if ('refused' in record) {
       await output.close();
@@ -261,6 +264,8 @@ export class AgentTasks {
   startChild(input: {
     turn: number;
     toolCallId: string;
+    /** The subagent whose call starts it (absent: the agent's own turn): TaskStore.started. */
+    startedBy?: string;
     agentId: string;
     label: string;
     /** A background child's end wakes its idle parent; a foreground one's is the tool's result. */
@@ -281,6 +286,7 @@ export class AgentTasks {
         notice: input.background ? null : 'told',
       },
       'The subagent',
+      input.startedBy,
     );
     if ('refused' in record) return record;
     const task: LiveTask = {
@@ -444,6 +450,7 @@ export class AgentTasks {
       'id' | 'kind' | 'turn' | 'toolCallId' | 'label' | 'outputPath' | 'agentId' | 'notice'
     >,
     what: string,
+    startedBy: string | undefined,
   ): TaskRecord | { refused: string } {
     const record: TaskRecord = {
       ...fields,
@@ -454,7 +461,7 @@ export class AgentTasks {
       reported: false,
     };
     try {
-      this.options.book.started(record);
+      this.options.book.started(startedBy === undefined ? record : { ...record, startedBy });
       return record;
     } catch (error) {
       return {

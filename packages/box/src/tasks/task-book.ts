@@ -17,6 +17,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { z } from 'zod';
+import type { AgentFence } from '../stores/postgres/leases.ts';
 
 const DDL = `
 CREATE TABLE IF NOT EXISTS tasks (
@@ -70,17 +71,31 @@ export interface TaskRecord {
   worker?: string;
 }
 
+/** What `TaskStore.started` records. */
+export type TaskStart = Omit<
+  TaskRecord,
+  'state' | 'endedAt' | 'outcome' | 'reported' | 'notice' | 'worker'
+> & {
+  notice?: TaskNotice;
+  startedBy?: string;
+};
+
 /**
  * Where an agent's task records are kept: `tasks.db` in its folder (TaskBook), or a cluster's rows
  * every worker shares (stores/postgres/task-book.ts). Calls are synchronous, as SQLite's are.
  */
 export interface TaskStore {
-  /** Records a task as running (before it starts: a crash after this reports it interrupted). */
-  started(
-    task: Omit<TaskRecord, 'state' | 'endedAt' | 'outcome' | 'reported' | 'notice' | 'worker'> & {
-      notice?: TaskNotice;
-    },
-  ): void;
+  /**
+   * Records a task as running (before it starts: a crash after this reports it interrupted).
+   * `startedBy`: the subagent whose call starts it (absent: the agent's own turn); a cluster's book
+   * fences the record on that child's run as well as on the turn's lease epoch.
+   */
+  started(task: TaskStart): void;
+  /**
+   * Records, as it stands, a task that ended in the agent this one is a copy of (duplicateAgent: the
+   * subagents whose transcripts the copy takes along); a running one is refused.
+   */
+  copied(record: TaskRecord): void;
   /**
    * Records a task's end. In a cluster a task can be marked interrupted while it still runs (its
    * worker paused): once the model was told it was lost it stays interrupted, its outcome recorded.
@@ -116,6 +131,17 @@ export interface TaskStore {
   requestStop?(id: string): boolean;
   close(): void;
 }
+
+/**
+ * Opens an agent's task book for one of its sessions: `fence` is the session's stores' lease fence (a
+ * cluster's), which a turn's task rows pass; `lost` is told of the tasks a read of the book marked
+ * lost (a cluster's book: their worker died), so their children's transcripts get closed.
+ */
+export type TaskBookOpener = (
+  agentId: string,
+  fence: AgentFence | undefined,
+  lost: (records: TaskRecord[]) => void,
+) => TaskStore;
 
 const rowSchema = z.object({
   id: z.string(),
@@ -173,15 +199,34 @@ export function recordOf(
   };
 }
 
+/** A copied record's columns, in `TaskBook.copied`'s order (a cluster's book adds its own after them). */
+export function copiedValues(record: TaskRecord): unknown[] {
+  if (record.state === 'running')
+    throw new Error(`task ${record.id} is still running: only an ended task is copied`);
+  return [
+    record.id,
+    record.kind,
+    record.turn,
+    record.toolCallId,
+    record.label,
+    record.outputPath,
+    record.agentId,
+    record.state,
+    record.startedAt,
+    record.endedAt,
+    record.outcome === null ? null : JSON.stringify(record.outcome),
+    record.reported ? 1 : 0,
+    record.notice,
+  ];
+}
+
 export class TaskBook implements TaskStore {
   private db: Database.Database | null = null;
 
   constructor(readonly file: string) {}
 
   /** Records a task as running (before it starts: a crash after this reports it interrupted). */
-  started(
-    task: Omit<TaskRecord, 'state' | 'endedAt' | 'outcome' | 'reported' | 'notice'> & { notice?: TaskNotice },
-  ): void {
+  started(task: TaskStart): void {
     this.open()
       .prepare(
         `INSERT INTO tasks (id, kind, turn, tool_call_id, label, output_path, agent_id, state, started_at, notice)
@@ -198,6 +243,16 @@ export class TaskBook implements TaskStore {
         task.startedAt,
         task.notice === undefined ? 'told' : task.notice, // only a background task's end is owed a wake
       );
+  }
+
+  copied(record: TaskRecord): void {
+    this.open()
+      .prepare(
+        `INSERT INTO tasks (id, kind, turn, tool_call_id, label, output_path, agent_id, state, started_at, ended_at,
+                            outcome, reported, notice)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      )
+      .run(...copiedValues(record));
   }
 
   ended(id: string, endedAt: number, outcome: unknown): void {

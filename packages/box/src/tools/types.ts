@@ -65,8 +65,11 @@ export interface ToolContext {
   tasks?: AgentTasks;
   /** Starts child agents (`task`); absent where no child may start (a child at the depth limit). */
   subagents?: SubagentLauncher;
-  /** The call being run: background work records which call of which turn started it. */
-  call?: { turn: number; toolCallId: string };
+  /**
+   * The call being run: background work records which call of which turn started it, and which
+   * subagent made it (`subagentId`; absent: the agent's own turn), whose run its record is fenced on.
+   */
+  call?: { turn: number; toolCallId: string; subagentId?: string };
   /** Commits an entry of the tool's own to the ledger (the MCP tools' "Connect <server>" card). */
   appendEntry?: (entry: LedgerEntry) => void;
   /** The agent's MCP servers (mcp/hub.ts); absent, `get_mcp_tools` and `mcp` say there are none. */

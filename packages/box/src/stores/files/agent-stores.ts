@@ -7,12 +7,18 @@ import { mkdir } from 'node:fs/promises';
 import { AttachmentStore } from '../../attachments/store.ts';
 import { ensurePrivateDir } from '../../fs/atomic.ts';
 import { SecretStore } from '../../secrets/store.ts';
-import type { AgentStores, ProfileSource, StoreBackend } from '../agent-stores.ts';
+import type { TranscriptLog } from '../transcript.ts';
+import {
+  childTranscripts,
+  type AgentStores,
+  type ProfileSource,
+  type StoreBackend,
+} from '../agent-stores.ts';
 import type { WritePoints } from '../write-points.ts';
 import { fileMark, sameFile, type FileMark } from './file-mark.ts';
 import { Inbox } from './inbox.ts';
 import { JsonlFile } from './jsonl.ts';
-import { agentPaths, isSubagentId } from './layout.ts';
+import { agentPaths } from './layout.ts';
 import { openFileLedger } from './ledger.ts';
 import { readProfile, writeProfile } from './profile.ts';
 import { StoreLock } from './store-lock.ts';
@@ -51,7 +57,7 @@ async function openFileStores(id: string, options: FilesBackendOptions): Promise
     profile,
     focus: lock,
     local: paths,
-    childTranscript: (childId) => childJsonl(options.dataDir, childId),
+    childTranscript: fileChildTranscripts(options.dataDir),
     replaced: () => fileMark(paths.storeDb)?.ino !== storeIno,
     close() {
       lock.release();
@@ -62,12 +68,15 @@ async function openFileStores(id: string, options: FilesBackendOptions): Promise
   };
 }
 
-/** A subagent's JSONL (its folder made): `agent-transcripts/<child>/<child>.jsonl`, as Grok Bot keeps it. */
-export async function childJsonl(dataDir: string, childId: string): Promise<JsonlFile> {
-  if (!isSubagentId(childId)) throw new Error(`not a subagent id: ${JSON.stringify(childId)}`);
-  const paths = agentPaths(dataDir, childId);
-  await ensurePrivateDir(paths.transcriptDir);
-  return new JsonlFile(paths.jsonl);
+/**
+ * The subagents' JSONL files of the data dir (`AgentStores.childTranscript` on files):
+ * `agent-transcripts/<child>/<child>.jsonl`, as Grok Bot keeps them. A child's folder is made by its
+ * first append, so reading or closing a child that never wrote leaves nothing behind.
+ */
+export function fileChildTranscripts(dataDir: string): (childId: string) => Promise<TranscriptLog> {
+  return childTranscripts(
+    (childId) => new JsonlFile(agentPaths(dataDir, childId).jsonl, { makeFolder: true }),
+  );
 }
 
 /** profile.json, read again only when its inode, size or mtime changed (the operator edits it by hand). */

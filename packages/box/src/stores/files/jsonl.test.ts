@@ -1,9 +1,9 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { expect, it } from 'vitest';
 import { CHILD_A, childTranscriptContract, transcriptContract } from '../transcript.contract.ts';
-import { childJsonl } from './agent-stores.ts';
+import { fileChildTranscripts } from './agent-stores.ts';
 import { filesBackend } from './backend.ts';
 import { JsonlFile } from './jsonl.ts';
 import { agentPaths } from './layout.ts';
@@ -18,7 +18,7 @@ transcriptContract(
 
 transcriptContract(
   'files, a subagent',
-  filesBackend((home) => ({ open: () => childJsonl(home, CHILD_A), close: (log) => log.close() })),
+  filesBackend((home) => ({ open: () => fileChildTranscripts(home)(CHILD_A), close: (log) => log.close() })),
 );
 
 childTranscriptContract(
@@ -26,7 +26,7 @@ childTranscriptContract(
   filesBackend((home) => ({
     open: () => ({
       own: () => new JsonlFile(agentPaths(home, 'parent').jsonl),
-      child: (childId) => childJsonl(home, childId),
+      child: fileChildTranscripts(home),
     }),
     close: () => undefined,
   })),
@@ -35,11 +35,26 @@ childTranscriptContract(
 it("writes a subagent's lines to agent-transcripts/<child>/<child>.jsonl, byte for byte, as Grok Bot keeps them", async () => {
   const home = await mkdtemp(path.join(os.tmpdir(), 'sendbox-child-jsonl-'));
   try {
-    const log = await childJsonl(home, CHILD_A);
+    const log = await fileChildTranscripts(home)(CHILD_A);
     log.append('{"role":"user"}\n');
     log.close();
     const file = path.join(home, 'agent-transcripts', CHILD_A, `${CHILD_A}.jsonl`);
     expect(await readFile(file, 'utf8')).toBe('{"role":"user"}\n');
+  } finally {
+    await rm(home, { recursive: true, force: true });
+  }
+});
+
+it("reads and closes a subagent's log that was never written without making its folder", async () => {
+  const home = await mkdtemp(path.join(os.tmpdir(), 'sendbox-child-jsonl-'));
+  try {
+    const log = await fileChildTranscripts(home)(CHILD_A);
+    expect(await log.read()).toBe('');
+    expect(log.unchanged()).toBe(true);
+    log.close();
+    await expect(stat(path.join(home, 'agent-transcripts', CHILD_A))).rejects.toMatchObject({
+      code: 'ENOENT',
+    });
   } finally {
     await rm(home, { recursive: true, force: true });
   }

@@ -3,8 +3,9 @@
  * fails part-way (a full disk) is cut back with `ftruncate`, so no torn line stays behind. The file's
  * inode and size after this log's own appends tell whether another writer changed it.
  */
-import { closeSync, fstatSync, ftruncateSync, openSync, readSync, writeSync } from 'node:fs';
+import { closeSync, fstatSync, ftruncateSync, mkdirSync, openSync, readSync, writeSync } from 'node:fs';
 import { open } from 'node:fs/promises';
+import path from 'node:path';
 import { isNotFound } from '../../sandbox/paths.ts';
 import type { TranscriptLog } from '../transcript.ts';
 import { fileMark } from './file-mark.ts';
@@ -20,7 +21,11 @@ export class JsonlFile implements TranscriptLog {
   /** What the file is if only this log appended since it was read; null once another writer was seen. */
   private mark: JsonlMark | null = null;
 
-  constructor(readonly source: string) {}
+  constructor(
+    readonly source: string,
+    /** Make the file's folder (private) at the first append, not before: a subagent's (agent-stores.ts). */
+    private readonly options: { makeFolder?: boolean } = {},
+  ) {}
 
   append(text: string): void {
     const bytes = Buffer.from(text, 'utf8');
@@ -79,6 +84,7 @@ export class JsonlFile implements TranscriptLog {
    */
   private open(): number {
     if (this.fd !== null) return this.fd;
+    if (this.options.makeFolder) mkdirSync(path.dirname(this.source), { recursive: true, mode: 0o700 });
     const fd = openSync(this.source, 'a+', 0o600);
     const info = fstatSync(fd);
     const size = info.size;

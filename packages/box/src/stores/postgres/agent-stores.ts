@@ -8,7 +8,12 @@ import { mkdir } from 'node:fs/promises';
 import type { PgBoss } from 'pg-boss';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { AttachmentStore } from '../../attachments/store.ts';
-import type { AgentStores, ProfileSource, StoreBackend } from '../agent-stores.ts';
+import {
+  childTranscripts,
+  type AgentStores,
+  type ProfileSource,
+  type StoreBackend,
+} from '../agent-stores.ts';
 import { agentPaths, isSafeAgentId } from '../files/layout.ts';
 import { profileSchema, readProfile, type Profile } from '../files/profile.ts';
 import { isNotFound } from '../../sandbox/paths.ts';
@@ -19,7 +24,7 @@ import { removeClusterAgent } from './agent-removal.ts';
 import type { AgentFence } from './leases.ts';
 import { PgLedger } from './ledger.ts';
 import { PgSecretStore } from './secrets.ts';
-import { pgChildTranscript, PgTranscript } from './transcript.ts';
+import { PgTranscript } from './transcript.ts';
 
 export interface ClusterStoreOptions {
   db: Database;
@@ -117,9 +122,9 @@ async function openClusterStores(options: ClusterStoreOptions, fence: AgentFence
     focus: { hold: () => undefined, release: () => undefined },
     local: paths,
     fence,
-    // A refused id is a rejection, as the files backend's.
-    childTranscript: (childId) =>
-      Promise.resolve().then(() => pgChildTranscript(db, fence, { childId, worker: options.worker ?? null })),
+    childTranscript: childTranscripts(
+      (childId) => new PgTranscript(db, fence, { childId, worker: options.worker ?? null }),
+    ),
     replaced: () => false,
     close: () => undefined,
   };

@@ -19,7 +19,8 @@ import { StoreWriteError } from '../errors.ts';
 import { ledgerContract } from '../ledger.contract.ts';
 import { CHILD_A, childTranscriptContract, transcriptContract } from '../transcript.contract.ts';
 import { PgLedger } from './ledger.ts';
-import { pgChildTranscript, PgTranscript } from './transcript.ts';
+import { PgTranscript } from './transcript.ts';
+import { childTranscripts } from '../agent-stores.ts';
 
 const services = useServices();
 const key = randomBytes(32);
@@ -228,10 +229,10 @@ childTranscriptContract(
   clusterBackend(services, ({ db, agentId }) => ({
     open: () => ({
       own: () => new PgTranscript(db, { agentId, epoch: null }),
-      child: (childId) =>
-        Promise.resolve().then(() =>
-          pgChildTranscript(db, { agentId, epoch: null }, { childId, worker: null }),
-        ),
+      // As the cluster's stores open it (postgres/agent-stores.ts).
+      child: childTranscripts(
+        (childId) => new PgTranscript(db, { agentId, epoch: null }, { childId, worker: null }),
+      ),
     }),
     close: () => undefined,
   })),

@@ -268,6 +268,9 @@ function migrations(s: string): string[] {
        bytes bytea NOT NULL,
        PRIMARY KEY (agent_id, task_id, start_offset)
      )`,
+    // The worker whose reader marked a subagent's task lost (task-book.ts lapse): it, and only it,
+    // closes the child's transcript (append_subagent_transcript below), whatever its own epoch.
+    `ALTER TABLE ${s}.tasks ADD COLUMN IF NOT EXISTS lost_by text`,
     // When each worker was last seen alive (stores/postgres/worker-heartbeats.ts).
     `CREATE TABLE IF NOT EXISTS ${s}.worker_heartbeats (
        worker text PRIMARY KEY,
@@ -292,13 +295,35 @@ function migrations(s: string): string[] {
        epoch bigint,
        PRIMARY KEY (agent_id, child_id, seq)
      )`,
-    // One fenced append to a child's transcript, behind the parent's lease as append_transcript is
-    // (a torn last row ended first). A child that outlived the turn that started it (a background
-    // one: the lease moved on to later turns) writes on while its task row says it runs on the
-    // writing worker, and not once that worker was found dead (the row marked interrupted, its
-    // transcript closed by another), so a superseded worker writes none of its lines. Serialized per
-    // child (p_lock); the task row is held shared until the commit, so marking it lost waits for
-    // the append, or the append sees the mark.
+    // The fence of a subagent's writes (its transcript's lines, the tasks its calls start), behind the
+    // parent's lease as fence_agent_write is. A child that outlived the turn that started it (a
+    // background one: the lease moved on to later turns, or a kept session is parked between jobs)
+    // writes on while its task row says it runs on the writing worker, and not once that worker was
+    // found dead (the row marked interrupted, its transcript closed by another), so a superseded
+    // worker writes none of it; the worker that marked the row lost (`lost_by`) writes on to close
+    // the child's open calls, whatever its epoch (a gateway's, a kept session's parked one).
+    // Serialized per child (p_lock); the lease or task row is held shared until the commit, so
+    // marking it lost waits for the write, or the write sees the mark.
+    `CREATE OR REPLACE FUNCTION ${s}.fence_subagent_write(p_lock text, p_agent text, p_epoch bigint,
+       p_worker text, p_child text)
+     RETURNS void LANGUAGE plpgsql AS $fn$
+     BEGIN
+       PERFORM pg_advisory_xact_lock(hashtext(p_lock));
+       IF p_epoch IS NOT NULL THEN
+         PERFORM 1 FROM ${s}.leases WHERE agent_id = p_agent AND epoch = p_epoch FOR SHARE;
+         IF NOT FOUND THEN
+           PERFORM 1 FROM ${s}.tasks
+             WHERE agent_id = p_agent AND id = p_child AND kind = 'subagent'
+               AND ((state = 'running' AND worker = p_worker) OR (state = 'interrupted' AND lost_by = p_worker))
+             FOR SHARE;
+         END IF;
+         IF NOT FOUND THEN
+           RAISE EXCEPTION 'agent %: epoch % is no longer its lease''s, and its subagent % neither runs on the worker writing it nor was marked lost by it', p_agent, p_epoch, p_child USING ERRCODE = '${FENCED_SQLSTATE}';
+         END IF;
+       END IF;
+     END $fn$`,
+    // One fenced append to a child's transcript (fence_subagent_write), a torn last row ended first,
+    // as append_transcript does.
     `CREATE OR REPLACE FUNCTION ${s}.append_subagent_transcript(p_lock text, p_agent text, p_epoch bigint,
        p_worker text, p_child text, p_text text)
      RETURNS bigint LANGUAGE plpgsql AS $fn$
@@ -307,19 +332,7 @@ function migrations(s: string): string[] {
        last_tail text;
        new_seq bigint;
      BEGIN
-       PERFORM pg_advisory_xact_lock(hashtext(p_lock));
-       IF p_epoch IS NOT NULL THEN
-         PERFORM 1 FROM ${s}.leases WHERE agent_id = p_agent AND epoch = p_epoch FOR SHARE;
-         IF NOT FOUND THEN
-           PERFORM 1 FROM ${s}.tasks
-             WHERE agent_id = p_agent AND id = p_child AND kind = 'subagent' AND state = 'running'
-               AND worker = p_worker
-             FOR SHARE;
-         END IF;
-         IF NOT FOUND THEN
-           RAISE EXCEPTION 'agent %: epoch % is no longer its lease''s, and its subagent % runs on no worker writing it', p_agent, p_epoch, p_child USING ERRCODE = '${FENCED_SQLSTATE}';
-         END IF;
-       END IF;
+       PERFORM ${s}.fence_subagent_write(p_lock, p_agent, p_epoch, p_worker, p_child);
        SELECT t.seq, right(t.text, 1) INTO last_seq, last_tail
          FROM ${s}.subagent_transcript t WHERE t.agent_id = p_agent AND t.child_id = p_child
          ORDER BY t.seq DESC LIMIT 1;

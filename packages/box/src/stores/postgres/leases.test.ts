@@ -10,7 +10,7 @@ import { PgLedger } from './ledger.ts';
 import { agentDocumentNames, PgSealedDocument } from './sealed-documents.ts';
 import { PgTaskBook } from './task-book.ts';
 import { WORKER_TTL_MS } from './worker-heartbeats.ts';
-import { pgChildTranscript, PgTranscript } from './transcript.ts';
+import { PgTranscript } from './transcript.ts';
 import { CHILD_A } from '../transcript.contract.ts';
 
 const services = useServices();
@@ -115,7 +115,7 @@ describe('leases with fencing (postgres)', () => {
       agentId: CHILD_A,
       startedAt: 1,
     });
-    const childA = pgChildTranscript(home.db, fenceA, { childId: CHILD_A, worker: 'worker-a' });
+    const childA = new PgTranscript(home.db, fenceA, { childId: CHILD_A, worker: 'worker-a' });
     childA.append('{"a":1}\n');
 
     // The turn ends and the agent's next turn takes the lease (here on worker B): the child, a
@@ -125,9 +125,9 @@ describe('leases with fencing (postgres)', () => {
     const fenceB: AgentFence = { agentId: home.agentId, epoch: leaseB.epoch };
     childA.append('{"a":2}\n');
     // Under the old epoch, a worker its task does not run on writes none of its lines.
-    const elsewhere = pgChildTranscript(home.db, fenceA, { childId: CHILD_A, worker: 'worker-b' });
+    const elsewhere = new PgTranscript(home.db, fenceA, { childId: CHILD_A, worker: 'worker-b' });
     expect(() => elsewhere.append('{"stale":1}\n')).toThrow(SupersededError);
-    const unnamed = pgChildTranscript(home.db, fenceA, { childId: CHILD_A, worker: null });
+    const unnamed = new PgTranscript(home.db, fenceA, { childId: CHILD_A, worker: null });
     expect(() => unnamed.append('{"stale":2}\n')).toThrow(SupersededError);
 
     // A is found dead (its heartbeat lapsed): B's reader marks the task lost and closes the child
@@ -135,7 +135,7 @@ describe('leases with fencing (postgres)', () => {
     await home.db.pool.query(`DELETE FROM ${home.db.table('worker_heartbeats')} WHERE worker = 'worker-a'`);
     const lost = new PgTaskBook(home.db, home.agentId, 'worker-b', 60_000, fenceB).interruptLeftovers(2);
     expect(lost.map((task) => task.id)).toEqual([CHILD_A]);
-    pgChildTranscript(home.db, fenceB, { childId: CHILD_A, worker: 'worker-b' }).append('{"closed":1}\n');
+    new PgTranscript(home.db, fenceB, { childId: CHILD_A, worker: 'worker-b' }).append('{"closed":1}\n');
     expect(() => childA.append('{"a":3}\n')).toThrow(SupersededError);
 
     const rows = await home.db.pool.query<{ text: string; epoch: string }>(

@@ -177,14 +177,30 @@ export function writeLockKey(db: Database, agentId: string): string {
 /**
  * The fence of a write made beside the ledger (a task row, a memory document) by a turn: the
  * statement's `fence_agent_write` call (`$n` its first of three parameters), or none when the fence
- * belongs to no turn (null epoch: a gateway's writes stay unfenced).
+ * belongs to no turn (null epoch: a gateway's writes stay unfenced). A write a subagent makes
+ * (`child`: it runs on `worker`) is `fence_subagent_write`'s (five parameters): it passes under the
+ * lease's epoch, or while the child's task row says it runs on that worker (or that worker marked
+ * it lost, to close its transcript: database.ts).
  */
 export function fenceCall(
   db: Database,
   fence: AgentFence | undefined,
   n: number,
+  child?: { childId: string; worker: string },
 ): { sql: string; values: unknown[] } | null {
   if (!fence || fence.epoch === null) return null;
+  if (child) {
+    return {
+      sql: `${db.schema}.fence_subagent_write($${n}, $${n + 1}, $${n + 2}, $${n + 3}, $${n + 4})`,
+      values: [
+        writeLockKey(db, `${fence.agentId}/${child.childId}`),
+        fence.agentId,
+        fence.epoch,
+        child.worker,
+        child.childId,
+      ],
+    };
+  }
   return {
     sql: `${db.schema}.fence_agent_write($${n}, $${n + 1}, $${n + 2})`,
     values: [writeLockKey(db, fence.agentId), fence.agentId, fence.epoch],

@@ -5,13 +5,23 @@
  *
  * A background process lives on its worker only. When that worker dies (its heartbeat,
  * worker-heartbeats.ts, older than the TTL), its running tasks are lost: any reader of the book
- * (the task list, an `await`, a session opening the agent) marks them `interrupted` first, so a
- * record never says `running` for a process that is gone, and the next session opened tells the
- * model. A stop asked through a gateway whose worker does not run the task is a flag on its row,
- * which the running worker acts on (cluster/task-stops.ts). Calls are synchronous, as the SQLite
- * book's are (sync-sql.ts).
+ * (the task list, an `await`, `openSubagent`, a session opening the agent) marks them `interrupted`
+ * first, so a record never says `running` for a process that is gone, and the next session opened
+ * tells the model. The reader whose statement marked a row is the only one handed it (the row's lock:
+ * a reader racing it finds it marked already) and records itself as `lost_by`: it closes a lost
+ * child's transcript, once (`interruptLeftovers` returns the rows it marked; any other read hands
+ * them to the book's `lost` listener). A stop asked through a gateway whose worker does not run
+ * the task is a flag on its row, which the running worker acts on (cluster/task-stops.ts). Calls are
+ * synchronous, as the SQLite book's are (sync-sql.ts).
  */
-import { recordOf, type TaskNotice, type TaskRecord, type TaskStore } from '../../tasks/task-book.ts';
+import {
+  copiedValues,
+  recordOf,
+  type TaskNotice,
+  type TaskRecord,
+  type TaskStart,
+  type TaskStore,
+} from '../../tasks/task-book.ts';
 import type { Database } from './database.ts';
 import { fenceCall, fencedError, type AgentFence } from './leases.ts';
 import type { StatementResult } from './sync-sql.ts';
@@ -36,17 +46,26 @@ export class PgTaskBook implements TaskStore {
      * turn's epoch (a superseded worker starts nothing). Absent or a null epoch: unfenced.
      */
     private readonly fence?: AgentFence,
+    /** Told of the tasks a read other than `interruptLeftovers` marked lost (their children are to be closed). */
+    private readonly lost: (records: TaskRecord[]) => void = () => undefined,
   ) {
     this.table = db.table('tasks');
     this.label = `PostgreSQL ${this.table} agent ${agentId}`;
   }
 
-  started(
-    task: Omit<TaskRecord, 'state' | 'endedAt' | 'outcome' | 'reported' | 'notice' | 'worker'> & {
-      notice?: TaskNotice;
-    },
-  ): void {
-    const fence = fenceCall(this.db, this.fence, 12);
+  /**
+   * Fenced: a task the agent's own turn starts is recorded only while the lease has the turn's epoch;
+   * one a subagent's call starts (`startedBy`) also while that child's row says it runs on this worker
+   * (a background child outlives its parent's turn: the epoch moves on, or is parked between jobs),
+   * and not once the child was marked lost, so a superseded worker records none.
+   */
+  started(task: TaskStart): void {
+    const fence = fenceCall(
+      this.db,
+      this.fence,
+      12,
+      task.startedBy === undefined ? undefined : { childId: task.startedBy, worker: this.worker },
+    );
     const values = [
       task.id,
       task.kind,
@@ -72,6 +91,16 @@ export class PgTaskBook implements TaskStore {
     } catch (error) {
       throw this.fence ? fencedError(this.fence, error) : error;
     }
+  }
+
+  /** The worker it names is the one it ran on in the original, else this one. */
+  copied(record: TaskRecord): void {
+    this.query(
+      `INSERT INTO ${this.table} (agent_id, id, kind, turn, tool_call_id, label, output_path, child_id, state,
+         started_at, ended_at, outcome, reported, notice, worker)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
+      [...copiedValues(record), record.worker ?? this.worker],
+    );
   }
 
   /**
@@ -132,12 +161,12 @@ export class PgTaskBook implements TaskStore {
   }
 
   get(id: string): TaskRecord | undefined {
-    this.lapse(Date.now());
+    this.lapseAndTell();
     return this.select(`id = $2`, [id])[0];
   }
 
   recent(limit: number): TaskRecord[] {
-    this.lapse(Date.now());
+    this.lapseAndTell();
     return this.select(`true ORDER BY started_at DESC LIMIT $2`, [limit]);
   }
 
@@ -149,7 +178,7 @@ export class PgTaskBook implements TaskStore {
   }
 
   requestStop(id: string): boolean {
-    this.lapse(Date.now());
+    this.lapseAndTell();
     return (
       this.query(
         `UPDATE ${this.table} SET stop_requested = true
@@ -161,10 +190,20 @@ export class PgTaskBook implements TaskStore {
 
   close(): void {}
 
-  /** Marks the running tasks of dead workers (not this one) interrupted; the rows it marked. */
+  /** Marks lost what a dead worker left running, and tells the `lost` listener of what it marked. */
+  private lapseAndTell(): void {
+    const marked = this.records(this.lapse(Date.now()));
+    if (marked.length > 0) this.lost(marked);
+  }
+
+  /**
+   * Marks the running tasks of dead workers (not this one) interrupted, lost by this one; the rows it
+   * marked (a row another reader marked first is not among them: the update waits for its lock, then
+   * finds it no longer running).
+   */
   private lapse(now: number): StatementResult {
     return this.query(
-      `UPDATE ${this.table} t SET state = 'interrupted', ended_at = $2
+      `UPDATE ${this.table} t SET state = 'interrupted', ended_at = $2, lost_by = $3
        WHERE t.agent_id = $1 AND t.state = 'running' AND t.worker <> $3
          AND NOT EXISTS (SELECT 1 FROM ${this.db.table('worker_heartbeats')} h
                          WHERE h.worker = t.worker AND h.seen_at > now() - make_interval(secs => $4::float8 / 1000))
@@ -192,16 +231,39 @@ export class PgTaskBook implements TaskStore {
   }
 }
 
+/** A task a previous process of a worker's name left running, and the agent it is of. */
+export interface LeftoverTask {
+  agentId: string;
+  task: TaskRecord;
+}
+
 /**
  * At a worker's start, before it runs anything: the tasks still `running` under its name are a
  * previous process's of the same name (a restart within the TTL keeps the heartbeat fresh), lost
- * with it, as file mode's open finds a crash's. They are marked interrupted; the next session that
- * opens or catches up with the agent tells the model.
+ * with it, as file mode's open finds a crash's. They are marked interrupted, lost by this worker
+ * (which closes their children's transcripts: cluster/leftover-children.ts), and returned; the next
+ * session that opens or catches up with the agent tells the model.
  */
-export async function interruptOwnLeftovers(db: Database, worker: string, now = Date.now()): Promise<number> {
-  const { rowCount } = await db.pool.query(
-    `UPDATE ${db.table('tasks')} SET state = 'interrupted', ended_at = $2 WHERE worker = $1 AND state = 'running'`,
+export async function interruptOwnLeftovers(
+  db: Database,
+  worker: string,
+  now = Date.now(),
+): Promise<LeftoverTask[]> {
+  const table = db.table('tasks');
+  const { rows } = await db.pool.query<Record<string, unknown>>(
+    `UPDATE ${table} SET state = 'interrupted', ended_at = $2, lost_by = $1 WHERE worker = $1 AND state = 'running'
+     RETURNING agent_id AS parent_id, ${COLUMNS}`,
     [worker, now],
   );
-  return rowCount ?? 0;
+  return rows.map((row) => ({
+    agentId: String(row.parent_id),
+    task: {
+      ...recordOf(
+        row,
+        `PostgreSQL ${table} agent ${String(row.parent_id)}`,
+        'the row was not written by sendbox; delete it',
+      ),
+      worker,
+    },
+  }));
 }

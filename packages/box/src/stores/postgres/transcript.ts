@@ -7,7 +7,6 @@
  * A subagent's transcript is the same log over `subagent_transcript`, the rows of one child of the
  * agent, written behind the parent's fence (database.ts, append_subagent_transcript).
  */
-import { isSubagentId } from '../files/layout.ts';
 import type { TranscriptLog } from '../transcript.ts';
 import type { Database } from './database.ts';
 import { fencedError, writeLockKey, type AgentFence } from './leases.ts';
@@ -34,12 +33,6 @@ export function transcriptRows(db: Database, agentId: string, childId?: string):
         where: 'agent_id = $1 AND child_id = $2',
         key: [agentId, childId],
       };
-}
-
-/** A subagent's transcript (AgentStores.childTranscript): refused for anything but a subagent id. */
-export function pgChildTranscript(db: Database, fence: AgentFence, child: ChildOf): PgTranscript {
-  if (!isSubagentId(child.childId)) throw new Error(`not a subagent id: ${JSON.stringify(child.childId)}`);
-  return new PgTranscript(db, fence, child);
 }
 
 export class PgTranscript implements TranscriptLog {

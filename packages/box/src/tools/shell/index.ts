@@ -177,6 +177,7 @@ async function startInBackground(
     started = await ctx.tasks.startCommand({
       turn: ctx.call.turn,
       toolCallId: ctx.call.toolCallId,
+      ...(ctx.call.subagentId ? { startedBy: ctx.call.subagentId } : {}),
       label,
       sandboxDir: ctx.sandboxDir,
       spec,

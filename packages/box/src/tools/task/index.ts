@@ -70,6 +70,7 @@ export const taskTool = defineTool({
     const started = ctx.tasks.startChild({
       turn: ctx.call.turn,
       toolCallId: ctx.call.toolCallId,
+      ...(ctx.call.subagentId ? { startedBy: ctx.call.subagentId } : {}),
       agentId,
       label: input.description,
       background: isBackground,
