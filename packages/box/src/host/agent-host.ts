@@ -4,14 +4,13 @@
  * store.db holds the store lock), and the event subscribers.
  */
 import { randomUUID } from 'node:crypto';
-import { copyFileSync } from 'node:fs';
-import { cp, mkdir, readdir, readFile, rm, stat } from 'node:fs/promises';
+import { cp, mkdir, readdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { LedgerEntry } from '@sendbox/protocol';
-import { openLedgerForWrite, titleFromUserText } from '@sendbox/txcript';
+import { titleFromUserText } from '@sendbox/txcript';
 import { AttachmentStore, DEFAULT_MAX_ATTACHMENT_BYTES } from '../attachments/store.ts';
-import { ensurePrivateDir, removeAtomicTemps, writeFileAtomic } from '../fs/atomic.ts';
+import { ensurePrivateDir, removeAtomicTemps } from '../fs/atomic.ts';
 import { searchCacheDir } from '../search/message-search.ts';
 import { providerFromEnv, statusOf, type ProviderFromEnv } from '../providers/index.ts';
 import { ModelSettings, type ModelSettingsInput } from './model-settings.ts';
@@ -675,7 +674,8 @@ export class LocalAgentHost implements AgentHost {
   async duplicateAgent(id: string): Promise<RosterRow> {
     const source = await this.existing(id);
     await source.idle();
-    if (this.focused !== id) await source.refresh();
+    // Another writer may have written it: another agent window, or in a cluster any worker.
+    if (this.focused !== id || this.config.turnsElsewhere) await source.refresh();
     const newId = randomUUID();
     const children = this.backgrounds.of(id)?.childCopies() ?? ChildCopies.of([]);
     try {
@@ -704,10 +704,15 @@ export class LocalAgentHost implements AgentHost {
       updatedAt: now,
     });
     // Attachments first, so entries that point at them never dangle.
-    await cp(from.attachments, to.attachments, { recursive: true, errorOnExist: false }).catch(ignoreMissing);
-    // The JSONL and the entries name the copy's own children (child-copies.ts).
-    await copyRenamed(from.jsonl, to.jsonl, (text) => children.rename(text));
-    copyIfExists(from.memory, to.memory);
+    const { stores } = this.config;
+    if (stores.copyAttachments) await stores.copyAttachments(id, newId);
+    else
+      await cp(from.attachments, to.attachments, { recursive: true, errorOnExist: false }).catch(
+        ignoreMissing,
+      );
+    const memory = this.memories.of(newId).scope('agent');
+    for (const entry of await this.memories.of(id).scope('agent').entries())
+      await memory.write(entry.text, entry.createdAt);
     // Ledger entries: same ids and order; file URLs into the old attachment folder are pointed at the copy.
     const oldPrefix = pathToFileURL(from.attachments).href;
     const newPrefix = pathToFileURL(to.attachments).href;
@@ -719,12 +724,17 @@ export class LocalAgentHost implements AgentHost {
         .join(JSON.stringify(to.attachments).slice(1, -1));
       return JSON.parse(children.rename(text)) as LedgerEntry;
     });
-    const ledger = openLedgerForWrite(to.storeDb);
+    // Through the backend's stores (a cluster's rows, the data dir's files), before the copy is opened.
+    const copy = await stores.open(newId);
     try {
-      ledger.appendEntries(entries);
-      ledger.setKv('metadata', { agentId: newId, createdAt: now, duplicatedFrom: id });
+      // The JSONL as it is (its complete lines), naming the copy's own children (child-copies.ts).
+      const jsonl = await source.stores.transcript.read();
+      const whole = jsonl.slice(0, jsonl.lastIndexOf('\n') + 1);
+      if (whole) copy.transcript.append(children.rename(whole));
+      copy.ledger.appendEntries(entries);
+      copy.ledger.setKv('metadata', { agentId: newId, createdAt: now, duplicatedFrom: id });
     } finally {
-      ledger.close();
+      copy.close();
     }
     await mkdir(to.sandbox, { recursive: true, mode: 0o700 });
     const session = await this.session(newId);
@@ -1133,6 +1143,8 @@ export class LocalAgentHost implements AgentHost {
     if (this.focused === id) this.focused = null;
     if (pending) await pending.then((session) => session.close()).catch(() => undefined);
     const paths = agentPaths(this.dataDir, id);
+    // A cluster's rows and objects of it too (nothing else knows the new id yet).
+    await this.config.stores.remove?.(id).catch(() => undefined);
     for (const dir of [paths.agentDir, paths.transcriptDir, paths.sandbox])
       await rm(dir, { recursive: true, force: true }).catch(() => undefined);
     if (error instanceof HostError) return error;
@@ -1199,25 +1211,6 @@ async function inBatches<T>(
  * Copies a file as `rename` changes its ASCII names (atomically): read as latin1, every other byte
  * is kept as it was, torn UTF-8 included. None when there is no source.
  */
-async function copyRenamed(from: string, to: string, rename: (text: string) => string): Promise<void> {
-  let bytes: Buffer;
-  try {
-    bytes = await readFile(from);
-  } catch (error) {
-    ignoreMissing(error);
-    return;
-  }
-  await writeFileAtomic(to, Buffer.from(rename(bytes.toString('latin1')), 'latin1'));
-}
-
-function copyIfExists(from: string, to: string): void {
-  try {
-    copyFileSync(from, to);
-  } catch (error) {
-    ignoreMissing(error);
-  }
-}
-
 function ignoreMissing(error: unknown): void {
   if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
 }

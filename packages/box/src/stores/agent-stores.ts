@@ -105,6 +105,11 @@ export interface StoreBackend {
    */
   remove?(agentId: string): Promise<void>;
   /**
+   * Copies the attachments the backend holds beyond this machine (the cluster's bucket objects) to
+   * another agent (duplicateAgent). Absent: the data dir's folder is copied.
+   */
+  copyAttachments?(fromId: string, toId: string): Promise<void>;
+  /**
    * The agent's profile as stored now, without opening its stores (approval rules, MCP servers).
    * Absent: its profile.json in the data dir.
    */

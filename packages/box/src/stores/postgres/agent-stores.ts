@@ -89,6 +89,9 @@ export function clusterStoreBackend(options: ClusterStoreOptions): ClusterStoreB
       profileRow(options.db, agentId, agentPaths(options.dataDir, agentId).profile).read(),
     fetchAttachment: async (agentId, sha256) =>
       isSafeAgentId(agentId) && (await bucketAttachments(options, agentId).fetchBySha256(sha256)) !== null,
+    copyAttachments: async (fromId, toId) => {
+      if (isSafeAgentId(fromId) && isSafeAgentId(toId)) await bucketAttachments(options, fromId).copyTo(toId);
+    },
     remove: async (agentId) => {
       if (isSafeAgentId(agentId)) await removeClusterAgent(options.db, options.s3, options.bucket, agentId);
     },

@@ -14,7 +14,13 @@ import path from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Readable } from 'node:stream';
-import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import {
+  CopyObjectCommand,
+  GetObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  S3Client,
+} from '@aws-sdk/client-s3';
 import type { AttachmentStore } from '../../attachments/store.ts';
 import type { AttachmentsStore, IngestOptions, StoredFile } from '../attachments.ts';
 import type { ObjectStoreLocation } from './object-store-url.ts';
@@ -159,6 +165,29 @@ export class S3AttachmentStore implements AttachmentsStore {
   async fetchMissing(): Promise<number> {
     const local = new Set(await readdir(this.local.dir).catch(() => [] as string[]));
     let fetched = 0;
+    for await (const name of this.storedNames()) {
+      if (local.has(name)) continue;
+      await this.fetch(name);
+      fetched += 1;
+    }
+    return fetched;
+  }
+
+  /** Copies every attachment of the agent to agent `toId`'s keys, in the bucket (no bytes through here). */
+  async copyTo(toId: string): Promise<void> {
+    for await (const name of this.storedNames()) {
+      await this.s3.send(
+        new CopyObjectCommand({
+          Bucket: this.bucket,
+          CopySource: `${this.bucket}/${this.keyOf(name)}`,
+          Key: `${toId}/${name}`,
+        }),
+      );
+    }
+  }
+
+  /** The names of the agent's attachments in the bucket (its sandbox snapshots left out). */
+  private async *storedNames(): AsyncGenerator<string> {
     let token: string | undefined;
     do {
       // The delimiter keeps the agent's sandbox snapshots (`<agentId>/sandbox/…`) out of the listing.
@@ -172,13 +201,10 @@ export class S3AttachmentStore implements AttachmentsStore {
       );
       for (const object of page.Contents ?? []) {
         const name = object.Key?.slice(this.agentId.length + 1) ?? '';
-        if (!STORED_NAME.test(name) || local.has(name)) continue;
-        await this.fetch(name);
-        fetched += 1;
+        if (STORED_NAME.test(name)) yield name;
       }
       token = page.IsTruncated ? page.NextContinuationToken : undefined;
     } while (token);
-    return fetched;
   }
 
   private async upload(stored: StoredFile): Promise<StoredFile> {
