@@ -261,24 +261,27 @@ describe('background commands in the box', () => {
   });
 });
 
+/** The parent's step that starts a foreground child counting the sandbox's files (one shell call, then its answer). */
+const countFilesChild = {
+  toolCalls: [
+    {
+      name: 'task',
+      input: {
+        description: 'count files',
+        prompt: withScript('Count the files in the sandbox.', [
+          { toolCalls: [{ name: 'shell', input: { command: 'ls | wc -l' } }] },
+          { text: 'There are 0 files.' },
+        ]),
+      },
+    },
+  ],
+};
+
 describe('subagents in the box', () => {
   it('a foreground child: its transcript, its tools without send_message, the parent’s result, txcript list', async () => {
     let result: Record<string, unknown> = {};
     const { box, model } = await boxWith([
-      {
-        toolCalls: [
-          {
-            name: 'task',
-            input: {
-              description: 'count files',
-              prompt: withScript('Count the files in the sandbox.', [
-                { toolCalls: [{ name: 'shell', input: { command: 'ls | wc -l' } }] },
-                { text: 'There are 0 files.' },
-              ]),
-            },
-          },
-        ],
-      },
+      countFilesChild,
       (results) => {
         result = results[0] ?? {};
         return finish[0]!;
@@ -334,20 +337,7 @@ describe('subagents in the box', () => {
   it('duplicateAgent takes the children along under new ids: the copy opens their steps, and each agent deletes only its own', async () => {
     let result: Record<string, unknown> = {};
     const { box } = await boxWith([
-      {
-        toolCalls: [
-          {
-            name: 'task',
-            input: {
-              description: 'count files',
-              prompt: withScript('Count the files in the sandbox.', [
-                { toolCalls: [{ name: 'shell', input: { command: 'ls | wc -l' } }] },
-                { text: 'There are 0 files.' },
-              ]),
-            },
-          },
-        ],
-      },
+      countFilesChild,
       (results) => {
         result = results[0] ?? {};
         return finish[0]!;
