@@ -28,6 +28,11 @@ const PIPE_GRACE_MS = 250;
 
 export function runConfined(spec: LaunchSpec, options: ConfinedRunOptions): Promise<ConfinedRun> {
   const started = Date.now();
+  // Stopped already (a Stop between the model's step and this call): nothing starts. Its abort event
+  // has fired, so a process started now would never hear it and would run its whole course.
+  if (options.signal?.aborted) {
+    return Promise.resolve({ exitCode: null, signal: 'SIGKILL', timedOut: false, durationMs: 0 });
+  }
   return new Promise((resolve) => {
     // Through the supervisor: the command's processes die with the box (supervisor.ts).
     const { child } = spawnConfined(spec, { cwd: options.cwd });

@@ -38,6 +38,15 @@ describe('shell', () => {
     expect(out.envelope).toMatchObject({ failure: { timedOut: true } });
   });
 
+  it('runs nothing long when the turn was stopped before the command started (its signal already aborted)', async () => {
+    const stopped = new AbortController();
+    stopped.abort(new Error('Stop'));
+    const started = Date.now();
+    const out = await shellTool().run({ command: 'sleep 20' }, { ...box.ctx, signal: stopped.signal });
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(out.envelope).toMatchObject({ failure: { exitCode: null } });
+  });
+
   it('unconfined (--unsafe-host-tools), ends when the command exits even if a detached child holds its output', async () => {
     const unsafe = await detectConfinement({ bwrap: '/nonexistent/bwrap', unsafeHostTools: true });
     const started = Date.now();
