@@ -9,6 +9,7 @@ import { shellTool } from '../tools/shell/index.ts';
 import type { ToolContext, ToolEnvelope } from '../tools/types.ts';
 import { AgentTasks, DEFAULT_TASK_LIMITS, type TaskLimits, type TaskView } from './agent-tasks.ts';
 import { TaskBook } from './task-book.ts';
+import type { SharedTaskOutput } from './shared-output.ts';
 
 let confinement: Confinement;
 let root: string;
@@ -23,7 +24,7 @@ beforeAll(async () => {
   confinement = await detectConfinement();
 });
 
-function makeTasks(options: { outputCapBytes?: number } = {}): AgentTasks {
+function makeTasks(options: { outputCapBytes?: number; sharedOutput?: SharedTaskOutput } = {}): AgentTasks {
   return new AgentTasks({
     book,
     limits: () => limits,
@@ -123,6 +124,17 @@ describe('background commands', () => {
     // Awaiting again shows no output twice.
     expect(successOf(await awaitTask({ taskId })).complete!.output).toBe('');
     expect(views.at(-1)).toMatchObject({ id: taskId, state: 'ended', exitCode: 3 });
+  });
+
+  it('records its end even when its output cannot be shared (a cluster database out of reach)', async () => {
+    await tasks.close();
+    tasks = makeTasks({
+      sharedOutput: { append: () => new Promise(() => undefined), since: () => new Promise(() => undefined) },
+    });
+    const { taskId } = await background('echo done');
+    const done = successOf(await awaitTask({ taskId, blockUntilMs: 20_000 }));
+    expect(done.complete).toMatchObject({ taskId, exitCode: 0, output: 'done\n' });
+    expect(book.get(taskId)?.state).toBe('ended');
   });
 
   it('cannot see outside the sandbox, as in the foreground', async () => {

@@ -26,7 +26,13 @@ export interface SharedTaskOutput {
   since(taskId: string, from: number): Promise<{ start: number; end: number; bytes: Buffer }>;
 }
 
-/** Shares a command's output as it comes; `flush` shares what is left (before its end is recorded). */
+/** Longest a command's end waits for its last output to be shared (a database out of reach). */
+export const FLUSH_WAIT_MS = 5_000;
+
+/**
+ * Shares a command's output as it comes; `flush` shares what is left (before its end is recorded),
+ * waiting FLUSH_WAIT_MS at most: the end is recorded then even if the store does not answer.
+ */
 export function shareOutput(
   output: TaskOutput,
   taskId: string,
@@ -56,7 +62,9 @@ export function shareOutput(
   return {
     flush: () => {
       off();
-      return send();
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, FLUSH_WAIT_MS)));
+      return Promise.race([send(), late]).finally(() => clearTimeout(timer));
     },
   };
 }
