@@ -24,6 +24,7 @@ import { WritePoints } from '../stores/write-points.ts';
 import { AgentBackgrounds, type AgentBackground } from '../subagents/agent-background.ts';
 import { useClusterKit } from '../testing/cluster-kit.ts';
 import { until } from '../testing/processes.ts';
+import { childTaskStart } from '../testing/child-task.ts';
 
 const services = useServices();
 
@@ -35,14 +36,7 @@ const line = (role: string, content: JsonObject[]) => `${JSON.stringify({ role, 
 /** What a worker killed mid-child leaves: its task row running (its heartbeat never written: dead), a call open. */
 function childLeftRunning(db: Database, worker = 'ghost'): void {
   new PgTaskBook(db, AGENT, worker, WORKER_TTL_MS).started({
-    id: CHILD,
-    kind: 'subagent',
-    turn: 0,
-    toolCallId: 'call_task',
-    label: 'count files',
-    outputPath: null,
-    agentId: CHILD,
-    startedAt: Date.now(),
+    ...childTaskStart(CHILD, Date.now()),
     notice: null,
   });
   const log = new PgTranscript(db, { agentId: AGENT, epoch: null }, { childId: CHILD, worker: null });

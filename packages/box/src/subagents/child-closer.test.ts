@@ -11,6 +11,7 @@ import { noScrub } from '../secrets/scrub.ts';
 import { interruptedNote } from '../tasks/interrupted-note.ts';
 import { TaskBook } from '../tasks/task-book.ts';
 import { closeInterruptedChildren, interruptedTaskDetail } from './child-closer.ts';
+import { childTaskStart } from '../testing/child-task.ts';
 
 let dataDir: string;
 beforeEach(async () => {
@@ -42,16 +43,7 @@ describe('closing after a crash during a child', () => {
   it("closes the child's open call, names the child in the parent's interrupted task call, and txcript links them", async () => {
     // What a kill mid-child leaves: both transcripts with a call and no result, the task `running`.
     const book = new TaskBook(path.join(dataDir, 'tasks.db'));
-    book.started({
-      id: CHILD,
-      kind: 'subagent',
-      turn: 0,
-      toolCallId: 'call_task',
-      label: 'count files',
-      outputPath: null,
-      agentId: CHILD,
-      startedAt: 1,
-    });
+    book.started(childTaskStart(CHILD, 1));
     const parentRecords = [
       record('user', [{ type: 'text', text: '[t0u]\ncount my files' }]),
       record('assistant', [
@@ -117,16 +109,7 @@ describe('closing after a crash during a child', () => {
 
   it('leaves no folder for a child the crash cut before its first record', async () => {
     const book = new TaskBook(path.join(dataDir, 'tasks.db'));
-    book.started({
-      id: CHILD,
-      kind: 'subagent',
-      turn: 0,
-      toolCallId: 'call_task',
-      label: 'count files',
-      outputPath: null,
-      agentId: CHILD,
-      startedAt: 1,
-    });
+    book.started(childTaskStart(CHILD, 1));
     const interrupted = book.interruptLeftovers(2);
     book.close();
     await closeInterruptedChildren(fileChildTranscripts(dataDir), interrupted, noScrub, new WritePoints());
