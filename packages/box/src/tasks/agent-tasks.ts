@@ -632,22 +632,9 @@ export class AgentTasks {
     /** A command's output its worker shared (a cluster), and whether a regex matched it. */
     shared?: { output: string; outputLength: number; regexRequested?: boolean; regexMatched?: boolean },
   ): AwaitResult {
-    if (record?.state === 'running' && shared) {
-      return {
-        kind: 'running',
-        payload: {
-          taskId: id,
-          runtimeMs: this.options.now() - record.startedAt,
-          ...(record.outputPath ? { outputFilePath: record.outputPath } : {}),
-          ...shared,
-          note:
-            `This task runs on cluster worker ${record.worker ?? '(unknown)'}, not on the worker running this turn: ` +
-            'its output here is what that worker shared, and its file is there. await it again for more, or for its end.',
-        },
-      };
-    }
     if (record?.state === 'running') {
       // Only a cluster's record is running without this process running it (its worker is alive).
+      const where = `This task runs on cluster worker ${record.worker ?? '(unknown)'}, not on the worker running this turn`;
       return {
         kind: 'running',
         payload: {
@@ -655,11 +642,12 @@ export class AgentTasks {
           runtimeMs: this.options.now() - record.startedAt,
           ...(record.agentId ? { agentId: record.agentId } : {}),
           ...(record.outputPath ? { outputFilePath: record.outputPath } : {}),
-          note:
-            `This task runs on cluster worker ${record.worker ?? '(unknown)'}, not on the worker running this turn, ` +
-            'so its live output cannot be shown here. Your files here hold what it wrote up to that worker’s last ' +
-            'snapshot of your sandbox. await it again to hear when it ends (its exit code); start it again here ' +
-            'if you need to watch its output.',
+          ...shared,
+          note: shared
+            ? `${where}: its output here is what that worker shared, and its file is there. await it again for more, or for its end.`
+            : `${where}, so its live output cannot be shown here. Your files here hold what it wrote up to that worker’s last ` +
+              'snapshot of your sandbox. await it again to hear when it ends (its exit code); start it again here ' +
+              'if you need to watch its output.',
         },
       };
     }
