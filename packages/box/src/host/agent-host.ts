@@ -1207,10 +1207,7 @@ async function inBatches<T>(
   await Promise.all(Array.from({ length: Math.min(size, items.length) }, worker));
 }
 
-/**
- * Copies a file as `rename` changes its ASCII names (atomically): read as latin1, every other byte
- * is kept as it was, torn UTF-8 included. None when there is no source.
- */
+/** Rethrows anything but a missing file (a copy of what the agent never had is no copy). */
 function ignoreMissing(error: unknown): void {
   if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
 }
