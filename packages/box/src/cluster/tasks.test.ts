@@ -7,7 +7,7 @@
  * the record of a task whose process lives elsewhere until it ends.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -39,6 +39,8 @@ function slowly(outputs: SharedTaskOutput, ms: number): SharedTaskOutput {
       await outputs.append(taskId, start, bytes);
     },
     since: (taskId, from) => outputs.since(taskId, from),
+    seen: (taskId) => outputs.seen(taskId),
+    markSeen: (taskId, upTo) => outputs.markSeen(taskId, upTo),
   };
 }
 
@@ -223,6 +225,61 @@ describe('background tasks across cluster workers', () => {
     const tail = await tasksOnB.tailText(record, path.join(root, 'not-this-worker'));
     expect(tail).toContain('ready-now\nbye\n');
     expect(tail).not.toContain(secret);
+  }, 60_000);
+
+  it('never shows output twice: what an await on any worker showed is where the next one starts, on a third worker or on the one running it', async () => {
+    const { db } = await kit.freshSchema();
+    const agentId = 'agent-seen-output';
+    const heartbeat = await startHeartbeat(db, 'worker-a');
+    kit.defer(() => heartbeat.stop());
+    const root = await mkdtemp(path.join(os.tmpdir(), 'sendbox-seen-output-'));
+    kit.defer(() => rm(root, { recursive: true, force: true }));
+    const confinement = await detectConfinement();
+    await confinement.prepare(root);
+    const limits = () => ({ maxCommands: 4, maxRuntimeMs: 60_000, maxChildren: 2 });
+    const on = (worker: string) =>
+      new AgentTasks({
+        book: new PgTaskBook(db, agentId, worker, WORKER_TTL_MS),
+        limits,
+        scrubber: () => noScrub,
+        now: Date.now,
+        emit: () => undefined,
+        sharedOutput: new PgTaskOutputs(db, agentId),
+      });
+    const [tasksOnA, tasksOnB, tasksOnC] = [on('worker-a'), on('worker-b'), on('worker-c')];
+    kit.defer(() => tasksOnA.close());
+    // Each line waits for the test's go-ahead, so what each await has seen is known.
+    const after = (file: string) => `until [ -e ${file} ]; do sleep 0.05; done`;
+    const started = await shellTool({ confinement }).run(
+      {
+        command: `echo one; ${after('go2')}; echo two; ${after('go3')}; echo three; ${after('go4')}; echo four`,
+        isBackground: true,
+      },
+      {
+        sandboxDir: root,
+        env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+        scrub: noScrub,
+        todos: [],
+        now: () => Date.now(),
+        tasks: tasksOnA,
+        call: { turn: 0, toolCallId: 'call-1' },
+      },
+    );
+    const taskId = (started.envelope as { success: { taskId: string } }).success.taskId;
+    const shown = (result: Awaited<ReturnType<AgentTasks['wait']>>) =>
+      'payload' in result && typeof result.payload.output === 'string' ? result.payload.output : undefined;
+    const upTo = (pattern: RegExp) => ({ blockUntilMs: 20_000, pattern });
+
+    expect(shown(await tasksOnB.wait(taskId, upTo(/one/)))).toBe('one\n');
+    await writeFile(path.join(root, 'go2'), '');
+    // A third worker goes on from where B's await left off.
+    expect(shown(await tasksOnC.wait(taskId, upTo(/two/)))).toBe('two\n');
+    await writeFile(path.join(root, 'go3'), '');
+    // The worker running it reads its own file, from where B and C left off.
+    expect(shown(await tasksOnA.wait(taskId, upTo(/three/)))).toBe('three\n');
+    await writeFile(path.join(root, 'go4'), '');
+    const done = await tasksOnB.wait(taskId, { blockUntilMs: 20_000 });
+    expect(done).toMatchObject({ kind: 'complete', payload: { exitCode: 0, output: 'four\n' } });
   }, 60_000);
 
   it('keeps the newest bytes of a task’s shared output, and gives what follows a lost piece', async () => {

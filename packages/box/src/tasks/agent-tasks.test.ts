@@ -126,10 +126,15 @@ describe('background commands', () => {
     expect(views.at(-1)).toMatchObject({ id: taskId, state: 'ended', exitCode: 3 });
   });
 
-  it('records its end even when its output cannot be shared (a cluster database out of reach)', async () => {
+  it('records its end and answers its await even when the shared output store does not answer (a cluster database out of reach)', async () => {
     await tasks.close();
     tasks = makeTasks({
-      sharedOutput: { append: () => new Promise(() => undefined), since: () => new Promise(() => undefined) },
+      sharedOutput: {
+        append: () => new Promise(() => undefined),
+        since: () => new Promise(() => undefined),
+        seen: () => new Promise(() => undefined),
+        markSeen: () => new Promise(() => undefined),
+      },
     });
     const { taskId } = await background('echo done');
     const done = successOf(await awaitTask({ taskId, blockUntilMs: 20_000 }));

@@ -363,6 +363,8 @@ export class AgentTasks {
         message: `regex applies to a background command's output; ${id} is a subagent. Call await without regex.`,
       };
     }
+    // An await of it on another worker may have shown some of its output since.
+    if (task.output && this.elsewhere) task.seen = Math.max(task.seen, await this.elsewhere.seen(id));
     const matched = await this.until(task, options);
     if (task.end !== null) {
       this.told(task.record);
@@ -592,6 +594,8 @@ export class AgentTasks {
     const from = task.seen;
     task.seen = Math.max(task.seen, to);
     if (to <= from) return '';
+    // Marked where every worker reads it: the agent's next turn may await it from another.
+    await this.elsewhere?.markSeen(task.record.id, to);
     const cut = to - from > AWAIT_OUTPUT_CAP_BYTES;
     const start = cut ? to - AWAIT_OUTPUT_CAP_BYTES - SCRUB_MARGIN : from;
     const text = shownText(await output.read(start, to), cut, this.options.scrubber());

@@ -1,17 +1,20 @@
 /**
  * `await` on a background command whose process runs on another cluster worker: its output as that
  * worker shared it (shared-output.ts), read from where the model left off, scrubbed here, and
- * tested against a `regex` as it arrives. What the model has read is kept per task, in this process.
+ * tested against a `regex` as it arrives. What the model has read is marked in the shared store, so a
+ * later `await` on any worker (this one, a third, or the one running the command) goes on from there.
  */
 import { StringDecoder } from 'node:string_decoder';
 import type { Scrubber } from '../secrets/scrub.ts';
 import type { TaskRecord } from './task-book.ts';
-import type { SharedTaskOutput } from './shared-output.ts';
+import { settledWithin, type SharedTaskOutput } from './shared-output.ts';
 
 /** Output an `await` shows the model at most (the rest is in the file). */
 export const AWAIT_OUTPUT_CAP_BYTES = 64 * 1024;
 /** Carried between chunks when a pattern is tested, so a match across a chunk border is found. */
 export const PATTERN_OVERLAP_CHARS = 4096;
+/** Longest an await waits on the store for the model's read mark (out of reach: output shown again). */
+export const SEEN_WAIT_MS = 2_000;
 /** Characters dropped where scrubbed output was cut (a secret may have been cut there). */
 export const SCRUB_MARGIN = 4096;
 
@@ -32,9 +35,6 @@ export function shownText(bytes: Buffer, cut: boolean, scrubber: Scrubber): stri
 }
 
 export class OutputElsewhere {
-  /** The byte of each task's output the model has read up to. */
-  private readonly seen = new Map<string, number>();
-
   constructor(
     private readonly shared: SharedTaskOutput,
     private readonly scrubber: () => Scrubber,
@@ -45,10 +45,11 @@ export class OutputElsewhere {
    * (with the end of the one before, so a match split between two pieces is found).
    */
   scanner(id: string, pattern: RegExp): () => Promise<boolean> {
-    let scanned = this.seen.get(id) ?? 0;
+    let scanned: number | undefined;
     const decoder = new StringDecoder('utf8');
     let carry = '';
     return async () => {
+      scanned ??= await this.seen(id);
       const piece = await this.shared.since(id, scanned).catch(() => undefined);
       if (!piece || piece.bytes.length === 0) return false;
       scanned = piece.end;
@@ -69,10 +70,10 @@ export class OutputElsewhere {
    * output's length shared so far.
    */
   async unseen(record: TaskRecord): Promise<{ output: string; outputLength: number }> {
-    const from = this.seen.get(record.id) ?? 0;
+    const from = await this.seen(record.id);
     const piece = await this.shared.since(record.id, from).catch(() => undefined);
     if (!piece) return { output: '', outputLength: from };
-    this.seen.set(record.id, Math.max(from, piece.end));
+    if (piece.end > from) await this.markSeen(record.id, piece.end);
     const cut = piece.bytes.length > AWAIT_OUTPUT_CAP_BYTES;
     let output = shownText(
       cut ? piece.bytes.subarray(-AWAIT_OUTPUT_CAP_BYTES - SCRUB_MARGIN) : piece.bytes,
@@ -84,5 +85,15 @@ export class OutputElsewhere {
       output = `[${missed} earlier bytes not shown: ${record.outputPath ?? 'its output file'} on cluster worker ${record.worker ?? '(unknown)'} holds them]\n${output}`;
     }
     return { output, outputLength: piece.end };
+  }
+
+  /** How far the model has read the task's output (0 when the store cannot be read: shown again). */
+  seen(id: string): Promise<number> {
+    return settledWithin(this.shared.seen(id), SEEN_WAIT_MS, 0);
+  }
+
+  /** Records what the model was shown (a store out of reach: a later await may show it again). */
+  markSeen(id: string, upTo: number): Promise<void> {
+    return settledWithin(this.shared.markSeen(id, upTo), SEEN_WAIT_MS, undefined);
   }
 }

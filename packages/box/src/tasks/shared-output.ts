@@ -5,7 +5,8 @@
  * running a command appends its output, raw as in the file, to a store every worker reads
  * (stores/postgres/task-outputs.ts), at most every SHARE_EVERY_MS and once more before its end is
  * recorded, so a reader that sees the end has every byte before it. The store keeps the last
- * SHARED_OUTPUT_KEEP_BYTES of each task; a reader scrubs what it shows, as for the file.
+ * SHARED_OUTPUT_KEEP_BYTES of each task; a reader scrubs what it shows, as for the file. How far
+ * the model has read each task's output is kept there too, so no worker shows it twice.
  */
 import type { TaskOutput } from './task-output.ts';
 
@@ -24,6 +25,13 @@ export interface SharedTaskOutput {
    * `from` when older bytes were dropped), `end` the output's length so far.
    */
   since(taskId: string, from: number): Promise<{ start: number; end: number; bytes: Buffer }>;
+  /**
+   * The byte of the task's output the model has read up to, through an `await` on any worker (0:
+   * none): the agent's next turn may run on a third worker, or back on the one running the command.
+   */
+  seen(taskId: string): Promise<number>;
+  /** Records that the model has read the output up to byte `upTo` (the mark never moves back). */
+  markSeen(taskId: string, upTo: number): Promise<void>;
 }
 
 /** Longest a command's end waits for its last output to be shared (a database out of reach). */
@@ -62,9 +70,17 @@ export function shareOutput(
   return {
     flush: () => {
       off();
-      let timer: NodeJS.Timeout | undefined;
-      const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, FLUSH_WAIT_MS)));
-      return Promise.race([send(), late]).finally(() => clearTimeout(timer));
+      return settledWithin(send(), FLUSH_WAIT_MS, undefined);
     },
   };
+}
+
+/**
+ * The store's answer, or `fallback` once `ms` passed or it failed: a database out of reach slows a
+ * command's end or an `await`, never holds it.
+ */
+export function settledWithin<T>(answer: Promise<T>, ms: number, fallback: T): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<T>((resolve) => (timer = setTimeout(() => resolve(fallback), ms)));
+  return Promise.race([answer.catch(() => fallback), late]).finally(() => clearTimeout(timer));
 }

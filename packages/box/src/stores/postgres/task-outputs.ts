@@ -2,7 +2,8 @@
  * A cluster's shared task output (tasks/shared-output.ts): `task_output` rows, each a piece of a
  * background command's output as its worker shared it, raw as in its file. Each append drops the
  * pieces wholly older than the newest SHARED_OUTPUT_KEEP_BYTES, in the same statement; a task's
- * first append drops the output of the agent's tasks that ended over KEEP_AFTER_END_MS ago.
+ * first append drops the output of the agent's tasks that ended over KEEP_AFTER_END_MS ago. How far
+ * the model has read a task's output is its `tasks` row's `output_seen`.
  */
 import { SHARED_OUTPUT_KEEP_BYTES, type SharedTaskOutput } from '../../tasks/shared-output.ts';
 import type { Database } from './database.ts';
@@ -67,5 +68,21 @@ export class PgTaskOutputs implements SharedTaskOutput {
       cursor = row.start + row.bytes.length;
     }
     return { start, end: cursor, bytes: Buffer.concat(pieces) };
+  }
+
+  async seen(taskId: string): Promise<number> {
+    const { rows } = await this.db.pool.query<{ seen: number }>(
+      `SELECT output_seen::float8 AS seen FROM ${this.db.table('tasks')} WHERE agent_id = $1 AND id = $2`,
+      [this.agentId, taskId],
+    );
+    return rows[0]?.seen ?? 0;
+  }
+
+  async markSeen(taskId: string, upTo: number): Promise<void> {
+    await this.db.pool.query(
+      `UPDATE ${this.db.table('tasks')} SET output_seen = GREATEST(output_seen, $3)
+       WHERE agent_id = $1 AND id = $2 AND output_seen < $3`,
+      [this.agentId, taskId, upTo],
+    );
   }
 }
