@@ -7,7 +7,7 @@
 import { noScrub } from '../secrets/scrub.ts';
 import { childTranscripts } from '../stores/agent-stores.ts';
 import type { Database } from '../stores/postgres/database.ts';
-import type { LeftoverTask } from '../stores/postgres/task-book.ts';
+import { childrenClosed, type LeftoverTask } from '../stores/postgres/task-book.ts';
 import { PgTranscript } from '../stores/postgres/transcript.ts';
 import type { WritePoints } from '../stores/write-points.ts';
 import { closeInterruptedChildren } from '../subagents/child-closer.ts';
@@ -31,7 +31,9 @@ export async function closeLeftoverChildren(
     try {
       // Nothing to scrub: the closing records hold the interrupted result's fixed text and the names
       // of the open calls, which the transcript holds already.
-      await closeInterruptedChildren(transcript, children, noScrub, points);
+      await closeInterruptedChildren(transcript, children, noScrub, points, (task) =>
+        childrenClosed(db, agentId, [task.id]),
+      );
     } catch (error) {
       failed.push(`agent ${agentId}: ${(error as Error).message}`);
     }

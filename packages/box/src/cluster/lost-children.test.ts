@@ -3,7 +3,8 @@
  * it lost (the task list, an `await`, `openSubagent`; a gateway's session or a turn worker's kept
  * one, parked between jobs) closes its transcript, once, and the worker that ran it, back from a
  * pause, writes none of it; a worker restarted under the name of the process that ran it closes it
- * when it starts.
+ * when it starts. A reader that dies between marking it lost and closing it leaves it to the next
+ * reader (or to its own restart).
  */
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
@@ -19,7 +20,7 @@ import type { Database } from '../stores/postgres/database.ts';
 import { SupersededError, type AgentFence } from '../stores/postgres/leases.ts';
 import { PgTaskBook } from '../stores/postgres/task-book.ts';
 import { PgTranscript } from '../stores/postgres/transcript.ts';
-import { WORKER_TTL_MS } from '../stores/postgres/worker-heartbeats.ts';
+import { startHeartbeat, WORKER_TTL_MS } from '../stores/postgres/worker-heartbeats.ts';
 import { WritePoints } from '../stores/write-points.ts';
 import { AgentBackgrounds, type AgentBackground } from '../subagents/agent-background.ts';
 import { useClusterKit } from '../testing/cluster-kit.ts';
@@ -101,6 +102,40 @@ describe('a subagent lost with its worker', () => {
     expect(rows).toEqual([{ lost_by: 'gateway' }]);
   });
 
+  it('is closed by the next reader when the one that marked it lost died before closing it, not while that one lives', async () => {
+    const { db } = await kit.freshSchema();
+    childLeftRunning(db);
+    const state = async () =>
+      (
+        await db.pool.query<{ lost_by: string; closing: boolean }>(
+          `SELECT lost_by, closing FROM ${db.table('tasks')} WHERE agent_id = $1 AND id = $2`,
+          [AGENT, CHILD],
+        )
+      ).rows[0];
+    // A reader alive (its heartbeat fresh) marks it lost and has not closed it yet: nobody else does.
+    const alive = await startHeartbeat(db, 'slow-reader');
+    kit.defer(() => alive.stop());
+    expect(new PgTaskBook(db, AGENT, 'slow-reader', WORKER_TTL_MS).recent(10)).toMatchObject([
+      { id: CHILD, state: 'interrupted' },
+    ]);
+    expect(await state()).toEqual({ lost_by: 'slow-reader', closing: true });
+    const gateway = sessionOn(db, 'gateway', { agentId: AGENT, epoch: null });
+    gateway.views();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(await state()).toEqual({ lost_by: 'slow-reader', closing: true });
+    expect(await closings(db)).toBe(0);
+
+    // It dies (its heartbeat stops and is gone): the next read takes the child over and closes it, once.
+    await alive.stop();
+    gateway.views();
+    await until(async () => (await closings(db)) === 1, "the gateway to close the child's open call", 10_000);
+    await until(async () => (await state())?.closing === false, 'the close to be recorded', 10_000);
+    expect(await state()).toEqual({ lost_by: 'gateway', closing: false });
+    sessionOn(db, 'worker-c', { agentId: AGENT, epoch: PARKED_EPOCH }).views();
+    await gateway.childSteps(CHILD);
+    expect(await closings(db)).toBe(1);
+  });
+
   it('is closed by a kept session parked between jobs that opens it, whose epoch no lease has; the worker that ran it writes no more', async () => {
     const { db } = await kit.freshSchema();
     childLeftRunning(db);
@@ -138,5 +173,28 @@ describe('a subagent lost with its worker', () => {
     expect(rows).toEqual([{ state: 'interrupted', lost_by: 'worker-r' }]);
     expect(await closings(db)).toBe(1);
     expect((await childRows(db)).at(-1)!.epoch).toBeNull();
+  });
+
+  it('is closed by a worker restarted under the name of a reader that marked it lost and died before closing it', async () => {
+    const { db, schema } = await kit.freshSchema();
+    childLeftRunning(db);
+    // A reader of worker-r marks it lost; worker-r dies before closing it, and restarts.
+    new PgTaskBook(db, AGENT, 'worker-r', WORKER_TTL_MS).recent(10);
+    expect(await closings(db)).toBe(0);
+    await kit.startWorker({
+      dataDirName: 'restarted-reader',
+      schema,
+      masterKey: randomBytes(32),
+      env: {},
+      provider: scriptedProvider([]),
+      workerName: 'worker-r',
+      takeTurns: false,
+    });
+    expect(await closings(db)).toBe(1);
+    const { rows } = await db.pool.query<{ lost_by: string; closing: boolean }>(
+      `SELECT lost_by, closing FROM ${db.table('tasks')} WHERE agent_id = $1 AND id = $2`,
+      [AGENT, CHILD],
+    );
+    expect(rows).toEqual([{ lost_by: 'worker-r', closing: false }]);
   });
 });

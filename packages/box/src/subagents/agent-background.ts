@@ -162,6 +162,7 @@ export class AgentBackground implements AgentExtension {
       interrupted,
       this.agent.scrubber(),
       this.host.writePoints,
+      (task) => this.book.childrenClosed([task.id]),
     );
   }
 

@@ -107,6 +107,38 @@ describe('closing after a crash during a child', () => {
     reopened.close();
   });
 
+  it('closes a child the previous start marked interrupted but crashed before closing, at the next start, once', async () => {
+    const book = new TaskBook(path.join(dataDir, 'tasks.db'));
+    book.started(childTaskStart(CHILD, 1));
+    const childFile = await writeJsonl(CHILD, [
+      record('user', [{ type: 'text', text: '[t0u]\np' }]),
+      record('assistant', [{ type: 'tool_use', name: 'shell', input: { command: 'ls', toolCallId: 'c1' } }]),
+    ]);
+    // A start marks it interrupted, then dies before closing the child.
+    expect(book.interruptLeftovers(2).map((t) => t.id)).toEqual([CHILD]);
+    book.close();
+
+    const next = new TaskBook(book.file);
+    const close = async () =>
+      closeInterruptedChildren(
+        fileChildTranscripts(dataDir),
+        next.interruptLeftovers(3),
+        noScrub,
+        new WritePoints(),
+        (task) => next.childrenClosed([task.id]),
+      );
+    await close();
+    expect((await recordsOf(childFile)).at(-1)).toEqual(
+      record('tool', [
+        { type: 'tool_result', name: 'shell', result: { error: { error: INTERRUPTED_CALL_RESULT } } },
+      ]),
+    );
+    expect(next.get(CHILD)).toMatchObject({ state: 'interrupted', endedAt: 2 });
+    // Recorded closed: a later start hands it to nobody.
+    expect(next.interruptLeftovers(4)).toEqual([]);
+    next.close();
+  });
+
   it('leaves no folder for a child the crash cut before its first record', async () => {
     const book = new TaskBook(path.join(dataDir, 'tasks.db'));
     book.started(childTaskStart(CHILD, 1));

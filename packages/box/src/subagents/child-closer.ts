@@ -31,6 +31,8 @@ export async function closeInterruptedChildren(
   interrupted: readonly TaskRecord[],
   scrubber: Scrubber,
   points: WritePoints,
+  /** Told of each child once its transcript is closed (the book records it: task-book.ts `closing`). */
+  closed: (task: TaskRecord) => void | Promise<void> = () => undefined,
 ): Promise<void> {
   for (const task of interrupted) {
     if (task.kind !== 'subagent' || !task.agentId) continue;
@@ -38,17 +40,19 @@ export async function closeInterruptedChildren(
     try {
       // None when the crash came before its first record.
       const records = await readRecords(log);
-      if (records.length === 0) continue;
-      const repair = repairOf(0, records, [], () => []);
-      new TranscriptWriter(
-        log,
-        new ChildLedger(),
-        () => scrubber,
-        () => undefined,
-        points,
-      ).appendRecords(repair.records);
+      if (records.length > 0) {
+        const repair = repairOf(0, records, [], () => []);
+        new TranscriptWriter(
+          log,
+          new ChildLedger(),
+          () => scrubber,
+          () => undefined,
+          points,
+        ).appendRecords(repair.records);
+      }
     } finally {
       log.close();
     }
+    await closed(task);
   }
 }

@@ -33,13 +33,19 @@ CREATE TABLE IF NOT EXISTS tasks (
   ended_at INTEGER,
   outcome TEXT,
   reported INTEGER NOT NULL DEFAULT 0,
-  notice TEXT DEFAULT 'told'
+  notice TEXT DEFAULT 'told',
+  closing INTEGER NOT NULL DEFAULT 0
 ) STRICT;
 CREATE INDEX IF NOT EXISTS idx_tasks_open ON tasks(state) WHERE state != 'ended';
 `;
 
 /** Books written before `notice` existed: their tasks count as told (no wake for old work). */
 const ADD_NOTICE = `ALTER TABLE tasks ADD COLUMN notice TEXT DEFAULT 'told'`;
+/**
+ * Books written before `closing` existed: none of their children waits to be closed. `closing` is 1
+ * from when a child's task is marked interrupted until its transcript was closed.
+ */
+const ADD_CLOSING = `ALTER TABLE tasks ADD COLUMN closing INTEGER NOT NULL DEFAULT 0`;
 
 /** Whether the model was told a task's end: not yet (null), in a wake input not yet accepted, or told. */
 export type TaskNotice = null | `wake:${string}` | 'told';
@@ -104,8 +110,12 @@ export interface TaskStore {
   /**
    * Marks the tasks a crash cut as `interrupted` and returns them (call on open, before any task of
    * this process starts): in a file every task still `running`; in a cluster those whose worker died.
+   * With them come the interrupted children whose transcripts a crash (or a dead reader) left
+   * unclosed: a child marked interrupted stays to be closed until `childrenClosed` records it.
    */
   interruptLeftovers(now: number): TaskRecord[];
+  /** Records that these interrupted children's transcripts were closed (the mark above is cleared). */
+  childrenClosed(ids: readonly string[]): void;
   /** Interrupted tasks the model has not been told about yet. */
   unreported(): TaskRecord[];
   /**
@@ -268,9 +278,23 @@ export class TaskBook implements TaskStore {
   interruptLeftovers(now: number): TaskRecord[] {
     if (!this.exists()) return [];
     const db = this.open();
-    const rows = db.prepare(`SELECT * FROM tasks WHERE state = 'running'`).all();
-    db.prepare(`UPDATE tasks SET state = 'interrupted', ended_at = ? WHERE state = 'running'`).run(now);
-    return rows.map((row) => ({ ...recordOf(row, this.file), state: 'interrupted' as const, endedAt: now }));
+    return db.transaction(() => {
+      // Children a crash left between their mark and their close, then what this crash cut.
+      const unclosed = db.prepare(`SELECT * FROM tasks WHERE state = 'interrupted' AND closing = 1`).all();
+      const cut = db
+        .prepare(
+          `UPDATE tasks SET state = 'interrupted', ended_at = ?, closing = (kind = 'subagent')
+           WHERE state = 'running' RETURNING *`,
+        )
+        .all(now);
+      return [...unclosed, ...cut].map((row) => recordOf(row, this.file));
+    })();
+  }
+
+  childrenClosed(ids: readonly string[]): void {
+    if (ids.length === 0) return;
+    const update = this.open().prepare(`UPDATE tasks SET closing = 0 WHERE id = ?`);
+    this.open().transaction(() => ids.forEach((id) => update.run(id)))();
   }
 
   /** Interrupted tasks the model has not been told about yet. */
@@ -365,6 +389,7 @@ export class TaskBook implements TaskStore {
       db.exec(DDL);
       const columns = db.prepare(`SELECT name FROM pragma_table_info('tasks')`).pluck().all();
       if (!columns.includes('notice')) db.exec(ADD_NOTICE);
+      if (!columns.includes('closing')) db.exec(ADD_CLOSING);
     } catch (error) {
       db.close();
       throw error;

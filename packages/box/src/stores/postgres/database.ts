@@ -271,6 +271,8 @@ function migrations(s: string): string[] {
     // The worker whose reader marked a subagent's task lost (task-book.ts lapse): it, and only it,
     // closes the child's transcript (append_subagent_transcript below), whatever its own epoch.
     `ALTER TABLE ${s}.tasks ADD COLUMN IF NOT EXISTS lost_by text`,
+    // A lost child whose transcript its reader has not closed yet: if that reader dies, the next takes it.
+    `ALTER TABLE ${s}.tasks ADD COLUMN IF NOT EXISTS closing boolean NOT NULL DEFAULT false`,
     // How far the model has read a command's output, through an await on any worker (task-outputs.ts).
     `ALTER TABLE ${s}.tasks ADD COLUMN IF NOT EXISTS output_seen bigint NOT NULL DEFAULT 0`,
     // When each worker was last seen alive (stores/postgres/worker-heartbeats.ts).

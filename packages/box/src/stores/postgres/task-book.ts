@@ -10,7 +10,8 @@
  * tells the model. The reader whose statement marked a row is the only one handed it (the row's lock:
  * a reader racing it finds it marked already) and records itself as `lost_by`: it closes a lost
  * child's transcript, once (`interruptLeftovers` returns the rows it marked; any other read hands
- * them to the book's `lost` listener). A stop asked through a gateway whose worker does not run
+ * them to the book's `lost` listener), and records that it did (`closing` cleared). A child whose
+ * reader died before that is taken over by the next reader the same way. A stop asked through a gateway whose worker does not run
  * the task is a flag on its row, which the running worker acts on (cluster/task-stops.ts). Calls are
  * synchronous, as the SQLite book's are (sync-sql.ts).
  */
@@ -188,6 +189,11 @@ export class PgTaskBook implements TaskStore {
     );
   }
 
+  childrenClosed(ids: readonly string[]): void {
+    if (ids.length === 0) return;
+    this.query(childrenClosedSql(this.table), [ids]);
+  }
+
   close(): void {}
 
   /** Marks lost what a dead worker left running, and tells the `lost` listener of what it marked. */
@@ -202,11 +208,18 @@ export class PgTaskBook implements TaskStore {
    * finds it no longer running).
    */
   private lapse(now: number): StatementResult {
+    // A child whose reader died before closing it (`closing` still set) is taken over the same way:
+    // lost by this worker now, which may then write its transcript's closing records.
     return this.query(
-      `UPDATE ${this.table} t SET state = 'interrupted', ended_at = $2, lost_by = $3
-       WHERE t.agent_id = $1 AND t.state = 'running' AND t.worker <> $3
+      `UPDATE ${this.table} t
+       SET state = 'interrupted', ended_at = CASE WHEN t.state = 'running' THEN $2 ELSE t.ended_at END,
+           lost_by = $3, closing = (t.kind = 'subagent')
+       WHERE t.agent_id = $1
+         AND ((t.state = 'running' AND t.worker <> $3)
+              OR (t.state = 'interrupted' AND t.closing AND t.lost_by <> $3))
          AND NOT EXISTS (SELECT 1 FROM ${this.db.table('worker_heartbeats')} h
-                         WHERE h.worker = t.worker AND h.seen_at > now() - make_interval(secs => $4::float8 / 1000))
+                         WHERE h.worker = CASE WHEN t.state = 'running' THEN t.worker ELSE t.lost_by END
+                           AND h.seen_at > now() - make_interval(secs => $4::float8 / 1000))
        RETURNING ${COLUMNS}`,
       [now, this.worker, this.workerTtlMs],
     );
@@ -241,8 +254,9 @@ export interface LeftoverTask {
  * At a worker's start, before it runs anything: the tasks still `running` under its name are a
  * previous process's of the same name (a restart within the TTL keeps the heartbeat fresh), lost
  * with it, as file mode's open finds a crash's. They are marked interrupted, lost by this worker
- * (which closes their children's transcripts: cluster/leftover-children.ts), and returned; the next
- * session that opens or catches up with the agent tells the model.
+ * (which closes their children's transcripts: cluster/leftover-children.ts), and returned, with the
+ * children that process had marked lost but not closed yet; the next session that opens or catches
+ * up with the agent tells the model.
  */
 export async function interruptOwnLeftovers(
   db: Database,
@@ -251,7 +265,10 @@ export async function interruptOwnLeftovers(
 ): Promise<LeftoverTask[]> {
   const table = db.table('tasks');
   const { rows } = await db.pool.query<Record<string, unknown>>(
-    `UPDATE ${table} SET state = 'interrupted', ended_at = $2, lost_by = $1 WHERE worker = $1 AND state = 'running'
+    `UPDATE ${table}
+     SET state = 'interrupted', ended_at = CASE WHEN state = 'running' THEN $2 ELSE ended_at END,
+         lost_by = $1, closing = (kind = 'subagent')
+     WHERE (worker = $1 AND state = 'running') OR (lost_by = $1 AND state = 'interrupted' AND closing)
      RETURNING agent_id AS parent_id, ${COLUMNS}`,
     [worker, now],
   );
@@ -266,4 +283,14 @@ export async function interruptOwnLeftovers(
       worker,
     },
   }));
+}
+
+/** Records that these interrupted children of the agent had their transcripts closed. */
+export async function childrenClosed(db: Database, agentId: string, ids: readonly string[]): Promise<void> {
+  if (ids.length === 0) return;
+  await db.pool.query(childrenClosedSql(db.table('tasks')), [agentId, ids]);
+}
+
+function childrenClosedSql(table: string): string {
+  return `UPDATE ${table} SET closing = false WHERE agent_id = $1 AND id = ANY($2)`;
 }
