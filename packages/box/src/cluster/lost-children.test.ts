@@ -72,11 +72,32 @@ async function childRows(db: Database): Promise<Array<{ text: string; epoch: str
   return rows;
 }
 
+async function childTaskRow(
+  db: Database,
+): Promise<{ state: string; lost_by: string; closing: boolean } | undefined> {
+  const { rows } = await db.pool.query<{ state: string; lost_by: string; closing: boolean }>(
+    `SELECT state, lost_by, closing FROM ${db.table('tasks')} WHERE agent_id = $1 AND id = $2`,
+    [AGENT, CHILD],
+  );
+  return rows[0];
+}
+
 const closings = async (db: Database) =>
   (await childRows(db)).filter((row) => row.text.includes(INTERRUPTED_CALL_RESULT)).length;
 
 describe('a subagent lost with its worker', () => {
   const kit = useClusterKit(services);
+  /** Worker `worker-r` starting (again) on the schema, running no turns. */
+  const startWorkerR = (schema: string, dataDirName: string) =>
+    kit.startWorker({
+      dataDirName,
+      schema,
+      masterKey: randomBytes(32),
+      env: {},
+      provider: scriptedProvider([]),
+      workerName: 'worker-r',
+      takeTurns: false,
+    });
 
   it("is closed by the gateway's task list that marks it lost, once: a second reader closes nothing", async () => {
     const { db } = await kit.freshSchema();
@@ -95,42 +116,31 @@ describe('a subagent lost with its worker', () => {
     await kept.childSteps(CHILD);
     await gateway.childSteps(CHILD);
     expect(await closings(db)).toBe(1);
-    const { rows } = await db.pool.query<{ lost_by: string }>(
-      `SELECT lost_by FROM ${db.table('tasks')} WHERE agent_id = $1 AND id = $2`,
-      [AGENT, CHILD],
-    );
-    expect(rows).toEqual([{ lost_by: 'gateway' }]);
+    expect(await childTaskRow(db)).toMatchObject({ lost_by: 'gateway' });
   });
 
   it('is closed by the next reader when the one that marked it lost died before closing it, not while that one lives', async () => {
     const { db } = await kit.freshSchema();
     childLeftRunning(db);
-    const state = async () =>
-      (
-        await db.pool.query<{ lost_by: string; closing: boolean }>(
-          `SELECT lost_by, closing FROM ${db.table('tasks')} WHERE agent_id = $1 AND id = $2`,
-          [AGENT, CHILD],
-        )
-      ).rows[0];
     // A reader alive (its heartbeat fresh) marks it lost and has not closed it yet: nobody else does.
     const alive = await startHeartbeat(db, 'slow-reader');
     kit.defer(() => alive.stop());
     expect(new PgTaskBook(db, AGENT, 'slow-reader', WORKER_TTL_MS).recent(10)).toMatchObject([
       { id: CHILD, state: 'interrupted' },
     ]);
-    expect(await state()).toEqual({ lost_by: 'slow-reader', closing: true });
+    expect(await childTaskRow(db)).toMatchObject({ lost_by: 'slow-reader', closing: true });
     const gateway = sessionOn(db, 'gateway', { agentId: AGENT, epoch: null });
     gateway.views();
     await new Promise((resolve) => setTimeout(resolve, 300));
-    expect(await state()).toEqual({ lost_by: 'slow-reader', closing: true });
+    expect(await childTaskRow(db)).toMatchObject({ lost_by: 'slow-reader', closing: true });
     expect(await closings(db)).toBe(0);
 
     // It dies (its heartbeat stops and is gone): the next read takes the child over and closes it, once.
     await alive.stop();
     gateway.views();
     await until(async () => (await closings(db)) === 1, "the gateway to close the child's open call", 10_000);
-    await until(async () => (await state())?.closing === false, 'the close to be recorded', 10_000);
-    expect(await state()).toEqual({ lost_by: 'gateway', closing: false });
+    await until(async () => (await childTaskRow(db))?.closing === false, 'the close to be recorded', 10_000);
+    expect(await childTaskRow(db)).toMatchObject({ lost_by: 'gateway', closing: false });
     sessionOn(db, 'worker-c', { agentId: AGENT, epoch: PARKED_EPOCH }).views();
     await gateway.childSteps(CHILD);
     expect(await closings(db)).toBe(1);
@@ -157,20 +167,8 @@ describe('a subagent lost with its worker', () => {
   it('is closed by a worker restarted under the name of the process that ran it, when it starts', async () => {
     const { db, schema } = await kit.freshSchema();
     childLeftRunning(db, 'worker-r');
-    await kit.startWorker({
-      dataDirName: 'restarted',
-      schema,
-      masterKey: randomBytes(32),
-      env: {},
-      provider: scriptedProvider([]),
-      workerName: 'worker-r',
-      takeTurns: false,
-    });
-    const { rows } = await db.pool.query<{ state: string; lost_by: string }>(
-      `SELECT state, lost_by FROM ${db.table('tasks')} WHERE agent_id = $1 AND id = $2`,
-      [AGENT, CHILD],
-    );
-    expect(rows).toEqual([{ state: 'interrupted', lost_by: 'worker-r' }]);
+    await startWorkerR(schema, 'restarted');
+    expect(await childTaskRow(db)).toEqual({ state: 'interrupted', lost_by: 'worker-r', closing: false });
     expect(await closings(db)).toBe(1);
     expect((await childRows(db)).at(-1)!.epoch).toBeNull();
   });
@@ -181,20 +179,8 @@ describe('a subagent lost with its worker', () => {
     // A reader of worker-r marks it lost; worker-r dies before closing it, and restarts.
     new PgTaskBook(db, AGENT, 'worker-r', WORKER_TTL_MS).recent(10);
     expect(await closings(db)).toBe(0);
-    await kit.startWorker({
-      dataDirName: 'restarted-reader',
-      schema,
-      masterKey: randomBytes(32),
-      env: {},
-      provider: scriptedProvider([]),
-      workerName: 'worker-r',
-      takeTurns: false,
-    });
+    await startWorkerR(schema, 'restarted-reader');
     expect(await closings(db)).toBe(1);
-    const { rows } = await db.pool.query<{ lost_by: string; closing: boolean }>(
-      `SELECT lost_by, closing FROM ${db.table('tasks')} WHERE agent_id = $1 AND id = $2`,
-      [AGENT, CHILD],
-    );
-    expect(rows).toEqual([{ lost_by: 'worker-r', closing: false }]);
+    expect(await childTaskRow(db)).toEqual({ state: 'interrupted', lost_by: 'worker-r', closing: false });
   });
 });

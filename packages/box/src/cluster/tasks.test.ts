@@ -22,7 +22,7 @@ import { sendText } from '../testing/host-fixture.ts';
 import { until } from '../testing/processes.ts';
 import { useClusterKit } from '../testing/cluster-kit.ts';
 import { noScrub, scrubberFor } from '../secrets/scrub.ts';
-import { detectConfinement } from '../sandbox/confinement.ts';
+import { detectConfinement, type Confinement } from '../sandbox/confinement.ts';
 import { KEEP_AFTER_END_MS, PgTaskOutputs } from '../stores/postgres/task-outputs.ts';
 import { shellTool } from '../tools/shell/index.ts';
 import type { SharedTaskOutput } from '../tasks/shared-output.ts';
@@ -42,6 +42,28 @@ function slowly(outputs: SharedTaskOutput, ms: number): SharedTaskOutput {
     seen: (taskId) => outputs.seen(taskId),
     markSeen: (taskId, upTo) => outputs.markSeen(taskId, upTo),
   };
+}
+
+/** Starts `command` in the background through the shell tool, in a turn of `tasks`' agent; its task id. */
+async function runInBackground(
+  command: string,
+  sandboxDir: string,
+  confinement: Confinement,
+  tasks: AgentTasks,
+): Promise<string> {
+  const started = await shellTool({ confinement }).run(
+    { command, isBackground: true },
+    {
+      sandboxDir,
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+      scrub: noScrub,
+      todos: [],
+      now: () => Date.now(),
+      tasks,
+      call: { turn: 0, toolCallId: 'call-1' },
+    },
+  );
+  return (started.envelope as { success: { taskId: string } }).success.taskId;
 }
 
 describe('background tasks across cluster workers', () => {
@@ -194,22 +216,12 @@ describe('background tasks across cluster workers', () => {
       sharedOutput: new PgTaskOutputs(db, agentId),
     });
     // A command on A: its output comes over three seconds, the secret in the middle.
-    const started = await shellTool({ confinement }).run(
-      {
-        command: `echo starting; sleep 1; echo "token ${secret}"; echo ready-now; sleep 2; echo bye`,
-        isBackground: true,
-      },
-      {
-        sandboxDir: root,
-        env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
-        scrub: noScrub,
-        todos: [],
-        now: () => Date.now(),
-        tasks: tasksOnA,
-        call: { turn: 0, toolCallId: 'call-1' },
-      },
+    const taskId = await runInBackground(
+      `echo starting; sleep 1; echo "token ${secret}"; echo ready-now; sleep 2; echo bye`,
+      root,
+      confinement,
+      tasksOnA,
     );
-    const taskId = (started.envelope as { success: { taskId: string } }).success.taskId;
     // B's await waits for the regex in what A shares (not only for the record's end).
     const matched = await tasksOnB.wait(taskId, { blockUntilMs: 20_000, pattern: /ready-now/ });
     expect(matched).toMatchObject({ kind: 'running', payload: { regexRequested: true, regexMatched: true } });
@@ -250,22 +262,12 @@ describe('background tasks across cluster workers', () => {
     kit.defer(() => tasksOnA.close());
     // Each line waits for the test's go-ahead, so what each await has seen is known.
     const after = (file: string) => `until [ -e ${file} ]; do sleep 0.05; done`;
-    const started = await shellTool({ confinement }).run(
-      {
-        command: `echo one; ${after('go2')}; echo two; ${after('go3')}; echo three; ${after('go4')}; echo four`,
-        isBackground: true,
-      },
-      {
-        sandboxDir: root,
-        env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
-        scrub: noScrub,
-        todos: [],
-        now: () => Date.now(),
-        tasks: tasksOnA,
-        call: { turn: 0, toolCallId: 'call-1' },
-      },
+    const taskId = await runInBackground(
+      `echo one; ${after('go2')}; echo two; ${after('go3')}; echo three; ${after('go4')}; echo four`,
+      root,
+      confinement,
+      tasksOnA,
     );
-    const taskId = (started.envelope as { success: { taskId: string } }).success.taskId;
     const shown = (result: Awaited<ReturnType<AgentTasks['wait']>>) =>
       'payload' in result && typeof result.payload.output === 'string' ? result.payload.output : undefined;
     const upTo = (pattern: RegExp) => ({ blockUntilMs: 20_000, pattern });
