@@ -224,6 +224,11 @@ describe('background commands in the box', () => {
     await until(async () => (await processesRunning('sleep', '310.61')).length === 1, 'the command');
     await box.host.deleteAgent(box.agentId);
     await until(async () => (await processesRunning('sleep', '310.61')).length === 0, 'the command to die');
+    // Its end, recorded after the folders went, makes none of them again.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const paths = agentPaths(box.dataDir, box.agentId);
+    expect(await readdir(paths.agentDir).catch(() => 'gone')).toBe('gone');
+    expect(await readdir(paths.transcriptDir).catch(() => 'gone')).toBe('gone');
   });
 
   it('the UI’s stop ends one task and the events carry its live tail', async () => {
