@@ -1,8 +1,9 @@
 /**
  * The cluster's PostgreSQL: one pool per worker, every table in one schema (`sendbox` unless told),
  * created on first use. Migrations run under a transaction-scoped advisory lock, so workers that
- * start together do not race on `CREATE TABLE`.
+ * start together do not race on `CREATE TABLE`, and only when the schema has not had these steps.
  */
+import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { SyncSql } from './sync-sql.ts';
 import { FENCED_SQLSTATE } from './leases.ts';
@@ -21,7 +22,10 @@ export interface Database {
   close(): Promise<void>;
 }
 
-/** Each step is idempotent (IF NOT EXISTS): a new step is added at the end, never changed in place. */
+/**
+ * Each step is idempotent (IF NOT EXISTS, OR REPLACE): a new step is added at the end, and all of
+ * them run again on a schema whose stored digest of them differs (migrate below).
+ */
 function migrations(s: string): string[] {
   return [
     `CREATE SCHEMA IF NOT EXISTS ${s}`,
@@ -346,8 +350,61 @@ function migrations(s: string): string[] {
          RETURNING seq INTO new_seq;
        RETURN new_seq;
      END $fn$`,
+    // The digest of the steps above as they last ran (openDatabase's migrate): a worker whose steps
+    // are the same runs none of them.
+    `CREATE TABLE IF NOT EXISTS ${s}.schema_digest (
+       name text PRIMARY KEY,
+       digest text NOT NULL
+     )`,
   ];
 }
+
+/** Tries a migration makes when PostgreSQL ends it to break a deadlock with live workers' queries. */
+const MIGRATE_TRIES = 5;
+
+/**
+ * Brings the schema up to `migrations`, once: the steps' digest is stored when they ran, and a worker
+ * that finds its own there runs none. A step's ALTER TABLE takes an exclusive lock even when it
+ * changes nothing, so running them at every start stalled, or deadlocked, the queries of the workers
+ * already serving (an approval-waits read joined to the leases was seen ended as a deadlock).
+ */
+async function migrate(client: pg.PoolClient, name: string, schema: string): Promise<void> {
+  const steps = migrations(schema);
+  const digest = createHash('sha256').update(steps.join('\0')).digest('hex');
+  const stored = async (): Promise<string | undefined> => {
+    const { rows } = await client.query<{ digest: string }>(
+      `SELECT digest FROM ${schema}.schema_digest WHERE name = 'migrations'`,
+    );
+    return rows[0]?.digest;
+  };
+  const known = await stored().catch((error: unknown) => {
+    const code = (error as { code?: string }).code;
+    if (code === UNDEFINED_TABLE || code === INVALID_SCHEMA_NAME) return undefined;
+    throw error;
+  });
+  if (known === digest) return;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await client.query('BEGIN');
+      await client.query(`SELECT pg_advisory_xact_lock(hashtext('sendbox-migrate:' || $1))`, [name]);
+      for (const step of steps) await client.query(step);
+      await client.query(
+        `INSERT INTO ${schema}.schema_digest (name, digest) VALUES ('migrations', $1)
+         ON CONFLICT (name) DO UPDATE SET digest = EXCLUDED.digest`,
+        [digest],
+      );
+      await client.query('COMMIT');
+      return;
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      if ((error as { code?: string }).code !== DEADLOCK_DETECTED || attempt === MIGRATE_TRIES) throw error;
+    }
+  }
+}
+
+const UNDEFINED_TABLE = '42P01';
+const INVALID_SCHEMA_NAME = '3F000';
+const DEADLOCK_DETECTED = '40P01';
 
 export async function openDatabase(
   url: string,
@@ -368,12 +425,8 @@ export async function openDatabase(
     });
   });
   try {
-    await client.query('BEGIN');
-    await client.query(`SELECT pg_advisory_xact_lock(hashtext('sendbox-migrate:' || $1))`, [name]);
-    for (const step of migrations(schema)) await client.query(step);
-    await client.query('COMMIT');
+    await migrate(client, name, schema);
   } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined);
     client.release();
     await pool.end();
     throw error;
