@@ -371,22 +371,29 @@ const MIGRATE_TRIES = 5;
 async function migrate(client: pg.PoolClient, name: string, schema: string): Promise<void> {
   const steps = migrations(schema);
   const digest = createHash('sha256').update(steps.join('\0')).digest('hex');
+  // Undefined where the schema or its digest table is not there yet.
   const stored = async (): Promise<string | undefined> => {
+    const table = `${schema}.schema_digest`;
+    const { rows: found } = await client.query<{ present: boolean }>(
+      `SELECT to_regclass($1) IS NOT NULL AS present`,
+      [table],
+    );
+    if (!found[0]?.present) return undefined;
     const { rows } = await client.query<{ digest: string }>(
-      `SELECT digest FROM ${schema}.schema_digest WHERE name = 'migrations'`,
+      `SELECT digest FROM ${table} WHERE name = 'migrations'`,
     );
     return rows[0]?.digest;
   };
-  const known = await stored().catch((error: unknown) => {
-    const code = (error as { code?: string }).code;
-    if (code === UNDEFINED_TABLE || code === INVALID_SCHEMA_NAME) return undefined;
-    throw error;
-  });
-  if (known === digest) return;
+  if ((await stored()) === digest) return;
   for (let attempt = 1; ; attempt++) {
     try {
       await client.query('BEGIN');
       await client.query(`SELECT pg_advisory_xact_lock(hashtext('sendbox-migrate:' || $1))`, [name]);
+      // Workers of one new version starting together: the first runs the steps, the others find them run.
+      if ((await stored()) === digest) {
+        await client.query('COMMIT');
+        return;
+      }
       for (const step of steps) await client.query(step);
       await client.query(
         `INSERT INTO ${schema}.schema_digest (name, digest) VALUES ('migrations', $1)
@@ -402,8 +409,6 @@ async function migrate(client: pg.PoolClient, name: string, schema: string): Pro
   }
 }
 
-const UNDEFINED_TABLE = '42P01';
-const INVALID_SCHEMA_NAME = '3F000';
 const DEADLOCK_DETECTED = '40P01';
 
 export async function openDatabase(

@@ -10,6 +10,14 @@ import { openDatabase, type Database } from './database.ts';
 
 const services = useServices();
 
+async function hasColumn(db: Database, schema: string, table: string, column: string): Promise<boolean> {
+  const { rowCount } = await db.pool.query(
+    `SELECT 1 FROM information_schema.columns WHERE table_schema = $1 AND table_name = $2 AND column_name = $3`,
+    [schema, table, column],
+  );
+  return rowCount === 1;
+}
+
 describe('the schema at a worker start', () => {
   const kit = useClusterKit(services);
 
@@ -69,16 +77,30 @@ describe('the schema at a worker start', () => {
     ]);
   });
 
+  it('runs no step where a worker starting at the same time ran them while it waited for the lock', async () => {
+    const { db, schema } = await kit.freshSchema();
+    const { rows } = await db.pool.query<{ digest: string }>(
+      `SELECT digest FROM ${db.table('schema_digest')}`,
+    );
+    await db.pool.query(`UPDATE ${db.table('schema_digest')} SET digest = 'an older sendbox'`);
+    // The first worker holds the migration lock; the second finds the older digest and waits for it.
+    const first = await db.pool.connect();
+    await first.query('BEGIN');
+    await first.query(`SELECT pg_advisory_xact_lock(hashtext('sendbox-migrate:' || $1))`, [schema]);
+    const second = open(schema);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    // The first's steps (a column it left out, to tell them apart) and its digest, committed.
+    await first.query(`ALTER TABLE ${db.table('tasks')} DROP COLUMN closing`);
+    await first.query(`UPDATE ${db.table('schema_digest')} SET digest = $1`, [rows[0]!.digest]);
+    await first.query('COMMIT');
+    first.release();
+    await second;
+    expect(await hasColumn(db, schema, 'tasks', 'closing')).toBe(false);
+  });
+
   it('runs every step again on a schema whose stored steps differ (an older sendbox made it)', async () => {
     const { db, schema } = await kit.freshSchema();
-    const hasClosing = async () =>
-      (
-        await db.pool.query(
-          `SELECT 1 FROM information_schema.columns
-           WHERE table_schema = $1 AND table_name = 'tasks' AND column_name = 'closing'`,
-          [schema],
-        )
-      ).rowCount === 1;
+    const hasClosing = () => hasColumn(db, schema, 'tasks', 'closing');
     await db.pool.query(`ALTER TABLE ${db.table('tasks')} DROP COLUMN closing`);
     // The same steps stored: nothing runs, the column stays dropped.
     await open(schema);
