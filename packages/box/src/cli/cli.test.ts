@@ -289,12 +289,14 @@ describe('sendbox serve --host', () => {
 });
 
 describe('sendbox serve without usable bubblewrap', () => {
-  async function serveWith(args: string[]): Promise<string> {
+  /** What `serve` printed on stderr once it is up and `warning` is among it (the two pipes arrive in any order). */
+  async function serveWith(args: string[], warning: RegExp): Promise<string> {
     const dir = await fs.promises.mkdtemp(path.join(os.tmpdir(), 'sendbox-cli-nobwrap-'));
     const env = { ...modelFreeEnv(dir), SENDBOX_BWRAP: '/nonexistent/bwrap' };
     const started = run(['serve', '--port', '0', '--no-build', ...args], env);
     try {
       await waitFor(started.stdout, /Press Ctrl\+C to stop/, started.exited);
+      await waitFor(started.stderr, warning, started.exited);
       return started.stderr();
     } finally {
       started.child.kill('SIGTERM');
@@ -304,14 +306,14 @@ describe('sendbox serve without usable bubblewrap', () => {
   }
 
   it('starts, says the shell tool is disabled, why and how to fix it', async () => {
-    const stderr = await serveWith([]);
+    const stderr = await serveWith([], /The shell tool is disabled/);
     expect(stderr).toContain('The shell tool is disabled: bubblewrap (/nonexistent/bwrap) is not installed.');
     expect(stderr).toContain('apt-get install bubblewrap');
     expect(stderr).toContain('--unsafe-host-tools');
   });
 
   it('with --unsafe-host-tools, warns that tools run unconfined', async () => {
-    expect(await serveWith(['--unsafe-host-tools'])).toMatch(
+    expect(await serveWith(['--unsafe-host-tools'], /UNSAFE/)).toMatch(
       /UNSAFE: tools run on the host without confinement/,
     );
   });
